@@ -1,0 +1,51 @@
+"""Run the benchmarks: ``python -m bench [--quick] [NAME ...]``.
+
+Each module in bench/ exposes ``figures(quick) -> list[dict]``; every figure is printed next to a baseline
+measured in the same run, with the ratio, because these machines are shared and absolute numbers drift.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+MODULES = ["core", "store", "patch", "sandbox", "server"]
+
+
+def print_table(rows: list[dict[str, object]]) -> None:
+    for row in rows:
+        value, base = row["value"], row.get("baseline_value")
+        ratio = ""
+        if isinstance(value, int | float) and isinstance(base, int | float) and base:
+            ratio = f"  (x{value / base:.2f} of baseline)"
+        print(f"- {row['name']}: {value} {row.get('unit', '')}{ratio}")
+        if base is not None:
+            print(f"    baseline: {row.get('baseline_name')}: {base} {row.get('unit', '')}")
+        if row.get("goal"):
+            print(f"    goal: {row['goal']}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench")
+    parser.add_argument("--quick", action="store_true", help="fewer rounds (a smoke run)")
+    parser.add_argument("names", nargs="*", default=MODULES, help=f"which benchmarks ({', '.join(MODULES)})")
+    args = parser.parse_args(argv)
+    failed = 0
+    for name in args.names:
+        try:
+            module = importlib.import_module(f"bench.{name}")
+        except ModuleNotFoundError as exc:
+            print(f"## {name}: not available ({exc})")
+            continue
+        print(f"## {name}")
+        try:
+            print_table(module.figures(quick=args.quick))
+        except Exception as exc:  # one broken benchmark must not hide the others
+            failed += 1
+            print(f"   FAILED: {exc!r}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,84 @@
+"""The `phoenix-lsp` command: the language server (default), the terminal client, doctor, and the sandbox.
+
+Imports are lazy so that `phoenix-lsp` starts the server quickly (the start-up budget is 300 ms).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="phoenix-lsp",
+        description="An AI coding agent inside any editor, over the Language Server Protocol. With no "
+        "command it serves LSP on stdio.",
+    )
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    serve = commands.add_parser("serve", help="serve LSP (stdio by default)")
+    serve.add_argument("--tcp", metavar="HOST:PORT", help="listen on a TCP address instead of stdio")
+    serve.add_argument("--data-dir", metavar="DIR", help="where conversations are stored")
+    chat = commands.add_parser("chat", help="talk to the agent in this terminal (starts the server)")
+    chat.add_argument("--cwd", metavar="DIR", default=".", help="the conversation's working directory")
+    chat.add_argument("--data-dir", metavar="DIR", help="where conversations are stored")
+    commands.add_parser("doctor", help="show sandbox support, data directory and model settings")
+    try:
+        from .sandbox.cli import register
+    except ImportError:  # the sandbox room is optional at import time: doctor says what is missing
+        pass
+    else:
+        register(commands)
+    return parser
+
+
+def doctor() -> int:
+    """Print what protects the user on this machine and where things are kept."""
+    import os
+
+    from .store import Store
+
+    print("phoenix-lsp doctor")
+    try:
+        from .sandbox.cli import doctor_lines
+
+        for line in doctor_lines():
+            print(line)
+    except Exception as exc:  # doctor must always answer
+        print(f"sandbox: could not be checked ({exc})")
+    print(f"data directory: {Store.default_path().parent}")
+    model = os.environ.get("PHOENIX_MODEL", "")
+    from .server.settings import DEFAULT_MODEL
+
+    print(f"model: {model or DEFAULT_MODEL}")
+    key = "set" if os.environ.get("ANTHROPIC_API_KEY") else "NOT set (export ANTHROPIC_API_KEY=... to chat)"
+    print(f"ANTHROPIC_API_KEY: {key}")
+    base = os.environ.get("ANTHROPIC_BASE_URL")
+    if base:
+        print(f"ANTHROPIC_BASE_URL: {base}")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    if args.command == "doctor":
+        return doctor()
+    if args.command == "chat":
+        from .client.terminal import main as chat_main
+
+        return chat_main(cwd=args.cwd, data_dir=args.data_dir)
+    if args.command in (None, "serve"):
+        from .server.app import serve
+
+        return serve(tcp=getattr(args, "tcp", None), data_dir=getattr(args, "data_dir", None))
+    func = getattr(args, "func", None)
+    if func is None:
+        _parser().print_help()
+        return 2
+    result: int = func(args)
+    return result
+
+
+if __name__ == "__main__":
+    sys.exit(main())

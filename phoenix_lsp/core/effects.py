@@ -1,0 +1,136 @@
+"""Effects: what the core asks the server to do. The server carries them out in order and feeds the
+outcomes back as events. Persistence effects always come first (REQ-BED-007)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Literal
+
+from .values import Actor, AgentSpec, Message, Mode, ToolUse
+
+
+@dataclass(frozen=True, slots=True)
+class PersistMessage:
+    """Append ``message`` at ``index`` of the stored history."""
+
+    index: int
+    message: Message
+
+
+@dataclass(frozen=True, slots=True)
+class PersistState:
+    """Store the conversation state (everything but the history, which PersistMessage appends)."""
+
+
+@dataclass(frozen=True, slots=True)
+class RequestLlm:
+    """Send the history to the model after ``delay_ms``. ``purpose`` summary means: no tools, and append
+    ``instruction`` as a final user message that is not kept in the history (REQ-BED-020)."""
+
+    request_id: int
+    attempt: int = 0
+    delay_ms: int = 0
+    purpose: Literal["turn", "summary"] = "turn"
+    instruction: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CancelLlm:
+    request_id: int
+
+
+@dataclass(frozen=True, slots=True)
+class RunTool:
+    """Run one tool call. ``mode`` is the mode the call was allowed under: the sandbox follows it."""
+
+    call: ToolUse
+    mode: Mode
+
+
+@dataclass(frozen=True, slots=True)
+class CancelTool:
+    tool_use_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class AskApproval:
+    approval_id: str
+    call: ToolUse
+
+
+@dataclass(frozen=True, slots=True)
+class AskUpgrade:
+    tool_use_id: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class SpawnAgents:
+    tool_use_id: str
+    agents: tuple[AgentSpec, ...]
+    mode: Mode
+
+
+@dataclass(frozen=True, slots=True)
+class StopAgents:
+    agent_ids: tuple[str, ...]
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReportToParent:
+    """A sub-agent finished: the server delivers this to the parent as an AgentEnded event."""
+
+    parent_id: str
+    agent_id: str
+    ok: bool
+    result: str
+
+
+NotifyKind = Literal[
+    "status", "mode", "style", "policy", "retry", "context", "suggestion", "approval_resolved", "tool_refused"
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Notify:
+    """Tell connected clients something that is not a persisted message."""
+
+    kind: NotifyKind
+    detail: Mapping[str, object] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Audit:
+    """Record an entry in the audit log; the server adds the time, mode and style (REQ-LAYER-004)."""
+
+    actor: Actor
+    action: str
+    detail: Mapping[str, object] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Reject:
+    """The event was refused; the state did not change. ``code`` is stable, ``message`` says what/why/next."""
+
+    code: str
+    message: str
+
+
+Effect = (
+    PersistMessage
+    | PersistState
+    | RequestLlm
+    | CancelLlm
+    | RunTool
+    | CancelTool
+    | AskApproval
+    | AskUpgrade
+    | SpawnAgents
+    | StopAgents
+    | ReportToParent
+    | Notify
+    | Audit
+    | Reject
+)

@@ -1,0 +1,138 @@
+"""Events: everything that can happen to a conversation, from the user, the LLM, tools or the server.
+
+Ids and outcomes arrive inside events; the core never asks the outside world for anything.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .values import Decision, Image, Mode, Policy, Style, Text, ToolUse, Usage
+
+
+@dataclass(frozen=True, slots=True)
+class UserMessage:
+    text: str
+    images: tuple[Image, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class LlmDone:
+    """A complete LLM response (streamed deltas are shown by the server; only the whole response counts)."""
+
+    request_id: int
+    content: tuple[Text | ToolUse, ...]
+    stop_reason: str
+    usage: Usage = field(default_factory=Usage)
+
+
+@dataclass(frozen=True, slots=True)
+class LlmFailed:
+    request_id: int
+    retryable: bool
+    message: str
+    status: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ToolDone:
+    tool_use_id: str
+    output: str
+    is_error: bool = False
+    refused_by_sandbox: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Cancel:
+    """The user cancels whatever is running (REQ-BED-005)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Stop:
+    """The server stops a sub-agent (time limit, parent cancelled, restart) with a reason."""
+
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalAnswer:
+    approval_id: str
+    decision: Decision
+
+
+@dataclass(frozen=True, slots=True)
+class UpgradeAnswer:
+    approve: bool
+
+
+@dataclass(frozen=True, slots=True)
+class SetMode:
+    """The user sets the mode (setMode, /execute, /plan)."""
+
+    mode: Mode
+
+
+@dataclass(frozen=True, slots=True)
+class SetStyle:
+    style: Style
+
+
+@dataclass(frozen=True, slots=True)
+class SetPolicy:
+    policy: Policy
+
+
+@dataclass(frozen=True, slots=True)
+class RevokeAlwaysAllow:
+    tool: str
+
+
+@dataclass(frozen=True, slots=True)
+class TriggerContinuation:
+    """The user asks for the continuation summary before the threshold (REQ-BED-023)."""
+
+
+@dataclass(frozen=True, slots=True)
+class AgentEnded:
+    """One of the parent's sub-agents finished (submitted, failed, timed out, exhausted)."""
+
+    agent_id: str
+    ok: bool
+    result: str
+
+
+@dataclass(frozen=True, slots=True)
+class Restore:
+    """The server restarted and loaded this conversation from the store (REQ-BED-007)."""
+
+
+Event = (
+    UserMessage
+    | LlmDone
+    | LlmFailed
+    | ToolDone
+    | Cancel
+    | Stop
+    | ApprovalAnswer
+    | UpgradeAnswer
+    | SetMode
+    | SetStyle
+    | SetPolicy
+    | RevokeAlwaysAllow
+    | TriggerContinuation
+    | AgentEnded
+    | Restore
+)
+
+#: Events a user (through a client) causes; a refused one is answered with an error to that client.
+USER_EVENTS = (
+    UserMessage,
+    Cancel,
+    ApprovalAnswer,
+    UpgradeAnswer,
+    SetMode,
+    SetStyle,
+    SetPolicy,
+    RevokeAlwaysAllow,
+    TriggerContinuation,
+)

@@ -1,0 +1,638 @@
+"""The conversation state machine: ``transition(state, event) -> (state, effects)``.
+
+Pure and deterministic (REQ-BED-001). Which events each status accepts is data (``TABLE``); an event the
+table does not list for the current status is refused with a ``Reject`` effect and the state is returned
+unchanged. ``transition`` adds the persistence effects in front of every other effect (REQ-BED-007).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import replace
+from typing import Any
+
+from . import texts
+from .effects import (
+    AskApproval,
+    AskUpgrade,
+    Audit,
+    CancelLlm,
+    CancelTool,
+    Effect,
+    Notify,
+    PersistMessage,
+    PersistState,
+    Reject,
+    ReportToParent,
+    RequestLlm,
+    RunTool,
+    SpawnAgents,
+    StopAgents,
+)
+from .events import (
+    AgentEnded,
+    ApprovalAnswer,
+    Cancel,
+    Event,
+    LlmDone,
+    LlmFailed,
+    RevokeAlwaysAllow,
+    SetMode,
+    SetPolicy,
+    SetStyle,
+    Stop,
+    ToolDone,
+    TriggerContinuation,
+    UpgradeAnswer,
+    UserMessage,
+)
+from .events import Restore as RestoreEvent
+from .permissions import Allow, Ask, Refuse, decide
+from .state import (
+    BUSY,
+    AwaitingAgents,
+    AwaitingApproval,
+    AwaitingLlm,
+    AwaitingUpgrade,
+    Batch,
+    ConversationState,
+    Exhausted,
+    Failed,
+    Finished,
+    Idle,
+    RunningTool,
+    Status,
+    Summarizing,
+)
+from .tools import MAX_AGENTS_PER_CALL, REQUEST_MODE_UPGRADE, SPAWN_AGENTS, SUBMIT_RESULT
+from .values import (
+    Actor,
+    AgentSlot,
+    AgentSpec,
+    Decision,
+    Image,
+    Message,
+    Mode,
+    Text,
+    ToolResult,
+    ToolUse,
+)
+
+Out = tuple[ConversationState, tuple[Effect, ...]]
+Handler = Callable[[ConversationState, Any], Out]
+
+USER_COMMANDS = {"/execute": Mode.UNRESTRICTED, "/plan": Mode.RESTRICTED}
+
+
+# ----------------------------------------------------------------------------------------------- helpers
+
+
+def _status_name(status: Status) -> str:
+    return status.kind
+
+
+def _reject(state: ConversationState, code: str, message: str) -> Out:
+    return state, (Reject(code, message),)
+
+
+def _append(state: ConversationState, *messages: Message) -> ConversationState:
+    return replace(state, history=state.history + messages)
+
+
+def _new_request(state: ConversationState) -> tuple[ConversationState, int]:
+    rid = state.next_request
+    return replace(state, next_request=rid + 1), rid
+
+
+def _request_turn(state: ConversationState) -> Out:
+    """Ask the model for the next turn."""
+    state, rid = _new_request(state)
+    return replace(state, status=AwaitingLlm(rid)), (RequestLlm(rid),)
+
+
+def _note_messages(notes: tuple[str, ...]) -> tuple[Message, ...]:
+    if not notes:
+        return ()
+    return (Message("user", tuple(Text(n) for n in notes), tag="note"),)
+
+
+def _settle(state: ConversationState, status: Status) -> ConversationState:
+    """Enter a status where no tool batch is open, writing pending synthetic notes into the history."""
+    state = _append(state, *_note_messages(state.notes))
+    return replace(state, status=status, notes=())
+
+
+def _close_batch(state: ConversationState, batch: Batch) -> ConversationState:
+    """Write all of a finished batch's results as one user message (REQ-BED-004), plus pending notes."""
+    blocks: tuple[Text | ToolResult, ...] = (*batch.results, *(Text(n) for n in state.notes))
+    return replace(_append(state, Message("user", blocks)), notes=())
+
+
+def _fill(batch: Batch, running: str, queued: str) -> Batch:
+    """Answer the current call with ``running`` and every queued call with ``queued`` (synthetic results)."""
+    results = list(batch.results)
+    for i, call in enumerate(batch.calls[len(batch.results) :]):
+        results.append(ToolResult(call.id, running if i == 0 else queued, is_error=True))
+    return Batch(batch.calls, tuple(results))
+
+
+def _note_mode(state: ConversationState, mode: Mode, actor: Actor, via: str) -> Out:
+    """Switch mode and tell the agent with a synthetic system message (REQ-BED-017)."""
+    state = replace(state, mode=mode, notes=(*state.notes, texts.MODE_NOTE[mode]))
+    if not isinstance(state.status, BUSY):
+        state = _settle(state, state.status)
+    effects: tuple[Effect, ...] = (
+        Notify("mode", {"mode": mode.value, "via": via}),
+        Audit(actor, "mode_change", {"mode": mode.value, "via": via}),
+    )
+    return state, effects
+
+
+def _finish_agent(state: ConversationState, ok: bool, result: str) -> Out:
+    """A sub-agent ends: tell the parent."""
+    state = _settle(state, Finished(ok, result))
+    assert state.parent_id is not None
+    return state, (ReportToParent(state.parent_id, state.id, ok, result),)
+
+
+# -------------------------------------------------------------------------------------- tool dispatching
+
+
+def _dispatch(state: ConversationState, batch: Batch) -> Out:
+    """Work through the batch in order until a call must run, wait, or the batch is complete."""
+    effects: list[Effect] = []
+    while not batch.complete:
+        call = batch.current
+        verdict = decide(state, call)
+        if isinstance(verdict, Refuse):
+            batch = batch.answer(ToolResult(call.id, verdict.message, is_error=True))
+            if verdict.reason == "mode":
+                effects.append(Notify("tool_refused", {"toolUseId": call.id, "tool": call.name}))
+                effects.append(Audit(Actor.SYSTEM, "tool_refused", {"tool": call.name, "by": "mode"}))
+            continue
+        if call.name == REQUEST_MODE_UPGRADE:
+            reason = call.input.get("reason")
+            if state.mode is Mode.UNRESTRICTED:
+                batch = batch.answer(ToolResult(call.id, texts.ALREADY_UNRESTRICTED, is_error=True))
+                continue
+            if not isinstance(reason, str) or not reason.strip():
+                batch = batch.answer(
+                    ToolResult(call.id, "request_mode_upgrade needs a non-empty 'reason' string.", True)
+                )
+                continue
+            effects += [
+                AskUpgrade(call.id, reason),
+                Audit(Actor.AGENT, "upgrade_request", {"reason": reason}),
+            ]
+            return replace(state, status=AwaitingUpgrade(batch, reason)), tuple(effects)
+        if call.name == SPAWN_AGENTS:
+            specs = _agent_specs(state, call)
+            if isinstance(specs, str):
+                batch = batch.answer(ToolResult(call.id, specs, is_error=True))
+                continue
+            slots = tuple(AgentSlot(s.agent_id, s.task) for s in specs)
+            child_mode = Mode.RESTRICTED if state.sandbox else Mode.UNRESTRICTED  # REQ-BED-018
+            effects.append(SpawnAgents(call.id, specs, child_mode))
+            return replace(state, status=AwaitingAgents(batch, slots)), tuple(effects)
+        if call.name == SUBMIT_RESULT:
+            result = call.input.get("result")
+            if not isinstance(result, str):
+                batch = batch.answer(ToolResult(call.id, "submit_result needs a 'result' string.", True))
+                continue
+            batch = batch.answer(ToolResult(call.id, texts.SUBMITTED))
+            while not batch.complete:
+                batch = batch.answer(ToolResult(batch.current.id, texts.AFTER_SUBMIT, is_error=True))
+            state, more = _finish_agent(_close_batch(state, batch), True, result)
+            return state, (*effects, *more)
+        if isinstance(verdict, Ask):
+            effects += [
+                AskApproval(call.id, call),
+                Audit(Actor.AGENT, "approval_request", {"tool": call.name, "approvalId": call.id}),
+            ]
+            return replace(state, status=AwaitingApproval(batch, call.id)), tuple(effects)
+        assert isinstance(verdict, Allow)
+        effects.append(RunTool(call, state.mode))
+        return replace(state, status=RunningTool(batch)), tuple(effects)
+    state, more = _request_turn(_close_batch(state, batch))
+    return state, (*effects, *more)
+
+
+def _agent_specs(state: ConversationState, call: ToolUse) -> tuple[AgentSpec, ...] | str:
+    tasks = call.input.get("tasks")
+    if not isinstance(tasks, list) or not tasks:
+        return "spawn_agents needs 'tasks': a non-empty list of task descriptions (strings)."
+    if len(tasks) > MAX_AGENTS_PER_CALL:
+        return f"spawn_agents accepts at most {MAX_AGENTS_PER_CALL} tasks per call; split the work."
+    if not all(isinstance(t, str) and t.strip() for t in tasks):
+        return "spawn_agents: every task must be a non-empty string."
+    return tuple(AgentSpec(f"{state.id}.{call.id}.{i}", str(t)) for i, t in enumerate(tasks))
+
+
+# -------------------------------------------------------------------------------------------- handlers
+
+
+def _on_user_message(state: ConversationState, ev: UserMessage) -> Out:
+    command = USER_COMMANDS.get(ev.text.strip())
+    if command is not None and not state.is_subagent:
+        return _on_set_mode(state, SetMode(command), via=ev.text.strip())
+    if isinstance(state.status, BUSY):
+        return _busy(state)
+    if isinstance(state.status, Exhausted):
+        return _reject(
+            state,
+            "context_exhausted",
+            "This conversation's context window is full, so it accepts no more messages. Start a new "
+            "conversation from its summary (phoenix/newConversation with continueFrom).",
+        )
+    if isinstance(state.status, Finished):
+        return _reject(state, "finished", "This sub-agent has finished; it accepts no more messages.")
+    if not ev.text.strip() and not ev.images:
+        return _reject(state, "empty_message", "The message is empty: send some text or an image.")
+    content: tuple[Text | Image, ...] = (Text(ev.text), *ev.images) if ev.text else ev.images
+    state = replace(_append(state, Message("user", content)), turns=0)
+    return _request_turn(state)
+
+
+def _busy(state: ConversationState) -> Out:
+    status = state.status
+    if isinstance(status, AwaitingApproval):
+        why = f"it is waiting for your approval of {status.batch.current.name} (approval {status.approval_id})"
+    elif isinstance(status, AwaitingUpgrade):
+        why = "it is waiting for your answer to its request for Unrestricted mode"
+    else:
+        why = f"it is working ({_status_name(status)})"
+    return _reject(
+        state,
+        "busy",
+        f"The agent is busy: {why}. Wait for it to finish, answer the pending request, or cancel the "
+        "current operation (phoenix/cancel) and send your message again.",
+    )
+
+
+def _on_llm_done(state: ConversationState, ev: LlmDone) -> Out:
+    status = state.status
+    assert isinstance(status, AwaitingLlm | Summarizing)
+    if ev.request_id != status.request_id:
+        return _reject(state, "stale", f"LLM response {ev.request_id} is stale (now {status.request_id}).")
+    state = replace(state, context_tokens=ev.usage.total, turns=state.turns + 1)
+    if isinstance(status, Summarizing):
+        summary = "".join(b.text for b in ev.content if isinstance(b, Text)).strip()
+        if not summary:
+            summary = texts.SUMMARY_FALLBACK.format(reason="the model returned no text")
+        state = _append(state, Message("assistant", (Text(summary),), tag="continuation"))
+        return _settle(state, Exhausted(summary)), (Notify("context", {"state": "exhausted"}),)
+
+    effects: list[Effect] = []
+    window = max(state.settings.context_window, 1)
+    ratio = ev.usage.total / window
+    message = Message("assistant", ev.content) if ev.content else None
+    calls = message.tool_uses() if message else ()
+    if message is not None:
+        state = _append(state, message)
+
+    if ratio >= state.settings.continue_ratio:  # REQ-BED-019: no tool of this response runs
+        if calls:
+            skipped = tuple(ToolResult(c.id, texts.CONTEXT_NOT_EXECUTED, is_error=True) for c in calls)
+            state = _close_batch(state, Batch(calls, skipped))
+        if state.is_subagent:  # REQ-BED-024: fail at once, no continuation
+            reason = texts.CONTEXT_EXHAUSTED_AGENT.format(percent=round(ratio * 100))
+            return _finish_agent(state, False, reason)
+        state, rid = _new_request(state)
+        names = tuple(c.name for c in calls)
+        state = _settle(state, Summarizing(rid, 0, names))
+        return state, (
+            Notify("context", {"state": "continuing", "tokens": ev.usage.total, "window": window}),
+            RequestLlm(rid, purpose="summary", instruction=texts.summary_instruction(names)),
+        )
+    if ratio >= state.settings.warn_ratio and not state.warned:  # REQ-BED-012/023
+        state = replace(state, warned=True)
+        effects.append(Notify("context", {"state": "warning", "tokens": ev.usage.total, "window": window}))
+
+    if calls:
+        limit = state.settings.max_turns
+        if state.is_subagent and limit is not None and state.turns > limit:
+            skipped = tuple(ToolResult(c.id, texts.TURN_LIMIT.format(turns=limit), True) for c in calls)
+            state = _close_batch(state, Batch(calls, skipped))
+            return _finish_agent(state, False, texts.TURN_LIMIT.format(turns=limit))
+        state, more = _dispatch(state, Batch(calls))
+        return state, (*effects, *more)
+    if ev.stop_reason in ("max_tokens", "pause_turn") and message is not None:  # REQ-BED-003: keep going
+        state, more = _request_turn(state)
+        return state, (*effects, *more)
+    if state.is_subagent:
+        return _finish_agent(state, False, texts.NO_SUBMIT)
+    return _settle(state, Idle()), tuple(effects)
+
+
+def _on_llm_failed(state: ConversationState, ev: LlmFailed) -> Out:
+    status = state.status
+    assert isinstance(status, AwaitingLlm | Summarizing)
+    if ev.request_id != status.request_id:
+        return _reject(state, "stale", f"LLM failure {ev.request_id} is stale (now {status.request_id}).")
+    retries = state.settings.max_retries
+    if ev.retryable and status.attempt < retries:  # REQ-BED-006
+        attempt = status.attempt + 1
+        delay = state.settings.retry_base_ms * 2 ** (attempt - 1)
+        state, rid = _new_request(state)
+        new_status = replace(status, request_id=rid, attempt=attempt)
+        request = RequestLlm(rid, attempt, delay)
+        if isinstance(status, Summarizing):
+            request = RequestLlm(
+                rid, attempt, delay, "summary", texts.summary_instruction(status.unexecuted)
+            )
+        notice = Notify(
+            "retry", {"attempt": attempt, "of": retries, "delayMs": delay, "error": ev.message}
+        )
+        return replace(state, status=new_status), (notice, request)
+    if ev.retryable:
+        message = f"The LLM request failed after {retries} retries: {ev.message}. Send a message to try again."
+    else:
+        message = f"The LLM request failed: {ev.message}"
+    if isinstance(status, Summarizing):  # REQ-BED-020: fall back, never block the user
+        summary = texts.SUMMARY_FALLBACK.format(reason=ev.message)
+        state = _append(state, Message("assistant", (Text(summary),), tag="continuation"))
+        return _settle(state, Exhausted(summary)), ()
+    if state.is_subagent:
+        return _finish_agent(state, False, message)
+    return _settle(state, Failed(message)), ()
+
+
+def _on_tool_done(state: ConversationState, ev: ToolDone) -> Out:
+    status = state.status
+    assert isinstance(status, RunningTool)
+    call = status.batch.current
+    if ev.tool_use_id != call.id:
+        return _reject(state, "stale", f"Tool result {ev.tool_use_id} is stale (running {call.id}).")
+    effects: tuple[Effect, ...] = ()
+    if ev.refused_by_sandbox:
+        effects = (Audit(Actor.SYSTEM, "tool_refused", {"tool": call.name, "by": "sandbox"}),)
+    state, more = _dispatch(state, status.batch.answer(ToolResult(call.id, ev.output, ev.is_error)))
+    return state, (*effects, *more)
+
+
+def _on_approval(state: ConversationState, ev: ApprovalAnswer) -> Out:
+    status = state.status
+    if not isinstance(status, AwaitingApproval) or ev.approval_id != status.approval_id:
+        pending = f" The pending one is {status.approval_id}." if isinstance(status, AwaitingApproval) else ""
+        return _reject(
+            state,
+            "no_such_approval",
+            f"There is no pending approval {ev.approval_id}: it was already answered, cancelled, or never "
+            f"existed.{pending} Nothing was changed.",
+        )
+    call = status.batch.current
+    effects: list[Effect] = [
+        Audit(Actor.USER, "approval_decision", {"tool": call.name, "decision": ev.decision.value}),
+        Notify("approval_resolved", {"approvalId": status.approval_id, "decision": ev.decision.value}),
+    ]
+    if ev.decision is Decision.DENY:  # REQ-PERM-004
+        state, more = _dispatch(state, status.batch.answer(ToolResult(call.id, texts.DENIED, True)))
+        return state, (*effects, *more)
+    if ev.decision is Decision.ALWAYS_ALLOW and call.name not in state.always_allow:
+        state = replace(state, always_allow=tuple(sorted((*state.always_allow, call.name))))
+        effects.append(Audit(Actor.USER, "always_allow_grant", {"tool": call.name}))
+    # The mode may have changed while the request was open (/plan): decide again under the current mode.
+    verdict = decide(state, call)
+    if isinstance(verdict, Refuse):
+        effects.append(Audit(Actor.SYSTEM, "tool_refused", {"tool": call.name, "by": "mode"}))
+        state, more = _dispatch(state, status.batch.answer(ToolResult(call.id, verdict.message, True)))
+        return state, (*effects, *more)
+    effects.append(RunTool(call, state.mode))
+    return replace(state, status=RunningTool(status.batch)), tuple(effects)
+
+
+def _on_upgrade(state: ConversationState, ev: UpgradeAnswer) -> Out:
+    status = state.status
+    if not isinstance(status, AwaitingUpgrade):
+        return _reject(
+            state,
+            "no_pending_upgrade",
+            "There is no pending upgrade request: it was already answered or cancelled. Nothing was changed.",
+        )
+    call = status.batch.current
+    resolved = Notify("approval_resolved", {"approvalId": call.id, "decision": "approve" if ev.approve else "deny"})
+    if not ev.approve:
+        audit = Audit(Actor.USER, "upgrade_decision", {"approve": False})
+        state, more = _dispatch(state, status.batch.answer(ToolResult(call.id, texts.UPGRADE_DENIED, True)))
+        return state, (audit, resolved, *more)
+    state, mode_effects = _note_mode(state, Mode.UNRESTRICTED, Actor.USER, "upgrade_request")
+    state, more = _dispatch(state, status.batch.answer(ToolResult(call.id, texts.UPGRADE_APPROVED)))
+    return state, (resolved, *mode_effects, *more)
+
+
+def _on_set_mode(state: ConversationState, ev: SetMode, via: str = "setMode") -> Out:
+    if state.is_subagent:
+        return _reject(state, "subagent_mode", "A sub-agent's mode cannot be changed (REQ-BED-018).")
+    if ev.mode is Mode.RESTRICTED and not state.sandbox:
+        return _reject(state, "sandbox_unavailable", texts.SANDBOX_REQUIRED)
+    if isinstance(state.status, AwaitingUpgrade):
+        # The user's own mode command answers the open request: /execute approves it, /plan denies it.
+        return _on_upgrade(state, UpgradeAnswer(ev.mode is Mode.UNRESTRICTED))
+    if ev.mode is state.mode:
+        return state, ()
+    # A running tool keeps the mode it started with; every later call sees the new one (REQ-PATCH-009).
+    state, effects = _note_mode(state, ev.mode, Actor.USER, via)
+    status = state.status
+    if isinstance(status, AwaitingApproval) and not isinstance(decide(state, status.batch.current), Ask):
+        # The call waiting for approval has not started: it is decided again under the new mode
+        # (a patch is refused, bash runs sandboxed) instead of asking about something that cannot run.
+        resolved = Notify("approval_resolved", {"approvalId": status.approval_id, "decision": "superseded"})
+        state, more = _dispatch(state, status.batch)
+        return state, (*effects, resolved, *more)
+    return state, effects
+
+
+def _on_set_style(state: ConversationState, ev: SetStyle) -> Out:
+    if ev.style is state.style:
+        return state, ()
+    state = replace(state, style=ev.style)  # REQ-LAYER-001: nothing else changes
+    effects: list[Effect] = [
+        Notify("style", {"style": ev.style.value}),
+        Audit(Actor.USER, "style_change", {"style": ev.style.value}),
+    ]
+    suggestion = texts.SUGGESTIONS.get((ev.style, state.mode))
+    if suggestion and (state.sandbox or state.mode is Mode.RESTRICTED):
+        effects.append(Notify("suggestion", {"text": suggestion}))
+    return state, tuple(effects)
+
+
+def _on_set_policy(state: ConversationState, ev: SetPolicy) -> Out:
+    if ev.policy is state.policy:
+        return state, ()
+    state = replace(state, policy=ev.policy)  # applies from the next tool call (REQ-PERM-007)
+    return state, (
+        Notify("policy", {"policy": ev.policy.value}),
+        Audit(Actor.USER, "policy_change", {"policy": ev.policy.value}),
+    )
+
+
+def _on_revoke(state: ConversationState, ev: RevokeAlwaysAllow) -> Out:
+    if ev.tool not in state.always_allow:
+        return _reject(
+            state, "not_always_allowed", f"'{ev.tool}' is not always allowed in this conversation."
+        )
+    state = replace(state, always_allow=tuple(t for t in state.always_allow if t != ev.tool))
+    return state, (Audit(Actor.USER, "always_allow_revoke", {"tool": ev.tool}),)
+
+
+def _on_cancel(state: ConversationState, ev: Cancel | Stop) -> Out:
+    """Stop everything at once (REQ-BED-005): synthetic results keep the history valid."""
+    status = state.status
+    if isinstance(ev, Stop) and not state.is_subagent:
+        return _reject(state, "not_subagent", "Only sub-agents can be stopped; use cancel for a conversation.")
+    if isinstance(ev, Stop):
+        running, queued = f"Stopped: {ev.reason}.", f"Not executed: {ev.reason}."
+    else:
+        running, queued = texts.CANCELLED_RUNNING, texts.CANCELLED_QUEUED
+    effects: list[Effect] = []
+    if isinstance(status, AwaitingLlm | Summarizing):
+        effects.append(CancelLlm(status.request_id))
+    elif isinstance(status, RunningTool | AwaitingApproval | AwaitingUpgrade | AwaitingAgents):
+        if isinstance(status, RunningTool):
+            effects.append(CancelTool(status.batch.current.id))
+        elif isinstance(status, AwaitingAgents):
+            ids = tuple(a.agent_id for a in status.agents if not a.done)
+            effects.append(StopAgents(ids, "the parent conversation was cancelled"))
+        else:
+            resolved = {"approvalId": status.batch.current.id, "decision": "cancelled"}
+            effects.append(Notify("approval_resolved", resolved))
+        state = _close_batch(state, _fill(status.batch, running, queued))
+    if isinstance(ev, Stop):
+        if isinstance(status, Finished):
+            return _reject(state, "finished", "The sub-agent has already finished.")
+        state, more = _finish_agent(state, False, ev.reason)
+        return state, (*effects, *more)
+    return _settle(state, Idle()), tuple(effects)
+
+
+def _on_idle_cancel(state: ConversationState, ev: Cancel) -> Out:
+    return state, ()  # nothing runs: cancelling is a harmless no-op
+
+
+def _on_continuation(state: ConversationState, ev: TriggerContinuation) -> Out:
+    if state.is_subagent:
+        return _reject(state, "subagent", "Sub-agents do not produce continuation summaries (REQ-BED-024).")
+    state, rid = _new_request(state)
+    return replace(state, status=Summarizing(rid)), (
+        Notify("context", {"state": "continuing", "manual": True}),
+        RequestLlm(rid, purpose="summary", instruction=texts.summary_instruction(())),
+    )
+
+
+def _on_agent_ended(state: ConversationState, ev: AgentEnded) -> Out:
+    status = state.status
+    assert isinstance(status, AwaitingAgents)
+    slots = status.agents
+    index = next((i for i, a in enumerate(slots) if a.agent_id == ev.agent_id and not a.done), None)
+    if index is None:
+        return _reject(state, "stale", f"Sub-agent {ev.agent_id} is not awaited.")
+    slot = AgentSlot(ev.agent_id, slots[index].task, True, ev.ok, ev.result)
+    slots = (*slots[:index], slot, *slots[index + 1 :])
+    if not all(a.done for a in slots):
+        return replace(state, status=AwaitingAgents(status.batch, slots)), ()
+    call = status.batch.current
+    report = "\n\n".join(
+        f"## Sub-agent {i + 1}: {a.task}\n"
+        + (f"Result:\n{a.result}" if a.ok else f"FAILED: {a.result}")
+        for i, a in enumerate(slots)
+    )
+    failed = all(not a.ok for a in slots)
+    return _dispatch(state, status.batch.answer(ToolResult(call.id, report, is_error=failed)))
+
+
+def _on_restore(state: ConversationState, ev: RestoreEvent) -> Out:
+    """After a restart nothing is running any more; only requests waiting for the user survive."""
+    status = state.status
+    if state.is_subagent:  # its parent was restored too and no longer waits for it (issue 6)
+        if isinstance(status, Finished):
+            return state, ()
+        if isinstance(status, RunningTool | AwaitingApproval | AwaitingAgents):
+            state = _close_batch(state, _fill(status.batch, texts.RESTART_RUNNING, texts.RESTART_QUEUED))
+        return _settle(state, Finished(False, "stopped because the server restarted")), ()
+    if isinstance(status, AwaitingApproval):
+        return state, (AskApproval(status.approval_id, status.batch.current),)
+    if isinstance(status, AwaitingUpgrade):
+        return state, (AskUpgrade(status.batch.current.id, status.reason),)
+    if isinstance(status, RunningTool):
+        state = _close_batch(state, _fill(status.batch, texts.RESTART_RUNNING, texts.RESTART_QUEUED))
+    elif isinstance(status, AwaitingAgents):
+        state = _close_batch(state, _fill(status.batch, texts.AGENTS_RESTART, texts.RESTART_QUEUED))
+    if isinstance(status, Exhausted | Finished):
+        return state, ()
+    return _settle(state, Idle()), ()
+
+
+# ------------------------------------------------------------------------------------------ the table
+
+_ALWAYS: dict[type, Handler] = {
+    SetMode: _on_set_mode,
+    SetStyle: _on_set_style,
+    SetPolicy: _on_set_policy,
+    RevokeAlwaysAllow: _on_revoke,
+    ApprovalAnswer: _on_approval,
+    UpgradeAnswer: _on_upgrade,
+    UserMessage: _on_user_message,
+    RestoreEvent: _on_restore,
+    Stop: _on_cancel,
+}
+_BUSY: dict[type, Handler] = {**_ALWAYS, Cancel: _on_cancel}
+_RESTING: dict[type, Handler] = {**_ALWAYS, Cancel: _on_idle_cancel}
+
+#: status -> event type -> handler. Anything else is refused without changing the state.
+TABLE: Mapping[type, Mapping[type, Handler]] = {
+    Idle: {**_RESTING, TriggerContinuation: _on_continuation},
+    Failed: {**_RESTING, TriggerContinuation: _on_continuation},
+    Exhausted: _RESTING,
+    Finished: {RestoreEvent: _on_restore, Stop: _on_cancel, SetStyle: _on_set_style},
+    AwaitingLlm: {**_BUSY, LlmDone: _on_llm_done, LlmFailed: _on_llm_failed},
+    Summarizing: {**_BUSY, LlmDone: _on_llm_done, LlmFailed: _on_llm_failed},
+    RunningTool: {**_BUSY, ToolDone: _on_tool_done},
+    AwaitingApproval: _BUSY,
+    AwaitingUpgrade: _BUSY,
+    AwaitingAgents: {**_BUSY, AgentEnded: _on_agent_ended},
+}
+
+
+def _persistence(old: ConversationState, new: ConversationState) -> tuple[Effect, ...]:
+    if new is old:
+        return ()
+    added = new.history[len(old.history) :]
+    start = len(old.history)
+    effects: list[Effect] = [PersistMessage(start + i, m) for i, m in enumerate(added)]
+    effects.append(PersistState())
+    if type(new.status) is not type(old.status) or new.mode is not old.mode:
+        effects.append(Notify("status", {"status": new.status.kind, "mode": new.mode.value}))
+    return tuple(effects)
+
+
+def transition(state: ConversationState, event: Event) -> Out:
+    """The next state and the effects to carry out, persistence first. Pure and deterministic."""
+    handler = TABLE[type(state.status)].get(type(event))
+    if handler is None:
+        return _reject(
+            state,
+            "illegal_event",
+            f"{type(event).__name__} is not accepted while the conversation is "
+            f"{_status_name(state.status)}; nothing was changed.",
+        )
+    new, effects = handler(state, event)
+    if new is state:
+        return new, effects
+    persistence = _persistence(state, new)
+    # the status notification goes after persistence but before anything that acts on the world
+    return new, (*persistence, *effects)
+
+
+def new_conversation(
+    conversation_id: str,
+    *,
+    model: str,
+    working_directory: str,
+    sandbox: bool,
+    **fields: Any,
+) -> ConversationState:
+    """A fresh conversation: Restricted when the sandbox exists, otherwise Unrestricted only (REQ-BED-014)."""
+    mode = Mode.RESTRICTED if sandbox else Mode.UNRESTRICTED
+    return ConversationState(
+        id=conversation_id, model=model, working_directory=working_directory, sandbox=sandbox, mode=mode, **fields
+    )

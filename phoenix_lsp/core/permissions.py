@@ -1,0 +1,70 @@
+"""The one place where permissions are decided (REQ-SEC-003).
+
+``decide`` looks at the tool's kind, the mode, the approval policy and the always-allow list. Style is not
+a parameter on purpose: a style can never grant or revoke anything (REQ-LAYER-001).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .state import ConversationState
+from .tools import TOOL_KINDS, ToolKind, tools_for
+from .values import Mode, Policy, ToolUse
+
+#: The exact refusal of REQ-PATCH-009.
+PATCH_DISABLED = (
+    "Patch tool is disabled in Restricted mode. Use request_mode_upgrade to request write access."
+)
+SUBAGENT_WRITE_DISABLED = (
+    "{tool} is disabled: this sub-agent runs in Restricted mode and cannot change mode. Report what should "
+    "change through submit_result; the parent conversation can make the change."
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Allow:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class Ask:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class Refuse:
+    message: str
+    reason: str  # "unknown_tool" | "mode"
+
+
+Verdict = Allow | Ask | Refuse
+
+
+def decide(state: ConversationState, call: ToolUse) -> Verdict:
+    """May ``call`` run now, must the user be asked first, or is it refused (and why)?"""
+    available = tools_for(state.is_subagent)
+    if call.name not in available:
+        return Refuse(
+            f"Unknown tool '{call.name}': this conversation has no such tool. "
+            f"Use one of: {', '.join(available)}.",
+            "unknown_tool",
+        )
+    kind = TOOL_KINDS[call.name]
+    if kind in (ToolKind.READ, ToolKind.CONTROL):
+        return Allow()
+    if state.mode is Mode.RESTRICTED:
+        if kind is ToolKind.WRITE:
+            if state.is_subagent:
+                return Refuse(SUBAGENT_WRITE_DISABLED.format(tool=call.name), "mode")
+            return Refuse(PATCH_DISABLED, "mode")
+        # EXEC in Restricted runs inside the kernel sandbox: read-only and offline, so no question to ask.
+        return Allow()
+    if state.policy is Policy.AUTO or call.name in state.always_allow:
+        return Allow()
+    return Ask()
+
+
+def is_write_capable(name: str) -> bool:
+    """Tools whose effect could change the user's files or reach the network outside a sandbox."""
+    return TOOL_KINDS.get(name) in (ToolKind.WRITE, ToolKind.EXEC)

@@ -1,0 +1,78 @@
+"""Words the core puts into the history or in front of the user. Kept together so they stay consistent."""
+
+from __future__ import annotations
+
+from .values import Mode, Style
+
+MODE_NOTE = {
+    Mode.RESTRICTED: (
+        "[system] The conversation is now in Restricted mode. Files are read-only and the network is "
+        "blocked: bash runs inside a kernel sandbox (writes and connections fail with EACCES/EPERM) and the "
+        "patch tool is disabled. If you need to change files, call request_mode_upgrade with a reason."
+    ),
+    Mode.UNRESTRICTED: (
+        "[system] The conversation is now in Unrestricted mode. bash runs without the sandbox and the patch "
+        "tool may change files (the user may still be asked to approve each call)."
+    ),
+}
+
+ALREADY_UNRESTRICTED = "Already in Unrestricted mode: you can use every tool; no upgrade is needed."
+UPGRADE_APPROVED = "The user approved the upgrade. The conversation is now in Unrestricted mode."
+UPGRADE_DENIED = (
+    "The user denied the upgrade. The conversation stays in Restricted mode: do not try to work around it. "
+    "Continue with read-only work, or explain to the user what you would change and why."
+)
+DENIED = (
+    "The user denied this tool call. Do not retry it as is: choose another approach or ask the user."
+)
+CANCELLED_RUNNING = "Cancelled by the user while running; it may have partially completed."
+CANCELLED_QUEUED = "Not executed: the user cancelled the turn."
+RESTART_RUNNING = "Interrupted: the server restarted while this tool was running; it may have partially completed."
+RESTART_QUEUED = "Not executed: the server restarted."
+AGENTS_RESTART = "The sub-agents were stopped because the server restarted; none of them submitted a result."
+CONTEXT_NOT_EXECUTED = (
+    "Not executed: the context window is almost full, so the conversation is being wrapped up with a summary."
+)
+SUBMITTED = "Result submitted. Your work is done."
+AFTER_SUBMIT = "Not executed: the result was already submitted."
+NO_SUBMIT = "The sub-agent ended its turn without calling submit_result."
+TURN_LIMIT = "The sub-agent used up its turn limit ({turns}) without calling submit_result."
+CONTEXT_EXHAUSTED_AGENT = (
+    "The sub-agent's context window reached its limit ({percent}%) before it submitted a result. "
+    "Spawn a replacement with a narrower task."
+)
+SUMMARY_FALLBACK = (
+    "No summary is available: the summary request failed ({reason}). The full history is kept; start a new "
+    "conversation and describe where you left off."
+)
+SANDBOX_REQUIRED = (
+    "Restricted mode needs the kernel sandbox (Landlock, Linux 5.13 or later with Landlock enabled), which "
+    "this system does not provide, so only Unrestricted mode exists here. Run phoenix-lsp doctor for details."
+)
+
+SUGGESTIONS = {
+    (Style.DEVELOPMENT, Mode.RESTRICTED): (
+        "Development works best in Unrestricted mode. Type /execute to switch; the style alone changes nothing."
+    ),
+    (Style.TASK, Mode.RESTRICTED): (
+        "Task style often needs to change files. Type /execute to switch to Unrestricted mode if you want that."
+    ),
+    (Style.PLAN, Mode.UNRESTRICTED): (
+        "Planning needs no write access. Type /plan to switch to Restricted (read-only) mode if you want that."
+    ),
+    (Style.DISCUSSION, Mode.UNRESTRICTED): (
+        "Discussion needs no write access. Type /plan to switch to Restricted (read-only) mode if you want that."
+    ),
+}
+
+
+def summary_instruction(unexecuted: tuple[str, ...]) -> str:
+    """The request for a continuation summary (REQ-BED-020): it names tools requested but not executed."""
+    text = (
+        "The context window is nearly full. Write a concise summary of this session for a new conversation: "
+        "the goal, what was done, the current state of the work, open questions and the next steps. "
+        "Do not call tools."
+    )
+    if unexecuted:
+        text += " These tool calls were requested but not executed: " + ", ".join(unexecuted) + "."
+    return text

@@ -1,0 +1,53 @@
+"""What the core knows about tools: their names and what kind of access each needs.
+
+Tool schemas and runners live in ``phoenix_lsp.tools``; the core only needs to classify a call to decide
+permissions (see ``permissions.py``) and to route the control tools it implements itself.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class ToolKind(StrEnum):
+    READ = "read"  # never changes anything: allowed in every mode without asking
+    EXEC = "exec"  # runs commands: kernel-sandboxed in Restricted, asks under the interactive policy otherwise
+    WRITE = "write"  # changes files: refused in Restricted, asks under the interactive policy otherwise
+    CONTROL = "control"  # implemented by the core itself (upgrade request, sub-agents, result submission)
+
+
+READ_FILE = "read_file"
+LIST_DIRECTORY = "list_directory"
+SEARCH_FILES = "search_files"
+BASH = "bash"
+PATCH = "patch"
+REQUEST_MODE_UPGRADE = "request_mode_upgrade"
+SPAWN_AGENTS = "spawn_agents"
+SUBMIT_RESULT = "submit_result"
+
+TOOL_KINDS: dict[str, ToolKind] = {
+    READ_FILE: ToolKind.READ,
+    LIST_DIRECTORY: ToolKind.READ,
+    SEARCH_FILES: ToolKind.READ,
+    BASH: ToolKind.EXEC,
+    PATCH: ToolKind.WRITE,
+    REQUEST_MODE_UPGRADE: ToolKind.CONTROL,
+    SPAWN_AGENTS: ToolKind.CONTROL,
+    SUBMIT_RESULT: ToolKind.CONTROL,
+}
+
+_STANDARD = (READ_FILE, LIST_DIRECTORY, SEARCH_FILES, BASH, PATCH)
+
+#: The tools a user conversation offers the model. Fixed for the life of the conversation (REQ-BED-017).
+CONVERSATION_TOOLS: tuple[str, ...] = (*_STANDARD, REQUEST_MODE_UPGRADE, SPAWN_AGENTS)
+
+#: The tools a sub-agent gets: the standard ones plus result submission; no nesting, no upgrade (REQ-BED-009/018).
+SUBAGENT_TOOLS: tuple[str, ...] = (*_STANDARD, SUBMIT_RESULT)
+
+#: The most sub-agents one spawn_agents call may start.
+MAX_AGENTS_PER_CALL = 10
+
+
+def tools_for(is_subagent: bool) -> tuple[str, ...]:
+    """The fixed tool list of a conversation."""
+    return SUBAGENT_TOOLS if is_subagent else CONVERSATION_TOOLS

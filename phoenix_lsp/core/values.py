@@ -1,0 +1,152 @@
+"""Plain values of a conversation: modes, styles, policies and the message history.
+
+Everything here is a frozen value. The core never performs I/O; these types are what flows in and out of it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Literal
+
+
+class Mode(StrEnum):
+    """The permission boundary (seeds 000/001 Restricted/Unrestricted; seed 002's planning/execution phase)."""
+
+    RESTRICTED = "restricted"
+    UNRESTRICTED = "unrestricted"
+
+
+class Style(StrEnum):
+    """How the agent talks (seed 002's "conversation mode"): UX only, never a permission."""
+
+    CHAT = "chat"
+    DISCUSSION = "discussion"
+    PLAN = "plan"
+    DEVELOPMENT = "development"
+    TASK = "task"
+
+
+class Policy(StrEnum):
+    """Whether write/exec tool calls wait for the user (seed 003: MVP = auto, Interactive = interactive)."""
+
+    AUTO = "auto"
+    INTERACTIVE = "interactive"
+
+
+class Decision(StrEnum):
+    """The user's answer to an approval."""
+
+    ALLOW = "allow"
+    DENY = "deny"
+    ALWAYS_ALLOW = "alwaysAllow"
+
+
+class Actor(StrEnum):
+    """Who caused an audited action."""
+
+    USER = "user"
+    AGENT = "agent"
+    SYSTEM = "system"
+
+
+@dataclass(frozen=True, slots=True)
+class Text:
+    """A text content block."""
+
+    text: str
+    kind: Literal["text"] = "text"
+
+
+@dataclass(frozen=True, slots=True)
+class Image:
+    """A reference to an image kept by the store (the core never holds image bytes)."""
+
+    image_id: str
+    media_type: str
+    kind: Literal["image"] = "image"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolUse:
+    """A tool call requested by the model. ``input`` is treated as immutable."""
+
+    id: str
+    name: str
+    input: Mapping[str, object]
+    kind: Literal["tool_use"] = "tool_use"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResult:
+    """The answer to one tool call."""
+
+    tool_use_id: str
+    content: str
+    is_error: bool = False
+    kind: Literal["tool_result"] = "tool_result"
+
+
+Block = Text | Image | ToolUse | ToolResult
+
+#: Why a message exists when it is not plain conversation: ``note`` (synthetic system message, e.g. a mode
+#: change), ``command`` (a user command such as /execute that never reaches the model), ``continuation``
+#: (the continuation summary).
+MessageTag = Literal["note", "command", "continuation"]
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """One entry of the history, in the shape the Messages API expects (role + content blocks)."""
+
+    role: Literal["user", "assistant"]
+    content: tuple[Block, ...]
+    tag: MessageTag | None = None
+
+    def tool_uses(self) -> tuple[ToolUse, ...]:
+        return tuple(b for b in self.content if isinstance(b, ToolUse))
+
+    def tool_results(self) -> tuple[ToolResult, ...]:
+        return tuple(b for b in self.content if isinstance(b, ToolResult))
+
+    def text(self) -> str:
+        return "".join(b.text for b in self.content if isinstance(b, Text))
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """Token usage reported by one LLM response."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+    cache_read_input_tokens: int = 0
+
+    @property
+    def total(self) -> int:
+        return (
+            self.input_tokens
+            + self.output_tokens
+            + self.cache_creation_input_tokens
+            + self.cache_read_input_tokens
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class AgentSpec:
+    """One sub-agent to spawn: its conversation id (derived deterministically) and its task."""
+
+    agent_id: str
+    task: str
+
+
+@dataclass(frozen=True, slots=True)
+class AgentSlot:
+    """What the parent knows of one sub-agent while it waits."""
+
+    agent_id: str
+    task: str
+    done: bool = False
+    ok: bool = False
+    result: str = ""

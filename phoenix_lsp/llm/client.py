@@ -1,0 +1,380 @@
+"""The Anthropic Messages API client: one streaming request in, one success or failure out.
+
+The official ``anthropic`` SDK does the HTTP work (async, streaming) with its own retries OFF: whether and
+when to retry is decided by the pure core, which reads :attr:`LlmFailure.retryable`.
+
+Contract of :meth:`LlmClient.stream`:
+
+- calls ``on_text`` for every text delta, in order, as it arrives;
+- never raises for API or network errors: they come back as :class:`LlmFailure` with a message that says
+  what happened and what to do;
+- when its task is cancelled, closes the HTTP connection at once (the server sees the disconnect) and
+  re-raises ``CancelledError``; nothing partial is returned;
+- a ``tool_use`` block whose streamed input is not valid JSON does not fail the call: the block comes back
+  with ``input == {INVALID_TOOL_INPUT_KEY: "<the raw text>"}`` so the caller can answer the model with a
+  tool error ("your input was not valid JSON") and let it try again;
+- the API key never appears in any message, log line or repr produced here.
+
+``anthropic`` is imported lazily (first request), because the server must start in well under 300 ms.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from anthropic import AsyncAnthropic
+
+log = logging.getLogger(__name__)
+
+#: Marker key used as the whole ``input`` of a tool_use block whose streamed JSON was invalid.
+INVALID_TOOL_INPUT_KEY = "__phoenix_invalid_tool_input_json__"
+
+_API_KEY_HELP = "Set ANTHROPIC_API_KEY in the environment of the phoenix-lsp server (or the apiKey option)."
+
+# Error types of an SSE ``event: error`` (HTTP 200 already sent) and the HTTP status they stand for.
+_STREAM_ERROR_STATUS: dict[str, int] = {
+    "invalid_request_error": 400,
+    "authentication_error": 401,
+    "permission_error": 403,
+    "not_found_error": 404,
+    "request_too_large": 413,
+    "rate_limit_error": 429,
+    "api_error": 500,
+    "overloaded_error": 529,
+}
+
+
+@dataclass(frozen=True)
+class LlmRequest:
+    """One Messages API call, already built by the caller (Anthropic wire format)."""
+
+    model: str
+    system: str
+    messages: list[dict[str, Any]]
+    tools: list[dict[str, Any]] | None  # None -> the request carries no tools (continuation summaries)
+    max_tokens: int = 8192
+
+
+@dataclass(frozen=True)
+class LlmSuccess:
+    """A complete answer: content blocks as plain dicts, the stop reason and the token usage."""
+
+    content: list[dict[str, Any]]
+    stop_reason: str
+    usage: dict[str, int]
+
+
+@dataclass(frozen=True)
+class LlmFailure:
+    """A failed call. ``retryable`` is True for 408/409/429/5xx/529, network errors, timeouts, cut streams."""
+
+    retryable: bool
+    status: int | None
+    message: str
+
+
+def is_retryable_status(status: int) -> bool:
+    """Statuses worth retrying: timeouts, conflicts, rate limits and any server-side error (incl. 529)."""
+    return status in (408, 409, 429) or status >= 500
+
+
+class _CallbackError(Exception):
+    """Wraps an exception raised by ``on_text`` so it is re-raised as-is instead of classified."""
+
+    def __init__(self, original: BaseException) -> None:
+        super().__init__(repr(original))
+        self.original = original
+
+
+class _StreamError(Exception):
+    """The stream itself was malformed or ended early."""
+
+
+@dataclass
+class _Accumulator:
+    """Builds the final message from raw stream events."""
+
+    blocks: dict[int, dict[str, Any]] = field(default_factory=dict)
+    partial_json: dict[int, list[str]] = field(default_factory=dict)
+    usage: dict[str, int] = field(default_factory=dict)
+    stop_reason: str | None = None
+    stopped: bool = False
+
+    def merge_usage(self, usage: Any) -> None:
+        if usage is None:
+            return
+        for key in ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"):
+            value = getattr(usage, key, None)
+            if isinstance(value, int):
+                self.usage[key] = value
+
+    def feed(self, event: Any, on_text: Callable[[str], None]) -> None:
+        kind = getattr(event, "type", None)
+        if kind == "content_block_delta":
+            delta = event.delta
+            dtype = delta.type
+            block = self.blocks.get(event.index)
+            if block is None:
+                raise _StreamError(f"content_block_delta for unknown block index {event.index}")
+            if dtype == "text_delta":
+                block["text"] = block.get("text", "") + delta.text
+                try:
+                    on_text(delta.text)
+                except Exception as exc:
+                    raise _CallbackError(exc) from exc
+            elif dtype == "input_json_delta":
+                self.partial_json.setdefault(event.index, []).append(delta.partial_json)
+            elif dtype == "thinking_delta":
+                block["thinking"] = block.get("thinking", "") + delta.thinking
+            elif dtype == "signature_delta":
+                block["signature"] = block.get("signature", "") + delta.signature
+            elif dtype == "citations_delta":
+                block.setdefault("citations", []).append(delta.citation.model_dump(mode="json"))
+        elif kind == "content_block_start":
+            cb = event.content_block
+            if cb.type == "text":
+                self.blocks[event.index] = {"type": "text", "text": cb.text or ""}
+            elif cb.type == "tool_use":
+                self.blocks[event.index] = {"type": "tool_use", "id": cb.id, "name": cb.name, "input": {}}
+            else:  # thinking, redacted_thinking, server tools...: keep the SDK's own JSON form
+                self.blocks[event.index] = cb.model_dump(mode="json", exclude_none=True)
+        elif kind == "content_block_stop":
+            self._finish_block(event.index)
+        elif kind == "message_start":
+            self.merge_usage(event.message.usage)
+        elif kind == "message_delta":
+            if event.delta.stop_reason is not None:
+                self.stop_reason = event.delta.stop_reason
+            self.merge_usage(event.usage)
+        elif kind == "message_stop":
+            self.stopped = True
+
+    def _finish_block(self, index: int) -> None:
+        block = self.blocks.get(index)
+        if block is None or block.get("type") != "tool_use":
+            return
+        raw = "".join(self.partial_json.pop(index, []))
+        if not raw.strip():
+            block["input"] = {}
+            return
+        try:
+            value = json.loads(raw)
+        except json.JSONDecodeError:
+            value = None
+        # A tool input must be a JSON object; anything else is kept raw under the marker.
+        block["input"] = value if isinstance(value, dict) else {INVALID_TOOL_INPUT_KEY: raw}
+
+    def result(self) -> LlmSuccess:
+        if not self.stopped:
+            raise _StreamError("the stream ended before message_stop (connection cut mid-answer)")
+        for index in list(self.partial_json):  # a tool block never closed: still deliver what came
+            self._finish_block(index)
+        usage = {
+            "input_tokens": 0,
+            "output_tokens": 0,
+            "cache_creation_input_tokens": 0,
+            "cache_read_input_tokens": 0,
+        }
+        usage.update(self.usage)
+        content = [self.blocks[i] for i in sorted(self.blocks)]
+        return LlmSuccess(content=content, stop_reason=self.stop_reason or "end_turn", usage=usage)
+
+
+class LlmClient:
+    """Streams Messages API calls through the official SDK (constructed on first use).
+
+    ``api_key`` / ``base_url`` override ``ANTHROPIC_API_KEY`` / ``ANTHROPIC_BASE_URL``; ``timeout_s``
+    bounds each HTTP read/connect.
+    """
+
+    def __init__(self, api_key: str | None = None, base_url: str | None = None, timeout_s: float = 600) -> None:
+        key = api_key if api_key is not None else os.environ.get("ANTHROPIC_API_KEY")
+        # Surrounding whitespace is a copy-paste accident (e.g. a trailing newline in a secrets file).
+        self._api_key = (key.strip() or None) if key is not None else None
+        self._base_url = base_url if base_url is not None else os.environ.get("ANTHROPIC_BASE_URL") or None
+        self._timeout_s = timeout_s
+        self._sdk: AsyncAnthropic | None = None
+
+    def __repr__(self) -> str:
+        key = "set" if self._api_key else "missing"
+        return f"LlmClient(base_url={_safe_url(self._base_url)!r}, api_key={key}, timeout_s={self._timeout_s})"
+
+    @property
+    def has_api_key(self) -> bool:
+        """Whether a key is configured (never the key itself)."""
+        return bool(self._api_key)
+
+    @property
+    def base_url(self) -> str:
+        """The API endpoint in use, with any user:password part removed."""
+        return _safe_url(self._base_url) or "https://api.anthropic.com"
+
+    def _client(self) -> AsyncAnthropic:
+        if self._sdk is None:
+            from anthropic import AsyncAnthropic  # lazy: the SDK takes long to import
+
+            self._sdk = AsyncAnthropic(
+                api_key=self._api_key,
+                base_url=self._base_url,
+                max_retries=0,  # the core owns retries (3, exponential backoff, visible to the user)
+                timeout=self._timeout_s,
+            )
+        return self._sdk
+
+    async def aclose(self) -> None:
+        """Close the pooled HTTP connections."""
+        if self._sdk is not None:
+            await self._sdk.close()
+            self._sdk = None
+
+    async def stream(self, request: LlmRequest, on_text: Callable[[str], None]) -> LlmSuccess | LlmFailure:
+        """Run one streaming call; see the module docstring for the full contract."""
+        if not self._api_key:
+            return LlmFailure(False, None, f"No Anthropic API key is configured. {_API_KEY_HELP}")
+        if not self._api_key.isascii() or not self._api_key.isprintable() or " " in self._api_key:
+            # The HTTP stack would refuse the header and quote the key in its error: stop before that.
+            return LlmFailure(
+                False,
+                None,
+                "The configured Anthropic API key contains spaces, line breaks or non-ASCII characters, so it "
+                f"cannot be sent. Copy the key again without them. {_API_KEY_HELP}",
+            )
+        try:
+            return await self._stream(request, on_text)
+        except asyncio.CancelledError:
+            raise
+        except _CallbackError as exc:
+            raise exc.original from None
+        except Exception as exc:
+            failure = self._classify(exc, request)
+            log.warning("LLM request failed: %s", failure.message)
+            return failure
+
+    async def _stream(self, request: LlmRequest, on_text: Callable[[str], None]) -> LlmSuccess:
+        kwargs: dict[str, Any] = {
+            "model": request.model,
+            "max_tokens": request.max_tokens,
+            "messages": request.messages,
+            "stream": True,
+        }
+        if request.system:
+            kwargs["system"] = request.system
+        if request.tools is not None:
+            kwargs["tools"] = request.tools
+        stream = await self._client().messages.create(**kwargs)
+        acc = _Accumulator()
+        try:
+            async for event in stream:
+                acc.feed(event, on_text)
+        finally:
+            # On cancellation (or any error) this closes the socket of an unfinished response at once,
+            # so the server sees the disconnect and stops generating.
+            await stream.close()
+        return acc.result()
+
+    # -- error classification -----------------------------------------------------------------------
+    def _classify(self, exc: Exception, request: LlmRequest) -> LlmFailure:
+        import anthropic
+        import httpx2
+
+        if isinstance(exc, httpx2.LocalProtocolError) or isinstance(exc.__cause__, httpx2.LocalProtocolError):
+            # Our own request was malformed before sending; its detail can quote header values: omit it.
+            return LlmFailure(
+                False,
+                None,
+                "The request could not be sent (the HTTP client refused to build it). "
+                "Check the API key and ANTHROPIC_BASE_URL settings for stray characters.",
+            )
+        if isinstance(exc, anthropic.APIStatusError):
+            return self._status_failure(exc, request)
+        if isinstance(exc, anthropic.APITimeoutError | httpx2.TimeoutException):
+            return LlmFailure(
+                True,
+                None,
+                f"The Anthropic API at {self.base_url} did not answer within {self._timeout_s:g} s "
+                "(timeout). It will be retried; if this persists check the network or ANTHROPIC_BASE_URL.",
+            )
+        if isinstance(exc, anthropic.APIConnectionError | httpx2.TransportError | _StreamError):
+            cause = exc.__cause__ if isinstance(exc, anthropic.APIConnectionError) and exc.__cause__ else exc
+            detail = self._redact(f"{type(cause).__name__}: {cause}")
+            return LlmFailure(
+                True,
+                None,
+                f"Lost the connection to the Anthropic API at {self.base_url} ({detail}). It will be retried; "
+                "if this persists check the network or ANTHROPIC_BASE_URL.",
+            )
+        if isinstance(exc, json.JSONDecodeError | ValueError | KeyError | AttributeError):
+            # A malformed event from the API (or a proxy in between): a server-side fault, worth a retry.
+            detail = self._redact(f"{type(exc).__name__}: {exc}")
+            return LlmFailure(True, None, f"The Anthropic API sent a malformed stream ({detail}). It will be retried.")
+        detail = self._redact(f"{type(exc).__name__}: {exc}")
+        return LlmFailure(False, None, f"Unexpected error while calling the Anthropic API: {detail}.")
+
+    def _status_failure(self, exc: Any, request: LlmRequest) -> LlmFailure:
+        status: int = exc.status_code
+        api_type: str | None = exc.type
+        api_message: str | None = exc.api_message
+        mid_stream = status < 400  # an SSE `event: error` after a 200: classify by the error type
+        if mid_stream:
+            status = _STREAM_ERROR_STATUS.get(api_type or "", 500)
+        said = f" The API said: {self._redact(api_message)}" if api_message else ""
+        said = said.rstrip(".") + "." if said else ""
+        where = " (reported mid-stream)" if mid_stream else ""
+        retryable = is_retryable_status(status)
+        if status == 401:
+            text = f"Authentication failed (HTTP 401){where}: the API key was rejected.{said} {_API_KEY_HELP}"
+        elif status == 403:
+            text = (
+                f"Permission denied (HTTP 403){where}: this API key may not use model {request.model!r} or "
+                f"this feature.{said} Check ANTHROPIC_API_KEY and your organisation's access."
+            )
+        elif status == 404:
+            text = (
+                f"Not found (HTTP 404){where}: model {request.model!r} does not exist or is not available to "
+                f"this API key.{said} Check the model name (or ANTHROPIC_BASE_URL if you use a proxy)."
+            )
+        elif status == 400:
+            text = f"The API rejected the request (HTTP 400){where}.{said or ' No reason was given.'}"
+        elif status == 413:
+            text = (
+                f"The request is too large (HTTP 413){where}.{said} Remove large images or start a "
+                "continuation to shrink the conversation."
+            )
+        elif status == 429:
+            text = f"Rate limited by the Anthropic API (HTTP 429){where}.{said} It will be retried after a pause."
+        elif status == 529:
+            text = f"The Anthropic API is overloaded (HTTP 529){where}.{said} It will be retried after a pause."
+        elif status >= 500:
+            text = f"The Anthropic API had a server error (HTTP {status}){where}.{said} It will be retried."
+        else:
+            text = f"The Anthropic API answered HTTP {status}{where}.{said or ' No reason was given.'}"
+        return LlmFailure(retryable, None if mid_stream else status, text)
+
+    def _redact(self, text: str | None) -> str:
+        """Remove the API key (and URL credentials) from text that came from elsewhere."""
+        if not text:
+            return ""
+        if self._api_key:
+            # The key itself, and its escaped form (as it appears inside a repr of bytes or str).
+            for form in {self._api_key, repr(self._api_key)[1:-1], repr(self._api_key.encode())[2:-1]}:
+                text = text.replace(form, "[redacted]")
+        return _strip_url_credentials(text)
+
+
+_URL_CREDENTIALS = re.compile(r"(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]*://)[^/\s@]+@")
+
+
+def _strip_url_credentials(text: str) -> str:
+    return _URL_CREDENTIALS.sub(r"\g<scheme>", text)
+
+
+def _safe_url(url: str | None) -> str | None:
+    return _strip_url_credentials(url) if url else url

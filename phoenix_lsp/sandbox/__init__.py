@@ -1,0 +1,74 @@
+"""The kernel sandbox of Restricted mode (REQ-BASH-008, REQ-BASH-009, REQ-BED-014).
+
+`probe()` says, once per process, what this kernel can enforce. The policy lives in `policy.py`, the
+process handling (launcher, output capture, timeout, cancel, background jobs) in `spawn.py`, the
+mechanism in `helper.c` (compiled at first use) or `launcher.py` (its pure-Python fallback).
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import platform
+from dataclasses import dataclass
+
+from phoenix_lsp.sandbox import policy
+from phoenix_lsp.sandbox.policy import Limits
+
+__all__ = ["Limits", "SandboxSupport", "probe", "unavailable_message"]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class SandboxSupport:
+    """What the running kernel offers for Restricted mode."""
+
+    available: bool  # Restricted mode possible (Landlock usable)
+    landlock_abi: int | None
+    seccomp: bool
+    missing: tuple[str, ...]  # human-readable protections missing on this kernel (old ABI etc.)
+    reason: str | None  # why unavailable, with what the user can do
+    active: tuple[str, ...] = ()  # human-readable protections a restricted command gets
+
+    def warning(self) -> str | None:
+        """The text to log and show to the user when protection is reduced or absent (None: full)."""
+        if not self.available:
+            return f"Kernel sandbox unavailable: {self.reason}"
+        if self.missing:
+            return "Kernel sandbox active with reduced protection: " + "; ".join(self.missing)
+        return None
+
+
+def unavailable_message() -> str:
+    """The error for a request to enter Restricted mode when the sandbox cannot run."""
+    support = probe()
+    return (f"Restricted mode is not available: {support.reason} Only Unrestricted mode can be used on "
+            "this system; the command safety checks still apply.")
+
+
+@functools.cache
+def probe() -> SandboxSupport:
+    """Detect Landlock (ABI version) and seccomp support. Cheap (two syscalls) and cached."""
+    if platform.system() != "Linux":
+        reason = (f"Landlock is a Linux feature and this is {platform.system()}. Run phoenix-lsp on Linux "
+                  ">= 5.13 (6.12+ for every protection) to get Restricted mode.")
+        support = SandboxSupport(False, None, False, policy.missing_protections(None, False), reason)
+    else:
+        abi = policy.landlock_abi()
+        seccomp = policy.seccomp_available() and policy.seccomp_supported_arch()
+        if abi is None:
+            reason = (f"this kernel ({platform.release()}) does not offer Landlock. It needs Linux >= 5.13 "
+                      "built with CONFIG_SECURITY_LANDLOCK and 'landlock' in the lsm= boot parameter "
+                      "(6.7+ for network rules, 6.12+ for scoping).")
+            support = SandboxSupport(False, None, seccomp, policy.missing_protections(None, seccomp), reason)
+        else:
+            missing = list(policy.missing_protections(abi, seccomp))
+            if policy.seccomp_available() and not policy.seccomp_supported_arch():
+                missing.append(f"no seccomp policy for the {platform.machine()} architecture")
+            support = SandboxSupport(True, abi, seccomp, tuple(missing), None,
+                                     tuple(policy.active_protections(abi, seccomp)))
+    text = support.warning()
+    if text:
+        log.warning("%s", text)
+    return support

@@ -1,0 +1,409 @@
+"""Pure-Python twin of helper.c, used when no C compiler is available (see build.py).
+
+Same command line, same status protocol on stderr, same process layout: this process becomes a child
+subreaper, forks the command, restricts the child (setsid, rlimits, descriptors, no_new_privs,
+capabilities, Landlock, seccomp) and execs it, then owns the tree and kills all of it when the command
+ends, on SIGTERM/SIGINT/SIGHUP, when the lifeline (stdin) closes, or past the process limit.
+
+It is a separate, single-threaded Python process, so forking and restricting here is safe (unlike
+preexec_fn inside the multi-threaded server). It costs a Python start-up (~30-40 ms) per command.
+Runs as a script (`python -I -S launcher.py ...`): standard library only, no package imports.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import os
+import resource
+import select
+import signal
+import stat
+import struct
+import sys
+import time
+
+_PR_SET_PDEATHSIG = 1
+_PR_SET_SECCOMP = 22
+_PR_CAPBSET_DROP = 24
+_PR_SET_CHILD_SUBREAPER = 36
+_PR_SET_NO_NEW_PRIVS = 38
+_PR_CAP_AMBIENT = 47
+_PR_CAP_AMBIENT_CLEAR_ALL = 4
+_SECCOMP_MODE_FILTER = 2
+_SYS_LANDLOCK_CREATE_RULESET = 444
+_SYS_LANDLOCK_ADD_RULE = 445
+_SYS_LANDLOCK_RESTRICT_SELF = 446
+_SYS_CLOSE_RANGE = 436
+_CLOSE_RANGE_CLOEXEC = 1 << 2
+_CAP_VERSION_3 = 0x20080522
+_WALL = 0x40000000
+_HANDLED = (signal.SIGCHLD, signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+
+_libc = ctypes.CDLL(None, use_errno=True)
+_libc.syscall.restype = ctypes.c_long
+
+
+class _Fail(Exception):
+    def __init__(self, stage: str, err: int) -> None:
+        super().__init__(stage)
+        self.stage, self.err = stage, err
+
+
+def _check(rc: int, stage: str) -> int:
+    if rc < 0:
+        raise _Fail(stage, ctypes.get_errno())
+    return rc
+
+
+def _status(text: str) -> None:
+    try:
+        os.write(2, text.encode())
+    except OSError:
+        pass
+
+
+class _Options:
+    def __init__(self) -> None:
+        self.cwd: str | None = None
+        self.rlimits: list[tuple[int, int, int]] = []
+        self.nnp = self.dropcaps = self.background = False
+        self.ruleset: tuple[int, int, int] | None = None
+        self.rules: list[tuple[int, str]] = []
+        self.filter: bytes | None = None
+        self.max_procs = 0
+        self.argv: list[str] = []
+
+
+def _parse(argv: list[str]) -> _Options:
+    o = _Options()
+    i = 0
+
+    def rl(v: str) -> int:
+        return resource.RLIM_INFINITY if v == "inf" else int(v)
+
+    while i < len(argv):
+        a = argv[i]
+        if a == "--":
+            i += 1
+            break
+        if a in ("-n", "-k", "-B"):
+            o.nnp |= a == "-n"
+            o.dropcaps |= a == "-k"
+            o.background |= a == "-B"
+            i += 1
+            continue
+        if i + 1 >= len(argv):
+            raise _Fail("usage", errno.EINVAL)
+        v = argv[i + 1]
+        i += 2
+        if a == "-C":
+            o.cwd = v
+        elif a == "-r":
+            res, soft, hard = v.split(":")
+            o.rlimits.append((int(res), rl(soft), rl(hard)))
+        elif a == "-l":
+            fs, net, scope = (int(x, 16) for x in v.split(":"))
+            o.ruleset = (fs, net, scope)
+        elif a == "-p":
+            access, _, path = v.partition(":")
+            o.rules.append((int(access, 16), path))
+        elif a == "-f":
+            o.filter = bytes.fromhex(v)
+        elif a == "-m":
+            o.max_procs = int(v)
+        else:
+            raise _Fail("usage", errno.EINVAL)
+    o.argv = argv[i:]
+    if not o.argv:
+        raise _Fail("usage", errno.EINVAL)
+    return o
+
+
+# ------------------------------------------------------------------------------------------ the child
+
+
+def _drop_capabilities() -> None:
+    header = struct.pack("=Ii", _CAP_VERSION_3, 0)
+    hdr = ctypes.create_string_buffer(header)
+    data = ctypes.create_string_buffer(24)
+    _check(_libc.capget(hdr, data), "capget")
+    permitted = struct.unpack("=6I", data.raw)
+    have_caps = bool(permitted[1] or permitted[4])
+    for cap in range(64):
+        if _libc.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0) != 0:
+            err = ctypes.get_errno()
+            if err == errno.EINVAL or (err == errno.EPERM and not have_caps):
+                break
+            raise _Fail("capbset-drop", err)
+    if _libc.prctl(_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 and \
+            ctypes.get_errno() != errno.EINVAL:
+        raise _Fail("cap-ambient", ctypes.get_errno())
+    if have_caps:
+        _check(_libc.capset(hdr, ctypes.create_string_buffer(24)), "capset")
+
+
+def _landlock(o: _Options) -> None:
+    assert o.ruleset is not None
+    fs, net, scope = o.ruleset
+    size = 24 if scope else 16 if net else 8
+    attr = ctypes.create_string_buffer(struct.pack("=QQQ", fs, net, scope))
+    rfd = _check(_libc.syscall(_SYS_LANDLOCK_CREATE_RULESET, attr, ctypes.c_size_t(size), 0),
+                 "landlock-create-ruleset")
+    for access, path in o.rules:
+        try:
+            pfd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+        except OSError as exc:
+            raise _Fail("landlock-open-rule-path", exc.errno or 0) from exc
+        beneath = ctypes.create_string_buffer(struct.pack("=Qi", access, pfd))
+        _check(_libc.syscall(_SYS_LANDLOCK_ADD_RULE, rfd, 1, beneath, 0), "landlock-add-rule")
+        os.close(pfd)
+    _check(_libc.syscall(_SYS_LANDLOCK_RESTRICT_SELF, rfd, 0), "landlock-restrict-self")
+    os.close(rfd)
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+
+def _child(o: _Options, helper_pid: int, err_w: int) -> None:
+    stage = "setup"
+    try:
+        signal.pthread_sigmask(signal.SIG_SETMASK, [])
+        # Python ignores SIGPIPE and SIGXFSZ; an ignored signal stays ignored across exec.
+        for sig in (signal.SIGPIPE, signal.SIGXFSZ, *_HANDLED):
+            signal.signal(sig, signal.SIG_DFL)
+        stage = "setsid"
+        os.setsid()
+        _check(_libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0), "pdeathsig")
+        if os.getppid() != helper_pid:
+            os._exit(127)
+        if o.cwd:
+            stage = "chdir"
+            os.chdir(o.cwd)
+        stage = "stdin"
+        devnull = os.open("/dev/null", os.O_RDONLY | os.O_CLOEXEC)
+        os.dup2(devnull, 0)
+        stage = "stderr"
+        os.dup2(1, 2)
+        stage = "setrlimit"
+        for res, soft, hard in o.rlimits:
+            resource.setrlimit(res, (soft, hard))
+        stage = "close-fds"
+        if _libc.syscall(_SYS_CLOSE_RANGE, 3, ctypes.c_uint(0xFFFFFFFF), _CLOSE_RANGE_CLOEXEC) != 0:
+            for name in os.listdir("/proc/self/fd"):
+                fd = int(name)
+                if fd > 2:
+                    try:
+                        os.set_inheritable(fd, False)
+                    except OSError:
+                        pass
+        if o.nnp:
+            _check(_libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no-new-privs")
+        if o.dropcaps:
+            _drop_capabilities()
+        if o.ruleset is not None:
+            _landlock(o)
+        if o.filter:
+            buf = ctypes.create_string_buffer(o.filter, len(o.filter))
+            prog = _SockFprog(len(o.filter) // 8, ctypes.cast(buf, ctypes.c_void_p))
+            _check(_libc.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(prog), 0, 0), "seccomp")
+        stage = "exec"
+        os.execvp(o.argv[0], o.argv)
+    except _Fail as f:
+        os.write(err_w, f"{f.stage} {f.err}".encode())
+    except OSError as exc:
+        os.write(err_w, f"{stage} {exc.errno or 0}".encode())
+    except BaseException:  # anything else before exec: report, never run unrestricted
+        os.write(err_w, f"{stage} {errno.EINVAL}".encode())
+    os._exit(127)
+
+
+# --------------------------------------------------------------------------------------- the parent
+
+
+def _descendants(self_pid: int) -> list[int]:
+    parent_of: dict[int, int] = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                fields = f.read().rsplit(b")", 1)[1].split()
+            parent_of[int(name)] = int(fields[1])
+        except (OSError, IndexError, ValueError):
+            continue
+    children: dict[int, list[int]] = {}
+    for pid, ppid in parent_of.items():
+        children.setdefault(ppid, []).append(pid)
+    out: list[int] = []
+    todo = [self_pid]
+    while todo:
+        for pid in children.get(todo.pop(), []):
+            if pid != self_pid:
+                out.append(pid)
+                todo.append(pid)
+    return out
+
+
+def _machine_threads() -> int:
+    """Threads alive on the machine (one read of /proc/loadavg): the cheap test before a full walk."""
+    try:
+        with open("/proc/loadavg") as f:
+            return int(f.read().split()[3].split("/")[1])
+    except (OSError, IndexError, ValueError):
+        return -1
+
+
+class _Tree:
+    def __init__(self, child: int) -> None:
+        self.child = child
+        self.status: int | None = None
+
+    def reap(self) -> int:
+        """Reap what has exited; -1 when no child is left at all."""
+        count = 0
+        while True:
+            try:
+                pid, st = os.waitpid(-1, os.WNOHANG | _WALL)
+            except ChildProcessError:
+                return -1
+            if pid == 0:
+                return count
+            count += 1
+            if pid == self.child and self.status is None:
+                self.status = st
+
+    def kill_all(self, self_pid: int) -> None:
+        if self.status is None:
+            try:
+                os.killpg(self.child, signal.SIGKILL)
+            except OSError:
+                pass
+        while True:
+            reaped = self.reap()
+            if reaped < 0:
+                return
+            pids = _descendants(self_pid)
+            for pid in pids:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+            if not pids and reaped == 0:
+                try:
+                    pid, st = os.waitpid(-1, _WALL)
+                except ChildProcessError:
+                    return
+                if pid == self.child and self.status is None:
+                    self.status = st
+            elif pids:
+                time.sleep(0.0001)
+
+
+def main(argv: list[str]) -> int:
+    signal.pthread_sigmask(signal.SIG_BLOCK, _HANDLED)
+    try:
+        o = _parse(argv)
+    except (_Fail, ValueError):
+        _status(f"error usage {errno.EINVAL}\n")
+        return 125
+    self_pid = os.getpid()
+    if o.max_procs > 0:
+        # Real-time slot for the watchdog when allowed (see helper.c: root fork bombs); the command is
+        # reset to normal scheduling at fork.
+        try:
+            os.sched_setscheduler(0, os.SCHED_RR | os.SCHED_RESET_ON_FORK, os.sched_param(1))
+        except (OSError, AttributeError):
+            pass
+    if _libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
+        _status(f"error subreaper {ctypes.get_errno()}\n")
+        return 125
+    err_r, err_w = os.pipe()  # close-on-exec by default in Python
+    child = os.fork()
+    if child == 0:
+        os.close(err_r)
+        _child(o, self_pid, err_w)
+    os.close(err_w)
+    tree = _Tree(child)
+    report = os.read(err_r, 128)
+    os.close(err_r)
+    if report:
+        tree.kill_all(self_pid)
+        _status(f"error {report.decode(errors='replace')}\n")
+        return 125
+    _status(f"started {child}\n")
+    if not o.background:
+        os.close(1)
+
+    events: list[int] = []
+    wake_r, wake_w = os.pipe()
+    os.set_blocking(wake_w, False)
+    os.set_blocking(wake_r, False)
+    signal.set_wakeup_fd(wake_w)
+    for sig in _HANDLED:
+        signal.signal(sig, lambda num, _frame: events.append(num))
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, _HANDLED)
+
+    mode0 = os.fstat(0).st_mode
+    lifeline = stat.S_ISFIFO(mode0) or stat.S_ISSOCK(mode0)
+    killed: str | None = None
+    timeout = 0.01 if o.max_procs > 0 else None
+    baseline = _machine_threads() if o.max_procs > 0 else -1
+    while tree.status is None and killed is None:
+        watch = [wake_r, 0] if lifeline else [wake_r]
+        try:
+            ready, _, _ = select.select(watch, [], [], timeout)
+        except InterruptedError:
+            ready = []
+        if wake_r in ready:
+            try:
+                os.read(wake_r, 512)
+            except BlockingIOError:
+                pass
+        if any(num in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP) for num in events):
+            killed = "terminate"
+        events.clear()
+        if tree.reap() < 0 and tree.status is None:
+            break
+        if lifeline and 0 in ready:
+            try:
+                data = os.read(0, 256)
+            except OSError:
+                data = b""
+            if not data:
+                lifeline = False
+                killed = killed or "lifeline"
+        if killed is None and tree.status is None and o.max_procs > 0:
+            now = _machine_threads()
+            if (now < 0 or baseline < 0 or now > baseline + o.max_procs) and \
+                    len(_descendants(self_pid)) > o.max_procs:
+                killed = "process-limit"
+    signal.pthread_sigmask(signal.SIG_BLOCK, _HANDLED)
+    tree.kill_all(self_pid)
+    if killed:
+        _status(f"killed {killed}\n")
+    _status(f"maxrss {resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}\n")
+    st = tree.status
+    if st is not None and os.WIFEXITED(st):
+        code = os.WEXITSTATUS(st)
+        _status(f"exit {code}\n")
+        line = f"exit code {code}"
+    elif st is not None and os.WIFSIGNALED(st):
+        sig = os.WTERMSIG(st)
+        code = 128 + sig
+        _status(f"signal {sig}\n")
+        line = f"killed by signal {sig} ({signal.strsignal(sig)})"
+    else:
+        code, line = 137, "killed"
+    if o.background:
+        extra = f"; tree killed: {killed}" if killed else ""
+        try:
+            os.write(1, f"\n[phoenix-lsp: background command finished: {line}{extra}]\n".encode())
+        except OSError:
+            pass
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

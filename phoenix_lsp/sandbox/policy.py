@@ -1,0 +1,467 @@
+"""The sandbox policy: which Landlock rights, which seccomp filter, which resource limits.
+
+This module decides; the helper (``helper.c``, or ``launcher.py`` when no C compiler is available) only
+applies what it is given on its command line. Keeping every security decision here means one place to
+review and one place the escape suite exercises, whichever launcher runs it.
+
+Landlock is driven through a small ctypes layer over its three syscalls (ABI-aware: filesystem rights up to
+ABI 5, TCP rules from ABI 4, scoping from ABI 6), and the seccomp filter is a classic-BPF program generated
+here, so neither needs a third-party binding nor the libseccomp headers.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import os
+import platform
+import resource
+import struct
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+# --------------------------------------------------------------------------------------------- Landlock
+
+FS_EXECUTE = 1 << 0
+FS_WRITE_FILE = 1 << 1
+FS_READ_FILE = 1 << 2
+FS_READ_DIR = 1 << 3
+FS_REMOVE_DIR = 1 << 4
+FS_REMOVE_FILE = 1 << 5
+FS_MAKE_CHAR = 1 << 6
+FS_MAKE_DIR = 1 << 7
+FS_MAKE_REG = 1 << 8
+FS_MAKE_SOCK = 1 << 9
+FS_MAKE_FIFO = 1 << 10
+FS_MAKE_BLOCK = 1 << 11
+FS_MAKE_SYM = 1 << 12
+FS_REFER = 1 << 13  # ABI 2
+FS_TRUNCATE = 1 << 14  # ABI 3
+FS_IOCTL_DEV = 1 << 15  # ABI 5
+NET_BIND_TCP = 1 << 0  # ABI 4
+NET_CONNECT_TCP = 1 << 1  # ABI 4
+SCOPE_ABSTRACT_UNIX_SOCKET = 1 << 0  # ABI 6
+SCOPE_SIGNAL = 1 << 1  # ABI 6
+
+_SYS_LANDLOCK_CREATE_RULESET = 444  # the same number on every architecture
+_LANDLOCK_CREATE_RULESET_VERSION = 1 << 0
+
+
+def fs_rights(abi: int) -> int:
+    """Every filesystem right the given Landlock ABI can restrict (all of them are handled, so denied
+    unless a rule grants them)."""
+    rights = (1 << 13) - 1
+    if abi >= 2:
+        rights |= FS_REFER
+    if abi >= 3:
+        rights |= FS_TRUNCATE
+    if abi >= 5:
+        rights |= FS_IOCTL_DEV
+    return rights
+
+
+def landlock_abi() -> int | None:
+    """The Landlock ABI version of the running kernel, or None when Landlock is absent or disabled."""
+    if platform.system() != "Linux":
+        return None
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        abi = libc.syscall(_SYS_LANDLOCK_CREATE_RULESET, None, ctypes.c_size_t(0),
+                           ctypes.c_uint32(_LANDLOCK_CREATE_RULESET_VERSION))
+    except (OSError, AttributeError):
+        return None
+    return int(abi) if abi > 0 else None
+
+
+# ---------------------------------------------------------------------------------------------- seccomp
+
+_AUDIT_ARCH = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}
+
+# Syscall numbers per architecture (x86_64: arch/x86/entry/syscalls/syscall_64.tbl; aarch64: the generic
+# table, include/uapi/asm-generic/unistd.h). Numbers from 424 on are shared by every architecture.
+_COMMON_NEW = {
+    "pidfd_send_signal": 424, "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427,
+    "open_tree": 428, "move_mount": 429, "fsopen": 430, "fsconfig": 431, "fsmount": 432, "fspick": 433,
+    "clone3": 435, "pidfd_getfd": 438, "process_madvise": 440, "mount_setattr": 442, "quotactl_fd": 443,
+    "fchmodat2": 452, "setxattrat": 463, "removexattrat": 466, "open_tree_attr": 467,
+}
+_SYSCALLS: dict[str, dict[str, int]] = {
+    "x86_64": {
+        "ioctl": 16, "shmget": 29, "shmat": 30, "shmctl": 31, "socket": 41, "connect": 42, "accept": 43,
+        "bind": 49, "listen": 50, "socketpair": 53, "clone": 56, "semget": 64, "semop": 65, "semctl": 66,
+        "msgget": 68, "msgsnd": 69, "msgrcv": 70, "msgctl": 71, "chmod": 90, "fchmod": 91, "chown": 92,
+        "fchown": 93, "lchown": 94, "ptrace": 101, "utime": 132, "vhangup": 153, "pivot_root": 155,
+        "adjtimex": 159, "chroot": 161, "acct": 163, "settimeofday": 164, "mount": 165, "umount2": 166,
+        "swapon": 167, "swapoff": 168, "reboot": 169, "sethostname": 170, "setdomainname": 171,
+        "iopl": 172, "ioperm": 173, "init_module": 175, "delete_module": 176, "quotactl": 179,
+        "setxattr": 188, "lsetxattr": 189, "fsetxattr": 190, "removexattr": 197, "lremovexattr": 198,
+        "fremovexattr": 199, "lookup_dcookie": 212, "semtimedop": 220, "clock_settime": 227, "utimes": 235,
+        "mq_open": 240, "mq_unlink": 241, "mq_timedsend": 242, "mq_timedreceive": 243, "mq_notify": 244,
+        "mq_getsetattr": 245, "kexec_load": 246, "add_key": 248, "request_key": 249, "keyctl": 250,
+        "migrate_pages": 256, "fchownat": 260, "futimesat": 261, "fchmodat": 268, "unshare": 272,
+        "move_pages": 279, "utimensat": 280, "accept4": 288, "perf_event_open": 298, "fanotify_init": 300,
+        "prlimit64": 302, "name_to_handle_at": 303, "open_by_handle_at": 304, "clock_adjtime": 305,
+        "setns": 308, "process_vm_readv": 310, "process_vm_writev": 311, "kcmp": 312, "finit_module": 313,
+        "kexec_file_load": 320, "bpf": 321, "userfaultfd": 323, **_COMMON_NEW,
+    },
+    "aarch64": {
+        "setxattr": 5, "lsetxattr": 6, "fsetxattr": 7, "removexattr": 14, "lremovexattr": 15,
+        "fremovexattr": 16, "lookup_dcookie": 18, "ioctl": 29, "umount2": 39, "mount": 40,
+        "pivot_root": 41, "chroot": 51, "fchmod": 52, "fchmodat": 53, "fchownat": 54, "fchown": 55,
+        "vhangup": 58, "quotactl": 60, "utimensat": 88, "acct": 89, "unshare": 97, "kexec_load": 104,
+        "init_module": 105, "delete_module": 106, "clock_settime": 112, "ptrace": 117, "reboot": 142,
+        "sethostname": 161, "setdomainname": 162, "settimeofday": 170, "adjtimex": 171, "mq_open": 180,
+        "mq_unlink": 181, "mq_timedsend": 182, "mq_timedreceive": 183, "mq_notify": 184,
+        "mq_getsetattr": 185, "msgget": 186, "msgctl": 187, "msgrcv": 188, "msgsnd": 189, "semget": 190,
+        "semctl": 191, "semtimedop": 192, "semop": 193, "shmget": 194, "shmctl": 195, "shmat": 196,
+        "socket": 198, "socketpair": 199, "bind": 200, "listen": 201, "accept": 202, "connect": 203,
+        "add_key": 217, "request_key": 218, "keyctl": 219, "clone": 220, "swapon": 224, "swapoff": 225,
+        "migrate_pages": 238, "move_pages": 239, "perf_event_open": 241, "accept4": 242,
+        "prlimit64": 261, "fanotify_init": 262, "name_to_handle_at": 264, "open_by_handle_at": 265,
+        "clock_adjtime": 266, "setns": 268, "process_vm_readv": 270, "process_vm_writev": 271,
+        "kcmp": 272, "finit_module": 273, "bpf": 280, "userfaultfd": 282, "kexec_file_load": 294,
+        **_COMMON_NEW,
+    },
+}
+
+#: Refused with EPERM, grouped by why. Names absent on an architecture are skipped.
+DENIED_SYSCALLS: dict[str, tuple[str, ...]] = {
+    # socket() is limited to AF_UNIX below; these stop the rest: no connect (pathname sockets such as
+    # docker.sock or the D-Bus bus, which Landlock only covers from ABI 9), no server sockets.
+    "network": ("connect", "bind", "listen", "accept", "accept4"),
+    "other processes": ("ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd", "kcmp",
+                        "process_madvise", "migrate_pages", "move_pages"),
+    "io_uring (bypasses the syscall filter)": ("io_uring_setup", "io_uring_enter", "io_uring_register"),
+    "mounts and namespaces": ("unshare", "setns", "mount", "umount2", "pivot_root", "chroot", "open_tree",
+                              "open_tree_attr", "move_mount", "fsopen", "fsconfig", "fsmount", "fspick",
+                              "mount_setattr"),
+    "kernel and machine state": ("init_module", "finit_module", "delete_module", "kexec_load",
+                                 "kexec_file_load", "bpf", "perf_event_open", "userfaultfd", "reboot",
+                                 "swapon", "swapoff", "acct", "settimeofday", "clock_settime",
+                                 "clock_adjtime", "adjtimex", "sethostname", "setdomainname", "iopl",
+                                 "ioperm", "quotactl", "quotactl_fd", "vhangup", "lookup_dcookie",
+                                 "name_to_handle_at", "open_by_handle_at", "keyctl", "add_key",
+                                 "request_key", "fanotify_init"),
+    # Landlock does not cover metadata: chmod/chown/utime/xattr on files outside the writable set work
+    # under Landlock alone (measured), and as root the owner of most files is the sandboxed uid itself.
+    "file metadata": ("chmod", "fchmod", "fchmodat", "fchmodat2", "chown", "fchown", "lchown", "fchownat",
+                      "utime", "utimes", "utimensat", "futimesat", "setxattr", "lsetxattr", "fsetxattr",
+                      "removexattr", "lremovexattr", "fremovexattr", "setxattrat", "removexattrat"),
+    # System V and POSIX message IPC live outside the filesystem, so Landlock cannot see writes to them.
+    "ipc": ("shmget", "shmat", "shmctl", "semget", "semop", "semtimedop", "semctl", "msgget", "msgsnd",
+            "msgrcv", "msgctl", "mq_open", "mq_unlink", "mq_timedsend", "mq_timedreceive", "mq_notify",
+            "mq_getsetattr"),
+}
+
+AF_UNIX = 1
+SOCK_STREAM = 1
+SOCK_SEQPACKET = 5
+TIOCSTI = 0x5412
+TIOCLINUX = 0x541C
+# CLONE_NEWNS | NEWCGROUP | NEWUTS | NEWIPC | NEWUSER | NEWPID | NEWNET (NEWTIME collides with the
+# exit-signal byte of clone() and is covered by refusing unshare/setns).
+CLONE_NAMESPACE_FLAGS = 0x7E020000
+
+_RET_ALLOW = 0x7FFF0000
+_RET_ERRNO = 0x00050000
+_RET_KILL_PROCESS = 0x80000000
+_LD_ABS_W = 0x20
+_JEQ_K = 0x15
+_JGE_K = 0x35
+_JSET_K = 0x45
+_AND_K = 0x54
+_RET_K = 0x06
+_X32_SYSCALL_BIT = 0x40000000
+
+
+def _arg_lo(index: int) -> int:
+    """Offset of the low 32 bits of syscall argument `index` in struct seccomp_data (little-endian)."""
+    return 16 + 8 * index
+
+
+def _arg_hi(index: int) -> int:
+    return 16 + 8 * index + 4
+
+
+class _Asm:
+    """A tiny classic-BPF assembler with forward labels (jump offsets are resolved at the end)."""
+
+    def __init__(self) -> None:
+        self.ins: list[tuple[int, int | str, int | str, int]] = []
+        self.labels: dict[str, int] = {}
+
+    def op(self, code: int, k: int, jt: int | str = 0, jf: int | str = 0) -> None:
+        self.ins.append((code, jt, jf, k))
+
+    def label(self, name: str) -> None:
+        self.labels[name] = len(self.ins)
+
+    def assemble(self) -> bytes:
+        out = bytearray()
+        for i, (code, jt, jf, k) in enumerate(self.ins):
+            offs = []
+            for target in (jt, jf):
+                if isinstance(target, str):
+                    off = self.labels[target] - (i + 1)
+                    if not 0 <= off <= 255:
+                        raise ValueError(f"BPF jump to {target} out of range ({off})")
+                    offs.append(off)
+                else:
+                    offs.append(target)
+            out += struct.pack("=HBBI", code, offs[0], offs[1], k & 0xFFFFFFFF)
+        return bytes(out)
+
+
+def seccomp_supported_arch() -> bool:
+    """True when this module has a seccomp syscall table for the running architecture."""
+    return platform.machine() in _SYSCALLS and struct.pack("=H", 1) == b"\x01\x00"
+
+
+def seccomp_program(machine: str | None = None) -> bytes:
+    """The restricted-mode seccomp filter for `machine` (default: this one), as raw sock_filter bytes.
+
+    Default allow, because Landlock is the primary boundary and a deny-list here closes exactly the
+    measured gaps: non-AF_UNIX sockets (UDP, TCP over IPv4/IPv6, netlink, raw, packet), AF_UNIX datagram
+    sockets (they can send to pathname sockets such as /dev/log without connect()), connect(), ptrace and
+    friends, io_uring, TIOCSTI/TIOCLINUX, namespace creation, and the syscalls in DENIED_SYSCALLS.
+    Other architectures' syscalls (i386 via int 0x80, x32) are refused outright.
+    """
+    machine = machine or platform.machine()
+    table = _SYSCALLS[machine]
+    eperm = _RET_ERRNO | errno.EPERM
+    a = _Asm()
+    a.op(_LD_ABS_W, 4)  # arch
+    a.op(_JEQ_K, _AUDIT_ARCH[machine], 1, 0)
+    a.op(_RET_K, _RET_KILL_PROCESS)
+    a.op(_LD_ABS_W, 0)  # syscall number
+    if machine == "x86_64":
+        a.op(_JGE_K, _X32_SYSCALL_BIT, "deny", 0)
+    a.op(_JEQ_K, table["socket"], "socket", 0)
+    a.op(_JEQ_K, table["socketpair"], "socket", 0)
+    a.op(_JEQ_K, table["ioctl"], "ioctl", 0)
+    a.op(_JEQ_K, table["clone"], "clone", 0)
+    a.op(_JEQ_K, table["clone3"], "enosys", 0)  # its flags live in memory; libc then falls back to clone
+    a.op(_JEQ_K, table["prlimit64"], "prlimit", 0)
+    for names in DENIED_SYSCALLS.values():
+        for name in names:
+            if name in table:
+                a.op(_JEQ_K, table[name], "deny", 0)
+    a.op(_RET_K, _RET_ALLOW)
+    # Classic BPF only jumps forward: the shared return instructions are at the very end.
+    # socket(domain, type, ...) and socketpair(): AF_UNIX stream or seqpacket only. Only the low 32 bits
+    # are compared because the kernel truncates these int arguments the same way.
+    a.label("socket")
+    a.op(_LD_ABS_W, _arg_lo(0))
+    a.op(_JEQ_K, AF_UNIX, 0, "deny")
+    a.op(_LD_ABS_W, _arg_lo(1))
+    a.op(_AND_K, 0xF)  # SOCK_TYPE_MASK: strips SOCK_CLOEXEC / SOCK_NONBLOCK
+    a.op(_JEQ_K, SOCK_STREAM, "allow", 0)
+    a.op(_JEQ_K, SOCK_SEQPACKET, "allow", "deny")
+    # ioctl(fd, cmd): cmd is an unsigned int in the kernel, so compare the low word only (a high word
+    # set by the caller must not slip past the check).
+    a.label("ioctl")
+    a.op(_LD_ABS_W, _arg_lo(1))
+    a.op(_JEQ_K, TIOCSTI, "deny", 0)
+    a.op(_JEQ_K, TIOCLINUX, "deny", "allow")
+    a.label("clone")
+    a.op(_LD_ABS_W, _arg_lo(0))
+    a.op(_JSET_K, CLONE_NAMESPACE_FLAGS, "deny", "allow")
+    # prlimit64(pid, ...): only on itself (pid 0); changing another process's limits is a write to it.
+    a.label("prlimit")
+    a.op(_LD_ABS_W, _arg_lo(0))
+    a.op(_JEQ_K, 0, 0, "deny")
+    a.op(_LD_ABS_W, _arg_hi(0))
+    a.op(_JEQ_K, 0, "allow", "deny")
+    a.label("allow")
+    a.op(_RET_K, _RET_ALLOW)
+    a.label("deny")
+    a.op(_RET_K, eperm)
+    a.label("enosys")
+    a.op(_RET_K, _RET_ERRNO | errno.ENOSYS)
+    return a.assemble()
+
+
+def seccomp_available() -> bool:
+    """True when the kernel accepts seccomp filters (probed without installing one)."""
+    if platform.system() != "Linux":
+        return False
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        # PR_SET_SECCOMP(SECCOMP_MODE_FILTER, NULL): EFAULT (or EACCES) when filters are supported,
+        # EINVAL when the kernel was built without them. Nothing is installed either way.
+        rc = libc.prctl(22, 2, None, 0, 0)
+    except (OSError, AttributeError):
+        return False
+    return rc != 0 and ctypes.get_errno() in (errno.EFAULT, errno.EACCES)
+
+
+# ---------------------------------------------------------------------------------------------- rlimits
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Resource limits of a restricted command (per process, except `max_processes`). None = unlimited.
+
+    Defaults leave room for real builds and test runs while stopping memory hogs, CPU burners that
+    outlive the timeout, runaway files in the scratch directory and fork bombs.
+    """
+
+    address_space: int | None = 8 << 30  # bytes of virtual memory per process
+    cpu_seconds: int | None = 1800  # CPU time per process
+    max_processes: int | None = 512  # live processes in the command's tree
+    file_size: int | None = 1 << 30  # bytes per written file
+    open_files: int | None = 1024  # descriptors per process
+
+
+_task_count_cache: tuple[float, int, int] = (0.0, -1, 0)
+
+
+def _user_task_count(uid: int) -> int:
+    """Tasks (threads included) currently owned by `uid`: RLIMIT_NPROC counts them all, per user, so the
+    limit handed to the command is this count plus the allowance. Cached for two seconds."""
+    global _task_count_cache
+    now = time.monotonic()
+    stamp, cached_uid, count = _task_count_cache
+    if cached_uid == uid and now - stamp < 2.0:
+        return count
+    count = 0
+    with os.scandir("/proc") as it:
+        for entry in it:
+            if not entry.name.isdigit():
+                continue
+            try:
+                if entry.stat().st_uid != uid:
+                    continue
+                with open(f"/proc/{entry.name}/stat", "rb") as f:
+                    fields = f.read().rsplit(b")", 1)[1].split()
+                count += int(fields[17])  # num_threads
+            except (OSError, IndexError, ValueError):
+                continue
+    _task_count_cache = (now, uid, count)
+    return count
+
+
+def rlimit_args(limits: Limits) -> list[str]:
+    """`-r resource:soft:hard` arguments for the helper. Soft = hard (except CPU, see below) so the command
+    cannot raise them."""
+    pairs: list[tuple[int, int | None]] = [
+        (resource.RLIMIT_AS, limits.address_space),
+        (resource.RLIMIT_CPU, limits.cpu_seconds),
+        (resource.RLIMIT_FSIZE, limits.file_size),
+        (resource.RLIMIT_NOFILE, limits.open_files),
+    ]
+    uid = os.getuid()
+    if limits.max_processes is not None and uid != 0:
+        # The kernel exempts uid 0 from RLIMIT_NPROC; for root the helper's process-count watchdog is
+        # the only fork-bomb stop (it also runs for everyone else).
+        pairs.append((resource.RLIMIT_NPROC, _user_task_count(uid) + limits.max_processes))
+    args: list[str] = []
+    for res, value in pairs:
+        if value is None:
+            continue
+        soft, hard = resource.getrlimit(res)
+        # Never above the current hard limit (an unprivileged process cannot raise it).
+        new = value if hard == resource.RLIM_INFINITY else min(value, hard)
+        new_hard = new
+        if res == resource.RLIMIT_CPU:
+            # Soft limit -> SIGXCPU (a clear "CPU time limit" report); the hard limit 2 s later -> SIGKILL
+            # for a program that ignores SIGXCPU.
+            new_hard = new + 2 if hard == resource.RLIM_INFINITY else min(new + 2, hard)
+        args += ["-r", f"{res}:{new}:{new_hard}"]
+    return args
+
+
+# ----------------------------------------------------------------------------------------- full policy
+
+
+def restricted_args(abi: int, scratch: Path, limits: Limits, with_seccomp: bool) -> list[str]:
+    """The helper options that make one command restricted: read/execute everywhere, write only to
+    /dev/null and `scratch`, no TCP, scoped signals and abstract sockets, seccomp, no_new_privs, no
+    capabilities, rlimits and the process-count watchdog."""
+    handled_fs = fs_rights(abi)
+    handled_net = NET_BIND_TCP | NET_CONNECT_TCP if abi >= 4 else 0
+    scoped = SCOPE_ABSTRACT_UNIX_SOCKET | SCOPE_SIGNAL if abi >= 6 else 0
+    read_only = FS_EXECUTE | FS_READ_FILE | FS_READ_DIR
+    dev_null = FS_READ_FILE | FS_WRITE_FILE | (FS_TRUNCATE if abi >= 3 else 0)
+    args = ["-n", "-k", "-l", f"{handled_fs:x}:{handled_net:x}:{scoped:x}",
+            "-p", f"{read_only:x}:/",
+            "-p", f"{dev_null:x}:/dev/null",
+            "-p", f"{handled_fs:x}:{scratch}"]
+    args += rlimit_args(limits)
+    if limits.max_processes is not None:
+        args += ["-m", str(limits.max_processes)]
+    if with_seccomp:
+        args += ["-f", seccomp_program().hex()]
+    return args
+
+
+def missing_protections(abi: int | None, seccomp: bool) -> tuple[str, ...]:
+    """Human-readable list of the protections this kernel cannot give (REQ-BASH-009)."""
+    if abi is None:
+        return ("the whole kernel sandbox: Landlock is not available (Linux >= 5.13 with Landlock enabled "
+                "in the LSM list is required)",)
+    missing: list[str] = []
+    if abi < 2:
+        missing.append("rename/link across directories is refused entirely (Landlock ABI 1 < 2)")
+    if abi < 3:
+        missing.append("no truncation control: existing files can be truncated (Landlock ABI "
+                       f"{abi} < 3, Linux 6.2)")
+    if abi < 4 and not seccomp:
+        missing.append(f"no TCP rules: Landlock ABI {abi} < 4 (Linux 6.7) and no seccomp")
+    if abi < 5:
+        missing.append(f"no device ioctl control (Landlock ABI {abi} < 5, Linux 6.10)")
+    if abi < 6:
+        missing.append(f"no signal scoping: signals to processes outside the sandbox are possible "
+                       f"(Landlock ABI {abi} < 6, Linux 6.12)")
+        if not seccomp:
+            missing.append(f"no abstract Unix socket scoping (Landlock ABI {abi} < 6) and no seccomp")
+    if not seccomp:
+        missing.append("no seccomp filter: UDP, IPv6, netlink, raw sockets, connect() to Unix sockets, "
+                       "ptrace, io_uring and TIOCSTI are not blocked")
+    return tuple(missing)
+
+
+def active_protections(abi: int | None, seccomp: bool, limits: Limits | None = None) -> list[str]:
+    """Human-readable list of what a restricted command gets on this kernel (for `doctor`)."""
+    if abi is None:
+        return []
+    limits = limits or Limits()
+    active = [f"Landlock filesystem (ABI {abi}): read and execute everywhere, write only /dev/null and a "
+              "private scratch directory" + (", truncation covered" if abi >= 3 else "")
+              + (", device ioctls covered" if abi >= 5 else "")]
+    if abi >= 4:
+        active.append("Landlock network: no TCP bind or connect")
+    if abi >= 6:
+        active.append("Landlock scoping: no abstract Unix sockets or signals outside the sandbox")
+    if seccomp:
+        active.append("seccomp: sockets only AF_UNIX stream, no connect/bind, no ptrace/process_vm, no "
+                      "io_uring, no TIOCSTI/TIOCLINUX, no namespaces/mounts, no chmod/chown/utime/xattr, "
+                      "no SysV/POSIX message IPC")
+    active.append("no_new_privs, all capabilities dropped, new session without a controlling terminal, "
+                  "descriptors above 2 closed")
+    parts = []
+    for name, value in (("address space", limits.address_space), ("CPU s", limits.cpu_seconds),
+                        ("processes", limits.max_processes), ("file size", limits.file_size),
+                        ("open files", limits.open_files)):
+        if value is not None:
+            parts.append(f"{name} {value}")
+    active.append("rlimits: " + ", ".join(parts))
+    return active
+
+
+def describe_args(args: Sequence[str]) -> str:
+    """A short printable form of helper arguments (the seccomp program is elided)."""
+    out = []
+    skip = False
+    for i, a in enumerate(args):
+        if skip:
+            skip = False
+            continue
+        if a == "-f" and i + 1 < len(args):
+            out.append(f"-f <{len(args[i + 1]) // 16} BPF instructions>")
+            skip = True
+        else:
+            out.append(a)
+    return " ".join(out)

@@ -1,0 +1,410 @@
+"""Running one command under the launcher: restricted or not, with output capture, timeout, cancellation
+and background jobs. The bash tool and the `sandbox run` command both go through here.
+
+Every command is started by the launcher (compiled helper or Python launcher), never with preexec_fn:
+the server is multi-threaded. The launcher is a child subreaper that owns the command's whole process
+tree. Its stdin is a "lifeline" pipe held by this process: if the server dies, the pipe closes and the
+launcher kills the tree. SIGTERM to the launcher means "kill the tree now" (cancel, timeout, shutdown).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from phoenix_lsp.sandbox import build, policy
+from phoenix_lsp.sandbox.policy import Limits
+
+#: Output beyond this many bytes is cut in the middle (REQ-BASH-001).
+OUTPUT_LIMIT = 128 * 1024
+OUTPUT_HEAD = 4 * 1024
+OUTPUT_TAIL = 4 * 1024
+#: How long the launcher gets to kill the tree after SIGTERM before it is killed itself.
+TERMINATE_GRACE_S = 2.0
+
+_STAGE_TEXT = {
+    "chdir": "changing to the working directory",
+    "stdin": "opening /dev/null as stdin",
+    "stderr": "joining stderr to stdout",
+    "setsid": "starting a new session",
+    "pdeathsig": "tying the command to its launcher",
+    "setrlimit": "setting resource limits",
+    "close-fds": "closing inherited file descriptors",
+    "no-new-privs": "setting no_new_privs",
+    "capget": "reading capabilities",
+    "capbset-drop": "dropping capabilities",
+    "cap-ambient": "clearing ambient capabilities",
+    "capset": "dropping capabilities",
+    "landlock-create-ruleset": "creating the Landlock ruleset",
+    "landlock-open-rule-path": "opening a path for a Landlock rule",
+    "landlock-add-rule": "adding a Landlock rule",
+    "landlock-restrict-self": "applying Landlock",
+    "seccomp": "installing the seccomp filter",
+    "exec": "executing the program",
+    "spawn": "starting the sandbox launcher",
+    "subreaper": "becoming a child subreaper",
+    "signalfd": "setting up signal handling",
+    "fork": "forking the command",
+    "usage": "parsing the launcher's arguments",
+}
+
+
+@dataclass(frozen=True)
+class SetupFailure:
+    """The command never ran: a step before exec failed."""
+
+    stage: str
+    errno: int
+    detail: str = ""
+
+    @property
+    def sandbox(self) -> bool:
+        """True when the failing step is part of the sandbox (not a missing directory or program)."""
+        return self.stage not in ("chdir", "exec", "spawn")
+
+    def describe(self) -> str:
+        what = _STAGE_TEXT.get(self.stage, self.stage)
+        reason = os.strerror(self.errno) if self.errno else "unknown error"
+        name = _errno_name(self.errno)
+        text = f"{what} failed: {reason} ({name})"
+        return f"{text}: {self.detail}" if self.detail else text
+
+
+def _errno_name(number: int) -> str:
+    import errno as errno_mod
+
+    return errno_mod.errorcode.get(number, f"errno {number}")
+
+
+class OutputCapture:
+    """Keeps at most `limit` bytes; beyond that only the first `head` and last `tail` bytes survive, so
+    memory stays bounded whatever the command prints."""
+
+    def __init__(self, limit: int = OUTPUT_LIMIT, head: int = OUTPUT_HEAD, tail: int = OUTPUT_TAIL) -> None:
+        self.limit, self.head_size, self.tail_size = limit, head, tail
+        self.total = 0
+        self._buf = bytearray()
+        self._head: bytes | None = None
+
+    def feed(self, data: bytes) -> None:
+        self.total += len(data)
+        self._buf += data
+        if self._head is None and len(self._buf) > self.limit:
+            self._head = bytes(self._buf[: self.head_size])
+            del self._buf[: len(self._buf) - self.tail_size]
+        elif self._head is not None and len(self._buf) > 4 * self.tail_size:
+            del self._buf[: len(self._buf) - self.tail_size]
+
+    @property
+    def cut(self) -> bool:
+        return self._head is not None
+
+    def parts(self) -> tuple[bytes, int, bytes]:
+        """(head, omitted byte count, tail); when nothing was cut the whole output is the head."""
+        if self._head is None:
+            return bytes(self._buf), 0, b""
+        tail = bytes(self._buf[-self.tail_size:])
+        return self._head, self.total - len(self._head) - len(tail), tail
+
+
+@dataclass
+class RunResult:
+    """How one command ended."""
+
+    capture: OutputCapture
+    exit_code: int | None = None  # shell convention: 128 + signal when killed by a signal
+    signal: int | None = None
+    killed: str | None = None  # "terminate" | "lifeline" | "process-limit" (the tree was killed)
+    timed_out: bool = False
+    setup_failure: SetupFailure | None = None
+    pid: int | None = None
+    maxrss_kb: int | None = None
+    launcher: str = ""
+    duration_s: float = 0.0
+
+
+@dataclass(frozen=True)
+class SpawnRequest:
+    """One command to run. `argv` is the program and its arguments (the bash tool passes bash -c)."""
+
+    argv: tuple[str, ...]
+    cwd: Path
+    restricted: bool
+    limits: Limits = field(default_factory=Limits)
+    env: Mapping[str, str] | None = None
+    landlock_abi: int | None = None  # None: probe
+    seccomp: bool | None = None  # None: probe
+
+
+def _parse_status(text: str, result: RunResult) -> None:
+    for line in text.splitlines():
+        word, _, rest = line.partition(" ")
+        if word == "started":
+            result.pid = int(rest)
+        elif word == "error":
+            stage, _, num = rest.partition(" ")
+            number, _, detail = num.partition(" ")
+            try:
+                code = int(number)
+            except ValueError:
+                code, detail = 0, num
+            result.setup_failure = SetupFailure(stage, code, detail)
+        elif word == "exit":
+            result.exit_code = int(rest)
+        elif word == "signal":
+            result.signal = int(rest)
+            result.exit_code = 128 + result.signal
+        elif word == "killed":
+            result.killed = rest
+        elif word == "maxrss":
+            result.maxrss_kb = int(rest)
+
+
+def command_env(restricted: bool, scratch: Path | None, base: Mapping[str, str] | None) -> dict[str, str]:
+    """The environment of a command: the server's (or `base`), plus a private TMPDIR in restricted mode
+    and settings that keep common tools from prompting or taking optional locks."""
+    env = dict(os.environ if base is None else base)
+    env["PHOENIX_LSP_SANDBOX"] = "restricted" if restricted else "unrestricted"
+    env.setdefault("GIT_TERMINAL_PROMPT", "0")
+    env.setdefault("PAGER", "cat")
+    env.setdefault("GIT_PAGER", "cat")
+    if restricted and scratch is not None:
+        for name in ("TMPDIR", "TMP", "TEMP"):
+            env[name] = str(scratch)
+        # git status would otherwise try (and fail, harmlessly but noisily) to refresh the index.
+        env["GIT_OPTIONAL_LOCKS"] = "0"
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+    return env
+
+
+def launcher_args(req: SpawnRequest, scratch: Path | None, background: bool = False) -> list[str]:
+    """The full argv of the launcher for `req` (restricted options computed by policy.py)."""
+    launch = build.launcher()
+    args = list(launch.argv)
+    if req.restricted:
+        abi = req.landlock_abi if req.landlock_abi is not None else policy.landlock_abi()
+        if abi is None:
+            raise SandboxUnavailable()
+        seccomp = req.seccomp if req.seccomp is not None else (
+            policy.seccomp_available() and policy.seccomp_supported_arch())
+        assert scratch is not None
+        args += policy.restricted_args(abi, scratch, req.limits, seccomp)
+    if background:
+        args.append("-B")
+    args += ["-C", str(req.cwd), "--", *req.argv]
+    return args
+
+
+class SandboxUnavailable(RuntimeError):
+    """Restricted was asked for on a kernel without Landlock."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "Restricted mode needs the Landlock kernel sandbox, which this system does not offer (Linux "
+            ">= 5.13 with Landlock enabled in the LSM list, 6.7+ for network rules). Only Unrestricted "
+            "mode is available here.")
+
+
+def _make_scratch(restricted: bool) -> Path | None:
+    if not restricted:
+        return None
+    return Path(tempfile.mkdtemp(prefix="phoenix-lsp-scratch-"))
+
+
+def _remove_scratch(scratch: Path | None) -> None:
+    if scratch is not None:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+async def _terminate(proc: asyncio.subprocess.Process) -> None:
+    """Ask the launcher to kill the tree (SIGTERM) and wait for it; SIGKILL it only as a last resort."""
+    if proc.returncode is not None:
+        return
+    with contextlib.suppress(ProcessLookupError):
+        proc.send_signal(signal.SIGTERM)
+    try:
+        await asyncio.wait_for(proc.wait(), TERMINATE_GRACE_S)
+    except TimeoutError:
+        with contextlib.suppress(ProcessLookupError):
+            proc.kill()
+        await proc.wait()
+
+
+async def run(req: SpawnRequest, timeout: float | None = None) -> RunResult:
+    """Run `req` to completion (or timeout) and return its captured output and status.
+
+    Cancelling the task that awaits this kills the whole process tree before CancelledError propagates.
+    """
+    started = time.monotonic()
+    scratch = _make_scratch(req.restricted)
+    capture = OutputCapture()
+    result = RunResult(capture=capture)
+    try:
+        args = launcher_args(req, scratch)
+        result.launcher = build.launcher().kind
+        env = command_env(req.restricted, scratch, req.env)
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                *args, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE, env=env, close_fds=True)
+        except OSError as exc:
+            result.setup_failure = SetupFailure("spawn", exc.errno or 0, str(exc))
+            return result
+        assert proc.stdout is not None and proc.stderr is not None
+
+        async def pump() -> None:
+            assert proc.stdout is not None
+            while chunk := await proc.stdout.read(65536):
+                capture.feed(chunk)
+
+        pump_task = asyncio.ensure_future(pump())
+        status_task = asyncio.ensure_future(proc.stderr.read())
+        wait_task = asyncio.ensure_future(proc.wait())
+        try:
+            done, _ = await asyncio.wait({wait_task}, timeout=timeout)
+            if not done:
+                result.timed_out = True
+                await _terminate(proc)
+            await asyncio.gather(pump_task, status_task, wait_task)
+        except asyncio.CancelledError:
+            # Kill the tree even if we are cancelled again meanwhile, then let the cancel go on.
+            killer = asyncio.ensure_future(_terminate(proc))
+            while not killer.done():
+                with contextlib.suppress(asyncio.CancelledError):
+                    await asyncio.shield(killer)
+            for task in (pump_task, status_task, wait_task):
+                task.cancel()
+            raise
+        finally:
+            if proc.stdin is not None:
+                proc.stdin.close()
+        _parse_status(status_task.result().decode("utf-8", "replace"), result)
+        if result.pid is None and result.setup_failure is None and proc.returncode not in (None, 0):
+            result.setup_failure = SetupFailure("spawn", 0, f"launcher exited with {proc.returncode}")
+        return result
+    finally:
+        _remove_scratch(scratch)
+        result.duration_s = time.monotonic() - started
+
+
+# ------------------------------------------------------------------------------------- background jobs
+
+
+@dataclass
+class BackgroundJob:
+    """A command started in `background` mode, owned by this server process."""
+
+    pid: int
+    pgid: int
+    output_path: Path
+    command: str
+    conversation_id: str
+    started_at: float
+    _popen: subprocess.Popen[bytes] = field(repr=False)
+    _scratch: Path | None = field(repr=False, default=None)
+    finished: threading.Event = field(default_factory=threading.Event, repr=False)
+
+    def alive(self) -> bool:
+        return not self.finished.is_set()
+
+    def terminate(self, wait: float = TERMINATE_GRACE_S) -> None:
+        """Kill the job's whole tree and wait (up to `wait` seconds) for it to be gone."""
+        if self._popen.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                self._popen.send_signal(signal.SIGTERM)
+        if not self.finished.wait(wait) and self._popen.poll() is None:
+            self._popen.kill()
+
+
+_jobs: dict[int, BackgroundJob] = {}
+_jobs_lock = threading.Lock()
+
+
+def background_jobs(conversation_id: str | None = None) -> list[BackgroundJob]:
+    """Live background jobs (of one conversation, or all)."""
+    with _jobs_lock:
+        return [j for j in _jobs.values()
+                if j.alive() and (conversation_id is None or j.conversation_id == conversation_id)]
+
+
+def kill_background_jobs(conversation_id: str | None = None) -> int:
+    """Kill every live background tree (of one conversation, or all: server shutdown). Returns how many."""
+    jobs = background_jobs(conversation_id)
+    for job in jobs:
+        job.terminate()
+    return len(jobs)
+
+
+def _watch(job_future: concurrent.futures.Future[tuple[int, SetupFailure | None]],
+           popen: subprocess.Popen[bytes], scratch: Path | None) -> None:
+    """Thread body: report the start, then wait for the end and clean up."""
+    assert popen.stderr is not None
+    result = RunResult(capture=OutputCapture())
+    first = popen.stderr.readline().decode("utf-8", "replace")
+    _parse_status(first, result)
+    if result.pid is None and result.setup_failure is None:
+        result.setup_failure = SetupFailure("spawn", 0, f"launcher said {first.strip()!r}")
+    job_future.set_result((result.pid or 0, result.setup_failure))
+    popen.stderr.read()
+    popen.wait()
+    if popen.stdin is not None:
+        with contextlib.suppress(OSError):
+            popen.stdin.close()
+    _remove_scratch(scratch)
+    with _jobs_lock:
+        job = _jobs.pop(popen.pid, None)
+    if job is not None:
+        job.finished.set()
+
+
+async def start_background(req: SpawnRequest, output_path: Path, command: str,
+                           conversation_id: str = "") -> BackgroundJob | SetupFailure:
+    """Start `req` detached; its combined output goes to `output_path` (opened here, outside the
+    sandbox), and the launcher appends the completion status to it. Returns once the command is exec'd."""
+    scratch = _make_scratch(req.restricted)
+    try:
+        args = launcher_args(req, scratch, background=True)
+        env = command_env(req.restricted, scratch, req.env)
+        output_path.parent.mkdir(parents=True, exist_ok=True)
+        with open(output_path, "ab") as out:
+            popen = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=out, stderr=subprocess.PIPE,
+                                     env=env, close_fds=True)
+    except OSError as exc:
+        _remove_scratch(scratch)
+        return SetupFailure("spawn", exc.errno or 0, str(exc))
+    except SandboxUnavailable:
+        _remove_scratch(scratch)
+        raise
+    fut: concurrent.futures.Future[tuple[int, SetupFailure | None]] = concurrent.futures.Future()
+    thread = threading.Thread(target=_watch, args=(fut, popen, scratch), daemon=True,
+                              name=f"phoenix-bg-{popen.pid}")
+    job = BackgroundJob(pid=0, pgid=0, output_path=output_path, command=command,
+                        conversation_id=conversation_id, started_at=time.time(), _popen=popen,
+                        _scratch=scratch)
+    with _jobs_lock:
+        _jobs[popen.pid] = job
+    thread.start()
+    pid, failure = await asyncio.wrap_future(fut)
+    if failure is not None:
+        await asyncio.get_running_loop().run_in_executor(None, job.finished.wait, TERMINATE_GRACE_S)
+        return failure
+    job.pid = job.pgid = pid  # the command leads its own session and process group
+    return job
+
+
+def sequence_repr(argv: Sequence[str]) -> str:
+    """Shell-like one-line form of argv, for messages."""
+    import shlex
+
+    return " ".join(shlex.quote(a) for a in argv)

@@ -1,0 +1,84 @@
+"""The guard that keeps secrets out of the database (REQ-SEC-001).
+
+``Store`` passes every text (and every image) it writes through ``SecretGuard.check``. The guard knows
+the *current* value of the environment variables it watches (read at every check, so a key set after
+start-up is covered too) plus any value registered with ``add_secret`` - for instance an API key that
+arrived in LSP initialization options instead of the environment.
+
+Refusing is the last line of defence; callers that may legitimately see a secret (a tool that printed
+the environment) should ``redact`` the text before handing it to the store.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+
+from phoenix_lsp.store.errors import SecretLeakError
+
+#: Secrets shorter than this are ignored: a short value would match ordinary text by accident.
+MIN_SECRET_LENGTH = 8
+DEFAULT_SECRET_ENV_VARS: tuple[str, ...] = ("ANTHROPIC_API_KEY",)
+REDACTED = "[REDACTED]"
+
+
+class SecretGuard:
+    """Refuses texts that contain a known secret.
+
+    ``env_vars`` names the variables whose current values are secrets; ``environ`` defaults to
+    ``os.environ`` and exists so tests can pass their own mapping.
+    """
+
+    def __init__(
+        self,
+        env_vars: Iterable[str] = DEFAULT_SECRET_ENV_VARS,
+        *,
+        environ: Mapping[str, str] | None = None,
+    ) -> None:
+        self._env_vars = tuple(env_vars)
+        self._environ = environ
+        self._extra: set[str] = set()
+
+    def add_secret(self, value: str) -> None:
+        """Also refuse texts containing ``value`` (ignored when shorter than 8 characters)."""
+        if len(value) >= MIN_SECRET_LENGTH:
+            self._extra.add(value)
+
+    def _secrets(self) -> list[tuple[str, str]]:
+        """(label, value) pairs for every secret currently known; the label never contains the value."""
+        environ = os.environ if self._environ is None else self._environ
+        found: list[tuple[str, str]] = []
+        for name in self._env_vars:
+            value = environ.get(name, "")
+            if len(value) >= MIN_SECRET_LENGTH:
+                found.append((f"the value of {name}", value))
+        found.extend(("a registered secret", value) for value in self._extra)
+        return found
+
+    def check(self, text: str, what: str) -> None:
+        """Raise ``SecretLeakError`` if ``text`` contains a secret; ``what`` names the text in the error."""
+        for label, value in self._secrets():
+            if value in text:
+                raise SecretLeakError(_refusal(what, label))
+
+    def check_bytes(self, data: bytes, what: str) -> None:
+        """Like ``check`` for binary data (the secret is looked for in its UTF-8 form)."""
+        for label, value in self._secrets():
+            if value.encode() in data:
+                raise SecretLeakError(_refusal(what, label))
+
+    def redact(self, text: str) -> str:
+        """Return ``text`` with every known secret replaced by ``[REDACTED]``."""
+        # Longest first, so a secret that contains another one is replaced whole.
+        for _label, value in sorted(self._secrets(), key=lambda pair: -len(pair[1])):
+            text = text.replace(value, REDACTED)
+        return text
+
+
+def _refusal(what: str, label: str) -> str:
+    # The message names where the secret was found but never repeats it.
+    return (
+        f"refusing to write {what}: it contains {label}, and a secret must never reach the database "
+        "(REQ-SEC-001); nothing was written. Redact the text first (SecretGuard.redact) - it usually "
+        "comes from a tool output or a pasted message"
+    )

@@ -1,0 +1,302 @@
+"""The bash tool (REQ-BASH-001..014): one shell command per call, sandboxed while Restricted.
+
+Stateless (REQ-BASH-010): everything a call needs arrives in its `BashContext`. The only process-wide
+state is the registry of live background jobs in `phoenix_lsp.sandbox.spawn` (so the server can cap and
+kill them), keyed by conversation id.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import os
+import re
+import secrets
+import signal as signal_mod
+import tempfile
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from phoenix_lsp.sandbox import SandboxSupport, probe, spawn, unavailable_message
+from phoenix_lsp.sandbox.policy import Limits
+from phoenix_lsp.tools.bash_safety import check_command
+
+DEFAULT_TIMEOUT_S = 30.0
+SLOW_TIMEOUT_S = 15 * 60.0
+BACKGROUND_LIMIT = 8
+MODES = ("default", "slow", "background")
+
+_DESCRIPTION = """\
+Run one shell command with `bash -c` and return its combined stdout and stderr.
+
+- The command runs in the conversation's working directory. There is no terminal: stdin is empty and \
+there is no controlling TTY, so interactive programs (editors, pagers, password prompts) will not work; \
+pass non-interactive flags instead.
+- Modes: "default" stops the command after 30 seconds, "slow" after 15 minutes; on timeout the whole \
+process tree is killed and the output so far is returned. "background" starts the command detached and \
+returns at once with its PID, process group and the path of a file that receives its output; the exit \
+status is appended to that file when it ends.
+- Output over 128 KB is cut in the middle (the first and last 4 KB are kept, with a marker): filter \
+large outputs with grep, head or tail.
+- A non-zero exit is reported with its exit code; a failure to start the command is reported separately.
+- Safety checks refuse `git add -A` / `git add .` / `git add --all` / `git add *` (name the files), \
+`git push --force` / `-f` (use --force-with-lease) and `rm -rf` on /, ~, $HOME, .git, * or .*.
+
+Sandbox: while the conversation is Restricted, every command runs inside a kernel sandbox (Landlock and \
+seccomp). It can read and execute any file, but cannot write, create, delete, rename, truncate or chmod \
+anything except in a private temporary directory ($TMPDIR, deleted after the command) and /dev/null, \
+and it has no network at all (no TCP, UDP or Unix-socket connections). It cannot signal or trace \
+processes it did not start, and runs with resource limits (memory, CPU time, processes, file size, open \
+files). An operation the sandbox blocks fails with the kernel's own error, typically "Permission denied" \
+(EACCES) or "Operation not permitted" (EPERM). That is the sandbox working as intended: do not retry, \
+and do not look for a way around it. If the task needs writes or network, ask the user to switch the \
+conversation to Unrestricted with the request_mode_upgrade tool. While the conversation is Unrestricted \
+commands run without the sandbox, with the same safety checks and timeouts."""
+
+SCHEMA: dict[str, Any] = {
+    "name": "bash",
+    "description": _DESCRIPTION,
+    "input_schema": {
+        "type": "object",
+        "properties": {
+            "command": {"type": "string", "description": "The shell command to run with bash -c."},
+            "mode": {
+                "type": "string",
+                "enum": list(MODES),
+                "description": 'Timeout/detach mode: "default" (30 s), "slow" (15 min) or "background" '
+                               '(detached, output to a file). Default: "default".',
+            },
+        },
+        "required": ["command"],
+        "additionalProperties": False,
+    },
+}
+
+
+def tool_definition(working_directory: Path | None = None) -> dict[str, Any]:
+    """SCHEMA with the conversation's working directory stated (REQ-BASH-005). It depends only on the
+    directory, never on the mode (REQ-BED-017)."""
+    definition = copy.deepcopy(SCHEMA)
+    if working_directory is not None:
+        definition["description"] += f"\n\nWorking directory: {working_directory}"
+    return definition
+
+
+def _default_background_dir() -> Path:
+    return Path(tempfile.gettempdir()) / f"phoenix-lsp-{os.getuid()}" / "background"
+
+
+@dataclass(frozen=True)
+class BashContext:
+    """Everything one bash call needs (REQ-BASH-010)."""
+
+    working_directory: Path
+    restricted: bool  # True -> run inside the kernel sandbox
+    conversation_id: str = ""
+    limits: Limits = field(default_factory=Limits)
+    default_timeout_s: float = DEFAULT_TIMEOUT_S
+    slow_timeout_s: float = SLOW_TIMEOUT_S
+    background_dir: Path | None = None  # None: <tmp>/phoenix-lsp-<uid>/background
+    background_limit: int = BACKGROUND_LIMIT  # live background jobs per conversation
+    env: Mapping[str, str] | None = None  # None: the server's environment
+    sandbox: SandboxSupport | None = None  # None: probe()
+
+
+@dataclass(frozen=True)
+class BashResult:
+    """The outcome of one call. `output` is exactly what the model sees."""
+
+    output: str
+    is_error: bool
+    exit_code: int | None
+    outcome: str  # "exited" | "timeout" | "refused" | "system_error" | "background"
+    error_id: str | None = None  # stable id (REQ-BASH-006): bash.safety_check, bash.timeout, ...
+    sandbox_refused: bool = False  # the output shows an operation the sandbox (likely) refused
+    restricted: bool = False
+    pid: int | None = None
+    pgid: int | None = None
+    output_file: str | None = None
+    truncated: bool = False
+    duration_s: float = 0.0
+
+
+def cancelled_result(restricted: bool = False) -> BashResult:
+    """The synthetic result for a call cancelled by the user (REQ-BED-005), for the server to record."""
+    return BashResult("[phoenix-lsp: cancelled by the user; the command and every process it started were "
+                      "killed]", True, None, "cancelled", "bash.cancelled", restricted=restricted)
+
+
+def _error(message: str, error_id: str, outcome: str = "system_error", restricted: bool = False,
+           ) -> BashResult:
+    return BashResult(message, True, None, outcome, error_id, restricted=restricted)
+
+
+def _validate(tool_input: Any) -> tuple[str, str] | BashResult:
+    if not isinstance(tool_input, Mapping):
+        return _error(f"Invalid bash input: expected an object with a 'command' string, got "
+                      f"{type(tool_input).__name__}.", "bash.invalid_input")
+    unknown = sorted(str(k) for k in tool_input if k not in ("command", "mode"))
+    if unknown:
+        return _error(f"Invalid bash input: unknown field(s) {', '.join(unknown)}; only 'command' and "
+                      "'mode' are accepted.", "bash.invalid_input")
+    command = tool_input.get("command")
+    if not isinstance(command, str):
+        got = "nothing" if command is None else type(command).__name__
+        return _error(f"Invalid bash input: 'command' must be a string, got {got}.", "bash.invalid_input")
+    if not command.strip():
+        return _error("Invalid bash input: 'command' is empty; give the shell command to run.",
+                      "bash.invalid_input")
+    if "\x00" in command:
+        return _error("Invalid bash input: 'command' contains a NUL byte, which no shell command can hold.",
+                      "bash.invalid_input")
+    mode = tool_input.get("mode", "default")
+    if mode is None:
+        mode = "default"
+    if not isinstance(mode, str) or mode not in MODES:
+        return _error(f"Invalid bash input: 'mode' must be one of {', '.join(MODES)}; got {mode!r}.",
+                      "bash.invalid_input")
+    return command, mode
+
+
+# Messages that kernel refusals (EACCES / EPERM) produce in common tools and runtimes.
+_REFUSAL = re.compile(r"Permission denied|Operation not permitted|\bEACCES\b|\bEPERM\b|\[Errno (?:1|13)\]")
+
+_SANDBOX_NOTE = (
+    "[phoenix-lsp: this conversation is Restricted, so the command ran in the kernel sandbox. A "
+    '"Permission denied" / "Operation not permitted" error above most likely comes from the sandbox, which '
+    "forbids writes outside $TMPDIR, network access and signalling other processes. This is intended: "
+    "do not retry or work around it. If the task needs it, ask the user for Unrestricted mode with "
+    "request_mode_upgrade.]")
+
+
+def _signal_name(num: int) -> str:
+    try:
+        return signal_mod.Signals(num).name
+    except ValueError:
+        return f"signal {num}"
+
+
+def _format(result: spawn.RunResult, ctx: BashContext, mode: str, timeout: float) -> BashResult:
+    head, omitted, tail = result.capture.parts()
+    text = head.decode("utf-8", "replace")
+    if omitted:
+        text += (f"\n\n[... {omitted} bytes cut from the middle of {result.capture.total} bytes of output: "
+                 "the first and last 4 KB are shown. Filter the output (grep, head, tail) to see more ...]\n\n")
+        text += tail.decode("utf-8", "replace")
+    notes: list[str] = []
+    refused = ctx.restricted and bool(_REFUSAL.search(text))
+    if result.timed_out:
+        notes.append(f"[phoenix-lsp: timeout: the command was killed after {timeout:g} s (mode {mode!r}); "
+                     "its whole process tree was stopped and the output so far is shown above. Use mode "
+                     '"slow" (15 min) for long commands, or "background" for servers and watchers.]')
+    elif result.killed == "process-limit":
+        notes.append(f"[phoenix-lsp: the sandbox killed the command because its process tree grew beyond "
+                     f"{ctx.limits.max_processes} processes (limit on processes).]")
+        refused = True
+    elif result.killed:
+        notes.append(f"[phoenix-lsp: the command's process tree was killed ({result.killed}).]")
+    elif result.signal is not None:
+        why = {int(signal_mod.SIGXCPU): " (CPU time limit reached)",
+               int(signal_mod.SIGXFSZ): " (file size limit reached)"}.get(result.signal, "")
+        notes.append(f"[exit code {result.exit_code}: killed by {_signal_name(result.signal)}{why}]")
+        refused = refused or bool(why and ctx.restricted)
+    elif result.exit_code not in (0, None):
+        notes.append(f"[exit code {result.exit_code}]")
+    if refused:
+        notes.append(_SANDBOX_NOTE)
+    if not text and not notes:
+        text = "(no output)"
+    output = text
+    if notes:
+        output = (text.rstrip("\n") + "\n" if text else "") + "\n".join(notes)
+    if result.timed_out:
+        return BashResult(output, True, None, "timeout", "bash.timeout", refused, ctx.restricted,
+                          result.pid, result.pid, None, bool(omitted), result.duration_s)
+    return BashResult(output, result.exit_code != 0, result.exit_code, "exited", None, refused, ctx.restricted,
+                      result.pid, result.pid, None, bool(omitted), result.duration_s)
+
+
+def _setup_failed(failure: spawn.SetupFailure, ctx: BashContext) -> BashResult:
+    if failure.stage == "chdir":
+        msg = (f"[phoenix-lsp: system error: the command did not run: the working directory "
+               f"{ctx.working_directory} is not usable ({failure.describe()}). Check that it exists.]")
+        return _error(msg, "bash.spawn_failed", restricted=ctx.restricted)
+    if failure.sandbox:
+        msg = (f"[phoenix-lsp: system error: the command did not run: setting up the kernel sandbox failed "
+               f"({failure.describe()}). This is not the command's fault; retrying will not help. Run "
+               "`phoenix-lsp doctor` to see what this system supports.]")
+        return _error(msg, "bash.sandbox_setup_failed", restricted=ctx.restricted)
+    msg = f"[phoenix-lsp: system error: the command did not run: {failure.describe()}.]"
+    return _error(msg, "bash.spawn_failed", restricted=ctx.restricted)
+
+
+def _request(command: str, ctx: BashContext, support: SandboxSupport) -> spawn.SpawnRequest:
+    return spawn.SpawnRequest(
+        argv=("bash", "-c", command), cwd=ctx.working_directory, restricted=ctx.restricted,
+        limits=ctx.limits, env=ctx.env,
+        landlock_abi=support.landlock_abi if ctx.restricted else None,
+        seccomp=support.seccomp if ctx.restricted else None)
+
+
+async def _background(command: str, ctx: BashContext, support: SandboxSupport) -> BashResult:
+    live = spawn.background_jobs(ctx.conversation_id)
+    if len(live) >= ctx.background_limit:
+        listing = "; ".join(f"PID {j.pid} `{j.command[:60]}` -> {j.output_path}" for j in live)
+        return _error(f"[phoenix-lsp: refused: this conversation already has {len(live)} background commands "
+                      f"running (limit {ctx.background_limit}): {listing}. Wait for one to finish or stop "
+                      "one first.]", "bash.background_limit", "refused", ctx.restricted)
+    directory = ctx.background_dir or _default_background_dir()
+    directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+    path = directory / f"bash-{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(4)}.log"
+    started = await spawn.start_background(_request(command, ctx, support), path, command,
+                                           ctx.conversation_id)
+    if isinstance(started, spawn.SetupFailure):
+        return _setup_failed(started, ctx)
+    stop = ("it cannot be signalled from another sandboxed command; it ends by itself or when the "
+            "server shuts down" if ctx.restricted else f"stop it with `kill -TERM -- -{started.pgid}`")
+    output = (f"Started in the background: PID {started.pid}, process group {started.pgid}. Its combined "
+              f"output goes to {path}; a line with its exit status is appended there when it ends. Read "
+              f"it with `tail -n 50 {path}`; {stop}.")
+    return BashResult(output, False, None, "background", None, False, ctx.restricted, started.pid,
+                      started.pgid, str(path))
+
+
+async def run_bash(tool_input: Mapping[str, Any], ctx: BashContext) -> BashResult:
+    """Run one bash tool call. Never raises for bad input or failures (they become error results);
+    cancelling the awaiting task kills the command's whole process tree, then CancelledError propagates."""
+    try:
+        return await _run_bash(tool_input, ctx)
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:  # last-resort boundary: the model gets a system error, the server lives on
+        return _error(f"[phoenix-lsp: system error: the bash tool failed unexpectedly: {exc!r}]",
+                      "bash.spawn_failed", restricted=getattr(ctx, "restricted", False))
+
+
+async def _run_bash(tool_input: Mapping[str, Any], ctx: BashContext) -> BashResult:
+    checked = _validate(tool_input)
+    if isinstance(checked, BashResult):
+        return checked
+    command, mode = checked
+    verdict = check_command(command)
+    if not verdict.allowed:
+        return _error(verdict.message or "Refused by the safety check.", "bash.safety_check", "refused",
+                      ctx.restricted)
+    support = ctx.sandbox or probe()
+    if ctx.restricted and not support.available:
+        return _error(f"[phoenix-lsp: system error: the command did not run. {unavailable_message()}]",
+                      "bash.sandbox_unavailable", restricted=True)
+    if not ctx.working_directory.is_dir():
+        return _error(f"[phoenix-lsp: system error: the command did not run: the working directory "
+                      f"{ctx.working_directory} does not exist or is not a directory.]", "bash.spawn_failed",
+                      restricted=ctx.restricted)
+    if mode == "background":
+        return await _background(command, ctx, support)
+    timeout = ctx.slow_timeout_s if mode == "slow" else ctx.default_timeout_s
+    result = await spawn.run(_request(command, ctx, support), timeout=timeout)
+    if result.setup_failure is not None:
+        return _setup_failed(result.setup_failure, ctx)
+    return _format(result, ctx, mode, timeout)

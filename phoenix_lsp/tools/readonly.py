@@ -1,0 +1,369 @@
+"""The read-only file tools: ``read_file``, ``list_directory`` and ``search_files``.
+
+Available in both modes. Every path goes through :func:`resolve_in_workspace`, so nothing outside the
+conversation's working directory can be read, whether by ``..``, an absolute path or a symlink
+(REQ-BED-010). ``open_documents`` maps absolute paths to the editor's unsaved text: an open document wins
+over the disk, so the model sees what the user sees. Bad input gives an error :class:`ToolOutput`, never an
+exception (REQ-SEC-002).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import stat
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import regex  # type: ignore[import-untyped]  # no stubs installed
+
+from phoenix_lsp.tools.paths import PathError, resolve_in_workspace
+
+__all__ = [
+    "LIST_DIRECTORY_SCHEMA",
+    "READ_FILE_SCHEMA",
+    "SEARCH_FILES_SCHEMA",
+    "ToolOutput",
+    "run_list_directory",
+    "run_read_file",
+    "run_search_files",
+]
+
+READ_DEFAULT_LIMIT = 2_000
+"""Lines returned by read_file when no limit is given."""
+READ_MAX_CHARS = 100_000
+"""Most characters of file text one read_file call returns (about 25k tokens)."""
+LINE_MAX_CHARS = 2_000
+"""Longer lines are cut in read_file output."""
+LIST_MAX_ENTRIES = 1_000
+SEARCH_MAX_MATCHES = 200
+SEARCH_MAX_FILES = 20_000
+SEARCH_MAX_FILE_BYTES = 5 * 1024 * 1024
+SEARCH_LINE_SHOWN = 300
+SEARCH_REGEX_TIMEOUT_S = 0.5
+"""Per-file budget for the regex, so a catastrophic pattern cannot hang the conversation."""
+SEARCH_TIME_BUDGET_S = 10.0
+_BINARY_SNIFF = 8_192
+# Line endings as LSP counts them, so line numbers agree with the editor's.
+_LINE_BREAK = regex.compile(r"\r\n|\r|\n")
+
+READ_FILE_SCHEMA: dict[str, Any] = {
+    "name": "read_file",
+    "description": (
+        "Read a text file inside the working directory, with line numbers. If the file is open in the "
+        "user's editor, its current (possibly unsaved) text is returned. Long files are returned in parts: "
+        "use offset (first line, 1-based) and limit (number of lines) to read further."
+    ),
+    "input_schema": {
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "description": "File path, relative to the working directory."},
+            "offset": {"type": "integer", "minimum": 1, "description": "First line to return (1-based)."},
+            "limit": {"type": "integer", "minimum": 1, "description": "Number of lines to return."},
+        },
+        "required": ["path"],
+        "additionalProperties": False,
+    },
+}
+
+LIST_DIRECTORY_SCHEMA: dict[str, Any] = {
+    "name": "list_directory",
+    "description": (
+        "List the entries of a directory inside the working directory (default: the working directory). "
+        "Directories end with '/', files show their size, symlinks show their target."
+    ),
+    "input_schema": {
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "description": "Directory path, relative to the working directory."},
+        },
+        "additionalProperties": False,
+    },
+}
+
+SEARCH_FILES_SCHEMA: dict[str, Any] = {
+    "name": "search_files",
+    "description": (
+        "Search the text files under a directory of the working directory for a regular expression "
+        "(Python syntax), line by line. Returns 'path:line: text' for each match, at most "
+        f"{SEARCH_MAX_MATCHES}. Skips .git, binary files and files over {SEARCH_MAX_FILE_BYTES // 2**20} MB. "
+        "Files open in the editor are searched in their current text."
+    ),
+    "input_schema": {
+        "type": "object",
+        "properties": {
+            "pattern": {"type": "string", "description": "Regular expression to find."},
+            "path": {"type": "string", "description": "Directory (or file) to search; default: all."},
+            "glob": {
+                "type": "string",
+                "description": "Only files whose name (or relative path, if it has '/') matches, e.g. '*.py'.",
+            },
+        },
+        "required": ["pattern"],
+        "additionalProperties": False,
+    },
+}
+
+
+@dataclass(frozen=True)
+class ToolOutput:
+    """What a tool returns to the model: its text, and whether it reports an error."""
+
+    text: str
+    is_error: bool = False
+
+
+def _error(text: str) -> ToolOutput:
+    return ToolOutput(text, is_error=True)
+
+
+def _check_fields(tool_input: object, allowed: tuple[str, ...], tool: str) -> Mapping[str, Any]:
+    if not isinstance(tool_input, Mapping):
+        raise ValueError(f"{tool}: the input must be an object, got {type(tool_input).__name__}.")
+    unknown = sorted(str(k) for k in tool_input if k not in allowed)
+    if unknown:
+        raise ValueError(f"{tool}: unknown field(s) {unknown}; the fields are {list(allowed)}.")
+    return tool_input
+
+
+def _positive_int(raw: Mapping[str, Any], key: str, tool: str) -> int | None:
+    value = raw.get(key)
+    if value is None:
+        return None
+    # bool is an int subclass; true/false is never a meaningful line number.
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{tool}: {key} must be a whole number of at least 1, got {value!r}.")
+    return value
+
+
+def _open_text(open_documents: Mapping[Path, str], target: Path) -> str | None:
+    """The editor's text for ``target``, whichever spelling of the path the editor used."""
+    if target in open_documents:
+        return open_documents[target]
+    for path, text in open_documents.items():
+        try:
+            if Path(os.path.realpath(path)) == target:
+                return text
+        except (OSError, ValueError):
+            continue
+    return None
+
+
+def _is_binary(data: bytes) -> bool:
+    return b"\x00" in data[:_BINARY_SNIFF]
+
+
+def _display(root: Path, target: Path) -> str:
+    real_root = Path(os.path.realpath(root))
+    try:
+        rel = target.relative_to(real_root).as_posix()
+    except ValueError:
+        return str(target)
+    return rel or "."
+
+
+def run_read_file(tool_input: object, root: Path, open_documents: Mapping[Path, str]) -> ToolOutput:
+    """Return lines of a file with 1-based line numbers; the editor's unsaved text wins over the disk."""
+    try:
+        raw = _check_fields(tool_input, ("path", "offset", "limit"), "read_file")
+        offset = _positive_int(raw, "offset", "read_file") or 1
+        limit = _positive_int(raw, "limit", "read_file") or READ_DEFAULT_LIMIT
+        path: Any = raw.get("path")  # checked by resolve_in_workspace
+        target = resolve_in_workspace(root, path, for_write=False)
+    except (ValueError, PathError) as exc:
+        return _error(str(exc))
+    shown = _display(root, target)
+    text = _open_text(open_documents, target)
+    source = "editor (unsaved changes included)" if text is not None else "disk"
+    if text is None:
+        if target.is_dir():
+            return _error(f"{shown} is a directory, not a file. Use list_directory to see what it contains.")
+        try:
+            data = target.read_bytes()
+        except FileNotFoundError:
+            return _error(f"{shown} does not exist. Use list_directory or search_files to find the file.")
+        except OSError as exc:
+            return _error(f"{shown} cannot be read: {exc.strerror or exc}. Check its permissions.")
+        if _is_binary(data):
+            return _error(f"{shown} looks binary (it contains NUL bytes); read_file shows text files only.")
+        text = data.decode("utf-8", errors="replace")
+    lines = _LINE_BREAK.split(text)
+    if lines and lines[-1] == "":
+        lines.pop()  # a final line ending does not start another line
+    total = len(lines)
+    if total == 0:
+        return ToolOutput(f"{shown} is empty (source: {source}).")
+    if offset > total:
+        return _error(f"{shown} has {total} lines; offset {offset} is past the end. Use an offset <= {total}.")
+    out: list[str] = []
+    used = 0
+    last = offset - 1
+    for number in range(offset, min(total, offset - 1 + limit) + 1):
+        line = lines[number - 1]
+        if len(line) > LINE_MAX_CHARS:
+            line = line[:LINE_MAX_CHARS] + f" [... line cut: {len(line) - LINE_MAX_CHARS} more characters]"
+        if used + len(line) > READ_MAX_CHARS and out:
+            break
+        out.append(f"{number:6}\t{line}")
+        used += len(line) + 8
+        last = number
+    header = f"{shown} (source: {source}), lines {offset}-{last} of {total}"
+    footer = ""
+    if last < total:
+        footer = f"\n[{total - last} more lines: call read_file with offset={last + 1} to continue]"
+    return ToolOutput(header + "\n" + "\n".join(out) + footer)
+
+
+def run_list_directory(tool_input: object, root: Path, open_documents: Mapping[Path, str]) -> ToolOutput:
+    """List one directory: sorted entries, '/' after directories, sizes of files, targets of symlinks."""
+    del open_documents  # listing shows the disk; unsaved buffers change contents, not names
+    try:
+        raw = _check_fields(tool_input, ("path",), "list_directory")
+        target = resolve_in_workspace(root, raw.get("path", "."), for_write=False)
+    except (ValueError, PathError) as exc:
+        return _error(str(exc))
+    shown = _display(root, target)
+    try:
+        with os.scandir(target) as it:
+            entries = sorted(it, key=lambda e: e.name)
+    except FileNotFoundError:
+        return _error(f"{shown} does not exist. List its parent directory to see what is there.")
+    except NotADirectoryError:
+        return _error(f"{shown} is a file, not a directory. Use read_file to read it.")
+    except OSError as exc:
+        return _error(f"{shown} cannot be listed: {exc.strerror or exc}.")
+    lines = []
+    for entry in entries[:LIST_MAX_ENTRIES]:
+        try:
+            if entry.is_symlink():
+                lines.append(f"{entry.name} -> {os.readlink(entry.path)}")
+            elif entry.is_dir():
+                lines.append(entry.name + "/")
+            else:
+                lines.append(f"{entry.name}  ({entry.stat().st_size} bytes)")
+        except OSError:
+            lines.append(f"{entry.name}  (unreadable)")
+    header = f"{shown}: {len(entries)} entries"
+    if not entries:
+        return ToolOutput(f"{shown} is empty.")
+    if len(entries) > LIST_MAX_ENTRIES:
+        lines.append(
+            f"[{len(entries) - LIST_MAX_ENTRIES} more entries not shown: list a subdirectory or use "
+            "search_files with a glob]"
+        )
+    return ToolOutput(header + "\n" + "\n".join(lines))
+
+
+def _glob_matches(rel: str, glob: str) -> bool:
+    name = rel.rsplit("/", 1)[-1]
+    if "/" not in glob:
+        return fnmatch.fnmatchcase(name, glob)
+    if fnmatch.fnmatchcase(rel, glob):
+        return True
+    return glob.startswith("**/") and fnmatch.fnmatchcase(rel, glob[3:])
+
+
+def _walk(start: Path) -> Iterator[Path]:
+    if not start.is_dir():
+        yield start
+        return
+    for dirpath, dirnames, filenames in os.walk(start, followlinks=False):
+        # .git holds objects, not the user's code; a search there is noise and slow.
+        dirnames[:] = sorted(d for d in dirnames if d != ".git")
+        for name in sorted(filenames):
+            yield Path(dirpath, name)
+
+
+def run_search_files(tool_input: object, root: Path, open_documents: Mapping[Path, str]) -> ToolOutput:
+    """Find lines matching a regex in the text files under a path, with caps on files, size and matches."""
+    try:
+        raw = _check_fields(tool_input, ("pattern", "path", "glob"), "search_files")
+        pattern_text = raw.get("pattern")
+        if not isinstance(pattern_text, str) or not pattern_text:
+            raise ValueError("search_files: pattern is required: a non-empty regular expression.")
+        glob = raw.get("glob")
+        if glob is not None and (not isinstance(glob, str) or not glob):
+            raise ValueError("search_files: glob must be a non-empty string such as '*.py'.")
+        start = resolve_in_workspace(root, raw.get("path", "."), for_write=False)
+    except (ValueError, PathError) as exc:
+        return _error(str(exc))
+    try:
+        pattern = regex.compile(pattern_text, regex.MULTILINE)
+    except (regex.error, ValueError, OverflowError) as exc:
+        return _error(
+            f"search_files: the pattern {pattern_text!r} is not a valid regular expression ({exc}). "
+            "Escape special characters such as ( [ . * + ? with a backslash."
+        )
+    if not start.exists() and _open_text(open_documents, start) is None:
+        return _error(f"{_display(root, start)} does not exist. Use list_directory to find the right path.")
+    real_root = os.path.realpath(root)
+    open_by_real = {Path(os.path.realpath(p)): t for p, t in open_documents.items()}
+    results: list[str] = []
+    files = skipped_big = skipped_binary = timed_out = 0
+    truncated = False
+    deadline = time.monotonic() + SEARCH_TIME_BUDGET_S
+    for path in _walk(start):
+        real = os.path.realpath(path)
+        if not (real == real_root or real.startswith(real_root.rstrip(os.sep) + os.sep)):
+            continue  # a symlink leading out of the working directory is never read
+        rel = _display(root, Path(real)) if path.is_symlink() else _display(root, path)
+        if glob is not None and not _glob_matches(rel, glob):
+            continue
+        files += 1
+        if files > SEARCH_MAX_FILES or time.monotonic() > deadline:
+            truncated = True
+            break
+        text = open_by_real.get(Path(real))
+        if text is None:
+            try:
+                st = os.stat(real)
+                if not stat.S_ISREG(st.st_mode):
+                    continue
+                if st.st_size > SEARCH_MAX_FILE_BYTES:
+                    skipped_big += 1
+                    continue
+                data = Path(real).read_bytes()
+            except OSError:
+                continue
+            if _is_binary(data):
+                skipped_binary += 1
+                continue
+            text = data.decode("utf-8", errors="replace")
+        last_line, line_no, counted_to = 0, 1, 0
+        try:
+            for m in pattern.finditer(text, timeout=SEARCH_REGEX_TIMEOUT_S):
+                line_no += text.count("\n", counted_to, m.start())
+                counted_to = m.start()
+                if line_no == last_line:
+                    continue  # one result per line
+                last_line = line_no
+                line_start = text.rfind("\n", 0, m.start()) + 1
+                line_end = text.find("\n", m.start())
+                line = text[line_start : line_end if line_end >= 0 else len(text)].rstrip("\r")
+                if len(line) > SEARCH_LINE_SHOWN:
+                    line = line[:SEARCH_LINE_SHOWN] + " [...]"
+                results.append(f"{rel}:{line_no}: {line}")
+                if len(results) >= SEARCH_MAX_MATCHES:
+                    truncated = True
+                    break
+        except TimeoutError:
+            timed_out += 1
+            continue
+        if len(results) >= SEARCH_MAX_MATCHES:
+            break
+    notes = []
+    if truncated:
+        notes.append("results were cut at a limit: narrow the pattern, path or glob to see everything")
+    if skipped_big:
+        notes.append(f"{skipped_big} file(s) over {SEARCH_MAX_FILE_BYTES // 2**20} MB skipped")
+    if skipped_binary:
+        notes.append(f"{skipped_binary} binary file(s) skipped")
+    if timed_out:
+        notes.append(f"{timed_out} file(s) skipped because the pattern took too long on them; simplify it")
+    tail = "".join(f"\n[{n}]" for n in notes)
+    if not results:
+        return ToolOutput(f"No match for {pattern_text!r} in {_display(root, start)}." + tail)
+    return ToolOutput("\n".join(results) + tail)

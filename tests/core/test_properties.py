@@ -1,0 +1,340 @@
+"""Stateful property tests of the pure core: random event sequences, invariants checked after every step.
+
+Each invariant names the requirement it guards. ``PHOENIX_PROPERTY_EXAMPLES`` changes the number of examples
+(default 1000 per machine, as CI demands).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import pytest
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
+
+from phoenix_lsp import codec
+from phoenix_lsp.core import machine
+from phoenix_lsp.core.effects import (
+    AskApproval,
+    Effect,
+    PersistMessage,
+    PersistState,
+    Reject,
+    RunTool,
+    SpawnAgents,
+)
+from phoenix_lsp.core.events import (
+    AgentEnded,
+    ApprovalAnswer,
+    Cancel,
+    Event,
+    LlmDone,
+    LlmFailed,
+    Restore,
+    RevokeAlwaysAllow,
+    SetMode,
+    SetPolicy,
+    SetStyle,
+    Stop,
+    ToolDone,
+    TriggerContinuation,
+    UpgradeAnswer,
+    UserMessage,
+)
+from phoenix_lsp.core.state import (
+    BUSY,
+    WITH_BATCH,
+    AwaitingAgents,
+    AwaitingApproval,
+    AwaitingLlm,
+    AwaitingUpgrade,
+    ConversationState,
+    Idle,
+    RunningTool,
+    Settings,
+    Summarizing,
+)
+from phoenix_lsp.core.tools import TOOL_KINDS, ToolKind
+from phoenix_lsp.core.values import Decision, Mode, Policy, Style, Text, ToolUse, Usage
+
+#: a gate that lets the events that end a run's progress through one time in four
+RARE = st.integers(0, 3)
+EXAMPLES = int(os.environ.get("PHOENIX_PROPERTY_EXAMPLES", "1000"))
+
+# weighted towards the tools whose permissions matter
+TOOL_NAMES = [*TOOL_KINDS, "invented_tool", "bash", "bash", "patch", "patch", "patch", "request_mode_upgrade",
+              "request_mode_upgrade", "spawn_agents", "submit_result"]
+INPUTS = {
+    "bash": [{"command": "ls"}, {"command": 3}, {}],
+    "patch": [{"path": "a.py", "patches": []}, {}],
+    "request_mode_upgrade": [{"reason": "need to edit"}] * 4 + [{"reason": ""}, {}],
+    "spawn_agents": [{"tasks": ["look at a", "look at b"]}] * 3 + [{"tasks": []}, {"tasks": "x"}],
+    "submit_result": [{"result": "done"}, {"result": 1}],
+}
+USAGES = [0, *([1_000] * 12), 165_000, 185_000, 199_999]
+
+
+@dataclass
+class Step:
+    before: ConversationState
+    event: Event
+    after: ConversationState
+    effects: tuple[Effect, ...]
+
+
+def _request_id(state: ConversationState) -> int | None:
+    status = state.status
+    return status.request_id if isinstance(status, AwaitingLlm | Summarizing) else None
+
+
+class ConversationMachine(RuleBasedStateMachine):
+    """Drives one conversation (a user conversation or a sub-agent) through random events."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.state: ConversationState
+        self.tool_counter = 0
+        self.last: Step | None = None
+
+    @initialize(
+        sandbox=st.sampled_from([True, True, False]),
+        subagent=st.sampled_from([False, False, False, False, True]),
+        policy=st.sampled_from(Policy),
+        execute=st.booleans(),
+    )
+    def start(self, sandbox: bool, subagent: bool, policy: Policy, execute: bool) -> None:
+        extra: dict[str, object] = {"policy": policy, "settings": Settings(max_turns=6 if subagent else None)}
+        if subagent:
+            extra.update(is_subagent=True, parent_id="parent")
+        self.state = machine.new_conversation("c", model="m", working_directory="/w", sandbox=sandbox, **extra)
+        assert self.state.mode is (Mode.RESTRICTED if sandbox else Mode.UNRESTRICTED)  # REQ-BED-014
+        if execute:  # half of the runs begin with the user's /execute, so Unrestricted paths get deep
+            self.step(UserMessage("/execute"))
+
+    # ------------------------------------------------------------------ the step and its invariants
+
+    def step(self, event: Event) -> None:
+        before = self.state
+        after, effects = machine.transition(before, event)
+        again = machine.transition(before, event)
+        assert again == (after, effects), "REQ-BED-001: same state and event must give the same result"
+        self.last = Step(before, event, after, effects)
+        self.check_step(self.last)
+        self.state = after
+
+    def check_step(self, s: Step) -> None:
+        before, event, after, effects = s.before, s.event, s.after, s.effects
+        # an illegal or refused event changes nothing
+        if any(isinstance(e, Reject) for e in effects):
+            assert after is before and len(effects) == 1
+        # REQ-BED-007: persistence first, history append-only and contiguous
+        kinds = [isinstance(e, PersistMessage | PersistState) for e in effects]
+        if True in kinds:
+            last_persist = max(i for i, k in enumerate(kinds) if k)
+            assert all(kinds[: last_persist + 1]), f"persist effects must come first: {effects}"
+        assert after.history[: len(before.history)] == before.history, "history is append-only"
+        appended = [e for e in effects if isinstance(e, PersistMessage)]
+        assert [e.index for e in appended] == list(range(len(before.history), len(after.history)))
+        assert tuple(e.message for e in appended) == after.history[len(before.history) :]
+        if after is not before:
+            assert any(isinstance(e, PersistState) for e in effects), "a changed state is persisted"
+        # seed 000 invariant 6: without the sandbox the mode is always Unrestricted
+        if not after.sandbox:
+            assert after.mode is Mode.UNRESTRICTED
+        # seed 000 invariant 5 / REQ-LAYER-002: no escalation without a user approval or user command
+        if before.mode is Mode.RESTRICTED and after.mode is Mode.UNRESTRICTED:
+            by_approval = (
+                isinstance(event, UpgradeAnswer) and event.approve and isinstance(before.status, AwaitingUpgrade)
+            )
+            by_command = (isinstance(event, SetMode) and event.mode is Mode.UNRESTRICTED) or (
+                isinstance(event, UserMessage) and event.text.strip() == "/execute"
+            )
+            assert by_approval or by_command, f"escalation by {event}"
+        # REQ-BED-018 (001's form): a sub-agent's mode never changes
+        if before.is_subagent:
+            assert after.mode is before.mode
+        # seed 000 invariant 3 / REQ-PATCH-009: no write-capable effect while Restricted
+        for e in effects:
+            if isinstance(e, RunTool):
+                assert e.mode is after.mode, "a tool runs under the current mode"
+                if TOOL_KINDS.get(e.call.name) is ToolKind.WRITE:
+                    assert e.mode is Mode.UNRESTRICTED, "patch never runs Restricted"
+                if TOOL_KINDS.get(e.call.name) in (ToolKind.WRITE, ToolKind.EXEC) and e.mode is Mode.UNRESTRICTED:
+                    # REQ-PERM-001/002: without asking only under auto or always-allow, or right after an Allow
+                    asked_now = isinstance(event, ApprovalAnswer) and event.decision is not Decision.DENY
+                    assert (
+                        after.policy is Policy.AUTO or e.call.name in after.always_allow or asked_now
+                    ), "interactive policy must ask first"
+                assert TOOL_KINDS.get(e.call.name) is not None, "an invented tool never runs"
+            if isinstance(e, AskApproval):
+                assert after.mode is Mode.UNRESTRICTED and TOOL_KINDS[e.call.name] in (ToolKind.WRITE, ToolKind.EXEC)
+            # REQ-BED-018: sub-agents start Restricted whenever the sandbox exists
+            if isinstance(e, SpawnAgents):
+                assert e.mode is (Mode.RESTRICTED if after.sandbox else Mode.UNRESTRICTED)
+        # seed 000 invariant 1: only the user's answer (or the user's cancel) leaves AwaitingUpgrade
+        if isinstance(before.status, AwaitingUpgrade) and not isinstance(after.status, AwaitingUpgrade):
+            by_command = isinstance(event, SetMode) or (
+                isinstance(event, UserMessage) and event.text.strip() in ("/execute", "/plan")
+            )
+            assert isinstance(event, UpgradeAnswer | Cancel) or by_command, f"left AwaitingUpgrade by {event}"
+        # REQ-LAYER-001: a style change changes nothing but the style
+        if isinstance(event, SetStyle):
+            assert (after.mode, after.policy, after.always_allow, after.status) == (
+                before.mode,
+                before.policy,
+                before.always_allow,
+                before.status,
+            )
+        # seed 000 invariant 4: a downgrade from idle always succeeds at once
+        if (
+            isinstance(event, SetMode)
+            and event.mode is Mode.RESTRICTED
+            and isinstance(before.status, Idle)
+            and before.sandbox
+            and not before.is_subagent
+        ):
+            assert after.mode is Mode.RESTRICTED
+        # REQ-BED-005: cancellation from any busy status reaches idle
+        if isinstance(event, Cancel) and isinstance(before.status, BUSY):
+            assert isinstance(after.status, Idle)
+        # synthetic notes are never left behind once no batch is open
+        if not isinstance(after.status, BUSY):
+            assert after.notes == ()
+        # the state survives the store
+        assert codec.decode_state(codec.encode_state(after), after.history) == after
+
+    @invariant()
+    def message_chain_integrity(self) -> None:
+        """Every tool_use gets exactly one tool_result, in the next message, in order (REQ-BED-004/005)."""
+        if not hasattr(self, "state"):
+            return
+        history = self.state.history
+        open_batch = isinstance(self.state.status, WITH_BATCH)
+        seen_results: set[str] = set()
+        for i, message in enumerate(history):
+            results = message.tool_results()
+            for r in results:
+                assert r.tool_use_id not in seen_results
+                seen_results.add(r.tool_use_id)
+            if results:
+                assert message.role == "user"
+                previous = history[i - 1]
+                assert previous.role == "assistant"
+                assert [r.tool_use_id for r in results] == [c.id for c in previous.tool_uses()]
+            uses = message.tool_uses()
+            if uses:
+                if i + 1 < len(history):
+                    assert [r.tool_use_id for r in history[i + 1].tool_results()] == [c.id for c in uses]
+                else:
+                    assert open_batch, "a tool_use without results outside a running batch"
+                    assert self.state.status.batch.calls == uses  # type: ignore[union-attr]
+
+    # ------------------------------------------------------------------------------------- rules
+    # Progress rules carry preconditions so that runs get deep (approvals, upgrades, sub-agents); the
+    # ``junk`` rule sends any event at any time with stale or bogus ids.
+
+    @rule(data=st.data())
+    def advance(self, data: st.DataObject) -> None:
+        """The natural next event for the current status, so that runs reach every status."""
+        status = self.state.status
+        if isinstance(status, AwaitingLlm | Summarizing):
+            if data.draw(st.integers(0, 4)) == 0:
+                self.step(LlmFailed(status.request_id, data.draw(st.booleans()), "boom"))
+                return
+            content: list[Text | ToolUse] = [Text("thinking aloud")] if data.draw(st.booleans()) else []
+            for _ in range(data.draw(st.sampled_from([0, 1, 1, 2, 3]))):
+                name = data.draw(st.sampled_from(TOOL_NAMES))
+                self.tool_counter += 1
+                tool_input = data.draw(st.sampled_from(INPUTS.get(name, [{"path": "."}])))
+                content.append(ToolUse(f"t{self.tool_counter}", name, tool_input))
+            stop = data.draw(st.sampled_from(["end_turn", "tool_use", "max_tokens"]))
+            tokens = data.draw(st.sampled_from(USAGES))
+            self.step(LlmDone(status.request_id, tuple(content), stop, Usage(input_tokens=tokens)))
+        elif isinstance(status, RunningTool):
+            self.step(ToolDone(status.batch.current.id, "output", data.draw(st.booleans()), data.draw(st.booleans())))
+        elif isinstance(status, AwaitingApproval):
+            self.step(ApprovalAnswer(status.approval_id, data.draw(st.sampled_from(Decision))))
+        elif isinstance(status, AwaitingUpgrade):
+            self.step(UpgradeAnswer(data.draw(st.booleans())))
+        elif isinstance(status, AwaitingAgents):
+            waiting = [a.agent_id for a in status.agents if not a.done]
+            self.step(AgentEnded(waiting[0], data.draw(st.booleans()), "result"))
+        else:
+            self.step(UserMessage(data.draw(st.sampled_from(["hello", "hello", "fix it", "/execute", "/plan", ""]))))
+
+    @precondition(lambda self: isinstance(self.state.status, BUSY))
+    @rule(command=st.sampled_from(["/plan", "setMode"]))
+    def downgrade_while_busy(self, command: str) -> None:
+        """REQ-PATCH-009: a downgrade during a turn applies to every call that has not started."""
+        self.step(UserMessage("/plan") if command == "/plan" else SetMode(Mode.RESTRICTED))
+
+    @rule(
+        event=st.one_of(
+            st.builds(SetMode, st.sampled_from(Mode)),
+            st.builds(SetStyle, st.sampled_from(Style)),
+            st.builds(SetPolicy, st.sampled_from(Policy)),
+            st.builds(RevokeAlwaysAllow, st.sampled_from(["bash", "patch", "nope"])),
+        )
+    )
+    def user_setting(self, event: Event) -> None:
+        self.step(event)
+
+    @rule(
+        gate=RARE,
+        event=st.sampled_from([Cancel(), Cancel(), Stop("timed out"), Restore(), Restore(), TriggerContinuation()]),
+    )
+    def interruption(self, gate: int, event: Event) -> None:
+        if gate != 0:
+            return
+        before = self.state
+        self.step(event)
+        if isinstance(event, Restore):
+            # REQ-BED-007: after a restart nothing is running; only requests waiting for the user survive
+            kind = self.state.status.kind
+            assert kind not in ("awaiting_llm", "running_tool", "awaiting_agents", "summarizing")
+            if isinstance(before.status, AwaitingApproval | AwaitingUpgrade) and not before.is_subagent:
+                assert self.state.status == before.status
+
+    @rule(
+        event=st.one_of(
+            st.builds(UserMessage, st.sampled_from(["hi", "/execute", "/plan"])),
+            st.builds(LlmDone, st.integers(900, 999), st.just((Text("late"),)), st.just("end_turn")),
+            st.builds(LlmFailed, st.integers(900, 999), st.booleans(), st.just("late")),
+            st.builds(ToolDone, st.sampled_from(["t-stale", "t1"]), st.just("late")),
+            st.builds(ApprovalAnswer, st.sampled_from(["bogus", "t1"]), st.sampled_from(Decision)),
+            st.builds(UpgradeAnswer, st.booleans()),
+            st.builds(AgentEnded, st.sampled_from(["nobody", "c.t1.0"]), st.booleans(), st.just("r")),
+        )
+    )
+    def junk(self, event: Event) -> None:
+        self.step(event)
+
+
+ConversationMachine.TestCase.settings = settings(
+    max_examples=EXAMPLES,
+    stateful_step_count=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+
+TestConversationMachine = pytest.mark.req(
+    "REQ-BED-001",
+    "REQ-CORE-004",
+    "REQ-CORE-005",
+    "REQ-CORE-006",
+    "REQ-BED-004",
+    "REQ-BED-005",
+    "REQ-BED-007",
+    "REQ-BED-014",
+    "REQ-BED-015",
+    "REQ-BED-016",
+    "REQ-BED-018",
+    "REQ-PATCH-009",
+    "REQ-LAYER-001",
+    "REQ-LAYER-002",
+    "REQ-PERM-001",
+    "REQ-PERM-002",
+    "REQ-SEC-003",
+)(ConversationMachine.TestCase)

@@ -1,0 +1,346 @@
+"""The real ``anthropic`` SDK, driven by LlmClient, against the local fake Messages API server."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from typing import Any
+
+import pytest
+
+from phoenix_lsp.llm.client import INVALID_TOOL_INPUT_KEY, LlmClient, LlmFailure, LlmRequest, LlmSuccess
+from tests.fake_anthropic import FakeAnthropic, Reply, TextBlock, ToolUseBlock
+
+TOOLS: list[dict[str, Any]] = [
+    {
+        "name": "read_file",
+        "description": "Read a file",
+        "input_schema": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
+    }
+]
+
+
+def make_request(tools: list[dict[str, Any]] | None = None, **kw: Any) -> LlmRequest:
+    return LlmRequest(
+        model=kw.pop("model", "claude-test-model"),
+        system=kw.pop("system", "You are a test."),
+        messages=kw.pop("messages", [{"role": "user", "content": "hi"}]),
+        tools=tools,
+        **kw,
+    )
+
+
+@pytest.fixture
+async def client(fake_anthropic: FakeAnthropic) -> Any:
+    c = LlmClient(api_key="sk-ant-test-key", base_url=fake_anthropic.base_url, timeout_s=10)
+    yield c
+    await c.aclose()
+
+
+@pytest.mark.req("REQ-BED-003")
+async def test_text_streams_every_delta_in_order(fake_anthropic: FakeAnthropic, client: LlmClient) -> None:
+    text = "".join(f"word{i} " for i in range(200))
+    fake_anthropic.enqueue(Reply.text_reply(text, deltas=200, usage={"input_tokens": 1234, "output_tokens": 321}))
+    seen: list[str] = []
+    result = await client.stream(make_request(), seen.append)
+    assert isinstance(result, LlmSuccess)
+    assert len(seen) == 200
+    assert "".join(seen) == text
+    assert seen == TextBlock(text, 200).pieces()  # same pieces, same order as the server sent them
+    assert result.content == [{"type": "text", "text": text}]
+    assert result.stop_reason == "end_turn"
+    assert result.usage == {
+        "input_tokens": 1234,
+        "output_tokens": 321,
+        "cache_creation_input_tokens": 0,
+        "cache_read_input_tokens": 0,
+    }
+
+
+@pytest.mark.req("REQ-BED-003")
+async def test_request_carries_history_system_and_tools(fake_anthropic: FakeAnthropic, client: LlmClient) -> None:
+    history = [
+        {"role": "user", "content": "read a.py"},
+        {
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": "toolu_1", "name": "read_file", "input": {"path": "a.py"}}],
+        },
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "x = 1"}]},
+    ]
+    fake_anthropic.enqueue(Reply.text_reply("done"), Reply.text_reply("summary"))
+    assert isinstance(
+        await client.stream(make_request(TOOLS, messages=history, max_tokens=777), lambda t: None), LlmSuccess
+    )
+    # tools=None (continuation summaries): the request has no tools at all
+    assert isinstance(await client.stream(make_request(None, messages=history), lambda t: None), LlmSuccess)
+    with_tools, without_tools = fake_anthropic.requests
+    assert with_tools.body["messages"] == history
+    assert with_tools.body["system"] == "You are a test."
+    assert with_tools.body["max_tokens"] == 777
+    assert with_tools.body["stream"] is True
+    assert with_tools.tool_names == ["read_file"]
+    assert with_tools.body["tools"] == TOOLS
+    assert without_tools.tool_names is None
+    assert "tools" not in without_tools.body
+
+
+@pytest.mark.req("REQ-BED-003")
+async def test_tool_use_blocks_parsed_from_split_json(fake_anthropic: FakeAnthropic, client: LlmClient) -> None:
+    big_input = {"path": "src/main.py", "lines": [1, 2, 3], "nested": {"q": 'a "quoted" \u00e9 value'}}
+    fake_anthropic.enqueue(
+        Reply.tool_reply(
+            ToolUseBlock("read_file", big_input, id="toolu_A", json_chunks=17),
+            ToolUseBlock("list_dir", {}, id="toolu_B"),
+            ToolUseBlock("read_file", {"path": "b.py"}, id="toolu_C", json_chunks=5),
+            text="Let me look.",
+            deltas=3,
+            usage={"input_tokens": 50, "output_tokens": 60, "cache_read_input_tokens": 40},
+        )
+    )
+    seen: list[str] = []
+    result = await client.stream(make_request(TOOLS), seen.append)
+    assert isinstance(result, LlmSuccess)
+    assert "".join(seen) == "Let me look."
+    assert result.stop_reason == "tool_use"
+    assert result.content == [
+        {"type": "text", "text": "Let me look."},
+        {"type": "tool_use", "id": "toolu_A", "name": "read_file", "input": big_input},
+        {"type": "tool_use", "id": "toolu_B", "name": "list_dir", "input": {}},
+        {"type": "tool_use", "id": "toolu_C", "name": "read_file", "input": {"path": "b.py"}},
+    ]
+    assert result.usage["cache_read_input_tokens"] == 40
+    assert result.usage["output_tokens"] == 60
+
+
+@pytest.mark.req("REQ-BED-003")
+async def test_malformed_tool_json_is_kept_under_marker(fake_anthropic: FakeAnthropic, client: LlmClient) -> None:
+    fake_anthropic.enqueue(
+        Reply.tool_reply(
+            ToolUseBlock("read_file", id="toolu_bad", raw_json='{"path": "a.py", ', json_chunks=4),
+            ToolUseBlock("read_file", id="toolu_list", raw_json="[1, 2]"),
+            ToolUseBlock("read_file", {"path": "ok.py"}, id="toolu_ok"),
+        )
+    )
+    result = await client.stream(make_request(TOOLS), lambda t: None)
+    assert isinstance(result, LlmSuccess)
+    bad, not_object, ok = result.content
+    assert bad["input"] == {INVALID_TOOL_INPUT_KEY: '{"path": "a.py", '}
+    assert not_object["input"] == {INVALID_TOOL_INPUT_KEY: "[1, 2]"}
+    assert ok["input"] == {"path": "ok.py"}
+
+
+@pytest.mark.req("REQ-BED-003")
+@pytest.mark.parametrize("stop_reason", ["max_tokens", "pause_turn", "stop_sequence", "refusal"])
+async def test_any_stop_reason_passes_through(
+    fake_anthropic: FakeAnthropic, client: LlmClient, stop_reason: str
+) -> None:
+    fake_anthropic.enqueue(Reply.text_reply("partial", deltas=2, stop_reason=stop_reason))
+    result = await client.stream(make_request(), lambda t: None)
+    assert isinstance(result, LlmSuccess)
+    assert result.stop_reason == stop_reason
+    assert result.content == [{"type": "text", "text": "partial"}]
+
+
+ERROR_CASES = [
+    # status, retryable, words the message must contain
+    (400, False, ["HTTP 400", "messages: field required"]),
+    (401, False, ["HTTP 401", "ANTHROPIC_API_KEY"]),
+    (403, False, ["HTTP 403", "ANTHROPIC_API_KEY", "claude-test-model"]),
+    (404, False, ["HTTP 404", "claude-test-model", "model name"]),
+    (413, False, ["HTTP 413", "too large"]),
+    (429, True, ["HTTP 429", "rate limit", "retried"]),
+    (500, True, ["HTTP 500", "server error", "retried"]),
+    (502, True, ["HTTP 502", "retried"]),
+    (503, True, ["HTTP 503", "retried"]),
+    (529, True, ["HTTP 529", "overloaded", "retried"]),
+]
+
+
+@pytest.mark.req("REQ-BED-006")
+@pytest.mark.parametrize(("status", "retryable", "words"), ERROR_CASES, ids=[str(c[0]) for c in ERROR_CASES])
+async def test_error_statuses_are_classified(
+    fake_anthropic: FakeAnthropic, client: LlmClient, status: int, retryable: bool, words: list[str]
+) -> None:
+    fake_anthropic.enqueue(Reply.error(status))
+    seen: list[str] = []
+    result = await client.stream(make_request(TOOLS), seen.append)
+    assert isinstance(result, LlmFailure)
+    assert result.status == status
+    assert result.retryable is retryable
+    for word in words:
+        assert word.lower() in result.message.lower(), result.message
+    assert seen == []
+
+
+@pytest.mark.req("REQ-BED-006")
+async def test_400_message_carries_the_api_reason(fake_anthropic: FakeAnthropic, client: LlmClient) -> None:
+    fake_anthropic.enqueue(Reply.error(400, "messages.1.content: tool_use ids must be unique"))
+    result = await client.stream(make_request(), lambda t: None)
+    assert isinstance(result, LlmFailure)
+    assert not result.retryable
+    assert "tool_use ids must be unique" in result.message
+
+
+@pytest.mark.req("REQ-BED-006")
+async def test_dropped_connection_mid_stream_is_retryable(fake_anthropic: FakeAnthropic, client: LlmClient) -> None:
+    fake_anthropic.enqueue(Reply.dropped("one two three four five six", after_events=5))
+    seen: list[str] = []
+    result = await client.stream(make_request(), seen.append)
+    assert isinstance(result, LlmFailure)
+    assert result.retryable
+    assert result.status is None
+    assert "connection" in result.message.lower()
+    assert seen  # some deltas had arrived before the cut; the caller discards them (nothing partial kept)
+    rec = fake_anthropic.requests[0]
+    assert not rec.completed
+
+
+@pytest.mark.req("REQ-BED-006")
+@pytest.mark.parametrize(
+    ("error_type", "retryable"), [("overloaded_error", True), ("api_error", True), ("invalid_request_error", False)]
+)
+async def test_error_event_mid_stream_is_classified(
+    fake_anthropic: FakeAnthropic, client: LlmClient, error_type: str, retryable: bool
+) -> None:
+    fake_anthropic.enqueue(Reply(blocks=[TextBlock("some text", 3)], sse_error=error_type))
+    result = await client.stream(make_request(), lambda t: None)
+    assert isinstance(result, LlmFailure)
+    assert result.retryable is retryable
+    assert "mid-stream" in result.message
+
+
+@pytest.mark.req("REQ-BED-006")
+async def test_read_timeout_is_retryable(fake_anthropic: FakeAnthropic) -> None:
+    fake_anthropic.enqueue(Reply(blocks=[TextBlock("late")], headers_delay_s=10))
+    client = LlmClient(api_key="k", base_url=fake_anthropic.base_url, timeout_s=0.3)
+    result = await client.stream(make_request(), lambda t: None)
+    await client.aclose()
+    assert isinstance(result, LlmFailure)
+    assert result.retryable
+    assert "timeout" in result.message.lower() or "did not answer" in result.message
+    assert await fake_anthropic.await_for(lambda rs: rs[0].disconnected, timeout=3)
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.mark.req("REQ-BED-006")
+async def test_connection_refused_is_retryable_and_names_the_endpoint() -> None:
+    port = _closed_port()
+    client = LlmClient(api_key="k", base_url=f"http://127.0.0.1:{port}", timeout_s=5)
+    result = await client.stream(make_request(), lambda t: None)
+    assert isinstance(result, LlmFailure)
+    assert result.retryable
+    assert f"127.0.0.1:{port}" in result.message
+    assert "ANTHROPIC_BASE_URL" in result.message
+
+
+@pytest.mark.req("REQ-BED-006")
+async def test_missing_api_key_fails_without_a_request(
+    fake_anthropic: FakeAnthropic, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    client = LlmClient(base_url=fake_anthropic.base_url)
+    result = await client.stream(make_request(), lambda t: None)
+    assert isinstance(result, LlmFailure)
+    assert not result.retryable
+    assert "ANTHROPIC_API_KEY" in result.message
+    assert fake_anthropic.requests == []
+
+
+async def test_environment_is_honoured_and_arguments_override_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    with FakeAnthropic(expected_api_key="env-key") as env_fake, FakeAnthropic(expected_api_key="arg-key") as arg_fake:
+        env_fake.enqueue(Reply.text_reply("from env"))
+        arg_fake.enqueue(Reply.text_reply("from args"))
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "env-key")
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", env_fake.base_url)
+        from_env = await LlmClient().stream(make_request(), lambda t: None)
+        from_args = await LlmClient(api_key="arg-key", base_url=arg_fake.base_url).stream(
+            make_request(), lambda t: None
+        )
+        wrong_key = await LlmClient(api_key="other").stream(make_request(), lambda t: None)
+    assert isinstance(from_env, LlmSuccess) and from_env.content[0]["text"] == "from env"
+    assert isinstance(from_args, LlmSuccess) and from_args.content[0]["text"] == "from args"
+    assert isinstance(wrong_key, LlmFailure) and wrong_key.status == 401  # env base_url, argument key
+    assert len(env_fake.requests) == 2 and len(arg_fake.requests) == 1
+
+
+@pytest.mark.req("REQ-BED-005")
+@pytest.mark.parametrize("shape", ["hanging", "slow", "before_headers"])
+async def test_cancel_aborts_the_http_request(fake_anthropic: FakeAnthropic, client: LlmClient, shape: str) -> None:
+    if shape == "hanging":
+        reply = Reply.hanging("a b c d e", after_events=3, limit_s=30)
+    elif shape == "slow":
+        reply = Reply.text_reply("x" * 100, deltas=100, delay_s=0.5)
+    else:
+        reply = Reply(blocks=[TextBlock("never")], headers_delay_s=30)
+    fake_anthropic.enqueue(reply)
+    first_delta = asyncio.Event()
+
+    def on_text(_: str) -> None:
+        first_delta.set()
+
+    task = asyncio.create_task(client.stream(make_request(), on_text))
+    if shape == "before_headers":
+        assert await fake_anthropic.await_for(lambda rs: len(rs) == 1)
+        await asyncio.sleep(0.05)  # the request is now waiting for headers
+    else:
+        await asyncio.wait_for(first_delta.wait(), 10)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await asyncio.wait_for(task, 5)
+    # The server sees the client go away long before its 30 s hang (or 50 s slow stream) would end.
+    assert await fake_anthropic.await_for(lambda rs: rs[0].ended_at is not None, timeout=5)
+    rec = fake_anthropic.requests[0]
+    assert rec.disconnected
+    assert not rec.completed
+    assert rec.ended_at is not None and rec.ended_at - rec.started_at < 10
+
+
+@pytest.mark.req("REQ-BED-005")
+async def test_client_is_usable_after_a_cancel(fake_anthropic: FakeAnthropic, client: LlmClient) -> None:
+    fake_anthropic.enqueue(Reply.hanging(), Reply.text_reply("next answer", deltas=2))
+    started = asyncio.Event()
+    task = asyncio.create_task(client.stream(make_request(), lambda t: started.set()))
+    await asyncio.wait_for(started.wait(), 10)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    result = await client.stream(make_request(), lambda t: None)
+    assert isinstance(result, LlmSuccess)
+    assert result.content == [{"type": "text", "text": "next answer"}]
+
+
+async def test_callback_errors_propagate_unchanged(fake_anthropic: FakeAnthropic, client: LlmClient) -> None:
+    fake_anthropic.enqueue(Reply.text_reply("abc", deltas=3))
+
+    def boom(_: str) -> None:
+        raise RuntimeError("bug in the caller")
+
+    with pytest.raises(RuntimeError, match="bug in the caller"):
+        await client.stream(make_request(), boom)
+
+
+@pytest.mark.req("REQ-BED-003")
+async def test_concurrent_streams_overlap(fake_anthropic: FakeAnthropic, client: LlmClient) -> None:
+    """Eight streams through one client run in parallel: proven by overlap recorded in the fake server."""
+
+    def route(body: dict[str, Any]) -> Reply:
+        agent = body["messages"][0]["content"]
+        return Reply.text_reply(f"{agent}:" + "y" * 500, deltas=500, delay_s=0.0005)
+
+    fake_anthropic.handler = route
+    outputs: dict[str, list[str]] = {f"agent{i}": [] for i in range(8)}
+    results = await asyncio.gather(
+        *(
+            client.stream(make_request(messages=[{"role": "user", "content": name}]), outputs[name].append)
+            for name in outputs
+        )
+    )
+    assert all(isinstance(r, LlmSuccess) for r in results)
+    for name, pieces in outputs.items():
+        assert "".join(pieces) == f"{name}:" + "y" * 500  # each stream got its own answer, unmixed
+    assert fake_anthropic.max_concurrency() == 8

@@ -1,0 +1,93 @@
+"""A secret never reaches the database (REQ-SEC-001)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from phoenix_lsp.store import AuditEntry, SecretGuard, SecretLeakError, Store
+from tests.store.conftest import MakeRecord
+
+KEY = "sk-ant-api03-" + "Zx9" * 20
+
+
+def _db_bytes(db_path: Path) -> bytes:
+    # The main file and the write-ahead log: a refused text must be in neither.
+    data = db_path.read_bytes()
+    wal = db_path.with_name(db_path.name + "-wal")
+    return data + (wal.read_bytes() if wal.exists() else b"")
+
+
+@pytest.mark.req("REQ-SEC-001")
+def test_every_write_path_refuses_the_api_key(
+    db_path: Path, make_record: MakeRecord, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rec = make_record()
+    with Store(db_path) as store:
+        store.create_conversation(rec)
+        store.append_messages(rec.id, [(0, "{}")])
+        # Set after the store opened: the guard reads the current value at each write.
+        monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+        leaky = json.dumps({"tool_output": f"ANTHROPIC_API_KEY={KEY}\nLANG=C.UTF-8"})
+        writes: list[Callable[[], object]] = [
+            lambda: store.create_conversation(make_record(title=f"key {KEY}")),
+            lambda: store.create_conversation(make_record(working_directory=f"/path/{KEY}")),
+            lambda: store.update_title(rec.id, KEY),
+            lambda: store.save_state(rec.id, leaky, "idle", 1.0),
+            lambda: store.save_state(rec.id, "{}", KEY, 1.0),
+            lambda: store.append_messages(rec.id, [(1, "{}"), (2, leaky)]),
+            lambda: store.append_event(rec.id, 1, leaky),
+            lambda: store.append_audit(AuditEntry(1.0, rec.id, "agent", "tool_refused", None, None, leaky)),
+            lambda: store.put_image(b"\x89PNG" + KEY.encode(), "image/png"),
+        ]
+        for write in writes:
+            with pytest.raises(SecretLeakError) as info:
+                write()
+            message = str(info.value)
+            assert "ANTHROPIC_API_KEY" in message
+            assert KEY not in message
+        # Nothing partial: the refused batch's first (clean) message was not written either.
+        assert store.message_count(rec.id) == 1
+        assert store.list_conversations()[0].title == rec.title
+        assert store.query_audit(None) == []
+        # Clean texts still go through, and a redacted text is accepted.
+        store.append_messages(rec.id, [(1, store.guard.redact(leaky))])
+        assert "[REDACTED]" in store.load(rec.id).messages[1]
+        assert store.check_integrity() == []
+    assert KEY.encode() not in _db_bytes(db_path)
+
+
+@pytest.mark.req("REQ-SEC-001")
+def test_short_or_unset_key_is_not_a_secret(
+    store: Store, make_record: MakeRecord, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rec = make_record()
+    store.create_conversation(rec)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "abc")  # < 8 chars would match ordinary text by accident
+    store.append_messages(rec.id, [(0, '"abc abc"')])
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    store.append_messages(rec.id, [(1, json.dumps(KEY))])
+    assert store.message_count(rec.id) == 2
+
+
+@pytest.mark.req("REQ-SEC-001")
+def test_registered_secret_from_initialization_options_is_refused(store: Store, make_record: MakeRecord) -> None:
+    rec = make_record()
+    store.create_conversation(rec)
+    secret = "key-given-in-initialization-options-123"
+    store.guard.add_secret(secret)
+    store.guard.add_secret("short")  # ignored: too short to be told apart from ordinary words
+    with pytest.raises(SecretLeakError, match="a registered secret"):
+        store.save_state(rec.id, json.dumps({"apiKey": secret}), "idle", 1.0)
+    store.save_state(rec.id, '"a short word"', "idle", 1.0)
+
+
+@pytest.mark.req("REQ-SEC-001")
+def test_guard_redacts_longest_secret_first() -> None:
+    guard = SecretGuard(["OUTER", "INNER"], environ={"OUTER": "abcdefgh-12345678", "INNER": "abcdefgh"})
+    assert guard.redact("x abcdefgh-12345678 y abcdefgh z") == "x [REDACTED] y [REDACTED] z"
+    with pytest.raises(SecretLeakError, match="the value of INNER"):
+        guard.check("..abcdefgh..", "a test text")
