@@ -12,6 +12,7 @@ Runs as a script (`python -I -S launcher.py ...`): standard library only, no pac
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import errno
 import os
@@ -57,10 +58,8 @@ def _check(rc: int, stage: str) -> int:
 
 
 def _status(text: str) -> None:
-    try:
+    with contextlib.suppress(OSError):
         os.write(2, text.encode())
-    except OSError:
-        pass
 
 
 class _Options:
@@ -194,10 +193,8 @@ def _child(o: _Options, helper_pid: int, err_w: int) -> None:
             for name in os.listdir("/proc/self/fd"):
                 fd = int(name)
                 if fd > 2:
-                    try:
+                    with contextlib.suppress(OSError):
                         os.set_inheritable(fd, False)
-                    except OSError:
-                        pass
         if o.nnp:
             _check(_libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no-new-privs")
         if o.dropcaps:
@@ -276,20 +273,16 @@ class _Tree:
 
     def kill_all(self, self_pid: int) -> None:
         if self.status is None:
-            try:
+            with contextlib.suppress(OSError):
                 os.killpg(self.child, signal.SIGKILL)
-            except OSError:
-                pass
         while True:
             reaped = self.reap()
             if reaped < 0:
                 return
             pids = _descendants(self_pid)
             for pid in pids:
-                try:
+                with contextlib.suppress(OSError):
                     os.kill(pid, signal.SIGKILL)
-                except OSError:
-                    pass
             if not pids and reaped == 0:
                 try:
                     pid, st = os.waitpid(-1, _WALL)
@@ -312,10 +305,8 @@ def main(argv: list[str]) -> int:
     if o.max_procs > 0:
         # Real-time slot for the watchdog when allowed (see helper.c: root fork bombs); the command is
         # reset to normal scheduling at fork.
-        try:
+        with contextlib.suppress(OSError, AttributeError):
             os.sched_setscheduler(0, os.SCHED_RR | os.SCHED_RESET_ON_FORK, os.sched_param(1))
-        except (OSError, AttributeError):
-            pass
     if _libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
         _status(f"error subreaper {ctypes.get_errno()}\n")
         return 125
@@ -357,10 +348,8 @@ def main(argv: list[str]) -> int:
         except InterruptedError:
             ready = []
         if wake_r in ready:
-            try:
+            with contextlib.suppress(BlockingIOError):
                 os.read(wake_r, 512)
-            except BlockingIOError:
-                pass
         if any(num in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP) for num in events):
             killed = "terminate"
         events.clear()
@@ -390,18 +379,16 @@ def main(argv: list[str]) -> int:
         _status(f"exit {code}\n")
         line = f"exit code {code}"
     elif st is not None and os.WIFSIGNALED(st):
-        sig = os.WTERMSIG(st)
-        code = 128 + sig
-        _status(f"signal {sig}\n")
-        line = f"killed by signal {sig} ({signal.strsignal(sig)})"
+        signum = int(os.WTERMSIG(st))
+        code = 128 + signum
+        _status(f"signal {signum}\n")
+        line = f"killed by signal {signum} ({signal.strsignal(signal.Signals(signum))})"
     else:
         code, line = 137, "killed"
     if o.background:
         extra = f"; tree killed: {killed}" if killed else ""
-        try:
+        with contextlib.suppress(OSError):
             os.write(1, f"\n[phoenix-lsp: background command finished: {line}{extra}]\n".encode())
-        except OSError:
-            pass
     return code
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ctypes
 import errno
+import functools
 import os
 import platform
 import resource
@@ -62,6 +63,7 @@ def fs_rights(abi: int) -> int:
     return rights
 
 
+@functools.cache
 def landlock_abi() -> int | None:
     """The Landlock ABI version of the running kernel, or None when Landlock is absent or disabled."""
     if platform.system() != "Linux":
@@ -219,6 +221,7 @@ def seccomp_supported_arch() -> bool:
     return platform.machine() in _SYSCALLS and struct.pack("=H", 1) == b"\x01\x00"
 
 
+@functools.cache
 def seccomp_program(machine: str | None = None) -> bytes:
     """The restricted-mode seccomp filter for `machine` (default: this one), as raw sock_filter bytes.
 
@@ -283,6 +286,7 @@ def seccomp_program(machine: str | None = None) -> bytes:
     return a.assemble()
 
 
+@functools.cache
 def seccomp_available() -> bool:
     """True when the kernel accepts seccomp filters (probed without installing one)."""
     if platform.system() != "Linux":
@@ -361,7 +365,7 @@ def rlimit_args(limits: Limits) -> list[str]:
     for res, value in pairs:
         if value is None:
             continue
-        soft, hard = resource.getrlimit(res)
+        _soft, hard = resource.getrlimit(res)
         # Never above the current hard limit (an unprivileged process cannot raise it).
         new = value if hard == resource.RLIM_INFINITY else min(value, hard)
         new_hard = new

@@ -278,10 +278,11 @@ def _check_git(argv: list[str]) -> SafetyVerdict | None:
             if a == "--":
                 after_dashdash = True
                 continue
-            if not after_dashdash and (a == "--all" or (a.startswith("--al") and "all".startswith(a[2:]))
-                                       or "A" in _short_flags(a)):
-                blind = a
-            elif (after_dashdash or not a.startswith("-")) and a.rstrip("/") in ("", ".", "*", ":/", ":"):
+            is_option = not after_dashdash and a.startswith("-")
+            all_flag = is_option and (a == "--all" or (a.startswith("--al") and "all".startswith(a[2:]))
+                                      or "A" in _short_flags(a))
+            everything = not is_option and a.rstrip("/") in ("", ".", "*", ":/", ":")
+            if all_flag or everything:
                 blind = a
         if blind is not None:
             return SafetyVerdict(
@@ -391,8 +392,8 @@ def check_command(command: str, _depth: int = 0) -> SafetyVerdict:
     for node in _commands(root):
         nested: list[str] = []
         argv = _unwrap(_argv(node), nested)
-        for script in nested:
-            verdict = check_command(script, _depth + 1)
+        for nested_script in nested:
+            verdict = check_command(nested_script, _depth + 1)
             if not verdict.allowed:
                 return verdict
         if not argv:

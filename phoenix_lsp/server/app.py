@@ -1,0 +1,630 @@
+"""The phoenix-lsp language server: pygls wiring for the phoenix/* protocol (specs/protocol.md).
+
+Handlers validate params (pydantic), turn them into core events on the conversation's ``Runtime`` and map a
+refusal to a JSON-RPC error. Rich clients (``capabilities.experimental.phoenix``) get ``phoenix/event``;
+plain clients get approvals through ``window/showMessageRequest`` and progress through ``$/progress``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import binascii
+import logging
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException
+from pygls.lsp.server import LanguageServer
+from pygls.protocol import (
+    JsonRPCNotification,
+    JsonRPCRequestMessage,
+    JsonRPCResponseMessage,
+    LanguageServerProtocol,
+    default_converter,
+    lsp_method,
+)
+
+from .. import __name__ as _pkg
+from ..core.effects import Reject
+from ..core.events import (
+    Cancel,
+    RevokeAlwaysAllow,
+    SetMode,
+    SetPolicy,
+    SetStyle,
+    TriggerContinuation,
+    UserMessage,
+)
+from ..core.state import BUSY, Exhausted
+from ..core.values import Decision, Image, Message, Mode, Text, ToolUse
+from ..protocol import models as m
+from .runtime import Hub, HubConfig, NotFound, Runtime, describe_tool, tool_env
+from .settings import DEFAULT_MODEL
+
+log = logging.getLogger(_pkg)
+VERSION = "0.1.0"
+METHODS = [
+    "phoenix/newConversation",
+    "phoenix/listConversations",
+    "phoenix/getConversation",
+    "phoenix/sendMessage",
+    "phoenix/cancel",
+    "phoenix/setMode",
+    "phoenix/respondToModeUpgrade",
+    "phoenix/respondToApproval",
+    "phoenix/setApprovalPolicy",
+    "phoenix/setStyle",
+    "phoenix/triggerContinuation",
+    "phoenix/getAuditLog",
+    "phoenix/listAlwaysAllowed",
+    "phoenix/revokeAlwaysAllow",
+]
+
+
+class PhoenixError(JsonRpcException):
+    """A JSON-RPC error with the protocol's code and ``data.kind`` (REQ-PROTO-003)."""
+
+    def __init__(self, code: int, kind: str, message: str, **data: Any) -> None:
+        super().__init__(message, code, {"kind": kind, **data})
+
+
+def invalid(field: str, message: str) -> PhoenixError:
+    return PhoenixError(-32602, "invalidParams", message, field=field)
+
+
+REJECT_CODES = {
+    "busy": (-32002, "agentBusy"),
+    "no_such_approval": (-32003, "requestNotOpen"),
+    "no_pending_upgrade": (-32003, "requestNotOpen"),
+    "sandbox_unavailable": (-32004, "sandboxUnavailable"),
+    "context_exhausted": (-32005, "contextExhausted"),
+    "empty_message": (-32602, "invalidParams"),
+}
+
+
+def refusal(runtime: Runtime, reject: Reject) -> PhoenixError:
+    code, kind = REJECT_CODES.get(reject.code, (-32006, "notAllowed"))
+    if reject.code == "illegal_event" and isinstance(runtime.state.status, BUSY):
+        code, kind = -32002, "agentBusy"
+        message = (
+            f"The agent is busy ({runtime.state.status.kind}); wait for it, or cancel the current operation "
+            "with phoenix/cancel and try again."
+        )
+        return PhoenixError(code, kind, message, status=runtime.state.status.kind)
+    if reject.code == "illegal_event" and isinstance(runtime.state.status, Exhausted):
+        code, kind = -32005, "contextExhausted"
+    extra: dict[str, Any] = {"status": runtime.state.status.kind, "reason": reject.code}
+    if kind == "invalidParams":
+        extra["field"] = "text"
+    return PhoenixError(code, kind, reject.message, **extra)
+
+
+def _plain_converter() -> Any:
+    """pygls' converter, but custom params stay plain dicts (pygls would build namedtuples and drop keys)."""
+    converter = default_converter()
+
+    def keep(obj: dict[str, Any], cls: type) -> Any:
+        return cls(**obj)
+
+    for cls in (JsonRPCRequestMessage, JsonRPCNotification, JsonRPCResponseMessage):
+        converter.register_structure_hook(cls, keep)
+    return converter
+
+
+class PhoenixProtocol(LanguageServerProtocol):
+    """Adds ``capabilities.experimental.phoenix`` to the InitializeResult (pygls builds it after our handler)."""
+
+    _server: PhoenixServer
+
+    @lsp_method(types.INITIALIZE)
+    def lsp_initialize(self, params: types.InitializeParams) -> Any:
+        result = yield from super().lsp_initialize(params)
+        result.capabilities.experimental = self._server.experimental
+        return result
+
+
+class PhoenixServer(LanguageServer):
+    """The server object: one Hub of conversations and what it knows about its client."""
+
+    def __init__(self, data_dir: str | None = None) -> None:
+        super().__init__("phoenix-lsp", VERSION, protocol_cls=PhoenixProtocol, converter_factory=_plain_converter)
+        self.experimental: dict[str, Any] = {}
+        self.data_dir = data_dir
+        self.hub: Hub | None = None
+        self.rich = False
+        self.plain_requests: dict[str, asyncio.Task[Any]] = {}
+        self.progress: dict[str, str] = {}
+
+    # ------------------------------------------------------------------------------------------ sink
+
+    def event(self, params: dict[str, Any]) -> None:
+        if self.rich:
+            self.protocol.notify("phoenix/event", params)
+            return
+        self._plain_progress(params)
+
+    def _plain_progress(self, params: dict[str, Any]) -> None:
+        """REQ-PROTO-024: plain clients see a turn as $/progress and problems as window/showMessage."""
+        kind, cid = params["kind"], params["conversationId"]
+        caps = self.client_capabilities.window
+        if kind == "error" or kind == "contextWarning":
+            text = params.get("message") or f"Context {round(100 * params.get('fraction', 0))}% full."
+            self.window_show_message(types.ShowMessageParams(type=types.MessageType.Warning, message=text))
+        if not (caps and caps.work_done_progress):
+            return
+        if kind == "status":
+            token = self.progress.get(cid)
+            if params["status"] in ("idle", "error", "exhausted", "finished"):
+                if token:
+                    self.progress.pop(cid)
+                    self.work_done_progress.end(token, types.WorkDoneProgressEnd(message=params["status"]))
+            elif token is None:
+                token = f"phoenix-{cid}-{params['seq']}"
+                self.progress[cid] = token
+                self.hub_spawn(self._begin(token, cid))
+            else:
+                self.work_done_progress.report(token, types.WorkDoneProgressReport(message=params["status"]))
+        elif kind in ("toolStart", "retry") and cid in self.progress:
+            text = f"running {params['toolName']}" if kind == "toolStart" else f"retrying ({params['attempt']})"
+            self.work_done_progress.report(self.progress[cid], types.WorkDoneProgressReport(message=text))
+
+    async def _begin(self, token: str, cid: str) -> None:
+        await self.work_done_progress.create_async(token)
+        self.work_done_progress.begin(token, types.WorkDoneProgressBegin(title="phoenix", message=cid))
+
+    def hub_spawn(self, coro: Any) -> None:
+        assert self.hub is not None
+        self.hub.spawn(coro)
+
+    def ask_approval(self, runtime: Runtime, approval_id: str, call: ToolUse) -> None:
+        if self.rich:
+            return
+        args = str(dict(call.input))[:400]
+        text = (
+            f"phoenix wants to run {call.name} in conversation {runtime.id[:8]}: {describe_tool(call.name)[:200]}"
+            f"\nArguments: {args}"
+        )
+        actions = {"Allow": Decision.ALLOW, "Deny": Decision.DENY, "Always Allow": Decision.ALWAYS_ALLOW}
+
+        async def ask() -> None:
+            choice = await self._show(text, list(actions))
+            if choice is not None or approval_id in self.plain_requests:
+                runtime.answer_approval(approval_id, actions.get(choice or "Deny", Decision.DENY))
+
+        self.plain_requests[approval_id] = self.hub.spawn(ask()) if self.hub else None  # type: ignore[assignment]
+
+    def ask_upgrade(self, runtime: Runtime, request_id: str, reason: str) -> None:
+        if self.rich:
+            return
+        text = f"phoenix asks for Unrestricted mode (write access) in conversation {runtime.id[:8]}: {reason}"
+
+        async def ask() -> None:
+            choice = await self._show(text, ["Approve", "Deny"])
+            runtime.answer_upgrade(choice == "Approve")
+
+        self.plain_requests[request_id] = self.hub.spawn(ask()) if self.hub else None  # type: ignore[assignment]
+
+    async def _show(self, text: str, titles: list[str]) -> str | None:
+        params = types.ShowMessageRequestParams(
+            type=types.MessageType.Warning, message=text, actions=[types.MessageActionItem(title=t) for t in titles]
+        )
+        result = await self.protocol.send_request_async("window/showMessageRequest", params)
+        if result is None:
+            return None  # dismissed (Escape) counts as deny
+        title = result.get("title") if isinstance(result, dict) else getattr(result, "title", None)
+        return str(title) if title else None
+
+    def withdraw(self, runtime: Runtime, request_id: str) -> None:
+        task = self.plain_requests.pop(request_id, None)
+        if task is not None and task is not asyncio.current_task():
+            task.cancel()
+
+    def open_documents(self) -> Mapping[Path, str]:
+        docs: dict[Path, str] = {}
+        for uri, doc in self.workspace.text_documents.items():
+            if uri.startswith("file://"):
+                docs[Path(doc.path)] = doc.source
+        return docs
+
+    async def apply_patch(self, runtime: Runtime, call: ToolUse) -> tuple[str, bool]:
+        from .edits import apply_patch
+
+        return await apply_patch(self, runtime, call)
+
+
+server = PhoenixServer()
+
+
+def _hub(ls: PhoenixServer) -> Hub:
+    if ls.hub is None:
+        raise PhoenixError(-32002, "notInitialized", "The server is not initialized yet: send initialize first.")
+    return ls.hub
+
+
+def _conversation(ls: PhoenixServer, conversation_id: str) -> Runtime:
+    try:
+        return _hub(ls).get(conversation_id)
+    except NotFound as exc:
+        raise PhoenixError(-32001, "conversationNotFound", str(exc), conversationId=conversation_id) from None
+
+
+def _parse(model: type[m.P], params: Any) -> m.P:
+    try:
+        return m.parse(model, params)
+    except m.InvalidParams as exc:
+        raise invalid(exc.field, exc.message) from None
+
+
+def _sandbox_info(sandbox: Any) -> dict[str, Any]:
+    return {
+        "available": bool(sandbox.available),
+        "landlockAbi": sandbox.landlock_abi,
+        "reason": sandbox.reason,
+        "missing": list(sandbox.missing),
+    }
+
+
+@server.feature(types.INITIALIZE)
+def initialize(ls: PhoenixServer, params: types.InitializeParams) -> None:
+    experimental = params.capabilities.experimental
+    ls.rich = isinstance(experimental, dict) and "phoenix" in experimental
+    raw = params.initialization_options
+    options = m.InitializationOptions()
+    if isinstance(raw, dict):
+        try:
+            options = m.InitializationOptions.model_validate(raw)
+        except Exception as exc:  # REQ-PROTO-034: report and fall back to defaults, never fail initialize
+            ls.window_show_message(
+                types.ShowMessageParams(
+                    type=types.MessageType.Warning,
+                    message=f"phoenix-lsp: ignoring invalid initializationOptions ({str(exc)[:300]}); using defaults.",
+                )
+            )
+    from ..llm.client import LlmClient
+    from ..sandbox import probe
+    from ..store import Store
+
+    data_dir = options.data_dir or ls.data_dir or os.environ.get("PHOENIX_LSP_DATA_DIR")
+    store = Store(Path(data_dir) / "phoenix.db" if data_dir else Store.default_path())
+    api_key = options.anthropic_api_key or os.environ.get("ANTHROPIC_API_KEY")
+    if api_key:
+        store.guard.add_secret(api_key)
+    llm = LlmClient(api_key=api_key, base_url=options.anthropic_base_url)
+    retry = options.retry_base_ms if options.retry_base_ms is not None else int(
+        os.environ.get("PHOENIX_RETRY_BASE_MS", "1000")
+    )
+    config = HubConfig(
+        model=options.model or os.environ.get("PHOENIX_MODEL") or DEFAULT_MODEL,
+        retry_base_ms=retry,
+        bash_timeout_s=options.bash_timeout_s,
+        env=tool_env(),
+    )
+    if os.environ.get("PHOENIX_AGENT_TIME_LIMIT_S"):
+        config.agent_time_limit_s = float(os.environ["PHOENIX_AGENT_TIME_LIMIT_S"])
+    sandbox = probe()
+    ls.hub = Hub(store, llm, sandbox, config, ls)
+    ls.experimental = {
+        "phoenix": {"version": 1, "methods": METHODS, "sandbox": _sandbox_info(sandbox)}
+    }
+    if not sandbox.available:
+        log.warning("kernel sandbox unavailable: only Unrestricted mode exists (%s)", sandbox.reason)
+
+
+@server.feature(types.INITIALIZED)
+def initialized(ls: PhoenixServer, params: types.InitializedParams) -> None:
+    hub = _hub(ls)
+    restored = hub.restore()
+    if restored:
+        log.info("restored %d conversations after a restart", restored)
+    if not hub.sandbox.available:
+        ls.window_show_message(
+            types.ShowMessageParams(
+                type=types.MessageType.Warning,
+                message="phoenix-lsp: the kernel sandbox (Landlock) is unavailable here, so conversations can only "
+                f"be Unrestricted. {hub.sandbox.reason or ''} Run `phoenix-lsp doctor` for details.",
+            )
+        )
+
+
+@server.feature(types.SHUTDOWN)
+def shutdown(ls: PhoenixServer, params: None) -> None:
+    if ls.hub is not None:
+        for task in list(ls.hub.tasks):
+            task.cancel()
+
+
+@server.feature("phoenix/newConversation")
+def new_conversation(ls: PhoenixServer, params: Any) -> dict[str, Any]:
+    p = _parse(m.NewConversationParams, params)
+    hub = _hub(ls)
+    cwd = p.working_directory or (ls.workspace.root_path if ls.workspace.root_path else None) or os.getcwd()
+    path = Path(cwd)
+    if not path.is_absolute() or not path.is_dir():
+        raise invalid("workingDirectory", f"Invalid params: 'workingDirectory': {cwd!r} is not an existing "
+                      "absolute directory. Give the folder the agent should work in.")
+    origin: Runtime | None = None
+    if p.continue_from:
+        origin = _conversation(ls, p.continue_from)
+        if not isinstance(origin.state.status, Exhausted):
+            raise PhoenixError(-32006, "notAllowed", "continueFrom must name a conversation whose context is "
+                               "exhausted; this one can still take messages.", reason="not_exhausted")
+    seed: Message | None = None
+    if origin is not None and p.seed_with_summary:
+        summary = origin.state.status.summary  # type: ignore[union-attr]
+        text = f"[system] This conversation continues an earlier one ({origin.id}). Its summary:\n{summary}"
+        seed = Message("user", (Text(text),), tag="continuation")
+    runtime = hub.create(
+        working_directory=str(path.resolve()),
+        model=p.model,
+        style=p.style,
+        policy=p.approval_policy,
+        origin_id=origin.id if origin else None,
+        seed=seed,
+    )
+    state = runtime.state
+    return {
+        "conversationId": runtime.id,
+        "mode": state.mode.value,
+        "style": state.style.value,
+        "approvalPolicy": state.policy.value,
+        "workingDirectory": state.working_directory,
+        "model": state.model,
+        "sandbox": _sandbox_info(hub.sandbox),
+        **({"continuedFrom": origin.id} if origin else {}),
+    }
+
+
+@server.feature("phoenix/listConversations")
+def list_conversations(ls: PhoenixServer, params: Any) -> dict[str, Any]:
+    p = _parse(m.ListConversationsParams, params)
+    rows = _hub(ls).store.list_conversations(include_subagents=p.include_sub_agents)
+    return {
+        "conversations": [
+            {
+                "conversationId": r.id,
+                "title": r.title,
+                "status": r.status,
+                "model": r.model,
+                "createdAt": r.created_at,
+                "updatedAt": r.updated_at,
+                "messageCount": r.message_count,
+                **({"continuedFrom": r.origin_id} if r.origin_id else {}),
+                **({"parentConversationId": r.parent_id} if r.parent_id else {}),
+            }
+            for r in rows
+        ]
+    }
+
+
+@server.feature("phoenix/getConversation")
+async def get_conversation(ls: PhoenixServer, params: Any) -> dict[str, Any]:
+    import json
+
+    from . import wire
+
+    p = _parse(m.GetConversationParams, params)
+    runtime = _conversation(ls, p.conversation_id)
+    hub = _hub(ls)
+    after = p.after_seq or 0
+    messages: list[dict[str, Any]] = []
+    has_more = False
+    for index, text in hub.store.load_messages(runtime.id):
+        body = json.loads(text)
+        if body["seq"] <= after:
+            continue
+        if len(messages) == p.limit:
+            has_more = True
+            break
+        message = runtime.state.history[index]
+        messages.append(wire.message_to_wire(message, body["seq"], index, body["time"]))
+        if len(messages) % 200 == 0:
+            await asyncio.sleep(0)  # let $/cancelRequest in on huge histories
+    state = runtime.state
+    children = [r for r in hub.store.list_conversations(include_subagents=True) if r.parent_id == runtime.id]
+    result: dict[str, Any] = {
+        "conversationId": runtime.id,
+        "isSubAgent": state.is_subagent,
+        "status": state.status.kind,
+        "mode": state.mode.value,
+        "style": state.style.value,
+        "approvalPolicy": state.policy.value,
+        "workingDirectory": state.working_directory,
+        "model": state.model,
+        "alwaysAllowed": list(state.always_allow),
+        "contextUsage": runtime.usage_fields(),
+        "subAgents": [{"conversationId": c.id, "task": c.title, "status": c.status} for c in children],
+        "messages": messages,
+        "lastSeq": runtime.seq,
+        "hasMore": has_more,
+        "sandbox": _sandbox_info(hub.sandbox),
+        **wire.pending_request(state, describe_tool),
+    }
+    if state.parent_id:
+        result["parentConversationId"] = state.parent_id
+    if state.origin_id:
+        result["continuedFrom"] = state.origin_id
+    if isinstance(state.status, Exhausted):
+        result["continuationSummary"] = state.status.summary
+    if state.status.kind == "error":
+        result["error"] = state.status.message  # type: ignore[union-attr]
+    return result
+
+
+def _apply(runtime: Runtime, event: Any) -> None:
+    reject = runtime.apply(event)
+    if reject is not None:
+        raise refusal(runtime, reject)
+
+
+@server.feature("phoenix/sendMessage")
+def send_message(ls: PhoenixServer, params: Any) -> dict[str, Any]:
+    from ..llm.images import ImageError, prepare_image
+
+    p = _parse(m.SendMessageParams, params)
+    runtime = _conversation(ls, p.conversation_id)
+    hub = _hub(ls)
+    command = p.text.strip()
+    if command in ("/execute", "/plan"):
+        _apply(runtime, UserMessage(command))
+        return {"accepted": True, "command": command[1:], "mode": runtime.state.mode.value}
+    if runtime.busy:  # refuse before decoding images: nothing is stored for a refused message
+        _apply(runtime, UserMessage(p.text))
+    images: list[Image] = []
+    for i, img in enumerate(p.images):
+        try:
+            raw = base64.b64decode(img.data, validate=True)
+            data, media_type = prepare_image(raw, img.media_type)
+        except (binascii.Error, ValueError) as exc:
+            reason = str(exc) if isinstance(exc, ImageError) else "the data is not valid base64"
+            raise invalid(f"images[{i}]", f"Invalid params: 'images[{i}]': {reason}") from None
+        images.append(Image(hub.store.put_image(data, media_type), media_type))
+    _apply(runtime, UserMessage(p.text, tuple(images)))
+    return {"accepted": True, "messageId": str(len(runtime.state.history) - 1)}
+
+
+@server.feature("phoenix/cancel")
+def cancel(ls: PhoenixServer, params: Any) -> dict[str, Any]:
+    p = _parse(m.ConversationRef, params)
+    runtime = _conversation(ls, p.conversation_id)
+    was_busy = runtime.busy
+    _apply(runtime, Cancel())
+    return {"cancelled": was_busy, "status": runtime.state.status.kind}
+
+
+@server.feature("phoenix/setMode")
+def set_mode(ls: PhoenixServer, params: Any) -> dict[str, Any]:
+    p = _parse(m.SetModeParams, params)
+    runtime = _conversation(ls, p.conversation_id)
+    before = runtime.state.mode
+    _apply(runtime, SetMode(p.mode))
+    return {"mode": runtime.state.mode.value, "changed": runtime.state.mode is not before}
+
+
+@server.feature("phoenix/respondToModeUpgrade")
+def respond_to_mode_upgrade(ls: PhoenixServer, params: Any) -> dict[str, Any]:
+    p = _parse(m.RespondToModeUpgradeParams, params)
+    runtime = _conversation(ls, p.conversation_id)
+    status = runtime.state.status
+    if p.request_id is not None and (status.kind != "awaiting_upgrade" or status.batch.current.id != p.request_id):  # type: ignore[union-attr]
+        raise PhoenixError(-32003, "requestNotOpen", f"There is no open upgrade request '{p.request_id}': it was "
+                           "already answered or cancelled. Nothing was changed.", requestId=p.request_id)
+    reject = runtime.answer_upgrade(p.approve)
+    if reject is not None:
+        raise refusal(runtime, reject)
+    return {"mode": runtime.state.mode.value}
+
+
+@server.feature("phoenix/respondToApproval")
+def respond_to_approval(ls: PhoenixServer, params: Any) -> dict[str, Any]:
+    p = _parse(m.RespondToApprovalParams, params)
+    runtime = _conversation(ls, p.conversation_id)
+    reject = runtime.answer_approval(p.approval_id, p.decision)
+    if reject is not None:
+        error = refusal(runtime, reject)
+        error.data["requestId"] = p.approval_id
+        raise error
+    return {"approvalId": p.approval_id, "decision": p.decision.value}
+
+
+@server.feature("phoenix/setApprovalPolicy")
+def set_approval_policy(ls: PhoenixServer, params: Any) -> dict[str, Any]:
+    p = _parse(m.SetApprovalPolicyParams, params)
+    runtime = _conversation(ls, p.conversation_id)
+    _apply(runtime, SetPolicy(p.policy))
+    return {"policy": runtime.state.policy.value}
+
+
+@server.feature("phoenix/setStyle")
+def set_style(ls: PhoenixServer, params: Any) -> dict[str, Any]:
+    p = _parse(m.SetStyleParams, params)
+    runtime = _conversation(ls, p.conversation_id)
+    _apply(runtime, SetStyle(p.style))
+    return {"style": runtime.state.style.value, "mode": runtime.state.mode.value}
+
+
+@server.feature("phoenix/triggerContinuation")
+def trigger_continuation(ls: PhoenixServer, params: Any) -> dict[str, Any]:
+    p = _parse(m.ConversationRef, params)
+    runtime = _conversation(ls, p.conversation_id)
+    _apply(runtime, TriggerContinuation())
+    return {"status": runtime.state.status.kind}
+
+
+@server.feature("phoenix/getAuditLog")
+def get_audit_log(ls: PhoenixServer, params: Any) -> dict[str, Any]:
+    import json
+
+    p = _parse(m.GetAuditLogParams, params)
+    rows = _hub(ls).store.query_audit(p.conversation_id, p.after_id, p.limit)
+    entries = [
+        {
+            "id": r.id,
+            "time": r.time,
+            "conversationId": r.conversation_id,
+            "actor": r.actor,
+            "kind": r.action,
+            "mode": r.mode,
+            "style": r.style,
+            "details": json.loads(r.detail),
+        }
+        for r in rows
+    ]
+    return {"entries": entries, **({"nextAfterId": entries[-1]["id"]} if len(entries) == p.limit else {})}
+
+
+@server.feature("phoenix/listAlwaysAllowed")
+def list_always_allowed(ls: PhoenixServer, params: Any) -> dict[str, Any]:
+    p = _parse(m.ConversationRef, params)
+    runtime = _conversation(ls, p.conversation_id)
+    return {"tools": [{"toolName": t} for t in runtime.state.always_allow]}
+
+
+@server.feature("phoenix/revokeAlwaysAllow")
+def revoke_always_allow(ls: PhoenixServer, params: Any) -> dict[str, Any]:
+    p = _parse(m.RevokeAlwaysAllowParams, params)
+    runtime = _conversation(ls, p.conversation_id)
+    if p.tool_name not in runtime.state.always_allow:
+        return {"revoked": False}
+    _apply(runtime, RevokeAlwaysAllow(p.tool_name))
+    runtime.emit("alwaysAllowChanged", toolName=p.tool_name, allowed=False)
+    return {"revoked": True}
+
+
+def serve(tcp: str | None = None, data_dir: str | None = None) -> int:
+    """Run the server until the client says exit (stdio) or forever (TCP)."""
+    _setup_logging(data_dir)
+    server.data_dir = data_dir
+    if tcp:
+        host, _, port = tcp.rpartition(":")
+        if not port.isdigit():
+            print(f"phoenix-lsp: --tcp wants HOST:PORT, got {tcp!r}", flush=True)
+            return 2
+        server.start_tcp(host or "127.0.0.1", int(port))
+    else:
+        server.start_io()
+    return 0
+
+
+def _setup_logging(data_dir: str | None) -> None:
+    """Log to a file in the data directory (never to stdout: that is the LSP channel)."""
+    from ..store import default_data_dir
+
+    level = os.environ.get("PHOENIX_LOG_LEVEL", "INFO").upper()
+    try:
+        directory = Path(data_dir) if data_dir else default_data_dir()
+        directory.mkdir(parents=True, exist_ok=True)
+        handler: logging.Handler = logging.FileHandler(directory / "phoenix-lsp.log")
+    except OSError:
+        handler = logging.StreamHandler()  # stderr
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    root.addHandler(handler)
+    root.setLevel(getattr(logging, level, logging.INFO))
+    logging.getLogger("pygls").setLevel(logging.WARNING)
+
+
+__all__ = ["Mode", "PhoenixServer", "serve", "server"]

@@ -1,0 +1,98 @@
+"""The patch tool as an LSP workspace edit (REQ-PATCH-010/011): the server never writes the file itself.
+
+The patch is planned against the text the editor has (the unsaved buffer, with its version, when the
+document is open; the disk file otherwise), sent as one ``workspace/applyEdit`` with minimal text edits, and
+the editor's answer decides what the model is told.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+
+from ..core.values import ToolUse
+from ..tools.patch import PatchError, plan_patch, resolve_patch_path
+
+if TYPE_CHECKING:
+    from .app import PhoenixServer
+    from .runtime import Runtime
+
+NO_APPLY_EDIT = (
+    "The patch was not applied: this editor does not support workspace/applyEdit, and phoenix-lsp never "
+    "writes files behind the editor's back. Use an editor client that supports workspace edits, or make "
+    "the change by hand: {diff}"
+)
+
+
+def _read_disk(path: Path) -> str | None:
+    try:
+        with open(path, encoding="utf-8", newline="") as handle:
+            return handle.read()
+    except FileNotFoundError:
+        return None
+
+
+async def apply_patch(ls: PhoenixServer, runtime: Runtime, call: ToolUse) -> tuple[str, bool]:
+    root = Path(runtime.state.working_directory)
+    target = resolve_patch_path(dict(call.input), root)
+    if isinstance(target, PatchError):
+        return target.message, True
+    uri = target.as_uri()
+    document = ls.workspace.text_documents.get(uri)
+    if document is not None:
+        original: str | None = document.source
+        version: int | None = document.version
+    else:
+        try:
+            original = await asyncio.to_thread(_read_disk, target)
+        except (OSError, UnicodeDecodeError) as exc:
+            return f"The patch was not applied: {target.name} cannot be read as UTF-8 text ({exc}).", True
+        version = None
+    plan = plan_patch(dict(call.input), original, clipboards=runtime.clipboards)
+    if isinstance(plan, PatchError):
+        return plan.message, True
+    workspace_caps = ls.client_capabilities.workspace
+    if not (workspace_caps and workspace_caps.apply_edit):
+        return NO_APPLY_EDIT.format(diff=plan.diff[:4000]), True
+    edits = [
+        types.TextEdit(
+            range=types.Range(
+                start=types.Position(line=e.range.start.line, character=e.range.start.character),
+                end=types.Position(line=e.range.end.line, character=e.range.end.character),
+            ),
+            new_text=e.new_text,
+        )
+        for e in plan.edits
+    ]
+    changes: list[Any] = []
+    if plan.creates_file:
+        changes.append(types.CreateFile(uri=uri, options=types.CreateFileOptions(ignore_if_exists=True)))
+    changes.append(
+        types.TextDocumentEdit(
+            text_document=types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version),
+            edits=edits,
+        )
+    )
+    edit = types.WorkspaceEdit(document_changes=changes)
+    label = f"phoenix: patch {target.relative_to(root)}"
+    try:
+        result = await ls.workspace_apply_edit_async(types.ApplyWorkspaceEditParams(edit=edit, label=label))
+    except Exception as exc:  # the client went away or answered with an error
+        return f"The patch was not applied: the editor did not answer the edit ({exc}). Nothing changed.", True
+    if document is not None and ls.workspace.text_documents.get(uri) is not None:
+        current = ls.workspace.text_documents[uri].version
+        if not result.applied and current != version:
+            return (
+                f"The patch was not applied: {target.name} changed in the editor while the edit was prepared "
+                f"(version {version} -> {current}). Read the file again and retry.",
+                True,
+            )
+    if not result.applied:
+        reason = result.failure_reason or "the user or the editor rejected it"
+        return f"The patch was not applied: {reason}. Nothing changed; do not retry the same edit blindly.", True
+    runtime.clipboards = dict(plan.clipboards)
+    runtime.emit("diff", toolUseId=call.id, path=str(target), diff=plan.diff)
+    return plan.message, False

@@ -1,0 +1,115 @@
+"""What the model is told: system prompts per style and the fixed tool lists (REQ-BED-017, REQ-LAYER-005).
+
+The system prompt depends on the style only (UX), never on the mode: mode changes reach the model as
+synthetic system messages, and tool descriptions never change during a conversation.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..core.tools import (
+    LIST_DIRECTORY,
+    PATCH,
+    READ_FILE,
+    REQUEST_MODE_UPGRADE,
+    SEARCH_FILES,
+    SPAWN_AGENTS,
+    SUBMIT_RESULT,
+    tools_for,
+)
+from ..core.values import Style
+
+STYLE_TEXT = {
+    Style.CHAT: "Be a helpful, conversational assistant: explain your reasoning and ask clarifying questions "
+    "when the request is ambiguous.",
+    Style.DISCUSSION: "Be analytical: explore the problem from several perspectives, weigh trade-offs with "
+    "structured pros and cons, and question assumptions. Avoid implementation details unless asked.",
+    Style.PLAN: "Focus on planning: milestones, a step-by-step plan, risks and effort. Do not write code; "
+    "describe what would change and where.",
+    Style.DEVELOPMENT: "Focus on implementation: code-centric, technical and concise. Show the code that "
+    "matters and explain briefly.",
+    Style.TASK: "Be goal-oriented and terse: act, report progress in a line, and finish with the result.",
+}
+
+BASE = """You are phoenix, a coding agent working inside the user's editor through the Language Server Protocol.
+Working directory: {cwd}. Relative paths are relative to it; paths outside it are refused.
+Each conversation is in one of two modes. Restricted: files are read-only and the network is blocked; bash runs
+inside a kernel sandbox where writes and connections fail with EACCES/EPERM, and the patch tool is refused.
+Unrestricted: bash runs without the sandbox and patch changes files through the editor, which the user sees and
+can undo. Mode changes are announced to you as messages starting with [system]. Never try to work around a
+refusal; if you need write access while Restricted, call request_mode_upgrade with a reason.
+{start}
+Style: {style}"""
+
+SUBAGENT = """You are a sub-agent with one task. Work on it with your tools, then call submit_result exactly once
+with a complete, self-contained result: that result is all the parent conversation will see."""
+
+CONTROL_SCHEMAS: dict[str, dict[str, Any]] = {
+    REQUEST_MODE_UPGRADE: {
+        "name": REQUEST_MODE_UPGRADE,
+        "description": "Request upgrade from Restricted to Unrestricted mode. Only available in Restricted "
+        "mode. User must approve the request.",
+        "input_schema": {
+            "type": "object",
+            "required": ["reason"],
+            "properties": {
+                "reason": {"type": "string", "description": "Explanation of why write access is needed"}
+            },
+        },
+    },
+    SPAWN_AGENTS: {
+        "name": SPAWN_AGENTS,
+        "description": "Run independent sub-agents in parallel, one per task. Each starts with a fresh "
+        "history, works in the same directory with the standard tools (Restricted: read-only, sandboxed, "
+        "whenever the sandbox exists) and returns one result. You get all results together in one answer.",
+        "input_schema": {
+            "type": "object",
+            "required": ["tasks"],
+            "properties": {
+                "tasks": {
+                    "type": "array",
+                    "items": {"type": "string"},
+                    "minItems": 1,
+                    "maxItems": 10,
+                    "description": "Self-contained task descriptions, one per sub-agent.",
+                }
+            },
+        },
+    },
+    SUBMIT_RESULT: {
+        "name": SUBMIT_RESULT,
+        "description": "Submit the result of your task to the parent conversation. Call it exactly once, "
+        "when done; it ends your work.",
+        "input_schema": {
+            "type": "object",
+            "required": ["result"],
+            "properties": {"result": {"type": "string", "description": "The complete result of the task."}},
+        },
+    },
+}
+
+
+def tool_schemas(is_subagent: bool) -> list[dict[str, Any]]:
+    """The conversation's fixed tool definitions, in a stable order."""
+    from ..tools import bash, patch, readonly
+
+    schemas: dict[str, dict[str, Any]] = {
+        READ_FILE: readonly.READ_FILE_SCHEMA,
+        LIST_DIRECTORY: readonly.LIST_DIRECTORY_SCHEMA,
+        SEARCH_FILES: readonly.SEARCH_FILES_SCHEMA,
+        "bash": bash.SCHEMA,
+        PATCH: patch.SCHEMA,
+        **CONTROL_SCHEMAS,
+    }
+    return [schemas[name] for name in tools_for(is_subagent)]
+
+
+def system_prompt(style: Style, cwd: str, is_subagent: bool, start_restricted: bool) -> str:
+    start = (
+        "This conversation started in Restricted mode."
+        if start_restricted
+        else "This conversation started in Unrestricted mode."
+    )
+    text = BASE.format(cwd=cwd, start=start, style=STYLE_TEXT[style])
+    return f"{text}\n\n{SUBAGENT}" if is_subagent else text

@@ -1,0 +1,200 @@
+"""The bash tool: REQ-BASH-001, 003..006, 008 (error reporting), 009, 010 and input validation."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from phoenix_lsp.sandbox import SandboxSupport, policy, probe
+from phoenix_lsp.tools.bash import SCHEMA, BashContext, run_bash, tool_definition
+
+SUPPORT = probe()
+needs_sandbox = pytest.mark.skipif(not SUPPORT.available, reason="no kernel sandbox here")
+BOTH = [pytest.param(True, id="restricted", marks=needs_sandbox), pytest.param(False, id="unrestricted")]
+
+
+def ctx_for(path: Path, restricted: bool, **kw: Any) -> BashContext:
+    return BashContext(working_directory=path, restricted=restricted, **kw)
+
+
+@pytest.mark.req("REQ-BASH-001")
+@pytest.mark.parametrize("restricted", BOTH)
+async def test_runs_bash_c_in_the_working_directory_with_combined_output(tmp_path: Path,
+                                                                          restricted: bool) -> None:
+    res = await run_bash({"command": "pwd; echo out; echo err >&2; echo out2; [[ -n $BASH_VERSION ]] && "
+                                     "echo is-bash"}, ctx_for(tmp_path, restricted))
+    assert res.output == f"{tmp_path}\nout\nerr\nout2\nis-bash\n"  # ordered as written
+    assert res.exit_code == 0 and not res.is_error and res.outcome == "exited"
+
+
+@pytest.mark.req("REQ-BASH-001")
+async def test_output_over_128k_is_cut_in_the_middle(tmp_path: Path) -> None:
+    cmd = "printf 'H%.0s' $(seq 4096); printf 'm%.0s' $(seq 200000); printf 'T%.0s' $(seq 4096)"
+    res = await run_bash({"command": cmd}, ctx_for(tmp_path, False))
+    head, _, rest = res.output.partition("\n\n[... ")
+    assert head == "H" * 4096
+    marker, _, tail = rest.partition("...]\n\n")
+    assert marker.startswith("200000 bytes cut from the middle of 208192 bytes")
+    assert tail == "T" * 4096
+    assert res.truncated
+
+
+@pytest.mark.req("REQ-BASH-001")
+async def test_output_up_to_128k_is_whole(tmp_path: Path) -> None:
+    res = await run_bash({"command": "head -c 131072 /dev/zero | tr '\\0' x"}, ctx_for(tmp_path, False))
+    assert res.output == "x" * 131072 and not res.truncated
+
+
+@pytest.mark.req("REQ-BASH-003")
+@pytest.mark.parametrize("restricted", BOTH)
+async def test_background_returns_at_once_with_pid_group_and_output_file(tmp_path: Path,
+                                                                         restricted: bool) -> None:
+    ctx = ctx_for(tmp_path, restricted, background_dir=tmp_path / "bg", conversation_id="bg-test")
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    res = await run_bash({"command": "echo begin; sleep 0.5; echo end; exit 3", "mode": "background"}, ctx)
+    assert loop.time() - started < 0.4  # did not wait for the command
+    assert res.outcome == "background" and not res.is_error
+    assert res.pid and res.pgid == res.pid and os.getpgid(res.pid) == res.pid
+    assert res.output_file and str(res.pid) in res.output and res.output_file in res.output
+    out = Path(res.output_file)
+    for _ in range(300):
+        if "finished" in out.read_text():
+            break
+        await asyncio.sleep(0.01)
+    text = out.read_text()
+    assert text.startswith("begin\nend\n")
+    assert "background command finished: exit code 3" in text
+
+
+@pytest.mark.req("REQ-BASH-003")
+async def test_background_cap_per_conversation(tmp_path: Path) -> None:
+    ctx = ctx_for(tmp_path, False, background_dir=tmp_path / "bg", conversation_id="cap", background_limit=2)
+    first = [await run_bash({"command": "sleep 30", "mode": "background"}, ctx) for _ in range(2)]
+    try:
+        third = await run_bash({"command": "sleep 30", "mode": "background"}, ctx)
+        assert third.error_id == "bash.background_limit" and third.is_error
+        assert str(first[0].pid) in third.output
+        other = await run_bash({"command": "true", "mode": "background"},
+                               replace(ctx, conversation_id="another"))
+        assert other.outcome == "background"
+    finally:
+        from phoenix_lsp.sandbox import spawn
+
+        spawn.kill_background_jobs("cap")
+        spawn.kill_background_jobs("another")
+
+
+@pytest.mark.req("REQ-BASH-004")
+@pytest.mark.parametrize("restricted", BOTH)
+async def test_no_tty_and_empty_stdin(tmp_path: Path, restricted: bool) -> None:
+    cmd = ("cat; echo \"stdin-done\"; tty; read -r x || echo read-eof; "
+           "awk '{print \"tty_nr=\" $7}' /proc/self/stat; ps -o sid= -p $$; echo $$")
+    res = await asyncio.wait_for(run_bash({"command": cmd}, ctx_for(tmp_path, restricted)), 10)
+    lines = res.output.split("\n")
+    assert lines[0] == "stdin-done"  # cat saw EOF at once
+    assert "not a tty" in res.output and "read-eof" in res.output
+    assert "tty_nr=0" in res.output  # no controlling terminal
+    sid, pid = lines[-3].strip(), lines[-2].strip()
+    assert sid == pid  # bash leads its own session (setsid)
+    res = await run_bash({"command": "exec 3</dev/tty"}, ctx_for(tmp_path, restricted))
+    assert res.is_error and "No such device or address" in res.output
+
+
+@pytest.mark.req("REQ-BASH-005")
+def test_schema() -> None:
+    props = SCHEMA["input_schema"]["properties"]
+    assert SCHEMA["name"] == "bash"
+    assert props["command"]["type"] == "string" and SCHEMA["input_schema"]["required"] == ["command"]
+    assert props["mode"]["enum"] == ["default", "slow", "background"]
+    desc = SCHEMA["description"]
+    for words in ("30 seconds", "15 minutes", "128 KB", "Restricted", "Landlock", "no network",
+                  "Permission denied", "Operation not permitted", "request_mode_upgrade", "do not retry"):
+        assert words in desc
+
+
+@pytest.mark.req("REQ-BASH-005", "REQ-BED-017")
+def test_description_states_the_working_directory_and_never_depends_on_mode(tmp_path: Path) -> None:
+    definition = tool_definition(tmp_path)
+    assert str(tmp_path) in definition["description"]
+    # the only input is the directory: there is no way to give it a mode, by construction
+    assert tool_definition(tmp_path) == definition
+    assert definition["input_schema"] == SCHEMA["input_schema"]
+
+
+@pytest.mark.req("REQ-BASH-006")
+@pytest.mark.parametrize("restricted", BOTH)
+async def test_exit_code_versus_system_error(tmp_path: Path, restricted: bool) -> None:
+    res = await run_bash({"command": "echo partial; exit 7"}, ctx_for(tmp_path, restricted))
+    assert res.outcome == "exited" and res.exit_code == 7 and res.is_error and res.error_id is None
+    assert res.output == "partial\n[exit code 7]"
+    res = await run_bash({"command": "true"}, ctx_for(tmp_path / "missing", restricted))
+    assert res.outcome == "system_error" and res.exit_code is None and res.error_id == "bash.spawn_failed"
+    assert "did not run" in res.output and "working directory" in res.output
+
+
+@pytest.mark.req("REQ-BASH-006", "REQ-BASH-008")
+@needs_sandbox
+async def test_sandbox_setup_failure_is_a_system_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Ask the real kernel for a Landlock right it does not know: landlock_create_ruleset fails (EINVAL).
+    real = policy.fs_rights
+    monkeypatch.setattr(policy, "fs_rights", lambda abi: real(abi) | (1 << 60))
+    marker = tmp_path / "ran"
+    res = await run_bash({"command": f"touch {marker}"}, ctx_for(tmp_path, True))
+    assert res.outcome == "system_error" and res.error_id == "bash.sandbox_setup_failed"
+    assert "Landlock" in res.output and "EINVAL" in res.output and "retrying will not help" in res.output
+    assert not marker.exists()  # never ran, in particular never ran unsandboxed
+
+
+@pytest.mark.req("REQ-BASH-008")
+@needs_sandbox
+async def test_kernel_errors_reach_the_model_unchanged_with_a_note(tmp_path: Path) -> None:
+    res = await run_bash({"command": "echo x > f.txt; echo y > /dev/tcp/127.0.0.1/9"}, ctx_for(tmp_path, True))
+    assert "f.txt: Permission denied" in res.output  # the kernel's EACCES, as bash prints it
+    assert "socket: Operation not permitted" in res.output  # seccomp's EPERM
+    assert res.sandbox_refused and "request_mode_upgrade" in res.output and "do not retry" in res.output
+    assert res.output.count("Permission denied") == 2  # once from bash, once quoted by the note: no retry
+    res = await run_bash({"command": "echo x > f.txt"}, ctx_for(tmp_path, False))
+    assert not res.is_error and (tmp_path / "f.txt").read_text() == "x\n"  # same write, Unrestricted
+
+
+@pytest.mark.req("REQ-BASH-009")
+async def test_restricted_without_landlock_is_an_error_explaining_the_kernel(tmp_path: Path) -> None:
+    degraded = SandboxSupport(False, None, True, policy.missing_protections(None, True),
+                              "this kernel does not offer Landlock (test double)")
+    marker = tmp_path / "ran"
+    res = await run_bash({"command": f"touch {marker}"}, ctx_for(tmp_path, True, sandbox=degraded))
+    assert res.outcome == "system_error" and res.error_id == "bash.sandbox_unavailable"
+    assert not marker.exists()
+
+
+@pytest.mark.req("REQ-BASH-010")
+async def test_stateless_everything_comes_from_the_context(tmp_path: Path) -> None:
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.mkdir()
+    b.mkdir()
+    cmd = {"command": "cd /; export X=1; pwd_before=$PWD; echo $PWD"}
+    await run_bash(cmd, ctx_for(a, False))
+    results = await asyncio.gather(*(run_bash({"command": "pwd; echo ${X:-unset}"}, ctx_for(d, r))
+                                     for d in (a, b, a, b)
+                                     for r in ([True, False] if SUPPORT.available else [False])))
+    outs = [r.output for r in results]
+    assert all(o in (f"{a}\nunset\n", f"{b}\nunset\n") for o in outs)
+    assert sum(o.startswith(str(a)) for o in outs) == len(outs) // 2
+
+
+@pytest.mark.parametrize("bad", [
+    None, "ls", 42, [], {}, {"command": None}, {"command": 3}, {"command": ""}, {"command": "   "},
+    {"command": "ls", "mode": "fast"}, {"command": "ls", "mode": 1}, {"command": "ls", "extra": 1},
+    {"command": "echo \x00"}, {"cmd": "ls"},
+])
+@pytest.mark.req("REQ-BASH-005")
+async def test_invalid_input_is_an_error_result_never_an_exception(tmp_path: Path, bad: Any) -> None:
+    res = await run_bash(bad, ctx_for(tmp_path, False))
+    assert res.is_error and res.error_id == "bash.invalid_input" and res.outcome == "system_error"
+    assert "Invalid bash input" in res.output
