@@ -60,8 +60,30 @@ def doctor() -> int:
     return 0
 
 
+def _fast_serve(argv: Sequence[str]) -> int | None:
+    """``phoenix-lsp [serve] [--tcp HOST:PORT] [--data-dir DIR]`` without building the whole CLI: the editor
+    starts the server often and waits for it (start-up budget 300 ms)."""
+    words = list(argv)
+    if words[:1] == ["serve"]:
+        words = words[1:]
+    options: dict[str, str] = {}
+    while words:
+        flag = words.pop(0)
+        if flag not in ("--tcp", "--data-dir") or not words:
+            return None  # anything else: let argparse explain
+        options[flag] = words.pop(0)
+    from .server.app import serve
+
+    return serve(tcp=options.get("--tcp"), data_dir=options.get("--data-dir"))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    if not words or words[0] in ("serve", "--tcp", "--data-dir"):
+        served = _fast_serve(words)
+        if served is not None:
+            return served
+    args = _parser().parse_args(words)
     if args.command == "doctor":
         return doctor()
     if args.command == "chat":

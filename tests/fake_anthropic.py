@@ -168,6 +168,7 @@ class Reply:
     hang_after_events: int | None = None
     hang_limit_s: float = 30.0
     sse_error: str | None = None
+    stamp: bool = False  # replace each text delta with "<send time in monotonic ns>;" (latency benchmarks)
 
     # -- constructors --------------------------------------------------------------------------------
     @classmethod
@@ -465,8 +466,9 @@ class _Handler(BaseHTTPRequestHandler):
                     False,
                 )
                 for piece in b.pieces():
+                    text = f"{time.monotonic_ns()};" if reply.stamp else piece
                     yield (
-                        {"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": piece}},
+                        {"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": text}},
                         True,
                     )
             else:

@@ -15,7 +15,10 @@ from ..core.values import Decision, Mode, Policy, Style
 
 
 class Wire(BaseModel):
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore", frozen=True)
+    # defer_build: schemas are built on first use, not at import (server start-up budget)
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, extra="ignore", frozen=True, defer_build=True
+    )
 
 
 class ConversationRef(Wire):

@@ -14,7 +14,7 @@ import logging
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
@@ -29,21 +29,22 @@ from pygls.protocol import (
 )
 
 from .. import __name__ as _pkg
-from ..core.effects import Reject
-from ..core.events import (
-    Cancel,
-    RevokeAlwaysAllow,
-    SetMode,
-    SetPolicy,
-    SetStyle,
-    TriggerContinuation,
-    UserMessage,
-)
-from ..core.state import BUSY, Exhausted
-from ..core.values import Decision, Image, Message, Mode, Text, ToolUse
-from ..protocol import models as m
-from .runtime import Hub, HubConfig, NotFound, Runtime, describe_tool, tool_env
+from .lazy import LazyModule
 from .settings import DEFAULT_MODEL
+
+if TYPE_CHECKING:
+    from ..core.effects import Reject
+    from ..core.values import ToolUse
+    from ..protocol.models import P
+    from .runtime import Hub, Runtime
+
+# Imported on first use: the editor waits for `initialize`, and pygls' own imports already take most of
+# the 300 ms start-up budget.
+events = LazyModule("phoenix_lsp.core.events")
+values = LazyModule("phoenix_lsp.core.values")
+core_state = LazyModule("phoenix_lsp.core.state")
+m = LazyModule("phoenix_lsp.protocol.models")
+rt = LazyModule("phoenix_lsp.server.runtime")
 
 log = logging.getLogger(_pkg)
 VERSION = "0.1.0"
@@ -88,14 +89,14 @@ REJECT_CODES = {
 
 def refusal(runtime: Runtime, reject: Reject) -> PhoenixError:
     code, kind = REJECT_CODES.get(reject.code, (-32006, "notAllowed"))
-    if reject.code == "illegal_event" and isinstance(runtime.state.status, BUSY):
+    if reject.code == "illegal_event" and isinstance(runtime.state.status, core_state.BUSY):
         code, kind = -32002, "agentBusy"
         message = (
             f"The agent is busy ({runtime.state.status.kind}); wait for it, or cancel the current operation "
             "with phoenix/cancel and try again."
         )
         return PhoenixError(code, kind, message, status=runtime.state.status.kind)
-    if reject.code == "illegal_event" and isinstance(runtime.state.status, Exhausted):
+    if reject.code == "illegal_event" and isinstance(runtime.state.status, core_state.Exhausted):
         code, kind = -32005, "contextExhausted"
     extra: dict[str, Any] = {"status": runtime.state.status.kind, "reason": reject.code}
     if kind == "invalidParams":
@@ -133,6 +134,8 @@ class PhoenixServer(LanguageServer):
     def __init__(self, data_dir: str | None = None) -> None:
         super().__init__("phoenix-lsp", VERSION, protocol_cls=PhoenixProtocol, converter_factory=_plain_converter)
         self.experimental: dict[str, Any] = {}
+        self.init_options: Any = None
+        self.sandbox: Any = None
         self.data_dir = data_dir
         self.hub: Hub | None = None
         self.rich = False
@@ -185,15 +188,16 @@ class PhoenixServer(LanguageServer):
             return
         args = str(dict(call.input))[:400]
         text = (
-            f"phoenix wants to run {call.name} in conversation {runtime.id[:8]}: {describe_tool(call.name)[:200]}"
+            f"phoenix wants to run {call.name} in conversation {runtime.id[:8]}: {rt.describe_tool(call.name)[:200]}"
             f"\nArguments: {args}"
         )
-        actions = {"Allow": Decision.ALLOW, "Deny": Decision.DENY, "Always Allow": Decision.ALWAYS_ALLOW}
+        decision = values.Decision
+        actions = {"Allow": decision.ALLOW, "Deny": decision.DENY, "Always Allow": decision.ALWAYS_ALLOW}
 
         async def ask() -> None:
             choice = await self._show(text, list(actions))
             if choice is not None or approval_id in self.plain_requests:
-                runtime.answer_approval(approval_id, actions.get(choice or "Deny", Decision.DENY))
+                runtime.answer_approval(approval_id, actions.get(choice or "Deny", values.Decision.DENY))
 
         self.plain_requests[approval_id] = self.hub.spawn(ask()) if self.hub else None  # type: ignore[assignment]
 
@@ -248,11 +252,11 @@ def _hub(ls: PhoenixServer) -> Hub:
 def _conversation(ls: PhoenixServer, conversation_id: str) -> Runtime:
     try:
         return _hub(ls).get(conversation_id)
-    except NotFound as exc:
+    except rt.NotFound as exc:
         raise PhoenixError(-32001, "conversationNotFound", str(exc), conversationId=conversation_id) from None
 
 
-def _parse(model: type[m.P], params: Any) -> m.P:
+def _parse(model: type[P], params: Any) -> P:
     try:
         return m.parse(model, params)
     except m.InvalidParams as exc:
@@ -270,9 +274,22 @@ def _sandbox_info(sandbox: Any) -> dict[str, Any]:
 
 @server.feature(types.INITIALIZE)
 def initialize(ls: PhoenixServer, params: types.InitializeParams) -> None:
+    """Answer fast: only what the InitializeResult needs. The rest is set up in ``initialized``."""
+    from ..sandbox import probe
+
     experimental = params.capabilities.experimental
     ls.rich = isinstance(experimental, dict) and "phoenix" in experimental
-    raw = params.initialization_options
+    ls.init_options = params.initialization_options
+    ls.sandbox = probe()
+    ls.experimental = {"phoenix": {"version": 1, "methods": METHODS, "sandbox": _sandbox_info(ls.sandbox)}}
+
+
+def _setup(ls: PhoenixServer) -> Hub:
+    """Open the store and build the hub of conversations, from initialization options and the environment."""
+    from ..llm.client import LlmClient
+    from ..store import Store
+
+    raw = ls.init_options
     options = m.InitializationOptions()
     if isinstance(raw, dict):
         try:
@@ -281,60 +298,55 @@ def initialize(ls: PhoenixServer, params: types.InitializeParams) -> None:
             ls.window_show_message(
                 types.ShowMessageParams(
                     type=types.MessageType.Warning,
-                    message=f"phoenix-lsp: ignoring invalid initializationOptions ({str(exc)[:300]}); using defaults.",
+                    message=f"phoenix-lsp: ignoring invalid initializationOptions ({str(exc)[:300]}); "
+                    "using defaults.",
                 )
             )
-    from ..llm.client import LlmClient
-    from ..sandbox import probe
-    from ..store import Store
-
     data_dir = options.data_dir or ls.data_dir or os.environ.get("PHOENIX_LSP_DATA_DIR")
     store = Store(Path(data_dir) / "phoenix.db" if data_dir else Store.default_path())
     api_key = options.anthropic_api_key or os.environ.get("ANTHROPIC_API_KEY")
     if api_key:
         store.guard.add_secret(api_key)
     llm = LlmClient(api_key=api_key, base_url=options.anthropic_base_url)
-    retry = options.retry_base_ms if options.retry_base_ms is not None else int(
-        os.environ.get("PHOENIX_RETRY_BASE_MS", "1000")
-    )
-    config = HubConfig(
+    retry = options.retry_base_ms
+    if retry is None:
+        retry = int(os.environ.get("PHOENIX_RETRY_BASE_MS", "1000"))
+    config = rt.HubConfig(
         model=options.model or os.environ.get("PHOENIX_MODEL") or DEFAULT_MODEL,
         retry_base_ms=retry,
         bash_timeout_s=options.bash_timeout_s,
-        env=tool_env(),
+        env=rt.tool_env(),
     )
     if os.environ.get("PHOENIX_AGENT_TIME_LIMIT_S"):
         config.agent_time_limit_s = float(os.environ["PHOENIX_AGENT_TIME_LIMIT_S"])
-    sandbox = probe()
-    ls.hub = Hub(store, llm, sandbox, config, ls)
-    ls.experimental = {
-        "phoenix": {"version": 1, "methods": METHODS, "sandbox": _sandbox_info(sandbox)}
-    }
-    if not sandbox.available:
-        log.warning("kernel sandbox unavailable: only Unrestricted mode exists (%s)", sandbox.reason)
+    hub: Hub = rt.Hub(store, llm, ls.sandbox, config, ls)
+    return hub
 
 
 @server.feature(types.INITIALIZED)
 def initialized(ls: PhoenixServer, params: types.InitializedParams) -> None:
-    hub = _hub(ls)
+    ls.hub = hub = _setup(ls)
     restored = hub.restore()
     if restored:
         log.info("restored %d conversations after a restart", restored)
-    if not hub.sandbox.available:
+    warning = hub.sandbox.warning()
+    if warning:  # REQ-BASH-009: say what is missing, in the log and to the user
+        log.warning("%s", warning)
         ls.window_show_message(
             types.ShowMessageParams(
-                type=types.MessageType.Warning,
-                message="phoenix-lsp: the kernel sandbox (Landlock) is unavailable here, so conversations can only "
-                f"be Unrestricted. {hub.sandbox.reason or ''} Run `phoenix-lsp doctor` for details.",
+                type=types.MessageType.Warning, message=f"phoenix-lsp: {warning} Run `phoenix-lsp doctor` for details."
             )
         )
 
 
 @server.feature(types.SHUTDOWN)
 def shutdown(ls: PhoenixServer, params: None) -> None:
+    from ..sandbox.spawn import kill_background_jobs
+
     if ls.hub is not None:
         for task in list(ls.hub.tasks):
             task.cancel()
+    kill_background_jobs()
 
 
 @server.feature("phoenix/newConversation")
@@ -349,14 +361,14 @@ def new_conversation(ls: PhoenixServer, params: Any) -> dict[str, Any]:
     origin: Runtime | None = None
     if p.continue_from:
         origin = _conversation(ls, p.continue_from)
-        if not isinstance(origin.state.status, Exhausted):
+        if not isinstance(origin.state.status, core_state.Exhausted):
             raise PhoenixError(-32006, "notAllowed", "continueFrom must name a conversation whose context is "
                                "exhausted; this one can still take messages.", reason="not_exhausted")
-    seed: Message | None = None
+    seed: Any = None
     if origin is not None and p.seed_with_summary:
         summary = origin.state.status.summary  # type: ignore[union-attr]
         text = f"[system] This conversation continues an earlier one ({origin.id}). Its summary:\n{summary}"
-        seed = Message("user", (Text(text),), tag="continuation")
+        seed = values.Message("user", (values.Text(text),), tag="continuation")
     runtime = hub.create(
         working_directory=str(path.resolve()),
         model=p.model,
@@ -441,13 +453,13 @@ async def get_conversation(ls: PhoenixServer, params: Any) -> dict[str, Any]:
         "lastSeq": runtime.seq,
         "hasMore": has_more,
         "sandbox": _sandbox_info(hub.sandbox),
-        **wire.pending_request(state, describe_tool),
+        **wire.pending_request(state, rt.describe_tool),
     }
     if state.parent_id:
         result["parentConversationId"] = state.parent_id
     if state.origin_id:
         result["continuedFrom"] = state.origin_id
-    if isinstance(state.status, Exhausted):
+    if isinstance(state.status, core_state.Exhausted):
         result["continuationSummary"] = state.status.summary
     if state.status.kind == "error":
         result["error"] = state.status.message  # type: ignore[union-attr]
@@ -469,11 +481,11 @@ def send_message(ls: PhoenixServer, params: Any) -> dict[str, Any]:
     hub = _hub(ls)
     command = p.text.strip()
     if command in ("/execute", "/plan"):
-        _apply(runtime, UserMessage(command))
+        _apply(runtime, events.UserMessage(command))
         return {"accepted": True, "command": command[1:], "mode": runtime.state.mode.value}
     if runtime.busy:  # refuse before decoding images: nothing is stored for a refused message
-        _apply(runtime, UserMessage(p.text))
-    images: list[Image] = []
+        _apply(runtime, events.UserMessage(p.text))
+    images: list[Any] = []
     for i, img in enumerate(p.images):
         try:
             raw = base64.b64decode(img.data, validate=True)
@@ -481,8 +493,8 @@ def send_message(ls: PhoenixServer, params: Any) -> dict[str, Any]:
         except (binascii.Error, ValueError) as exc:
             reason = str(exc) if isinstance(exc, ImageError) else "the data is not valid base64"
             raise invalid(f"images[{i}]", f"Invalid params: 'images[{i}]': {reason}") from None
-        images.append(Image(hub.store.put_image(data, media_type), media_type))
-    _apply(runtime, UserMessage(p.text, tuple(images)))
+        images.append(values.Image(hub.store.put_image(data, media_type), media_type))
+    _apply(runtime, events.UserMessage(p.text, tuple(images)))
     return {"accepted": True, "messageId": str(len(runtime.state.history) - 1)}
 
 
@@ -491,7 +503,7 @@ def cancel(ls: PhoenixServer, params: Any) -> dict[str, Any]:
     p = _parse(m.ConversationRef, params)
     runtime = _conversation(ls, p.conversation_id)
     was_busy = runtime.busy
-    _apply(runtime, Cancel())
+    _apply(runtime, events.Cancel())
     return {"cancelled": was_busy, "status": runtime.state.status.kind}
 
 
@@ -500,7 +512,7 @@ def set_mode(ls: PhoenixServer, params: Any) -> dict[str, Any]:
     p = _parse(m.SetModeParams, params)
     runtime = _conversation(ls, p.conversation_id)
     before = runtime.state.mode
-    _apply(runtime, SetMode(p.mode))
+    _apply(runtime, events.SetMode(p.mode))
     return {"mode": runtime.state.mode.value, "changed": runtime.state.mode is not before}
 
 
@@ -534,7 +546,7 @@ def respond_to_approval(ls: PhoenixServer, params: Any) -> dict[str, Any]:
 def set_approval_policy(ls: PhoenixServer, params: Any) -> dict[str, Any]:
     p = _parse(m.SetApprovalPolicyParams, params)
     runtime = _conversation(ls, p.conversation_id)
-    _apply(runtime, SetPolicy(p.policy))
+    _apply(runtime, events.SetPolicy(p.policy))
     return {"policy": runtime.state.policy.value}
 
 
@@ -542,7 +554,7 @@ def set_approval_policy(ls: PhoenixServer, params: Any) -> dict[str, Any]:
 def set_style(ls: PhoenixServer, params: Any) -> dict[str, Any]:
     p = _parse(m.SetStyleParams, params)
     runtime = _conversation(ls, p.conversation_id)
-    _apply(runtime, SetStyle(p.style))
+    _apply(runtime, events.SetStyle(p.style))
     return {"style": runtime.state.style.value, "mode": runtime.state.mode.value}
 
 
@@ -550,7 +562,7 @@ def set_style(ls: PhoenixServer, params: Any) -> dict[str, Any]:
 def trigger_continuation(ls: PhoenixServer, params: Any) -> dict[str, Any]:
     p = _parse(m.ConversationRef, params)
     runtime = _conversation(ls, p.conversation_id)
-    _apply(runtime, TriggerContinuation())
+    _apply(runtime, events.TriggerContinuation())
     return {"status": runtime.state.status.kind}
 
 
@@ -589,7 +601,7 @@ def revoke_always_allow(ls: PhoenixServer, params: Any) -> dict[str, Any]:
     runtime = _conversation(ls, p.conversation_id)
     if p.tool_name not in runtime.state.always_allow:
         return {"revoked": False}
-    _apply(runtime, RevokeAlwaysAllow(p.tool_name))
+    _apply(runtime, events.RevokeAlwaysAllow(p.tool_name))
     runtime.emit("alwaysAllowChanged", toolName=p.tool_name, allowed=False)
     return {"revoked": True}
 
@@ -627,4 +639,4 @@ def _setup_logging(data_dir: str | None) -> None:
     logging.getLogger("pygls").setLevel(logging.WARNING)
 
 
-__all__ = ["Mode", "PhoenixServer", "serve", "server"]
+__all__ = ["PhoenixServer", "serve", "server"]

@@ -26,6 +26,12 @@ NO_APPLY_EDIT = (
     "the change by hand: {diff}"
 )
 
+NO_CREATE_FILE = (
+    "The patch was not applied: {path} does not exist and this editor cannot create files through a workspace "
+    "edit (it does not announce the CreateFile resource operation), and phoenix-lsp never writes files behind "
+    "the editor's back. Ask the user to create the file, then patch it."
+)
+
 
 def _read_disk(path: Path) -> str | None:
     try:
@@ -57,6 +63,10 @@ async def apply_patch(ls: PhoenixServer, runtime: Runtime, call: ToolUse) -> tup
     workspace_caps = ls.client_capabilities.workspace
     if not (workspace_caps and workspace_caps.apply_edit):
         return NO_APPLY_EDIT.format(diff=plan.diff[:4000]), True
+    edit_caps = workspace_caps.workspace_edit
+    operations = (edit_caps.resource_operations if edit_caps else None) or ()
+    if plan.creates_file and types.ResourceOperationKind.Create not in operations:
+        return NO_CREATE_FILE.format(path=target.relative_to(root)), True
     edits = [
         types.TextEdit(
             range=types.Range(

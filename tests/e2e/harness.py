@@ -9,13 +9,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import signal
 import sys
+import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from lsprotocol import types
+from pygls.exceptions import JsonRpcException
 from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage, default_converter
 from pytest_lsp import LanguageClient, client_capabilities
 from pytest_lsp.client import register_lsp_features
@@ -44,11 +47,41 @@ class Session:
     data_dir: Path
     workdir: Path
     events: list[dict[str, Any]] = field(default_factory=list)
+    arrivals: list[int] = field(default_factory=list)  # time.monotonic_ns() at which each event arrived
     edits: list[types.ApplyWorkspaceEditParams] = field(default_factory=list)
     shown: list[types.ShowMessageRequestParams] = field(default_factory=list)
     on_apply_edit: Callable[[types.ApplyWorkspaceEditParams], types.ApplyWorkspaceEditResult] | None = None
     on_show: Callable[[types.ShowMessageRequestParams], str | None] | None = None
     _changed: asyncio.Event = field(default_factory=asyncio.Event)
+    killed: bool = False
+    initialize_result: Any = None
+
+    @property
+    def pid(self) -> int:
+        """The process id of the server under test."""
+        process = self.client._server
+        assert process is not None, "the server process is not running"
+        return int(process.pid)
+
+    async def kill(self) -> None:
+        """SIGKILL the server (no shutdown, no flushing) and wait until the process is gone."""
+        self.killed = True
+        os.kill(self.pid, signal.SIGKILL)
+        process = self.client._server
+        assert process is not None
+        await asyncio.wait_for(process.wait(), 10)
+
+    async def error(self, method: str, params: Any) -> JsonRpcException:
+        """Send a request that must fail; returns the JSON-RPC error (fails the test if it succeeds)."""
+        try:
+            result = await self.client.protocol.send_request_async(method, params)
+        except JsonRpcException as exc:
+            return exc
+        raise AssertionError(f"{method} succeeded but should have failed: {result!r}")
+
+    def seqs(self, conversation_id: str) -> list[int]:
+        """The seq numbers of the conversation's events, in arrival order."""
+        return [e["seq"] for e in self.events if e["conversationId"] == conversation_id]
 
     async def request(self, method: str, params: dict[str, Any] | None = None) -> Any:
         return await self.client.protocol.send_request_async(method, params or {})
@@ -81,11 +114,21 @@ class Session:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._changed.wait(), remaining)
 
-    async def wait_status(self, conversation_id: str, status: str, timeout: float = 10.0) -> dict[str, Any]:
+    async def wait_status(
+        self, conversation_id: str, status: str, timeout: float = 10.0, *, since: int = 0
+    ) -> dict[str, Any]:
+        """The first ``status`` event of the conversation entering ``status`` with a seq above ``since``."""
         return await self.wait_event(
-            lambda e: e["kind"] == "status" and e["conversationId"] == conversation_id and e["status"] == status,
+            lambda e: e["kind"] == "status"
+            and e["conversationId"] == conversation_id
+            and e["status"] == status
+            and e["seq"] > since,
             timeout,
         )
+
+    def last_seq(self, conversation_id: str) -> int:
+        """The highest seq received so far for the conversation (0 before any event)."""
+        return max(self.seqs(conversation_id), default=0)
 
 
 @contextlib.asynccontextmanager
@@ -99,6 +142,7 @@ async def session(
     env: dict[str, str] | None = None,
     data_dir: Path | None = None,
     apply_edit: bool = True,
+    no_create: bool = False,
 ) -> AsyncIterator[Session]:
     client = LanguageClient(converter_factory=_plain_converter)
     register_lsp_features(client)
@@ -109,6 +153,7 @@ async def session(
 
     @client.feature("phoenix/event")
     def on_event(params: dict[str, Any]) -> None:
+        s.arrivals.append(time.monotonic_ns())
         s.events.append(params)
         s._changed.set()
 
@@ -134,7 +179,9 @@ async def session(
         caps.experimental = {"phoenix": {"version": 1}}
     if not apply_edit and caps.workspace is not None:
         caps.workspace.apply_edit = False
-    await client.initialize_session(
+    if no_create and caps.workspace is not None and caps.workspace.workspace_edit is not None:
+        caps.workspace.workspace_edit.resource_operations = [types.ResourceOperationKind.Rename]
+    s.initialize_result = await client.initialize_session(
         types.InitializeParams(
             capabilities=caps,
             root_uri=workdir.as_uri(),
@@ -144,7 +191,99 @@ async def session(
     try:
         yield s
     finally:
-        with contextlib.suppress(Exception):
-            await asyncio.wait_for(client.shutdown_session(), 10)
+        if not s.killed:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(client.shutdown_session(), 10)
         with contextlib.suppress(Exception):
             await client.stop()
+
+
+# ------------------------------------------------------------------------- write-path helpers (issue 5)
+
+
+def tool_results(request: Any) -> dict[str, dict[str, Any]]:
+    """The ``tool_result`` blocks of a recorded request's last message, by ``tool_use_id``."""
+    last = request.messages[-1] if request.messages else {"content": []}
+    content = last["content"] if isinstance(last["content"], list) else []
+    return {b["tool_use_id"]: b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"}
+
+
+def apply_text_edits(text: str, edits: list[types.TextEdit]) -> str:
+    """Apply LSP text edits (positions in UTF-16 code units, against ``text``) as an editor would."""
+    lines = text.splitlines(keepends=True) or [""]
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line))
+
+    def offset(pos: types.Position) -> int:
+        if pos.line >= len(lines):
+            return len(text)
+        line, units, i = lines[pos.line], 0, 0
+        while i < len(line) and units < pos.character:
+            units += 2 if ord(line[i]) > 0xFFFF else 1
+            i += 1
+        return starts[pos.line] + i
+
+    spans = sorted(((offset(e.range.start), offset(e.range.end), e.new_text) for e in edits), reverse=True)
+    for start, end, new in spans:
+        text = text[:start] + new + text[end:]
+    return text
+
+
+@dataclass
+class Buffers:
+    """A FAKE of the editor's buffers (the real editor cannot run here): open documents with versions.
+
+    ``apply`` does what VS Code and Neovim do with a ``workspace/applyEdit``: refuse an edit whose version
+    is not the buffer's, create files, apply edits to the open buffer (a new version, announced with
+    ``didChange``) or, for a document that is not open, to the file on disk.
+    """
+
+    session: Session
+    docs: dict[str, tuple[str, int]] = field(default_factory=dict)
+
+    def open(self, path: Path, text: str, version: int = 1) -> None:
+        uri = path.as_uri()
+        self.docs[uri] = (text, version)
+        self.session.client.text_document_did_open(
+            types.DidOpenTextDocumentParams(types.TextDocumentItem(uri, "python", version, text))
+        )
+
+    def change(self, path: Path, text: str) -> None:
+        """The user edits the buffer (full-text didChange, next version)."""
+        uri = path.as_uri()
+        version = self.docs[uri][1] + 1
+        self.docs[uri] = (text, version)
+        self.session.client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                types.VersionedTextDocumentIdentifier(version=version, uri=uri),
+                [types.TextDocumentContentChangeWholeDocument(text=text)],
+            )
+        )
+
+    def text(self, path: Path) -> str:
+        return self.docs[path.as_uri()][0]
+
+    def apply(self, params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
+        changes = params.edit.document_changes or []
+        for change in changes:  # validate everything first: the edit is all or nothing
+            if isinstance(change, types.TextDocumentEdit) and change.text_document.uri in self.docs:
+                have = self.docs[change.text_document.uri][1]
+                if change.text_document.version not in (None, have):
+                    reason = f"version mismatch: edit for {change.text_document.version}, buffer is {have}"
+                    return types.ApplyWorkspaceEditResult(applied=False, failure_reason=reason)
+        for change in changes:
+            if isinstance(change, types.CreateFile):
+                target = Path(change.uri.removeprefix("file://"))
+                target.parent.mkdir(parents=True, exist_ok=True)
+                if not target.exists():
+                    target.write_text("")
+            elif isinstance(change, types.TextDocumentEdit):
+                uri = change.text_document.uri
+                edits = [e for e in change.edits if isinstance(e, types.TextEdit)]
+                if uri in self.docs:
+                    self.change(Path(uri.removeprefix("file://")), apply_text_edits(self.docs[uri][0], edits))
+                else:
+                    target = Path(uri.removeprefix("file://"))
+                    target.write_text(apply_text_edits(target.read_text(), edits))
+        return types.ApplyWorkspaceEditResult(applied=True)

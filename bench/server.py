@@ -1,0 +1,277 @@
+"""Server figures of issue 3, each beside a baseline measured in the same run.
+
+- cancel during a streaming LLM response -> idle event (p50/p99), baseline: a trivial request's round trip;
+- event latency: text delta leaves the fake LLM -> phoenix/event at the client (p50/p99, 10,000 deltas, loss and
+  order checked), baseline: the same stamped stream read directly by the SDK client (no server in between);
+- start-up: process start -> initialize answered, and idle RSS, baseline: a bare `python -c pass`;
+- restore: 1,000 conversations / 100,000 messages in the store -> listConversations answered, baseline: the
+  store's own list call in this process.
+
+The fake Anthropic server runs as a separate process so that it does not share a GIL with the client.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+class _Fake:
+    """The fake Anthropic server in its own process, scripted from a file."""
+
+    def __init__(self, replies: list[dict[str, Any]], workdir: Path) -> None:
+        script = workdir / "script.json"
+        script.write_text(json.dumps(replies))
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "tests.fake_anthropic", "--port", "0", "--script", str(script)],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        self.base_url = line.split()[-1]
+
+    def env(self, api_key: str = "sk-ant-bench-key-0000000000") -> dict[str, str]:
+        return {"ANTHROPIC_BASE_URL": self.base_url, "ANTHROPIC_API_KEY": api_key}
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(5)
+
+
+def _pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+
+
+async def _latency_and_cancel(quick: bool) -> list[dict[str, Any]]:
+    from tests.e2e.harness import session
+
+    deltas = 2_000 if quick else 10_000
+    cancels = 10 if quick else 40
+    # paced like a real model (1 ms apart): the figure is transit time, not a backlog of a burst
+    paced = {"text": "x" * deltas, "deltas": deltas, "stamp": True, "delay_s": 0.001}
+    replies: list[dict[str, Any]] = [paced]  # through the server
+    replies.append(paced)  # baseline: read directly by the SDK client
+    replies += [{"text": "thinking", "deltas": 8, "hang_after_events": 4, "hang_limit_s": 30}] * cancels
+    with tempfile.TemporaryDirectory() as tmp:
+        fake = _Fake(replies, Path(tmp))
+        try:
+            async with session(fake, Path(tmp)) as s:  # type: ignore[arg-type]
+                cid = await s.new()
+                first = len(s.events)
+                await s.request("phoenix/sendMessage", {"conversationId": cid, "text": "stream"})
+                await s.wait_status(cid, "idle", timeout=120)
+                stamps, seqs, latencies = [], [], []
+                for event, arrived in zip(s.events[first:], s.arrivals[first:], strict=True):
+                    if event["kind"] == "textDelta":
+                        for stamp in filter(None, event["text"].split(";")):
+                            stamps.append(int(stamp))
+                            latencies.append((arrived - int(stamp)) / 1e6)
+                        seqs.append(event["seq"])
+                in_order = stamps == sorted(stamps) and seqs == sorted(seqs)
+                lost = deltas - len(stamps)
+
+                base = await _direct_latencies(fake, deltas)
+
+                rtts, cancel_ms = [], []
+                for _ in range(cancels):
+                    t0 = time.perf_counter()
+                    await s.request("phoenix/listConversations", {})
+                    rtts.append((time.perf_counter() - t0) * 1000)
+                    mark = s.events[-1]["seq"]
+                    await s.request("phoenix/sendMessage", {"conversationId": cid, "text": "again"})
+                    await s.wait_event(lambda e, m=mark: e["kind"] == "textDelta" and e["seq"] > m, 20)
+                    t0 = time.perf_counter()
+                    await s.request("phoenix/cancel", {"conversationId": cid})
+                    await s.wait_event(
+                        lambda e, m=mark: e["kind"] == "status" and e["status"] == "idle" and e["seq"] > m,
+                        20,
+                    )
+                    cancel_ms.append((time.perf_counter() - t0) * 1000)
+        finally:
+            fake.stop()
+    return [
+        {
+            "name": f"event latency, text delta -> phoenix/event, p50 ({deltas:,} deltas, lost {lost}, "
+            f"in order: {in_order})",
+            "value": round(statistics.median(latencies), 3),
+            "unit": "ms",
+            "baseline_name": "same stream read directly by the SDK client, p50",
+            "baseline_value": round(statistics.median(base), 3),
+            "goal": "p50 < 2 ms, no loss, no reordering",
+        },
+        {
+            "name": "event latency p99",
+            "value": round(_pct(latencies, 0.99), 3),
+            "unit": "ms",
+            "baseline_name": "direct SDK read p99",
+            "baseline_value": round(_pct(base, 0.99), 3),
+            "goal": "",
+        },
+        {
+            "name": f"cancel during streaming -> idle event, p50 ({cancels} runs)",
+            "value": round(statistics.median(cancel_ms), 2),
+            "unit": "ms",
+            "baseline_name": "listConversations round trip, p50",
+            "baseline_value": round(statistics.median(rtts), 2),
+            "goal": "p99 < 50 ms",
+        },
+        {
+            "name": "cancel -> idle p99",
+            "value": round(_pct(cancel_ms, 0.99), 2),
+            "unit": "ms",
+            "baseline_name": "listConversations round trip, p99",
+            "baseline_value": round(_pct(rtts, 0.99), 2),
+            "goal": "< 50 ms",
+        },
+    ]
+
+
+async def _direct_latencies(fake: _Fake, deltas: int) -> list[float]:
+    from phoenix_lsp.llm.client import LlmClient, LlmRequest
+
+    out: list[float] = []
+
+    def on_text(text: str) -> None:
+        now = time.monotonic_ns()
+        for stamp in filter(None, text.split(";")):
+            out.append((now - int(stamp)) / 1e6)
+
+    env = fake.env()
+    client = LlmClient(api_key=env["ANTHROPIC_API_KEY"], base_url=env["ANTHROPIC_BASE_URL"])
+    await client.stream(LlmRequest("bench", "", [{"role": "user", "content": "x"}], None), on_text)
+    return out
+
+
+def _startup(quick: bool) -> list[dict[str, Any]]:
+    runs = 3 if quick else 7
+    init = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                       "params": {"processId": None, "rootUri": None, "capabilities": {}}})
+    frame = f"Content-Length: {len(init)}\r\n\r\n{init}".encode()
+    starts, rss, base_starts, base_rss = [], [], [], []
+    with tempfile.TemporaryDirectory() as tmp:
+        env = {**os.environ, "ANTHROPIC_API_KEY": "sk-ant-bench-key-0000000000"}
+        for _ in range(runs):
+            t0 = time.perf_counter()
+            proc = subprocess.Popen([sys.executable, "-m", "phoenix_lsp", "serve", "--data-dir", tmp],
+                                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
+            assert proc.stdin and proc.stdout
+            proc.stdin.write(frame)
+            proc.stdin.flush()
+            header = proc.stdout.readline()
+            starts.append((time.perf_counter() - t0) * 1000)
+            assert header.startswith(b"Content-Length")
+            time.sleep(0.3)
+            rss.append(_rss_mb(proc.pid))
+            proc.kill()
+            proc.wait()
+            t0 = time.perf_counter()
+            base = subprocess.Popen([sys.executable, "-c", "import sys; print(1, flush=True); sys.stdin.read()"],
+                                    stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+            assert base.stdout
+            base.stdout.readline()
+            base_starts.append((time.perf_counter() - t0) * 1000)
+            base_rss.append(_rss_mb(base.pid))
+            base.kill()
+            base.wait()
+    return [
+        {
+            "name": "start-up: process start -> initialize answered (median)",
+            "value": round(statistics.median(starts), 1),
+            "unit": "ms",
+            "baseline_name": "bare python interpreter start (median)",
+            "baseline_value": round(statistics.median(base_starts), 1),
+            "goal": "< 300 ms",
+        },
+        {
+            "name": "idle RSS after initialize",
+            "value": round(statistics.median(rss), 1),
+            "unit": "MB",
+            "baseline_name": "bare python interpreter RSS",
+            "baseline_value": round(statistics.median(base_rss), 1),
+            "goal": "< 100 MB",
+        },
+    ]
+
+
+def _rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+async def _restore(quick: bool) -> list[dict[str, Any]]:
+    from phoenix_lsp import codec
+    from phoenix_lsp.core import machine
+    from phoenix_lsp.core.values import Message, Text
+    from phoenix_lsp.store import ConversationRecord, Store
+    from tests.e2e.harness import session
+
+    conversations, per = (200, 100) if quick else (1_000, 100)
+    with tempfile.TemporaryDirectory() as tmp:
+        data = Path(tmp) / "data"
+        data.mkdir()
+        store = Store(data / "phoenix.db")
+        now = time.time()
+        for c in range(conversations):
+            cid = f"conv{c:05d}"
+            state = machine.new_conversation(cid, model="m", working_directory=tmp, sandbox=True)
+            store.create_conversation(ConversationRecord(cid, None, None, False, tmp, "m", f"title {c}", now))
+            items = []
+            for i in range(per):
+                message = Message("user" if i % 2 == 0 else "assistant", (Text(f"message {i} " * 8),))
+                body = {"seq": i + 1, "time": now, "message": json.loads(codec.encode_message(message))}
+                items.append((i, json.dumps(body)))
+            store.append_messages(cid, items)
+            store.save_state(cid, codec.encode_state(state), "idle", now)
+        t0 = time.perf_counter()
+        store.list_conversations()
+        base = (time.perf_counter() - t0) * 1000
+        store.close()
+        fake = _Fake([], Path(tmp))
+        try:
+            async with session(fake, Path(tmp), data_dir=data) as s:  # type: ignore[arg-type]
+                t0 = time.perf_counter()
+                result = await s.request("phoenix/listConversations", {})
+                elapsed = (time.perf_counter() - t0) * 1000
+                assert len(result["conversations"]) == conversations
+        finally:
+            fake.stop()
+    return [
+        {
+            "name": f"restore: {conversations:,} conversations / {conversations * per:,} messages -> "
+            "listConversations answered",
+            "value": round(elapsed, 1),
+            "unit": "ms",
+            "baseline_name": "Store.list_conversations in-process",
+            "baseline_value": round(base, 1),
+            "goal": "< 500 ms",
+        }
+    ]
+
+
+def figures(quick: bool = False) -> list[dict[str, Any]]:
+    sys.path.insert(0, str(ROOT))
+    rows = asyncio.run(_latency_and_cancel(quick))
+    rows += _startup(quick)
+    rows += asyncio.run(_restore(quick))
+    return rows
+
+
+if __name__ == "__main__":
+    from bench.__main__ import print_table
+
+    print_table(figures("--quick" in sys.argv))
