@@ -210,9 +210,9 @@ def plan_workspace_edit(edit: types.WorkspaceEdit, root: Path | None = None) -> 
             if content is None:
                 raise EditError(f"{old_path} does not exist, so it cannot be renamed")
             target_exists = current(new_path) is not None
-            options = change.options
-            if target_exists and not (options and options.overwrite):
-                if options and options.ignore_if_exists:
+            rename_options = change.options
+            if target_exists and not (rename_options and rename_options.overwrite):
+                if rename_options and rename_options.ignore_if_exists:
                     continue
                 raise EditError(f"{new_path} already exists, and the rename did not ask to overwrite it")
             set_content(new_path, content)
@@ -226,10 +226,8 @@ def plan_workspace_edit(edit: types.WorkspaceEdit, root: Path | None = None) -> 
 def _write_atomic(path: Path, content: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     mode: int | None = None
-    try:
+    with contextlib.suppress(FileNotFoundError):
         mode = path.stat().st_mode & 0o7777
-    except FileNotFoundError:
-        pass
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".phoenix-tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:

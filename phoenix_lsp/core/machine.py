@@ -143,7 +143,7 @@ def _note_mode(state: ConversationState, mode: Mode, actor: Actor, via: str) -> 
         state = _settle(state, state.status)
     effects: tuple[Effect, ...] = (
         Notify("mode", {"mode": mode.value, "via": via}),
-        Audit(actor, "mode_change", {"mode": mode.value, "via": via}),
+        Audit(actor, "modeChanged", {"mode": mode.value, "via": via}),
     )
     return state, effects
 
@@ -168,7 +168,7 @@ def _dispatch(state: ConversationState, batch: Batch) -> Out:
             batch = batch.answer(ToolResult(call.id, verdict.message, is_error=True))
             if verdict.reason == "mode":
                 effects.append(Notify("tool_refused", {"toolUseId": call.id, "tool": call.name}))
-                effects.append(Audit(Actor.SYSTEM, "tool_refused", {"tool": call.name, "by": "mode"}))
+                effects.append(Audit(Actor.SYSTEM, "toolRefused", {"tool": call.name, "by": "mode"}))
             continue
         if call.name == REQUEST_MODE_UPGRADE:
             reason = call.input.get("reason")
@@ -182,7 +182,7 @@ def _dispatch(state: ConversationState, batch: Batch) -> Out:
                 continue
             effects += [
                 AskUpgrade(call.id, reason),
-                Audit(Actor.AGENT, "upgrade_request", {"reason": reason}),
+                Audit(Actor.AGENT, "upgradeRequested", {"reason": reason}),
             ]
             return replace(state, status=AwaitingUpgrade(batch, reason)), tuple(effects)
         if call.name == SPAWN_AGENTS:
@@ -207,7 +207,7 @@ def _dispatch(state: ConversationState, batch: Batch) -> Out:
         if isinstance(verdict, Ask):
             effects += [
                 AskApproval(call.id, call),
-                Audit(Actor.AGENT, "approval_request", {"tool": call.name, "approvalId": call.id}),
+                Audit(Actor.AGENT, "approvalRequested", {"tool": call.name, "approvalId": call.id}),
             ]
             return replace(state, status=AwaitingApproval(batch, call.id)), tuple(effects)
         assert isinstance(verdict, Allow)
@@ -365,7 +365,7 @@ def _on_tool_done(state: ConversationState, ev: ToolDone) -> Out:
         return _reject(state, "stale", f"Tool result {ev.tool_use_id} is stale (running {call.id}).")
     effects: tuple[Effect, ...] = ()
     if ev.refused_by_sandbox:
-        effects = (Audit(Actor.SYSTEM, "tool_refused", {"tool": call.name, "by": "sandbox"}),)
+        effects = (Audit(Actor.SYSTEM, "toolRefused", {"tool": call.name, "by": "sandbox"}),)
     state, more = _dispatch(state, status.batch.answer(ToolResult(call.id, ev.output, ev.is_error)))
     return state, (*effects, *more)
 
@@ -382,7 +382,7 @@ def _on_approval(state: ConversationState, ev: ApprovalAnswer) -> Out:
         )
     call = status.batch.current
     effects: list[Effect] = [
-        Audit(Actor.USER, "approval_decision", {"tool": call.name, "decision": ev.decision.value}),
+        Audit(Actor.USER, "approvalResolved", {"tool": call.name, "decision": ev.decision.value}),
         Notify("approval_resolved", {"approvalId": status.approval_id, "decision": ev.decision.value}),
     ]
     if ev.decision is Decision.DENY:  # REQ-PERM-004
@@ -390,11 +390,11 @@ def _on_approval(state: ConversationState, ev: ApprovalAnswer) -> Out:
         return state, (*effects, *more)
     if ev.decision is Decision.ALWAYS_ALLOW and call.name not in state.always_allow:
         state = replace(state, always_allow=tuple(sorted((*state.always_allow, call.name))))
-        effects.append(Audit(Actor.USER, "always_allow_grant", {"tool": call.name}))
+        effects.append(Audit(Actor.USER, "alwaysAllowGranted", {"tool": call.name}))
     # The mode may have changed while the request was open (/plan): decide again under the current mode.
     verdict = decide(state, call)
     if isinstance(verdict, Refuse):
-        effects.append(Audit(Actor.SYSTEM, "tool_refused", {"tool": call.name, "by": "mode"}))
+        effects.append(Audit(Actor.SYSTEM, "toolRefused", {"tool": call.name, "by": "mode"}))
         state, more = _dispatch(state, status.batch.answer(ToolResult(call.id, verdict.message, True)))
         return state, (*effects, *more)
     effects.append(RunTool(call, state.mode))
@@ -412,12 +412,13 @@ def _on_upgrade(state: ConversationState, ev: UpgradeAnswer) -> Out:
     call = status.batch.current
     resolved = Notify("approval_resolved", {"approvalId": call.id, "decision": "approve" if ev.approve else "deny"})
     if not ev.approve:
-        audit = Audit(Actor.USER, "upgrade_decision", {"approve": False})
+        audit = Audit(Actor.USER, "upgradeResolved", {"approve": False})
         state, more = _dispatch(state, status.batch.answer(ToolResult(call.id, texts.UPGRADE_DENIED, True)))
         return state, (audit, resolved, *more)
+    audit = Audit(Actor.USER, "upgradeResolved", {"approve": True})
     state, mode_effects = _note_mode(state, Mode.UNRESTRICTED, Actor.USER, "upgrade_request")
     state, more = _dispatch(state, status.batch.answer(ToolResult(call.id, texts.UPGRADE_APPROVED)))
-    return state, (resolved, *mode_effects, *more)
+    return state, (audit, resolved, *mode_effects, *more)
 
 
 def _on_set_mode(state: ConversationState, ev: SetMode, via: str = "setMode") -> Out:
@@ -448,7 +449,7 @@ def _on_set_style(state: ConversationState, ev: SetStyle) -> Out:
     state = replace(state, style=ev.style)  # REQ-LAYER-001: nothing else changes
     effects: list[Effect] = [
         Notify("style", {"style": ev.style.value}),
-        Audit(Actor.USER, "style_change", {"style": ev.style.value}),
+        Audit(Actor.USER, "styleChanged", {"style": ev.style.value}),
     ]
     suggestion = texts.SUGGESTIONS.get((ev.style, state.mode))
     if suggestion and (state.sandbox or state.mode is Mode.RESTRICTED):
@@ -462,7 +463,7 @@ def _on_set_policy(state: ConversationState, ev: SetPolicy) -> Out:
     state = replace(state, policy=ev.policy)  # applies from the next tool call (REQ-PERM-007)
     return state, (
         Notify("policy", {"policy": ev.policy.value}),
-        Audit(Actor.USER, "policy_change", {"policy": ev.policy.value}),
+        Audit(Actor.USER, "policyChanged", {"policy": ev.policy.value}),
     )
 
 
@@ -472,7 +473,7 @@ def _on_revoke(state: ConversationState, ev: RevokeAlwaysAllow) -> Out:
             state, "not_always_allowed", f"'{ev.tool}' is not always allowed in this conversation."
         )
     state = replace(state, always_allow=tuple(t for t in state.always_allow if t != ev.tool))
-    return state, (Audit(Actor.USER, "always_allow_revoke", {"tool": ev.tool}),)
+    return state, (Audit(Actor.USER, "alwaysAllowRevoked", {"tool": ev.tool}),)
 
 
 def _on_cancel(state: ConversationState, ev: Cancel | Stop) -> Out:

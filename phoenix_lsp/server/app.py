@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
+import json
 import logging
 import os
 from collections.abc import Mapping
@@ -141,6 +142,8 @@ class PhoenixServer(LanguageServer):
         self.rich = False
         self.plain_requests: dict[str, asyncio.Task[Any]] = {}
         self.progress: dict[str, str] = {}
+        # reports/ends of a token whose begin is not out yet (create is a round trip to the client)
+        self.progress_held: dict[str, list[types.WorkDoneProgressReport | types.WorkDoneProgressEnd]] = {}
 
     # ------------------------------------------------------------------------------------------ sink
 
@@ -164,20 +167,36 @@ class PhoenixServer(LanguageServer):
             if params["status"] in ("idle", "error", "exhausted", "finished"):
                 if token:
                     self.progress.pop(cid)
-                    self.work_done_progress.end(token, types.WorkDoneProgressEnd(message=params["status"]))
+                    self._progress_send(token, types.WorkDoneProgressEnd(message=params["status"]))
             elif token is None:
                 token = f"phoenix-{cid}-{params['seq']}"
                 self.progress[cid] = token
+                self.progress_held[token] = []
                 self.hub_spawn(self._begin(token, cid))
             else:
-                self.work_done_progress.report(token, types.WorkDoneProgressReport(message=params["status"]))
+                self._progress_send(token, types.WorkDoneProgressReport(message=params["status"]))
         elif kind in ("toolStart", "retry") and cid in self.progress:
             text = f"running {params['toolName']}" if kind == "toolStart" else f"retrying ({params['attempt']})"
-            self.work_done_progress.report(self.progress[cid], types.WorkDoneProgressReport(message=text))
+            self._progress_send(self.progress[cid], types.WorkDoneProgressReport(message=text))
+
+    def _progress_send(self, token: str, value: types.WorkDoneProgressReport | types.WorkDoneProgressEnd) -> None:
+        """Send a report or the end, or hold it until the token's begin is out (LSP: begin comes first)."""
+        held = self.progress_held.get(token)
+        if held is not None:
+            held.append(value)
+        elif isinstance(value, types.WorkDoneProgressEnd):
+            self.work_done_progress.end(token, value)
+        else:
+            self.work_done_progress.report(token, value)
 
     async def _begin(self, token: str, cid: str) -> None:
-        await self.work_done_progress.create_async(token)
-        self.work_done_progress.begin(token, types.WorkDoneProgressBegin(title="phoenix", message=cid))
+        try:
+            await self.work_done_progress.create_async(token)
+            self.work_done_progress.begin(token, types.WorkDoneProgressBegin(title="phoenix", message=cid))
+        finally:
+            held = self.progress_held.pop(token, [])
+        for value in held:
+            self._progress_send(token, value)
 
     def hub_spawn(self, coro: Any) -> None:
         assert self.hub is not None
@@ -186,7 +205,9 @@ class PhoenixServer(LanguageServer):
     def ask_approval(self, runtime: Runtime, approval_id: str, call: ToolUse) -> None:
         if self.rich:
             return
-        args = str(dict(call.input))[:400]
+        args = json.dumps(dict(call.input), separators=(",", ":"), ensure_ascii=False)  # compact (REQ-PERM-005)
+        if len(args) > 400:
+            args = args[:400] + f"... [{len(args) - 400} more characters]"
         text = (
             f"phoenix wants to run {call.name} in conversation {runtime.id[:8]}: {rt.describe_tool(call.name)[:200]}"
             f"\nArguments: {args}"
@@ -195,11 +216,11 @@ class PhoenixServer(LanguageServer):
         actions = {"Allow": decision.ALLOW, "Deny": decision.DENY, "Always Allow": decision.ALWAYS_ALLOW}
 
         async def ask() -> None:
-            choice = await self._show(text, list(actions))
-            if choice is not None or approval_id in self.plain_requests:
-                runtime.answer_approval(approval_id, actions.get(choice or "Deny", values.Decision.DENY))
+            choice = await self._show(approval_id, text, list(actions))
+            if choice is not False:  # False: the client could not answer; the request stays open
+                runtime.answer_approval(approval_id, actions.get(choice or "Deny", decision.DENY))
 
-        self.plain_requests[approval_id] = self.hub.spawn(ask()) if self.hub else None  # type: ignore[assignment]
+        self._ask_plain(approval_id, ask())
 
     def ask_upgrade(self, runtime: Runtime, request_id: str, reason: str) -> None:
         if self.rich:
@@ -207,16 +228,31 @@ class PhoenixServer(LanguageServer):
         text = f"phoenix asks for Unrestricted mode (write access) in conversation {runtime.id[:8]}: {reason}"
 
         async def ask() -> None:
-            choice = await self._show(text, ["Approve", "Deny"])
-            runtime.answer_upgrade(choice == "Approve")
+            choice = await self._show(request_id, text, ["Approve", "Deny"])
+            if choice is not False:
+                runtime.answer_upgrade(choice == "Approve")
 
-        self.plain_requests[request_id] = self.hub.spawn(ask()) if self.hub else None  # type: ignore[assignment]
+        self._ask_plain(request_id, ask())
 
-    async def _show(self, text: str, titles: list[str]) -> str | None:
+    def _ask_plain(self, request_id: str, ask: Any) -> None:
+        if self.hub is None:
+            return
+        self.plain_requests[request_id] = self.hub.spawn(ask)
+
+    async def _show(self, request_id: str, text: str, titles: list[str]) -> str | bool | None:
+        """The title the user chose, None when dismissed (counts as deny), False when the client failed."""
         params = types.ShowMessageRequestParams(
             type=types.MessageType.Warning, message=text, actions=[types.MessageActionItem(title=t) for t in titles]
         )
-        result = await self.protocol.send_request_async("window/showMessageRequest", params)
+        try:
+            result = await self.protocol.send_request_async("window/showMessageRequest", params)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # REQ-PERM-016: never approve by default; the request stays pending
+            log.warning("could not ask the client about %s (%s); it stays pending", request_id, exc)
+            return False
+        finally:
+            self.plain_requests.pop(request_id, None)
         if result is None:
             return None  # dismissed (Escape) counts as deny
         title = result.get("title") if isinstance(result, dict) else getattr(result, "title", None)
@@ -284,6 +320,37 @@ def initialize(ls: PhoenixServer, params: types.InitializeParams) -> None:
     ls.experimental = {"phoenix": {"version": 1, "methods": METHODS, "sandbox": _sandbox_info(ls.sandbox)}}
 
 
+#: Sub-agent limits from the environment (REQ-BED-008): variable -> (HubConfig field, type, smallest value).
+AGENT_LIMITS: dict[str, tuple[str, type, float]] = {
+    "PHOENIX_AGENT_TIME_LIMIT_S": ("agent_time_limit_s", float, 0.001),
+    "PHOENIX_AGENT_MAX_TURNS": ("agent_max_turns", int, 1),
+    "PHOENIX_AGENT_CONCURRENCY": ("agent_concurrency", int, 1),
+}
+
+
+def _agent_limits(ls: PhoenixServer, config: Any) -> None:
+    """Apply the sub-agent limits set in the environment; a bad value is reported and the default kept."""
+    for variable, (name, kind, smallest) in AGENT_LIMITS.items():
+        raw = os.environ.get(variable, "").strip()
+        if not raw:
+            continue
+        try:
+            value = kind(raw)
+            if value < smallest:
+                raise ValueError(f"it must be at least {smallest:g}")
+        except ValueError as exc:
+            default = getattr(config, name)
+            ls.window_show_message(
+                types.ShowMessageParams(
+                    type=types.MessageType.Warning,
+                    message=f"phoenix-lsp: ignoring {variable}={raw!r} ({exc}); using the default {default}. "
+                    f"Set it to a {kind.__name__} of at least {smallest:g}.",
+                )
+            )
+            continue
+        setattr(config, name, value)
+
+
 def _setup(ls: PhoenixServer) -> Hub:
     """Open the store and build the hub of conversations, from initialization options and the environment."""
     from ..llm.client import LlmClient
@@ -307,6 +374,7 @@ def _setup(ls: PhoenixServer) -> Hub:
     api_key = options.anthropic_api_key or os.environ.get("ANTHROPIC_API_KEY")
     if api_key:
         store.guard.add_secret(api_key)
+        SECRETS.add(api_key)
     llm = LlmClient(api_key=api_key, base_url=options.anthropic_base_url)
     retry = options.retry_base_ms
     if retry is None:
@@ -317,15 +385,40 @@ def _setup(ls: PhoenixServer) -> Hub:
         bash_timeout_s=options.bash_timeout_s,
         env=rt.tool_env(),
     )
-    if os.environ.get("PHOENIX_AGENT_TIME_LIMIT_S"):
-        config.agent_time_limit_s = float(os.environ["PHOENIX_AGENT_TIME_LIMIT_S"])
+    _agent_limits(ls, config)
     hub: Hub = rt.Hub(store, llm, ls.sandbox, config, ls)
     return hub
+
+
+class ClientLogHandler(logging.Handler):
+    """Forwards the server's own log records to the client as window/logMessage, secrets redacted."""
+
+    LEVELS = {
+        logging.ERROR: types.MessageType.Error,
+        logging.WARNING: types.MessageType.Warning,
+        logging.INFO: types.MessageType.Info,
+    }
+
+    def __init__(self, ls: PhoenixServer, redact: Any) -> None:
+        super().__init__(logging.INFO)
+        self.ls = ls
+        self.redact = redact
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            kind = self.LEVELS.get(record.levelno, types.MessageType.Log)
+            text = self.redact(self.format(record))
+            self.ls.window_log_message(types.LogMessageParams(type=kind, message=text))
+        except Exception:  # logging must never break the server
+            self.handleError(record)
 
 
 @server.feature(types.INITIALIZED)
 def initialized(ls: PhoenixServer, params: types.InitializedParams) -> None:
     ls.hub = hub = _setup(ls)
+    client_log = ClientLogHandler(ls, hub.store.guard.redact)
+    client_log.setFormatter(RedactingFormatter("%(name)s: %(message)s"))
+    logging.getLogger(_pkg).addHandler(client_log)
     restored = hub.restore()
     if restored:
         log.info("restored %d conversations after a restart", restored)
@@ -394,6 +487,8 @@ def new_conversation(ls: PhoenixServer, params: Any) -> dict[str, Any]:
 def list_conversations(ls: PhoenixServer, params: Any) -> dict[str, Any]:
     p = _parse(m.ListConversationsParams, params)
     rows = _hub(ls).store.list_conversations(include_subagents=p.include_sub_agents)
+    # REQ-PROTO-005: most recently updated first (the store orders by creation); sorted() is stable.
+    rows = sorted(rows, key=lambda r: r.updated_at, reverse=True)
     return {
         "conversations": [
             {
@@ -455,6 +550,10 @@ async def get_conversation(ls: PhoenixServer, params: Any) -> dict[str, Any]:
         "sandbox": _sandbox_info(hub.sandbox),
         **wire.pending_request(state, rt.describe_tool),
     }
+    if isinstance(state.status, core_state.AwaitingApproval):  # the same fields as the approvalRequested event
+        diff = runtime.patch_diff(state.status.batch.current)
+        if diff is not None:
+            result["pendingApproval"]["diff"] = diff
     if state.parent_id:
         result["parentConversationId"] = state.parent_id
     if state.origin_id:
@@ -482,7 +581,12 @@ def send_message(ls: PhoenixServer, params: Any) -> dict[str, Any]:
     command = p.text.strip()
     if command in ("/execute", "/plan"):
         _apply(runtime, events.UserMessage(command))
-        return {"accepted": True, "command": command[1:], "mode": runtime.state.mode.value}
+        return {
+            "accepted": True,
+            "messageId": str(len(runtime.state.history) - 1),
+            "command": command[1:],
+            "mode": runtime.state.mode.value,
+        }
     if runtime.busy:  # refuse before decoding images: nothing is stored for a refused message
         _apply(runtime, events.UserMessage(p.text))
     images: list[Any] = []
@@ -554,8 +658,15 @@ def set_approval_policy(ls: PhoenixServer, params: Any) -> dict[str, Any]:
 def set_style(ls: PhoenixServer, params: Any) -> dict[str, Any]:
     p = _parse(m.SetStyleParams, params)
     runtime = _conversation(ls, p.conversation_id)
+    runtime.suggestion = None
     _apply(runtime, events.SetStyle(p.style))
-    return {"style": runtime.state.style.value, "mode": runtime.state.mode.value}
+    suggestion = runtime.suggestion  # REQ-PROTO-014 / REQ-LAYER-006: a suggestion, never a mode change
+    runtime.suggestion = None
+    return {
+        "style": runtime.state.style.value,
+        "mode": runtime.state.mode.value,
+        **({"suggestion": suggestion} if suggestion else {}),
+    }
 
 
 @server.feature("phoenix/triggerContinuation")
@@ -621,6 +732,22 @@ def serve(tcp: str | None = None, data_dir: str | None = None) -> int:
     return 0
 
 
+#: secrets that must never reach a log line (REQ-SEC-001); the API key is added when it is known
+SECRETS: set[str] = set()
+
+
+class RedactingFormatter(logging.Formatter):
+    """Formats a record, then replaces every known secret (and the environment's API key) with [REDACTED]."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        text = super().format(record)
+        env_key = os.environ.get("ANTHROPIC_API_KEY", "")
+        for secret in sorted({*SECRETS, env_key} - {""}, key=len, reverse=True):
+            if len(secret) >= 8:
+                text = text.replace(secret, "[REDACTED]")
+        return text
+
+
 def _setup_logging(data_dir: str | None) -> None:
     """Log to a file in the data directory (never to stdout: that is the LSP channel)."""
     from ..store import default_data_dir
@@ -632,7 +759,7 @@ def _setup_logging(data_dir: str | None) -> None:
         handler: logging.Handler = logging.FileHandler(directory / "phoenix-lsp.log")
     except OSError:
         handler = logging.StreamHandler()  # stderr
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    handler.setFormatter(RedactingFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     root = logging.getLogger()
     root.addHandler(handler)
     root.setLevel(getattr(logging, level, logging.INFO))

@@ -8,6 +8,7 @@ the editor's answer decides what the model is told.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -39,6 +40,24 @@ def _read_disk(path: Path) -> str | None:
             return handle.read()
     except FileNotFoundError:
         return None
+
+
+def preview_diff(root: Path, call: ToolUse, documents: Mapping[Path, str], clipboards: Mapping[str, str]) -> str | None:
+    """The unified diff ``call`` would make against the editor's text now, for an approval (REQ-PERM-005).
+
+    None when the patch would be refused anyway (bad path, text not found): the call's own result says why.
+    """
+    target = resolve_patch_path(dict(call.input), root)
+    if isinstance(target, PatchError):
+        return None
+    original = documents.get(target)
+    if original is None:
+        try:
+            original = _read_disk(target)
+        except (OSError, UnicodeDecodeError):
+            return None
+    plan = plan_patch(dict(call.input), original, clipboards=dict(clipboards))
+    return None if isinstance(plan, PatchError) else plan.diff
 
 
 async def apply_patch(ls: PhoenixServer, runtime: Runtime, call: ToolUse) -> tuple[str, bool]:

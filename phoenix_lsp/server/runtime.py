@@ -221,6 +221,8 @@ class Runtime:
         self.tool_tasks: dict[str, asyncio.Task[Any]] = {}
         self.clipboards: dict[str, str] = {}
         self.message_seqs: dict[int, int] = {}
+        self.suggestion: dict[str, str] | None = None  # the last style suggestion, for the setStyle answer
+        self.deadline: asyncio.Task[Any] | None = None  # a sub-agent's time limit (REQ-BED-008)
 
     @property
     def id(self) -> str:
@@ -245,6 +247,9 @@ class Runtime:
         self.state, effects = machine.transition(before, event)
         reject: Reject | None = None
         self._persist(before, effects)
+        if isinstance(self.state.status, Failed) and not isinstance(before.status, Failed):
+            # before the status event, so a client that prompts on "error" status already has the message
+            self.emit("error", message=self.state.status.message, errorKind="llm")
         for effect in effects:
             if isinstance(effect, PersistMessage | PersistState):
                 continue
@@ -255,8 +260,6 @@ class Runtime:
                 self._execute(effect, before)
             except Exception:  # one failing effect must not take the conversation down
                 log.exception("effect %s of %s failed", type(effect).__name__, self.id)
-        if isinstance(self.state.status, Failed) and not isinstance(before.status, Failed):
-            self.emit("error", message=self.state.status.message, errorKind="llm")
         return reject
 
     def _persist(self, before: ConversationState, effects: tuple[Effect, ...]) -> None:
@@ -319,6 +322,9 @@ class Runtime:
                 with contextlib.suppress(NotFound):
                     self.hub.get(agent_id).apply(Stop(effect.reason))
         elif isinstance(effect, ReportToParent):
+            if self.deadline is not None and self.deadline is not asyncio.current_task():
+                self.deadline.cancel()  # finished in time: the timer must not outlive the agent
+            self.deadline = None
             with contextlib.suppress(NotFound):
                 parent = self.hub.get(effect.parent_id)
                 parent.emit("subAgentFinished", agentId=effect.agent_id,
@@ -332,7 +338,16 @@ class Runtime:
             "toolName": call.name,
             "description": describe_tool(call.name),
             "arguments": dict(call.input),
+            **({"diff": diff} if (diff := self.patch_diff(call)) is not None else {}),
         }
+
+    def patch_diff(self, call: ToolUse) -> str | None:
+        """The unified diff a patch call would make now (REQ-PERM-005), or None when it would fail."""
+        if call.name != "patch":
+            return None
+        from .edits import preview_diff
+
+        return preview_diff(Path(self.state.working_directory), call, self.hub.sink.open_documents(), self.clipboards)
 
     def _notify(self, effect: Notify, before: ConversationState) -> None:
         d = dict(effect.detail)
@@ -346,6 +361,7 @@ class Runtime:
             command = "/execute" if self.state.mode is Mode.RESTRICTED else "/plan"
             mode = "unrestricted" if command == "/execute" else "restricted"
             self.emit("styleSuggestion", mode=mode, command=command, text=d["text"])
+            self.suggestion = {"mode": mode, "command": command, "text": str(d["text"])}
         elif effect.kind == "policy":
             self.emit("policyChanged", policy=d["policy"], previous=before.policy.value)
         elif effect.kind == "retry":
@@ -364,6 +380,9 @@ class Runtime:
                           cancelled=d["decision"] == "cancelled")
             else:
                 self.emit("approvalResolved", approvalId=request_id, decision=d["decision"])
+                granted = set(self.state.always_allow) - set(before.always_allow)
+                for tool in sorted(granted):  # REQ-PROTO-021: an always-allow grant is announced like a revoke
+                    self.emit("alwaysAllowChanged", toolName=tool, allowed=True)
             self.hub.sink.withdraw(self, request_id)
         elif effect.kind == "tool_refused":
             self.emit("toolRefused", toolUseId=d["toolUseId"], toolName=d["tool"], by="mode")
@@ -491,7 +510,7 @@ class Runtime:
         for spec in effect.agents:
             child = self.hub.get(spec.agent_id)
             child.apply(UserMessage(spec.task))
-            self.hub.spawn(child.time_limit(self.hub.config.agent_time_limit_s))
+            child.deadline = self.hub.spawn(child.time_limit(self.hub.config.agent_time_limit_s))
 
     async def time_limit(self, seconds: float) -> None:
         await asyncio.sleep(seconds)

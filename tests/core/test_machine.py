@@ -293,7 +293,7 @@ def test_patch_refused_in_restricted_with_exact_message_bash_runs_sandboxed() ->
     assert of(effects, RunTool) == [RunTool(tool(2, "bash", command="ls"), Mode.RESTRICTED)]
     assert isinstance(state.status, RunningTool)
     assert state.status.batch.results[0].content == PATCH_DISABLED
-    assert any(a.action == "tool_refused" for a in of(effects, Audit))
+    assert any(a.action == "toolRefused" for a in of(effects, Audit))
 
 
 @pytest.mark.req("REQ-BED-015", "REQ-BED-017")
@@ -331,7 +331,7 @@ def test_downgrade_is_immediate_and_noted() -> None:
     state, effects = transition(state, SetMode(Mode.RESTRICTED))
     assert state.mode is Mode.RESTRICTED
     assert state.history[-1].tag == "note" and "Restricted mode" in state.history[-1].text()
-    assert any(isinstance(e, Audit) and e.action == "mode_change" for e in effects)
+    assert any(isinstance(e, Audit) and e.action == "modeChanged" for e in effects)
 
 
 @pytest.mark.req("REQ-BED-016", "REQ-PATCH-009")

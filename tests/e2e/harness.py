@@ -287,3 +287,30 @@ class Buffers:
                     target = Path(uri.removeprefix("file://"))
                     target.write_text(apply_text_edits(target.read_text(), edits))
         return types.ApplyWorkspaceEditResult(applied=True)
+
+
+def last_seq(s: Session, conversation_id: str) -> int:
+    """The seq of the last event received for the conversation (0 when none)."""
+    seqs = s.seqs(conversation_id)
+    return seqs[-1] if seqs else 0
+
+
+async def wait_idle(s: Session, conversation_id: str, after_seq: int, timeout: float = 10.0) -> dict[str, Any]:
+    """Wait for the conversation to come to rest (``idle``) after its event ``after_seq``."""
+    return await s.wait_event(
+        lambda e: e["conversationId"] == conversation_id and e["seq"] > after_seq and e["kind"] == "status"
+        and e["status"] == "idle",
+        timeout,
+    )
+
+
+async def poll_status(s: Session, conversation_id: str, status: str, timeout: float = 10.0) -> dict[str, Any]:
+    """Poll ``phoenix/getConversation`` until the status is ``status`` (plain clients get no events)."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while True:
+        conv = await s.request("phoenix/getConversation", {"conversationId": conversation_id})
+        if conv["status"] == status:
+            return dict(conv)
+        if asyncio.get_running_loop().time() > deadline:
+            raise TimeoutError(f"conversation still {conv['status']!r}, not {status!r}, after {timeout}s")
+        await asyncio.sleep(0.02)

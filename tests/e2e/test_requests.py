@@ -119,7 +119,7 @@ async def test_send_message_is_accepted_before_the_model_answers(
 async def test_busy_conversation_rejects_a_message_and_says_cancel(
     fake_anthropic: FakeAnthropic, tmp_path: Path, editor: str
 ) -> None:
-    fake_anthropic.enqueue(Reply.hanging("still thinking", after_events=2), Reply.text_reply("done"))
+    fake_anthropic.enqueue(Reply.hanging("still thinking"), Reply.text_reply("done"))
     async with session(fake_anthropic, tmp_path, editor) as s:
         cid = await s.new()
         await s.request("phoenix/sendMessage", {"conversationId": cid, "text": "first"})
@@ -263,9 +263,10 @@ async def test_trigger_continuation_then_continue_in_a_new_conversation(
         await _turn(s, cid, "let us talk about the parser")
         result = await s.request("phoenix/triggerContinuation", {"conversationId": cid})
         assert result == {"status": "summarizing"}
-        await s.wait_status(cid, "exhausted")
+        continuation = await s.wait_event(lambda e: e["kind"] == "continuation")
+        assert continuation["summary"] == "SUMMARY: the parser needs a rewrite"
         assert fake_anthropic.requests[-1].tool_names is None  # the summary request offers no tools
-        assert s.of("continuation", cid)[-1]["summary"] == "SUMMARY: the parser needs a rewrite"
+        assert s.of("status", cid)[-1]["status"] == "exhausted"
         err = await s.error("phoenix/sendMessage", {"conversationId": cid, "text": "more"})
         assert err.code == -32005 and "new conversation" in err.message
         again = await s.error("phoenix/triggerContinuation", {"conversationId": cid})

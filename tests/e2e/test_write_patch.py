@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from lsprotocol import types
 
-from tests.e2e.harness import Buffers, Session, apply_text_edits, session, tool_results
+from tests.e2e.harness import Buffers, Session, apply_text_edits, last_seq, session, tool_results, wait_idle
 from tests.fake_anthropic import FakeAnthropic, RecordedRequest, Reply, ToolUseBlock
 
 PATCH_DISABLED = "Patch tool is disabled in Restricted mode. Use request_mode_upgrade to request write access."
@@ -21,11 +21,6 @@ PATCH_DISABLED = "Patch tool is disabled in Restricted mode. Use request_mode_up
 
 def patch(path: str, *patches: dict[str, Any]) -> ToolUseBlock:
     return ToolUseBlock("patch", {"path": path, "patches": list(patches)})
-
-
-def last_seq(s: Session, cid: str) -> int:
-    seqs = s.seqs(cid)
-    return seqs[-1] if seqs else 0
 
 
 async def unrestricted(s: Session, policy: str = "auto") -> str:
@@ -41,9 +36,7 @@ async def turn(s: Session, cid: str, *calls: ToolUseBlock, text: str = "go") -> 
     s.fake.enqueue(Reply.tool_reply(*calls), Reply.text_reply("done"))
     before, mark = len(s.fake.requests), last_seq(s, cid)
     await s.request("phoenix/sendMessage", {"conversationId": cid, "text": text})
-    await s.wait_event(
-        lambda e: e["conversationId"] == cid and e["seq"] > mark and e["kind"] == "status" and e["status"] == "idle"
-    )
+    await wait_idle(s, cid, mark)
     return s.fake.requests[before:]
 
 
@@ -336,13 +329,14 @@ async def test_downgrade_during_a_running_tool_refuses_the_next_patch(
         bash = ToolUseBlock("bash", {"command": "sleep 1; echo unsandboxed > ran.txt; echo finished"})
         late = patch("a.txt", {"operation": "append_eof", "newText": "two\n"})
         fake_anthropic.enqueue(Reply.tool_reply(bash), Reply.tool_reply(late), Reply.text_reply("ok"))
+        mark = last_seq(s, cid)
         await s.request("phoenix/sendMessage", {"conversationId": cid, "text": "go"})
         await s.wait_event(lambda e: e["kind"] == "toolStart" and e["toolUseId"] == bash.id)
         before = len(fake_anthropic.requests)
         answer = await s.request("phoenix/sendMessage", {"conversationId": cid, "text": "/plan"})
         assert answer["command"] == "plan" and answer["mode"] == "restricted"
         assert len(fake_anthropic.requests) == before, "/plan acts at once, without the model"
-        await s.wait_event(lambda e: e["kind"] == "status" and e["conversationId"] == cid and e["status"] == "idle")
+        await wait_idle(s, cid, mark)
         # the running call was not cut: it finished, unsandboxed, as it started
         assert (s.workdir / "ran.txt").read_text() == "unsandboxed\n"
         requests = fake_anthropic.requests

@@ -1,0 +1,942 @@
+"""``phoenix-lsp chat``: talk to the agent in a terminal (REQ-PROTO-035).
+
+The client starts the server as a subprocess (``python -m phoenix_lsp serve``) and speaks LSP to it as a
+*rich* client (``capabilities.experimental.phoenix``), so it receives ``phoenix/event`` notifications. It
+streams the answer's text deltas to stdout, shows tool calls, mode changes, retries and errors as short
+bracketed lines, asks approvals (y / n / a) and mode upgrades (y / n) at the prompt, and acts as the
+"editor" for ``workspace/applyEdit``: it shows the diff and writes the files itself.
+
+Input is read line by line by a thread (stdin may be a terminal or a pipe; a blocking read must not stall
+the event loop). Lines are consumed in order, only when the client is ready for them: at the prompt a line
+is a message or a command, while a question is open it is the answer, and while the agent works without a
+question, typed lines wait (typeahead) — so no message can be sent while a question is open (seed 003).
+Ctrl-C while the agent works sends ``phoenix/cancel``; Ctrl-C or Ctrl-D at the prompt exits cleanly.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import contextlib
+import json
+import logging
+import os
+import re
+import signal
+import sys
+import threading
+from collections import deque
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO, cast
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException
+from pygls.lsp.client import LanguageClient
+from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage, default_converter
+
+from .workspace_edit import EditError, plan_workspace_edit, write_plan
+
+__all__ = ["NO_API_KEY", "Chat", "Screen", "main"]
+
+#: Statuses in which the conversation waits for the user (the turn is over).
+RESTING = frozenset({"idle", "error", "exhausted", "finished"})
+
+NO_API_KEY = (
+    "phoenix-lsp chat: ANTHROPIC_API_KEY is not set, so the agent cannot reach the model. "
+    "Export it (export ANTHROPIC_API_KEY=sk-ant-...) and run again."
+)
+
+HELP = """\
+Type a message and press Enter; the answer streams below. Commands:
+  /execute          switch to Unrestricted mode (the agent may change files, after your approvals)
+  /plan             switch back to Restricted mode (read-only, sandboxed)
+  /style NAME       chat | discussion | plan | development | task
+  /policy POLICY    interactive (ask before each write or command) | auto (do not ask)
+  /help             this text
+  /quit             leave (Ctrl-D at the prompt does the same)
+While the agent works, Ctrl-C cancels the current turn. Approvals: y = allow, n = deny, a = always allow
+this tool in this conversation. Upgrade requests: y = approve, n = deny."""
+
+STYLES = ("chat", "discussion", "plan", "development", "task")
+POLICIES = ("auto", "interactive")
+
+#: How long to wait for the server to start, answer a request or shut down before giving up on it.
+START_TIMEOUT_S = 30.0
+SHUTDOWN_TIMEOUT_S = 5.0
+
+_COMMAND = re.compile(r"^/[a-z]+$")
+
+
+# ------------------------------------------------------------------------------------------------ output
+
+
+class Screen:
+    """Plain-text output that knows whether the cursor is at the start of a line; colours only on a TTY."""
+
+    COLORS = {"dim": "2", "bold": "1", "red": "31", "green": "32", "yellow": "33", "cyan": "36"}
+
+    def __init__(self, stream: TextIO, color: bool | None = None, echo_input: bool = False) -> None:
+        self.stream = stream
+        if color is None:
+            color = _isatty(stream) and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
+        self.color = color
+        #: when stdin is not a terminal nothing echoes the typed line, so the client does (readable logs)
+        self.echo_input = echo_input
+        self.at_line_start = True
+        #: the prompt the user is typing at, redrawn when other output interrupts it
+        self.open_prompt: str | None = None
+
+    def paint(self, text: str, style: str | None) -> str:
+        """``text`` wrapped in the ANSI colour ``style`` when colours are on."""
+        if not style or not self.color:
+            return text
+        codes = ";".join(self.COLORS[s] for s in style.split("+"))
+        return f"\x1b[{codes}m{text}\x1b[0m"
+
+    def text(self, text: str) -> None:
+        """Streamed text, written as it comes."""
+        if not text:
+            return
+        self.stream.write(text)
+        self.stream.flush()
+        self.at_line_start = text.endswith("\n")
+
+    def end_line(self) -> None:
+        """Finish a partly written line, so the next output starts on a fresh one."""
+        if not self.at_line_start:
+            self.stream.write("\n")
+            self.stream.flush()
+            self.at_line_start = True
+
+    def line(self, text: str, style: str | None = None) -> None:
+        """One full line (or several), on a fresh line; an open prompt is drawn again below it."""
+        self.end_line()
+        self.stream.write(self.paint(text, style) + "\n")
+        self.at_line_start = True
+        if self.open_prompt is not None:
+            self.stream.write(self.open_prompt)
+            self.at_line_start = False
+        self.stream.flush()
+
+    def prompt(self, text: str, style: str | None = None) -> None:
+        """A prompt, without a newline: the user types after it."""
+        self.end_line()
+        self.open_prompt = self.paint(text, style)
+        self.stream.write(self.open_prompt)
+        self.stream.flush()
+        self.at_line_start = False
+
+    def typed(self, line: str) -> None:
+        """The user's line was consumed: on a terminal it already echoed, from a pipe we echo it."""
+        if self.echo_input and not self.at_line_start:
+            self.stream.write(line + "\n")
+            self.stream.flush()
+        self.at_line_start = True
+        self.open_prompt = None
+
+    def close_prompt(self) -> None:
+        """The prompt is no longer waiting for input (the question closed; the client is leaving)."""
+        self.open_prompt = None
+
+
+def _isatty(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError, OSError):
+        return False
+
+
+def compact(value: Any, limit: int = 200) -> str:
+    """Compact JSON of ``value``, cut to ``limit`` characters."""
+    try:
+        text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def first_line(text: str, limit: int = 120) -> str:
+    """The first non-empty line of ``text``, cut to ``limit`` characters."""
+    for line in str(text).splitlines():
+        if line.strip():
+            line = line.strip()
+            return line if len(line) <= limit else line[: limit - 3] + "..."
+    return ""
+
+
+def tool_summary(name: str, arguments: Any) -> str:
+    """How a tool call is shown: the command for bash, the path for file tools, else compact JSON."""
+    args = arguments if isinstance(arguments, dict) else {}
+    if name == "bash" and isinstance(args.get("command"), str):
+        return f"$ {first_line(args['command'], 160)}"
+    if isinstance(args.get("path"), str) and len(args) <= 2:
+        return str(args["path"])
+    return compact(arguments, 160)
+
+
+# ------------------------------------------------------------------------------------------------ input
+
+
+@dataclass(frozen=True)
+class Line:
+    """A line the user typed (without its newline)."""
+
+    text: str
+
+
+class _Signal:
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+EOF = _Signal("EOF")  # stdin ended (Ctrl-D, or the pipe closed)
+INTERRUPT = _Signal("INTERRUPT")  # Ctrl-C
+CHANGED = _Signal("CHANGED")  # the conversation's state changed: status, a question opened or closed
+GONE = _Signal("GONE")  # the server process exited
+
+Item = Line | _Signal
+
+
+def read_lines(fd: int, post: Any) -> None:
+    """Read ``fd`` until EOF, calling ``post(Line(...))`` per line and ``post(EOF)`` at the end (a thread).
+
+    ``os.read`` (not ``sys.stdin``) so that the daemon thread holds no Python buffer lock at exit.
+    """
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    pending = ""
+    while True:
+        try:
+            chunk = os.read(fd, 65536)
+        except OSError:
+            chunk = b""
+        if not chunk:
+            pending += decoder.decode(b"", final=True)
+            if pending:
+                post(Line(pending.rstrip("\r")))
+            post(EOF)
+            return
+        pending += decoder.decode(chunk)
+        while "\n" in pending:
+            line, pending = pending.split("\n", 1)
+            post(Line(line.rstrip("\r")))
+
+
+# ------------------------------------------------------------------------------------------------ the chat
+
+
+@dataclass
+class Question:
+    """An open approval or upgrade request waiting for the user's answer."""
+
+    kind: str  # "approval" | "upgrade"
+    conversation_id: str
+    request_id: str
+    text: list[str] = field(default_factory=list)
+    shown: bool = False
+
+
+def _plain_converter() -> Any:
+    """pygls' converter, but custom (phoenix/*) params and results stay plain dicts."""
+    factory: Callable[[], Any] = default_converter  # pygls leaves it unannotated
+    converter = factory()
+
+    def keep(obj: dict[str, Any], cls: type) -> Any:
+        return cls(**obj)
+
+    for cls in (JsonRPCRequestMessage, JsonRPCNotification, JsonRPCResponseMessage):
+        converter.register_structure_hook(cls, keep)
+    return converter
+
+
+class Chat:
+    """One terminal session: the server subprocess, one conversation, and the prompt loop."""
+
+    def __init__(
+        self,
+        cwd: Path,
+        data_dir: str | None,
+        screen: Screen,
+        stdin_fd: int = 0,
+        server_command: list[str] | None = None,
+    ) -> None:
+        self.cwd = cwd
+        self.data_dir = data_dir
+        self.screen = screen
+        self.stdin_fd = stdin_fd
+        self.server_command = server_command or [
+            sys.executable, "-m", "phoenix_lsp", "serve", *(["--data-dir", data_dir] if data_dir else []),
+        ]
+        self.client = LanguageClient("phoenix-lsp chat", "1", converter_factory=_plain_converter)
+        self.ui: asyncio.Queue[Item] = asyncio.Queue()
+        self.typeahead: deque[str] = deque()
+        self.conversation_id = ""
+        self.status = "idle"
+        self.mode = ""
+        self.questions: list[Question] = []
+        self.tool_names: dict[str, str] = {}
+        self.last_seq = 0
+        self.cancel_sent = False
+        #: the status turned to ``error``; its ``error`` event (sent just after) is shown before the prompt
+        self.error_pending = False
+        self.eof = False
+        self.gone = False
+        self.stopping = False
+        self.stderr_tail: deque[str] = deque(maxlen=20)
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._register()
+
+    # -------------------------------------------------------------------------------- LSP plumbing
+
+    def _register(self) -> None:
+        client = self.client
+        # pygls' decorator is unannotated; a typed alias keeps the handlers checked
+        feature = cast(Callable[[str], Callable[[Callable[..., Any]], Any]], client.feature)
+
+        @feature("phoenix/event")
+        def on_event(params: Any) -> None:
+            try:
+                self.on_event(params if isinstance(params, dict) else dict(params))
+            except Exception as exc:  # a malformed event must not end the session
+                self.screen.line(f"[client] could not show an event: {exc}", "red")
+
+        @feature(types.WORKSPACE_APPLY_EDIT)
+        def on_apply_edit(params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
+            return self.apply_edit(params)
+
+        @feature(types.WINDOW_SHOW_MESSAGE)
+        def on_show_message(params: types.ShowMessageParams) -> None:
+            style = "yellow" if params.type in (types.MessageType.Warning, types.MessageType.Error) else "dim"
+            self.screen.line(f"[server] {params.message}", style)
+
+        @feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
+        def on_show_message_request(params: types.ShowMessageRequestParams) -> None:
+            # Only plain clients get these; a rich client answers through phoenix/* requests instead.
+            self.screen.line(f"[server] {params.message}", "yellow")
+
+        @feature(types.WINDOW_LOG_MESSAGE)
+        def on_log_message(params: types.LogMessageParams) -> None:
+            return None  # the server's log is in its data directory; the chat stays readable
+
+        original_exit = client.server_exit
+
+        async def server_exit(server: asyncio.subprocess.Process) -> None:
+            await original_exit(server)
+            if not self.stopping:
+                self.gone = True
+                self.ui.put_nowait(GONE)
+
+        client.server_exit = server_exit  # type: ignore[method-assign]
+
+    async def request(self, method: str, params: dict[str, Any]) -> Any:
+        """Send one request and wait for its result (JSON-RPC errors raise ``JsonRpcException``)."""
+        return await self.client.protocol.send_request_async(method, params)
+
+    def _spawn(self, coro: Any) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _drain_stderr(self, stream: asyncio.StreamReader) -> None:
+        """Keep the server's last stderr lines (for a crash report) and keep its pipe from filling up."""
+        while True:
+            raw = await stream.readline()
+            if not raw:
+                return
+            self.stderr_tail.append(raw.decode("utf-8", "replace").rstrip())
+
+    def _log_hint(self) -> str:
+        if self.data_dir:
+            return str(Path(self.data_dir) / "phoenix-lsp.log")
+        from ..store import default_data_dir
+
+        return str(default_data_dir() / "phoenix-lsp.log")
+
+    # -------------------------------------------------------------------------------- run
+
+    async def run(self) -> int:
+        """Start the server, open a conversation, run the prompt loop, shut down. Returns the exit code."""
+        loop = asyncio.get_running_loop()
+        try:
+            # A session of its own: a Ctrl-C in the terminal goes to this client only, which turns it into
+            # phoenix/cancel; the server must not be killed by it.
+            await self.client.start_io(*self.server_command, start_new_session=True, cwd=str(self.cwd))
+        except OSError as exc:
+            self.screen.line(f"phoenix-lsp chat: could not start the server ({exc}).", "red")
+            return 1
+        process = getattr(self.client, "_server", None)  # pygls keeps the process private
+        if process is not None and process.stderr is not None:
+            self._spawn(self._drain_stderr(process.stderr))
+        try:
+            if not await self._start():
+                return 1
+            threading.Thread(
+                target=read_lines, args=(self.stdin_fd, self._post_threadsafe(loop)), daemon=True,
+                name="phoenix-chat-stdin",
+            ).start()
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.add_signal_handler(signal.SIGINT, self.ui.put_nowait, INTERRUPT)
+            return await self._loop()
+        finally:
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.remove_signal_handler(signal.SIGINT)
+            await self._stop()
+
+    def _post_threadsafe(self, loop: asyncio.AbstractEventLoop) -> Any:
+        def post(item: Item) -> None:
+            with contextlib.suppress(RuntimeError):  # the loop closed while the thread was reading
+                loop.call_soon_threadsafe(self.ui.put_nowait, item)
+
+        return post
+
+    async def _start(self) -> bool:
+        capabilities = types.ClientCapabilities(
+            workspace=types.WorkspaceClientCapabilities(
+                apply_edit=True,
+                workspace_edit=types.WorkspaceEditClientCapabilities(
+                    document_changes=True,
+                    resource_operations=[
+                        types.ResourceOperationKind.Create,
+                        types.ResourceOperationKind.Rename,
+                        types.ResourceOperationKind.Delete,
+                    ],
+                ),
+            ),
+            window=types.WindowClientCapabilities(work_done_progress=False),
+            general=types.GeneralClientCapabilities(position_encodings=[types.PositionEncodingKind.Utf16]),
+            experimental={"phoenix": {"version": 1}},
+        )
+        params = types.InitializeParams(
+            capabilities=capabilities,
+            process_id=os.getpid(),
+            client_info=types.ClientInfo(name="phoenix-lsp chat"),
+            root_uri=self.cwd.as_uri(),
+            workspace_folders=[types.WorkspaceFolder(uri=self.cwd.as_uri(), name=self.cwd.name or "/")],
+        )
+        try:
+            await asyncio.wait_for(self.client.initialize_async(params), START_TIMEOUT_S)
+            self.client.initialized(types.InitializedParams())
+            result = await asyncio.wait_for(
+                self.request("phoenix/newConversation", {"workingDirectory": str(self.cwd)}), START_TIMEOUT_S
+            )
+        except (Exception, asyncio.CancelledError) as exc:
+            detail = exc.message if isinstance(exc, JsonRpcException) else (str(exc) or type(exc).__name__)
+            tail = "; ".join(list(self.stderr_tail)[-3:])
+            self.screen.line(
+                f"phoenix-lsp chat: the server did not start a conversation ({detail}). "
+                f"{'Server said: ' + tail + '. ' if tail else ''}See its log in {self._log_hint()}.",
+                "red",
+            )
+            return False
+        self.conversation_id = str(result["conversationId"])
+        self.mode = str(result.get("mode", ""))
+        where = result.get("workingDirectory")
+        self.screen.line(f"phoenix-lsp chat · conversation {self.conversation_id[:8]} · {where}", "bold")
+        self.screen.line(self._mode_line(result))
+        self.screen.line("Type a message; /help lists the commands; Ctrl-C cancels a turn; Ctrl-D quits.", "dim")
+        return True
+
+    @staticmethod
+    def _mode_line(result: dict[str, Any]) -> str:
+        sandbox = result.get("sandbox") or {}
+        mode = result.get("mode", "?")
+        if sandbox.get("available"):
+            shield = f"kernel sandbox: Landlock ABI {sandbox.get('landlockAbi')}"
+            missing = sandbox.get("missing") or []
+            if missing:
+                shield += f", missing: {', '.join(map(str, missing))}"
+        else:
+            shield = f"no kernel sandbox: {sandbox.get('reason') or 'unavailable'}; only Unrestricted mode"
+        what = "read-only" if mode == "restricted" else "may change files, with your approval"
+        return (
+            f"mode: {mode} ({what}) · {shield} · style: {result.get('style')} · "
+            f"approvals: {result.get('approvalPolicy')}"
+        )
+
+    async def _stop(self) -> None:
+        """Shut the server down politely (shutdown + exit), and firmly if it does not go."""
+        self.stopping = True
+        process: asyncio.subprocess.Process | None = getattr(self.client, "_server", None)
+        if process is not None and process.returncode is None and not self.gone:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self.client.shutdown_async(None), SHUTDOWN_TIMEOUT_S)
+            with contextlib.suppress(Exception):
+                self.client.exit(None)
+        if process is not None:
+            try:
+                await asyncio.wait_for(process.wait(), SHUTDOWN_TIMEOUT_S)
+            except TimeoutError:
+                with contextlib.suppress(ProcessLookupError):
+                    process.kill()
+                await process.wait()
+        with contextlib.suppress(Exception):
+            stop = cast(Callable[[], Awaitable[None]], self.client.stop)  # unannotated in pygls
+            await asyncio.wait_for(stop(), SHUTDOWN_TIMEOUT_S)
+        for task in list(self._tasks):
+            task.cancel()
+
+    # -------------------------------------------------------------------------------- the loop
+
+    @property
+    def busy(self) -> bool:
+        """The agent is working on a turn (or waiting for an answer, or about to report its error)."""
+        return self.status not in RESTING or bool(self.questions) or self.error_pending
+
+    async def _next(self) -> Item:
+        """The next input item; typed lines that came early are used first."""
+        if self.typeahead:
+            return Line(self.typeahead.popleft())
+        return await self.ui.get()
+
+    def _leave(self, code: int) -> int:
+        self.screen.close_prompt()
+        self.screen.end_line()
+        return code
+
+    async def _loop(self) -> int:
+        prompt_shown = False
+        while True:
+            if self.gone:
+                return self._server_gone()
+            if not self.busy:
+                self.cancel_sent = False
+                if self.eof and not self.typeahead:
+                    return self._leave(0)
+                if not prompt_shown:
+                    self.screen.prompt("> ", "bold+cyan")
+                    prompt_shown = True
+                item = await self._next()
+                if isinstance(item, Line):
+                    prompt_shown = False
+                    self.screen.typed(item.text)
+                    if not await self.handle_line(item.text):
+                        return self._leave(0)
+                elif item is EOF or item is INTERRUPT:
+                    return self._leave(0)
+                continue
+            if prompt_shown:  # the agent started working without a line from us (e.g. after a restore)
+                self.screen.close_prompt()
+                prompt_shown = False
+            question = self.questions[0] if self.questions else None
+            if question is None:
+                # Working: wait for a change; lines typed meanwhile wait their turn.
+                item = await self.ui.get()
+                if isinstance(item, Line):
+                    self.typeahead.append(item.text)
+                elif item is EOF:
+                    self.eof = True  # finish the turn, then leave
+                elif item is INTERRUPT and not await self.interrupt():
+                    return self._leave(0)
+                continue
+            if not question.shown:
+                for text in question.text:
+                    self.screen.line(text, "yellow")
+                self.screen.prompt(
+                    "Allow? [y]es / [n]o / [a]lways: " if question.kind == "approval" else "Approve? [y/n]: ",
+                    "bold+yellow",
+                )
+                question.shown = True
+            if self.eof and not self.typeahead:
+                # Nobody is left to answer: cancel the turn rather than leave it hanging.
+                self.screen.close_prompt()
+                self.screen.line("[input ended] nobody can answer, so the turn is cancelled.", "yellow")
+                if not await self.interrupt():
+                    return self._leave(0)
+                continue
+            item = await self._next()
+            if isinstance(item, Line):
+                if question in self.questions:
+                    self.screen.typed(item.text)
+                    await self.answer(question, item.text)
+                else:
+                    self.typeahead.appendleft(item.text)  # the question closed meanwhile: keep the line
+            elif item is EOF:
+                self.eof = True
+            elif item is INTERRUPT:
+                self.screen.close_prompt()
+                if not await self.interrupt():
+                    return self._leave(0)
+
+    def _server_gone(self) -> int:
+        process = getattr(self.client, "_server", None)
+        code = process.returncode if process is not None else None
+        tail = "; ".join(list(self.stderr_tail)[-3:])
+        self.screen.line(
+            f"phoenix-lsp chat: the server stopped unexpectedly (exit code {code}). "
+            f"{'It said: ' + tail + '. ' if tail else ''}Its log is in {self._log_hint()}; "
+            "your conversation is saved there too.",
+            "red",
+        )
+        return 1
+
+    async def interrupt(self) -> bool:
+        """Ctrl-C while working: cancel the turn. A second Ctrl-C before it ends leaves. False = leave."""
+        self.screen.close_prompt()
+        if self.cancel_sent:
+            self.screen.line("[cancel] the server has not ended the turn yet; leaving.", "yellow")
+            return False
+        self.cancel_sent = True
+        self.screen.line("^C [cancel] cancelling the current turn...", "yellow")
+        try:
+            result = await asyncio.wait_for(
+                self.request("phoenix/cancel", {"conversationId": self.conversation_id}), START_TIMEOUT_S
+            )
+        except JsonRpcException as exc:
+            self.screen.line(f"[error] {exc.message}", "red")
+            return True
+        except Exception as exc:
+            self.screen.line(f"[error] the cancel request failed ({exc}); leaving.", "red")
+            return False
+        status = str(result.get("status", self.status))
+        if status in RESTING:
+            self.status = status
+            self.questions = [q for q in self.questions if q.conversation_id != self.conversation_id]
+            self.screen.line(f"[cancel] turn cancelled; the conversation is {status}.", "yellow")
+        return True
+
+    # -------------------------------------------------------------------------------- lines and commands
+
+    async def handle_line(self, line: str) -> bool:
+        """A line typed at the prompt: a command or a message. False = leave."""
+        text = line.strip()
+        if not text:
+            return True
+        command, _, argument = text.partition(" ")
+        argument = argument.strip()
+        if not _COMMAND.match(command):
+            await self.send(line)
+            return True
+        if command in ("/quit", "/exit"):
+            return False
+        if command == "/help":
+            self.screen.line(HELP)
+        elif command in ("/execute", "/plan"):
+            if argument:
+                self.screen.line(f"{command} takes no argument; send it alone, then your message.", "yellow")
+            else:
+                await self.send(command)
+        elif command == "/style":
+            if argument not in STYLES:
+                self.screen.line(f"Usage: /style NAME, where NAME is one of {', '.join(STYLES)}.", "yellow")
+            else:
+                result = await self._call("phoenix/setStyle", style=argument)
+                if result is not None:
+                    suggestion = result.get("suggestion")
+                    if isinstance(suggestion, dict) and suggestion.get("command"):
+                        self.screen.line(f"[style] tip: type {suggestion['command']} to switch modes.", "dim")
+        elif command == "/policy":
+            if argument not in POLICIES:
+                self.screen.line("Usage: /policy auto|interactive.", "yellow")
+            else:
+                await self._call("phoenix/setApprovalPolicy", policy=argument)
+        else:
+            self.screen.line(f"Unknown command {command}; /help lists the commands.", "yellow")
+        return True
+
+    async def _call(self, method: str, **params: Any) -> dict[str, Any] | None:
+        try:
+            result = await self.request(method, {"conversationId": self.conversation_id, **params})
+        except JsonRpcException as exc:
+            self.screen.line(f"[error] {exc.message}", "red")
+            return None
+        except Exception as exc:  # the server went away mid-request: the loop reports it
+            self.screen.line(f"[error] {method} failed: {exc}", "red")
+            return None
+        return result if isinstance(result, dict) else {}
+
+    async def send(self, text: str) -> None:
+        """Send a message (or /execute, /plan); the turn's progress arrives as events."""
+        mode_before = self.mode
+        result = await self._call("phoenix/sendMessage", text=text)
+        if result is None:
+            return
+        command = result.get("command")
+        if command:
+            mode = str(result.get("mode", self.mode))
+            self.mode = mode
+            if mode == mode_before:
+                self.screen.line(f"[mode] already {mode}.", "cyan")
+
+    async def answer(self, question: Question, text: str) -> None:
+        """Answer the open question with the user's line (asks again on anything but a valid answer)."""
+        word = text.strip().lower()
+        params: dict[str, Any]
+        if question.kind == "approval":
+            decision = {"y": "allow", "yes": "allow", "n": "deny", "no": "deny", "a": "alwaysAllow",
+                        "always": "alwaysAllow"}.get(word)
+            if decision is None:
+                self.screen.prompt("Please answer y (allow), n (deny) or a (always allow): ", "bold+yellow")
+                return
+            method = "phoenix/respondToApproval"
+            params = {"conversationId": question.conversation_id, "approvalId": question.request_id,
+                      "decision": decision}
+        else:
+            approve = {"y": True, "yes": True, "n": False, "no": False}.get(word)
+            if approve is None:
+                self.screen.prompt("Please answer y (approve) or n (deny): ", "bold+yellow")
+                return
+            method = "phoenix/respondToModeUpgrade"
+            params = {"conversationId": question.conversation_id, "approve": approve,
+                      "requestId": question.request_id}
+        if question in self.questions:
+            self.questions.remove(question)
+        try:
+            await self.request(method, params)
+        except JsonRpcException as exc:
+            self.screen.line(f"[error] {exc.message}", "red")
+        except Exception as exc:
+            self.screen.line(f"[error] the answer could not be sent ({exc}).", "red")
+
+    # -------------------------------------------------------------------------------- events
+
+    def on_event(self, event: dict[str, Any]) -> None:
+        """Show one ``phoenix/event`` and track the conversation's state."""
+        cid = str(event.get("conversationId", ""))
+        kind = str(event.get("kind", ""))
+        if cid != self.conversation_id:
+            self._agent_event(cid, kind, event)
+            return
+        seq = event.get("seq")
+        if isinstance(seq, int):
+            if self.last_seq and seq > self.last_seq + 1:
+                self._spawn(self.catch_up(self.last_seq))  # a gap: restore the view (REQ-PROTO-007)
+            self.last_seq = max(self.last_seq, seq)
+        screen = self.screen
+        if kind == "textDelta":
+            screen.text(str(event.get("text", "")))
+        elif kind == "status":
+            self._set_status(str(event.get("status", "")))
+        elif kind == "toolStart":
+            name = str(event.get("toolName", "?"))
+            self.tool_names[str(event.get("toolUseId", ""))] = name
+            screen.line(f"[tool] {name} {tool_summary(name, event.get('arguments'))}", "cyan")
+        elif kind == "toolEnd":
+            name = self.tool_names.pop(str(event.get("toolUseId", "")), "tool")
+            summary = first_line(str(event.get("summary", "")))
+            if event.get("isError"):
+                screen.line(f"[tool] {name} failed: {summary}", "red")
+            else:
+                screen.line(f"[tool] {name} done{': ' + summary if summary else ''}", "dim")
+        elif kind == "toolOutput":
+            return  # tool output reaches the model; the summary at toolEnd keeps the terminal compact
+        elif kind == "toolRefused":
+            screen.line(f"[tool] {event.get('toolName')} refused: not allowed in {self.mode or 'this'} mode", "yellow")
+        elif kind == "modeChanged":
+            self.mode = str(event.get("mode", self.mode))
+            what = "read-only, sandboxed" if self.mode == "restricted" else "may change files, with your approval"
+            screen.line(f"[mode] {self.mode} ({what}); was {event.get('previous')}", "cyan")
+        elif kind == "styleChanged":
+            screen.line(f"[style] {event.get('style')} (was {event.get('previous')})", "cyan")
+        elif kind == "styleSuggestion":
+            text = event.get("text") or f"This style works best in {event.get('mode')} mode."
+            screen.line(f"[style] {text} Type {event.get('command')} to switch.", "dim")
+        elif kind == "policyChanged":
+            screen.line(f"[approvals] {event.get('policy')} (was {event.get('previous')})", "cyan")
+        elif kind == "approvalRequested":
+            self._open_approval(cid, event)
+        elif kind == "upgradeRequested":
+            self._open_upgrade(cid, event)
+        elif kind in ("approvalResolved", "upgradeResolved"):
+            self._resolved(cid, kind, event)
+        elif kind == "alwaysAllowChanged":
+            verb = "always allowed" if event.get("allowed") else "asks again"
+            screen.line(f"[approvals] {event.get('toolName')} {verb} in this conversation", "dim")
+        elif kind == "retry":
+            screen.line(
+                f"[retry] attempt {event.get('attempt')}/{event.get('maxAttempts')} in "
+                f"{event.get('delayMs')} ms: {first_line(str(event.get('reason', '')))}",
+                "yellow",
+            )
+        elif kind == "contextWarning":
+            percent = round(100 * float(event.get("fraction") or 0))
+            screen.line(
+                f"[context] {percent}% of the context window is used; the conversation will be summarized "
+                "and continued when it is full.",
+                "yellow",
+            )
+        elif kind == "continuationStarted":
+            screen.line("[context] the context window is full: summarizing the conversation...", "yellow")
+        elif kind == "continuation":
+            screen.line("[context] the conversation was summarized; its context is exhausted. Start a new "
+                        "chat to continue from the summary.", "yellow")
+        elif kind == "subAgentsSpawned":
+            agents = event.get("agents") or []
+            screen.line(f"[agents] {len(agents)} sub-agent(s) started", "cyan")
+            for agent in agents:
+                if isinstance(agent, dict):
+                    screen.line(f"  [{str(agent.get('conversationId', ''))[:8]}] {first_line(agent.get('task', ''))}",
+                                "dim")
+        elif kind == "subAgentFinished":
+            outcome = event.get("outcome")
+            reason = f": {first_line(str(event.get('reason')))}" if event.get("reason") else ""
+            screen.line(f"[agents] {str(event.get('agentId', ''))[:8]} {outcome}{reason}",
+                        "dim" if outcome == "submitted" else "yellow")
+        elif kind == "sandbox":
+            if not event.get("available"):
+                screen.line(f"[sandbox] unavailable: {event.get('reason')}", "yellow")
+        elif kind == "error":
+            screen.line(f"[error] {event.get('message')}", "red")
+            self._error_shown()
+        # message, usage, diff: the deltas, the diff shown at applyEdit and the status already cover them
+
+    def _set_status(self, status: str) -> None:
+        previous, self.status = self.status, status
+        if status in RESTING and previous not in RESTING:
+            self.screen.close_prompt()  # an open question's prompt: the turn ended without the answer
+            self.screen.end_line()
+            self.questions = [q for q in self.questions if q.conversation_id != self.conversation_id]
+            if status == "error":
+                # The server sends the `error` event right after this status; show it before the prompt
+                # (and give up waiting for it after a moment).
+                self.error_pending = True
+                asyncio.get_running_loop().call_later(0.5, self._error_shown)
+            if status == "exhausted":
+                self.screen.line("[context] this conversation is full. Run phoenix-lsp chat again for a new one.",
+                                 "yellow")
+        elif status == "summarizing" and previous != status:
+            self.screen.line("[context] summarizing the conversation...", "dim")
+        self.ui.put_nowait(CHANGED)
+
+    def _error_shown(self) -> None:
+        if self.error_pending:
+            self.error_pending = False
+            self.ui.put_nowait(CHANGED)
+
+    def _open_approval(self, cid: str, event: dict[str, Any]) -> None:
+        name = str(event.get("toolName", "?"))
+        description = first_line(str(event.get("description", "")), 140)
+        lines = [f"[approval] {name}: {description}" if description else f"[approval] {name}",
+                 f"  arguments: {compact(event.get('arguments'), 400)}"]
+        diff = event.get("diff")
+        if isinstance(diff, str) and diff:
+            diff_lines = diff.splitlines()
+            lines += ["  " + d for d in diff_lines[:40]]
+            if len(diff_lines) > 40:
+                lines.append(f"  ... {len(diff_lines) - 40} more diff lines")
+        if cid != self.conversation_id:
+            lines[0] = f"[agent {cid[:8]}] " + lines[0]
+        self._add_question(Question("approval", cid, str(event.get("approvalId", "")), lines))
+
+    def _open_upgrade(self, cid: str, event: dict[str, Any]) -> None:
+        reason = str(event.get("reason", "")).strip()
+        lines = [f"[upgrade] the agent asks for Unrestricted mode (it may change files): {reason}"]
+        self._add_question(Question("upgrade", cid, str(event.get("requestId", "")), lines))
+
+    def _add_question(self, question: Question) -> None:
+        if any(q.request_id == question.request_id and q.kind == question.kind for q in self.questions):
+            return
+        self.questions.append(question)
+        self.ui.put_nowait(CHANGED)
+
+    def _resolved(self, cid: str, kind: str, event: dict[str, Any]) -> None:
+        request_id = str(event.get("approvalId" if kind == "approvalResolved" else "requestId", ""))
+        for question in list(self.questions):
+            if question.request_id == request_id and question.conversation_id == cid:
+                self.questions.remove(question)
+                if question.shown:
+                    self.screen.close_prompt()
+                    self.screen.line(f"[{question.kind}] closed by the server "
+                                     f"({event.get('decision') or ('cancelled' if event.get('cancelled') else '')})",
+                                     "dim")
+        if kind == "upgradeResolved":
+            verdict = "approved" if event.get("approved") else ("cancelled" if event.get("cancelled") else "denied")
+            self.screen.line(f"[upgrade] {verdict}", "cyan")
+        else:
+            decision = event.get("decision")
+            label = {"allow": "allowed", "deny": "denied", "alwaysAllow": "always allowed"}.get(str(decision))
+            self.screen.line(f"[approval] {label or decision}", "cyan" if label else "dim")
+        self.ui.put_nowait(CHANGED)
+
+    def _agent_event(self, cid: str, kind: str, event: dict[str, Any]) -> None:
+        """Events of a sub-agent (tagged with its parent): shown briefly and nested."""
+        tag = f"  [agent {cid[:8]}]"
+        if kind == "toolStart":
+            name = str(event.get("toolName", "?"))
+            self.tool_names[str(event.get("toolUseId", ""))] = name
+            self.screen.line(f"{tag} {name} {tool_summary(name, event.get('arguments'))}", "dim")
+        elif kind == "toolEnd" and event.get("isError"):
+            name = self.tool_names.pop(str(event.get("toolUseId", "")), "tool")
+            self.screen.line(f"{tag} {name} failed: {first_line(str(event.get('summary', '')))}", "dim")
+        elif kind == "approvalRequested":
+            self._open_approval(cid, event)
+        elif kind == "upgradeRequested":
+            self._open_upgrade(cid, event)
+        elif kind in ("approvalResolved", "upgradeResolved"):
+            self._resolved(cid, kind, event)
+        elif kind == "error":
+            self.screen.line(f"{tag} error: {event.get('message')}", "yellow")
+
+    async def catch_up(self, after_seq: int) -> None:
+        """After a gap in ``seq``: restore status and open questions from ``phoenix/getConversation``."""
+        try:
+            result = await self.request(
+                "phoenix/getConversation", {"conversationId": self.conversation_id, "afterSeq": after_seq}
+            )
+        except Exception:
+            return
+        self.mode = str(result.get("mode", self.mode))
+        pending = result.get("pendingApproval")
+        if isinstance(pending, dict):
+            self._open_approval(self.conversation_id, pending)
+        upgrade = result.get("pendingUpgrade")
+        if isinstance(upgrade, dict):
+            self._open_upgrade(self.conversation_id, upgrade)
+        self._set_status(str(result.get("status", self.status)))
+
+    # -------------------------------------------------------------------------------- the editor role
+
+    def apply_edit(self, params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
+        """``workspace/applyEdit``: show the change, write it, and say whether it was applied."""
+        label = params.label or "workspace edit"
+        try:
+            plan = plan_workspace_edit(params.edit, root=self.cwd)
+            diff = plan.diff(self.cwd)
+            self.screen.line(f"[edit] {label}", "cyan")
+            for line in diff.splitlines()[:200]:
+                style = None
+                if line.startswith("+") and not line.startswith("+++"):
+                    style = "green"
+                elif line.startswith("-") and not line.startswith("---"):
+                    style = "red"
+                self.screen.line(f"  {line}", style)
+            if diff.count("\n") > 200:
+                self.screen.line(f"  ... {diff.count(chr(10)) - 200} more diff lines", "dim")
+            write_plan(plan)
+        except EditError as exc:
+            self.screen.line(f"[edit] not applied: {exc}", "red")
+            return types.ApplyWorkspaceEditResult(applied=False, failure_reason=str(exc))
+        except OSError as exc:
+            reason = f"writing the file failed ({exc.strerror or exc})"
+            self.screen.line(f"[edit] not applied: {reason}", "red")
+            return types.ApplyWorkspaceEditResult(applied=False, failure_reason=reason)
+        return types.ApplyWorkspaceEditResult(applied=True)
+
+
+# ------------------------------------------------------------------------------------------------ entry
+
+
+def main(cwd: str, data_dir: str | None) -> int:
+    """``phoenix-lsp chat``: returns the process exit code (2 = cannot start: no API key or no folder)."""
+    if not os.environ.get("ANTHROPIC_API_KEY", "").strip():
+        print(NO_API_KEY, file=sys.stderr)
+        return 2
+    directory = Path(cwd).expanduser()
+    if not directory.is_dir():
+        print(
+            f"phoenix-lsp chat: --cwd {cwd!r} is not an existing directory. Give the folder the agent should "
+            "work in.",
+            file=sys.stderr,
+        )
+        return 2
+    # pygls logs protocol trouble at WARNING; only real errors should reach the terminal.
+    logging.getLogger("pygls").setLevel(logging.ERROR)
+    screen = Screen(sys.stdout, echo_input=not _isatty(sys.stdin))
+    chat = Chat(directory.resolve(), data_dir, screen)
+    try:
+        return asyncio.run(chat.run())
+    except KeyboardInterrupt:  # Ctrl-C before the handler was installed (during start-up)
+        return 130

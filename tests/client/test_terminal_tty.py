@@ -1,0 +1,99 @@
+"""``phoenix-lsp chat`` in a real pseudo-terminal: Ctrl-C typed at the keyboard reaches the whole foreground
+process group, so this proves the server survives it (it runs in a session of its own) while the turn is
+cancelled; and that colours are used on a terminal."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pty
+import select
+import signal
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.client.conftest import ROOT
+from tests.fake_anthropic import FakeAnthropic, Reply
+
+pytestmark = pytest.mark.req("REQ-PROTO-035")
+
+
+class Tty:
+    def __init__(self, argv: list[str], env: dict[str, str]) -> None:
+        pid, fd = pty.fork()
+        if pid == 0:  # the child: exec at once (no Python work after fork)
+            os.chdir(ROOT)
+            os.execve(sys.executable, [sys.executable, *argv], env)
+        self.pid, self.fd, self.out = pid, fd, ""
+
+    def wait_for(self, text: str, start: int = 0, timeout: float = 15.0) -> int:
+        deadline = time.monotonic() + timeout
+        while (index := self.out.find(text, start)) < 0:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise AssertionError(f"{text!r} not seen within {timeout}s; terminal so far:\n{self.out}")
+            ready, _, _ = select.select([self.fd], [], [], min(remaining, 0.5))
+            if ready:
+                try:
+                    chunk = os.read(self.fd, 4096)
+                except OSError:  # EIO: the child closed the terminal
+                    chunk = b""
+                if not chunk:
+                    raise AssertionError(f"{text!r} not seen before the terminal closed:\n{self.out}")
+                self.out += chunk.decode("utf-8", "replace")
+        return index + len(text)
+
+    def type(self, data: bytes) -> None:
+        os.write(self.fd, data)
+
+    def exit_code(self, timeout: float = 15.0) -> int:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with_output, _, _ = select.select([self.fd], [], [], 0.1)
+            if with_output:
+                with contextlib.suppress(OSError):  # EIO once the child closed the terminal
+                    self.out += os.read(self.fd, 4096).decode("utf-8", "replace")
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                return os.waitstatus_to_exitcode(status)
+        raise AssertionError(f"the chat did not exit within {timeout}s:\n{self.out}")
+
+    def close(self) -> None:
+        try:
+            os.kill(self.pid, signal.SIGKILL)
+            os.waitpid(self.pid, 0)
+        except (ProcessLookupError, ChildProcessError):
+            pass
+        os.close(self.fd)
+
+
+def test_ctrl_c_typed_in_a_terminal_cancels_the_turn_and_the_server_survives(
+    fake_anthropic: FakeAnthropic, chat_env: dict[str, str], tmp_path: Path
+) -> None:
+    fake_anthropic.enqueue(
+        Reply.text_reply("tick " * 40, deltas=40, delay_s=0.5),
+        Reply.text_reply("Still here after Ctrl-C."),
+    )
+    env = {k: v for k, v in chat_env.items() if k != "NO_COLOR"}
+    env["TERM"] = "xterm"
+    (tmp_path / "work").mkdir()
+    tty = Tty(["-m", "phoenix_lsp", "chat", "--cwd", str(tmp_path / "work"), "--data-dir", str(tmp_path / "data")],
+              env)
+    try:
+        at = tty.wait_for("> ")
+        assert "\x1b[" in tty.out  # colours on a terminal
+        tty.type(b"a long one please\r")
+        at = tty.wait_for("tick", at)
+        tty.type(b"\x03")  # the terminal sends SIGINT to the foreground process group
+        at = tty.wait_for("turn cancelled", at, timeout=5)
+        at = tty.wait_for("> ", at, timeout=5)
+        tty.type(b"are you alive?\r")
+        at = tty.wait_for("Still here after Ctrl-C.", at)
+        tty.wait_for("> ", at)
+        tty.type(b"\x04")  # Ctrl-D at an empty prompt
+        assert tty.exit_code() == 0
+    finally:
+        tty.close()
