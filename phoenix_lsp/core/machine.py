@@ -310,7 +310,9 @@ def _on_llm_done(state: ConversationState, ev: LlmDone) -> Out:
 
     if calls:
         limit = state.settings.max_turns
-        if state.is_subagent and limit is not None and state.turns > limit:
+        submits = any(c.name == SUBMIT_RESULT for c in calls)
+        if state.is_subagent and limit is not None and state.turns >= limit and not submits:
+            # the limit is the number of model turns: this one may still submit, but not ask for another
             skipped = tuple(ToolResult(c.id, texts.TURN_LIMIT.format(turns=limit), True) for c in calls)
             state = _close_batch(state, Batch(calls, skipped))
             return _finish_agent(state, False, texts.TURN_LIMIT.format(turns=limit))
@@ -494,6 +496,11 @@ def _on_cancel(state: ConversationState, ev: Cancel | Stop) -> Out:
         elif isinstance(status, AwaitingAgents):
             ids = tuple(a.agent_id for a in status.agents if not a.done)
             effects.append(StopAgents(ids, "the parent conversation was cancelled"))
+            # results already submitted are kept in the answer; the rest are reported as stopped
+            slots = tuple(a if a.done else AgentSlot(a.agent_id, a.task, True, False, running) for a in status.agents)
+            batch = status.batch.answer(_agents_result(status.batch.current, slots))
+            state = _close_batch(state, _fill(batch, queued, queued))
+            return _settle(state, Idle()), tuple(effects)
         else:
             resolved = {"approvalId": status.batch.current.id, "decision": "cancelled"}
             effects.append(Notify("approval_resolved", resolved))
@@ -531,14 +538,17 @@ def _on_agent_ended(state: ConversationState, ev: AgentEnded) -> Out:
     slots = (*slots[:index], slot, *slots[index + 1 :])
     if not all(a.done for a in slots):
         return replace(state, status=AwaitingAgents(status.batch, slots)), ()
-    call = status.batch.current
+    return _dispatch(state, status.batch.answer(_agents_result(status.batch.current, slots)))
+
+
+def _agents_result(call: ToolUse, slots: tuple[AgentSlot, ...]) -> ToolResult:
+    """One aggregated result: each agent's id, task, and result or failure reason (REQ-BED-008)."""
     report = "\n\n".join(
-        f"## Sub-agent {i + 1}: {a.task}\n"
+        f"## Sub-agent {i + 1} ({a.agent_id}): {a.task}\n"
         + (f"Result:\n{a.result}" if a.ok else f"FAILED: {a.result}")
         for i, a in enumerate(slots)
     )
-    failed = all(not a.ok for a in slots)
-    return _dispatch(state, status.batch.answer(ToolResult(call.id, report, is_error=failed)))
+    return ToolResult(call.id, report, is_error=all(not a.ok for a in slots))
 
 
 def _on_restore(state: ConversationState, ev: RestoreEvent) -> Out:
@@ -557,7 +567,12 @@ def _on_restore(state: ConversationState, ev: RestoreEvent) -> Out:
     if isinstance(status, RunningTool):
         state = _close_batch(state, _fill(status.batch, texts.RESTART_RUNNING, texts.RESTART_QUEUED))
     elif isinstance(status, AwaitingAgents):
-        state = _close_batch(state, _fill(status.batch, texts.AGENTS_RESTART, texts.RESTART_QUEUED))
+        # what had been submitted survives; the others are reported as stopped by the restart
+        slots = tuple(
+            a if a.done else AgentSlot(a.agent_id, a.task, True, False, texts.AGENT_RESTART) for a in status.agents
+        )
+        batch = status.batch.answer(_agents_result(status.batch.current, slots))
+        state = _close_batch(state, _fill(batch, texts.RESTART_QUEUED, texts.RESTART_QUEUED))
     if isinstance(status, Exhausted | Finished):
         return state, ()
     return _settle(state, Idle()), ()

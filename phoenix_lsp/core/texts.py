@@ -29,7 +29,7 @@ CANCELLED_RUNNING = "Cancelled by the user while running; it may have partially 
 CANCELLED_QUEUED = "Not executed: the user cancelled the turn."
 RESTART_RUNNING = "Interrupted: the server restarted while this tool was running; it may have partially completed."
 RESTART_QUEUED = "Not executed: the server restarted."
-AGENTS_RESTART = "The sub-agents were stopped because the server restarted; none of them submitted a result."
+AGENT_RESTART = "stopped because the server restarted before it submitted a result"
 CONTEXT_NOT_EXECUTED = (
     "Not executed: the context window is almost full, so the conversation is being wrapped up with a summary."
 )

@@ -10,9 +10,11 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
+import importlib
 import json
 import logging
 import os
+import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -416,6 +418,9 @@ class ClientLogHandler(logging.Handler):
 @server.feature(types.INITIALIZED)
 def initialized(ls: PhoenixServer, params: types.InitializedParams) -> None:
     ls.hub = hub = _setup(ls)
+    # The SDK takes about a second to import: load it in the background now (initialize is already
+    # answered) rather than on the user's first message.
+    threading.Thread(target=importlib.import_module, args=("anthropic",), daemon=True).start()
     client_log = ClientLogHandler(ls, hub.store.guard.redact)
     client_log.setFormatter(RedactingFormatter("%(name)s: %(message)s"))
     logging.getLogger(_pkg).addHandler(client_log)

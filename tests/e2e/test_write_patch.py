@@ -40,10 +40,19 @@ async def turn(s: Session, cid: str, *calls: ToolUseBlock, text: str = "go") -> 
     return s.fake.requests[before:]
 
 
-def single_text_edit(params: types.ApplyWorkspaceEditParams) -> types.TextDocumentEdit:
+class DocEdit:
+    """The one ``TextDocumentEdit`` of an applyEdit, with its plain text edits."""
+
+    def __init__(self, change: types.TextDocumentEdit) -> None:
+        self.text_document = change.text_document
+        self.edits = [e for e in change.edits if isinstance(e, types.TextEdit)]
+        assert len(self.edits) == len(change.edits), "phoenix sends plain TextEdits (no snippets, no annotations)"
+
+
+def single_text_edit(params: types.ApplyWorkspaceEditParams) -> DocEdit:
     changes = params.edit.document_changes or []
     assert len(changes) == 1 and isinstance(changes[0], types.TextDocumentEdit), changes
-    return changes[0]
+    return DocEdit(changes[0])
 
 
 @pytest.mark.req("REQ-PATCH-001", "REQ-PATCH-007", "REQ-PATCH-010", "REQ-PERM-001", "REQ-PERM-018")
@@ -90,11 +99,12 @@ async def test_each_operation_is_one_minimal_workspace_edit(
         changes = create.edit.document_changes or []
         assert isinstance(changes[0], types.CreateFile) and changes[0].uri == (w / "new/dir/made.txt").as_uri()
         assert isinstance(changes[1], types.TextDocumentEdit) and changes[1].text_document.version is None
-        assert [e.new_text for e in changes[1].edits] == ["hello\nworld\n"]
+        assert [e.new_text for e in DocEdit(changes[1]).edits] == ["hello\nworld\n"]
         for params in s.edits:  # one confirmation per edit: the edit needs none of its own (REQ-PERM-018)
             assert params.edit.change_annotations is None
-            assert all(isinstance(c, types.CreateFile) or not any(
-                isinstance(e, types.AnnotatedTextEdit) for e in c.edits) for c in params.edit.document_changes or [])
+            for change in params.edit.document_changes or []:
+                if isinstance(change, types.TextDocumentEdit):
+                    assert not any(isinstance(e, types.AnnotatedTextEdit) for e in change.edits)
 
         # what the editor ended up with is exactly what the patches asked for
         assert (w / "big.py").read_text() == big.replace("line 150\n", "line 150 changed\n")
@@ -359,4 +369,4 @@ async def test_an_edit_in_a_large_file_is_proportional_to_the_change(
         await turn(s, cid, call)
         edit = single_text_edit(s.edits[0])
         assert sum(len(e.new_text) for e in edit.edits) < 10
-        assert apply_text_edits(text, list(edit.edits)) == text.replace(old, new)
+        assert apply_text_edits(text, edit.edits) == text.replace(old, new)
