@@ -30,7 +30,7 @@ def deferred_ids() -> dict[str, str]:
     return {m.group(1): m.group(2) for m in DEFERRED.finditer(text)}
 
 
-def tested_ids() -> dict[str, set[str]]:
+def ids_named_by_tests() -> dict[str, set[str]]:
     found: dict[str, set[str]] = {}
     for path in (ROOT / "tests").rglob("test_*.py"):
         tree = ast.parse(path.read_text())
@@ -49,14 +49,14 @@ def tested_ids() -> dict[str, set[str]]:
 
 
 def test_every_requirement_has_a_test_or_is_deferred() -> None:
-    specs, deferred, tested = spec_ids(), deferred_ids(), tested_ids()
+    specs, deferred, tested = spec_ids(), deferred_ids(), ids_named_by_tests()
     assert len(specs) > 100, "specs/ should hold every requirement of the seeds"
     missing = sorted(set(specs) - set(tested) - set(deferred))
     assert not missing, f"requirements with no test and not deferred in specs/deferred.md: {missing}"
 
 
 def test_deferred_list_holds_only_untested_existing_ids() -> None:
-    specs, deferred, tested = spec_ids(), deferred_ids(), tested_ids()
+    specs, deferred, tested = spec_ids(), deferred_ids(), ids_named_by_tests()
     unknown = sorted(set(deferred) - set(specs))
     assert not unknown, f"specs/deferred.md names ids that are not in specs/: {unknown}"
     stale = sorted(set(deferred) & set(tested))
@@ -64,6 +64,6 @@ def test_deferred_list_holds_only_untested_existing_ids() -> None:
 
 
 def test_tests_name_only_existing_requirements() -> None:
-    specs, tested = spec_ids(), tested_ids()
+    specs, tested = spec_ids(), ids_named_by_tests()
     unknown = {req: files for req, files in tested.items() if req not in specs}
     assert not unknown, f"tests name requirement ids that specs/ does not define: {unknown}"

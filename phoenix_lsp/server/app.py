@@ -138,6 +138,7 @@ class PhoenixServer(LanguageServer):
         super().__init__("phoenix-lsp", VERSION, protocol_cls=PhoenixProtocol, converter_factory=_plain_converter)
         self.experimental: dict[str, Any] = {}
         self.init_options: Any = None
+        self.setup_error: str | None = None
         self.sandbox: Any = None
         self.data_dir = data_dir
         self.hub: Hub | None = None
@@ -283,6 +284,8 @@ server = PhoenixServer()
 
 def _hub(ls: PhoenixServer) -> Hub:
     if ls.hub is None:
+        if ls.setup_error:
+            raise PhoenixError(-32603, "setupFailed", ls.setup_error)
         raise PhoenixError(-32002, "notInitialized", "The server is not initialized yet: send initialize first.")
     return ls.hub
 
@@ -417,7 +420,16 @@ class ClientLogHandler(logging.Handler):
 
 @server.feature(types.INITIALIZED)
 def initialized(ls: PhoenixServer, params: types.InitializedParams) -> None:
-    ls.hub = hub = _setup(ls)
+    try:
+        ls.hub = hub = _setup(ls)
+    except Exception as exc:  # say why every later request fails, instead of "not initialized"
+        log.exception("start-up failed")
+        ls.setup_error = (
+            f"phoenix-lsp could not start: {exc}. Check the data directory and the settings "
+            "(phoenix-lsp doctor), then restart the server."
+        )
+        ls.window_show_message(types.ShowMessageParams(type=types.MessageType.Error, message=ls.setup_error))
+        return
     # The SDK takes about a second to import: load it in the background now (initialize is already
     # answered) rather than on the user's first message.
     threading.Thread(target=importlib.import_module, args=("anthropic",), daemon=True).start()

@@ -40,6 +40,15 @@ def _plain_converter() -> Any:
     return converter
 
 
+@dataclass(frozen=True)
+class RpcError:
+    """A JSON-RPC error answer: ``data`` is the error's data object ({} when it had none)."""
+
+    code: int
+    message: str
+    data: dict[str, Any]
+
+
 @dataclass
 class Session:
     client: LanguageClient
@@ -71,13 +80,18 @@ class Session:
         assert process is not None
         await asyncio.wait_for(process.wait(), 10)
 
-    async def error(self, method: str, params: Any) -> JsonRpcException:
+    async def error(self, method: str, params: Any) -> RpcError:
         """Send a request that must fail; returns the JSON-RPC error (fails the test if it succeeds)."""
         try:
-            result = await self.client.protocol.send_request_async(method, params)
+            result = await self.start_request(method, params)
         except JsonRpcException as exc:
-            return exc
+            return RpcError(exc.code, exc.message, exc.data if isinstance(exc.data, dict) else {})
         raise AssertionError(f"{method} succeeded but should have failed: {result!r}")
+
+    def start_request(self, method: str, params: Any, msg_id: str | None = None) -> asyncio.Future[Any]:
+        """Send a request now, with raw params (e.g. Neovim's ``[]``) and an optional id; await the answer
+        later. (``send_request_async`` would only send once awaited, too late to cancel it.)"""
+        return asyncio.wrap_future(self.client.protocol.send_request(method, params, msg_id=msg_id))
 
     def seqs(self, conversation_id: str) -> list[int]:
         """The seq numbers of the conversation's events, in arrival order."""
@@ -93,7 +107,9 @@ class Session:
 
     def of(self, kind: str, conversation_id: str | None = None) -> list[dict[str, Any]]:
         return [
-            e for e in self.events if e["kind"] == kind and (conversation_id is None or e["conversationId"] == conversation_id)
+            e
+            for e in self.events
+            if e["kind"] == kind and (conversation_id is None or e["conversationId"] == conversation_id)
         ]
 
     async def wait_event(self, predicate: Callable[[dict[str, Any]], bool], timeout: float = 10.0) -> dict[str, Any]:
@@ -142,6 +158,7 @@ async def session(
     env: dict[str, str] | None = None,
     data_dir: Path | None = None,
     apply_edit: bool = True,
+    launcher: list[str] | None = None,
     no_create: bool = False,
 ) -> AsyncIterator[Session]:
     client = LanguageClient(converter_factory=_plain_converter)
@@ -173,7 +190,8 @@ async def session(
         return types.MessageActionItem(title=choice) if choice else None
 
     server_env = {**os.environ, **fake.env(API_KEY), "PHOENIX_RETRY_BASE_MS": "20", **(env or {})}
-    await client.start_io(sys.executable, "-m", "phoenix_lsp", "serve", "--data-dir", str(data), env=server_env)
+    command = [*(launcher or []), sys.executable, "-m", "phoenix_lsp", "serve", "--data-dir", str(data)]
+    await client.start_io(*command, env=server_env)
     caps = client_capabilities(editor)
     if rich:
         caps.experimental = {"phoenix": {"version": 1}}

@@ -19,6 +19,16 @@ from tests.e2e.harness import API_KEY, Session, session
 from tests.fake_anthropic import FakeAnthropic, Reply, ToolUseBlock
 
 
+def _field(obj: Any, name: str) -> Any:
+    """A field of a showMessageRequest param, whether the client decoded it to a dict or an object."""
+    return obj[name] if isinstance(obj, dict) else getattr(obj, name)
+
+
+def _titles(params: Any) -> list[str]:
+    """The action titles a window/showMessageRequest offers."""
+    return [str(_field(a, "title")) for a in _field(params, "actions") or []]
+
+
 async def _wait_resting(s: Session, cid: str, status: str = "idle", timeout: float = 10.0) -> dict[str, Any]:
     """Poll getConversation until ``status`` (for plain clients, which get no phoenix/event)."""
     loop = asyncio.get_running_loop()
@@ -55,7 +65,8 @@ async def test_restart_keeps_history_and_the_pending_upgrade_request(
         assert conv["messages"] == before["messages"]  # complete history
         assert conv["lastSeq"] >= last_seq
         await second.request(
-            "phoenix/respondToModeUpgrade", {"conversationId": cid, "approve": True, "requestId": requested["requestId"]}
+            "phoenix/respondToModeUpgrade",
+            {"conversationId": cid, "approve": True, "requestId": requested["requestId"]},
         )
         await second.wait_status(cid, "idle")
         new_seqs = second.seqs(cid)
@@ -145,10 +156,10 @@ async def test_malformed_params_name_the_field_and_change_nothing(
         assert conv["messages"] == [] and conv["mode"] == "restricted" and conv["style"] == "chat"
         assert not fake_anthropic.requests
         # Neovim sends an empty Lua table as [] where {} is meant; unknown fields are ignored
-        assert "conversations" in await s.client.protocol.send_request_async("phoenix/listConversations", [])
-        new = await s.client.protocol.send_request_async("phoenix/newConversation", [])
+        assert "conversations" in await s.start_request("phoenix/listConversations", [])
+        new = await s.start_request("phoenix/newConversation", [])
         assert new["conversationId"]
-        audit = await s.client.protocol.send_request_async("phoenix/getAuditLog", {"unknownField": 1})
+        audit = await s.start_request("phoenix/getAuditLog", {"unknownField": 1})
         assert "entries" in audit
 
 
@@ -195,7 +206,7 @@ async def test_lsp_cancel_request_never_cancels_the_turn(fake_anthropic: FakeAnt
         await s.request("phoenix/sendMessage", {"conversationId": cid, "text": "long job"})
         await s.wait_event(lambda e: e["kind"] == "textDelta")
         protocol = s.client.protocol
-        pending = protocol.send_request_async("phoenix/getConversation", {"conversationId": cid}, msg_id="slow-1")
+        pending = s.start_request("phoenix/getConversation", {"conversationId": cid}, msg_id="slow-1")
         protocol.notify("$/cancelRequest", types.CancelParams(id="slow-1"))
         try:
             result = await asyncio.wait_for(pending, 10)
@@ -219,28 +230,18 @@ async def test_plain_client_approves_through_show_message_request(
     fake_anthropic.enqueue(Reply.tool_reply(upgrade), Reply.tool_reply(bash), Reply.text_reply("done"))
     async with session(fake_anthropic, tmp_path, editor, rich=False) as s:
         answers = {"Approve": "Approve", "Always Allow": "Allow"}
-
-        def choose(params: Any) -> str | None:
-            actions = params["actions"] if isinstance(params, dict) else params.actions
-            titles = [a["title"] if isinstance(a, dict) else a.title for a in actions]
-            return next((answers[t] for t in titles if t in answers), None)
-
-        s.on_show = choose
+        s.on_show = lambda params: next((answers[t] for t in _titles(params) if t in answers), None)
         cid = await s.new()
         await s.request("phoenix/sendMessage", {"conversationId": cid, "text": "create plain.txt"})
         conv = await _wait_resting(s, cid)
         assert (s.workdir / "plain.txt").read_text() == "written-by-plain-client\n"
         assert conv["mode"] == "unrestricted"
         assert s.events == []  # a plain client never gets phoenix/event
-        shown = [p["message"] if isinstance(p, dict) else p.message for p in s.shown]
-        titles = [
-            [a["title"] if isinstance(a, dict) else a.title for a in (p["actions"] if isinstance(p, dict) else p.actions)]
-            for p in s.shown
-        ]
-        assert titles == [["Approve", "Deny"], ["Allow", "Deny", "Always Allow"]]
+        shown = [str(_field(p, "message")) for p in s.shown]
+        assert [_titles(p) for p in s.shown] == [["Approve", "Deny"], ["Allow", "Deny", "Always Allow"]]
         assert "create plain.txt" in shown[0] and "bash" in shown[1] and cid[:8] in shown[1]
         # progress for the turn went through $/progress: begin ... end
-        reports = [r for token, rs in s.client.progress_reports.items() if cid in token for r in rs]
+        reports = [r for token, rs in s.client.progress_reports.items() if cid in str(token) for r in rs]
         assert reports and type(reports[0]).__name__ == "WorkDoneProgressBegin"
         assert type(reports[-1]).__name__ == "WorkDoneProgressEnd"
 
@@ -324,7 +325,7 @@ async def test_lsp_cancel_request_of_a_long_get_conversation(fake_anthropic: Fak
         protocol = s.client.protocol
         params = {"conversationId": cid, "limit": 1000}
         # a burst of long requests keeps the server busy, so the later ones and their cancels queue up
-        pending = [protocol.send_request_async("phoenix/getConversation", params, msg_id=f"long-{n}") for n in range(6)]
+        pending = [s.start_request("phoenix/getConversation", params, msg_id=f"long-{n}") for n in range(6)]
         for n in range(3, 6):
             protocol.notify("$/cancelRequest", types.CancelParams(id=f"long-{n}"))
         outcomes = []

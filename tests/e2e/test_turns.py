@@ -11,6 +11,7 @@ import base64
 import io
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from PIL import Image
@@ -41,7 +42,7 @@ async def test_cancel_during_streaming_aborts_the_request_and_persists_nothing(
         await s.wait_status(cid, "idle", since=mark)
         assert time.monotonic() - started < 2.0  # an upper bound only; the bench measures the real figure
         # the fake sees the HTTP connection closed: the request was aborted, not left to finish
-        assert await fake_anthropic.await_for(lambda rs: rs and rs[0].disconnected, timeout=5)
+        assert await fake_anthropic.await_for(lambda rs: bool(rs) and rs[0].disconnected, timeout=5)
         assert not fake_anthropic.requests[0].completed
         conv = await s.request("phoenix/getConversation", {"conversationId": cid})
         assert [m["role"] for m in conv["messages"]] == ["user"]
@@ -137,7 +138,7 @@ async def test_auth_error_goes_straight_to_error_naming_the_key(
 async def test_seq_is_plus_one_per_conversation_across_concurrent_turns(
     fake_anthropic: FakeAnthropic, tmp_path: Path
 ) -> None:
-    def by_content(body: dict) -> Reply:
+    def by_content(body: dict[str, Any]) -> Reply:
         text = str(body["messages"][-1]["content"])
         return Reply.text_reply(("alpha " if "alpha" in text else "beta ") * 40, deltas=40, delay_s=0.002)
 
