@@ -52,7 +52,7 @@ class _Fake:
 
 def _pct(values: list[float], q: float) -> float:
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 async def _latency_and_cancel(quick: bool) -> list[dict[str, Any]]:
