@@ -327,9 +327,10 @@ class Runtime:
             self.deadline = None
             with contextlib.suppress(NotFound):
                 parent = self.hub.get(effect.parent_id)
+                # persist the result in the parent first: a client is never told of a result a crash could lose
+                parent.apply(AgentEnded(effect.agent_id, effect.ok, effect.result))
                 parent.emit("subAgentFinished", agentId=effect.agent_id,
                             outcome="submitted" if effect.ok else "failed", reason=None if effect.ok else effect.result)
-                parent.apply(AgentEnded(effect.agent_id, effect.ok, effect.result))
 
     def approval_fields(self, approval_id: str, call: ToolUse) -> dict[str, Any]:
         return {

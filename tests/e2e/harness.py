@@ -30,7 +30,7 @@ API_KEY = "sk-ant-e2e-secret-key-0123456789"
 
 
 def _plain_converter() -> Any:
-    converter = default_converter()
+    converter = default_converter()  # type: ignore[no-untyped-call]  # pygls/pytest-lsp are untyped here
 
     def keep(obj: dict[str, Any], cls: type) -> Any:
         return cls(**obj)
@@ -98,7 +98,7 @@ class Session:
         return [e["seq"] for e in self.events if e["conversationId"] == conversation_id]
 
     async def request(self, method: str, params: dict[str, Any] | None = None) -> Any:
-        return await self.client.protocol.send_request_async(method, params or {})
+        return await self.client.protocol.send_request_async(method, params or {})  # type: ignore[no-untyped-call]  # pygls/pytest-lsp are untyped here
 
     async def new(self, **params: Any) -> str:
         params.setdefault("workingDirectory", str(self.workdir))
@@ -168,13 +168,13 @@ async def session(
     data = data_dir or tmp_path / "data"
     s = Session(client, fake, data, workdir)
 
-    @client.feature("phoenix/event")
+    @client.feature("phoenix/event")  # type: ignore[untyped-decorator]  # pygls/pytest-lsp are untyped here
     def on_event(params: dict[str, Any]) -> None:
         s.arrivals.append(time.monotonic_ns())
         s.events.append(params)
         s._changed.set()
 
-    @client.feature(types.WORKSPACE_APPLY_EDIT)
+    @client.feature(types.WORKSPACE_APPLY_EDIT)  # type: ignore[untyped-decorator]  # pygls/pytest-lsp are untyped here
     def on_apply(params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
         s.edits.append(params)
         s._changed.set()
@@ -182,7 +182,7 @@ async def session(
             return s.on_apply_edit(params)
         return types.ApplyWorkspaceEditResult(applied=True)
 
-    @client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
+    @client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)  # type: ignore[untyped-decorator]  # pygls/pytest-lsp are untyped here
     async def on_show(params: types.ShowMessageRequestParams) -> types.MessageActionItem | None:
         s.shown.append(params)
         s._changed.set()
@@ -213,7 +213,7 @@ async def session(
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(client.shutdown_session(), 10)
         with contextlib.suppress(Exception):
-            await client.stop()
+            await client.stop()  # type: ignore[no-untyped-call]  # pygls/pytest-lsp are untyped here
 
 
 # ------------------------------------------------------------------------- write-path helpers (issue 5)
