@@ -34,8 +34,8 @@ from typing import Any, TextIO, cast
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pygls.lsp.client import LanguageClient
-from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage, default_converter
 
+from ..protocol.converter import plain_converter
 from .workspace_edit import EditError, plan_workspace_edit, write_plan
 
 __all__ = ["NO_API_KEY", "Chat", "Screen", "main"]
@@ -240,19 +240,6 @@ class Question:
     shown: bool = False
 
 
-def _plain_converter() -> Any:
-    """pygls' converter, but custom (phoenix/*) params and results stay plain dicts."""
-    factory: Callable[[], Any] = default_converter  # pygls leaves it unannotated
-    converter = factory()
-
-    def keep(obj: dict[str, Any], cls: type) -> Any:
-        return cls(**obj)
-
-    for cls in (JsonRPCRequestMessage, JsonRPCNotification, JsonRPCResponseMessage):
-        converter.register_structure_hook(cls, keep)
-    return converter
-
-
 class Chat:
     """One terminal session: the server subprocess, one conversation, and the prompt loop."""
 
@@ -271,7 +258,7 @@ class Chat:
         self.server_command = server_command or [
             sys.executable, "-m", "phoenix_lsp", "serve", *(["--data-dir", data_dir] if data_dir else []),
         ]
-        self.client = LanguageClient("phoenix-lsp chat", "1", converter_factory=_plain_converter)
+        self.client = LanguageClient("phoenix-lsp chat", "1", converter_factory=plain_converter)
         self.ui: asyncio.Queue[Item] = asyncio.Queue()
         self.typeahead: deque[str] = deque()
         self.conversation_id = ""

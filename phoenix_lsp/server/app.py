@@ -22,16 +22,10 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
-from pygls.protocol import (
-    JsonRPCNotification,
-    JsonRPCRequestMessage,
-    JsonRPCResponseMessage,
-    LanguageServerProtocol,
-    default_converter,
-    lsp_method,
-)
+from pygls.protocol import LanguageServerProtocol, lsp_method
 
 from .. import __name__ as _pkg
+from ..protocol.converter import plain_converter
 from .lazy import LazyModule
 from .settings import DEFAULT_MODEL
 
@@ -107,18 +101,6 @@ def refusal(runtime: Runtime, reject: Reject) -> PhoenixError:
     return PhoenixError(code, kind, reject.message, **extra)
 
 
-def _plain_converter() -> Any:
-    """pygls' converter, but custom params stay plain dicts (pygls would build namedtuples and drop keys)."""
-    converter = default_converter()
-
-    def keep(obj: dict[str, Any], cls: type) -> Any:
-        return cls(**obj)
-
-    for cls in (JsonRPCRequestMessage, JsonRPCNotification, JsonRPCResponseMessage):
-        converter.register_structure_hook(cls, keep)
-    return converter
-
-
 class PhoenixProtocol(LanguageServerProtocol):
     """Adds ``capabilities.experimental.phoenix`` to the InitializeResult (pygls builds it after our handler)."""
 
@@ -135,7 +117,7 @@ class PhoenixServer(LanguageServer):
     """The server object: one Hub of conversations and what it knows about its client."""
 
     def __init__(self, data_dir: str | None = None) -> None:
-        super().__init__("phoenix-lsp", VERSION, protocol_cls=PhoenixProtocol, converter_factory=_plain_converter)
+        super().__init__("phoenix-lsp", VERSION, protocol_cls=PhoenixProtocol, converter_factory=plain_converter)
         self.experimental: dict[str, Any] = {}
         self.init_options: Any = None
         self.setup_error: str | None = None
@@ -290,9 +272,23 @@ def _hub(ls: PhoenixServer) -> Hub:
     return ls.hub
 
 
+_sdk_warm: list[threading.Thread] = []
+
+
+def _warm_sdk() -> None:
+    """The SDK takes about a second to import. Load it in the background once a conversation is in use, so
+    the first message does not wait for it — but not at start-up, where it would slow the first requests."""
+    if not _sdk_warm:
+        thread = threading.Thread(target=importlib.import_module, args=("anthropic",), daemon=True)
+        _sdk_warm.append(thread)
+        thread.start()
+
+
 def _conversation(ls: PhoenixServer, conversation_id: str) -> Runtime:
     try:
-        return _hub(ls).get(conversation_id)
+        runtime = _hub(ls).get(conversation_id)
+        _warm_sdk()
+        return runtime
     except rt.NotFound as exc:
         raise PhoenixError(-32001, "conversationNotFound", str(exc), conversationId=conversation_id) from None
 
@@ -376,6 +372,7 @@ def _setup(ls: PhoenixServer) -> Hub:
             )
     data_dir = options.data_dir or ls.data_dir or os.environ.get("PHOENIX_LSP_DATA_DIR")
     store = Store(Path(data_dir) / "phoenix.db" if data_dir else Store.default_path())
+    _setup_logging(str(store.path.parent))
     api_key = options.anthropic_api_key or os.environ.get("ANTHROPIC_API_KEY")
     if api_key:
         store.guard.add_secret(api_key)
@@ -430,9 +427,6 @@ def initialized(ls: PhoenixServer, params: types.InitializedParams) -> None:
         )
         ls.window_show_message(types.ShowMessageParams(type=types.MessageType.Error, message=ls.setup_error))
         return
-    # The SDK takes about a second to import: load it in the background now (initialize is already
-    # answered) rather than on the user's first message.
-    threading.Thread(target=importlib.import_module, args=("anthropic",), daemon=True).start()
     client_log = ClientLogHandler(ls, hub.store.guard.redact)
     client_log.setFormatter(RedactingFormatter("%(name)s: %(message)s"))
     logging.getLogger(_pkg).addHandler(client_log)
@@ -463,6 +457,7 @@ def shutdown(ls: PhoenixServer, params: None) -> None:
 def new_conversation(ls: PhoenixServer, params: Any) -> dict[str, Any]:
     p = _parse(m.NewConversationParams, params)
     hub = _hub(ls)
+    _warm_sdk()
     cwd = p.working_directory or (ls.workspace.root_path if ls.workspace.root_path else None) or os.getcwd()
     path = Path(cwd)
     if not path.is_absolute() or not path.is_dir():
@@ -735,8 +730,8 @@ def revoke_always_allow(ls: PhoenixServer, params: Any) -> dict[str, Any]:
 
 
 def serve(tcp: str | None = None, data_dir: str | None = None) -> int:
-    """Run the server until the client says exit (stdio) or forever (TCP)."""
-    _setup_logging(data_dir)
+    """Run the server until the client says exit (stdio) or forever (TCP). Logging starts in ``initialized``,
+    in the data directory the settings choose (nothing logs before it)."""
     server.data_dir = data_dir
     if tcp:
         host, _, port = tcp.rpartition(":")
@@ -765,13 +760,11 @@ class RedactingFormatter(logging.Formatter):
         return text
 
 
-def _setup_logging(data_dir: str | None) -> None:
+def _setup_logging(data_dir: str) -> None:
     """Log to a file in the data directory (never to stdout: that is the LSP channel)."""
-    from ..store import default_data_dir
-
     level = os.environ.get("PHOENIX_LOG_LEVEL", "INFO").upper()
     try:
-        directory = Path(data_dir) if data_dir else default_data_dir()
+        directory = Path(data_dir)
         directory.mkdir(parents=True, exist_ok=True)
         handler: logging.Handler = logging.FileHandler(directory / "phoenix-lsp.log")
     except OSError:

@@ -19,25 +19,14 @@ from typing import Any
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
-from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage, default_converter
 from pytest_lsp import LanguageClient, client_capabilities
 from pytest_lsp.client import register_lsp_features
 
+from phoenix_lsp.protocol.converter import plain_converter
 from tests.fake_anthropic import FakeAnthropic
 
 EDITORS = ["visual_studio_code", "neovim"]
 API_KEY = "sk-ant-e2e-secret-key-0123456789"
-
-
-def _plain_converter() -> Any:
-    converter = default_converter()  # type: ignore[no-untyped-call]  # pygls/pytest-lsp are untyped here
-
-    def keep(obj: dict[str, Any], cls: type) -> Any:
-        return cls(**obj)
-
-    for cls in (JsonRPCRequestMessage, JsonRPCNotification, JsonRPCResponseMessage):
-        converter.register_structure_hook(cls, keep)
-    return converter
 
 
 @dataclass(frozen=True)
@@ -161,7 +150,7 @@ async def session(
     launcher: list[str] | None = None,
     no_create: bool = False,
 ) -> AsyncIterator[Session]:
-    client = LanguageClient(converter_factory=_plain_converter)
+    client = LanguageClient(converter_factory=plain_converter)
     register_lsp_features(client)
     workdir = tmp_path / "work"
     workdir.mkdir(exist_ok=True)
