@@ -263,11 +263,80 @@ async def _restore(quick: bool) -> list[dict[str, Any]]:
     ]
 
 
+async def _patch_edit(quick: bool) -> list[dict[str, Any]]:
+    """A replace in a 5 MB file: toolStart -> workspace/applyEdit at the client, and the edit's payload size."""
+    from phoenix_lsp.tools.patch import plan_patch
+    from tests.e2e.harness import session
+
+    runs = 3 if quick else 7
+    line = "value = compute(alpha, beta, gamma)  # a line of ordinary code\n"
+    text = line * (5 * 1024 * 1024 // len(line))
+    replies: list[dict[str, Any]] = []
+    for i in range(runs):
+        marker = f"TARGET-{i}"
+        replies.append({"tool_uses": [{"name": "patch", "id": f"toolu_p{i}", "input": {
+            "path": "big.py", "patches": [{"operation": "replace", "oldText": marker, "newText": f"DONE-{i}"}]}}]})
+        replies.append({"text": "ok"})
+    with tempfile.TemporaryDirectory() as tmp:
+        fake = _Fake(replies, Path(tmp))
+        try:
+            async with session(fake, Path(tmp)) as s:  # type: ignore[arg-type]
+                arrivals: list[int] = []
+                sizes: list[int] = []
+                from lsprotocol import types
+
+                def on_edit(params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
+                    arrivals.append(time.monotonic_ns())
+                    sizes.append(len(json.dumps(s.client.protocol._converter.unstructure(params))))
+                    return types.ApplyWorkspaceEditResult(applied=True)
+
+                s.on_apply_edit = on_edit
+                cid = await s.new(approvalPolicy="auto")
+                await s.request("phoenix/sendMessage", {"conversationId": cid, "text": "/execute"})
+                elapsed, plan_ms = [], []
+                for i in range(runs):
+                    body = text[: len(text) // 2] + f"TARGET-{i}\n" + text[len(text) // 2 :]
+                    (s.workdir / "big.py").write_text(body)
+                    t0 = time.perf_counter()
+                    plan_patch({"path": "big.py", "patches": [{"operation": "replace", "oldText": f"TARGET-{i}",
+                                                               "newText": f"DONE-{i}"}]}, body)
+                    plan_ms.append((time.perf_counter() - t0) * 1000)
+                    mark = s.events[-1]["seq"] if s.events else 0
+                    await s.request("phoenix/sendMessage", {"conversationId": cid, "text": f"patch {i}"})
+                    start = await s.wait_event(lambda e, m=mark: e["kind"] == "toolStart" and e["seq"] > m, 30)
+                    await s.wait_event(lambda e, m=mark: e["kind"] == "status" and e["status"] == "idle"
+                                       and e["seq"] > m, 30)
+                    started = s.arrivals[s.events.index(start)]
+                    elapsed.append((arrivals[-1] - started) / 1e6)
+        finally:
+            fake.stop()
+    size = len(text.encode())
+    return [
+        {
+            "name": f"replace in a {size / 1e6:.1f} MB file: toolStart -> workspace/applyEdit at the client (median)",
+            "value": round(statistics.median(elapsed), 2),
+            "unit": "ms",
+            "baseline_name": "planning the same patch in-process (median)",
+            "baseline_value": round(statistics.median(plan_ms), 2),
+            "goal": "< 50 ms",
+        },
+        {
+            "name": "applyEdit payload (JSON) for that replace",
+            "value": statistics.median(sizes),
+            "unit": "bytes",
+            "baseline_name": "file size",
+            "baseline_value": size,
+            "goal": "proportional to the change, not the file",
+        },
+    ]
+
+
 def figures(quick: bool = False) -> list[dict[str, Any]]:
     sys.path.insert(0, str(ROOT))
     rows = asyncio.run(_latency_and_cancel(quick))
     rows += _startup(quick)
     rows += asyncio.run(_restore(quick))
+    rows += asyncio.run(_patch_edit(quick))
     return rows
 
 

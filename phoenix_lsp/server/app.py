@@ -610,7 +610,8 @@ def send_message(ls: PhoenixServer, params: Any) -> dict[str, Any]:
             reason = str(exc) if isinstance(exc, ImageError) else "the data is not valid base64"
             raise invalid(f"images[{i}]", f"Invalid params: 'images[{i}]': {reason}") from None
         images.append(values.Image(hub.store.put_image(data, media_type), media_type))
-    _apply(runtime, events.UserMessage(p.text, tuple(images)))
+    # a pasted API key never reaches the model, the store or the events (REQ-SEC-001)
+    _apply(runtime, events.UserMessage(hub.store.guard.redact(p.text), tuple(images)))
     return {"accepted": True, "messageId": str(len(runtime.state.history) - 1)}
 
 

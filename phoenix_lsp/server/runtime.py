@@ -220,7 +220,6 @@ class Runtime:
         self.llm_tasks: dict[int, asyncio.Task[Any]] = {}
         self.tool_tasks: dict[str, asyncio.Task[Any]] = {}
         self.clipboards: dict[str, str] = {}
-        self.message_seqs: dict[int, int] = {}
         self.suggestion: dict[str, str] | None = None  # the last style suggestion, for the setStyle answer
         self.deadline: asyncio.Task[Any] | None = None  # a sub-agent's time limit (REQ-BED-008)
 
@@ -268,8 +267,7 @@ class Runtime:
         if messages:
             items = []
             for e in messages:
-                seq = self.seq + 1 + len(items)  # the seq of the "message" event announcing it
-                self.message_seqs[e.index] = seq
+                seq = self.seq + 1 + len(items)  # the seq of the "message" event announcing it, just below
                 body = {"seq": seq, "time": now, "message": json.loads(codec.encode_message(e.message))}
                 items.append((e.index, json.dumps(body)))
             self.hub.store.append_messages(self.id, items)
