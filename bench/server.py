@@ -151,7 +151,10 @@ async def _direct_latencies(fake: _Fake, deltas: int) -> list[float]:
 
     env = fake.env()
     client = LlmClient(api_key=env["ANTHROPIC_API_KEY"], base_url=env["ANTHROPIC_BASE_URL"])
-    await client.stream(LlmRequest("bench", "", [{"role": "user", "content": "x"}], None), on_text)
+    try:
+        await client.stream(LlmRequest("bench", "", [{"role": "user", "content": "x"}], None), on_text)
+    finally:
+        await client.aclose()
     return out
 
 
