@@ -6,10 +6,8 @@ as JSON. Decoding validates, so a damaged database row is reported instead of si
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 from functools import cache
-from typing import Any
 
 from pydantic import TypeAdapter
 
@@ -43,9 +41,3 @@ def encode_message(message: Message) -> str:
 
 def decode_message(text: str) -> Message:
     return _message_adapter().validate_json(text)
-
-
-def message_to_json(message: Message) -> dict[str, Any]:
-    """A message as a plain JSON object (for phoenix/event and phoenix/getConversation)."""
-    result: dict[str, Any] = json.loads(encode_message(message))
-    return result

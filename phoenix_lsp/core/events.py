@@ -123,16 +123,3 @@ Event = (
     | AgentEnded
     | Restore
 )
-
-#: Events a user (through a client) causes; a refused one is answered with an error to that client.
-USER_EVENTS = (
-    UserMessage,
-    Cancel,
-    ApprovalAnswer,
-    UpgradeAnswer,
-    SetMode,
-    SetStyle,
-    SetPolicy,
-    RevokeAlwaysAllow,
-    TriggerContinuation,
-)

@@ -63,8 +63,3 @@ def decide(state: ConversationState, call: ToolUse) -> Verdict:
     if state.policy is Policy.AUTO or call.name in state.always_allow:
         return Allow()
     return Ask()
-
-
-def is_write_capable(name: str) -> bool:
-    """Tools whose effect could change the user's files or reach the network outside a sandbox."""
-    return TOOL_KINDS.get(name) in (ToolKind.WRITE, ToolKind.EXEC)

@@ -6,7 +6,7 @@ empty Lua table so). A validation failure becomes JSON-RPC -32602 naming the fie
 
 from __future__ import annotations
 
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic.alias_generators import to_camel
@@ -138,6 +138,3 @@ def parse(model: type[P], params: Any) -> P:
 def dump(model: BaseModel) -> dict[str, Any]:
     """A model as camelCase JSON-ready dict (pygls would otherwise serialise ``__dict__``)."""
     return model.model_dump(mode="json", by_alias=True, exclude_none=True)
-
-
-Kind = Literal["status", "message"]
