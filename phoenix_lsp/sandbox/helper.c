@@ -16,6 +16,11 @@
  * it receives SIGTERM/SIGINT/SIGHUP, when its stdin (the "lifeline" pipe held by the server) reaches EOF
  * because the server went away, or when the tree grows beyond the process limit (-m).
  *
+ * The process limit: with -g, H creates the pids cgroup <dir>/phoenix-<H's pid> with pids.max = the limit
+ * and C joins it before anything else, so the kernel refuses the fork past the limit (for root too, whom
+ * RLIMIT_NPROC does not bind) and H stops the tree as soon as pids.events counts a refusal. Without -g, H
+ * counts the tree itself every 10 ms (a real-time watchdog when allowed).
+ *
  * Protocol (stderr of H, one line each, for the server):
  *   started <pid>                 the command was exec'd
  *   error <stage> <errno>         set-up failed before exec; nothing ran
@@ -25,7 +30,7 @@
  * stdout of H is the command's stdout and stderr (combined). With -B, H appends a completion line to it.
  *
  * Usage: helper [-C dir] [-r res:soft:hard]... [-n] [-k] [-l fs:net:scope [-p access:path]...]
- *               [-f seccomp-hex] [-m max-processes] [-B] -- program args...
+ *               [-f seccomp-hex] [-m max-processes [-g pids-cgroup-dir]] [-B] -- program args...
  */
 #define _GNU_SOURCE
 #include <ctype.h>
@@ -92,6 +97,8 @@ static int n_rules;
 static struct p_sock_filter *opt_filter;
 static unsigned short opt_filter_len;
 static long opt_max_procs;
+static const char *opt_cgroup_parent;
+static char cgroup_dir[4096]; /* empty when no pids cgroup is used */
 
 static void status(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 #include <stdarg.h>
@@ -225,6 +232,16 @@ static void run_child(pid_t helper_pid, char **argv) {
     sigprocmask(SIG_SETMASK, &none, NULL);
     signal(SIGPIPE, SIG_DFL);
 
+    /* Join the command's pids cgroup before anything else: everything it starts is counted there. */
+    if (cgroup_dir[0]) {
+        char path[4200];
+        snprintf(path, sizeof path, "%s/cgroup.procs", cgroup_dir);
+        int fd = open(path, O_WRONLY | O_CLOEXEC);
+        if (fd < 0) child_fail("cgroup-join");
+        if (write(fd, "0", 1) != 1) child_fail("cgroup-join");
+        close(fd);
+    }
+
     /* New session: no controlling terminal (REQ-BASH-004), its own process group for the tree kill. */
     if (setsid() < 0) child_fail("setsid");
     if (prctl(P_PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) child_fail("pdeathsig");
@@ -330,8 +347,69 @@ static int reap_nohang(pid_t child, int *child_status, int *child_done) {
     return reaped;
 }
 
+/* Reads a small cgroup file into buf (NUL-terminated); -1 on failure. */
+static ssize_t read_cgroup_file(const char *name, char *buf, size_t size) {
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s", cgroup_dir, name);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    ssize_t n = read(fd, buf, size - 1);
+    close(fd);
+    if (n < 0) return -1;
+    buf[n] = 0;
+    return n;
+}
+
+/* True once the kernel has refused a fork in the command's cgroup ("max N" in pids.events, N > 0). */
+static int cgroup_limit_hit(void) {
+    char buf[256];
+    if (read_cgroup_file("pids.events", buf, sizeof buf) < 0) return 0;
+    char *m = strstr(buf, "max ");
+    return m && strtol(m + 4, NULL, 10) > 0;
+}
+
+/* SIGKILL every process listed in the command's cgroup (no /proc walk needed). */
+static void kill_cgroup(void) {
+    static char buf[65536];
+    for (int round = 0; round < 64; round++) {
+        ssize_t n = read_cgroup_file("cgroup.procs", buf, sizeof buf);
+        if (n <= 0) return;
+        for (char *p = buf; *p;) {
+            char *end;
+            long pid = strtol(p, &end, 10);
+            if (end == p) break;
+            if (pid > 0) kill((pid_t)pid, SIGKILL);
+            p = end;
+            while (*p == '\n') p++;
+        }
+    }
+}
+
+static int make_cgroup(pid_t self) {
+    snprintf(cgroup_dir, sizeof cgroup_dir, "%s/phoenix-%d", opt_cgroup_parent, (int)self);
+    if (mkdir(cgroup_dir, 0700) != 0 && errno != EEXIST) return -1;
+    char path[4200], value[32];
+    snprintf(path, sizeof path, "%s/pids.max", cgroup_dir);
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    int len = snprintf(value, sizeof value, "%ld", opt_max_procs);
+    ssize_t w = write(fd, value, (size_t)len);
+    close(fd);
+    return w == len ? 0 : -1;
+}
+
+static void remove_cgroup(void) {
+    if (!cgroup_dir[0]) return;
+    /* The last task leaves the cgroup a moment after it is reaped: retry briefly. */
+    for (int i = 0; i < 200 && rmdir(cgroup_dir) != 0 && errno == EBUSY; i++) {
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+}
+
 static void kill_tree(pid_t self, pid_t child, int *child_status, int *child_done) {
     if (!*child_done) kill(-child, SIGKILL); /* fast path: the command's own process group */
+    if (cgroup_dir[0]) kill_cgroup();
     for (;;) {
         /* H is a subreaper: while any descendant lives, H has a child (live or zombie). So "no child
            left" (ECHILD) proves the whole tree is gone, and the /proc walk is only needed otherwise. */
@@ -405,6 +483,7 @@ int main(int argc, char **argv) {
             break;
         case 'f': parse_filter(v); break;
         case 'm': opt_max_procs = strtol(v, &end, 10); break;
+        case 'g': opt_cgroup_parent = v; break;
         default: usage_fail("unknown option");
         }
     }
@@ -419,6 +498,13 @@ int main(int argc, char **argv) {
         struct sched_param sp = {.sched_priority = 1};
         sched_setscheduler(0, SCHED_RR | P_SCHED_RESET_ON_FORK, &sp); /* best effort */
     }
+    if (opt_cgroup_parent && opt_max_procs > 0 && make_cgroup(self) != 0) {
+        int e = errno;
+        remove_cgroup();
+        status("error cgroup %d\n", e);
+        return 125;
+    }
+    if (cgroup_dir[0]) atexit(remove_cgroup);
     if (prctl(P_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0) {
         status("error subreaper %d\n", errno);
         return 125;
@@ -462,6 +548,7 @@ int main(int argc, char **argv) {
 
     const char *killed = NULL;
     long threads_baseline = opt_max_procs > 0 ? machine_threads() : -1;
+    double limit_hit_at = -1;
     /* The lifeline is our stdin when it is a pipe (the server keeps the write end); anything else
        (a terminal, /dev/null) would read as EOF at once, so it is then not watched. */
     struct stat st0;
@@ -488,15 +575,29 @@ int main(int argc, char **argv) {
                 killed = "lifeline";
             }
         }
-        if (!killed && !child_done && opt_max_procs > 0) {
+        if (!killed && !child_done && cgroup_dir[0]) {
+            /* The kernel refused a fork: the tree cannot grow, so give the command 100 ms to report the
+               refusal in its own words (EAGAIN), then stop it. */
+            struct timespec ts;
+            clock_gettime(CLOCK_MONOTONIC, &ts);
+            double now_s = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+            if (limit_hit_at < 0 && cgroup_limit_hit()) limit_hit_at = now_s;
+            if (limit_hit_at >= 0 && now_s - limit_hit_at >= 0.1) killed = "process-limit";
+        } else if (!killed && !child_done && opt_max_procs > 0) {
             long now = machine_threads();
             if (now < 0 || threads_baseline < 0 || now > threads_baseline + opt_max_procs) {
+                /* Freeze the command's process group first (one syscall), so a fork bomb cannot outrun
+                   the /proc walk even when this watchdog gets no real-time slot; resume it if the count
+                   was someone else's threads. */
+                kill(-child, SIGSTOP);
                 int n = descendants(self, tree, MAX_PROCS_SCAN);
                 if (n > opt_max_procs) killed = "process-limit";
+                else kill(-child, SIGCONT);
             }
         }
     }
     kill_tree(self, child, &child_status, &child_done);
+    remove_cgroup();
     if (killed) status("killed %s\n", killed);
 
     struct rusage ru;

@@ -3,7 +3,8 @@
 Same command line, same status protocol on stderr, same process layout: this process becomes a child
 subreaper, forks the command, restricts the child (setsid, rlimits, descriptors, no_new_privs,
 capabilities, Landlock, seccomp) and execs it, then owns the tree and kills all of it when the command
-ends, on SIGTERM/SIGINT/SIGHUP, when the lifeline (stdin) closes, or past the process limit.
+ends, on SIGTERM/SIGINT/SIGHUP, when the lifeline (stdin) closes, or past the process limit (a pids
+cgroup with -g, else a watchdog that counts the tree).
 
 It is a separate, single-threaded Python process, so forking and restricting here is safe (unlike
 preexec_fn inside the multi-threaded server). It costs a Python start-up (~30-40 ms) per command.
@@ -71,6 +72,7 @@ class _Options:
         self.rules: list[tuple[int, str]] = []
         self.filter: bytes | None = None
         self.max_procs = 0
+        self.cgroup_parent: str | None = None
         self.argv: list[str] = []
 
 
@@ -111,6 +113,8 @@ def _parse(argv: list[str]) -> _Options:
             o.filter = bytes.fromhex(v)
         elif a == "-m":
             o.max_procs = int(v)
+        elif a == "-g":
+            o.cgroup_parent = v
         else:
             raise _Fail("usage", errno.EINVAL)
     o.argv = argv[i:]
@@ -165,13 +169,18 @@ class _SockFprog(ctypes.Structure):
     _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
 
 
-def _child(o: _Options, helper_pid: int, err_w: int) -> None:
+def _child(o: _Options, helper_pid: int, err_w: int, cgroup: str | None) -> None:
     stage = "setup"
     try:
         signal.pthread_sigmask(signal.SIG_SETMASK, [])
         # Python ignores SIGPIPE and SIGXFSZ; an ignored signal stays ignored across exec.
         for sig in (signal.SIGPIPE, signal.SIGXFSZ, *_HANDLED):
             signal.signal(sig, signal.SIG_DFL)
+        if cgroup:
+            # Join the command's pids cgroup before anything else: everything it starts is counted there.
+            stage = "cgroup-join"
+            with open(os.path.join(cgroup, "cgroup.procs"), "w") as f:
+                f.write("0")
         stage = "setsid"
         os.setsid()
         _check(_libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0), "pdeathsig")
@@ -252,9 +261,62 @@ def _machine_threads() -> int:
         return -1
 
 
+class _Cgroup:
+    """The command's own pids cgroup: the kernel refuses a fork past pids.max (for root too)."""
+
+    def __init__(self, parent: str, self_pid: int, max_procs: int) -> None:
+        self.path = os.path.join(parent, f"phoenix-{self_pid}")
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(self.path, 0o700)
+        try:
+            with open(os.path.join(self.path, "pids.max"), "w") as f:
+                f.write(str(max_procs))
+        except OSError:
+            self.remove()
+            raise
+
+    def _read(self, name: str) -> str:
+        try:
+            with open(os.path.join(self.path, name)) as f:
+                return f.read()
+        except OSError:
+            return ""
+
+    def limit_hit(self) -> bool:
+        """True once the kernel has refused a fork here ("max N" in pids.events, N > 0)."""
+        for line in self._read("pids.events").splitlines():
+            key, _, value = line.partition(" ")
+            if key == "max" and value.strip().isdigit() and int(value) > 0:
+                return True
+        return False
+
+    def kill_all(self) -> None:
+        for _ in range(64):
+            pids = [int(p) for p in self._read("cgroup.procs").split() if p.isdigit()]
+            if not pids:
+                return
+            for pid in pids:
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signal.SIGKILL)
+
+    def remove(self) -> None:
+        # The last task leaves the cgroup a moment after it is reaped: retry briefly.
+        for _ in range(200):
+            try:
+                os.rmdir(self.path)
+                return
+            except FileNotFoundError:
+                return
+            except OSError as exc:
+                if exc.errno != errno.EBUSY:
+                    return
+                time.sleep(0.001)
+
+
 class _Tree:
-    def __init__(self, child: int) -> None:
+    def __init__(self, child: int, cgroup: _Cgroup | None = None) -> None:
         self.child = child
+        self.cgroup = cgroup
         self.status: int | None = None
 
     def reap(self) -> int:
@@ -275,6 +337,8 @@ class _Tree:
         if self.status is None:
             with contextlib.suppress(OSError):
                 os.killpg(self.child, signal.SIGKILL)
+        if self.cgroup is not None:
+            self.cgroup.kill_all()
         while True:
             reaped = self.reap()
             if reaped < 0:
@@ -307,6 +371,21 @@ def main(argv: list[str]) -> int:
         # reset to normal scheduling at fork.
         with contextlib.suppress(OSError, AttributeError):
             os.sched_setscheduler(0, os.SCHED_RR | os.SCHED_RESET_ON_FORK, os.sched_param(1))
+    cgroup: _Cgroup | None = None
+    if o.cgroup_parent and o.max_procs > 0:
+        try:
+            cgroup = _Cgroup(o.cgroup_parent, self_pid, o.max_procs)
+        except OSError as exc:
+            _status(f"error cgroup {exc.errno or 0}\n")
+            return 125
+    try:
+        return _run(o, self_pid, cgroup)
+    finally:
+        if cgroup is not None:
+            cgroup.remove()
+
+
+def _run(o: _Options, self_pid: int, cgroup: _Cgroup | None) -> int:
     if _libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
         _status(f"error subreaper {ctypes.get_errno()}\n")
         return 125
@@ -314,9 +393,9 @@ def main(argv: list[str]) -> int:
     child = os.fork()
     if child == 0:
         os.close(err_r)
-        _child(o, self_pid, err_w)
+        _child(o, self_pid, err_w, cgroup.path if cgroup else None)
     os.close(err_w)
-    tree = _Tree(child)
+    tree = _Tree(child, cgroup)
     report = os.read(err_r, 128)
     os.close(err_r)
     if report:
@@ -341,6 +420,7 @@ def main(argv: list[str]) -> int:
     killed: str | None = None
     timeout = 0.01 if o.max_procs > 0 else None
     baseline = _machine_threads() if o.max_procs > 0 else -1
+    limit_hit_at: float | None = None
     while tree.status is None and killed is None:
         watch = [wake_r, 0] if lifeline else [wake_r]
         try:
@@ -363,11 +443,25 @@ def main(argv: list[str]) -> int:
             if not data:
                 lifeline = False
                 killed = killed or "lifeline"
-        if killed is None and tree.status is None and o.max_procs > 0:
-            now = _machine_threads()
-            if (now < 0 or baseline < 0 or now > baseline + o.max_procs) and \
-                    len(_descendants(self_pid)) > o.max_procs:
+        if killed is None and tree.status is None and cgroup is not None:
+            # The kernel refused a fork: the tree cannot grow, so give the command 100 ms to report the
+            # refusal in its own words (EAGAIN), then stop it.
+            if limit_hit_at is None and cgroup.limit_hit():
+                limit_hit_at = time.monotonic()
+            if limit_hit_at is not None and time.monotonic() - limit_hit_at >= 0.1:
                 killed = "process-limit"
+        elif killed is None and tree.status is None and o.max_procs > 0:
+            now = _machine_threads()
+            if now < 0 or baseline < 0 or now > baseline + o.max_procs:
+                # Freeze the command's process group first (one syscall), so a fork bomb cannot outrun the
+                # /proc walk without a real-time slot; resume it if the count was someone else's threads.
+                with contextlib.suppress(OSError):
+                    os.killpg(child, signal.SIGSTOP)
+                if len(_descendants(self_pid)) > o.max_procs:
+                    killed = "process-limit"
+                else:
+                    with contextlib.suppress(OSError):
+                        os.killpg(child, signal.SIGCONT)
     signal.pthread_sigmask(signal.SIG_BLOCK, _HANDLED)
     tree.kill_all(self_pid)
     if killed:

@@ -11,6 +11,7 @@ here, so neither needs a third-party binding nor the libseccomp headers.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import errno
 import functools
@@ -18,6 +19,7 @@ import os
 import platform
 import resource
 import struct
+import subprocess
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -314,7 +316,7 @@ class Limits:
 
     address_space: int | None = 8 << 30  # bytes of virtual memory per process
     cpu_seconds: int | None = 1800  # CPU time per process
-    max_processes: int | None = 512  # live processes in the command's tree
+    max_processes: int | None = 1024  # live tasks (processes and threads) in the command's tree
     file_size: int | None = 1 << 30  # bytes per written file
     open_files: int | None = 1024  # descriptors per process
 
@@ -347,6 +349,90 @@ def _user_task_count(uid: int) -> int:
     return count
 
 
+CGROUP_PREFIX = "phoenix-"
+
+
+def _own_pids_cgroup() -> Path | None:
+    """The directory of this process's cgroup in a hierarchy that has the pids controller (cgroup v1
+    `pids`, or v2 with pids enabled for children), or None."""
+    try:
+        memberships = Path("/proc/self/cgroup").read_text().splitlines()
+        mounts = Path("/proc/self/mountinfo").read_text().splitlines()
+    except OSError:
+        return None
+    v1_path = v2_path = None
+    for line in memberships:
+        _num, controllers, path = line.split(":", 2)
+        if "pids" in controllers.split(","):
+            v1_path = path
+        elif controllers == "":
+            v2_path = path
+    for line in mounts:
+        left, _, right = line.partition(" - ")
+        fields, rfields = left.split(), right.split()
+        if len(fields) < 5 or len(rfields) < 3:
+            continue
+        root, point, fstype, options = fields[3], fields[4], rfields[0], rfields[2]
+        path = v1_path if fstype == "cgroup" and "pids" in options.split(",") else \
+            v2_path if fstype == "cgroup2" else None
+        if path is None:
+            continue
+        # /proc/self/cgroup names the cgroup from the hierarchy's root; the mount shows `root` of it.
+        rel = os.path.relpath(path, root) if path.startswith(root) else None
+        if rel is None or rel.startswith(".."):
+            continue
+        candidate = Path(point) / rel
+        if candidate.is_dir():
+            return candidate.resolve()
+    return None
+
+
+def _remove_stale_cgroups(parent: Path) -> None:
+    """Empty `phoenix-<pid>` cgroups left by a launcher that was killed (rmdir refuses a non-empty one)."""
+    try:
+        entries = list(parent.iterdir())
+    except OSError:
+        return
+    for entry in entries:
+        pid = entry.name.removeprefix(CGROUP_PREFIX)
+        if entry.name.startswith(CGROUP_PREFIX) and pid.isdigit() and not Path(f"/proc/{pid}").exists():
+            with contextlib.suppress(OSError):
+                entry.rmdir()
+
+
+@functools.cache
+def pids_cgroup_parent() -> Path | None:
+    """Where the launcher may create one pids cgroup per command, or None when it cannot.
+
+    A pids cgroup makes the process limit a kernel rule (fork fails with EAGAIN at `pids.max`), also for
+    root, whom RLIMIT_NPROC does not bind. Probed once: create a child cgroup, set pids.max, move a short
+    shell into it; any failure means the watchdog alone guards the limit.
+    """
+    parent = _own_pids_cgroup()
+    if parent is None or not os.access(parent, os.W_OK):
+        return None
+    _remove_stale_cgroups(parent)
+    probe = parent / f"{CGROUP_PREFIX}{os.getpid()}-probe"
+    try:
+        probe.mkdir(mode=0o700)
+    except OSError:
+        return None
+    try:
+        (probe / "pids.max").write_text("8")
+        result = subprocess.run(["/bin/sh", "-c", 'echo 0 > "$1/cgroup.procs" && cat "$1/pids.current"', "sh",
+                                 str(probe)], capture_output=True, timeout=10, check=False)
+        works = result.returncode == 0 and result.stdout.strip() not in (b"", b"0")
+    except (OSError, subprocess.SubprocessError):
+        works = False
+    for _ in range(100):
+        try:
+            probe.rmdir()
+            break
+        except OSError:
+            time.sleep(0.005)
+    return parent if works else None
+
+
 def rlimit_args(limits: Limits) -> list[str]:
     """`-r resource:soft:hard` arguments for the helper. Soft = hard (except CPU, see below) so the command
     cannot raise them."""
@@ -358,8 +444,8 @@ def rlimit_args(limits: Limits) -> list[str]:
     ]
     uid = os.getuid()
     if limits.max_processes is not None and uid != 0:
-        # The kernel exempts uid 0 from RLIMIT_NPROC; for root the helper's process-count watchdog is
-        # the only fork-bomb stop (it also runs for everyone else).
+        # The kernel exempts uid 0 from RLIMIT_NPROC; for root a pids cgroup (when one can be made) or else
+        # the helper's process-count watchdog is the fork-bomb stop (both also apply to everyone else).
         pairs.append((resource.RLIMIT_NPROC, _user_task_count(uid) + limits.max_processes))
     args: list[str] = []
     for res, value in pairs:
@@ -396,6 +482,9 @@ def restricted_args(abi: int, scratch: Path, limits: Limits, with_seccomp: bool)
     args += rlimit_args(limits)
     if limits.max_processes is not None:
         args += ["-m", str(limits.max_processes)]
+        cgroup = pids_cgroup_parent()
+        if cgroup is not None:
+            args += ["-g", str(cgroup)]
     if with_seccomp:
         args += ["-f", seccomp_program().hex()]
     return args
@@ -452,6 +541,11 @@ def active_protections(abi: int | None, seccomp: bool, limits: Limits | None = N
         if value is not None:
             parts.append(f"{name} {value}")
     active.append("rlimits: " + ", ".join(parts))
+    if limits.max_processes is not None:
+        cgroup = pids_cgroup_parent()
+        active.append(f"process limit enforced by the kernel: a pids cgroup per command under {cgroup}" if cgroup
+                      else "process limit enforced by a watchdog that counts the tree every 10 ms" +
+                      (" and RLIMIT_NPROC" if os.getuid() != 0 else " (RLIMIT_NPROC does not bind root)"))
     return active
 
 

@@ -40,7 +40,7 @@ async def test_cancel_during_streaming_aborts_the_request_and_persists_nothing(
         result = await s.request("phoenix/cancel", {"conversationId": cid})
         assert result == {"cancelled": True, "status": "idle"}
         await s.wait_status(cid, "idle", since=mark)
-        assert time.monotonic() - started < 2.0  # an upper bound only; the bench measures the real figure
+        assert time.monotonic() - started < 5.0  # an upper bound on a shared machine; the bench measures the figure
         # the fake sees the HTTP connection closed: the request was aborted, not left to finish
         assert await fake_anthropic.await_for(lambda rs: bool(rs) and rs[0].disconnected, timeout=5)
         assert not fake_anthropic.requests[0].completed
@@ -68,7 +68,7 @@ async def test_cancel_during_a_sandboxed_tool_goes_idle_with_synthetic_results(
         result = await s.request("phoenix/cancel", {"conversationId": cid})
         assert result["cancelled"] is True and result["status"] == "idle"
         await s.wait_status(cid, "idle", since=mark)
-        assert time.monotonic() - started < 2.0
+        assert time.monotonic() - started < 5.0  # far below sleep 30: cancelled, not finished
         conv = await s.request("phoenix/getConversation", {"conversationId": cid})
         results = conv["messages"][-1]["content"]
         assert [b["toolUseId"] for b in results if b["type"] == "toolResult"] == [sleep.id, queued.id]

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from phoenix_lsp.sandbox import spawn
+from phoenix_lsp.sandbox import policy, spawn
 from phoenix_lsp.sandbox.policy import Limits
 
 from .conftest import IS_ROOT, PY, Runner, needs_root, needs_sandbox, pid_alive, py, run_while_watching
@@ -556,7 +556,24 @@ async def test_file_capabilities_grant_nothing(restricted: Runner, tmp_path: Pat
 # ------------------------------------------------------------------------------ resource exhaustion
 
 
-async def test_fork_bomb_is_stopped(restricted: Runner) -> None:
+@pytest.fixture(params=["cgroup", "watchdog"])
+def process_limit(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The two ways the task limit is kept: a pids cgroup (a kernel rule), or the launcher's watchdog alone."""
+    if request.param == "cgroup" and policy.pids_cgroup_parent() is None:
+        pytest.skip("no pids cgroup can be created here (needs a writable cgroup with the pids controller)")
+    if request.param == "watchdog":
+        monkeypatch.setattr(policy, "pids_cgroup_parent", lambda: None)
+    return str(request.param)
+
+
+def _phoenix_cgroups() -> set[str]:
+    parent = policy.pids_cgroup_parent()
+    return {p.name for p in parent.iterdir() if p.name.startswith(policy.CGROUP_PREFIX)} if parent else set()
+
+
+async def test_fork_bomb_is_stopped(restricted: Runner, process_limit: str) -> None:
+    before = _phoenix_cgroups()
+
     def count() -> int:
         return sum(1 for p in Path("/proc").iterdir() if p.name.isdigit())
 
@@ -573,7 +590,33 @@ async def test_fork_bomb_is_stopped(restricted: Runner) -> None:
     assert time.monotonic() - started < 15, "the bomb ran until the timeout"
     assert "beyond 64 processes" in res.output
     assert count() <= baseline + 5  # every bomb process is gone
-    assert peak[0] < baseline + 2000
+    assert peak[0] < baseline + (100 if process_limit == "cgroup" else 2000)
+    assert _phoenix_cgroups() <= before  # the command's cgroup went with it
+
+
+@pytest.mark.req("REQ-BASH-008")
+async def test_task_limit_is_a_kernel_rule_with_a_pids_cgroup(restricted: Runner) -> None:
+    """With a pids cgroup the kernel itself refuses the fork past the limit (EAGAIN), also for root; the
+    watchdog alone can only kill the tree after it grew."""
+    if policy.pids_cgroup_parent() is None:
+        pytest.skip("no pids cgroup can be created here (needs a writable cgroup with the pids controller)")
+    code = ("import os, sys, time\n"
+            "n = 0\n"
+            "try:\n"
+            "    while n < 100:\n"
+            "        if os.fork() == 0:\n"
+            "            time.sleep(30); os._exit(0)\n"
+            "        n += 1\n"
+            "except OSError as e:\n"
+            "    print('refused after', n, 'errno', e.errno, flush=True)\n"
+            "time.sleep(30)\n")
+    started = time.monotonic()
+    res = await restricted(py(code), limits=Limits(max_processes=20), timeout=25)
+    assert time.monotonic() - started < 15
+    assert "errno 11" in res.output  # EAGAIN from the kernel, not a kill after the fact
+    refused_after = int(res.output.split("refused after ")[1].split()[0])
+    assert refused_after < 20  # bash -c exec'd python: python plus its children stay within 20 tasks
+    assert "beyond 20 processes" in res.output
 
 
 async def test_memory_hog_is_stopped(workspace: Path) -> None:

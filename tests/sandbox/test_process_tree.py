@@ -57,7 +57,7 @@ async def test_cancel_kills_the_whole_tree(tmp_path: Path, restricted: bool, lau
     elapsed = time.monotonic() - started
     survivors = [pid for pid in tree if pid_alive(pid)]
     assert not survivors, f"still alive after cancel: {survivors}"
-    assert elapsed < 1.0  # the requirement is 100 ms; bench/sandbox.py measures it (p50/p99)
+    assert elapsed < 5.0  # far below the tree's 30 s: killed, not timed out (bench/sandbox.py measures the 100 ms goal)
 
 
 def _descendants_of(root: int) -> list[int]:
