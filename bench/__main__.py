@@ -18,7 +18,7 @@ def print_table(rows: list[dict[str, object]]) -> None:
         value, base = row["value"], row.get("baseline_value")
         ratio = ""
         if isinstance(value, int | float) and isinstance(base, int | float) and base:
-            ratio = f"  (x{value / base:.2f} of baseline)"
+            ratio = f"  (x{value / base:.3g} of baseline)"
         print(f"- {row['name']}: {value} {row.get('unit', '')}{ratio}")
         if base is not None:
             print(f"    baseline: {row.get('baseline_name')}: {base} {row.get('unit', '')}")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
+import contextlib
 import importlib
 import json
 import logging
@@ -126,6 +127,7 @@ class PhoenixServer(LanguageServer):
         self.hub: Hub | None = None
         self.rich = False
         self.plain_requests: dict[str, asyncio.Task[Any]] = {}
+        self._asked = 0  # numbers the window/showMessageRequest ids, so a dialog can be withdrawn by id
         self.progress: dict[str, str] = {}
         # reports/ends of a token whose begin is not out yet (create is a round trip to the client)
         self.progress_held: dict[str, list[types.WorkDoneProgressReport | types.WorkDoneProgressEnd]] = {}
@@ -229,9 +231,14 @@ class PhoenixServer(LanguageServer):
         params = types.ShowMessageRequestParams(
             type=types.MessageType.Warning, message=text, actions=[types.MessageActionItem(title=t) for t in titles]
         )
+        self._asked += 1
+        msg_id = f"phoenix-ask-{self._asked}"
         try:
-            result = await self.protocol.send_request_async("window/showMessageRequest", params)
+            result = await self.protocol.send_request_async("window/showMessageRequest", params, msg_id=msg_id)
         except asyncio.CancelledError:
+            # Answered some other way (another client, a cancel): take the dialog back (REQ-PROTO-023).
+            with contextlib.suppress(Exception):
+                self.protocol.notify("$/cancelRequest", types.CancelParams(id=msg_id))
             raise
         except Exception as exc:  # REQ-PERM-016: never approve by default; the request stays pending
             log.warning("could not ask the client about %s (%s); it stays pending", request_id, exc)
@@ -530,14 +537,11 @@ async def get_conversation(ls: PhoenixServer, params: Any) -> dict[str, Any]:
     hub = _hub(ls)
     after = p.after_seq or 0
     messages: list[dict[str, Any]] = []
-    has_more = False
-    for index, text in hub.store.load_messages(runtime.id):
+    start = hub.store.first_index_after_seq(runtime.id, after) if after > 0 else 0
+    page = hub.store.load_messages(runtime.id, after=start - 1, limit=p.limit + 1)
+    has_more = len(page) > p.limit
+    for index, text in page[: p.limit]:
         body = json.loads(text)
-        if body["seq"] <= after:
-            continue
-        if len(messages) == p.limit:
-            has_more = True
-            break
         message = runtime.state.history[index]
         messages.append(wire.message_to_wire(message, body["seq"], index, body["time"]))
         if len(messages) % 200 == 0:

@@ -283,6 +283,27 @@ class Store:
             ).fetchall()
         return [(int(index), str(text)) for index, text in rows]
 
+    def first_index_after_seq(self, conversation_id: str, seq: int) -> int:
+        """The index of the first message whose event ``seq`` (the ``seq`` field of its JSON) is above
+        ``seq``; the message count when there is none. Messages are stored in event order, so their seqs
+        rise with the index: a binary search of O(log n) point reads, not a scan of the history."""
+        with self._read() as conn:
+            self._require(conn, conversation_id)
+            count = int(conn.execute("SELECT message_count FROM conversations WHERE id = ?",
+                                     (conversation_id,)).fetchone()[0])
+            low, high = 0, count
+            while low < high:
+                middle = (low + high) // 2
+                row = conn.execute(
+                    "SELECT CASE WHEN json_valid(json) THEN json_extract(json, '$.seq') END FROM messages "
+                    "WHERE conversation_id = ? AND idx = ?", (conversation_id, middle)).fetchone()
+                value = row[0] if row else None
+                if isinstance(value, int) and value > seq:
+                    high = middle
+                else:
+                    low = middle + 1
+        return low
+
     def message_count(self, conversation_id: str) -> int:
         """How many messages the conversation has (the next index ``append_messages`` expects)."""
         row = self._conn.execute("SELECT message_count FROM conversations WHERE id = ?", (conversation_id,)).fetchone()

@@ -50,6 +50,8 @@ class Session:
     shown: list[types.ShowMessageRequestParams] = field(default_factory=list)
     on_apply_edit: Callable[[types.ApplyWorkspaceEditParams], types.ApplyWorkspaceEditResult] | None = None
     on_show: Callable[[types.ShowMessageRequestParams], str | None] | None = None
+    hold_show: bool = False  # leave each dialog open (no answer) until the server withdraws it
+    withdrawn: list[types.ShowMessageRequestParams] = field(default_factory=list)
     _changed: asyncio.Event = field(default_factory=asyncio.Event)
     killed: bool = False
     initialize_result: Any = None
@@ -175,6 +177,13 @@ async def session(
     async def on_show(params: types.ShowMessageRequestParams) -> types.MessageActionItem | None:
         s.shown.append(params)
         s._changed.set()
+        if s.hold_show:
+            try:
+                await asyncio.Event().wait()
+            except asyncio.CancelledError:  # pygls cancels the handler on the server's $/cancelRequest
+                s.withdrawn.append(params)
+                s._changed.set()
+                raise
         choice = s.on_show(params) if s.on_show else None
         return types.MessageActionItem(title=choice) if choice else None
 

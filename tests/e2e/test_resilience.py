@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,7 @@ import pytest
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
-from tests.e2e.harness import API_KEY, Session, session
+from tests.e2e.harness import API_KEY, Session, poll_status, session
 from tests.fake_anthropic import FakeAnthropic, Reply, ToolUseBlock
 
 
@@ -259,6 +260,28 @@ async def test_plain_client_dismissing_the_request_denies(fake_anthropic: FakeAn
         assert len(s.shown) == 1 and not (s.workdir / "dismissed.txt").exists()
         denied = fake_anthropic.requests[-1].messages[-1]["content"][0]
         assert denied["type"] == "tool_result" and denied["is_error"] is True
+
+
+@pytest.mark.req("REQ-PROTO-023")
+async def test_plain_client_dialog_is_withdrawn_when_answered_another_way(
+    fake_anthropic: FakeAnthropic, tmp_path: Path
+) -> None:
+    bash = ToolUseBlock("bash", {"command": "echo no > withdrawn.txt"})
+    fake_anthropic.enqueue(Reply.tool_reply(bash))
+    async with session(fake_anthropic, tmp_path, rich=False) as s:
+        s.hold_show = True  # the user never answers the dialog
+        cid = await s.new()
+        await s.request("phoenix/setMode", {"conversationId": cid, "mode": "unrestricted"})
+        await s.request("phoenix/sendMessage", {"conversationId": cid, "text": "try"})
+        await poll_status(s, cid, "awaiting_approval")
+        assert len(s.shown) == 1 and not s.withdrawn
+        await s.request("phoenix/cancel", {"conversationId": cid})  # answered another way: the turn ends
+        await poll_status(s, cid, "idle")
+        deadline = time.monotonic() + 10
+        while not s.withdrawn and time.monotonic() < deadline:
+            await asyncio.sleep(0.02)
+        assert s.withdrawn == s.shown  # the server sent $/cancelRequest for the open dialog
+        assert not (s.workdir / "withdrawn.txt").exists()
 
 
 @pytest.mark.req("REQ-SEC-001", "REQ-PROTO-034")

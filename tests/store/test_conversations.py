@@ -253,3 +253,19 @@ def test_two_stores_on_one_file_see_each_others_commits(db_path: Path, make_reco
         writer.create_conversation(rec)
         writer.append_messages(rec.id, _msgs(0, 3))
         assert reader.load(rec.id).messages == [t for _, t in _msgs(0, 3)]
+
+
+@pytest.mark.req("REQ-PROTO-006")
+def test_first_index_after_seq_finds_the_page_start_without_a_scan(store: Store, make_record: MakeRecord) -> None:
+    rec = make_record()
+    store.create_conversation(rec)
+    seqs = [3, 4, 9, 10, 11, 40, 41, 100]  # message events interleave with other events: gaps
+    store.append_messages(rec.id, [(i, json.dumps({"seq": seq, "time": 0.0})) for i, seq in enumerate(seqs)])
+    for after in range(0, 105):
+        expected = next((i for i, seq in enumerate(seqs) if seq > after), len(seqs))
+        assert store.first_index_after_seq(rec.id, after) == expected, after
+    empty = make_record()
+    store.create_conversation(empty)
+    assert store.first_index_after_seq(empty.id, 5) == 0
+    with pytest.raises(UnknownConversationError):
+        store.first_index_after_seq("nope", 1)
