@@ -27,6 +27,7 @@
  *   exit <code> | signal <num>    how the command ended
  *   killed <reason>               the tree was killed (terminate | lifeline | process-limit)
  *   maxrss <kilobytes>            largest resident set among the reaped processes
+ *   note cgroup <errno>           no pids cgroup could be made for this command; the watchdog keeps the limit
  * stdout of H is the command's stdout and stderr (combined). With -B, H appends a completion line to it.
  *
  * Usage: helper [-C dir] [-r res:soft:hard]... [-n] [-k] [-l fs:net:scope [-p access:path]...]
@@ -499,10 +500,11 @@ int main(int argc, char **argv) {
         sched_setscheduler(0, SCHED_RR | P_SCHED_RESET_ON_FORK, &sp); /* best effort */
     }
     if (opt_cgroup_parent && opt_max_procs > 0 && make_cgroup(self) != 0) {
+        /* No cgroup this time (say, the parent hit its own limits): the watchdog keeps the limit. */
         int e = errno;
         remove_cgroup();
-        status("error cgroup %d\n", e);
-        return 125;
+        cgroup_dir[0] = 0;
+        status("note cgroup %d\n", e);
     }
     if (cgroup_dir[0]) atexit(remove_cgroup);
     if (prctl(P_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0) {

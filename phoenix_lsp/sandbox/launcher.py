@@ -375,9 +375,8 @@ def main(argv: list[str]) -> int:
     if o.cgroup_parent and o.max_procs > 0:
         try:
             cgroup = _Cgroup(o.cgroup_parent, self_pid, o.max_procs)
-        except OSError as exc:
-            _status(f"error cgroup {exc.errno or 0}\n")
-            return 125
+        except OSError as exc:  # no cgroup this time: the watchdog keeps the limit
+            _status(f"note cgroup {exc.errno or 0}\n")
     try:
         return _run(o, self_pid, cgroup)
     finally:

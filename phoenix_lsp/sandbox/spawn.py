@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import logging
 import os
 import shutil
 import signal
@@ -25,6 +26,8 @@ from pathlib import Path
 
 from phoenix_lsp.sandbox import build, policy
 from phoenix_lsp.sandbox.policy import Limits
+
+log = logging.getLogger(__name__)
 
 #: Output beyond this many bytes is cut in the middle (REQ-BASH-001).
 OUTPUT_LIMIT = 128 * 1024
@@ -169,6 +172,9 @@ def _parse_status(text: str, result: RunResult) -> None:
             result.killed = rest
         elif word == "maxrss":
             result.maxrss_kb = int(rest)
+        elif word == "note":
+            log.warning("sandbox launcher: %s (no pids cgroup for this command; the process-count watchdog "
+                        "keeps the limit)", rest)
 
 
 def command_env(restricted: bool, scratch: Path | None, base: Mapping[str, str] | None) -> dict[str, str]:

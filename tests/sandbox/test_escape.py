@@ -556,22 +556,28 @@ async def test_file_capabilities_grant_nothing(restricted: Runner, tmp_path: Pat
 # ------------------------------------------------------------------------------ resource exhaustion
 
 
-@pytest.fixture(params=["cgroup", "watchdog"])
-def process_limit(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """The two ways the task limit is kept: a pids cgroup (a kernel rule), or the launcher's watchdog alone."""
+@pytest.fixture(params=["cgroup", "watchdog", "unusable-cgroup"])
+def process_limit(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> str:
+    """The ways the task limit is kept: a pids cgroup (a kernel rule); the launcher's watchdog alone; and
+    a cgroup the launcher fails to create at run time, where it falls back to the watchdog."""
     if request.param == "cgroup" and policy.pids_cgroup_parent() is None:
         pytest.skip("no pids cgroup can be created here (needs a writable cgroup with the pids controller)")
     if request.param == "watchdog":
         monkeypatch.setattr(policy, "pids_cgroup_parent", lambda: None)
+    if request.param == "unusable-cgroup":
+        monkeypatch.setattr(policy, "pids_cgroup_parent", lambda: tmp_path / "no-such-cgroup")
     return str(request.param)
 
 
+_real_cgroup_parent = policy.pids_cgroup_parent  # the fixture may replace the module's function
+
+
 def _phoenix_cgroups() -> set[str]:
-    parent = policy.pids_cgroup_parent()
+    parent = _real_cgroup_parent()
     return {p.name for p in parent.iterdir() if p.name.startswith(policy.CGROUP_PREFIX)} if parent else set()
 
 
-async def test_fork_bomb_is_stopped(restricted: Runner, process_limit: str) -> None:
+async def test_fork_bomb_is_stopped(restricted: Runner, process_limit: str, caplog: pytest.LogCaptureFixture) -> None:
     before = _phoenix_cgroups()
 
     def count() -> int:
@@ -592,6 +598,7 @@ async def test_fork_bomb_is_stopped(restricted: Runner, process_limit: str) -> N
     assert count() <= baseline + 5  # every bomb process is gone
     assert peak[0] < baseline + (100 if process_limit == "cgroup" else 2000)
     assert _phoenix_cgroups() <= before  # the command's cgroup went with it
+    assert ("no pids cgroup for this command" in caplog.text) == (process_limit == "unusable-cgroup")
 
 
 @pytest.mark.req("REQ-BASH-008")
