@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from phoenix_lsp.sandbox import build, probe
+from phoenix_lsp.sandbox import build, policy, probe
 
 #: Exit codes of `sandbox run` when the command itself did not decide one.
 EXIT_TIMEOUT = 124
@@ -116,6 +116,7 @@ def doctor_lines(self_test: bool = True) -> list[str]:
     else:
         lines.append(f"launcher: Python launcher ({launch.note})")
     lines += [f"active: {text}" for text in support.active]
+    lines.append(f"active: {policy.process_limit_protection()}")
     lines += [f"missing: {text}" for text in support.missing]
     if not support.missing:
         lines.append("missing: nothing")

@@ -20,6 +20,7 @@ import platform
 import resource
 import struct
 import subprocess
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -400,14 +401,23 @@ def _remove_stale_cgroups(parent: Path) -> None:
                 entry.rmdir()
 
 
-@functools.cache
+_pids_cgroup_lock = threading.Lock()
+
+
 def pids_cgroup_parent() -> Path | None:
     """Where the launcher may create one pids cgroup per command, or None when it cannot.
 
     A pids cgroup makes the process limit a kernel rule (fork fails with EAGAIN at `pids.max`), also for
-    root, whom RLIMIT_NPROC does not bind. Probed once: create a child cgroup, set pids.max, move a short
-    shell into it; any failure means the watchdog alone guards the limit.
+    root, whom RLIMIT_NPROC does not bind. Probed once per process (about 20 ms: the server does it in its
+    warm-up thread): create a child cgroup, set pids.max, move a short shell into it; any failure means
+    the watchdog alone guards the limit.
     """
+    with _pids_cgroup_lock:  # one probe, even when the warm-up thread and a command ask at once
+        return _probe_pids_cgroup()
+
+
+@functools.cache
+def _probe_pids_cgroup() -> Path | None:
     parent = _own_pids_cgroup()
     if parent is None or not os.access(parent, os.W_OK):
         return None
@@ -541,12 +551,16 @@ def active_protections(abi: int | None, seccomp: bool, limits: Limits | None = N
         if value is not None:
             parts.append(f"{name} {value}")
     active.append("rlimits: " + ", ".join(parts))
-    if limits.max_processes is not None:
-        cgroup = pids_cgroup_parent()
-        active.append(f"process limit enforced by the kernel: a pids cgroup per command under {cgroup}" if cgroup
-                      else "process limit enforced by a watchdog that counts the tree every 10 ms" +
-                      (" and RLIMIT_NPROC" if os.getuid() != 0 else " (RLIMIT_NPROC does not bind root)"))
     return active
+
+
+def process_limit_protection() -> str:
+    """How the task limit is kept on this machine (for `doctor`; it probes the cgroups, so not at start-up)."""
+    cgroup = pids_cgroup_parent()
+    if cgroup is not None:
+        return f"process limit enforced by the kernel: a pids cgroup per command under {cgroup}"
+    return "process limit enforced by a watchdog that counts the tree every 10 ms" + (
+        " and RLIMIT_NPROC" if os.getuid() != 0 else " (RLIMIT_NPROC does not bind root)")
 
 
 def describe_args(args: Sequence[str]) -> str:

@@ -282,11 +282,19 @@ def _hub(ls: PhoenixServer) -> Hub:
 _sdk_warm: list[threading.Thread] = []
 
 
+def _warm_up() -> None:
+    importlib.import_module("anthropic")
+    from ..sandbox import policy
+
+    policy.pids_cgroup_parent()  # the one-time cgroup probe of the first restricted command
+
+
 def _warm_sdk() -> None:
     """The SDK takes about a second to import. Load it in the background once a conversation is in use, so
-    the first message does not wait for it — but not at start-up, where it would slow the first requests."""
+    the first message does not wait for it — but not at start-up, where it would slow the first requests.
+    The sandbox's one-time cgroup probe runs there too."""
     if not _sdk_warm:
-        thread = threading.Thread(target=importlib.import_module, args=("anthropic",), daemon=True)
+        thread = threading.Thread(target=_warm_up, daemon=True)
         _sdk_warm.append(thread)
         thread.start()
 

@@ -119,8 +119,26 @@ def test_doctor_lines_report_active_and_missing_protections() -> None:
         assert "Restricted mode: available" in text and "launcher:" in text
         assert any(line.startswith("active: seccomp") for line in lines) == SUPPORT.seccomp
         assert "self-test: ok" in text
+        kernel_rule = policy.pids_cgroup_parent() is not None
+        assert ("active: process limit enforced by the kernel" in text) == kernel_rule
+        assert ("active: process limit enforced by a watchdog" in text) == (not kernel_rule)
     else:
         assert "UNAVAILABLE" in text
+
+
+def test_the_start_up_probe_leaves_the_cgroup_probe_for_later(monkeypatch: pytest.MonkeyPatch) -> None:
+    """initialize calls probe(); the cgroup probe (a subprocess, ~20 ms) must not run there."""
+    import phoenix_lsp.sandbox as sandbox
+
+    def forbidden() -> None:
+        raise AssertionError("the cgroup probe ran during the start-up probe")
+
+    monkeypatch.setattr(policy, "pids_cgroup_parent", forbidden)
+    sandbox.probe.cache_clear()
+    try:
+        assert sandbox.probe().landlock_abi == SUPPORT.landlock_abi
+    finally:
+        sandbox.probe.cache_clear()
 
 
 @pytest.mark.req("REQ-BASH-009")
