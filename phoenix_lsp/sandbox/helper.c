@@ -18,8 +18,9 @@
  *
  * The process limit: with -g, H creates the pids cgroup <dir>/phoenix-<H's pid> with pids.max = the limit
  * and C joins it before anything else, so the kernel refuses the fork past the limit (for root too, whom
- * RLIMIT_NPROC does not bind) and H stops the tree as soon as pids.events counts a refusal. Without -g, H
- * counts the tree itself every 10 ms (a real-time watchdog when allowed).
+ * RLIMIT_NPROC does not bind) and H stops the tree 100 ms after pids.events counts the first refusal.
+ * Without a cgroup, H counts the tree itself every 10 ms (a real-time watchdog when allowed), freezing the
+ * command's process group while it counts.
  *
  * Protocol (stderr of H, one line each, for the server):
  *   started <pid>                 the command was exec'd
