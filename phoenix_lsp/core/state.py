@@ -112,6 +112,20 @@ class Finished:
     kind: Literal["finished"] = "finished"
 
 
+#: The wire names of the statuses (``Status.kind``).
+StatusKind = Literal[
+    "idle",
+    "awaiting_llm",
+    "running_tool",
+    "awaiting_approval",
+    "awaiting_upgrade",
+    "awaiting_agents",
+    "summarizing",
+    "error",
+    "exhausted",
+    "finished",
+]
+
 Status = (
     Idle
     | AwaitingLlm

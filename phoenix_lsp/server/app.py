@@ -33,7 +33,7 @@ from .settings import DEFAULT_MODEL
 if TYPE_CHECKING:
     from ..core.effects import Reject
     from ..core.values import ToolUse
-    from ..protocol.models import P
+    from ..protocol.base import W as P
     from .runtime import Hub, Runtime
 
 # Imported on first use: the editor waits for `initialize`, and pygls' own imports already take most of
@@ -41,7 +41,8 @@ if TYPE_CHECKING:
 events = LazyModule("phoenix_lsp.core.events")
 values = LazyModule("phoenix_lsp.core.values")
 core_state = LazyModule("phoenix_lsp.core.state")
-m = LazyModule("phoenix_lsp.protocol.models")
+m = LazyModule("phoenix_lsp.protocol.params")
+base = LazyModule("phoenix_lsp.protocol.base")
 rt = LazyModule("phoenix_lsp.server.runtime")
 
 log = logging.getLogger(_pkg)
@@ -310,8 +311,8 @@ def _conversation(ls: PhoenixServer, conversation_id: str) -> Runtime:
 
 def _parse(model: type[P], params: Any) -> P:
     try:
-        return m.parse(model, params)
-    except m.InvalidParams as exc:
+        return base.parse(model, params)
+    except base.InvalidParams as exc:
         raise invalid(exc.field, exc.message) from None
 
 
