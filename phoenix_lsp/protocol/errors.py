@@ -70,16 +70,3 @@ ErrorData = Annotated[
     | SetupFailedData,
     Field(discriminator="kind"),
 ]
-
-#: data.kind -> JSON-RPC error code
-CODES: dict[str, int] = {
-    "invalidParams": -32602,
-    "conversationNotFound": -32001,
-    "agentBusy": -32002,
-    "notInitialized": -32002,
-    "requestNotOpen": -32003,
-    "sandboxUnavailable": -32004,
-    "contextExhausted": -32005,
-    "notAllowed": -32006,
-    "setupFailed": -32603,
-}
