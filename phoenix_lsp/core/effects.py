@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-from .values import Actor, AgentSpec, Message, Mode, ToolUse
+from .values import Actor, AgentSpec, Message, Mode, ToolUse, Usage
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +88,15 @@ class ReportToParent:
     result: str
 
 
+@dataclass(frozen=True, slots=True)
+class ReportUsage:
+    """A sub-agent's LLM response used ``usage``: the server delivers it to the parent as an AgentUsage event."""
+
+    parent_id: str
+    agent_id: str
+    usage: Usage
+
+
 NotifyKind = Literal[
     "status", "mode", "style", "policy", "retry", "context", "suggestion", "approval_resolved", "tool_refused"
 ]
@@ -130,6 +139,7 @@ Effect = (
     | SpawnAgents
     | StopAgents
     | ReportToParent
+    | ReportUsage
     | Notify
     | Audit
     | Reject

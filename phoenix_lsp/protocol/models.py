@@ -6,7 +6,7 @@ empty Lua table so). A validation failure becomes JSON-RPC -32602 naming the fie
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic.alias_generators import to_camel
@@ -85,6 +85,16 @@ class GetAuditLogParams(Wire):
     limit: int = Field(default=100, ge=1, le=1000)
 
 
+class ModelPriceIn(Wire):
+    """A model's price in USD per million tokens (issue 16); cache prices default to the API's multipliers."""
+
+    input: float = Field(ge=0)
+    output: float = Field(ge=0)
+    cache_write_5m: float | None = Field(default=None, ge=0)
+    cache_write_1h: float | None = Field(default=None, ge=0)
+    cache_read: float | None = Field(default=None, ge=0)
+
+
 class InitializationOptions(Wire):
     """What a client may set in ``initializationOptions``; bad values are reported and replaced by defaults."""
 
@@ -94,6 +104,9 @@ class InitializationOptions(Wire):
     anthropic_base_url: str | None = None
     retry_base_ms: int | None = Field(default=None, ge=0, le=60_000)
     bash_timeout_s: float | None = Field(default=None, gt=0, le=3600)
+    prompt_cache: Literal["on", "off"] | bool | None = None  # issue 16; PHOENIX_PROMPT_CACHE
+    prompt_cache_ttl: Literal["5m", "1h"] | None = None  # PHOENIX_PROMPT_CACHE_TTL
+    model_prices: dict[str, ModelPriceIn] | None = None  # PHOENIX_MODEL_PRICES (JSON)
 
     @field_validator("anthropic_api_key")
     @classmethod

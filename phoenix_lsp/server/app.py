@@ -371,6 +371,7 @@ def _setup(ls: PhoenixServer) -> Hub:
     """Open the store and build the hub of conversations, from initialization options and the environment."""
     from ..llm.client import LlmClient
     from ..store import Store
+    from . import settings
 
     raw = ls.init_options
     options = m.InitializationOptions()
@@ -396,11 +397,17 @@ def _setup(ls: PhoenixServer) -> Hub:
     retry = options.retry_base_ms
     if retry is None:
         retry = int(os.environ.get("PHOENIX_RETRY_BASE_MS", "1000"))
+    cache, problems = settings.prompt_cache(options.prompt_cache, options.prompt_cache_ttl, os.environ)
+    prices, more = settings.model_prices(options.model_prices, os.environ)
+    for problem in (*problems, *more):  # issue 16: reported like the agent limits, defaults kept
+        ls.window_show_message(types.ShowMessageParams(type=types.MessageType.Warning, message=problem))
     config = rt.HubConfig(
         model=options.model or os.environ.get("PHOENIX_MODEL") or DEFAULT_MODEL,
         retry_base_ms=retry,
         bash_timeout_s=options.bash_timeout_s,
         env=rt.tool_env(),
+        cache=cache,
+        prices=prices,
     )
     _agent_limits(ls, config)
     hub: Hub = rt.Hub(store, llm, ls.sandbox, config, ls)
@@ -567,6 +574,7 @@ async def get_conversation(ls: PhoenixServer, params: Any) -> dict[str, Any]:
         "model": state.model,
         "alwaysAllowed": list(state.always_allow),
         "contextUsage": runtime.usage_fields(),
+        "usage": runtime.token_fields(),
         "subAgents": [{"conversationId": c.id, "task": c.title, "status": c.status} for c in children],
         "messages": messages,
         "lastSeq": runtime.seq,

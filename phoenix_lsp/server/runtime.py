@@ -34,6 +34,7 @@ from ..core.effects import (
     PersistState,
     Reject,
     ReportToParent,
+    ReportUsage,
     RequestLlm,
     RunTool,
     SpawnAgents,
@@ -41,6 +42,7 @@ from ..core.effects import (
 )
 from ..core.events import (
     AgentEnded,
+    AgentUsage,
     ApprovalAnswer,
     Event,
     LlmDone,
@@ -53,6 +55,8 @@ from ..core.events import (
 )
 from ..core.state import BUSY, ConversationState, Failed, Settings
 from ..core.values import Decision, Message, Mode, Policy, Style, Text, ToolUse, Usage
+from ..llm.cache import CacheSettings
+from ..llm.pricing import DEFAULT_PRICES, Price
 from ..store import AuditEntry, ConversationRecord, Store
 from . import prompts, wire
 from .settings import context_window
@@ -87,6 +91,8 @@ class HubConfig:
     agent_max_turns: int = 50
     agent_concurrency: int = 4
     env: Mapping[str, str] = field(default_factory=dict)
+    cache: CacheSettings = field(default_factory=CacheSettings)  # prompt caching (issue 16)
+    prices: Mapping[str, Price] = field(default_factory=lambda: dict(DEFAULT_PRICES))
 
 
 def clean_environment(environ: Mapping[str, str]) -> dict[str, str]:
@@ -319,6 +325,9 @@ class Runtime:
             for agent_id in effect.agent_ids:
                 with contextlib.suppress(NotFound):
                     self.hub.get(agent_id).apply(Stop(effect.reason))
+        elif isinstance(effect, ReportUsage):
+            with contextlib.suppress(NotFound):
+                self.hub.get(effect.parent_id).apply(AgentUsage(effect.agent_id, effect.usage))
         elif isinstance(effect, ReportToParent):
             if self.deadline is not None and self.deadline is not asyncio.current_task():
                 self.deadline.cancel()  # finished in time: the timer must not outlive the agent
@@ -391,21 +400,31 @@ class Runtime:
         used = self.state.context_tokens
         return {"usedTokens": used, "contextWindow": window, "fraction": round(used / window, 4) if window else 0}
 
+    def token_fields(self) -> dict[str, Any]:
+        """Billed tokens of the latest request and of the whole conversation, with a cost estimate (issue 16)."""
+        from .usage import token_usage
+
+        return token_usage(self.state, self.hub.config.prices, self.hub.config.cache.ttl)
+
     # ------------------------------------------------------------------------------------- the LLM
 
     async def _llm(self, effect: RequestLlm) -> None:
-        from ..llm.client import LlmFailure, LlmRequest
+        from ..llm.cache import build_request
+        from ..llm.client import LlmFailure
 
         try:
             if effect.delay_ms:
                 await asyncio.sleep(effect.delay_ms / 1000)
             state = self.state
-            request = LlmRequest(
+            request = build_request(  # cache breakpoints, summary tools and instruction: llm/cache.py
                 model=state.model,
                 system=prompts.system_prompt(state.style, state.working_directory, state.is_subagent,
                                              self._started_restricted()),
-                messages=wire.history_to_api(state.history, self.hub.store.get_image, effect.instruction),
-                tools=prompts.tool_schemas(state.is_subagent) if effect.purpose == "turn" else None,
+                messages=wire.history_to_api(state.history, self.hub.store.get_image),
+                tools=prompts.tool_schemas(state.is_subagent),
+                cache=self.hub.config.cache,
+                summary=effect.purpose == "summary",
+                instruction=effect.instruction,
             )
             guard = self.hub.store.guard
 
@@ -427,7 +446,7 @@ class Runtime:
         content = tuple(self._block(b) for b in outcome.content if b.get("type") in ("text", "tool_use"))
         usage = Usage(**{k: int(v) for k, v in outcome.usage.items() if k in Usage.__dataclass_fields__})
         self.apply(LlmDone(effect.request_id, content, outcome.stop_reason, usage))
-        self.emit("usage", **self.usage_fields())
+        self.emit("usage", **self.usage_fields(), **self.token_fields())
 
     def _block(self, block: dict[str, Any]) -> Text | ToolUse:
         guard = self.hub.store.guard
