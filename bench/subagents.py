@@ -36,11 +36,11 @@ PACED_RATE = 2_500
 def fake_handler(body: dict[str, Any]) -> Any:
     """Runs inside the fake's process: picks the reply from the request (loaded with ``--handler``)."""
     from phoenix_lsp.server.prompts import SUBAGENT
-    from tests.fake_anthropic import Reply, TextBlock, ToolUseBlock
+    from tests.fake_anthropic import Reply, TextBlock, ToolUseBlock, system_text
 
     first = body["messages"][0]["content"]
     text = first if isinstance(first, str) else "".join(b.get("text", "") for b in first if b["type"] == "text")
-    if SUBAGENT in str(body.get("system", "")):
+    if SUBAGENT in system_text(body):
         if text.startswith("hang"):
             return Reply.hanging(after_events=3, limit_s=60)
         submit = ToolUseBlock("submit_result", {"result": f"done: {text}"})

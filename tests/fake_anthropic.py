@@ -32,15 +32,29 @@ As a separate process (for benchmarks)::
 
 prints ``FAKE_ANTHROPIC_LISTENING http://127.0.0.1:PORT`` on stdout once ready and serves until
 SIGTERM/SIGINT. ``GET /_fake/requests`` returns the records (without headers) as JSON.
+
+Prompt caching (issue 16) follows the API's rules (:class:`PromptCache`): blocks marked with
+``cache_control`` are breakpoints; the prefix up to each one (tools -> system -> messages) is kept per model
+for its TTL (``5m`` or ``1h``, refreshed by each hit); a later request reads the longest kept prefix that ends
+at one of its breakpoints or up to 20 blocks before one; a prefix shorter than the model's minimum is not
+kept; a 5th breakpoint is refused with a 400. ``usage`` answers what the request really contained: tokens
+are counted deterministically as bytes / 4 (rounded up) of each block's compact JSON without its
+``cache_control``, in the key order sent (so a reordered key is a different prefix, as for the real API).
+Numbers a test scripts in ``Reply.usage`` override the computed ones.
+
+Latency (for benchmarks only): ``ttft_base_s`` + uncached input tokens x ``prefill_s_per_token`` passes
+before the response headers, a model of the time to first token (both 0 by default).
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import hashlib
 import importlib
 import itertools
 import json
+import math
 import select
 import signal
 import socket
@@ -228,15 +242,13 @@ class Reply:
             return self.stop_reason
         return "tool_use" if any(isinstance(b, ToolUseBlock) for b in self.blocks) else "end_turn"
 
-    def full_usage(self) -> dict[str, int]:
-        """Usage numbers with defaults filled in (input 10; output = number of deltas)."""
+    def full_usage(self, computed: dict[str, int] | None = None) -> dict[str, int]:
+        """Usage numbers: what the prompt cache computed for the request (else input 10, no cache), output =
+        number of deltas, then whatever the script set in ``usage``."""
         out_default = sum(len(b.pieces()) for b in self.blocks) or 1
-        u = {
-            "input_tokens": 10,
-            "output_tokens": out_default,
-            "cache_creation_input_tokens": 0,
-            "cache_read_input_tokens": 0,
-        }
+        u = {"input_tokens": 10, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+        u.update(computed or {})
+        u["output_tokens"] = out_default
         u.update(self.usage)
         return u
 
@@ -266,6 +278,7 @@ class RecordedRequest:
     events_sent: int = 0
     disconnected: bool = False  # the client went away before the response was complete
     completed: bool = False  # the response was sent in full
+    usage: dict[str, int] | None = None  # the usage answered (input, output, cache write and read tokens)
 
     @property
     def tool_names(self) -> list[str] | None:
@@ -273,6 +286,16 @@ class RecordedRequest:
         if not isinstance(self.body, dict) or "tools" not in self.body:
             return None
         return [t.get("name", "") for t in self.body["tools"]]
+
+    @property
+    def system(self) -> str:
+        """The system prompt's text, whether it was sent as a string or as text blocks (with breakpoints)."""
+        return system_text(self.body) if isinstance(self.body, dict) else ""
+
+    @property
+    def breakpoints(self) -> int:
+        """How many blocks of the request carried ``cache_control``."""
+        return len(_breakpoints(_flatten(self.body))) if isinstance(self.body, dict) else 0
 
     @property
     def messages(self) -> list[dict[str, Any]]:
@@ -305,6 +328,162 @@ class RecordedRequest:
             "events_sent": self.events_sent,
             "disconnected": self.disconnected,
             "completed": self.completed,
+            "usage": self.usage,
+        }
+
+
+# ------------------------------------------------------------------------------------ prompt caching (issue 16)
+
+#: The smallest prefix each model caches, in tokens (the API's documented minimums); shorter ones are not kept.
+MIN_CACHEABLE_TOKENS: dict[str, int] = {
+    "claude-opus-4-5": 4096,
+    "claude-haiku-4-5": 4096,
+    "claude-opus-4-1": 1024,
+    "claude-sonnet-4-5": 1024,
+    "claude-sonnet-4-5[1m]": 1024,
+}
+#: The minimum for models the table does not know (test models such as "m").
+DEFAULT_MIN_CACHEABLE_TOKENS = 1024
+MAX_BREAKPOINTS = 4
+#: A breakpoint finds a kept prefix that ends at most this many blocks before it (the API's lookback).
+LOOKBACK_BLOCKS = 20
+TTL_SECONDS = {"5m": 300.0, "1h": 3600.0}
+
+
+class CacheError(Exception):
+    """The request's breakpoints break a rule the API enforces (answered with a 400)."""
+
+
+def system_text(body: dict[str, Any]) -> str:
+    """A request's system prompt as text, whether sent as a string or as a list of text blocks."""
+    system = body.get("system", "")
+    if isinstance(system, list):
+        return "".join(str(b.get("text", "")) for b in system if isinstance(b, dict))
+    return str(system or "")
+
+
+def _canonical(block: Any) -> str:
+    """A block's compact JSON without ``cache_control``, in the key order sent."""
+    if isinstance(block, dict):
+        block = {k: v for k, v in block.items() if k != "cache_control"}
+    return json.dumps(block, separators=(",", ":"), ensure_ascii=False)
+
+
+def count_tokens(block: Any) -> int:
+    """The fake's deterministic token count of one block: bytes / 4 of its canonical JSON, rounded up."""
+    return max(1, math.ceil(len(_canonical(block).encode()) / 4))
+
+
+def _flatten(body: dict[str, Any]) -> list[tuple[str, Any]]:
+    """The request as the cache sees it: (where, block) in prefix order tools -> system -> messages."""
+    out: list[tuple[str, Any]] = [("tools", t) for t in body.get("tools") or []]
+    system = body.get("system")
+    if isinstance(system, str) and system:
+        out.append(("system", {"type": "text", "text": system}))
+    elif isinstance(system, list):
+        out.extend(("system", b) for b in system)
+    for i, message in enumerate(body.get("messages") or []):
+        if not isinstance(message, dict):
+            continue
+        content = message.get("content")
+        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content or []
+        out.extend((f"messages[{i}].{message.get('role')}", b) for b in blocks)
+    return out
+
+
+def _breakpoints(blocks: list[tuple[str, Any]]) -> list[tuple[int, str]]:
+    """(position, ttl) of every breakpoint; position = the number of blocks in the prefix it closes."""
+    out: list[tuple[int, str]] = []
+    for i, (_, block) in enumerate(blocks):
+        control = block.get("cache_control") if isinstance(block, dict) else None
+        if control is not None:
+            ttl = control.get("ttl", "5m") if isinstance(control, dict) else None
+            if not isinstance(control, dict) or control.get("type") != "ephemeral" or ttl not in TTL_SECONDS:
+                raise CacheError(
+                    f"cache_control: expected {{'type': 'ephemeral', 'ttl'?: '5m' | '1h'}}, got {control!r}"
+                )
+            out.append((i + 1, str(ttl)))
+    return out
+
+
+class PromptCache:
+    """The fake's prompt cache, shared by all requests to one fake: prefix hash -> expiry, per model."""
+
+    def __init__(self) -> None:
+        self.min_tokens: dict[str, int] = dict(MIN_CACHEABLE_TOKENS)
+        self._entries: dict[tuple[str, str], float] = {}
+        self._lock = threading.Lock()
+        self._offset = 0.0  # advanced by tests to expire entries without waiting
+
+    def now(self) -> float:
+        return time.monotonic() + self._offset
+
+    def advance(self, seconds: float) -> None:
+        """Let ``seconds`` pass for the cache (entries whose TTL runs out are gone)."""
+        self._offset += seconds
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+
+    def __len__(self) -> int:
+        now = self.now()
+        return sum(1 for expiry in self._entries.values() if expiry > now)
+
+    def check(self, body: dict[str, Any]) -> None:
+        """Raise :class:`CacheError` for what the API refuses: a 5th breakpoint, a bad TTL, or a 1h
+        breakpoint after a 5m one."""
+        marks = _breakpoints(_flatten(body))
+        if len(marks) > MAX_BREAKPOINTS:
+            raise CacheError(
+                f"A maximum of {MAX_BREAKPOINTS} blocks with cache_control may be provided. Found {len(marks)}."
+            )
+        ttls = [ttl for _, ttl in marks]
+        if "5m" in ttls and "1h" in ttls[ttls.index("5m") :]:
+            raise CacheError("a ttl='1h' cache_control block must not come after a ttl='5m' cache_control block")
+
+    def use(self, body: dict[str, Any]) -> dict[str, int]:
+        """Serve one (already checked) request: read the longest kept prefix, keep the new ones, and
+        return ``input_tokens`` / ``cache_creation_input_tokens`` / ``cache_read_input_tokens``."""
+        model = str(body.get("model"))
+        blocks = _flatten(body)
+        marks = _breakpoints(blocks)
+        sizes = [count_tokens(b) for _, b in blocks]
+        prefix = [0]  # prefix[i] = tokens of the first i blocks
+        hashes = [hashlib.sha256(model.encode()).hexdigest()]
+        for (where, block), size in zip(blocks, sizes, strict=True):
+            prefix.append(prefix[-1] + size)
+            hashes.append(hashlib.sha256(f"{hashes[-1]}|{where}|{_canonical(block)}".encode()).hexdigest())
+        total = prefix[-1]
+        minimum = self.min_tokens.get(model, DEFAULT_MIN_CACHEABLE_TOKENS)
+        with self._lock:
+            now = self.now()
+            hit, hit_ttl = 0, "5m"
+            for position, ttl in marks:
+                for candidate in range(position, max(0, position - LOOKBACK_BLOCKS), -1):
+                    if candidate > hit and self._entries.get((model, hashes[candidate]), 0.0) > now:
+                        hit, hit_ttl = candidate, ttl
+                        break
+            if hit:
+                key = (model, hashes[hit])
+                self._entries[key] = max(self._entries[key], now + TTL_SECONDS[hit_ttl])
+            written = hit
+            for position, ttl in marks:
+                key = (model, hashes[position])
+                if position <= hit:
+                    if key in self._entries:  # a hit refreshes the entries it passes
+                        self._entries[key] = max(self._entries[key], now + TTL_SECONDS[ttl])
+                    continue
+                if prefix[position] < minimum:
+                    continue  # too short to cache: processed normally, no error
+                self._entries[key] = now + TTL_SECONDS[ttl]
+                written = position
+        read = prefix[hit]
+        creation = prefix[written] - read
+        return {
+            "input_tokens": total - read - creation,
+            "cache_creation_input_tokens": creation,
+            "cache_read_input_tokens": read,
         }
 
 
@@ -413,6 +592,11 @@ class _Handler(BaseHTTPRequestHandler):
         if not isinstance(body, dict) or not body.get("model") or "messages" not in body:
             self._send_error(400, "fake_anthropic: body must be a JSON object with model and messages", rec)
             return
+        try:
+            fake.cache.check(body)
+        except CacheError as exc:  # refused before any reply is used, like the API
+            self._send_error(400, str(exc), rec)
+            return
         reply = fake._next_reply(body)
         if reply is None:
             self._send_error(
@@ -424,11 +608,17 @@ class _Handler(BaseHTTPRequestHandler):
         if reply.status >= 400:
             self._send_error(reply.status, reply.error_message, rec, reply.error_type)
             return
+        usage = reply.full_usage(fake.cache.use(body))
+        rec.usage = usage
+        uncached = usage["input_tokens"] + usage["cache_creation_input_tokens"]
+        ttft = fake.ttft_base_s + uncached * fake.prefill_s_per_token
+        if ttft and self._peer_closed(ttft):
+            raise _ClientGone
         model = reply.model or body["model"]
         if body.get("stream"):
-            self._stream(reply, model, rec)
+            self._stream(reply, model, rec, usage)
         else:
-            self._send_json(200, self._message_json(reply, model, reply.content_json(), final=True), rec)
+            self._send_json(200, self._message_json(reply, model, reply.content_json(), True, usage), rec)
 
     def _send_error(
         self, status: int, message: str | None, rec: RecordedRequest, error_type: str | None = None
@@ -441,8 +631,9 @@ class _Handler(BaseHTTPRequestHandler):
             raise _ClientGone from exc
 
     @staticmethod
-    def _message_json(reply: Reply, model: str, content: list[dict[str, Any]], final: bool) -> dict[str, Any]:
-        usage = reply.full_usage()
+    def _message_json(
+        reply: Reply, model: str, content: list[dict[str, Any]], final: bool, usage: dict[str, int]
+    ) -> dict[str, Any]:
         if not final:
             usage = {**usage, "output_tokens": 1}
         return {
@@ -456,9 +647,9 @@ class _Handler(BaseHTTPRequestHandler):
             "usage": usage,
         }
 
-    def _events(self, reply: Reply, model: str) -> Iterator[tuple[dict[str, Any], bool]]:
+    def _events(self, reply: Reply, model: str, usage: dict[str, int]) -> Iterator[tuple[dict[str, Any], bool]]:
         """The SSE events of a streamed reply, each with a flag: is it a delta (subject to ``delay_s``)."""
-        yield {"type": "message_start", "message": self._message_json(reply, model, [], final=False)}, False
+        yield {"type": "message_start", "message": self._message_json(reply, model, [], False, usage)}, False
         for index, b in enumerate(reply.blocks):
             if isinstance(b, TextBlock):
                 yield (
@@ -496,7 +687,6 @@ class _Handler(BaseHTTPRequestHandler):
                 False,
             )
             return
-        usage = reply.full_usage()
         yield (
             {
                 "type": "message_delta",
@@ -507,7 +697,7 @@ class _Handler(BaseHTTPRequestHandler):
         )
         yield {"type": "message_stop"}, False
 
-    def _stream(self, reply: Reply, model: str, rec: RecordedRequest) -> None:
+    def _stream(self, reply: Reply, model: str, rec: RecordedRequest, usage: dict[str, int]) -> None:
         try:
             self.send_response(200)
             self.send_header("Content-Type", "text/event-stream; charset=utf-8")
@@ -519,7 +709,7 @@ class _Handler(BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError, OSError) as exc:
             raise _ClientGone from exc
         rec.status = 200
-        for event, is_delta in self._events(reply, model):
+        for event, is_delta in self._events(reply, model, usage):
             if reply.drop_after_events is not None and rec.events_sent >= reply.drop_after_events:
                 # Cut the TCP connection without the terminating chunk: a real mid-stream failure.
                 with contextlib.suppress(OSError):
@@ -579,6 +769,9 @@ class FakeAnthropic:
         self._thread: threading.Thread | None = None
         self.unexpected = 0
         self.handler_errors: list[str] = []
+        self.cache = PromptCache()  # the prompt cache of issue 16, shared by every request to this fake
+        self.ttft_base_s = 0.0  # latency model for benchmarks: base + uncached input tokens x prefill rate
+        self.prefill_s_per_token = 0.0
 
     def __repr__(self) -> str:
         return f"FakeAnthropic(base_url={self.base_url!r}, requests={len(self._requests)})"

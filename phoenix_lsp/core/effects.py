@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-from .values import Actor, AgentSpec, Message, Mode, ToolUse
+from .values import Actor, AgentSpec, Message, Mode, ToolUse, Usage
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +86,15 @@ class ReportToParent:
     agent_id: str
     ok: bool
     result: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReportUsage:
+    """A sub-agent's LLM response used ``usage``: the server delivers it to the parent as an AgentUsage event."""
+
+    parent_id: str
+    agent_id: str
+    usage: Usage
 
 
 NotifyKind = Literal[
@@ -174,6 +183,7 @@ Effect = (
     | SpawnAgents
     | StopAgents
     | ReportToParent
+    | ReportUsage
     | Notify
     | Audit
     | SetTitle

@@ -102,6 +102,14 @@ class AgentEnded:
 
 
 @dataclass(frozen=True, slots=True)
+class AgentUsage:
+    """One of the parent's sub-agents got an LLM response that used ``usage`` (its tokens count for the parent)."""
+
+    agent_id: str
+    usage: Usage
+
+
+@dataclass(frozen=True, slots=True)
 class Restore:
     """The server restarted and loaded this conversation from the store (REQ-BED-007)."""
 
@@ -121,5 +129,6 @@ Event = (
     | RevokeAlwaysAllow
     | TriggerContinuation
     | AgentEnded
+    | AgentUsage
     | Restore
 )

@@ -25,6 +25,7 @@ from .effects import (
     Reject,
     RejectCode,
     ReportToParent,
+    ReportUsage,
     RequestLlm,
     RunTool,
     SetTitle,
@@ -34,6 +35,7 @@ from .effects import (
 )
 from .events import (
     AgentEnded,
+    AgentUsage,
     ApprovalAnswer,
     Cancel,
     Event,
@@ -291,7 +293,21 @@ def _on_llm_done(state: ConversationState, ev: LlmDone) -> Out:
     assert isinstance(status, AwaitingLlm | Summarizing)
     if ev.request_id != status.request_id:
         return _reject(state, "stale", f"LLM response {ev.request_id} is stale (now {status.request_id}).")
-    state = replace(state, context_tokens=ev.usage.total, turns=state.turns + 1)
+    # Context is everything the request held, cached or not (REQ-BED-012); billing sums every response.
+    state = replace(
+        state,
+        context_tokens=ev.usage.total,
+        turns=state.turns + 1,
+        usage=state.usage.add(ev.usage),
+        last_usage=ev.usage,
+    )
+    state, effects = _llm_answer(state, ev, status)
+    if state.parent_id is not None:  # a sub-agent's tokens count for its parent too (issue 16)
+        effects = (ReportUsage(state.parent_id, state.id, ev.usage), *effects)
+    return state, effects
+
+
+def _llm_answer(state: ConversationState, ev: LlmDone, status: AwaitingLlm | Summarizing) -> Out:
     usage = Notify("usage", context_usage(state))
     if isinstance(status, Summarizing):
         summary = "".join(b.text for b in ev.content if isinstance(b, Text)).strip()
@@ -583,6 +599,11 @@ def _agents_result(call: ToolUse, slots: tuple[AgentSlot, ...]) -> ToolResult:
     return ToolResult(call.id, report, is_error=all(not a.ok for a in slots))
 
 
+def _on_agent_usage(state: ConversationState, ev: AgentUsage) -> Out:
+    """A sub-agent's response is billed to the parent's totals, whatever the parent is doing (issue 16)."""
+    return replace(state, agents_usage=state.agents_usage.add(ev.usage)), ()
+
+
 def _on_restore(state: ConversationState, ev: RestoreEvent) -> Out:
     """After a restart nothing is running any more; only requests waiting for the user survive."""
     status = state.status
@@ -622,6 +643,7 @@ _ALWAYS: dict[type, Handler] = {
     UserMessage: _on_user_message,
     RestoreEvent: _on_restore,
     Stop: _on_cancel,
+    AgentUsage: _on_agent_usage,
 }
 _BUSY: dict[type, Handler] = {**_ALWAYS, Cancel: _on_cancel}
 _RESTING: dict[type, Handler] = {**_ALWAYS, Cancel: _on_idle_cancel}
@@ -631,7 +653,7 @@ TABLE: Mapping[type, Mapping[type, Handler]] = {
     Idle: {**_RESTING, TriggerContinuation: _on_continuation},
     Error: {**_RESTING, TriggerContinuation: _on_continuation},
     Exhausted: _RESTING,
-    Finished: {RestoreEvent: _on_restore, Stop: _on_cancel, SetStyle: _on_set_style},
+    Finished: {RestoreEvent: _on_restore, Stop: _on_cancel, SetStyle: _on_set_style, AgentUsage: _on_agent_usage},
     AwaitingLlm: {**_BUSY, LlmDone: _on_llm_done, LlmFailed: _on_llm_failed},
     Summarizing: {**_BUSY, LlmDone: _on_llm_done, LlmFailed: _on_llm_failed},
     RunningTool: {**_BUSY, ToolDone: _on_tool_done},

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from .values import AgentSlot, Message, Mode, Policy, Style, ToolResult, ToolUse
+from .values import AgentSlot, Message, Mode, Policy, Style, ToolResult, ToolUse, Usage, UsageTotals
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,3 +182,6 @@ class ConversationState:
     parent_id: str | None = None
     origin_id: str | None = None
     settings: Settings = field(default_factory=Settings)
+    usage: UsageTotals = field(default_factory=UsageTotals)  # this conversation's own requests (issue 16)
+    agents_usage: UsageTotals = field(default_factory=UsageTotals)  # its sub-agents' requests, as reported
+    last_usage: Usage | None = None  # the usage of the latest response

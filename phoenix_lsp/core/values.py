@@ -134,6 +134,28 @@ class Usage:
 
 
 @dataclass(frozen=True, slots=True)
+class UsageTotals:
+    """Tokens summed over a conversation's LLM requests (issue 16): what was billed, not what fits in context."""
+
+    requests: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+    cache_read_input_tokens: int = 0
+
+    def add(self, usage: Usage | UsageTotals) -> UsageTotals:
+        """These totals plus one request's usage (or plus other totals)."""
+        requests = usage.requests if isinstance(usage, UsageTotals) else 1
+        return UsageTotals(
+            self.requests + requests,
+            self.input_tokens + usage.input_tokens,
+            self.output_tokens + usage.output_tokens,
+            self.cache_creation_input_tokens + usage.cache_creation_input_tokens,
+            self.cache_read_input_tokens + usage.cache_read_input_tokens,
+        )
+
+
+@dataclass(frozen=True, slots=True)
 class AgentSpec:
     """One sub-agent to spawn: its conversation id (derived deterministically) and its task."""
 

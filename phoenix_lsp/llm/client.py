@@ -59,7 +59,7 @@ class LlmRequest:
     """One Messages API call, already built by the caller (Anthropic wire format)."""
 
     model: str
-    system: str
+    system: str | list[dict[str, Any]]  # a list of text blocks when it carries a cache breakpoint (llm/cache.py)
     messages: list[dict[str, Any]]
     tools: list[dict[str, Any]] | None  # None -> the request carries no tools (continuation summaries)
     max_tokens: int = 8192

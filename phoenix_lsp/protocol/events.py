@@ -13,7 +13,7 @@ from pydantic import Field, TypeAdapter
 from ..core.state import StatusKind
 from ..core.values import Actor, Mode, Policy, Style
 from .base import Wire
-from .views import AgentRef, MessageView
+from .views import AgentRef, CostEstimate, MessageView, TokenCounts
 
 
 class EventBase(Wire):
@@ -149,10 +149,16 @@ class Retry(EventBase):
 
 
 class Usage(EventBase):
+    """After every model response: how full the context is, and what the requests cost (issue 16)."""
+
     kind: Literal["usage"] = "usage"
     used_tokens: int
     context_window: int
     fraction: float
+    request: TokenCounts | None = None
+    total: TokenCounts
+    sub_agents: TokenCounts
+    estimated_cost: CostEstimate | None = None
 
 
 class ContextWarning(EventBase):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field, field_validator
 
 from ..core.values import Decision, Mode, Policy, Style
@@ -76,6 +78,16 @@ class GetAuditLogParams(Wire):
     limit: int = Field(default=100, ge=1, le=1000)
 
 
+class ModelPriceIn(Wire):
+    """A model's price in USD per million tokens (issue 16); cache prices default to the API's multipliers."""
+
+    input: float = Field(ge=0)
+    output: float = Field(ge=0)
+    cache_write_5m: float | None = Field(default=None, ge=0)
+    cache_write_1h: float | None = Field(default=None, ge=0)
+    cache_read: float | None = Field(default=None, ge=0)
+
+
 class InitializationOptions(Wire):
     """What a client may set in ``initializationOptions``; bad values are reported and replaced by defaults."""
 
@@ -85,6 +97,9 @@ class InitializationOptions(Wire):
     anthropic_base_url: str | None = None
     retry_base_ms: int | None = Field(default=None, ge=0, le=60_000)
     bash_timeout_s: float | None = Field(default=None, gt=0, le=3600)
+    prompt_cache: Literal["on", "off"] | bool | None = None  # issue 16; PHOENIX_PROMPT_CACHE
+    prompt_cache_ttl: Literal["5m", "1h"] | None = None  # PHOENIX_PROMPT_CACHE_TTL
+    model_prices: dict[str, ModelPriceIn] | None = None  # PHOENIX_MODEL_PRICES (JSON)
 
     @field_validator("anthropic_api_key")
     @classmethod

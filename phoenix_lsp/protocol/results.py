@@ -17,6 +17,7 @@ from .views import (
     SandboxInfo,
     StyleSuggestion,
     SubAgentView,
+    TokenUsage,
 )
 
 
@@ -58,6 +59,7 @@ class GetConversationResult(Wire):
     model: str
     always_allowed: list[str]
     context_usage: ContextUsage
+    usage: TokenUsage
     sub_agents: list[SubAgentView]
     messages: list[MessageView]
     last_seq: int

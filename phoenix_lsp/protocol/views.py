@@ -69,6 +69,32 @@ class ContextUsage(Wire):
     fraction: float
 
 
+class TokenCounts(Wire):
+    """Billed tokens (issue 16): cache writes and reads are counted apart from plain input."""
+
+    input_tokens: int
+    output_tokens: int
+    cache_write_tokens: int
+    cache_read_tokens: int
+    requests: int | None = Field(default=None, description="how many requests the counts sum up")
+
+
+class CostEstimate(Wire):
+    usd: float
+    is_estimate: bool
+    model: str
+    note: str
+
+
+class TokenUsage(Wire):
+    """What the requests cost: the latest one, and the conversation's total (its sub-agents included)."""
+
+    request: TokenCounts | None = None
+    total: TokenCounts
+    sub_agents: TokenCounts
+    estimated_cost: CostEstimate | None = Field(default=None, description="absent for a model without a price")
+
+
 class PendingApproval(Wire):
     """An approval waiting for the user (the same fields as the `approvalRequested` event)."""
 

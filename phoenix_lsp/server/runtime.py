@@ -34,6 +34,7 @@ from ..core.effects import (
     PersistState,
     Reject,
     ReportToParent,
+    ReportUsage,
     RequestLlm,
     RunTool,
     SetTitle,
@@ -43,6 +44,7 @@ from ..core.effects import (
 )
 from ..core.events import (
     AgentEnded,
+    AgentUsage,
     ApprovalAnswer,
     Event,
     LlmDone,
@@ -55,6 +57,8 @@ from ..core.events import (
 )
 from ..core.state import BUSY, RESTING_KINDS, ConversationState, Settings
 from ..core.values import Decision, Message, Mode, Policy, Style, Text, ToolUse, Usage
+from ..llm.cache import CacheSettings
+from ..llm.pricing import DEFAULT_PRICES, Price
 from ..protocol import events as ev
 from ..protocol.base import to_wire
 from ..protocol.views import AgentRef, ContextUsage, StyleSuggestion
@@ -83,7 +87,6 @@ NOTIFICATIONS: dict[str, type[ev.EventKinds]] = {
     "retry": ev.Retry,
     "suggestion": ev.StyleSuggestionEvent,
     "tool_refused": ev.ToolRefused,
-    "usage": ev.Usage,
     "error": ev.Error,
     "always_allow": ev.AlwaysAllowChanged,
 }
@@ -113,6 +116,8 @@ class HubConfig:
     agent_max_turns: int = 50
     agent_concurrency: int = 4
     env: Mapping[str, str] = field(default_factory=dict)
+    cache: CacheSettings = field(default_factory=CacheSettings)  # prompt caching (issue 16)
+    prices: Mapping[str, Price] = field(default_factory=lambda: dict(DEFAULT_PRICES))
 
 
 def clean_environment(environ: Mapping[str, str]) -> dict[str, str]:
@@ -350,6 +355,9 @@ class Runtime:
                         self.hub.get(agent_id).apply(Stop(effect.reason))
             case ReportToParent():
                 self._report(effect)
+            case ReportUsage():
+                with contextlib.suppress(NotFound):
+                    self.hub.get(effect.parent_id).apply(AgentUsage(effect.agent_id, effect.usage))
             case PersistMessage() | PersistState() | Reject() | UserCommand():
                 pass  # persisted first, or answered by the request that caused it
 
@@ -402,27 +410,39 @@ class Runtime:
                     fields = {k: d[k] for k in ("usedTokens", "contextWindow", "fraction")}
                     kind = ev.ContextWarning if state == "warning" else ev.ContinuationStarted
                     self.emit(kind.model_validate(fields))
+            case "usage":  # the core's context share, with what the requests cost
+                self.emit(ev.Usage.model_validate({**d, **self.token_fields()}))
             case kind:
                 self.emit(NOTIFICATIONS[kind].model_validate(d))
 
     def usage(self) -> ContextUsage:
         return ContextUsage.model_validate(machine.context_usage(self.state))
 
+    def token_fields(self) -> dict[str, Any]:
+        """Billed tokens of the latest request and of the whole conversation, with a cost estimate (issue 16)."""
+        from .usage import token_usage
+
+        return token_usage(self.state, self.hub.config.prices, self.hub.config.cache.ttl)
+
     # ------------------------------------------------------------------------------------- the LLM
 
     async def _llm(self, effect: RequestLlm) -> None:
-        from ..llm.client import LlmFailure, LlmRequest
+        from ..llm.cache import build_request
+        from ..llm.client import LlmFailure
 
         try:
             if effect.delay_ms:
                 await asyncio.sleep(effect.delay_ms / 1000)
             state = self.state
-            request = LlmRequest(
+            request = build_request(  # cache breakpoints, summary tools and instruction: llm/cache.py
                 model=state.model,
                 system=prompts.system_prompt(state.style, state.working_directory, state.is_subagent,
                                              self._started_restricted()),
-                messages=wire.history_to_api(state.history, self.hub.store.get_image, effect.instruction),
-                tools=prompts.tool_schemas(state.is_subagent) if effect.purpose == "turn" else None,
+                messages=wire.history_to_api(state.history, self.hub.store.get_image),
+                tools=prompts.tool_schemas(state.is_subagent),
+                cache=self.hub.config.cache,
+                summary=effect.purpose == "summary",
+                instruction=effect.instruction,
             )
             guard = self.hub.store.guard
 

@@ -1,6 +1,14 @@
-"""Server settings: model defaults and the per-model context windows (REQ-BED-022)."""
+"""Server settings: model defaults, the per-model context windows (REQ-BED-022), prompt caching and prices."""
 
 from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the llm room is imported on first use: app.py imports this module at start-up
+    from ..llm.cache import CacheSettings, Ttl
+    from ..llm.pricing import Price
 
 DEFAULT_MODEL = "claude-sonnet-4-5"
 
@@ -17,3 +25,75 @@ CONTEXT_WINDOWS: dict[str, int] = {
 def context_window(model: str) -> int:
     """The context window of ``model``; the smallest known window when the model is unknown."""
     return CONTEXT_WINDOWS.get(model, min(CONTEXT_WINDOWS.values()))
+
+
+# ---------------------------------------------------------------------------------- prompt caching (issue 16)
+
+_SWITCH = {"on": True, "off": False, "true": True, "false": False, "1": True, "0": False}
+
+
+def prompt_cache(option: str | bool | None, ttl_option: str | None, environ: Mapping[str, str]) -> tuple[
+    CacheSettings, list[str]
+]:
+    """Caching on or off and its TTL: initialization options first, then ``PHOENIX_PROMPT_CACHE`` /
+    ``PHOENIX_PROMPT_CACHE_TTL``, else on with 5 minutes. Returns the settings and one message per bad value."""
+    from ..llm.cache import CacheSettings
+
+    problems: list[str] = []
+    enabled = True
+    if isinstance(option, bool):
+        enabled = option
+    elif option is not None:
+        enabled = option == "on"
+    else:
+        raw = environ.get("PHOENIX_PROMPT_CACHE", "").strip()
+        if raw.lower() in _SWITCH:
+            enabled = _SWITCH[raw.lower()]
+        elif raw:
+            problems.append(
+                f"phoenix-lsp: ignoring PHOENIX_PROMPT_CACHE={raw!r} (not on or off); prompt caching stays on. "
+                "Set it to on or off."
+            )
+    ttl: Ttl = "5m"
+    raw_ttl = ttl_option if ttl_option is not None else environ.get("PHOENIX_PROMPT_CACHE_TTL", "").strip()
+    if raw_ttl in ("5m", "1h"):
+        ttl = "1h" if raw_ttl == "1h" else "5m"
+    elif raw_ttl:
+        problems.append(
+            f"phoenix-lsp: ignoring PHOENIX_PROMPT_CACHE_TTL={raw_ttl!r} (the API knows 5m and 1h); using 5m. "
+            "Set it to 5m or 1h."
+        )
+    return CacheSettings(enabled=enabled, ttl=ttl), problems
+
+
+def model_prices(option: Mapping[str, Any] | None, environ: Mapping[str, str]) -> tuple[dict[str, Price], list[str]]:
+    """The price table: the defaults, overridden per model by ``PHOENIX_MODEL_PRICES`` (a JSON object
+    ``{"model": {"input": 3, "output": 15, "cacheWrite5m"?, "cacheWrite1h"?, "cacheRead"?}}``, USD per million
+    tokens) and then by the ``modelPrices`` initialization option (already validated)."""
+    from ..llm.pricing import DEFAULT_PRICES
+    from ..protocol.models import ModelPriceIn
+
+    prices = dict(DEFAULT_PRICES)
+    problems: list[str] = []
+    raw = environ.get("PHOENIX_MODEL_PRICES", "").strip()
+    if raw:
+        try:
+            table = json.loads(raw)
+            if not isinstance(table, dict):
+                raise ValueError("it is not a JSON object")
+            for model, entry in table.items():
+                prices[str(model)] = _price(ModelPriceIn.model_validate(entry))
+        except Exception as exc:
+            problems.append(
+                f"phoenix-lsp: ignoring PHOENIX_MODEL_PRICES ({str(exc)[:200]}); using the default prices. Set it "
+                'to a JSON object such as {"claude-sonnet-4-5": {"input": 3, "output": 15}} (USD per million tokens).'
+            )
+    for model, entry in (option or {}).items():
+        prices[model] = _price(entry)
+    return prices, problems
+
+
+def _price(entry: Any) -> Price:
+    from ..llm.pricing import Price
+
+    return Price(entry.input, entry.output, entry.cache_write_5m, entry.cache_write_1h, entry.cache_read)

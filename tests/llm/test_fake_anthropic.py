@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from phoenix_lsp.llm.client import LlmClient, LlmFailure, LlmRequest, LlmSuccess
-from tests.fake_anthropic import FakeAnthropic, Reply, ToolUseBlock
+from tests.fake_anthropic import FakeAnthropic, Reply, ToolUseBlock, count_tokens, system_text
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -179,3 +179,166 @@ async def test_subprocess_mode_serves_a_script_and_exposes_records(tmp_path: Pat
     finally:
         proc.terminate()
         assert proc.wait(10) == 0
+
+
+# ------------------------------------------------------------------------------ prompt caching (issue 16)
+
+EPHEMERAL = {"type": "ephemeral"}
+KEY = "sk-ant-cache-test-key"  # long enough not to be found inside the answers' words
+
+
+def _doc(i: int, size: int = 400) -> dict[str, Any]:
+    """A text block of about ``size`` tokens (the fake counts bytes / 4)."""
+    return {"type": "text", "text": f"document {i}: " + "lorem ipsum " * (size // 3)}
+
+
+def _marked(block: dict[str, Any], ttl: str | None = None) -> dict[str, Any]:
+    return {**block, "cache_control": {**EPHEMERAL, **({"ttl": ttl} if ttl else {})}}
+
+
+def _cached_req(blocks: list[dict[str, Any]], model: str = "claude-sonnet-4-5", system: Any = "") -> LlmRequest:
+    return LlmRequest(model=model, system=system, messages=[{"role": "user", "content": blocks}], tools=None)
+
+
+async def _usage(fake: FakeAnthropic, request: LlmRequest) -> dict[str, int]:
+    fake.enqueue(Reply.text_reply("ok"))
+    client = LlmClient(api_key=KEY, base_url=fake.base_url)
+    result = await client.stream(request, lambda t: None)
+    await client.aclose()
+    assert isinstance(result, LlmSuccess), result
+    return {k: v for k, v in result.usage.items() if k != "output_tokens"}
+
+
+def _tokens(blocks: list[dict[str, Any]]) -> int:
+    return sum(count_tokens(b) for b in blocks)
+
+
+async def test_cache_writes_a_marked_prefix_and_the_next_request_reads_it(fake_anthropic: FakeAnthropic) -> None:
+    docs = [_doc(i) for i in range(6)]
+    first = await _usage(fake_anthropic, _cached_req([*docs[:3], _marked(docs[3]), docs[4]]))
+    written = _tokens(docs[:4])
+    assert first == {
+        "input_tokens": count_tokens(docs[4]),
+        "cache_creation_input_tokens": written,
+        "cache_read_input_tokens": 0,
+    }
+    # the next request repeats the prefix and moves the breakpoint: it reads what the first one wrote
+    second = await _usage(fake_anthropic, _cached_req([*docs[:5], _marked(docs[5])]))
+    assert second == {
+        "input_tokens": 0,
+        "cache_creation_input_tokens": _tokens(docs[4:6]),
+        "cache_read_input_tokens": written,
+    }
+    assert fake_anthropic.requests[1].usage is not None
+    assert fake_anthropic.requests[1].usage["cache_read_input_tokens"] == written
+
+
+async def test_usage_counts_what_the_request_contains_with_or_without_breakpoints(
+    fake_anthropic: FakeAnthropic,
+) -> None:
+    docs = [_doc(i) for i in range(3)]
+    tools = [{"name": "t", "description": "d" * 400, "input_schema": {"type": "object"}}]
+    plain = LlmRequest("m", "You are a test.", [{"role": "user", "content": docs}], tools)
+    marked = LlmRequest(
+        "m",
+        [_marked({"type": "text", "text": "You are a test."})],
+        [{"role": "user", "content": [*docs[:2], _marked(docs[2])]}],
+        [_marked(tools[0])],
+    )
+    a, b = await _usage(fake_anthropic, plain), await _usage(fake_anthropic, marked)
+    everything = _tokens([*tools, {"type": "text", "text": "You are a test."}, *docs])
+    assert a == {"input_tokens": everything, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+    assert sum(b.values()) == everything  # a breakpoint changes what is billed how, never how much is input
+    assert b["cache_creation_input_tokens"] == everything
+
+
+async def test_a_fifth_breakpoint_is_refused_with_a_400_like_the_api(fake_anthropic: FakeAnthropic) -> None:
+    docs = [_marked(_doc(i, 50)) for i in range(5)]
+    fake_anthropic.enqueue(Reply.text_reply("never sent"))
+    client = LlmClient(api_key=KEY, base_url=fake_anthropic.base_url)
+    result = await client.stream(_cached_req(docs), lambda t: None)
+    four = await client.stream(_cached_req(docs[:4]), lambda t: None)  # the scripted reply is still there
+    await client.aclose()
+    assert isinstance(result, LlmFailure) and result.status == 400 and not result.retryable
+    assert "maximum of 4 blocks with cache_control" in result.message and "Found 5" in result.message
+    assert isinstance(four, LlmSuccess) and four.content[0]["text"] == "never sent"
+    assert fake_anthropic.requests[0].breakpoints == 5
+
+
+async def test_a_prefix_below_the_models_minimum_is_not_cached_and_not_refused(
+    fake_anthropic: FakeAnthropic,
+) -> None:
+    blocks = [_doc(0, 1000), _marked(_doc(1, 1000))]  # about 2,000 tokens
+    assert 1024 < _tokens(blocks) < 4096
+    haiku = await _usage(fake_anthropic, _cached_req(blocks, model="claude-haiku-4-5"))  # minimum 4,096
+    assert haiku == {"input_tokens": _tokens(blocks), "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+    again = await _usage(fake_anthropic, _cached_req(blocks, model="claude-haiku-4-5"))
+    assert again["cache_read_input_tokens"] == 0
+    sonnet = await _usage(fake_anthropic, _cached_req(blocks, model="claude-sonnet-4-5"))  # minimum 1,024
+    assert sonnet["cache_creation_input_tokens"] == _tokens(blocks)
+
+
+async def test_entries_are_per_model_and_live_for_their_ttl(fake_anthropic: FakeAnthropic) -> None:
+    five = [_doc(0, 2000), _marked(_doc(1))]
+    hour = [_doc(2, 2000), _marked(_doc(3), "1h")]
+    await _usage(fake_anthropic, _cached_req(five))
+    await _usage(fake_anthropic, _cached_req(hour))
+    other_model = await _usage(fake_anthropic, _cached_req(five, model="claude-opus-4-1"))
+    assert other_model["cache_read_input_tokens"] == 0  # the cache is per model
+    fake_anthropic.cache.advance(200)
+    assert (await _usage(fake_anthropic, _cached_req(five)))["cache_read_input_tokens"] == _tokens(five)
+    fake_anthropic.cache.advance(299)  # 499 s after the write, but 299 s after the hit that refreshed it
+    assert (await _usage(fake_anthropic, _cached_req(five)))["cache_read_input_tokens"] == _tokens(five)
+    fake_anthropic.cache.advance(301)
+    assert (await _usage(fake_anthropic, _cached_req(five)))["cache_read_input_tokens"] == 0  # expired
+    assert (await _usage(fake_anthropic, _cached_req(hour)))["cache_read_input_tokens"] == _tokens(hour)
+
+
+async def test_one_changed_byte_invalidates_everything_after_it(fake_anthropic: FakeAnthropic) -> None:
+    docs = [_doc(i, 600) for i in range(4)]
+    await _usage(fake_anthropic, _cached_req([docs[0], _marked(docs[1]), docs[2], _marked(docs[3])]))
+    changed = {**docs[2], "text": docs[2]["text"].replace("ipsum", "ipsun", 1)}
+    usage = await _usage(fake_anthropic, _cached_req([docs[0], _marked(docs[1]), changed, _marked(docs[3])]))
+    assert usage["cache_read_input_tokens"] == _tokens(docs[:2])  # the unchanged prefix still hits
+    reordered = {"text": docs[0]["text"], "type": "text"}  # same content, keys in another order
+    usage = await _usage(fake_anthropic, _cached_req([reordered, _marked(docs[1])]))
+    assert usage["cache_read_input_tokens"] == 0
+
+
+async def test_a_breakpoint_finds_a_kept_prefix_only_within_20_blocks(fake_anthropic: FakeAnthropic) -> None:
+    head = [_doc(0, 2000), _doc(1, 10)]
+    await _usage(fake_anthropic, _cached_req([head[0], _marked(head[1])]))
+    near = [_doc(100 + i, 10) for i in range(19)]  # the new breakpoint is 19 blocks after the kept prefix
+    usage = await _usage(fake_anthropic, _cached_req([*head, *near[:-1], _marked(near[-1])]))
+    assert usage["cache_read_input_tokens"] == _tokens(head)
+    far = [_doc(200 + i, 10) for i in range(20)]  # 20 blocks after: out of reach
+    usage = await _usage(fake_anthropic, _cached_req([*head, *far[:-1], _marked(far[-1])]))
+    assert usage["cache_read_input_tokens"] == 0
+    # a second breakpoint left on the old position finds it again
+    other = [_doc(300 + i, 10) for i in range(20)]
+    usage = await _usage(fake_anthropic, _cached_req([head[0], _marked(head[1]), *other[:-1], _marked(other[-1])]))
+    assert usage["cache_read_input_tokens"] == _tokens(head)
+
+
+async def test_a_1h_breakpoint_after_a_5m_one_is_refused(fake_anthropic: FakeAnthropic) -> None:
+    client = LlmClient(api_key=KEY, base_url=fake_anthropic.base_url)
+    result = await client.stream(_cached_req([_marked(_doc(0)), _marked(_doc(1), "1h")]), lambda t: None)
+    await client.aclose()
+    assert isinstance(result, LlmFailure) and result.status == 400 and "ttl='1h'" in result.message
+
+
+def test_system_text_reads_strings_and_blocks() -> None:
+    assert system_text({"system": "plain"}) == "plain"
+    assert system_text({"system": [_marked({"type": "text", "text": "blocks"})]}) == "blocks"
+    assert system_text({}) == ""
+
+
+async def test_latency_model_delays_the_first_byte_by_uncached_tokens(fake_anthropic: FakeAnthropic) -> None:
+    fake_anthropic.ttft_base_s = 0.05
+    fake_anthropic.prefill_s_per_token = 0.0001
+    blocks = [_doc(0, 1500), _marked(_doc(1, 1500))]
+    await _usage(fake_anthropic, _cached_req(blocks))
+    await _usage(fake_anthropic, _cached_req(blocks))
+    cold, warm = (r.first_byte_at - r.started_at for r in fake_anthropic.requests if r.first_byte_at)
+    assert cold >= 0.05 + _tokens(blocks) * 0.0001 * 0.95
+    assert warm < cold - 0.2  # the second request's prefix is cached: only the base remains

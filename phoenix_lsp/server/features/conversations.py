@@ -126,6 +126,7 @@ def setup(server: PhoenixServer) -> None:
             model=state.model,
             always_allowed=list(state.always_allow),
             context_usage=runtime.usage(),
+            usage=views.TokenUsage.model_validate(runtime.token_fields()),
             sub_agents=[views.SubAgentView(conversation_id=c.id, task=c.title, status=c.status) for c in children],
             messages=messages,
             last_seq=runtime.seq,

@@ -56,6 +56,7 @@ def _setup(ls: PhoenixServer) -> Hub:
     from ...store.paths import DB_FILE_NAME
     from ...store.secrets import SecretGuard
     from .. import config, logs
+    from .. import settings as models
 
     raw = ls.init_options
     options = InitializationOptions()
@@ -65,6 +66,9 @@ def _setup(ls: PhoenixServer) -> Hub:
         except Exception as exc:  # REQ-PROTO-034: report and fall back to defaults, never fail initialize
             _warn(ls, f"phoenix-lsp: ignoring invalid initializationOptions ({str(exc)[:300]}); using defaults.")
     settings, problems = config.load(options, os.environ)
+    cache, more = models.prompt_cache(options.prompt_cache, options.prompt_cache_ttl, os.environ)
+    prices, most = models.model_prices(options.model_prices, os.environ)
+    problems += [*more, *most]  # issue 16: prompt caching and prices follow the same rule
     for problem in problems:
         _warn(ls, problem)
     guard = SecretGuard()
@@ -85,6 +89,8 @@ def _setup(ls: PhoenixServer) -> Hub:
         agent_max_turns=settings.agent_max_turns,
         agent_concurrency=settings.agent_concurrency,
         env=rt.tool_env(),
+        cache=cache,
+        prices=prices,
     )
     hub: Hub = rt.Hub(store, llm, ls.sandbox, hub_config, ls)
     logging.getLogger(_pkg).addHandler(logs.ClientLogHandler(ls.window_log_message, guard))

@@ -1,0 +1,68 @@
+"""What tokens cost: a per-model price table for the usage estimate of issue 16.
+
+Prices are list prices in US dollars per million tokens. A cache write costs 1.25x the input price for the
+5-minute TTL and 2x for the 1-hour TTL, a cache read 0.1x, unless a price sets them. The figure computed here
+is an estimate (discounts, batch pricing, long-context surcharges and taxes are not known to the server),
+and every place that shows it says so. The defaults cover the models the product offers
+(``server/settings.py``); users override or add models with the ``modelPrices`` setting.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+#: The multipliers of the input price the API bills for cache traffic.
+WRITE_5M = 1.25
+WRITE_1H = 2.0
+READ = 0.1
+
+
+@dataclass(frozen=True)
+class Price:
+    """USD per million tokens. ``None`` cache prices follow from ``input`` by the API's multipliers."""
+
+    input: float
+    output: float
+    cache_write_5m: float | None = None
+    cache_write_1h: float | None = None
+    cache_read: float | None = None
+
+    def write(self, ttl: Literal["5m", "1h"]) -> float:
+        if ttl == "1h":
+            return self.cache_write_1h if self.cache_write_1h is not None else self.input * WRITE_1H
+        return self.cache_write_5m if self.cache_write_5m is not None else self.input * WRITE_5M
+
+    def read(self) -> float:
+        return self.cache_read if self.cache_read is not None else self.input * READ
+
+
+#: List prices of the models the product offers. The 1M-context Sonnet is priced as Sonnet: requests over
+#: 200k input tokens cost more, which this estimate does not know.
+DEFAULT_PRICES: Mapping[str, Price] = {
+    "claude-opus-4-1": Price(15.0, 75.0),
+    "claude-opus-4-5": Price(5.0, 25.0),
+    "claude-sonnet-4-5": Price(3.0, 15.0),
+    "claude-sonnet-4-5[1m]": Price(3.0, 15.0),
+    "claude-haiku-4-5": Price(1.0, 5.0),
+}
+
+
+def estimate_usd(
+    price: Price,
+    *,
+    input_tokens: int,
+    output_tokens: int,
+    cache_write_tokens: int,
+    cache_read_tokens: int,
+    ttl: Literal["5m", "1h"] = "5m",
+) -> float:
+    """The estimated cost in USD of the given tokens; cache writes are priced at ``ttl``'s rate."""
+    total = (
+        input_tokens * price.input
+        + output_tokens * price.output
+        + cache_write_tokens * price.write(ttl)
+        + cache_read_tokens * price.read()
+    )
+    return total / 1_000_000
