@@ -32,11 +32,21 @@ from pathlib import Path
 from typing import Any, TextIO, cast
 
 from lsprotocol import types
+from pydantic import ValidationError
 from pygls.exceptions import JsonRpcException
 from pygls.lsp.client import LanguageClient
 
 from ..core.state import RESTING_KINDS
+from ..protocol import events as ev
 from ..protocol.converter import plain_converter
+from ..protocol.results import (
+    CancelResult,
+    GetConversationResult,
+    NewConversationResult,
+    SendMessageResult,
+    SetStyleResult,
+)
+from ..protocol.views import PendingApproval
 from .workspace_edit import EditError, plan_workspace_edit, write_plan
 
 __all__ = ["NO_API_KEY", "Chat", "Screen", "main"]
@@ -420,29 +430,29 @@ class Chat:
                 "red",
             )
             return False
-        self.conversation_id = str(result["conversationId"])
-        self.mode = str(result.get("mode", ""))
-        where = result.get("workingDirectory")
+        started = NewConversationResult.model_validate(result)
+        self.conversation_id = started.conversation_id
+        self.mode = started.mode.value
+        where = started.working_directory
         self.screen.line(f"phoenix-lsp chat · conversation {self.conversation_id[:8]} · {where}", "bold")
-        self.screen.line(self._mode_line(result))
+        self.screen.line(self._mode_line(started))
         self.screen.line("Type a message; /help lists the commands; Ctrl-C cancels a turn; Ctrl-D quits.", "dim")
         return True
 
     @staticmethod
-    def _mode_line(result: dict[str, Any]) -> str:
-        sandbox = result.get("sandbox") or {}
-        mode = result.get("mode", "?")
-        if sandbox.get("available"):
-            shield = f"kernel sandbox: Landlock ABI {sandbox.get('landlockAbi')}"
-            missing = sandbox.get("missing") or []
-            if missing:
-                shield += f", missing: {', '.join(map(str, missing))}"
+    def _mode_line(started: NewConversationResult) -> str:
+        sandbox = started.sandbox
+        mode = started.mode.value
+        if sandbox.available:
+            shield = f"kernel sandbox: Landlock ABI {sandbox.landlock_abi}"
+            if sandbox.missing:
+                shield += f", missing: {', '.join(sandbox.missing)}"
         else:
-            shield = f"no kernel sandbox: {sandbox.get('reason') or 'unavailable'}; only Unrestricted mode"
+            shield = f"no kernel sandbox: {sandbox.reason or 'unavailable'}; only Unrestricted mode"
         what = "read-only" if mode == "restricted" else "may change files, with your approval"
         return (
-            f"mode: {mode} ({what}) · {shield} · style: {result.get('style')} · "
-            f"approvals: {result.get('approvalPolicy')}"
+            f"mode: {mode} ({what}) · {shield} · style: {started.style.value} · "
+            f"approvals: {started.approval_policy.value}"
         )
 
     async def _stop(self) -> None:
@@ -579,7 +589,7 @@ class Chat:
         except Exception as exc:
             self.screen.line(f"[error] the cancel request failed ({exc}); leaving.", "red")
             return False
-        status = str(result.get("status", self.status))
+        status = CancelResult.model_validate(result).status
         if status in RESTING:
             self.status = status
             self.questions = [q for q in self.questions if q.conversation_id != self.conversation_id]
@@ -612,10 +622,9 @@ class Chat:
                 self.screen.line(f"Usage: /style NAME, where NAME is one of {', '.join(STYLES)}.", "yellow")
             else:
                 result = await self._call("phoenix/setStyle", style=argument)
-                if result is not None:
-                    suggestion = result.get("suggestion")
-                    if isinstance(suggestion, dict) and suggestion.get("command"):
-                        self.screen.line(f"[style] tip: type {suggestion['command']} to switch modes.", "dim")
+                suggestion = SetStyleResult.model_validate(result).suggestion if result is not None else None
+                if suggestion is not None:
+                    self.screen.line(f"[style] tip: type {suggestion.command} to switch modes.", "dim")
         elif command == "/policy":
             if argument not in POLICIES:
                 self.screen.line("Usage: /policy auto|interactive.", "yellow")
@@ -642,9 +651,9 @@ class Chat:
         result = await self._call("phoenix/sendMessage", text=text)
         if result is None:
             return
-        command = result.get("command")
-        if command:
-            mode = str(result.get("mode", self.mode))
+        sent = SendMessageResult.model_validate(result)
+        if sent.command:
+            mode = sent.mode.value if sent.mode else self.mode
             self.mode = mode
             if mode == mode_before:
                 self.screen.line(f"[mode] already {mode}.", "cyan")
@@ -681,95 +690,87 @@ class Chat:
 
     # -------------------------------------------------------------------------------- events
 
-    def on_event(self, event: dict[str, Any]) -> None:
+    def on_event(self, params: dict[str, Any]) -> None:
         """Show one ``phoenix/event`` and track the conversation's state."""
-        cid = str(event.get("conversationId", ""))
-        kind = str(event.get("kind", ""))
-        if cid != self.conversation_id:
-            self._agent_event(cid, kind, event)
+        try:
+            event = ev.parse_event(params)
+        except ValidationError:  # a kind this client does not know (a newer server): nothing to show
             return
-        seq = event.get("seq")
-        if isinstance(seq, int):
-            if self.last_seq and seq > self.last_seq + 1:
-                self._spawn(self.catch_up(self.last_seq))  # a gap: restore the view (REQ-PROTO-007)
-            self.last_seq = max(self.last_seq, seq)
+        cid = event.conversation_id
+        if cid != self.conversation_id:
+            self._agent_event(event)
+            return
+        if self.last_seq and event.seq > self.last_seq + 1:
+            self._spawn(self.catch_up(self.last_seq))  # a gap: restore the view (REQ-PROTO-007)
+        self.last_seq = max(self.last_seq, event.seq)
         screen = self.screen
-        if kind == "textDelta":
-            screen.text(str(event.get("text", "")))
-        elif kind == "status":
-            self._set_status(str(event.get("status", "")))
-        elif kind == "toolStart":
-            name = str(event.get("toolName", "?"))
-            self.tool_names[str(event.get("toolUseId", ""))] = name
-            screen.line(f"[tool] {name} {tool_summary(name, event.get('arguments'))}", "cyan")
-        elif kind == "toolEnd":
-            name = self.tool_names.pop(str(event.get("toolUseId", "")), "tool")
-            summary = first_line(str(event.get("summary", "")))
-            if event.get("isError"):
-                screen.line(f"[tool] {name} failed: {summary}", "red")
-            else:
-                screen.line(f"[tool] {name} done{': ' + summary if summary else ''}", "dim")
-        elif kind == "toolOutput":
-            return  # tool output reaches the model; the summary at toolEnd keeps the terminal compact
-        elif kind == "toolRefused":
-            screen.line(f"[tool] {event.get('toolName')} refused: not allowed in {self.mode or 'this'} mode", "yellow")
-        elif kind == "modeChanged":
-            self.mode = str(event.get("mode", self.mode))
-            what = "read-only, sandboxed" if self.mode == "restricted" else "may change files, with your approval"
-            screen.line(f"[mode] {self.mode} ({what}); was {event.get('previous')}", "cyan")
-        elif kind == "styleChanged":
-            screen.line(f"[style] {event.get('style')} (was {event.get('previous')})", "cyan")
-        elif kind == "styleSuggestion":
-            text = event.get("text") or f"This style works best in {event.get('mode')} mode."
-            screen.line(f"[style] {text} Type {event.get('command')} to switch.", "dim")
-        elif kind == "policyChanged":
-            screen.line(f"[approvals] {event.get('policy')} (was {event.get('previous')})", "cyan")
-        elif kind == "approvalRequested":
-            self._open_approval(cid, event)
-        elif kind == "upgradeRequested":
-            self._open_upgrade(cid, event)
-        elif kind in ("approvalResolved", "upgradeResolved"):
-            self._resolved(cid, kind, event)
-        elif kind == "alwaysAllowChanged":
-            verb = "always allowed" if event.get("allowed") else "asks again"
-            screen.line(f"[approvals] {event.get('toolName')} {verb} in this conversation", "dim")
-        elif kind == "retry":
-            screen.line(
-                f"[retry] attempt {event.get('attempt')}/{event.get('maxAttempts')} in "
-                f"{event.get('delayMs')} ms: {first_line(str(event.get('reason', '')))}",
-                "yellow",
-            )
-        elif kind == "contextWarning":
-            percent = round(100 * float(event.get("fraction") or 0))
-            screen.line(
-                f"[context] {percent}% of the context window is used; the conversation will be summarized "
-                "and continued when it is full.",
-                "yellow",
-            )
-        elif kind == "continuationStarted":
-            screen.line("[context] the context window is full: summarizing the conversation...", "yellow")
-        elif kind == "continuation":
-            screen.line("[context] the conversation was summarized; its context is exhausted. Start a new "
-                        "chat to continue from the summary.", "yellow")
-        elif kind == "subAgentsSpawned":
-            agents = event.get("agents") or []
-            screen.line(f"[agents] {len(agents)} sub-agent(s) started", "cyan")
-            for agent in agents:
-                if isinstance(agent, dict):
-                    screen.line(f"  [{str(agent.get('conversationId', ''))[:8]}] {first_line(agent.get('task', ''))}",
-                                "dim")
-        elif kind == "subAgentFinished":
-            outcome = event.get("outcome")
-            reason = f": {first_line(str(event.get('reason')))}" if event.get("reason") else ""
-            screen.line(f"[agents] {str(event.get('agentId', ''))[:8]} {outcome}{reason}",
-                        "dim" if outcome == "submitted" else "yellow")
-        elif kind == "sandbox":
-            if not event.get("available"):
-                screen.line(f"[sandbox] unavailable: {event.get('reason')}", "yellow")
-        elif kind == "error":
-            screen.line(f"[error] {event.get('message')}", "red")
-            self._error_shown()
-        # message, usage, diff: the deltas, the diff shown at applyEdit and the status already cover them
+        match event:
+            case ev.TextDelta():
+                screen.text(event.text)
+            case ev.Status():
+                self._set_status(event.status)
+            case ev.ToolStart():
+                self.tool_names[event.tool_use_id] = event.tool_name
+                screen.line(f"[tool] {event.tool_name} {tool_summary(event.tool_name, event.arguments)}", "cyan")
+            case ev.ToolEnd():
+                name = self.tool_names.pop(event.tool_use_id, "tool")
+                summary = first_line(event.summary)
+                if event.is_error:
+                    screen.line(f"[tool] {name} failed: {summary}", "red")
+                else:
+                    screen.line(f"[tool] {name} done{': ' + summary if summary else ''}", "dim")
+            case ev.ToolRefused():
+                screen.line(f"[tool] {event.tool_name} refused: not allowed in {self.mode or 'this'} mode", "yellow")
+            case ev.ModeChanged():
+                self.mode = event.mode.value
+                what = "read-only, sandboxed" if self.mode == "restricted" else "may change files, with your approval"
+                screen.line(f"[mode] {self.mode} ({what}); was {event.previous.value}", "cyan")
+            case ev.StyleChanged():
+                screen.line(f"[style] {event.style.value} (was {event.previous.value})", "cyan")
+            case ev.StyleSuggestionEvent():
+                text = event.text or f"This style works best in {event.mode.value} mode."
+                screen.line(f"[style] {text} Type {event.command} to switch.", "dim")
+            case ev.PolicyChanged():
+                screen.line(f"[approvals] {event.policy.value} (was {event.previous.value})", "cyan")
+            case ev.ApprovalRequested():
+                self._open_approval(cid, event)
+            case ev.UpgradeRequested():
+                self._open_upgrade(cid, event.request_id, event.reason)
+            case ev.ApprovalResolved() | ev.UpgradeResolved():
+                self._resolved(cid, event)
+            case ev.AlwaysAllowChanged():
+                verb = "always allowed" if event.allowed else "asks again"
+                screen.line(f"[approvals] {event.tool_name} {verb} in this conversation", "dim")
+            case ev.Retry():
+                screen.line(
+                    f"[retry] attempt {event.attempt}/{event.max_attempts} in {event.delay_ms} ms: "
+                    f"{first_line(event.reason)}",
+                    "yellow",
+                )
+            case ev.ContextWarning():
+                screen.line(
+                    f"[context] {round(100 * event.fraction)}% of the context window is used; the conversation "
+                    "will be summarized and continued when it is full.",
+                    "yellow",
+                )
+            case ev.ContinuationStarted():
+                screen.line("[context] the context window is full: summarizing the conversation...", "yellow")
+            case ev.Continuation():
+                screen.line("[context] the conversation was summarized; its context is exhausted. Start a new "
+                            "chat to continue from the summary.", "yellow")
+            case ev.SubAgentsSpawned():
+                screen.line(f"[agents] {len(event.agents)} sub-agent(s) started", "cyan")
+                for agent in event.agents:
+                    screen.line(f"  [{agent.conversation_id[:8]}] {first_line(agent.task)}", "dim")
+            case ev.SubAgentFinished():
+                reason = f": {first_line(event.reason)}" if event.reason else ""
+                screen.line(f"[agents] {event.agent_id[:8]} {event.outcome}{reason}",
+                            "dim" if event.outcome == "submitted" else "yellow")
+            case ev.Error():
+                screen.line(f"[error] {event.message}", "red")
+                self._error_shown()
+            case _:
+                pass  # message, usage, diff: the deltas, the diff shown at applyEdit and the status cover them
 
     def _set_status(self, status: str) -> None:
         previous, self.status = self.status, status
@@ -794,25 +795,23 @@ class Chat:
             self.error_pending = False
             self.ui.put_nowait(CHANGED)
 
-    def _open_approval(self, cid: str, event: dict[str, Any]) -> None:
-        name = str(event.get("toolName", "?"))
-        description = first_line(str(event.get("description", "")), 140)
+    def _open_approval(self, cid: str, event: ev.ApprovalRequested | PendingApproval) -> None:
+        description = first_line(event.description, 140)
+        name = event.tool_name
         lines = [f"[approval] {name}: {description}" if description else f"[approval] {name}",
-                 f"  arguments: {compact(event.get('arguments'), 400)}"]
-        diff = event.get("diff")
-        if isinstance(diff, str) and diff:
-            diff_lines = diff.splitlines()
+                 f"  arguments: {compact(event.arguments, 400)}"]
+        if event.diff:
+            diff_lines = event.diff.splitlines()
             lines += ["  " + d for d in diff_lines[:40]]
             if len(diff_lines) > 40:
                 lines.append(f"  ... {len(diff_lines) - 40} more diff lines")
         if cid != self.conversation_id:
             lines[0] = f"[agent {cid[:8]}] " + lines[0]
-        self._add_question(Question("approval", cid, str(event.get("approvalId", "")), lines))
+        self._add_question(Question("approval", cid, event.approval_id, lines))
 
-    def _open_upgrade(self, cid: str, event: dict[str, Any]) -> None:
-        reason = str(event.get("reason", "")).strip()
-        lines = [f"[upgrade] the agent asks for Unrestricted mode (it may change files): {reason}"]
-        self._add_question(Question("upgrade", cid, str(event.get("requestId", "")), lines))
+    def _open_upgrade(self, cid: str, request_id: str, reason: str) -> None:
+        lines = [f"[upgrade] the agent asks for Unrestricted mode (it may change files): {reason.strip()}"]
+        self._add_question(Question("upgrade", cid, request_id, lines))
 
     def _add_question(self, question: Question) -> None:
         if any(q.request_id == question.request_id and q.kind == question.kind for q in self.questions):
@@ -820,43 +819,47 @@ class Chat:
         self.questions.append(question)
         self.ui.put_nowait(CHANGED)
 
-    def _resolved(self, cid: str, kind: str, event: dict[str, Any]) -> None:
-        request_id = str(event.get("approvalId" if kind == "approvalResolved" else "requestId", ""))
+    def _resolved(self, cid: str, event: ev.ApprovalResolved | ev.UpgradeResolved) -> None:
+        upgrade = isinstance(event, ev.UpgradeResolved)
+        request_id = event.request_id if isinstance(event, ev.UpgradeResolved) else event.approval_id
+        if isinstance(event, ev.UpgradeResolved):
+            verdict = "approved" if event.approved else ("cancelled" if event.cancelled else "denied")
+        else:
+            verdict = event.decision
         for question in list(self.questions):
             if question.request_id == request_id and question.conversation_id == cid:
                 self.questions.remove(question)
                 if question.shown:
                     self.screen.close_prompt()
-                    self.screen.line(f"[{question.kind}] closed by the server "
-                                     f"({event.get('decision') or ('cancelled' if event.get('cancelled') else '')})",
-                                     "dim")
-        if kind == "upgradeResolved":
-            verdict = "approved" if event.get("approved") else ("cancelled" if event.get("cancelled") else "denied")
+                    self.screen.line(f"[{question.kind}] closed by the server ({verdict})", "dim")
+        if upgrade:
             self.screen.line(f"[upgrade] {verdict}", "cyan")
         else:
-            decision = event.get("decision")
-            label = {"allow": "allowed", "deny": "denied", "alwaysAllow": "always allowed"}.get(str(decision))
-            self.screen.line(f"[approval] {label or decision}", "cyan" if label else "dim")
+            label = {"allow": "allowed", "deny": "denied", "alwaysAllow": "always allowed"}.get(verdict)
+            self.screen.line(f"[approval] {label or verdict}", "cyan" if label else "dim")
         self.ui.put_nowait(CHANGED)
 
-    def _agent_event(self, cid: str, kind: str, event: dict[str, Any]) -> None:
+    def _agent_event(self, event: ev.EventKinds) -> None:
         """Events of a sub-agent (tagged with its parent): shown briefly and nested."""
+        cid = event.conversation_id
         tag = f"  [agent {cid[:8]}]"
-        if kind == "toolStart":
-            name = str(event.get("toolName", "?"))
-            self.tool_names[str(event.get("toolUseId", ""))] = name
-            self.screen.line(f"{tag} {name} {tool_summary(name, event.get('arguments'))}", "dim")
-        elif kind == "toolEnd" and event.get("isError"):
-            name = self.tool_names.pop(str(event.get("toolUseId", "")), "tool")
-            self.screen.line(f"{tag} {name} failed: {first_line(str(event.get('summary', '')))}", "dim")
-        elif kind == "approvalRequested":
-            self._open_approval(cid, event)
-        elif kind == "upgradeRequested":
-            self._open_upgrade(cid, event)
-        elif kind in ("approvalResolved", "upgradeResolved"):
-            self._resolved(cid, kind, event)
-        elif kind == "error":
-            self.screen.line(f"{tag} error: {event.get('message')}", "yellow")
+        match event:
+            case ev.ToolStart():
+                self.tool_names[event.tool_use_id] = event.tool_name
+                self.screen.line(f"{tag} {event.tool_name} {tool_summary(event.tool_name, event.arguments)}", "dim")
+            case ev.ToolEnd() if event.is_error:
+                name = self.tool_names.pop(event.tool_use_id, "tool")
+                self.screen.line(f"{tag} {name} failed: {first_line(event.summary)}", "dim")
+            case ev.ApprovalRequested():
+                self._open_approval(cid, event)
+            case ev.UpgradeRequested():
+                self._open_upgrade(cid, event.request_id, event.reason)
+            case ev.ApprovalResolved() | ev.UpgradeResolved():
+                self._resolved(cid, event)
+            case ev.Error():
+                self.screen.line(f"{tag} error: {event.message}", "yellow")
+            case _:
+                pass
 
     async def catch_up(self, after_seq: int) -> None:
         """After a gap in ``seq``: restore status and open questions from ``phoenix/getConversation``."""
@@ -866,14 +869,14 @@ class Chat:
             )
         except Exception:
             return
-        self.mode = str(result.get("mode", self.mode))
-        pending = result.get("pendingApproval")
-        if isinstance(pending, dict):
-            self._open_approval(self.conversation_id, pending)
-        upgrade = result.get("pendingUpgrade")
-        if isinstance(upgrade, dict):
-            self._open_upgrade(self.conversation_id, upgrade)
-        self._set_status(str(result.get("status", self.status)))
+        conversation = GetConversationResult.model_validate(result)
+        self.mode = conversation.mode.value
+        if conversation.pending_approval is not None:
+            self._open_approval(self.conversation_id, conversation.pending_approval)
+        if conversation.pending_upgrade is not None:
+            upgrade = conversation.pending_upgrade
+            self._open_upgrade(self.conversation_id, upgrade.request_id, upgrade.reason)
+        self._set_status(conversation.status)
 
     # -------------------------------------------------------------------------------- the editor role
 
