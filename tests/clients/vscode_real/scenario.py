@@ -1,0 +1,67 @@
+"""The fake model's script for the real-VS-Code test: replies chosen by a tag in the user's message.
+
+The handler finds the last user message that carries text (not only tool results), picks the script of the
+tag it contains, and answers with the reply of the current round (how many assistant messages already
+followed that user message). Tool-use ids are fresh per call so a repeated tag still works.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from tests.fake_anthropic import Reply, ToolUseBlock
+
+STREAMED = "Streaming works: alpha, beta, gamma, delta, epsilon, zeta, eta, theta."
+UPGRADE_REASON = "I need write access to edit hello.py"
+PATCH_ALLOWED = "# patched by phoenix\n"
+PATCH_DENIED = "# this line must never land\n"
+PATCH_AFTER_RELOAD = "# approved after the reload\n"
+
+
+def _patch(text: str) -> ToolUseBlock:
+    return ToolUseBlock("patch", {"path": "hello.py", "patches": [{"operation": "append_eof", "newText": text}]})
+
+
+SCRIPTS: dict[str, list[Callable[[], Reply]]] = {
+    "[[stream]]": [lambda: Reply.text_reply(STREAMED, deltas=12, delay_s=0.08)],
+    "[[upgrade]]": [
+        lambda: Reply.tool_reply(ToolUseBlock("request_mode_upgrade", {"reason": UPGRADE_REASON})),
+        lambda: Reply.text_reply("Thanks, I can write now."),
+    ],
+    "[[patch-allow]]": [
+        lambda: Reply.tool_reply(_patch(PATCH_ALLOWED), text="I will add a comment."),
+        lambda: Reply.text_reply("The comment is in."),
+    ],
+    "[[patch-deny]]": [
+        lambda: Reply.tool_reply(_patch(PATCH_DENIED), text="One more edit."),
+        lambda: Reply.text_reply("Understood, I left the file alone."),
+    ],
+    "[[patch-reload]]": [
+        lambda: Reply.tool_reply(_patch(PATCH_AFTER_RELOAD), text="An edit to approve after a reload."),
+        lambda: Reply.text_reply("Done after the reload."),
+    ],
+}
+
+
+def _text_of(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(str(b.get("text", "")) for b in content if isinstance(b, dict) and b.get("type") == "text")
+    return ""
+
+
+def handler(body: dict[str, Any]) -> Reply | None:
+    """The fake's handler: None (a 400 from the fake, counted as unexpected) for an unknown request."""
+    messages = body.get("messages", [])
+    for i in range(len(messages) - 1, -1, -1):
+        message = messages[i]
+        text = _text_of(message.get("content")) if message.get("role") == "user" else ""
+        if text:
+            rounds = sum(1 for m in messages[i + 1 :] if m.get("role") == "assistant")
+            for tag, script in SCRIPTS.items():
+                if tag in text:
+                    return script[rounds]() if rounds < len(script) else Reply.text_reply("(no more script)")
+            return Reply.text_reply(f"(no script for this message: {text[:60]!r})")
+    return None
