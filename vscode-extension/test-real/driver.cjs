@@ -49,19 +49,25 @@ function loc(cmd) {
 }
 
 async function paletteCommand(title, timeout) {
-  // F1 opens the command palette with ">" already typed.
-  await page.keyboard.press("Escape");
-  await page.keyboard.press("F1");
+  // F1 opens the command palette with ">" already typed. Right after a (re)load the palette may not list
+  // the extensions' commands yet: close it and ask again until the command shows up.
+  const deadline = Date.now() + timeout;
   const input = page.locator(".quick-input-widget .quick-input-box input");
-  await input.waitFor({ state: "visible", timeout });
-  await input.fill(`>${title}`);
-  const row = page
-    .locator(".quick-input-widget .monaco-list-row")
-    .filter({ hasText: title })
-    .first();
-  await row.waitFor({ state: "visible", timeout });
-  await row.click({ timeout });
-  await page.locator(".quick-input-widget").waitFor({ state: "hidden", timeout });
+  const row = page.locator(".quick-input-widget .monaco-list-row").filter({ hasText: title }).first();
+  for (let attempt = 1; ; attempt++) {
+    await page.keyboard.press("Escape");
+    await page.keyboard.press("F1");
+    await input.waitFor({ state: "visible", timeout: Math.max(1, deadline - Date.now()) });
+    await input.fill(`>${title}`);
+    try {
+      await row.waitFor({ state: "visible", timeout: Math.max(1, Math.min(3000, deadline - Date.now())) });
+      break;
+    } catch (e) {
+      if (Date.now() >= deadline) throw new Error(`command palette: no command "${title}" after ${attempt} attempts`);
+    }
+  }
+  await row.click({ timeout: Math.max(1, deadline - Date.now()) });
+  await page.locator(".quick-input-widget").waitFor({ state: "hidden", timeout: Math.max(1, deadline - Date.now()) });
 }
 
 async function waitWorkbench(timeout) {
