@@ -1,0 +1,119 @@
+/**
+ * The phoenix/* requests and the phoenix/event notification over any JSON-RPC connection: a
+ * `vscode-languageclient` LanguageClient in the extension, a `vscode-jsonrpc` MessageConnection in the
+ * end-to-end test. No `vscode` import.
+ */
+
+import type * as W from "./wire";
+
+/** The part of a JSON-RPC connection the client needs (LanguageClient and MessageConnection both fit). */
+export interface Connection {
+  sendRequest<R>(method: string, params: unknown): Promise<R>;
+  onNotification(method: string, handler: (params: never) => void): { dispose(): void };
+}
+
+/** A JSON-RPC error answer, with the protocol's `data.kind` (REQ-PROTO-003). */
+export interface RpcErrorLike {
+  code: number;
+  message: string;
+  data?: { kind?: string; [key: string]: unknown };
+}
+
+export function rpcError(error: unknown): RpcErrorLike | undefined {
+  if (error && typeof error === "object" && "code" in error && "message" in error) {
+    const e = error as { code: unknown; message: unknown; data?: unknown };
+    if (typeof e.code === "number" && typeof e.message === "string") {
+      const data = e.data && typeof e.data === "object" ? (e.data as RpcErrorLike["data"]) : undefined;
+      return { code: e.code, message: e.message, data };
+    }
+  }
+  return undefined;
+}
+
+/** The kind of a phoenix error (`agentBusy`, `contextExhausted`, ...), or undefined. */
+export function errorKind(error: unknown): string | undefined {
+  return rpcError(error)?.data?.kind;
+}
+
+/** A one-line message for the user: the server's own text (it says what, why and what next). */
+export function errorMessage(error: unknown): string {
+  const rpc = rpcError(error);
+  if (rpc) return rpc.message;
+  return error instanceof Error ? error.message : String(error);
+}
+
+export class PhoenixClient {
+  constructor(private readonly connection: Connection) {}
+
+  onEvent(handler: (event: W.PhoenixEvent) => void): { dispose(): void } {
+    return this.connection.onNotification("phoenix/event", handler as (params: never) => void);
+  }
+
+  private request<R>(method: string, params: unknown): Promise<R> {
+    return this.connection.sendRequest<R>(`phoenix/${method}`, params);
+  }
+
+  newConversation(params: W.NewConversationParams = {}): Promise<W.NewConversationResult> {
+    return this.request("newConversation", params);
+  }
+
+  listConversations(includeSubAgents = false): Promise<W.ListConversationsResult> {
+    return this.request("listConversations", { includeSubAgents });
+  }
+
+  getConversation(params: W.GetConversationParams): Promise<W.GetConversationResult> {
+    return this.request("getConversation", params);
+  }
+
+  sendMessage(params: W.SendMessageParams): Promise<W.SendMessageResult> {
+    return this.request("sendMessage", params);
+  }
+
+  cancel(conversationId: string): Promise<{ cancelled: boolean; status: W.Status }> {
+    return this.request("cancel", { conversationId });
+  }
+
+  setMode(conversationId: string, mode: W.Mode): Promise<{ mode: W.Mode; changed: boolean }> {
+    return this.request("setMode", { conversationId, mode });
+  }
+
+  respondToModeUpgrade(conversationId: string, approve: boolean, requestId?: string): Promise<{ mode: W.Mode }> {
+    return this.request("respondToModeUpgrade", { conversationId, approve, requestId });
+  }
+
+  respondToApproval(
+    conversationId: string,
+    approvalId: string,
+    decision: W.Decision,
+    extra: Record<string, unknown> = {},
+  ): Promise<{ approvalId: string; decision: W.Decision }> {
+    return this.request("respondToApproval", { ...extra, conversationId, approvalId, decision });
+  }
+
+  setApprovalPolicy(conversationId: string, policy: W.Policy): Promise<{ policy: W.Policy }> {
+    return this.request("setApprovalPolicy", { conversationId, policy });
+  }
+
+  setStyle(
+    conversationId: string,
+    style: W.Style,
+  ): Promise<{ style: W.Style; suggestion?: { mode: W.Mode; command: string } }> {
+    return this.request("setStyle", { conversationId, style });
+  }
+
+  triggerContinuation(conversationId: string): Promise<{ status: W.Status }> {
+    return this.request("triggerContinuation", { conversationId });
+  }
+
+  listAlwaysAllowed(conversationId: string): Promise<{ tools: { toolName: string; [key: string]: unknown }[] }> {
+    return this.request("listAlwaysAllowed", { conversationId });
+  }
+
+  revokeAlwaysAllow(
+    conversationId: string,
+    toolName: string,
+    extra: Record<string, unknown> = {},
+  ): Promise<{ revoked: boolean }> {
+    return this.request("revokeAlwaysAllow", { ...extra, conversationId, toolName });
+  }
+}
