@@ -130,13 +130,11 @@ export function emptyView(conversationId: string, parentConversationId?: string)
 
 /** Apply one input to the view of `view.conversationId` (events of its sub-agents are nested). */
 export function apply(view: ConversationView, input: ReducerInput): ConversationView {
-  if (input.type === "snapshot") {
-    const target = findView(view, input.snapshot.conversationId);
-    if (target) applySnapshot(target, input.snapshot, input.merge);
-  } else {
-    const target = findView(view, input.event.conversationId);
-    if (target) applyEvent(target, input.event);
-  }
+  const id = input.type === "snapshot" ? input.snapshot.conversationId : input.event.conversationId;
+  const target = findView(view, id);
+  if (target && input.type === "snapshot") applySnapshot(target, input.snapshot, input.merge);
+  if (target && input.type === "event") applyEvent(target, input.event);
+  if (target && target !== view) target.rev++;
   view.rev++;
   return view;
 }
@@ -186,16 +184,18 @@ function applySnapshot(view: ConversationView, s: GetConversationResult, merge: 
   view.continuationSummary = s.continuationSummary;
   view.continuedFrom = s.continuedFrom;
   view.error = s.status === "error" && s.error ? { message: s.error, errorKind: "llm" } : undefined;
-  if (s.pendingApproval) {
-    const card = tool(view, s.pendingApproval.toolUseId, s.pendingApproval.toolName, s.pendingApproval.arguments, 0);
-    card.state = "pending";
-    card.rev++;
-  }
   for (const agent of s.subAgents) {
     const sub = subAgent(view, agent.conversationId, agent.task);
     sub.status = agent.status;
   }
   for (const message of s.messages) addMessage(view, message);
+  if (s.pendingApproval) {
+    const a = s.pendingApproval;
+    const card = tool(view, a.toolUseId, a.toolName, a.arguments, Math.max(view.lastSeq, s.lastSeq));
+    card.state = "pending";
+    if (a.diff && !card.diff) card.diff = { path: String(a.arguments.path ?? ""), diff: a.diff };
+    card.rev++;
+  }
   if (!s.hasMore) {
     view.lastSeq = Math.max(view.lastSeq, s.lastSeq);
     view.gapAfter = undefined;

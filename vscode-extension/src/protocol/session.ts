@@ -14,7 +14,6 @@ export type SessionChange = { type: "reset"; view: ConversationView | undefined 
 export class ConversationSession {
   view: ConversationView | undefined;
   private loading: PhoenixEvent[] | undefined;
-  private catchingUp = new Set<string>();
   private listeners: ((change: SessionChange) => void)[] = [];
   private generation = 0;
   /** Failures of background catch-ups, for the log. */
@@ -89,30 +88,38 @@ export class ConversationSession {
     if (gaps(view).length > 0) void this.closeGaps();
   }
 
+  private inflight: Promise<void> | undefined;
+
   /** Catch up on every open gap; resolves when none is left (or a request failed). */
-  async closeGaps(): Promise<void> {
-    const view = this.view;
-    if (!view) return;
-    for (const gap of gaps(view)) {
-      if (this.catchingUp.has(gap.conversationId)) continue;
-      this.catchingUp.add(gap.conversationId);
+  closeGaps(): Promise<void> {
+    this.inflight ??= this.catchUp().finally(() => {
+      this.inflight = undefined;
+      // a gap that opened while the last answer was on its way
+      if (this.view && gaps(this.view).length > 0 && !this.failed) void this.closeGaps();
+    });
+    return this.inflight;
+  }
+
+  private failed = false;
+
+  private async catchUp(): Promise<void> {
+    this.failed = false;
+    for (let round = 0; round < 1000; round++) {
+      const view = this.view;
+      const gap = view ? gaps(view)[0] : undefined;
+      if (!view || !gap) return;
+      let snapshot;
       try {
-        const snapshot = await this.client.getConversation({
-          conversationId: gap.conversationId,
-          afterSeq: gap.afterSeq,
-          limit: 1000,
-        });
-        if (this.view !== view) return;
-        const input: ReducerInput = { type: "snapshot", snapshot, merge: true };
-        apply(view, input);
-        this.emit({ type: "input", input });
+        snapshot = await this.client.getConversation({ conversationId: gap.conversationId, afterSeq: gap.afterSeq, limit: 1000 });
       } catch (error) {
+        this.failed = true;
         this.onError(error);
         return;
-      } finally {
-        this.catchingUp.delete(gap.conversationId);
       }
+      if (this.view !== view) return;
+      const input: ReducerInput = { type: "snapshot", snapshot, merge: true };
+      apply(view, input);
+      this.emit({ type: "input", input });
     }
-    if (gaps(view).length > 0 && this.view === view) await this.closeGaps();
   }
 }

@@ -153,7 +153,7 @@ export class ChatApp {
     const title = v ? this.titleOf(v.conversationId) : "No conversation";
     this.el.convButton.textContent = "";
     this.icon(this.el.convButton, "comment-discussion");
-    this.add(this.el.convButton, "span", "conv-title").textContent = title;
+    this.add(this.el.convButton, "span", "conv-title").textContent = stripTerminalEscapes(title);
     this.icon(this.el.convButton, this.listOpen ? "chevron-up" : "chevron-down");
     this.el.badges.replaceChildren();
     if (v) {
@@ -193,7 +193,7 @@ export class ChatApp {
         this.post({ type: "switchConversation", conversationId: c.conversationId });
         this.render();
       });
-      this.add(pick, "span", "conv-row-title").textContent = this.titles[c.conversationId] || c.title || "(untitled)";
+      this.add(pick, "span", "conv-row-title").textContent = stripTerminalEscapes(this.titles[c.conversationId] || c.title || "(untitled)");
       this.add(pick, "span", "dim").textContent = ` · ${statusText(c.status)} · ${c.messageCount} messages`;
       if (c.status === "exhausted" && c.conversationId === this.view?.conversationId) {
         this.button(row, "Continue", "link", () => this.post({ type: "continueInNew" }), "Continue in a new conversation");
@@ -217,7 +217,7 @@ export class ChatApp {
       this.button(row, "Show log", "link", () => this.post({ type: "showLog" }));
       this.button(row, "Open settings", "link", () => this.post({ type: "openSettings" }));
     }
-    for (const n of this.notices) this.add(b, "div", n.level).textContent = n.text;
+    for (const n of this.notices) this.add(b, "div", n.level).textContent = stripTerminalEscapes(n.text);
   }
 
   private renderTimeline(): void {
@@ -275,7 +275,7 @@ export class ChatApp {
       case "text": {
         const el = this.node("div", `msg ${item.role}${item.tag ? ` tagged tag-${item.tag}` : ""}`);
         if (item.role === "user" && !item.tag) {
-          el.textContent = item.text; // the user's own words, as typed
+          el.textContent = stripTerminalEscapes(item.text); // the user's own words, as typed
         } else {
           this.markdown(el, item.text);
         }
@@ -302,7 +302,7 @@ export class ChatApp {
   private renderNotice(n: Notice): HTMLElement {
     const el = this.node("div", `notice ${n.level}`);
     this.icon(el, n.level === "error" ? "error" : n.level === "warning" ? "warning" : "info");
-    this.add(el, "span", "notice-text").textContent = ` ${n.text}`;
+    this.add(el, "span", "notice-text").textContent = ` ${stripTerminalEscapes(n.text)}`;
     if (n.action) {
       const action = n.action;
       this.button(el, action.label, "link", () => {
@@ -326,14 +326,14 @@ export class ChatApp {
     el.dataset.toolUseId = card.toolUseId;
     const summary = this.add(el, "summary", "tool-head");
     this.icon(summary, toolIcon(card.toolName));
-    this.add(summary, "span", "tool-name").textContent = ` ${card.toolName}`;
+    this.add(summary, "span", "tool-name").textContent = ` ${stripTerminalEscapes(card.toolName)}`;
     this.add(summary, "span", "tool-brief dim").textContent = ` ${toolBrief(card)}`;
     this.add(summary, "span", `tool-state state-${card.state}`).textContent = stateText(card);
     const body = this.add(el, "div", "tool-body");
     if (card.toolName === "bash" && typeof card.arguments.command === "string") {
       this.add(body, "pre", "command").textContent = `$ ${stripTerminalEscapes(card.arguments.command)}`;
     } else if (card.toolName !== "spawn_agents") {
-      this.add(body, "pre", "arguments").textContent = compactArguments(card.arguments);
+      this.add(body, "pre", "arguments").textContent = stripTerminalEscapes(compactArguments(card.arguments));
     }
     if (card.diff) this.renderDiff(body, card.diff.diff);
     const output = card.output ?? card.summary;
@@ -360,11 +360,11 @@ export class ChatApp {
     el.dataset.conversationId = sub.conversationId;
     const head = this.add(el, "summary", "");
     this.icon(head, sub.outcome === "failed" ? "error" : sub.outcome === "submitted" ? "pass" : "loading");
-    this.add(head, "span", "").textContent = ` ${sub.task || sub.conversationId}`;
+    this.add(head, "span", "").textContent = ` ${stripTerminalEscapes(sub.task || sub.conversationId)}`;
     this.add(head, "span", "dim").textContent = ` · ${sub.outcome ?? statusText(sub.view.status || sub.status)}`;
     const body = this.add(el, "div", "sub-body");
     for (const item of sub.view.items.slice(-30)) body.append(this.renderItem(sub.view, item));
-    if (sub.reason) this.add(body, "div", "notice error").textContent = sub.reason;
+    if (sub.reason) this.add(body, "div", "notice error").textContent = stripTerminalEscapes(sub.reason);
     return el;
   }
 
@@ -391,7 +391,7 @@ export class ChatApp {
     if (v.retry) {
       const r = v.retry;
       this.add(line, "span", "retry warning").textContent =
-        ` · retrying (${r.attempt}/${r.maxAttempts}) in ${Math.round(r.delayMs / 100) / 10} s: ${r.reason}`;
+        ` · retrying (${r.attempt}/${r.maxAttempts}) in ${Math.round(r.delayMs / 100) / 10} s: ${stripTerminalEscapes(r.reason)}`;
     }
     if (busy) this.button(line, "Cancel", "link", () => this.post({ type: "cancel" }), "Cancel the current turn (Escape)");
     const ctx = this.el.context;
@@ -444,9 +444,9 @@ export class ChatApp {
       if (r.conversationId !== this.view?.conversationId) {
         this.add(box, "div", "dialog-agent dim").textContent = "A sub-agent asks:";
       }
-      this.add(box, "div", "dialog-title tool-name").textContent = a.toolName;
-      if (a.description) this.add(box, "div", "dialog-description dim").textContent = a.description;
-      this.add(box, "pre", "dialog-arguments").textContent = compactArguments(a.arguments);
+      this.add(box, "div", "dialog-title tool-name").textContent = stripTerminalEscapes(a.toolName);
+      if (a.description) this.add(box, "div", "dialog-description dim").textContent = stripTerminalEscapes(a.description);
+      this.add(box, "pre", "dialog-arguments").textContent = stripTerminalEscapes(compactArguments(a.arguments));
       if (a.diff) {
         this.renderDiff(box, a.diff);
         this.button(box, "Open diff", "link open-diff", () =>
@@ -456,7 +456,7 @@ export class ChatApp {
       }
     } else if (d.kind === "upgrade" && r.upgrade) {
       this.add(box, "div", "dialog-title").textContent = "The agent asks to unrestrict this conversation";
-      this.add(box, "div", "dialog-reason").textContent = r.upgrade.reason;
+      this.add(box, "div", "dialog-reason").textContent = stripTerminalEscapes(r.upgrade.reason);
     }
     const list = this.add(box, "ul", "choices");
     list.setAttribute("role", "listbox");
@@ -464,7 +464,7 @@ export class ChatApp {
       const li = this.add(list, "li", `choice${i === d.selected ? " selected" : " dim"}`);
       li.setAttribute("role", "option");
       li.setAttribute("aria-selected", String(i === d.selected));
-      this.add(li, "span", "choice-label").textContent = choice.label;
+      this.add(li, "span", "choice-label").textContent = stripTerminalEscapes(choice.label);
       if (choice.key) this.add(li, "kbd", "").textContent = choice.key.toUpperCase();
       li.addEventListener("click", () => this.answer(choice.answer));
     });
