@@ -15,7 +15,9 @@ NODE_VERSION=24.21.0
 CODE_SERVER_VERSION=4.139.1
 PLAYWRIGHT_VERSION=1.65.1
 VSCE_VERSION=3.7.1
-APT_PACKAGES=(chromium build-essential pkg-config libkrb5-dev libx11-dev libxkbfile-dev libsecret-1-dev)
+# fonts-noto-color-emoji: the status bar and chat show emoji (screenshots would show empty boxes without it)
+APT_PACKAGES=(chromium fonts-noto-color-emoji build-essential pkg-config libkrb5-dev libx11-dev libxkbfile-dev
+  libsecret-1-dev)
 
 CACHE="${PHOENIX_VSCODE_TEST_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/phoenix-lsp-test}"
 start=$(date +%s)

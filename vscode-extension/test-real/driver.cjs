@@ -77,6 +77,12 @@ async function waitWorkbench(timeout) {
     .waitFor({ state: "visible", timeout });
 }
 
+// A function given as source text ("(el, arg) => ..."): playwright evaluates a string as an expression, so
+// turn it into a function here; playwright sends its source to the page and calls it there.
+function fnOf(source) {
+  return new Function(`return (${source});`)();
+}
+
 const ops = {
   async goto(cmd) {
     await page.goto(cmd.url || config.url, { waitUntil: "domcontentloaded", timeout: cmd.timeout });
@@ -143,6 +149,7 @@ const ops = {
       items.push(
         await e.evaluate((el) => ({
           text: el.innerText,
+          value: "value" in el ? el.value : null,
           visible: !!(el.offsetWidth || el.offsetHeight || el.getClientRects().length),
           disabled: !!el.disabled || el.getAttribute("aria-disabled") === "true",
           focused: el === el.ownerDocument.activeElement || el.contains(el.ownerDocument.activeElement),
@@ -154,7 +161,7 @@ const ops = {
   },
   async evaluate(cmd) {
     // cmd.fn: "(el, arg) => ..." evaluated against the first element matching cmd.selector (default body).
-    return await root(cmd).locator(cmd.selector || "body").first().evaluate(cmd.fn, cmd.arg, { timeout: cmd.timeout });
+    return await root(cmd).locator(cmd.selector || "body").first().evaluate(fnOf(cmd.fn), cmd.arg, { timeout: cmd.timeout });
   },
   async waitForFunction(cmd) {
     const l = root(cmd).locator(cmd.selector || "body").first();
@@ -162,7 +169,7 @@ const ops = {
     for (;;) {
       let value;
       try {
-        value = await l.evaluate(cmd.fn, cmd.arg, { timeout: Math.max(1, deadline - Date.now()) });
+        value = await l.evaluate(fnOf(cmd.fn), cmd.arg, { timeout: Math.max(1, deadline - Date.now()) });
       } catch (e) {
         if (Date.now() >= deadline) throw e;
       }

@@ -30,7 +30,7 @@ import threading
 import time
 import urllib.request
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -404,7 +404,8 @@ def _wait_http(url: str, proc: subprocess.Popen[Any], timeout: float, log: Path)
                     return
         except OSError:
             time.sleep(0.1)
-    raise TimeoutError(f"code-server did not answer {url} within {timeout} s: {log.read_text(errors='replace')[-3000:]}")
+    tail = log.read_text(errors="replace")[-3000:]
+    raise TimeoutError(f"code-server did not answer {url} within {timeout} s: {tail}")
 
 
 @contextlib.contextmanager
@@ -412,7 +413,7 @@ def start_rig(
     *,
     vsix: Path,
     extension_id: str,
-    settings: dict[str, Any],
+    settings: dict[str, Any] | Callable[[Path], dict[str, Any]],
     env: dict[str, str],
     files: dict[str, str] | None = None,
     artifacts: Path | None = None,
@@ -420,7 +421,9 @@ def start_rig(
     probe_vsix: Path | None = None,
 ) -> Iterator[Rig]:
     """code-server with ``vsix`` and the probe installed, a workspace with ``files``, the driver on the
-    workbench page (not yet loaded: call ``rig.driver.call("goto")``). Everything is stopped on exit."""
+    workbench page (not yet loaded: call ``rig.driver.call("goto")``). Everything is stopped on exit.
+
+    ``settings`` (user settings.json) may be a function of the phoenix data directory made here."""
     deps = deps or load_deps()
     tmp = Path(tempfile.mkdtemp(prefix="phoenix-vscode-real-"))
     artifacts = artifacts or tmp / "artifacts"
@@ -433,7 +436,8 @@ def start_rig(
     for name, text in (files or {}).items():
         (workspace / name).parent.mkdir(parents=True, exist_ok=True)
         (workspace / name).write_text(text)
-    (user_data / "User" / "settings.json").write_text(json.dumps({**BASE_SETTINGS, **settings}, indent=2))
+    user_settings = settings(data_dir) if callable(settings) else settings
+    (user_data / "User" / "settings.json").write_text(json.dumps({**BASE_SETTINGS, **user_settings}, indent=2))
     rig = Rig(deps, procs, tmp, artifacts, workspace, data_dir, user_data, free_port(), free_port(), extension_id)
     print(f"\n[real-vscode] artifacts (screenshots, logs): {artifacts}", file=sys.stderr, flush=True)
     try:
@@ -451,7 +455,6 @@ def start_rig(
                 **deps.env(),
                 **env,
                 "PHOENIX_TEST_PROBE_PORT": str(rig.probe_port),
-                "PHOENIX_DATA_DIR": str(data_dir),
             }
         )
         with cs_log.open("w") as log_fh:

@@ -1,8 +1,8 @@
 """The fake model's script for the real-VS-Code test: replies chosen by a tag in the user's message.
 
-The handler finds the last user message that carries text (not only tool results), picks the script of the
-tag it contains, and answers with the reply of the current round (how many assistant messages already
-followed that user message). Tool-use ids are fresh per call so a repeated tag still works.
+The handler finds the last user message that carries a tag, picks that tag's script, and answers with the
+reply of the current round (how many assistant messages already followed that user message). Tool-use ids
+are fresh per call so a repeated tag still works.
 """
 
 from __future__ import annotations
@@ -53,15 +53,16 @@ def _text_of(content: Any) -> str:
 
 
 def handler(body: dict[str, Any]) -> Reply | None:
-    """The fake's handler: None (a 400 from the fake, counted as unexpected) for an unknown request."""
+    """The fake's handler: the script of the last user message carrying a tag (the server adds untagged
+    messages of its own, e.g. "[system] The conversation is now in Unrestricted mode"); the round is the
+    number of assistant messages since that message. No tagged message: None (the fake answers 400 and
+    counts it as unexpected)."""
     messages = body.get("messages", [])
     for i in range(len(messages) - 1, -1, -1):
         message = messages[i]
         text = _text_of(message.get("content")) if message.get("role") == "user" else ""
-        if text:
-            rounds = sum(1 for m in messages[i + 1 :] if m.get("role") == "assistant")
-            for tag, script in SCRIPTS.items():
-                if tag in text:
-                    return script[rounds]() if rounds < len(script) else Reply.text_reply("(no more script)")
-            return Reply.text_reply(f"(no script for this message: {text[:60]!r})")
+        for tag, script in SCRIPTS.items():
+            if tag in text:
+                rounds = sum(1 for m in messages[i + 1 :] if m.get("role") == "assistant")
+                return script[rounds]() if rounds < len(script) else Reply.text_reply("(no more script)")
     return None

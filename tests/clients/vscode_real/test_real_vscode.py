@@ -19,86 +19,26 @@ from __future__ import annotations
 
 import os
 import shutil
-import sys
-from pathlib import Path
-from typing import Any
 
 import pytest
 
 from tests.clients.vscode_real import scenario
-from tests.clients.vscode_real.rig import ROOT, Deps, Driver, Rig, extension_id, package_extension, start_rig
+from tests.clients.vscode_real.chat import (
+    DIALOG_OPEN,
+    RESTRICTED,
+    SELECTED_CHOICE,
+    SERVER_STARTING,
+    TIMELINE,
+    UNRESTRICTED,
+    Chat,
+    phoenix_settings,
+)
+from tests.clients.vscode_real.rig import ROOT, Deps, extension_id, package_extension, start_rig
 from tests.fake_anthropic import FakeAnthropic
 
 API_KEY = "sk-ant-real-vscode-test-0123456789"
 HELLO = "def greet(name):\n    return f'hello {name}'\n"
 DENIED = "The user denied this tool call."
-
-# The chat webview's DOM (vscode-extension/src/webview/app.ts). Roles and data attributes where it has them.
-INPUT = "textarea[aria-label=Message]"
-TIMELINE = "main.timeline"
-ASSISTANT = "main.timeline .msg.assistant"
-STREAMING = "main.timeline .msg.assistant.streaming"
-DIALOG_OPEN = "section[role=dialog]:not(.hidden)"
-DIALOG_HIDDEN = "section[role=dialog].hidden"
-SELECTED_CHOICE = "section[role=dialog] li[role=option][aria-selected=true]"
-STATUS_IDLE = ".status-line[data-status=idle]"
-SERVER_STARTING = ".banner:not(.hidden)"
-# The extension's status bar item (the workbench's DOM): matched by its text, case-sensitive.
-STATUSBAR_ITEM = "footer .statusbar-item, .part.statusbar .statusbar-item"
-RESTRICTED = r"(^|[^n])Restricted"
-UNRESTRICTED = "Unrestricted"
-
-
-def server_command() -> str:
-    """This checkout's phoenix-lsp (the venv running the tests)."""
-    candidate = Path(sys.executable).parent / "phoenix-lsp"
-    return str(candidate if candidate.exists() else ROOT / ".venv" / "bin" / "phoenix-lsp")
-
-
-class Chat:
-    """The Phoenix chat view, driven through the real workbench."""
-
-    def __init__(self, rig: Rig) -> None:
-        assert rig.driver is not None
-        self.rig = rig
-        self.d: Driver = rig.driver
-        self.wv: dict[str, Any] = {"frame": "webview", "extensionId": rig.extension_id}
-
-    def open(self) -> None:
-        self.d.call("command", title="Phoenix: Open Chat", timeout=60)
-        self.d.call("waitFor", **self.wv, selector=INPUT, timeout=60)
-
-    def send(self, text: str) -> None:
-        self.d.call("waitFor", **self.wv, selector=f"{INPUT}:not([disabled])", timeout=60)
-        self.d.call("fill", **self.wv, selector=INPUT, value=text)
-        self.d.call("press", **self.wv, selector=INPUT, key="Enter")
-
-    def wait_answer(self, text: str, timeout: float = 60) -> None:
-        self.d.call("waitFor", **self.wv, selector=ASSISTANT, hasText=text, timeout=timeout)
-
-    def wait_idle(self, timeout: float = 60) -> None:
-        self.d.call("waitFor", **self.wv, selector=STATUS_IDLE, timeout=timeout)
-
-    def dialog(self, kind: str, timeout: float = 60) -> dict[str, Any]:
-        """Wait for the open dialog of ``kind`` (approval / upgrade); returns its snapshot."""
-        self.d.call("waitFor", **self.wv, selector=f"{DIALOG_OPEN}[data-kind={kind}]", timeout=timeout)
-        snap = self.d.call("inspect", **self.wv, selector=DIALOG_OPEN)
-        assert snap["count"] == 1, snap
-        return dict(snap["items"][0])
-
-    def input_state(self) -> dict[str, Any]:
-        return dict(self.d.call("inspect", **self.wv, selector=INPUT)["items"][0])
-
-    def key(self, key: str) -> None:
-        """A key press to whatever has the focus (the dialog focuses itself when it opens)."""
-        self.d.call("press", key=key)
-
-    def dialog_closed(self, timeout: float = 30) -> None:
-        self.d.call("waitFor", **self.wv, selector=DIALOG_HIDDEN, state="attached", timeout=timeout)
-
-    def statusbar(self, regex: str, timeout: float = 30) -> None:
-        self.d.call("waitFor", selector=STATUSBAR_ITEM, hasTextRegex=regex, timeout=timeout)
-
 
 def _watch_streaming(chat: Chat) -> None:
     """Record every distinct text of the streaming answer as it changes (a MutationObserver in the webview)."""
@@ -122,11 +62,10 @@ def _watch_streaming(chat: Chat) -> None:
 def test_the_extension_in_a_real_vscode(vscode_deps: Deps, fake_anthropic: FakeAnthropic) -> None:
     vsix = package_extension(vscode_deps)
     fake_anthropic.handler = scenario.handler
-    settings = {"phoenix.server.command": server_command(), "phoenix.trace.server": "messages"}
     with start_rig(
         vsix=vsix,
         extension_id=extension_id(),
-        settings=settings,
+        settings=phoenix_settings,
         env=fake_anthropic.env(API_KEY),
         files={"hello.py": HELLO},
         deps=vscode_deps,
@@ -149,7 +88,8 @@ def test_the_extension_in_a_real_vscode(vscode_deps: Deps, fake_anthropic: FakeA
         chat.wait_answer(scenario.STREAMED)
         chat.wait_idle()
         seen = d.call("evaluate", **chat.wv, fn="() => window.__phoenixStreamSeen")
-        partial = [t for t in seen if len(t.strip()) < len(scenario.STREAMED) and scenario.STREAMED.startswith(t.strip())]
+        full = scenario.STREAMED
+        partial = [t for t in seen if len(t.strip()) < len(full) and full.startswith(t.strip())]
         assert len(partial) >= 2, f"the answer did not stream in pieces; texts seen while streaming: {seen}"
         d.screenshot("streamed-answer")
         chat.statusbar(RESTRICTED)
@@ -162,7 +102,7 @@ def test_the_extension_in_a_real_vscode(vscode_deps: Deps, fake_anthropic: FakeA
         state = chat.input_state()
         assert state["disabled"], "the chat input is disabled while a dialog is open"
         chat.key("x")  # not a shortcut: swallowed by the dialog, never typed into the input
-        assert chat.input_state()["attrs"].get("value", "") == "" and chat.dialog("upgrade")
+        assert chat.input_state()["value"] == "" and chat.dialog("upgrade")["focused"]
         d.screenshot("upgrade-dialog")
         chat.key("y")
         chat.dialog_closed()
