@@ -188,6 +188,18 @@ const ops = {
   async boundingBox(cmd) {
     return await loc(cmd).boundingBox({ timeout: cmd.timeout });
   },
+  async dragEdge(cmd) {
+    // Drag the right (or bottom) edge of an element by dx (dy) pixels: resizes a workbench part via its sash.
+    const box = await loc(cmd).boundingBox({ timeout: cmd.timeout });
+    if (!box) throw new Error(`${cmd.selector}: no bounding box`);
+    const x = cmd.edge === "bottom" ? box.x + box.width / 2 : box.x + box.width + 1;
+    const y = cmd.edge === "bottom" ? box.y + box.height + 1 : box.y + box.height / 2;
+    await page.mouse.move(x, y);
+    await page.mouse.down();
+    await page.mouse.move(x + (cmd.dx || 0), y + (cmd.dy || 0), { steps: 10 });
+    await page.mouse.up();
+    return await loc(cmd).boundingBox({ timeout: cmd.timeout });
+  },
   async frames() {
     return page.frames().map((f) => f.url());
   },

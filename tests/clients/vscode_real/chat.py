@@ -57,6 +57,12 @@ class Chat:
         self.d.call("command", title="Phoenix: Open Chat", timeout=60)
         self.d.call("waitFor", **self.wv, selector=INPUT, timeout=60)
 
+    def widen(self, width: int = 560) -> None:
+        """Drag the side bar's edge so the chat view is ``width`` pixels wide (readable screenshots)."""
+        box = self.d.call("boundingBox", selector=".part.sidebar")
+        if box and box["width"] < width:
+            self.d.call("dragEdge", selector=".part.sidebar", dx=width - box["width"])
+
     def send(self, text: str) -> None:
         self.d.call("waitFor", **self.wv, selector=f"{INPUT}:not([disabled])", timeout=60)
         self.d.call("fill", **self.wv, selector=INPUT, value=text)

@@ -82,6 +82,7 @@ def test_the_extension_in_a_real_vscode(vscode_deps: Deps, fake_anthropic: FakeA
 
         # 1. chat view, a message, a streamed answer --------------------------------------------------------
         chat.open()
+        chat.widen()
         d.call("waitFor", **chat.wv, selector=SERVER_STARTING, state="detached", timeout=90)
         _watch_streaming(chat)
         chat.send("[[stream]] Hello Phoenix")
