@@ -39,6 +39,7 @@ export interface ToolCard {
   output?: string;
   diff?: { path: string; diff: string };
   decision?: string;
+  approvalId?: string;
   agents: string[];
   rev: number;
 }
@@ -193,6 +194,7 @@ function applySnapshot(view: ConversationView, s: GetConversationResult, merge: 
     const a = s.pendingApproval;
     const card = tool(view, a.toolUseId, a.toolName, a.arguments, Math.max(view.lastSeq, s.lastSeq));
     card.state = "pending";
+    card.approvalId = a.approvalId;
     if (a.diff && !card.diff) card.diff = { path: String(a.arguments.path ?? ""), diff: a.diff };
     card.rev++;
   }
@@ -294,22 +296,21 @@ function applyEvent(view: ConversationView, e: PhoenixEvent): void {
       view.pendingApproval = request;
       const card = tool(view, e.toolUseId, e.toolName, e.arguments, e.seq);
       card.state = "pending";
+      card.approvalId = e.approvalId;
       if (e.diff && !card.diff) card.diff = { path: String(e.arguments.path ?? ""), diff: e.diff };
       card.rev++;
       return;
     }
     case "approvalResolved": {
-      const pending = view.pendingApproval;
-      if (pending && pending.approvalId === e.approvalId) {
-        const card = view.tools[pending.toolUseId];
-        if (card) {
-          card.decision = e.decision;
-          if (e.decision === "deny") card.state = "denied";
-          if (e.decision === "cancelled") card.state = "cancelled";
-          card.rev++;
-        }
-        view.pendingApproval = undefined;
+      // the status event may have closed the dialog already: find the card by its approval id
+      const card = Object.values(view.tools).find((c) => c.approvalId === e.approvalId);
+      if (card) {
+        card.decision = e.decision;
+        if (e.decision === "deny") card.state = "denied";
+        if (e.decision === "cancelled") card.state = "cancelled";
+        card.rev++;
       }
+      if (view.pendingApproval?.approvalId === e.approvalId) view.pendingApproval = undefined;
       return;
     }
     case "upgradeRequested": {

@@ -134,7 +134,7 @@ export class ServerManager implements vscode.Disposable {
     const connection = {
       sendRequest: <R>(method: string, params: unknown) => client.sendRequest<R>(method, params),
       // phoenix/event is already routed above (a second handler would replace that one)
-      onNotification: (method: string, handler: (params: never) => void) => client.onNotification(method, handler as (params: unknown) => void),
+      onNotification: (method: string, handler: (params: unknown) => void) => client.onNotification(method, handler),
     };
     this.events.ready(new PhoenixClient(connection), { sandbox: experimental?.phoenix?.sandbox });
   }

@@ -9,7 +9,8 @@ import type * as W from "./wire";
 /** The part of a JSON-RPC connection the client needs (LanguageClient and MessageConnection both fit). */
 export interface Connection {
   sendRequest<R>(method: string, params: unknown): Promise<R>;
-  onNotification(method: string, handler: (params: never) => void): { dispose(): void };
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- both libraries' generic handler type
+  onNotification(method: string, handler: (...params: any[]) => void): { dispose(): void };
 }
 
 /** A JSON-RPC error answer, with the protocol's `data.kind` (REQ-PROTO-003). */
@@ -46,7 +47,7 @@ export class PhoenixClient {
   constructor(private readonly connection: Connection) {}
 
   onEvent(handler: (event: W.PhoenixEvent) => void): { dispose(): void } {
-    return this.connection.onNotification("phoenix/event", handler as (params: never) => void);
+    return this.connection.onNotification("phoenix/event", handler);
   }
 
   private request<R>(method: string, params: unknown): Promise<R> {
