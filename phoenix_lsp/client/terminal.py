@@ -35,13 +35,14 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pygls.lsp.client import LanguageClient
 
+from ..core.state import RESTING_KINDS
 from ..protocol.converter import plain_converter
 from .workspace_edit import EditError, plan_workspace_edit, write_plan
 
 __all__ = ["NO_API_KEY", "Chat", "Screen", "main"]
 
 #: Statuses in which the conversation waits for the user (the turn is over).
-RESTING = frozenset({"idle", "error", "exhausted", "finished"})
+RESTING = RESTING_KINDS
 
 NO_API_KEY = (
     "phoenix-lsp chat: ANTHROPIC_API_KEY is not set, so the agent cannot reach the model. "

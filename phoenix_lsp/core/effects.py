@@ -89,13 +89,25 @@ class ReportToParent:
 
 
 NotifyKind = Literal[
-    "status", "mode", "style", "policy", "retry", "context", "suggestion", "approval_resolved", "tool_refused"
+    "status",
+    "mode",
+    "style",
+    "policy",
+    "retry",
+    "context",
+    "suggestion",
+    "approval_resolved",
+    "tool_refused",
+    "usage",
+    "error",
+    "always_allow",
 ]
 
 
 @dataclass(frozen=True, slots=True)
 class Notify:
-    """Tell connected clients something that is not a persisted message."""
+    """Tell connected clients something that is not a persisted message. ``detail`` holds everything the
+    notification says, previous values included: the server only translates it to the wire."""
 
     kind: NotifyKind
     detail: Mapping[str, object] = field(default_factory=dict)
@@ -111,10 +123,42 @@ class Audit:
 
 
 @dataclass(frozen=True, slots=True)
+class SetTitle:
+    """The conversation's title, taken from its first user message."""
+
+    title: str
+
+
+@dataclass(frozen=True, slots=True)
+class UserCommand:
+    """The user's message was the command /execute or /plan: handled here, never sent to the model."""
+
+    command: Literal["execute", "plan"]
+
+
+#: Why an event was refused. Stable: the server maps each to its JSON-RPC error (specs/protocol.md).
+RejectCode = Literal[
+    "busy",
+    "context_exhausted",
+    "empty_message",
+    "finished",
+    "illegal_event",
+    "no_pending_upgrade",
+    "no_such_approval",
+    "not_always_allowed",
+    "not_subagent",
+    "sandbox_unavailable",
+    "stale",
+    "subagent",
+    "subagent_mode",
+]
+
+
+@dataclass(frozen=True, slots=True)
 class Reject:
     """The event was refused; the state did not change. ``code`` is stable, ``message`` says what/why/next."""
 
-    code: str
+    code: RejectCode
     message: str
 
 
@@ -132,5 +176,7 @@ Effect = (
     | ReportToParent
     | Notify
     | Audit
+    | SetTitle
+    | UserCommand
     | Reject
 )

@@ -23,11 +23,14 @@ from .effects import (
     PersistMessage,
     PersistState,
     Reject,
+    RejectCode,
     ReportToParent,
     RequestLlm,
     RunTool,
+    SetTitle,
     SpawnAgents,
     StopAgents,
+    UserCommand,
 )
 from .events import (
     AgentEnded,
@@ -56,8 +59,8 @@ from .state import (
     AwaitingUpgrade,
     Batch,
     ConversationState,
+    Error,
     Exhausted,
-    Failed,
     Finished,
     Idle,
     RunningTool,
@@ -91,7 +94,14 @@ def _status_name(status: Status) -> str:
     return status.kind
 
 
-def _reject(state: ConversationState, code: str, message: str) -> Out:
+def context_usage(state: ConversationState) -> dict[str, object]:
+    """How full the context window is, as the usage and context notifications say it (REQ-BED-012)."""
+    window = state.settings.context_window
+    used = state.context_tokens
+    return {"usedTokens": used, "contextWindow": window, "fraction": round(used / window, 4) if window else 0}
+
+
+def _reject(state: ConversationState, code: RejectCode, message: str) -> Out:
     return state, (Reject(code, message),)
 
 
@@ -138,11 +148,12 @@ def _fill(batch: Batch, running: str, queued: str) -> Batch:
 
 def _note_mode(state: ConversationState, mode: Mode, actor: Actor, via: str) -> Out:
     """Switch mode and tell the agent with a synthetic system message (REQ-BED-017)."""
+    previous = state.mode
     state = replace(state, mode=mode, notes=(*state.notes, texts.MODE_NOTE[mode]))
     if not isinstance(state.status, BUSY):
         state = _settle(state, state.status)
     effects: tuple[Effect, ...] = (
-        Notify("mode", {"mode": mode.value, "via": via}),
+        Notify("mode", {"mode": mode.value, "previous": previous.value, "actor": actor.value, "via": via}),
         Audit(actor, "modeChanged", {"mode": mode.value, "via": via}),
     )
     return state, effects
@@ -167,7 +178,7 @@ def _dispatch(state: ConversationState, batch: Batch) -> Out:
         if isinstance(verdict, Refuse):
             batch = batch.answer(ToolResult(call.id, verdict.message, is_error=True))
             if verdict.reason == "mode":
-                effects.append(Notify("tool_refused", {"toolUseId": call.id, "tool": call.name}))
+                effects.append(Notify("tool_refused", {"toolUseId": call.id, "toolName": call.name, "by": "mode"}))
                 effects.append(Audit(Actor.SYSTEM, "toolRefused", {"tool": call.name, "by": "mode"}))
             continue
         if call.name == REQUEST_MODE_UPGRADE:
@@ -232,9 +243,13 @@ def _agent_specs(state: ConversationState, call: ToolUse) -> tuple[AgentSpec, ..
 
 
 def _on_user_message(state: ConversationState, ev: UserMessage) -> Out:
-    command = USER_COMMANDS.get(ev.text.strip())
+    text = ev.text.strip()
+    command = USER_COMMANDS.get(text)
     if command is not None and not state.is_subagent:
-        return _on_set_mode(state, SetMode(command), via=ev.text.strip())
+        new, effects = _on_set_mode(state, SetMode(command), via=text)
+        if any(isinstance(e, Reject) for e in effects):
+            return new, effects
+        return new, (*effects, UserCommand("execute" if command is Mode.UNRESTRICTED else "plan"))
     if isinstance(state.status, BUSY):
         return _busy(state)
     if isinstance(state.status, Exhausted):
@@ -249,8 +264,10 @@ def _on_user_message(state: ConversationState, ev: UserMessage) -> Out:
     if not ev.text.strip() and not ev.images:
         return _reject(state, "empty_message", "The message is empty: send some text or an image.")
     content: tuple[Text | Image, ...] = (Text(ev.text), *ev.images) if ev.text else ev.images
+    first = not any(m.role == "user" and not m.tag for m in state.history)
     state = replace(_append(state, Message("user", content)), turns=0)
-    return _request_turn(state)
+    state, effects = _request_turn(state)
+    return state, ((SetTitle(ev.text[:80]),) if first else ()) + effects
 
 
 def _busy(state: ConversationState) -> Out:
@@ -275,14 +292,16 @@ def _on_llm_done(state: ConversationState, ev: LlmDone) -> Out:
     if ev.request_id != status.request_id:
         return _reject(state, "stale", f"LLM response {ev.request_id} is stale (now {status.request_id}).")
     state = replace(state, context_tokens=ev.usage.total, turns=state.turns + 1)
+    usage = Notify("usage", context_usage(state))
     if isinstance(status, Summarizing):
         summary = "".join(b.text for b in ev.content if isinstance(b, Text)).strip()
         if not summary:
             summary = texts.SUMMARY_FALLBACK.format(reason="the model returned no text")
         state = _append(state, Message("assistant", (Text(summary),), tag="continuation"))
-        return _settle(state, Exhausted(summary)), (Notify("context", {"state": "exhausted"}),)
+        exhausted = Notify("context", {"state": "exhausted", "summary": summary, "fallback": False})
+        return _settle(state, Exhausted(summary)), (exhausted, usage)
 
-    effects: list[Effect] = []
+    effects: list[Effect] = [usage]
     window = max(state.settings.context_window, 1)
     ratio = ev.usage.total / window
     message = Message("assistant", ev.content) if ev.content else None
@@ -301,12 +320,13 @@ def _on_llm_done(state: ConversationState, ev: LlmDone) -> Out:
         names = tuple(c.name for c in calls)
         state = _settle(state, Summarizing(rid, 0, names))
         return state, (
-            Notify("context", {"state": "continuing", "tokens": ev.usage.total, "window": window}),
+            usage,
+            Notify("context", {"state": "continuing", **context_usage(state)}),
             RequestLlm(rid, purpose="summary", instruction=texts.summary_instruction(names)),
         )
     if ratio >= state.settings.warn_ratio and not state.warned:  # REQ-BED-012/023
         state = replace(state, warned=True)
-        effects.append(Notify("context", {"state": "warning", "tokens": ev.usage.total, "window": window}))
+        effects.append(Notify("context", {"state": "warning", **context_usage(state)}))
 
     if calls:
         limit = state.settings.max_turns
@@ -343,7 +363,7 @@ def _on_llm_failed(state: ConversationState, ev: LlmFailed) -> Out:
                 rid, attempt, delay, "summary", texts.summary_instruction(status.unexecuted)
             )
         notice = Notify(
-            "retry", {"attempt": attempt, "of": retries, "delayMs": delay, "error": ev.message}
+            "retry", {"attempt": attempt, "maxAttempts": retries, "delayMs": delay, "reason": ev.message}
         )
         return replace(state, status=new_status), (notice, request)
     if ev.retryable:
@@ -356,7 +376,7 @@ def _on_llm_failed(state: ConversationState, ev: LlmFailed) -> Out:
         return _settle(state, Exhausted(summary)), ()
     if state.is_subagent:
         return _finish_agent(state, False, message)
-    return _settle(state, Failed(message)), ()
+    return _settle(state, Error(message)), (Notify("error", {"message": message, "errorKind": "llm"}),)
 
 
 def _on_tool_done(state: ConversationState, ev: ToolDone) -> Out:
@@ -385,7 +405,8 @@ def _on_approval(state: ConversationState, ev: ApprovalAnswer) -> Out:
     call = status.batch.current
     effects: list[Effect] = [
         Audit(Actor.USER, "approvalResolved", {"tool": call.name, "decision": ev.decision.value}),
-        Notify("approval_resolved", {"approvalId": status.approval_id, "decision": ev.decision.value}),
+        Notify("approval_resolved", {"request": "approval", "approvalId": status.approval_id,
+                                     "decision": ev.decision.value}),
     ]
     if ev.decision is Decision.DENY:  # REQ-PERM-004
         state, more = _dispatch(state, status.batch.answer(ToolResult(call.id, texts.DENIED, True)))
@@ -393,6 +414,7 @@ def _on_approval(state: ConversationState, ev: ApprovalAnswer) -> Out:
     if ev.decision is Decision.ALWAYS_ALLOW and call.name not in state.always_allow:
         state = replace(state, always_allow=tuple(sorted((*state.always_allow, call.name))))
         effects.append(Audit(Actor.USER, "alwaysAllowGranted", {"tool": call.name}))
+        effects.append(Notify("always_allow", {"toolName": call.name, "allowed": True}))  # REQ-PROTO-021
     # The mode may have changed while the request was open (/plan): decide again under the current mode.
     verdict = decide(state, call)
     if isinstance(verdict, Refuse):
@@ -412,7 +434,8 @@ def _on_upgrade(state: ConversationState, ev: UpgradeAnswer) -> Out:
             "There is no pending upgrade request: it was already answered or cancelled. Nothing was changed.",
         )
     call = status.batch.current
-    resolved = Notify("approval_resolved", {"approvalId": call.id, "decision": "approve" if ev.approve else "deny"})
+    resolved = Notify("approval_resolved", {"request": "upgrade", "approvalId": call.id,
+                                            "decision": "approve" if ev.approve else "deny"})
     if not ev.approve:
         audit = Audit(Actor.USER, "upgradeResolved", {"approve": False})
         state, more = _dispatch(state, status.batch.answer(ToolResult(call.id, texts.UPGRADE_DENIED, True)))
@@ -439,7 +462,8 @@ def _on_set_mode(state: ConversationState, ev: SetMode, via: str = "setMode") ->
     if isinstance(status, AwaitingApproval) and not isinstance(decide(state, status.batch.current), Ask):
         # The call waiting for approval has not started: it is decided again under the new mode
         # (a patch is refused, bash runs sandboxed) instead of asking about something that cannot run.
-        resolved = Notify("approval_resolved", {"approvalId": status.approval_id, "decision": "superseded"})
+        resolved = Notify("approval_resolved", {"request": "approval", "approvalId": status.approval_id,
+                                                "decision": "superseded"})
         state, more = _dispatch(state, status.batch)
         return state, (*effects, resolved, *more)
     return state, effects
@@ -448,23 +472,27 @@ def _on_set_mode(state: ConversationState, ev: SetMode, via: str = "setMode") ->
 def _on_set_style(state: ConversationState, ev: SetStyle) -> Out:
     if ev.style is state.style:
         return state, ()
+    previous = state.style
     state = replace(state, style=ev.style)  # REQ-LAYER-001: nothing else changes
     effects: list[Effect] = [
-        Notify("style", {"style": ev.style.value}),
+        Notify("style", {"style": ev.style.value, "previous": previous.value}),
         Audit(Actor.USER, "styleChanged", {"style": ev.style.value}),
     ]
     suggestion = texts.SUGGESTIONS.get((ev.style, state.mode))
     if suggestion and (state.sandbox or state.mode is Mode.RESTRICTED):
-        effects.append(Notify("suggestion", {"text": suggestion}))
+        other = Mode.UNRESTRICTED if state.mode is Mode.RESTRICTED else Mode.RESTRICTED
+        command = "/execute" if other is Mode.UNRESTRICTED else "/plan"
+        effects.append(Notify("suggestion", {"text": suggestion, "mode": other.value, "command": command}))
     return state, tuple(effects)
 
 
 def _on_set_policy(state: ConversationState, ev: SetPolicy) -> Out:
     if ev.policy is state.policy:
         return state, ()
+    previous = state.policy
     state = replace(state, policy=ev.policy)  # applies from the next tool call (REQ-PERM-007)
     return state, (
-        Notify("policy", {"policy": ev.policy.value}),
+        Notify("policy", {"policy": ev.policy.value, "previous": previous.value}),
         Audit(Actor.USER, "policyChanged", {"policy": ev.policy.value}),
     )
 
@@ -475,7 +503,10 @@ def _on_revoke(state: ConversationState, ev: RevokeAlwaysAllow) -> Out:
             state, "not_always_allowed", f"'{ev.tool}' is not always allowed in this conversation."
         )
     state = replace(state, always_allow=tuple(t for t in state.always_allow if t != ev.tool))
-    return state, (Audit(Actor.USER, "alwaysAllowRevoked", {"tool": ev.tool}),)
+    return state, (
+        Audit(Actor.USER, "alwaysAllowRevoked", {"tool": ev.tool}),
+        Notify("always_allow", {"toolName": ev.tool, "allowed": False}),
+    )
 
 
 def _on_cancel(state: ConversationState, ev: Cancel | Stop) -> Out:
@@ -502,7 +533,8 @@ def _on_cancel(state: ConversationState, ev: Cancel | Stop) -> Out:
             state = _close_batch(state, _fill(batch, queued, queued))
             return _settle(state, Idle()), tuple(effects)
         else:
-            resolved = {"approvalId": status.batch.current.id, "decision": "cancelled"}
+            request = "upgrade" if isinstance(status, AwaitingUpgrade) else "approval"
+            resolved = {"request": request, "approvalId": status.batch.current.id, "decision": "cancelled"}
             effects.append(Notify("approval_resolved", resolved))
         state = _close_batch(state, _fill(status.batch, running, queued))
     if isinstance(ev, Stop):
@@ -522,7 +554,7 @@ def _on_continuation(state: ConversationState, ev: TriggerContinuation) -> Out:
         return _reject(state, "subagent", "Sub-agents do not produce continuation summaries (REQ-BED-024).")
     state, rid = _new_request(state)
     return replace(state, status=Summarizing(rid)), (
-        Notify("context", {"state": "continuing", "manual": True}),
+        Notify("context", {"state": "continuing", "manual": True, **context_usage(state)}),
         RequestLlm(rid, purpose="summary", instruction=texts.summary_instruction(())),
     )
 
@@ -597,7 +629,7 @@ _RESTING: dict[type, Handler] = {**_ALWAYS, Cancel: _on_idle_cancel}
 #: status -> event type -> handler. Anything else is refused without changing the state.
 TABLE: Mapping[type, Mapping[type, Handler]] = {
     Idle: {**_RESTING, TriggerContinuation: _on_continuation},
-    Failed: {**_RESTING, TriggerContinuation: _on_continuation},
+    Error: {**_RESTING, TriggerContinuation: _on_continuation},
     Exhausted: _RESTING,
     Finished: {RestoreEvent: _on_restore, Stop: _on_cancel, SetStyle: _on_set_style},
     AwaitingLlm: {**_BUSY, LlmDone: _on_llm_done, LlmFailed: _on_llm_failed},
@@ -617,25 +649,47 @@ def _persistence(old: ConversationState, new: ConversationState) -> tuple[Effect
     effects: list[Effect] = [PersistMessage(start + i, m) for i, m in enumerate(added)]
     effects.append(PersistState())
     if type(new.status) is not type(old.status) or new.mode is not old.mode:
-        effects.append(Notify("status", {"status": new.status.kind, "mode": new.mode.value}))
+        status = {"status": new.status.kind, "previous": old.status.kind, "mode": new.mode.value}
+        effects.append(Notify("status", status))
     return tuple(effects)
+
+
+def _refuse(state: ConversationState, event: Event) -> Out:
+    """An event the table does not take in this status: the refusal says what to do instead."""
+    if isinstance(state.status, BUSY):
+        return _busy(state)
+    if isinstance(state.status, Exhausted):
+        return _reject(
+            state,
+            "context_exhausted",
+            f"{type(event).__name__} is not accepted: this conversation's context window is full. Start a new "
+            "conversation from its summary (phoenix/newConversation with continueFrom).",
+        )
+    return _reject(
+        state,
+        "illegal_event",
+        f"{type(event).__name__} is not accepted while the conversation is "
+        f"{_status_name(state.status)}; nothing was changed.",
+    )
 
 
 def transition(state: ConversationState, event: Event) -> Out:
     """The next state and the effects to carry out, persistence first. Pure and deterministic."""
     handler = TABLE[type(state.status)].get(type(event))
     if handler is None:
-        return _reject(
-            state,
-            "illegal_event",
-            f"{type(event).__name__} is not accepted while the conversation is "
-            f"{_status_name(state.status)}; nothing was changed.",
-        )
+        return _refuse(state, event)
     new, effects = handler(state, event)
     if new is state:
         return new, effects
     persistence = _persistence(state, new)
-    # the status notification goes after persistence but before anything that acts on the world
+    # An error is told before the status that reports it (a client that prompts on "error" has the message);
+    # the status goes after persistence but before anything that acts on the world.
+    errors = tuple(e for e in effects if isinstance(e, Notify) and e.kind == "error")
+    if errors:
+        effects = tuple(e for e in effects if e not in errors)
+        status = tuple(e for e in persistence if isinstance(e, Notify))
+        persistence = tuple(e for e in persistence if not isinstance(e, Notify))
+        return new, (*persistence, *errors, *status, *effects)
     return new, (*persistence, *effects)
 
 

@@ -88,7 +88,7 @@ class Summarizing:
 
 
 @dataclass(frozen=True, slots=True)
-class Failed:
+class Error:
     """The error state (REQ-BED-006): a user message continues the conversation."""
 
     message: str
@@ -112,6 +112,20 @@ class Finished:
     kind: Literal["finished"] = "finished"
 
 
+#: The wire names of the statuses (``Status.kind``).
+StatusKind = Literal[
+    "idle",
+    "awaiting_llm",
+    "running_tool",
+    "awaiting_approval",
+    "awaiting_upgrade",
+    "awaiting_agents",
+    "summarizing",
+    "error",
+    "exhausted",
+    "finished",
+]
+
 Status = (
     Idle
     | AwaitingLlm
@@ -120,15 +134,17 @@ Status = (
     | AwaitingUpgrade
     | AwaitingAgents
     | Summarizing
-    | Failed
+    | Error
     | Exhausted
     | Finished
 )
 
 #: Statuses in which the agent is working; a user message is refused as busy (REQ-BED-002).
 BUSY = (AwaitingLlm, RunningTool, AwaitingApproval, AwaitingUpgrade, AwaitingAgents, Summarizing)
-#: Statuses that hold a batch of tool calls.
-WITH_BATCH = (RunningTool, AwaitingApproval, AwaitingUpgrade, AwaitingAgents)
+#: Statuses in which nothing runs and nothing waits: the rest. They need nothing after a restart.
+RESTING = (Idle, Error, Exhausted, Finished)
+#: The same, by wire name (clients and the store see statuses by name).
+RESTING_KINDS: frozenset[StatusKind] = frozenset(("idle", "error", "exhausted", "finished"))
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,6 +29,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..store.secrets import SecretGuard
+
 if TYPE_CHECKING:
     from anthropic import AsyncAnthropic
 
@@ -195,10 +197,19 @@ class LlmClient:
     bounds each HTTP read/connect.
     """
 
-    def __init__(self, api_key: str | None = None, base_url: str | None = None, timeout_s: float = 600) -> None:
+    def __init__(
+        self,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        timeout_s: float = 600,
+        guard: SecretGuard | None = None,
+    ) -> None:
         key = api_key if api_key is not None else os.environ.get("ANTHROPIC_API_KEY")
         # Surrounding whitespace is a copy-paste accident (e.g. a trailing newline in a secrets file).
         self._api_key = (key.strip() or None) if key is not None else None
+        self._guard = guard if guard is not None else SecretGuard()
+        if self._api_key:
+            self._guard.add_secret(self._api_key)
         self._base_url = base_url if base_url is not None else os.environ.get("ANTHROPIC_BASE_URL") or None
         self._timeout_s = timeout_s
         self._sdk: AsyncAnthropic | None = None
@@ -206,11 +217,6 @@ class LlmClient:
     def __repr__(self) -> str:
         key = "set" if self._api_key else "missing"
         return f"LlmClient(base_url={_safe_url(self._base_url)!r}, api_key={key}, timeout_s={self._timeout_s})"
-
-    @property
-    def has_api_key(self) -> bool:
-        """Whether a key is configured (never the key itself)."""
-        return bool(self._api_key)
 
     @property
     def base_url(self) -> str:
@@ -362,11 +368,7 @@ class LlmClient:
         """Remove the API key (and URL credentials) from text that came from elsewhere."""
         if not text:
             return ""
-        if self._api_key:
-            # The key itself, and its escaped form (as it appears inside a repr of bytes or str).
-            for form in {self._api_key, repr(self._api_key)[1:-1], repr(self._api_key.encode())[2:-1]}:
-                text = text.replace(form, "[redacted]")
-        return _strip_url_credentials(text)
+        return _strip_url_credentials(self._guard.redact(text))
 
 
 _URL_CREDENTIALS = re.compile(r"(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]*://)[^/\s@]+@")

@@ -13,12 +13,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
+from pygls.lsp.server import LanguageServer
 
 from ..core.values import ToolUse
+from ..protocol.events import Diff
 from ..tools.patch import PatchError, plan_patch, resolve_patch_path
 
 if TYPE_CHECKING:
-    from .app import PhoenixServer
     from .runtime import Runtime
 
 NO_APPLY_EDIT = (
@@ -60,7 +61,7 @@ def preview_diff(root: Path, call: ToolUse, documents: Mapping[Path, str], clipb
     return None if isinstance(plan, PatchError) else plan.diff
 
 
-async def apply_patch(ls: PhoenixServer, runtime: Runtime, call: ToolUse) -> tuple[str, bool]:
+async def apply_patch(ls: LanguageServer, runtime: Runtime, call: ToolUse) -> tuple[str, bool]:
     root = Path(runtime.state.working_directory)
     target = resolve_patch_path(dict(call.input), root)
     if isinstance(target, PatchError):
@@ -123,5 +124,5 @@ async def apply_patch(ls: PhoenixServer, runtime: Runtime, call: ToolUse) -> tup
         reason = result.failure_reason or "the user or the editor rejected it"
         return f"The patch was not applied: {reason}. Nothing changed; do not retry the same edit blindly.", True
     runtime.clipboards = dict(plan.clipboards)
-    runtime.emit("diff", toolUseId=call.id, path=str(target), diff=plan.diff)
+    runtime.emit(Diff(tool_use_id=call.id, path=str(target), diff=plan.diff))
     return plan.message, False

@@ -36,8 +36,10 @@ from ..core.effects import (
     ReportToParent,
     RequestLlm,
     RunTool,
+    SetTitle,
     SpawnAgents,
     StopAgents,
+    UserCommand,
 )
 from ..core.events import (
     AgentEnded,
@@ -51,22 +53,46 @@ from ..core.events import (
     UpgradeAnswer,
     UserMessage,
 )
-from ..core.state import BUSY, ConversationState, Failed, Settings
+from ..core.state import BUSY, RESTING_KINDS, ConversationState, Settings
 from ..core.values import Decision, Message, Mode, Policy, Style, Text, ToolUse, Usage
+from ..protocol import events as ev
+from ..protocol.base import to_wire
+from ..protocol.views import AgentRef, ContextUsage, StyleSuggestion
 from ..store import AuditEntry, ConversationRecord, Store
 from . import prompts, wire
 from .settings import context_window
 
 log = logging.getLogger(__name__)
 
-#: Statuses that need nothing after a restart; anything else is loaded and restored at start-up.
-RESTING = ("idle", "error", "exhausted", "finished")
+
+@dataclass(frozen=True)
+class Outcome:
+    """What applying one event did, for the request that caused it: the refusal, or what it accepted."""
+
+    reject: Reject | None = None
+    command: UserCommand | None = None
+    suggestion: StyleSuggestion | None = None
+
+
+#: The core's notifications that map one to one onto an event kind (their details are the event's fields).
+NOTIFICATIONS: dict[str, type[ev.EventKinds]] = {
+    "status": ev.Status,
+    "mode": ev.ModeChanged,
+    "style": ev.StyleChanged,
+    "policy": ev.PolicyChanged,
+    "retry": ev.Retry,
+    "suggestion": ev.StyleSuggestionEvent,
+    "tool_refused": ev.ToolRefused,
+    "usage": ev.Usage,
+    "error": ev.Error,
+    "always_allow": ev.AlwaysAllowChanged,
+}
 
 
 class Sink(Protocol):
-    """What the runtime needs from the LSP side (implemented in app.py)."""
+    """What the runtime needs from the LSP side (implemented by the server)."""
 
-    def event(self, params: dict[str, Any]) -> None: ...
+    def event(self, event: ev.EventKinds, params: dict[str, Any]) -> None: ...
     def ask_approval(self, runtime: Runtime, approval_id: str, call: ToolUse) -> None: ...
     def ask_upgrade(self, runtime: Runtime, request_id: str, reason: str) -> None: ...
     def withdraw(self, runtime: Runtime, request_id: str) -> None: ...
@@ -166,9 +192,8 @@ class Hub:
         self.store.create_conversation(record)
         runtime = Runtime(self, state, last_seq=0)
         self.runtimes[cid] = runtime
-        empty = replace(state, history=())
         effects: tuple[Effect, ...] = (PersistMessage(0, seed), PersistState()) if seed else (PersistState(),)
-        runtime._persist(empty, effects)
+        runtime._persist(effects)
         return runtime
 
     def get(self, conversation_id: str) -> Runtime:
@@ -192,7 +217,7 @@ class Hub:
         """After a start: conversations that were busy are restored (REQ-BED-007). Returns how many."""
         count = 0
         for summary in self.store.list_conversations(include_subagents=True):
-            if summary.status not in RESTING:
+            if summary.status not in RESTING_KINDS:
                 runtime = self.get(summary.id)
                 runtime.apply(Restore())
                 count += 1
@@ -220,7 +245,6 @@ class Runtime:
         self.llm_tasks: dict[int, asyncio.Task[Any]] = {}
         self.tool_tasks: dict[str, asyncio.Task[Any]] = {}
         self.clipboards: dict[str, str] = {}
-        self.suggestion: dict[str, str] | None = None  # the last style suggestion, for the setStyle answer
         self.deadline: asyncio.Task[Any] | None = None  # a sub-agent's time limit (REQ-BED-008)
 
     @property
@@ -229,115 +253,125 @@ class Runtime:
 
     # ------------------------------------------------------------------------------------ events
 
-    def emit(self, kind: str, **fields: Any) -> int:
+    def emit(self, event: ev.EventKinds) -> int:
         """Send one phoenix/event, numbered and stored first (so catch-up can rely on it)."""
         self.seq += 1
-        params: dict[str, Any] = {"conversationId": self.id, "seq": self.seq, "time": time.time(), "kind": kind}
-        if self.state.parent_id:
-            params["parentConversationId"] = self.state.parent_id
-        params.update(fields)
+        event = event.model_copy(
+            update={"conversation_id": self.id, "seq": self.seq, "time": time.time(),
+                    "parent_conversation_id": self.state.parent_id}
+        )
+        params = to_wire(event)
         self.hub.store.append_event(self.id, self.seq, json.dumps(params))
-        self.hub.sink.event(params)
+        self.hub.sink.event(event, params)
         return self.seq
 
-    def apply(self, event: Event) -> Reject | None:
-        """Run one event through the core and carry out the effects. Returns the refusal, if any."""
+    def check(self, event: Event) -> Reject | None:
+        """The refusal ``event`` would get now, without applying it (the core is pure: nothing happens)."""
+        _, effects = machine.transition(self.state, event)
+        return next((e for e in effects if isinstance(e, Reject)), None)
+
+    def apply(self, event: Event) -> Outcome:
+        """Run one event through the core, persist, and carry out the effects in order."""
         before = self.state
         self.state, effects = machine.transition(before, event)
-        reject: Reject | None = None
-        self._persist(before, effects)
-        if isinstance(self.state.status, Failed) and not isinstance(before.status, Failed):
-            # before the status event, so a client that prompts on "error" status already has the message
-            self.emit("error", message=self.state.status.message, errorKind="llm")
+        self._persist(effects)
+        outcome = Outcome()
         for effect in effects:
-            if isinstance(effect, PersistMessage | PersistState):
-                continue
-            if isinstance(effect, Reject):
-                reject = effect
-                continue
+            match effect:
+                case PersistMessage() | PersistState():
+                    continue
+                case Reject():
+                    outcome = replace(outcome, reject=effect)
+                case UserCommand():
+                    outcome = replace(outcome, command=effect)
+                case Notify(kind="suggestion", detail=d):
+                    outcome = replace(outcome, suggestion=StyleSuggestion.model_validate(d))
             try:
-                self._execute(effect, before)
+                self._execute(effect)
             except Exception:  # one failing effect must not take the conversation down
                 log.exception("effect %s of %s failed", type(effect).__name__, self.id)
-        return reject
+        return outcome
 
-    def _persist(self, before: ConversationState, effects: tuple[Effect, ...]) -> None:
+    def _persist(self, effects: tuple[Effect, ...]) -> None:
         messages = [e for e in effects if isinstance(e, PersistMessage)]
         now = time.time()
         if messages:
-            items = []
+            items: list[tuple[int, str]] = []
             for e in messages:
                 seq = self.seq + 1 + len(items)  # the seq of the "message" event announcing it, just below
                 body = {"seq": seq, "time": now, "message": json.loads(codec.encode_message(e.message))}
                 items.append((e.index, json.dumps(body)))
             self.hub.store.append_messages(self.id, items)
-            first_user = next((e.message for e in messages if e.message.role == "user" and not e.message.tag), None)
-            if first_user is not None and not any(m.role == "user" and not m.tag for m in before.history):
-                self.hub.store.update_title(self.id, first_user.text()[:80])
         if any(isinstance(e, PersistState) for e in effects):
             self.hub.store.save_state(self.id, codec.encode_state(self.state), self.state.status.kind, now)
         for e in messages:
-            self.emit("message", message=wire.message_to_wire(e.message, self.seq + 1, e.index, now))
+            self.emit(ev.MessageAdded(message=wire.message_to_wire(e.message, self.seq + 1, e.index, now)))
 
-    def _execute(self, effect: Effect, before: ConversationState) -> None:
-        if isinstance(effect, RequestLlm):
-            self.llm_tasks[effect.request_id] = self.hub.spawn(self._llm(effect))
-        elif isinstance(effect, CancelLlm):
-            task = self.llm_tasks.pop(effect.request_id, None)
-            if task:
-                task.cancel()
-        elif isinstance(effect, RunTool):
-            self.tool_tasks[effect.call.id] = self.hub.spawn(self._tool(effect))
-        elif isinstance(effect, CancelTool):
-            task = self.tool_tasks.pop(effect.tool_use_id, None)
-            if task:
-                task.cancel()
-        elif isinstance(effect, AskApproval):
-            self.emit("approvalRequested", **self.approval_fields(effect.approval_id, effect.call))
-            self.hub.sink.ask_approval(self, effect.approval_id, effect.call)
-        elif isinstance(effect, AskUpgrade):
-            self.emit("upgradeRequested", requestId=effect.tool_use_id, toolUseId=effect.tool_use_id,
-                      reason=effect.reason)
-            self.hub.sink.ask_upgrade(self, effect.tool_use_id, effect.reason)
-        elif isinstance(effect, Notify):
-            self._notify(effect, before)
-        elif isinstance(effect, Audit):
-            self.hub.store.append_audit(
-                AuditEntry(
-                    time=time.time(),
-                    conversation_id=self.id,
-                    actor=effect.actor.value,  # type: ignore[arg-type]
-                    action=effect.action,
-                    mode=self.state.mode.value,
-                    style=self.state.style.value,
-                    detail=json.dumps(dict(effect.detail)),
+    def _execute(self, effect: Effect) -> None:
+        match effect:
+            case RequestLlm():
+                self.llm_tasks[effect.request_id] = self.hub.spawn(self._llm(effect))
+            case CancelLlm():
+                if task := self.llm_tasks.pop(effect.request_id, None):
+                    task.cancel()
+            case RunTool():
+                self.tool_tasks[effect.call.id] = self.hub.spawn(self._tool(effect))
+            case CancelTool():
+                if task := self.tool_tasks.pop(effect.tool_use_id, None):
+                    task.cancel()
+            case AskApproval():
+                self.emit(ev.ApprovalRequested(**self.approval_fields(effect.approval_id, effect.call)))
+                self.hub.sink.ask_approval(self, effect.approval_id, effect.call)
+            case AskUpgrade():
+                self.emit(ev.UpgradeRequested(request_id=effect.tool_use_id, tool_use_id=effect.tool_use_id,
+                                              reason=effect.reason))
+                self.hub.sink.ask_upgrade(self, effect.tool_use_id, effect.reason)
+            case Notify():
+                self._notify(effect)
+            case Audit():
+                self.hub.store.append_audit(
+                    AuditEntry(
+                        time=time.time(),
+                        conversation_id=self.id,
+                        actor=effect.actor,
+                        action=effect.action,
+                        mode=self.state.mode.value,
+                        style=self.state.style.value,
+                        detail=json.dumps(dict(effect.detail)),
+                    )
                 )
-            )
-        elif isinstance(effect, SpawnAgents):
-            self._spawn_agents(effect)
-        elif isinstance(effect, StopAgents):
-            for agent_id in effect.agent_ids:
-                with contextlib.suppress(NotFound):
-                    self.hub.get(agent_id).apply(Stop(effect.reason))
-        elif isinstance(effect, ReportToParent):
-            if self.deadline is not None and self.deadline is not asyncio.current_task():
-                self.deadline.cancel()  # finished in time: the timer must not outlive the agent
-            self.deadline = None
-            with contextlib.suppress(NotFound):
-                parent = self.hub.get(effect.parent_id)
-                # persist the result in the parent first: a client is never told of a result a crash could lose
-                parent.apply(AgentEnded(effect.agent_id, effect.ok, effect.result))
-                parent.emit("subAgentFinished", agentId=effect.agent_id,
-                            outcome="submitted" if effect.ok else "failed", reason=None if effect.ok else effect.result)
+            case SetTitle():
+                self.hub.store.update_title(self.id, effect.title)
+            case SpawnAgents():
+                self._spawn_agents(effect)
+            case StopAgents():
+                for agent_id in effect.agent_ids:
+                    with contextlib.suppress(NotFound):
+                        self.hub.get(agent_id).apply(Stop(effect.reason))
+            case ReportToParent():
+                self._report(effect)
+            case PersistMessage() | PersistState() | Reject() | UserCommand():
+                pass  # persisted first, or answered by the request that caused it
+
+    def _report(self, effect: ReportToParent) -> None:
+        if self.deadline is not None and self.deadline is not asyncio.current_task():
+            self.deadline.cancel()  # finished in time: the timer must not outlive the agent
+        self.deadline = None
+        with contextlib.suppress(NotFound):
+            parent = self.hub.get(effect.parent_id)
+            # persist the result in the parent first: a client is never told of a result a crash could lose
+            parent.apply(AgentEnded(effect.agent_id, effect.ok, effect.result))
+            parent.emit(ev.SubAgentFinished(agent_id=effect.agent_id, outcome="submitted" if effect.ok else "failed",
+                                            reason=None if effect.ok else effect.result))
 
     def approval_fields(self, approval_id: str, call: ToolUse) -> dict[str, Any]:
         return {
-            "approvalId": approval_id,
-            "toolUseId": call.id,
-            "toolName": call.name,
+            "approval_id": approval_id,
+            "tool_use_id": call.id,
+            "tool_name": call.name,
             "description": describe_tool(call.name),
             "arguments": dict(call.input),
-            **({"diff": diff} if (diff := self.patch_diff(call)) is not None else {}),
+            "diff": self.patch_diff(call),
         }
 
     def patch_diff(self, call: ToolUse) -> str | None:
@@ -348,48 +382,31 @@ class Runtime:
 
         return preview_diff(Path(self.state.working_directory), call, self.hub.sink.open_documents(), self.clipboards)
 
-    def _notify(self, effect: Notify, before: ConversationState) -> None:
-        d = dict(effect.detail)
-        if effect.kind == "status":
-            self.emit("status", status=d["status"], previous=before.status.kind, mode=d["mode"])
-        elif effect.kind == "mode":
-            self.emit("modeChanged", mode=d["mode"], previous=before.mode.value, actor="user", via=d.get("via"))
-        elif effect.kind == "style":
-            self.emit("styleChanged", style=d["style"], previous=before.style.value)
-        elif effect.kind == "suggestion":
-            command = "/execute" if self.state.mode is Mode.RESTRICTED else "/plan"
-            mode = "unrestricted" if command == "/execute" else "restricted"
-            self.emit("styleSuggestion", mode=mode, command=command, text=d["text"])
-            self.suggestion = {"mode": mode, "command": command, "text": str(d["text"])}
-        elif effect.kind == "policy":
-            self.emit("policyChanged", policy=d["policy"], previous=before.policy.value)
-        elif effect.kind == "retry":
-            self.emit("retry", attempt=d["attempt"], maxAttempts=d["of"], delayMs=d["delayMs"], reason=d["error"])
-        elif effect.kind == "context":
-            kind = {"warning": "contextWarning", "continuing": "continuationStarted"}.get(str(d["state"]))
-            if kind:
-                self.emit(kind, **self.usage_fields())
-            if d["state"] == "exhausted":
-                status = self.state.status
-                self.emit("continuation", summary=getattr(status, "summary", ""), fallback=False)
-        elif effect.kind == "approval_resolved":
-            request_id = str(d["approvalId"])
-            if before.status.kind == "awaiting_upgrade":
-                self.emit("upgradeResolved", requestId=request_id, approved=d["decision"] == "approve",
-                          cancelled=d["decision"] == "cancelled")
-            else:
-                self.emit("approvalResolved", approvalId=request_id, decision=d["decision"])
-                granted = set(self.state.always_allow) - set(before.always_allow)
-                for tool in sorted(granted):  # REQ-PROTO-021: an always-allow grant is announced like a revoke
-                    self.emit("alwaysAllowChanged", toolName=tool, allowed=True)
-            self.hub.sink.withdraw(self, request_id)
-        elif effect.kind == "tool_refused":
-            self.emit("toolRefused", toolUseId=d["toolUseId"], toolName=d["tool"], by="mode")
+    def _notify(self, effect: Notify) -> None:
+        """Translate the core's notification into its phoenix/event (the core said everything it says)."""
+        d = effect.detail
+        match effect.kind:
+            case "approval_resolved":
+                request_id = str(d["approvalId"])
+                if d["request"] == "upgrade":
+                    self.emit(ev.UpgradeResolved(request_id=request_id, approved=d["decision"] == "approve",
+                                                 cancelled=d["decision"] == "cancelled"))
+                else:
+                    self.emit(ev.ApprovalResolved(approval_id=request_id, decision=d["decision"]))  # type: ignore[arg-type]
+                self.hub.sink.withdraw(self, request_id)
+            case "context":
+                state = d["state"]
+                if state == "exhausted":
+                    self.emit(ev.Continuation(summary=str(d["summary"]), fallback=bool(d["fallback"])))
+                else:
+                    fields = {k: d[k] for k in ("usedTokens", "contextWindow", "fraction")}
+                    kind = ev.ContextWarning if state == "warning" else ev.ContinuationStarted
+                    self.emit(kind.model_validate(fields))
+            case kind:
+                self.emit(NOTIFICATIONS[kind].model_validate(d))
 
-    def usage_fields(self) -> dict[str, Any]:
-        window = self.state.settings.context_window
-        used = self.state.context_tokens
-        return {"usedTokens": used, "contextWindow": window, "fraction": round(used / window, 4) if window else 0}
+    def usage(self) -> ContextUsage:
+        return ContextUsage.model_validate(machine.context_usage(self.state))
 
     # ------------------------------------------------------------------------------------- the LLM
 
@@ -410,7 +427,7 @@ class Runtime:
             guard = self.hub.store.guard
 
             def on_text(text: str) -> None:
-                self.emit("textDelta", text=guard.redact(text), requestId=effect.request_id)
+                self.emit(ev.TextDelta(text=guard.redact(text), request_id=effect.request_id))
 
             if state.is_subagent:
                 async with self.hub.agent_slots:
@@ -427,7 +444,6 @@ class Runtime:
         content = tuple(self._block(b) for b in outcome.content if b.get("type") in ("text", "tool_use"))
         usage = Usage(**{k: int(v) for k, v in outcome.usage.items() if k in Usage.__dataclass_fields__})
         self.apply(LlmDone(effect.request_id, content, outcome.stop_reason, usage))
-        self.emit("usage", **self.usage_fields())
 
     def _block(self, block: dict[str, Any]) -> Text | ToolUse:
         guard = self.hub.store.guard
@@ -443,12 +459,12 @@ class Runtime:
 
     async def _tool(self, effect: RunTool) -> None:
         call = effect.call
-        self.emit("toolStart", toolUseId=call.id, toolName=call.name, arguments=dict(call.input),
-                  mode=effect.mode.value)
+        self.emit(ev.ToolStart(tool_use_id=call.id, tool_name=call.name, arguments=dict(call.input),
+                               mode=effect.mode))
         try:
             output, is_error, refused = await self._run_tool(call, effect.mode)
         except asyncio.CancelledError:
-            self.emit("toolEnd", toolUseId=call.id, isError=True, summary="cancelled")
+            self.emit(ev.ToolEnd(tool_use_id=call.id, is_error=True, summary="cancelled"))
             return
         except Exception as exc:
             log.exception("tool %s failed", call.name)
@@ -456,7 +472,7 @@ class Runtime:
         finally:
             self.tool_tasks.pop(call.id, None)
         output = self.hub.store.guard.redact(output)
-        self.emit("toolEnd", toolUseId=call.id, isError=is_error, summary=output[:200])
+        self.emit(ev.ToolEnd(tool_use_id=call.id, is_error=is_error, summary=output[:200]))
         self.apply(ToolDone(call.id, output, is_error, refused))
 
     async def _run_tool(self, call: ToolUse, mode: Mode) -> tuple[str, bool, bool]:
@@ -504,8 +520,8 @@ class Runtime:
                 conversation_id=spec.agent_id,
             )
             assert child.state.mode is effect.mode
-            agents.append({"conversationId": child.id, "task": spec.task})
-        self.emit("subAgentsSpawned", toolUseId=effect.tool_use_id, agents=agents)
+            agents.append(AgentRef(conversation_id=child.id, task=spec.task))
+        self.emit(ev.SubAgentsSpawned(tool_use_id=effect.tool_use_id, agents=agents))
         for spec in effect.agents:
             child = self.hub.get(spec.agent_id)
             child.apply(UserMessage(spec.task))
@@ -519,10 +535,10 @@ class Runtime:
     # ------------------------------------------------------------------------------------ answers
 
     def answer_approval(self, approval_id: str, decision: Decision) -> Reject | None:
-        return self.apply(ApprovalAnswer(approval_id, decision))
+        return self.apply(ApprovalAnswer(approval_id, decision)).reject
 
     def answer_upgrade(self, approve: bool) -> Reject | None:
-        return self.apply(UpgradeAnswer(approve))
+        return self.apply(UpgradeAnswer(approve)).reject
 
     @property
     def busy(self) -> bool:

@@ -6,8 +6,9 @@ import base64
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from ..core.state import AwaitingApproval, AwaitingUpgrade, ConversationState
-from ..core.values import Block, Image, Message, Text, ToolResult, ToolUse
+from ..core.state import AwaitingUpgrade, ConversationState
+from ..core.values import Block, Image, Message, Text, ToolUse
+from ..protocol import views
 
 
 def block_to_api(block: Block, image: Callable[[str], tuple[bytes, str]]) -> dict[str, Any] | None:
@@ -53,46 +54,32 @@ def history_to_api(
     return out
 
 
-def block_to_wire(block: Block) -> dict[str, Any]:
+def block_to_wire(block: Block) -> views.Block:
     """A content block for phoenix/event and phoenix/getConversation (images as references)."""
     if isinstance(block, Text):
-        return {"type": "text", "text": block.text}
+        return views.TextBlock(text=block.text)
     if isinstance(block, Image):
-        return {"type": "image", "imageId": block.image_id, "mediaType": block.media_type}
+        return views.ImageBlock(image_id=block.image_id, media_type=block.media_type)
     if isinstance(block, ToolUse):
-        return {"type": "toolUse", "toolUseId": block.id, "toolName": block.name, "arguments": dict(block.input)}
-    assert isinstance(block, ToolResult)
-    return {"type": "toolResult", "toolUseId": block.tool_use_id, "content": block.content, "isError": block.is_error}
+        return views.ToolUseBlock(tool_use_id=block.id, tool_name=block.name, arguments=dict(block.input))
+    return views.ToolResultBlock(tool_use_id=block.tool_use_id, content=block.content, is_error=block.is_error)
 
 
-def message_to_wire(message: Message, seq: int, index: int, time: float) -> dict[str, Any]:
-    out: dict[str, Any] = {
-        "seq": seq,
-        "messageId": str(index),
-        "role": message.role,
-        "content": [block_to_wire(b) for b in message.content],
-        "createdAt": time,
-    }
-    if message.tag:
-        out["tag"] = message.tag
-    return out
+def message_to_wire(message: Message, seq: int, index: int, time: float) -> views.MessageView:
+    return views.MessageView(
+        seq=seq,
+        message_id=str(index),
+        role=message.role,
+        content=[block_to_wire(b) for b in message.content],
+        created_at=time,
+        tag=message.tag,
+    )
 
 
-def pending_request(state: ConversationState, describe: Callable[[str], str]) -> dict[str, Any]:
-    """The open approval or upgrade request of a conversation, as getConversation shows it."""
+def pending_upgrade(state: ConversationState) -> views.PendingUpgrade | None:
+    """The open upgrade request of a conversation, as getConversation shows it."""
     status = state.status
-    if isinstance(status, AwaitingApproval):
-        call = status.batch.current
-        return {
-            "pendingApproval": {
-                "approvalId": status.approval_id,
-                "toolUseId": call.id,
-                "toolName": call.name,
-                "description": describe(call.name),
-                "arguments": dict(call.input),
-            }
-        }
     if isinstance(status, AwaitingUpgrade):
         call = status.batch.current
-        return {"pendingUpgrade": {"requestId": call.id, "toolUseId": call.id, "reason": status.reason}}
-    return {}
+        return views.PendingUpgrade(request_id=call.id, tool_use_id=call.id, reason=status.reason)
+    return None

@@ -7,10 +7,10 @@ messages; it only keeps them and hands them back byte for byte.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
 
-Actor = Literal["user", "agent", "system"]
-ACTORS: tuple[Actor, ...] = ("user", "agent", "system")
+from ..core.values import Actor as Actor
+
+ACTORS: tuple[Actor, ...] = tuple(Actor)
 
 
 @dataclass(frozen=True, slots=True)

@@ -68,9 +68,13 @@ class SecretGuard:
                 raise SecretLeakError(_refusal(what, label))
 
     def redact(self, text: str) -> str:
-        """Return ``text`` with every known secret replaced by ``[REDACTED]``."""
+        """Return ``text`` with every known secret replaced by ``[REDACTED]``, also in the escaped forms a
+        secret takes inside a repr of a str or bytes (as error messages of other libraries show it).
+
+        This is the one redactor of the process: the store, the log and the LLM client's errors use it."""
+        forms = {f for _label, v in self._secrets() for f in (v, repr(v)[1:-1], repr(v.encode())[2:-1])}
         # Longest first, so a secret that contains another one is replaced whole.
-        for _label, value in sorted(self._secrets(), key=lambda pair: -len(pair[1])):
+        for value in sorted(forms, key=len, reverse=True):
             text = text.replace(value, REDACTED)
         return text
 

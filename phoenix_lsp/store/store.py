@@ -469,7 +469,7 @@ class Store:
                 id=int(r[0]),
                 time=float(r[1]),
                 conversation_id=r[2],
-                actor=cast(Actor, r[3]),
+                actor=Actor(r[3]),
                 action=str(r[4]),
                 mode=r[5],
                 style=r[6],

@@ -50,8 +50,8 @@ from phoenix_lsp.core.state import (
     AwaitingLlm,
     AwaitingUpgrade,
     ConversationState,
+    Error,
     Exhausted,
-    Failed,
     Finished,
     Idle,
     RunningTool,
@@ -244,7 +244,7 @@ def test_retries_three_times_with_backoff_then_error() -> None:
         assert of(effects, Notify)[0].kind == "retry"
     assert delays == [100, 200, 400]
     state, _ = transition(state, LlmFailed(4, True, "overloaded", 529))
-    assert isinstance(state.status, Failed) and "after 3 retries" in state.status.message
+    assert isinstance(state.status, Error) and "after 3 retries" in state.status.message
     state, effects = transition(state, UserMessage("try again"))  # error state accepts a message
     assert isinstance(state.status, AwaitingLlm)
 
@@ -253,7 +253,7 @@ def test_retries_three_times_with_backoff_then_error() -> None:
 def test_auth_error_goes_to_error_at_once() -> None:
     state, _ = run(fresh(), UserMessage("hi"))
     state, effects = transition(state, LlmFailed(1, False, "authentication failed: check ANTHROPIC_API_KEY", 401))
-    assert isinstance(state.status, Failed) and "ANTHROPIC_API_KEY" in state.status.message
+    assert isinstance(state.status, Error) and "ANTHROPIC_API_KEY" in state.status.message
     assert not of(effects, RequestLlm)
 
 

@@ -45,7 +45,6 @@ from phoenix_lsp.core.events import (
 )
 from phoenix_lsp.core.state import (
     BUSY,
-    WITH_BATCH,
     AwaitingAgents,
     AwaitingApproval,
     AwaitingLlm,
@@ -211,7 +210,7 @@ class ConversationMachine(RuleBasedStateMachine):
         if not hasattr(self, "state"):
             return
         history = self.state.history
-        open_batch = isinstance(self.state.status, WITH_BATCH)
+        open_batch = hasattr(self.state.status, "batch")  # a status that holds a tool batch
         seen_results: set[str] = set()
         for i, message in enumerate(history):
             results = message.tool_results()

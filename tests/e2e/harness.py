@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
+import json
 import os
 import signal
 import sys
@@ -17,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient, client_capabilities
@@ -38,6 +41,19 @@ class RpcError:
     data: dict[str, Any]
 
 
+SCHEMA = json.loads((Path(__file__).resolve().parents[2] / "specs" / "protocol.schema.json").read_text("utf-8"))
+
+
+@functools.cache
+def _validator(ref: str) -> jsonschema.Draft202012Validator:
+    return jsonschema.Draft202012Validator({"$ref": ref, "$defs": SCHEMA["$defs"]})
+
+
+def drift(ref: str, instance: Any, what: str) -> list[str]:
+    """Where ``instance`` differs from the published schema (REQ-PROTO-037): empty when it conforms."""
+    return [f"{what}: {e.message} at {list(e.absolute_path)}" for e in _validator(ref).iter_errors(instance)]
+
+
 @dataclass
 class Session:
     client: LanguageClient
@@ -55,6 +71,7 @@ class Session:
     _changed: asyncio.Event = field(default_factory=asyncio.Event)
     killed: bool = False
     initialize_result: Any = None
+    drifts: list[str] = field(default_factory=list)  # what the server sent that the published schema refuses
 
     @property
     def pid(self) -> int:
@@ -89,7 +106,11 @@ class Session:
         return [e["seq"] for e in self.events if e["conversationId"] == conversation_id]
 
     async def request(self, method: str, params: dict[str, Any] | None = None) -> Any:
-        return await self.client.protocol.send_request_async(method, params or {})  # type: ignore[no-untyped-call]  # pygls/pytest-lsp are untyped here
+        result = await self.client.protocol.send_request_async(method, params or {})  # type: ignore[no-untyped-call]  # pygls/pytest-lsp are untyped here
+        if method.startswith("phoenix/"):
+            ref = SCHEMA["properties"]["requests"]["properties"][method]["properties"]["result"]["$ref"]
+            self.drifts += drift(ref, result, f"{method} result")
+        return result
 
     async def new(self, **params: Any) -> str:
         params.setdefault("workingDirectory", str(self.workdir))
@@ -162,6 +183,7 @@ async def session(
     @client.feature("phoenix/event")  # type: ignore[untyped-decorator]  # pygls/pytest-lsp are untyped here
     def on_event(params: dict[str, Any]) -> None:
         s.arrivals.append(time.monotonic_ns())
+        s.drifts += drift("#/$defs/PhoenixEvent", params, f"phoenix/event {params.get('kind')}")
         s.events.append(params)
         s._changed.set()
 
@@ -206,6 +228,9 @@ async def session(
     )
     try:
         yield s
+        assert not s.drifts, "the server sent what specs/protocol.schema.json does not allow:\n" + "\n".join(
+            s.drifts[:20]
+        )
     finally:
         if not s.killed:
             with contextlib.suppress(Exception):

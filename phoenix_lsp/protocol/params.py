@@ -1,31 +1,22 @@
-"""Wire models of the phoenix/* methods (specs/protocol.md): camelCase JSON, validated with pydantic.
-
-Params models ignore unknown fields and accept ``[]`` where an empty object is expected (Neovim sends an
-empty Lua table so). A validation failure becomes JSON-RPC -32602 naming the field (see ``parse``).
-"""
+"""Params of the phoenix/* requests (client -> server) and the initialization options."""
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
-
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
-from pydantic.alias_generators import to_camel
+from pydantic import Field, field_validator
 
 from ..core.values import Decision, Mode, Policy, Style
-
-
-class Wire(BaseModel):
-    # defer_build: schemas are built on first use, not at import (server start-up budget)
-    model_config = ConfigDict(
-        alias_generator=to_camel, populate_by_name=True, extra="ignore", frozen=True, defer_build=True
-    )
+from .base import Wire
 
 
 class ConversationRef(Wire):
+    """Names one conversation."""
+
     conversation_id: str = Field(min_length=1, max_length=200)
 
 
 class ImageIn(Wire):
+    """An image pasted or dropped into a message."""
+
     media_type: str = Field(min_length=1, max_length=100)
     data: str = Field(min_length=1, description="base64")
 
@@ -99,42 +90,3 @@ class InitializationOptions(Wire):
     @classmethod
     def _no_blank_key(cls, value: str | None) -> str | None:
         return value.strip() or None if value is not None else None
-
-
-P = TypeVar("P", bound=Wire)
-
-
-class InvalidParams(Exception):
-    """Params failed validation; ``field`` is the JSON path of the first problem."""
-
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(message)
-        self.field = field
-        self.message = message
-
-
-def _path(loc: tuple[int | str, ...]) -> str:
-    out = ""
-    for part in loc:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out or "params"
-
-
-def parse(model: type[P], params: Any) -> P:
-    """Validate raw params (a dict, ``None`` or Neovim's ``[]``) into ``model`` or raise InvalidParams."""
-    if params is None or params == []:
-        params = {}
-    if not isinstance(params, dict):
-        raise InvalidParams("params", f"Invalid params: expected an object, got {type(params).__name__}.")
-    try:
-        return model.model_validate(params)
-    except ValidationError as exc:
-        first = exc.errors(include_url=False)[0]
-        loc = tuple(to_camel(p) if isinstance(p, str) else p for p in first["loc"])
-        field = _path(loc)
-        raise InvalidParams(field, f"Invalid params: '{field}': {first['msg']}.") from None
-
-
-def dump(model: BaseModel) -> dict[str, Any]:
-    """A model as camelCase JSON-ready dict (pygls would otherwise serialise ``__dict__``)."""
-    return model.model_dump(mode="json", by_alias=True, exclude_none=True)

@@ -1,0 +1,141 @@
+"""Results of the phoenix/* requests (server -> client)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field
+
+from ..core.state import StatusKind
+from ..core.values import Actor, Decision, Mode, Policy, Style
+from .base import Wire
+from .views import (
+    ContextUsage,
+    MessageView,
+    PendingApproval,
+    PendingUpgrade,
+    SandboxInfo,
+    StyleSuggestion,
+    SubAgentView,
+)
+
+
+class NewConversationResult(Wire):
+    conversation_id: str
+    mode: Mode
+    style: Style
+    approval_policy: Policy
+    working_directory: str
+    model: str
+    sandbox: SandboxInfo
+    continued_from: str | None = None
+
+
+class ConversationSummary(Wire):
+    conversation_id: str
+    title: str
+    status: StatusKind
+    model: str
+    created_at: float
+    updated_at: float
+    message_count: int
+    continued_from: str | None = None
+    parent_conversation_id: str | None = None
+
+
+class ListConversationsResult(Wire):
+    conversations: list[ConversationSummary] = Field(description="most recently updated first")
+
+
+class GetConversationResult(Wire):
+    conversation_id: str
+    is_sub_agent: bool
+    status: StatusKind
+    mode: Mode
+    style: Style
+    approval_policy: Policy
+    working_directory: str
+    model: str
+    always_allowed: list[str]
+    context_usage: ContextUsage
+    sub_agents: list[SubAgentView]
+    messages: list[MessageView]
+    last_seq: int
+    has_more: bool
+    sandbox: SandboxInfo
+    pending_approval: PendingApproval | None = None
+    pending_upgrade: PendingUpgrade | None = None
+    parent_conversation_id: str | None = None
+    continued_from: str | None = None
+    continuation_summary: str | None = None
+    error: str | None = None
+
+
+class SendMessageResult(Wire):
+    accepted: Literal[True] = True
+    message_id: str
+    command: Literal["execute", "plan"] | None = Field(
+        default=None, description="set when the text was the user command /execute or /plan"
+    )
+    mode: Mode | None = Field(default=None, description="the mode after a command")
+
+
+class CancelResult(Wire):
+    cancelled: bool = Field(description="whether anything was running")
+    status: StatusKind
+
+
+class SetModeResult(Wire):
+    mode: Mode
+    changed: bool
+
+
+class RespondToModeUpgradeResult(Wire):
+    mode: Mode
+
+
+class RespondToApprovalResult(Wire):
+    approval_id: str
+    decision: Decision
+
+
+class SetApprovalPolicyResult(Wire):
+    policy: Policy
+
+
+class SetStyleResult(Wire):
+    style: Style
+    mode: Mode
+    suggestion: StyleSuggestion | None = None
+
+
+class TriggerContinuationResult(Wire):
+    status: StatusKind
+
+
+class AuditEntryView(Wire):
+    id: int
+    time: float
+    conversation_id: str | None = None
+    actor: Actor
+    kind: str
+    mode: Mode | None = None
+    style: Style | None = None
+    details: dict[str, Any]
+
+
+class GetAuditLogResult(Wire):
+    entries: list[AuditEntryView]
+    next_after_id: int | None = Field(default=None, description="set when more entries may follow")
+
+
+class AlwaysAllowedTool(Wire):
+    tool_name: str
+
+
+class ListAlwaysAllowedResult(Wire):
+    tools: list[AlwaysAllowedTool]
+
+
+class RevokeAlwaysAllowResult(Wire):
+    revoked: bool

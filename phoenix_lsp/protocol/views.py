@@ -1,0 +1,105 @@
+"""Values that several results and events share: messages, content blocks, sandbox and context facts."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
+
+from ..core.state import StatusKind
+from ..core.values import MessageTag
+from .base import Wire
+
+
+class TextBlock(Wire):
+    type: Literal["text"] = "text"
+    text: str
+
+
+class ImageBlock(Wire):
+    """An image kept by the server; the bytes are not sent again."""
+
+    type: Literal["image"] = "image"
+    image_id: str
+    media_type: str
+
+
+class ToolUseBlock(Wire):
+    type: Literal["toolUse"] = "toolUse"
+    tool_use_id: str
+    tool_name: str
+    arguments: dict[str, Any]
+
+
+class ToolResultBlock(Wire):
+    type: Literal["toolResult"] = "toolResult"
+    tool_use_id: str
+    content: str
+    is_error: bool
+
+
+Block = Annotated[TextBlock | ImageBlock | ToolUseBlock | ToolResultBlock, Field(discriminator="type")]
+
+
+class MessageView(Wire):
+    """One persisted message of the history (REQ-PROTO-006)."""
+
+    seq: int = Field(description="the seq of the `message` event that announced it")
+    message_id: str
+    role: Literal["user", "assistant"]
+    content: list[Block]
+    created_at: float = Field(description="seconds since the Unix epoch")
+    tag: MessageTag | None = None
+
+
+class SandboxInfo(Wire):
+    """What the kernel sandbox can do on this machine (REQ-BASH-009)."""
+
+    available: bool
+    landlock_abi: int | None = Field(default=None, description="absent when the kernel has no Landlock")
+    reason: str | None = None
+    missing: list[str]
+
+
+class ContextUsage(Wire):
+    """How full the context window is (REQ-BED-012)."""
+
+    used_tokens: int
+    context_window: int
+    fraction: float
+
+
+class PendingApproval(Wire):
+    """An approval waiting for the user (the same fields as the `approvalRequested` event)."""
+
+    approval_id: str
+    tool_use_id: str
+    tool_name: str
+    description: str
+    arguments: dict[str, Any]
+    diff: str | None = Field(default=None, description="the unified diff a patch would make")
+
+
+class PendingUpgrade(Wire):
+    request_id: str
+    tool_use_id: str
+    reason: str
+
+
+class AgentRef(Wire):
+    conversation_id: str
+    task: str
+
+
+class SubAgentView(Wire):
+    conversation_id: str
+    task: str
+    status: StatusKind
+
+
+class StyleSuggestion(Wire):
+    """A hint that the style works best in the other mode: never a mode change (REQ-LAYER-006)."""
+
+    mode: Literal["restricted", "unrestricted"]
+    command: Literal["/execute", "/plan"]
+    text: str

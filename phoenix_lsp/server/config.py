@@ -1,0 +1,82 @@
+"""The server's settings: one model for every ``PHOENIX_*`` variable and initialization option.
+
+Initialization options win over the environment, which wins over the defaults. One rule for every bad
+value, wherever it comes from: it is reported at start-up naming where it came from (the variable or the
+option), what it must be and the default that is used instead; the server still starts (REQ-PROTO-034).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field, ValidationError
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from ..protocol.params import InitializationOptions
+from .settings import DEFAULT_MODEL
+
+ENV_PREFIX = "PHOENIX_"
+
+
+class Config(BaseSettings):
+    """Everything the server can be told. Field ``x`` is the variable ``PHOENIX_X``."""
+
+    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="ignore", frozen=True)
+
+    model: str = Field(default=DEFAULT_MODEL, min_length=1, description="the model new conversations use")
+    lsp_data_dir: Path | None = Field(default=None, description="where conversations are stored")
+    retry_base_ms: int = Field(default=1000, ge=0, le=60_000, description="first retry delay of the LLM")
+    bash_timeout_s: float | None = Field(default=None, gt=0, le=3600, description="bash's default timeout")
+    agent_time_limit_s: float = Field(default=600.0, ge=0.001, description="a sub-agent's time limit")
+    agent_max_turns: int = Field(default=50, ge=1, description="model turns a sub-agent may take")
+    agent_concurrency: int = Field(default=4, ge=1, description="sub-agents streaming at once")
+    log_level: str = Field(default="INFO", pattern="(?i)^(DEBUG|INFO|WARNING|ERROR)$")
+
+
+#: initialization option -> Config field
+_OPTIONS = {
+    "model": "model",
+    "data_dir": "lsp_data_dir",
+    "retry_base_ms": "retry_base_ms",
+    "bash_timeout_s": "bash_timeout_s",
+}
+
+
+def _rule(field: str) -> str:
+    info = Config.model_fields[field]
+    kind = {int: "a whole number", float: "a number", str: "text"}.get(info.annotation, "a value")  # type: ignore[arg-type]
+    for bound in info.metadata:
+        for attribute, words in (("ge", "at least"), ("gt", "above"), ("le", "at most")):
+            value = getattr(bound, attribute, None)
+            if value is not None:
+                kind += f" {words} {value:g}"
+    return kind
+
+
+def load(options: InitializationOptions, environ: Mapping[str, str]) -> tuple[Config, list[str]]:
+    """The settings, and one message per bad value (that value's default is used instead)."""
+    given: dict[str, Any] = {
+        field: getattr(options, option) for option, field in _OPTIONS.items() if getattr(options, option) is not None
+    }
+    problems: list[str] = []
+    for _ in range(len(Config.model_fields) + 1):
+        try:
+            return Config(**given), problems
+        except ValidationError as exc:
+            error = exc.errors(include_url=False)[0]
+            field = str(error["loc"][0])
+            default = Config.model_fields[field].default
+            if field in given and field in _OPTIONS.values():
+                where = f"the initialization option {next(o for o, f in _OPTIONS.items() if f == field)}"
+                raw = given[field]
+            else:
+                variable = ENV_PREFIX + field.upper()
+                where, raw = variable, environ.get(variable, "")
+            problems.append(
+                f"phoenix-lsp: ignoring {where}={raw!r} ({error['msg']}); using the default {default}. "
+                f"Set it to {_rule(field)}."
+            )
+            given[field] = default  # an explicit value wins over the environment
+    raise AssertionError("unreachable: every field has a valid default")

@@ -1,0 +1,1 @@
+"""The server's features, one module each with a ``setup(server)`` that registers its handlers."""

@@ -1,0 +1,146 @@
+"""Conversations: create (or continue), list, read with catch-up, and ask for the continuation summary."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..errors import PhoenixError, invalid
+from ..lazy import LazyModule
+from ..lsp import PhoenixServer
+from ..requests import apply, conversation, hub, request, warm_sdk
+
+if TYPE_CHECKING:
+    from ...protocol import params as p
+    from ...protocol import results as r
+    from ...protocol.views import SandboxInfo
+    from ..runtime import Runtime
+
+res = LazyModule("phoenix_lsp.protocol.results")
+views = LazyModule("phoenix_lsp.protocol.views")
+events = LazyModule("phoenix_lsp.core.events")
+values = LazyModule("phoenix_lsp.core.values")
+core_state = LazyModule("phoenix_lsp.core.state")
+wire = LazyModule("phoenix_lsp.server.wire")
+
+
+def sandbox_view(sandbox: object) -> SandboxInfo:
+    from .lifecycle import sandbox_info
+
+    return views.SandboxInfo.model_validate(sandbox_info(sandbox))  # type: ignore[no-any-return]
+
+
+def setup(server: PhoenixServer) -> None:
+    @request(server, "phoenix/newConversation")
+    def new_conversation(ls: PhoenixServer, p: p.NewConversationParams) -> r.NewConversationResult:
+        conversations = hub(ls)
+        warm_sdk()
+        cwd = p.working_directory or (ls.workspace.root_path if ls.workspace.root_path else None) or os.getcwd()
+        path = Path(cwd)
+        if not path.is_absolute() or not path.is_dir():
+            raise invalid("workingDirectory", f"Invalid params: 'workingDirectory': {cwd!r} is not an existing "
+                          "absolute directory. Give the folder the agent should work in.")
+        origin: Runtime | None = None
+        if p.continue_from:
+            origin = conversation(ls, p.continue_from)
+            if not isinstance(origin.state.status, core_state.Exhausted):
+                raise PhoenixError("notAllowed", "continueFrom must name a conversation whose context is "
+                                   "exhausted; this one can still take messages.", reason="not_exhausted")
+        seed = None
+        if origin is not None and p.seed_with_summary:
+            summary = origin.state.status.summary  # type: ignore[union-attr]
+            text = f"[system] This conversation continues an earlier one ({origin.id}). Its summary:\n{summary}"
+            seed = values.Message("user", (values.Text(text),), tag="continuation")
+        runtime = conversations.create(
+            working_directory=str(path.resolve()),
+            model=p.model,
+            style=p.style,
+            policy=p.approval_policy,
+            origin_id=origin.id if origin else None,
+            seed=seed,
+        )
+        state = runtime.state
+        return res.NewConversationResult(  # type: ignore[no-any-return]
+            conversation_id=runtime.id,
+            mode=state.mode,
+            style=state.style,
+            approval_policy=state.policy,
+            working_directory=state.working_directory,
+            model=state.model,
+            sandbox=sandbox_view(conversations.sandbox),
+            continued_from=origin.id if origin else None,
+        )
+
+    @request(server, "phoenix/listConversations")
+    def list_conversations(ls: PhoenixServer, p: p.ListConversationsParams) -> r.ListConversationsResult:
+        rows = hub(ls).store.list_conversations(include_subagents=p.include_sub_agents)
+        # REQ-PROTO-005: most recently updated first (the store orders by creation); sorted() is stable.
+        rows = sorted(rows, key=lambda row: row.updated_at, reverse=True)
+        return res.ListConversationsResult(  # type: ignore[no-any-return]
+            conversations=[
+                res.ConversationSummary(
+                    conversation_id=row.id,
+                    title=row.title,
+                    status=row.status,
+                    model=row.model,
+                    created_at=row.created_at,
+                    updated_at=row.updated_at,
+                    message_count=row.message_count,
+                    continued_from=row.origin_id,
+                    parent_conversation_id=row.parent_id,
+                )
+                for row in rows
+            ]
+        )
+
+    @request(server, "phoenix/getConversation")
+    async def get_conversation(ls: PhoenixServer, p: p.GetConversationParams) -> r.GetConversationResult:
+        runtime = conversation(ls, p.conversation_id)
+        store = hub(ls).store
+        after = p.after_seq or 0
+        start = store.first_index_after_seq(runtime.id, after) if after > 0 else 0
+        page = store.load_messages(runtime.id, after=start - 1, limit=p.limit + 1)
+        messages = []
+        for index, text in page[: p.limit]:
+            body = json.loads(text)
+            messages.append(wire.message_to_wire(runtime.state.history[index], body["seq"], index, body["time"]))
+            if len(messages) % 200 == 0:
+                await asyncio.sleep(0)  # let $/cancelRequest in on huge histories
+        state = runtime.state
+        children = [c for c in store.list_conversations(include_subagents=True) if c.parent_id == runtime.id]
+        status = state.status
+        approval = None
+        if isinstance(status, core_state.AwaitingApproval):  # the same fields as the approvalRequested event
+            approval = views.PendingApproval(**runtime.approval_fields(status.approval_id, status.batch.current))
+        return res.GetConversationResult(  # type: ignore[no-any-return]
+            conversation_id=runtime.id,
+            is_sub_agent=state.is_subagent,
+            status=status.kind,
+            mode=state.mode,
+            style=state.style,
+            approval_policy=state.policy,
+            working_directory=state.working_directory,
+            model=state.model,
+            always_allowed=list(state.always_allow),
+            context_usage=runtime.usage(),
+            sub_agents=[views.SubAgentView(conversation_id=c.id, task=c.title, status=c.status) for c in children],
+            messages=messages,
+            last_seq=runtime.seq,
+            has_more=len(page) > p.limit,
+            sandbox=sandbox_view(hub(ls).sandbox),
+            pending_approval=approval,
+            pending_upgrade=wire.pending_upgrade(state),
+            parent_conversation_id=state.parent_id,
+            continued_from=state.origin_id,
+            continuation_summary=status.summary if isinstance(status, core_state.Exhausted) else None,
+            error=status.message if isinstance(status, core_state.Error) else None,
+        )
+
+    @request(server, "phoenix/triggerContinuation")
+    def trigger_continuation(ls: PhoenixServer, p: p.ConversationRef) -> r.TriggerContinuationResult:
+        runtime = conversation(ls, p.conversation_id)
+        apply(runtime, events.TriggerContinuation())
+        return res.TriggerContinuationResult(status=runtime.state.status.kind)  # type: ignore[no-any-return]

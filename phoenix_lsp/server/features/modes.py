@@ -1,0 +1,78 @@
+"""Mode, style and approval policy; answers to approvals and upgrade requests; always-allow rules."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..errors import PhoenixError, refusal
+from ..lazy import LazyModule
+from ..lsp import PhoenixServer
+from ..requests import apply, conversation, request
+
+if TYPE_CHECKING:
+    from ...protocol import params as p
+    from ...protocol import results as r
+
+res = LazyModule("phoenix_lsp.protocol.results")
+events = LazyModule("phoenix_lsp.core.events")
+core_state = LazyModule("phoenix_lsp.core.state")
+
+
+def setup(server: PhoenixServer) -> None:
+    @request(server, "phoenix/setMode")
+    def set_mode(ls: PhoenixServer, p: p.SetModeParams) -> r.SetModeResult:
+        runtime = conversation(ls, p.conversation_id)
+        before = runtime.state.mode
+        apply(runtime, events.SetMode(p.mode))
+        mode = runtime.state.mode
+        return res.SetModeResult(mode=mode, changed=mode is not before)  # type: ignore[no-any-return]
+
+    @request(server, "phoenix/respondToModeUpgrade")
+    def respond_to_mode_upgrade(ls: PhoenixServer, p: p.RespondToModeUpgradeParams) -> r.RespondToModeUpgradeResult:
+        runtime = conversation(ls, p.conversation_id)
+        status = runtime.state.status
+        if p.request_id is not None and not (
+            isinstance(status, core_state.AwaitingUpgrade) and status.batch.current.id == p.request_id
+        ):
+            raise PhoenixError("requestNotOpen", f"There is no open upgrade request '{p.request_id}': it was "
+                               "already answered or cancelled. Nothing was changed.", requestId=p.request_id)
+        apply(runtime, events.UpgradeAnswer(p.approve))
+        return res.RespondToModeUpgradeResult(mode=runtime.state.mode)  # type: ignore[no-any-return]
+
+    @request(server, "phoenix/respondToApproval")
+    def respond_to_approval(ls: PhoenixServer, p: p.RespondToApprovalParams) -> r.RespondToApprovalResult:
+        runtime = conversation(ls, p.conversation_id)
+        reject = runtime.answer_approval(p.approval_id, p.decision)
+        if reject is not None:
+            raise refusal(reject, runtime.state.status.kind, requestId=p.approval_id)
+        return res.RespondToApprovalResult(approval_id=p.approval_id, decision=p.decision)  # type: ignore[no-any-return]
+
+    @request(server, "phoenix/setApprovalPolicy")
+    def set_approval_policy(ls: PhoenixServer, p: p.SetApprovalPolicyParams) -> r.SetApprovalPolicyResult:
+        runtime = conversation(ls, p.conversation_id)
+        apply(runtime, events.SetPolicy(p.policy))
+        return res.SetApprovalPolicyResult(policy=runtime.state.policy)  # type: ignore[no-any-return]
+
+    @request(server, "phoenix/setStyle")
+    def set_style(ls: PhoenixServer, p: p.SetStyleParams) -> r.SetStyleResult:
+        runtime = conversation(ls, p.conversation_id)
+        outcome = apply(runtime, events.SetStyle(p.style))
+        # REQ-PROTO-014 / REQ-LAYER-006: a suggestion, never a mode change
+        return res.SetStyleResult(  # type: ignore[no-any-return]
+            style=runtime.state.style, mode=runtime.state.mode, suggestion=outcome.suggestion
+        )
+
+    @request(server, "phoenix/listAlwaysAllowed")
+    def list_always_allowed(ls: PhoenixServer, p: p.ConversationRef) -> r.ListAlwaysAllowedResult:
+        runtime = conversation(ls, p.conversation_id)
+        return res.ListAlwaysAllowedResult(  # type: ignore[no-any-return]
+            tools=[res.AlwaysAllowedTool(tool_name=t) for t in runtime.state.always_allow]
+        )
+
+    @request(server, "phoenix/revokeAlwaysAllow")
+    def revoke_always_allow(ls: PhoenixServer, p: p.RevokeAlwaysAllowParams) -> r.RevokeAlwaysAllowResult:
+        runtime = conversation(ls, p.conversation_id)
+        if p.tool_name not in runtime.state.always_allow:
+            return res.RevokeAlwaysAllowResult(revoked=False)  # type: ignore[no-any-return]
+        apply(runtime, events.RevokeAlwaysAllow(p.tool_name))
+        return res.RevokeAlwaysAllowResult(revoked=True)  # type: ignore[no-any-return]

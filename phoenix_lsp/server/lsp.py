@@ -1,0 +1,89 @@
+"""The language server object: what it knows about its client, and the way from conversations to it.
+
+Rich clients (``capabilities.experimental.phoenix``) get ``phoenix/event``; plain clients get the
+standard-LSP fallbacks of ``plain.PlainClient``. The server is the runtime's ``Sink``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol, lsp_method
+
+from ..protocol.converter import plain_converter
+from .plain import PlainClient
+
+if TYPE_CHECKING:
+    from ..core.values import ToolUse
+    from ..protocol.events import EventKinds
+    from .runtime import Hub, Runtime
+
+VERSION = "0.1.0"
+
+
+class PhoenixProtocol(LanguageServerProtocol):
+    """Adds ``capabilities.experimental.phoenix`` to the InitializeResult (pygls builds it after our handler)."""
+
+    _server: PhoenixServer
+
+    @lsp_method(types.INITIALIZE)
+    def lsp_initialize(self, params: types.InitializeParams) -> Any:
+        result = yield from super().lsp_initialize(params)
+        result.capabilities.experimental = self._server.experimental
+        return result
+
+
+class PhoenixServer(LanguageServer):
+    """One hub of conversations, and what the server knows about its client."""
+
+    def __init__(self, data_dir: str | None = None) -> None:
+        super().__init__("phoenix-lsp", VERSION, protocol_cls=PhoenixProtocol, converter_factory=plain_converter)
+        self.experimental: dict[str, Any] = {}
+        self.init_options: Any = None
+        self.setup_error: str | None = None
+        self.sandbox: Any = None
+        self.data_dir = data_dir
+        self.hub: Hub | None = None
+        self.rich = False
+        self.plain = PlainClient(self, self.spawn)
+
+    def spawn(self, coro: Any) -> Any:
+        assert self.hub is not None
+        return self.hub.spawn(coro)
+
+    # --------------------------------------------------------------------------- the runtime's sink
+
+    def event(self, event: EventKinds, params: dict[str, Any]) -> None:
+        if self.rich:
+            self.protocol.notify("phoenix/event", params)
+        else:
+            self.plain.event(event)
+
+    def ask_approval(self, runtime: Runtime, approval_id: str, call: ToolUse) -> None:
+        if not self.rich and self.hub is not None:
+            from .runtime import describe_tool
+
+            self.plain.ask_approval(runtime, approval_id, call, describe_tool(call.name))
+
+    def ask_upgrade(self, runtime: Runtime, request_id: str, reason: str) -> None:
+        if not self.rich and self.hub is not None:
+            self.plain.ask_upgrade(runtime, request_id, reason)
+
+    def withdraw(self, runtime: Runtime, request_id: str) -> None:
+        self.plain.withdraw(request_id)
+
+    def open_documents(self) -> Mapping[Path, str]:
+        docs: dict[Path, str] = {}
+        for uri, doc in self.workspace.text_documents.items():
+            if uri.startswith("file://"):
+                docs[Path(doc.path)] = doc.source
+        return docs
+
+    async def apply_patch(self, runtime: Runtime, call: ToolUse) -> tuple[str, bool]:
+        from .edits import apply_patch
+
+        return await apply_patch(self, runtime, call)

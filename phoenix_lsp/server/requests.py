@@ -1,0 +1,98 @@
+"""How a phoenix/* request is served: params validated by the method's model, the handler's result model
+turned into its wire form here and nowhere else, failures as the protocol's JSON-RPC errors."""
+
+from __future__ import annotations
+
+import inspect
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from .errors import PhoenixError, invalid, refusal
+from .lazy import LazyModule
+from .lsp import PhoenixServer
+
+if TYPE_CHECKING:
+    from ..core.events import Event
+    from .runtime import Hub, Outcome, Runtime
+
+# pydantic and the runtime load on first use: the editor waits for `initialize` (start-up budget)
+base = LazyModule("phoenix_lsp.protocol.base")
+methods = LazyModule("phoenix_lsp.protocol.methods")
+rt = LazyModule("phoenix_lsp.server.runtime")
+
+Handler = Callable[[PhoenixServer, Any], Any]
+
+
+def request(server: PhoenixServer, name: str) -> Callable[[Handler], Handler]:
+    """Register ``handler(ls, params_model) -> result_model`` (sync or async) as the phoenix request ``name``."""
+
+    def parse(params: Any) -> Any:
+        try:
+            return base.parse(methods.METHODS[name].params, params)
+        except base.InvalidParams as exc:
+            raise invalid(exc.field, exc.message) from None
+
+    def register(handler: Handler) -> Handler:
+        if inspect.iscoroutinefunction(handler):
+
+            async def serve_async(ls: PhoenixServer, params: Any = None) -> Any:
+                return base.to_wire(await handler(ls, parse(params)))
+
+            server.feature(name)(serve_async)
+        else:
+
+            def serve(ls: PhoenixServer, params: Any = None) -> Any:
+                return base.to_wire(handler(ls, parse(params)))
+
+            server.feature(name)(serve)
+        return handler
+
+    return register
+
+
+def hub(ls: PhoenixServer) -> Hub:
+    if ls.hub is None:
+        if ls.setup_error:
+            raise PhoenixError("setupFailed", ls.setup_error)
+        raise PhoenixError("notInitialized", "The server is not initialized yet: send initialize first.")
+    return ls.hub
+
+
+def conversation(ls: PhoenixServer, conversation_id: str) -> Runtime:
+    try:
+        runtime = hub(ls).get(conversation_id)
+    except rt.NotFound as exc:
+        raise PhoenixError("conversationNotFound", str(exc), conversationId=conversation_id) from None
+    warm_sdk()
+    return runtime
+
+
+def apply(runtime: Runtime, event: Event, **data: Any) -> Outcome:
+    """Apply a user's event; the core's refusal becomes the request's error."""
+    outcome = runtime.apply(event)
+    if outcome.reject is not None:
+        raise refusal(outcome.reject, runtime.state.status.kind, **data)
+    return outcome
+
+
+_warm: list[threading.Thread] = []
+
+
+def _warm_up() -> None:
+    import importlib
+
+    importlib.import_module("anthropic")
+    from ..sandbox import policy
+
+    policy.pids_cgroup_parent()  # the one-time cgroup probe of the first restricted command
+
+
+def warm_sdk() -> None:
+    """The SDK takes about a second to import. Load it in the background once a conversation is in use, so
+    the first message does not wait for it — but not at start-up, where it would slow the first requests.
+    The sandbox's one-time cgroup probe runs there too."""
+    if not _warm:
+        thread = threading.Thread(target=_warm_up, daemon=True)
+        _warm.append(thread)
+        thread.start()

@@ -1,0 +1,90 @@
+"""The core decides; the server only carries out (REQ-CORE-007). Effects are checked whole."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from phoenix_lsp.core import machine
+from phoenix_lsp.core.effects import Notify, Reject, RequestLlm, SetTitle, UserCommand
+from phoenix_lsp.core.events import LlmDone, LlmFailed, SetPolicy, SetStyle, ToolDone, TriggerContinuation, UserMessage
+from phoenix_lsp.core.state import ConversationState, Error, Exhausted, Settings
+from phoenix_lsp.core.values import Mode, Policy, Style, Text, Usage
+
+transition = machine.transition
+
+
+def fresh(**fields: object) -> ConversationState:
+    return machine.new_conversation("c1", model="m", working_directory="/w", sandbox=True, **fields)
+
+
+def notes(effects: tuple[object, ...], kind: str) -> list[dict[str, object]]:
+    return [dict(e.detail) for e in effects if isinstance(e, Notify) and e.kind == kind]
+
+
+@pytest.mark.req("REQ-CORE-007")
+def test_busy_refusal_is_decided_by_the_core_for_any_user_event() -> None:
+    state, _ = transition(fresh(), UserMessage("hi"))
+    for event in (UserMessage("again"), TriggerContinuation(), ToolDone("x", "y")):
+        new, effects = transition(state, event)
+        assert new is state and len(effects) == 1
+        [reject] = effects
+        assert isinstance(reject, Reject) and reject.code == "busy"
+        assert "awaiting_llm" in reject.message and "phoenix/cancel" in reject.message
+
+
+@pytest.mark.req("REQ-CORE-007")
+def test_an_exhausted_conversation_says_how_to_continue() -> None:
+    state = replace(fresh(), status=Exhausted("sum"))
+    _, [reject] = transition(state, TriggerContinuation())
+    assert isinstance(reject, Reject) and reject.code == "context_exhausted" and "continueFrom" in reject.message
+
+
+@pytest.mark.req("REQ-CORE-007")
+def test_first_message_titles_the_conversation_and_later_ones_do_not() -> None:
+    state, effects = transition(fresh(), UserMessage("x" * 100))
+    assert SetTitle("x" * 80) in effects and effects[-1] == RequestLlm(1)
+    state, _ = transition(state, LlmDone(1, (Text("ok"),), "end_turn", Usage(10, 5)))
+    _, effects = transition(state, UserMessage("second"))
+    assert not [e for e in effects if isinstance(e, SetTitle)]
+
+
+@pytest.mark.req("REQ-CORE-007")
+def test_commands_are_answered_by_the_core() -> None:
+    state, effects = transition(fresh(), UserMessage(" /execute "))
+    assert state.mode is Mode.UNRESTRICTED and effects[-1] == UserCommand("execute")
+    assert notes(effects, "mode") == [
+        {"mode": "unrestricted", "previous": "restricted", "actor": "user", "via": "/execute"}
+    ]
+    state, effects = transition(state, UserMessage("/plan"))
+    assert state.mode is Mode.RESTRICTED and effects[-1] == UserCommand("plan")
+
+
+@pytest.mark.req("REQ-CORE-007")
+def test_an_error_is_told_before_the_status_that_reports_it() -> None:
+    state, _ = transition(fresh(), UserMessage("hi"))
+    state, effects = transition(state, LlmFailed(1, False, "HTTP 401: bad key"))
+    assert isinstance(state.status, Error)
+    kinds = [e.kind for e in effects if isinstance(e, Notify)]
+    assert kinds == ["error", "status"]
+    assert notes(effects, "error") == [{"message": "The LLM request failed: HTTP 401: bad key", "errorKind": "llm"}]
+    assert notes(effects, "status") == [{"status": "error", "previous": "awaiting_llm", "mode": "restricted"}]
+
+
+@pytest.mark.req("REQ-CORE-007")
+def test_usage_follows_every_response_with_the_context_share() -> None:
+    state = fresh(settings=Settings(context_window=1000))
+    state, _ = transition(state, UserMessage("hi"))
+    _, effects = transition(state, LlmDone(1, (Text("ok"),), "end_turn", Usage(300, 20)))
+    assert notes(effects, "usage") == [{"usedTokens": 320, "contextWindow": 1000, "fraction": 0.32}]
+
+
+@pytest.mark.req("REQ-CORE-007")
+def test_notifications_carry_previous_values_and_the_suggestion() -> None:
+    _, effects = transition(fresh(), SetPolicy(Policy.AUTO))
+    assert notes(effects, "policy") == [{"policy": "auto", "previous": "interactive"}]
+    _, effects = transition(fresh(), SetStyle(Style.DEVELOPMENT))
+    assert notes(effects, "style") == [{"style": "development", "previous": "chat"}]
+    [suggestion] = notes(effects, "suggestion")
+    assert suggestion["mode"] == "unrestricted" and suggestion["command"] == "/execute" and suggestion["text"]
