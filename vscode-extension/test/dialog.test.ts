@@ -47,19 +47,6 @@ test("an upgrade request offers Approve / Deny; Escape denies", () => {
   assert.deepEqual(handleKey(d, { key: "Escape" }).answer, { kind: "upgrade", requestId: "r1", approve: false });
 });
 
-test("scoped always-allow options from the server become choices; A picks the first", () => {
-  const d = approvalDialog({
-    ...request,
-    alwaysAllowOptions: [
-      { scope: "prefix", prefix: "git status", label: "`git status *`" },
-      { scope: "tool", label: "every bash call" },
-    ],
-  });
-  assert.deepEqual(d.choices.map((c) => c.label), ["Allow", "Deny", "Always Allow `git status *`", "Always Allow every bash call"]);
-  const r = handleKey(d, { key: "a" });
-  assert.deepEqual(r.answer, { kind: "approval", approvalId: "a1", decision: "alwaysAllow", option: { scope: "prefix", prefix: "git status", label: "`git status *`" } });
-});
-
 test("the hint names the shortcuts; arguments are compact JSON with long values cut (REQ-PERM-011)", () => {
   assert.equal(shortcutHint(approvalDialog(request)), "↑/↓ move · Enter confirm · Y Allow · N Deny · A Always Allow · Esc deny");
   assert.equal(compactArguments({ command: "ls -la", n: [1, 2] }), '{"command":"ls -la","n":[1,2]}');

@@ -41,6 +41,7 @@ export function snapshot(overrides: Partial<GetConversationResult> = {}): GetCon
     messages: [],
     lastSeq: 0,
     hasMore: false,
+    sandbox: { available: true, landlockAbi: 7, missing: [] },
     ...overrides,
   };
 }

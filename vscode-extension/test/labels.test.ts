@@ -14,7 +14,7 @@ test("the mode item names the mode and warns when the sandbox is unavailable (RE
   assert.match(modeLabel("restricted").text, /Restricted/);
   const ok = modeLabel("unrestricted", { available: true, landlockAbi: 7, missing: [] });
   assert.ok(!ok.warning);
-  const warn = modeLabel("unrestricted", { available: false, landlockAbi: null, reason: "Landlock is disabled", missing: [] });
+  const warn = modeLabel("unrestricted", { available: false, reason: "Landlock is disabled", missing: [] });
   assert.equal(warn.warning, true);
   assert.match(warn.text, /warning/);
   assert.match(warn.tooltip, /Landlock is disabled/);

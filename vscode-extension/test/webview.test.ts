@@ -69,7 +69,7 @@ test("Allow is focused and highlighted, the others dimmed; arrows move; Enter an
   assert.equal(options()[2][2], "true");
   key("ArrowUp");
   key("Enter");
-  assert.deepEqual(posted.at(-1), { type: "answerApproval", conversationId: CID, approvalId: "a1", decision: "deny", option: undefined });
+  assert.deepEqual(posted.at(-1), { type: "answerApproval", conversationId: CID, approvalId: "a1", decision: "deny" });
 });
 
 test("Y, N, A and Escape answer from the keyboard; one answer per approval (REQ-PERM-013)", () => {

@@ -4,10 +4,10 @@
  * answer at once, Escape denies. While the dialog is open it consumes every key. Pure: no DOM.
  */
 
-import type { AlwaysAllowOption, ApprovalRequest, UpgradeRequest } from "../protocol/wire";
+import type { ApprovalRequest, UpgradeRequest } from "../protocol/wire";
 
 export type Answer =
-  | { kind: "approval"; approvalId: string; decision: "allow" | "deny" | "alwaysAllow"; option?: AlwaysAllowOption }
+  | { kind: "approval"; approvalId: string; decision: "allow" | "deny" | "alwaysAllow" }
   | { kind: "upgrade"; requestId: string; approve: boolean };
 
 export interface Choice {
@@ -40,30 +40,22 @@ export interface KeyResult {
   consumed: boolean;
 }
 
-/** The dialog for an approval: Allow, Deny, Always Allow (and one Always Allow per scope the server offers). */
+/**
+ * The dialog for an approval: Allow, Deny, Always Allow. (Always Allow is tool-wide: the wire carries no
+ * narrower scope yet; when `approvalRequested` gains scope options they become more choices here.)
+ */
 export function approvalDialog(request: ApprovalRequest): DialogState {
   const id = request.approvalId;
-  const choices: Choice[] = [
-    { label: "Allow", key: "y", answer: { kind: "approval", approvalId: id, decision: "allow" } },
-    { label: "Deny", key: "n", answer: { kind: "approval", approvalId: id, decision: "deny" } },
-  ];
-  const options = request.alwaysAllowOptions ?? [];
-  if (options.length === 0) {
-    choices.push({
-      label: "Always Allow",
-      key: "a",
-      answer: { kind: "approval", approvalId: id, decision: "alwaysAllow" },
-    });
-  } else {
-    options.forEach((option, i) => {
-      choices.push({
-        label: `Always Allow ${optionLabel(option, request.toolName)}`,
-        key: i === 0 ? "a" : undefined,
-        answer: { kind: "approval", approvalId: id, decision: "alwaysAllow", option },
-      });
-    });
-  }
-  return { kind: "approval", id, choices, selected: 0 };
+  return {
+    kind: "approval",
+    id,
+    choices: [
+      { label: "Allow", key: "y", answer: { kind: "approval", approvalId: id, decision: "allow" } },
+      { label: "Deny", key: "n", answer: { kind: "approval", approvalId: id, decision: "deny" } },
+      { label: "Always Allow", key: "a", answer: { kind: "approval", approvalId: id, decision: "alwaysAllow" } },
+    ],
+    selected: 0,
+  };
 }
 
 /** The dialog for an upgrade request: Approve, Deny. */
@@ -78,12 +70,6 @@ export function upgradeDialog(request: UpgradeRequest): DialogState {
     ],
     selected: 0,
   };
-}
-
-function optionLabel(option: AlwaysAllowOption, toolName: string): string {
-  if (typeof option.label === "string" && option.label) return option.label;
-  if (typeof option.prefix === "string" && option.prefix) return `\`${option.prefix} *\``;
-  return `every ${option.toolName ?? toolName} call`;
 }
 
 /** The deny answer of a dialog (Escape, or a dialog closed without a choice). */
@@ -126,7 +112,7 @@ export function handleKey(state: DialogState, input: KeyInput): KeyResult {
 export function shortcutHint(state: DialogState): string {
   const letters = state.choices
     .filter((c) => c.key)
-    .map((c) => `${c.key!.toUpperCase()} ${c.label.split(" ")[0] === "Always" ? "Always Allow" : c.label}`);
+    .map((c) => `${c.key!.toUpperCase()} ${c.label}`);
   return `↑/↓ move · Enter confirm · ${letters.join(" · ")} · Esc deny`;
 }
 

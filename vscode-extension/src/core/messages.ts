@@ -5,7 +5,6 @@
 
 import type { ConversationView, ReducerInput } from "./reducer";
 import type { ConversationSummary, Decision } from "../protocol/wire";
-import type { AlwaysAllowOption } from "../protocol/wire";
 
 export type ServerState = "starting" | "ready" | "failed" | "stopped";
 
@@ -32,7 +31,6 @@ export type ViewMessage =
       conversationId: string;
       approvalId: string;
       decision: Decision;
-      option?: AlwaysAllowOption;
     }
   | { type: "answerUpgrade"; conversationId: string; requestId: string; approve: boolean }
   | { type: "openDiff"; conversationId: string; toolUseId: string }

@@ -12,8 +12,7 @@ import { STYLES, togglePolicy } from "../core/labels";
 import type { HostMessage, ImageAttachment, ServerState, ViewMessage } from "../core/messages";
 import { errorKind, errorMessage, type PhoenixClient } from "../protocol/client";
 import { ConversationSession } from "../protocol/session";
-import type { ConversationSummary, Decision, PhoenixEvent, SandboxInfo } from "../protocol/wire";
-import type { AlwaysAllowOption } from "../protocol/wire";
+import type { AlwaysAllowedTool, ConversationSummary, Decision, PhoenixEvent, SandboxInfo, SendMessageParams } from "../protocol/wire";
 import { ChatViewProvider } from "./chatView";
 import { ProposedDocuments } from "./diffDocuments";
 import type { Logs } from "./logging";
@@ -128,7 +127,7 @@ export class Controller implements vscode.Disposable {
         case "send":
           return await this.send(m.text, m.images);
         case "answerApproval":
-          return await this.answerApproval(m.conversationId, m.approvalId, m.decision, m.option);
+          return await this.answerApproval(m.conversationId, m.approvalId, m.decision);
         case "answerUpgrade":
           await this.need().respondToModeUpgrade(m.conversationId, m.approve, m.requestId);
           return;
@@ -223,7 +222,10 @@ export class Controller implements vscode.Disposable {
       await client.sendMessage({
         conversationId: id,
         text,
-        ...(images.length > 0 ? { images: images.map((i) => ({ mediaType: i.mediaType, data: i.data })) } : {}),
+        // the schema caps the list at 20 as a tuple type; the composer attaches at most 20
+        ...(images.length > 0
+          ? { images: images.map((i) => ({ mediaType: i.mediaType, data: i.data })) as SendMessageParams["images"] }
+          : {}),
       });
     } catch (error) {
       const kind = errorKind(error);
@@ -236,19 +238,8 @@ export class Controller implements vscode.Disposable {
     this.scheduleListRefresh();
   }
 
-  private async answerApproval(
-    conversationId: string,
-    approvalId: string,
-    decision: Decision,
-    option?: AlwaysAllowOption,
-  ): Promise<void> {
-    const extra: Record<string, unknown> = {};
-    if (decision === "alwaysAllow" && option) {
-      // a scoped rule offered by the server: send it back as offered
-      const { label: _label, ...rest } = option;
-      Object.assign(extra, rest);
-    }
-    await this.need().respondToApproval(conversationId, approvalId, decision, extra);
+  private async answerApproval(conversationId: string, approvalId: string, decision: Decision): Promise<void> {
+    await this.need().respondToApproval(conversationId, approvalId, decision);
   }
 
   async togglePolicy(): Promise<void> {
@@ -382,10 +373,7 @@ export class Controller implements vscode.Disposable {
       tools.map((t) => ({ label: describeRule(t), rule: t })),
       { title: "Always-allow rules of this conversation: pick the ones to revoke", canPickMany: true },
     );
-    for (const p of picked ?? []) {
-      const { toolName, ...rest } = p.rule;
-      await client.revokeAlwaysAllow(view.conversationId, toolName, rest);
-    }
+    for (const p of picked ?? []) await client.revokeAlwaysAllow(view.conversationId, p.rule.toolName);
   }
 
   async openDiff(conversationId: string, toolUseId: string): Promise<void> {
@@ -413,8 +401,6 @@ export class Controller implements vscode.Disposable {
   }
 }
 
-function describeRule(rule: { toolName: string; [key: string]: unknown }): string {
-  const prefix = rule.prefix ?? rule.commandPrefix;
-  if (typeof prefix === "string" && prefix) return `${rule.toolName}: ${prefix} *`;
-  return `${rule.toolName}: every call`;
+function describeRule(rule: AlwaysAllowedTool): string {
+  return `${rule.toolName}: every call in this conversation`;
 }

@@ -17,7 +17,7 @@ export interface Connection {
 export interface RpcErrorLike {
   code: number;
   message: string;
-  data?: { kind?: string; [key: string]: unknown };
+  data?: Partial<W.ErrorData>;
 }
 
 export function rpcError(error: unknown): RpcErrorLike | undefined {
@@ -70,51 +70,41 @@ export class PhoenixClient {
     return this.request("sendMessage", params);
   }
 
-  cancel(conversationId: string): Promise<{ cancelled: boolean; status: W.Status }> {
+  cancel(conversationId: string): Promise<W.CancelResult> {
     return this.request("cancel", { conversationId });
   }
 
-  setMode(conversationId: string, mode: W.Mode): Promise<{ mode: W.Mode; changed: boolean }> {
+  setMode(conversationId: string, mode: W.Mode): Promise<W.SetModeResult> {
     return this.request("setMode", { conversationId, mode });
   }
 
-  respondToModeUpgrade(conversationId: string, approve: boolean, requestId?: string): Promise<{ mode: W.Mode }> {
+  respondToModeUpgrade(conversationId: string, approve: boolean, requestId?: string): Promise<W.RespondToModeUpgradeResult> {
     return this.request("respondToModeUpgrade", { conversationId, approve, requestId });
   }
 
-  respondToApproval(
-    conversationId: string,
-    approvalId: string,
-    decision: W.Decision,
-    extra: Record<string, unknown> = {},
-  ): Promise<{ approvalId: string; decision: W.Decision }> {
-    return this.request("respondToApproval", { ...extra, conversationId, approvalId, decision });
+  respondToApproval(conversationId: string, approvalId: string, decision: W.Decision): Promise<W.RespondToApprovalResult> {
+    const params: W.RespondToApprovalParams = { conversationId, approvalId, decision };
+    return this.request("respondToApproval", params);
   }
 
-  setApprovalPolicy(conversationId: string, policy: W.Policy): Promise<{ policy: W.Policy }> {
+  setApprovalPolicy(conversationId: string, policy: W.Policy): Promise<W.SetApprovalPolicyResult> {
     return this.request("setApprovalPolicy", { conversationId, policy });
   }
 
-  setStyle(
-    conversationId: string,
-    style: W.Style,
-  ): Promise<{ style: W.Style; suggestion?: { mode: W.Mode; command: string } }> {
+  setStyle(conversationId: string, style: W.Style): Promise<W.SetStyleResult> {
     return this.request("setStyle", { conversationId, style });
   }
 
-  triggerContinuation(conversationId: string): Promise<{ status: W.Status }> {
+  triggerContinuation(conversationId: string): Promise<W.TriggerContinuationResult> {
     return this.request("triggerContinuation", { conversationId });
   }
 
-  listAlwaysAllowed(conversationId: string): Promise<{ tools: { toolName: string; [key: string]: unknown }[] }> {
+  listAlwaysAllowed(conversationId: string): Promise<W.ListAlwaysAllowedResult> {
     return this.request("listAlwaysAllowed", { conversationId });
   }
 
-  revokeAlwaysAllow(
-    conversationId: string,
-    toolName: string,
-    extra: Record<string, unknown> = {},
-  ): Promise<{ revoked: boolean }> {
-    return this.request("revokeAlwaysAllow", { ...extra, conversationId, toolName });
+  revokeAlwaysAllow(conversationId: string, toolName: string): Promise<W.RevokeAlwaysAllowResult> {
+    const params: W.RevokeAlwaysAllowParams = { conversationId, toolName };
+    return this.request("revokeAlwaysAllow", params);
   }
 }

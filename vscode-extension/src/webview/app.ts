@@ -485,7 +485,6 @@ export class ChatApp {
         conversationId: r.conversationId,
         approvalId: answer.approvalId,
         decision: answer.decision,
-        option: answer.option,
       });
     } else {
       this.post({ type: "answerUpgrade", conversationId: r.conversationId, requestId: answer.requestId, approve: answer.approve });
