@@ -1,6 +1,6 @@
 """The VS Code extension in a REAL VS Code: the packaged .vsix installed into code-server (VS Code 1.139),
 the workbench opened headless in Chromium, the real phoenix server started by the extension from this
-checkout, the model played by the fake Anthropic server (scripted by tags, see scenario.py).
+checkout, the model played by the fake Anthropic server (scripted by the user's prompts, see scenario.py).
 
 One journey, in order, as a user would take it:
 1. open the Phoenix chat view, send a message, watch the answer stream in (partial text seen before the end);
@@ -85,7 +85,7 @@ def test_the_extension_in_a_real_vscode(vscode_deps: Deps, fake_anthropic: FakeA
         chat.widen()
         d.call("waitFor", **chat.wv, selector=SERVER_STARTING, state="detached", timeout=90)
         _watch_streaming(chat)
-        chat.send("[[stream]] Hello Phoenix")
+        chat.send(scenario.ASK_STREAM)
         chat.wait_answer(scenario.STREAMED)
         chat.wait_idle()
         seen = d.call("evaluate", **chat.wv, fn="() => window.__phoenixStreamSeen")
@@ -96,7 +96,7 @@ def test_the_extension_in_a_real_vscode(vscode_deps: Deps, fake_anthropic: FakeA
         chat.statusbar(RESTRICTED)
 
         # 2. mode upgrade answered with the keyboard; the status bar follows -----------------------------------
-        chat.send("[[upgrade]]")
+        chat.send(scenario.ASK_UPGRADE)
         upgrade = chat.dialog("upgrade")
         assert scenario.UPGRADE_REASON in upgrade["text"], upgrade["text"]
         assert upgrade["focused"], "the dialog takes the focus when it opens"
@@ -113,7 +113,7 @@ def test_the_extension_in_a_real_vscode(vscode_deps: Deps, fake_anthropic: FakeA
         assert not chat.input_state()["disabled"]
 
         # 3. a patch approved with Y lands in the open editor; Ctrl+Z undoes it ---------------------------------
-        chat.send("[[patch-allow]]")
+        chat.send(scenario.ASK_PATCH_ALLOW)
         approval = chat.dialog("approval")
         assert "patch" in approval["text"] and "patched by phoenix" in approval["text"], approval["text"]
         assert chat.input_state()["disabled"]
@@ -139,7 +139,7 @@ def test_the_extension_in_a_real_vscode(vscode_deps: Deps, fake_anthropic: FakeA
 
         # 4. a patch denied with Escape: nothing lands, the model is told ------------------------------------
         before = len(fake_anthropic.requests)
-        chat.send("[[patch-deny]]")
+        chat.send(scenario.ASK_PATCH_DENY)
         chat.dialog("approval")
         chat.key("Escape")
         chat.dialog_closed()
@@ -156,7 +156,7 @@ def test_the_extension_in_a_real_vscode(vscode_deps: Deps, fake_anthropic: FakeA
         assert results and results[-1]["is_error"] is True and str(results[-1]["content"]).startswith(DENIED), results
 
         # 5. a reload with an approval open: the view comes back from the server ------------------------------
-        chat.send("[[patch-reload]]")
+        chat.send(scenario.ASK_PATCH_RELOAD)
         open_before = chat.dialog("approval")
         d.screenshot("approval-before-reload")
         d.call("reload", timeout=120)
