@@ -73,6 +73,7 @@ let client: PhoenixClient;
 const sessions: ConversationSession[] = [];
 const events: PhoenixEvent[] = [];
 const stderr: string[] = [];
+let serverCommands: string[] = [];
 
 function applyEditToDisk(params: { edit: { documentChanges?: unknown[]; changes?: Record<string, unknown[]> } }): { applied: boolean } {
   type TextEdit = { range: { start: { line: number; character: number }; end: { line: number; character: number } }; newText: string };
@@ -174,7 +175,9 @@ before(async () => {
     for (const s of sessions) s.handleEvent(e);
   });
   connection.listen();
-  const init = await connection.sendRequest<{ capabilities: { experimental?: { phoenix?: { version: number } } } }>("initialize", {
+  const init = await connection.sendRequest<{
+    capabilities: { experimental?: { phoenix?: { version: number } }; executeCommandProvider?: { commands: string[] } };
+  }>("initialize", {
     processId: process.pid,
     rootUri: pathToFileURL(work).href,
     capabilities: {
@@ -183,6 +186,7 @@ before(async () => {
     },
   });
   assert.equal(init.capabilities.experimental?.phoenix?.version, 1, "the server announces the phoenix protocol");
+  serverCommands = init.capabilities.executeCommandProvider?.commands ?? [];
   await connection.sendNotification("initialized", {});
 });
 
@@ -316,4 +320,14 @@ test("a conversation with approvals through the extension's protocol client", { 
     assert.equal(readFileSync(path.join(work, "a.txt"), "utf8"), "one\ntwo\nfour\nfive\n", "policy auto ran the patch without asking");
     assert.ok(!events.some((e) => e.seq > seq && e.conversationId === view.conversationId && e.kind === "approvalRequested"));
   });
+});
+
+test("no command id of the extension collides with one the server announces (REQ-VSC-009)", () => {
+  const manifest = JSON.parse(readFileSync(path.join(ROOT, "vscode-extension", "package.json"), "utf8")) as {
+    contributes: { commands: { command: string }[] };
+  };
+  const ours = manifest.contributes.commands.map((c) => c.command);
+  assert.ok(ours.length > 10);
+  for (const id of ours) assert.match(id, /^phoenix\.vscode\./, `${id} is outside the extension's prefix`);
+  assert.deepEqual(ours.filter((id) => serverCommands.includes(id)), []);
 });
