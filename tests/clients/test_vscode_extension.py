@@ -45,7 +45,10 @@ def npm_test() -> NpmTest:
         pytest.skip("PHOENIX_SKIP_CLIENT_TESTS=1: the VS Code extension's checks are skipped")
     npm = shutil.which("npm")
     if npm is None:
-        pytest.fail(f"npm is not installed: install Node.js 20+ with npm, then run {INSTALL} (or set PHOENIX_SKIP_CLIENT_TESTS=1)")
+        pytest.fail(
+            f"npm is not installed: install Node.js 20+ with npm, then run {INSTALL} "
+            "(or set PHOENIX_SKIP_CLIENT_TESTS=1)"
+        )
     if not (EXTENSION / "node_modules").is_dir():
         pytest.fail(
             f"vscode-extension/node_modules is missing: run {INSTALL} first (it runs `npm ci` there), "
@@ -63,10 +66,14 @@ def _tail(output: str, lines: int = 120) -> str:
 
 
 def assert_passed(result: NpmTest, *names: str) -> None:
-    assert result.returncode == 0, f"`npm test` in vscode-extension failed (exit {result.returncode}):\n{_tail(result.output)}"
+    assert result.returncode == 0, (
+        f"`npm test` in vscode-extension failed (exit {result.returncode}):\n{_tail(result.output)}"
+    )
     passed = result.passed()
     missing = [n for n in names if not any(p.startswith(n) for p in passed)]
-    assert not missing, f"these node tests did not pass: {missing}\nfailed: {sorted(result.failed())}\n{_tail(result.output)}"
+    assert not missing, (
+        f"these node tests did not pass: {missing}\nfailed: {sorted(result.failed())}\n{_tail(result.output)}"
+    )
 
 
 @pytest.mark.req("REQ-VSC-008")
