@@ -1,0 +1,292 @@
+"""VS Code figures (issue 10), measured in a REAL VS Code (code-server 4.139.1 in headless Chromium, the
+packaged extension, this checkout's server), each beside a baseline measured in the same run:
+
+- text delta -> rendered in the chat webview, p50/p99: the fake model stamps each delta with its send time
+  (``Reply.stamp``); a MutationObserver in the webview records when each stamp appears in the DOM.
+  Baseline: the same stamped deltas arriving as ``phoenix/event`` over a bare LSP connection to the server.
+- activation -> server ready: VS Code's "activating phoenix-lsp" log line to the extension's "the server is
+  ready" log line (both ms timestamps on this machine's clock), over several window reloads.
+  Baseline: the server's own start-up, process start -> ``initialize`` answered, with the same command.
+
+Needs the tools of scripts/install-vscode-test-deps.sh. Run: ``python -m bench.vscode [--quick]``.
+The fake Anthropic server runs as its own process (its own GIL), as in bench/server.py.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+TAG = re.compile(r"\[\[bench-stream (\d+) ([0-9.]+)\]\]")
+API_KEY = "sk-ant-bench-vscode-0000000000"
+
+
+def bench_handler(body: dict[str, Any]) -> Any:
+    """The fake's handler (runs in the fake's process): ``[[bench-stream N DELAY]]`` streams N stamped deltas
+    DELAY seconds apart; anything else gets a short answer."""
+    from tests.fake_anthropic import Reply, TextBlock
+
+    for message in reversed(body.get("messages", [])):
+        content = message.get("content")
+        text = content if isinstance(content, str) else " ".join(
+            str(b.get("text", "")) for b in content or [] if isinstance(b, dict)
+        )
+        if message.get("role") == "user" and (m := TAG.search(text)):
+            n, delay = int(m.group(1)), float(m.group(2))
+            return Reply(blocks=[TextBlock("x" * n, n)], stop_reason="end_turn", stamp=True, delay_s=delay)
+    return Reply.text_reply("Ready.")
+
+
+class _Fake:
+    """The fake Anthropic server as a separate process, answering through :func:`bench_handler`."""
+
+    def __init__(self) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "tests.fake_anthropic", "--port", "0", "--handler", "bench.vscode:bench_handler"],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert self.proc.stdout is not None
+        self.base_url = self.proc.stdout.readline().split()[-1]
+
+    def env(self, api_key: str = API_KEY) -> dict[str, str]:
+        return {"ANTHROPIC_BASE_URL": self.base_url, "ANTHROPIC_API_KEY": api_key}
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(10)
+
+
+def _pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def _clock_offset_ns() -> int:
+    """time.time_ns() - time.monotonic_ns(): turns the fake's monotonic stamps into the browser's epoch clock."""
+    samples = []
+    for _ in range(21):
+        a = time.monotonic_ns()
+        w = time.time_ns()
+        b = time.monotonic_ns()
+        samples.append((b - a, w - (a + b) // 2))
+    return min(samples)[1]
+
+
+# ------------------------------------------------------------------------------------------ baselines
+
+
+async def _lsp_latencies(fake: _Fake, tag: str) -> list[float]:
+    """The stamped stream as phoenix/event over a bare LSP connection (ms from send to arrival)."""
+    from tests.e2e.harness import session
+
+    with tempfile.TemporaryDirectory() as tmp:
+        async with session(fake, Path(tmp)) as s:  # type: ignore[arg-type]
+            cid = await s.new()
+            await s.request("phoenix/sendMessage", {"conversationId": cid, "text": "[[warmup]]"})
+            await s.wait_status(cid, "idle", timeout=120)
+            first = len(s.events)
+            mark = s.last_seq(cid)
+            await s.request("phoenix/sendMessage", {"conversationId": cid, "text": tag})
+            await s.wait_status(cid, "idle", timeout=300, since=mark)
+            out = []
+            for event, arrived in zip(s.events[first:], s.arrivals[first:], strict=True):
+                if event["kind"] == "textDelta":
+                    out += [(arrived - int(st)) / 1e6 for st in filter(None, event["text"].split(";"))]
+            return out
+
+
+def _server_startups(command: str, runs: int) -> list[float]:
+    """Process start -> initialize answered, ms (the server alone, as bench/server.py measures it)."""
+    init = json.dumps(
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+         "params": {"processId": None, "rootUri": None, "capabilities": {}}}
+    )
+    frame = f"Content-Length: {len(init)}\r\n\r\n{init}".encode()
+    out = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for _ in range(runs):
+            t0 = time.perf_counter()
+            proc = subprocess.Popen(
+                [command, "serve", "--data-dir", tmp], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+            )
+            assert proc.stdin and proc.stdout
+            proc.stdin.write(frame)
+            proc.stdin.flush()
+            header = proc.stdout.readline()
+            out.append((time.perf_counter() - t0) * 1000)
+            assert header.startswith(b"Content-Length"), header
+            proc.kill()
+            proc.wait()
+    return out
+
+
+# ------------------------------------------------------------------------------------------ VS Code side
+
+RECORDER = """(timeline) => {
+    // epoch ms (sub-ms) at which each stamp first appears in the DOM of the last assistant message
+    const rec = (window.__phoenixBench = { seen: {}, count: 0, offset: 0, el: null });
+    const parse = () => {
+        const all = timeline.querySelectorAll('.msg.assistant');
+        const el = all[all.length - 1];
+        if (!el) return;
+        const now = performance.timeOrigin + performance.now();
+        if (el !== rec.el) { rec.el = el; rec.offset = 0; }
+        const text = el.textContent;
+        let end = text.lastIndexOf(';');
+        if (end < rec.offset) return;
+        for (const s of text.slice(rec.offset, end).split(';')) {
+            if (/^[0-9]+$/.test(s) && !(s in rec.seen)) { rec.seen[s] = now; rec.count++; }
+        }
+        rec.offset = end + 1;
+    };
+    new MutationObserver(parse).observe(timeline, { childList: true, subtree: true, characterData: true });
+    return true;
+}"""
+
+_LOG_TIME = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}) ")
+
+
+def _log_time(line: str) -> float:
+    m = _LOG_TIME.match(line)
+    assert m, line
+    return datetime.strptime(m.group(1), "%Y-%m-%d %H:%M:%S.%f").timestamp() * 1000
+
+
+def _activations(user_data: Path, extension_id: str) -> list[float]:
+    """activation -> 'the server is ready', ms, one per extension host (window load) found in the logs."""
+    out = []
+    for host_log in sorted((user_data / "logs").rglob("remoteexthost.log")):
+        activated = [
+            _log_time(line)
+            for line in host_log.read_text().splitlines()
+            if f"_doActivateExtension {extension_id}," in line
+        ]
+        own = host_log.parent / extension_id / "Phoenix.log"
+        ready = (
+            [_log_time(line) for line in own.read_text().splitlines() if "the server is ready" in line]
+            if own.exists()
+            else []
+        )
+        if activated and ready:
+            out.append(ready[0] - activated[0])
+    return out
+
+
+def _wait_logs(user_data: Path, extension_id: str, count: int, timeout: float) -> list[float]:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = _activations(user_data, extension_id)
+        if len(found) >= count:
+            return found
+        time.sleep(0.2)
+    raise TimeoutError(f"fewer than {count} 'the server is ready' lines after {timeout} s")
+
+
+def _vscode(fake: _Fake, tag: str, reloads: int) -> tuple[list[float], list[float], int]:
+    """(render latencies ms, activation -> ready ms per window load, stamps seen) in the real VS Code."""
+    from tests.clients.vscode_real.chat import Chat, phoenix_settings
+    from tests.clients.vscode_real.rig import extension_id, load_deps, package_extension, start_rig
+
+    deps = load_deps()
+    vsix = package_extension(deps)
+    ext_id = extension_id()
+    with start_rig(
+        vsix=vsix, extension_id=ext_id, settings=phoenix_settings, env=fake.env(), deps=deps,
+        files={"README.md": "bench\n"},
+    ) as rig:
+        d = rig.driver
+        assert d is not None
+        chat = Chat(rig)
+        d.call("goto", timeout=180)
+        chat.open()
+        chat.widen()
+        _wait_logs(rig.user_data, ext_id, 1, 180)
+        chat.send("[[warmup]]")
+        chat.wait_answer("Ready.", timeout=180)
+        chat.wait_idle()
+        d.call("evaluate", **chat.wv, selector="main.timeline", fn=RECORDER)
+        offset = _clock_offset_ns()
+        chat.send(tag)
+        n = int(TAG.search(tag).group(1))  # type: ignore[union-attr]
+        d.call("waitForFunction", **chat.wv, fn=f"() => window.__phoenixBench.count >= {n}", timeout=600)
+        chat.wait_idle()
+        seen: dict[str, float] = d.call("evaluate", **chat.wv, fn="() => window.__phoenixBench.seen")
+        ordered = sorted(seen.items(), key=lambda kv: int(kv[0]))
+        latencies = [t - (int(stamp) + offset) / 1e6 for stamp, t in ordered]
+        (rig.artifacts / "bench-render-latencies.json").write_text(json.dumps(latencies))
+        print(f"[bench.vscode] render latencies in send order: {rig.artifacts / 'bench-render-latencies.json'}")
+        for i in range(reloads):
+            d.call("reload", timeout=180)
+            _wait_logs(rig.user_data, ext_id, i + 2, 180)
+        activations = _activations(rig.user_data, ext_id)
+    return latencies, activations, len(seen)
+
+
+def figures(quick: bool = False) -> list[dict[str, Any]]:
+    from tests.clients.vscode_real.chat import server_command
+
+    deltas, delay, reloads = (200, 0.01, 2) if quick else (1000, 0.01, 4)
+    tag = f"[[bench-stream {deltas} {delay}]]"
+    fake = _Fake()
+    try:
+        base = asyncio.run(_lsp_latencies(fake, tag))
+        rendered, activations, seen = _vscode(fake, tag, reloads)
+    finally:
+        fake.stop()
+    startups = _server_startups(server_command(), 7 if not quick else 3)
+    return [
+        {
+            "name": f"text delta -> rendered in the VS Code chat webview, p50 ({deltas:,} deltas {delay * 1000:g} ms "
+            f"apart, {seen:,} seen)",
+            "value": round(statistics.median(rendered), 2),
+            "unit": "ms",
+            "baseline_name": "same deltas -> phoenix/event over a bare LSP connection, p50",
+            "baseline_value": round(statistics.median(base), 2),
+            "goal": "",
+        },
+        {
+            "name": "text delta -> rendered, p99",
+            "value": round(_pct(rendered, 0.99), 2),
+            "unit": "ms",
+            "baseline_name": "bare LSP connection, p99",
+            "baseline_value": round(_pct(base, 0.99), 2),
+            "goal": "",
+        },
+        {
+            "name": f"extension activation -> server ready (median of {len(activations)} window loads; "
+            f"all: {', '.join(f'{a:.0f}' for a in activations)})",
+            "value": round(statistics.median(activations), 1),
+            "unit": "ms",
+            "baseline_name": "the server alone: process start -> initialize answered (median)",
+            "baseline_value": round(statistics.median(startups), 1),
+            "goal": "",
+        },
+    ]
+
+
+def main(argv: list[str] | None = None) -> int:
+    from bench.__main__ import print_table
+
+    parser = argparse.ArgumentParser(prog="python -m bench.vscode")
+    parser.add_argument("--quick", action="store_true", help="fewer deltas and reloads (a smoke run)")
+    args = parser.parse_args(argv)
+    print("## vscode")
+    print_table(figures(quick=args.quick))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,215 @@
+"""The VS Code extension's own checks (vscode-extension/, `npm test`), run from the project's test command.
+
+`npm test` runs, in order: the generated wire types against specs/protocol.schema.json, `tsc --noEmit`,
+eslint, the unit tests of every module that does not import `vscode` (node --test; the webview's DOM under
+jsdom), the esbuild bundle, `vsce package`, and an end-to-end test in which the extension's protocol client
+talks to the real server (this checkout, this Python) with the model played by tests/fake_anthropic.py.
+
+It runs once per session; each test below then checks that the node tests proving its requirement passed,
+by their names in the TAP output. Missing node_modules is a failure (not a skip) naming the install step,
+unless PHOENIX_SKIP_CLIENT_TESTS=1.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+EXTENSION = ROOT / "vscode-extension"
+INSTALL = "scripts/install-vscode-extension-deps.sh"
+
+
+@dataclass(frozen=True)
+class NpmTest:
+    returncode: int
+    output: str
+
+    def passed(self) -> set[str]:
+        return {m.group(1).strip() for m in re.finditer(r"^\s*ok \d+ - (.+)$", self.output, re.M)}
+
+    def failed(self) -> set[str]:
+        return {m.group(1).strip() for m in re.finditer(r"^\s*not ok \d+ - (.+)$", self.output, re.M)}
+
+
+@pytest.fixture(scope="module")
+def npm_test() -> NpmTest:
+    if os.environ.get("PHOENIX_SKIP_CLIENT_TESTS") == "1":
+        pytest.skip("PHOENIX_SKIP_CLIENT_TESTS=1: the VS Code extension's checks are skipped")
+    npm = shutil.which("npm")
+    if npm is None:
+        pytest.fail(
+            f"npm is not installed: install Node.js 20+ with npm, then run {INSTALL} "
+            "(or set PHOENIX_SKIP_CLIENT_TESTS=1)"
+        )
+    if not (EXTENSION / "node_modules").is_dir():
+        pytest.fail(
+            f"vscode-extension/node_modules is missing: run {INSTALL} first (it runs `npm ci` there), "
+            "or set PHOENIX_SKIP_CLIENT_TESTS=1 to leave the extension's checks out"
+        )
+    env = {**os.environ, "PHOENIX_PYTHON": sys.executable, "NO_COLOR": "1", "FORCE_COLOR": "0"}
+    proc = subprocess.run(
+        [npm, "test"], cwd=EXTENSION, env=env, capture_output=True, text=True, timeout=900, check=False
+    )
+    return NpmTest(proc.returncode, proc.stdout + proc.stderr)
+
+
+def _tail(output: str, lines: int = 120) -> str:
+    return "\n".join(output.splitlines()[-lines:])
+
+
+def assert_passed(result: NpmTest, *names: str) -> None:
+    assert result.returncode == 0, (
+        f"`npm test` in vscode-extension failed (exit {result.returncode}):\n{_tail(result.output)}"
+    )
+    passed = result.passed()
+    missing = [n for n in names if not any(p.startswith(n) for p in passed)]
+    assert not missing, (
+        f"these node tests did not pass: {missing}\nfailed: {sorted(result.failed())}\n{_tail(result.output)}"
+    )
+
+
+@pytest.mark.req("REQ-VSC-008")
+def test_npm_test_passes(npm_test: NpmTest) -> None:
+    """Generated wire types fresh, tsc, eslint, unit tests, bundle, vsce package and the e2e test."""
+    assert_passed(npm_test, "a conversation with approvals through the extension's protocol client")
+    assert "all extension checks passed" in npm_test.output
+    assert (EXTENSION / "phoenix-lsp.vsix").is_file(), "vsce package produced no phoenix-lsp.vsix"
+
+
+@pytest.mark.req("REQ-VSC-001")
+def test_server_discovery(npm_test: NpmTest) -> None:
+    assert_passed(
+        npm_test,
+        "the setting wins",
+        "then phoenix-lsp on PATH",
+        "then the workspace's .venv",
+        "nothing found: a message that says what, why and what next",
+    )
+
+
+@pytest.mark.req("REQ-VSC-002", "REQ-VSC-003", "REQ-VSC-009")
+def test_conversation_with_approvals_against_the_real_server(npm_test: NpmTest) -> None:
+    assert_passed(
+        npm_test,
+        "the answer streams in and is replaced by the persisted message",
+        "an upgrade request shows the reason; approving it unrestricts",
+        "a patch approval carries the diff",
+        "Deny leaves the file alone and marks the card",
+        "Always Allow is remembered, listed, and revocable",
+        "no command id of the extension collides with one the server announces",
+    )
+
+
+@pytest.mark.req("REQ-VSC-004")
+def test_state_comes_from_the_server(npm_test: NpmTest) -> None:
+    assert_passed(
+        npm_test,
+        "a reload rebuilds the view from the server, the open approval included",
+        "a missed event is a gap closed with getConversation(afterSeq)",
+        "open rebuilds the view from every page of getConversation",
+        "a seq gap is closed with getConversation(afterSeq)",
+        "duplicates are dropped and a skipped seq opens a gap",
+    )
+
+
+@pytest.mark.req("REQ-VSC-005")
+def test_chat_view_content(npm_test: NpmTest) -> None:
+    assert_passed(
+        npm_test,
+        "markdown renders with highlighted code blocks",
+        "streamed text deltas build one item",
+        "tool calls become cards",
+        "tool cards show the command and output; sub-agents nest under the spawning call",
+        "retry status shows until the stream resumes",
+        "exhausted conversations offer a continuation; errors keep their next step",
+        "the 80% context warning offers to continue in a new conversation",
+        "pasted images are attached and sent as base64 with the message",
+    )
+
+
+@pytest.mark.req("REQ-VSC-006")
+def test_output_safety(npm_test: NpmTest) -> None:
+    assert_passed(
+        npm_test,
+        "raw HTML, script and javascript: links in model output stay text",
+        "only http(s) and mailto links become links",
+        "terminal escape sequences and control characters are removed",
+        "the webview page has a strict CSP",
+        "hostile model and tool output never runs script in the webview",
+    )
+
+
+@pytest.mark.req("REQ-VSC-007")
+def test_open_diff_shows_the_proposed_result(npm_test: NpmTest) -> None:
+    assert_passed(
+        npm_test,
+        "a unified diff applies to the current text",
+        "a buffer that moved since the diff still takes it",
+        "a diff that no longer matches says which hunk",
+        "a patch approval carries the diff; Open diff's proposed text is what lands",
+    )
+
+
+@pytest.mark.req("REQ-LAYER-008")
+def test_mode_style_and_policy_are_shown(npm_test: NpmTest) -> None:
+    assert_passed(
+        npm_test,
+        "mode, style, policy and always-allow follow their events",
+        "the mode item names the mode and warns when the sandbox is unavailable",
+        "mode and style are shown and follow their events; a style suggestion offers its command",
+    )
+
+
+@pytest.mark.req("REQ-PERM-009", "REQ-PERM-010")
+def test_policy_indicator_and_toggle(npm_test: NpmTest) -> None:
+    assert_passed(
+        npm_test,
+        "the policy indicator reads 🚀 auto / 🔒 interactive and toggles",
+        "Shift+Tab toggles the policy; the composer shows it",
+    )
+
+
+@pytest.mark.req("REQ-PERM-011")
+def test_approval_dialog_content(npm_test: NpmTest) -> None:
+    assert_passed(
+        npm_test,
+        "the approval dialog shows the tool name first, the description dimmed, compact JSON, the diff and the hint",
+        "the hint names the shortcuts; arguments are compact JSON with long values cut",
+    )
+
+
+@pytest.mark.req("REQ-PERM-012")
+def test_approval_dialog_navigation(npm_test: NpmTest) -> None:
+    assert_passed(
+        npm_test,
+        "the dialog lists Allow, Deny, Always Allow vertically with Allow focused",
+        "Up/Down move within the list and Enter confirms the focused choice",
+        "Allow is focused and highlighted, the others dimmed; arrows move; Enter answers",
+        "an upgrade request offers Approve / Deny; Escape denies",
+    )
+
+
+@pytest.mark.req("REQ-PERM-013")
+def test_approval_dialog_shortcuts(npm_test: NpmTest) -> None:
+    assert_passed(
+        npm_test,
+        "Y, N, A answer at once and Escape denies",
+        "Y, N, A and Escape answer from the keyboard; one answer per approval",
+    )
+
+
+@pytest.mark.req("REQ-PERM-014")
+def test_input_blocked_while_dialog_open(npm_test: NpmTest) -> None:
+    assert_passed(
+        npm_test,
+        "every key is consumed while the dialog is open",
+        "the input is disabled while the dialog is open and every key goes to the dialog",
+    )

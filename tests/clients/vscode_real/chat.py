@@ -1,0 +1,97 @@
+"""The Phoenix chat view and status bar as the real-VS-Code test and the benchmark drive them.
+
+Selectors follow the webview's DOM (vscode-extension/src/webview/app.ts): roles, aria labels and data
+attributes where it has them, its class names otherwise; the status bar item is found by its text.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+from tests.clients.vscode_real.rig import ROOT, Driver, Rig
+
+# The chat webview's DOM (vscode-extension/src/webview/app.ts). Roles and data attributes where it has them.
+INPUT = "textarea[aria-label=Message]"
+TIMELINE = "main.timeline"
+ASSISTANT = "main.timeline .msg.assistant"
+STREAMING = "main.timeline .msg.assistant.streaming"
+DIALOG_OPEN = "section[role=dialog]:not(.hidden)"
+DIALOG_HIDDEN = "section[role=dialog].hidden"
+SELECTED_CHOICE = "section[role=dialog] li[role=option][aria-selected=true]"
+STATUS_IDLE = ".status-line[data-status=idle]"
+SERVER_STARTING = ".banner:not(.hidden)"
+# The extension's mode item in the status bar: the workbench gives it the id "<extension id>.phoenix.mode".
+# Its text is matched case-sensitively ("Restricted" is not in "Unrestricted").
+MODE_ITEM_ID = "phoenix.mode"
+RESTRICTED = r"(^|[^n])Restricted"
+UNRESTRICTED = "Unrestricted"
+
+
+def server_command() -> str:
+    """This checkout's phoenix-lsp (the venv running the tests)."""
+    candidate = Path(sys.executable).parent / "phoenix-lsp"
+    return str(candidate if candidate.exists() else ROOT / ".venv" / "bin" / "phoenix-lsp")
+
+
+def phoenix_settings(data_dir: Path) -> dict[str, Any]:
+    """User settings that run this checkout's server with its data in ``data_dir``."""
+    return {
+        "phoenix.server.command": server_command(),
+        "phoenix.server.args": ["serve", "--data-dir", str(data_dir)],
+        "phoenix.trace.server": "messages",
+    }
+
+
+class Chat:
+    """The Phoenix chat view, driven through the real workbench."""
+
+    def __init__(self, rig: Rig) -> None:
+        assert rig.driver is not None
+        self.rig = rig
+        self.d: Driver = rig.driver
+        self.wv: dict[str, Any] = {"frame": "webview", "extensionId": rig.extension_id}
+
+    def open(self) -> None:
+        self.d.call("command", title="Phoenix: Open Chat", timeout=60)
+        self.d.call("waitFor", **self.wv, selector=INPUT, timeout=60)
+
+    def widen(self, width: int = 560) -> None:
+        """Drag the side bar's edge so the chat view is ``width`` pixels wide (readable screenshots)."""
+        box = self.d.call("boundingBox", selector=".part.sidebar")
+        if box and box["width"] < width:
+            self.d.call("dragEdge", selector=".part.sidebar", dx=width - box["width"])
+
+    def send(self, text: str) -> None:
+        self.d.call("waitFor", **self.wv, selector=f"{INPUT}:not([disabled])", timeout=60)
+        self.d.call("fill", **self.wv, selector=INPUT, value=text)
+        self.d.call("press", **self.wv, selector=INPUT, key="Enter")
+
+    def wait_answer(self, text: str, timeout: float = 60) -> None:
+        self.d.call("waitFor", **self.wv, selector=ASSISTANT, hasText=text, first=True, timeout=timeout)
+
+    def wait_idle(self, timeout: float = 60) -> None:
+        self.d.call("waitFor", **self.wv, selector=STATUS_IDLE, timeout=timeout)
+
+    def dialog(self, kind: str, timeout: float = 60) -> dict[str, Any]:
+        """Wait for the open dialog of ``kind`` (approval / upgrade); returns its snapshot."""
+        self.d.call("waitFor", **self.wv, selector=f"{DIALOG_OPEN}[data-kind={kind}]", timeout=timeout)
+        snap = self.d.call("inspect", **self.wv, selector=DIALOG_OPEN)
+        assert snap["count"] == 1, snap
+        return dict(snap["items"][0])
+
+    def input_state(self) -> dict[str, Any]:
+        return dict(self.d.call("inspect", **self.wv, selector=INPUT)["items"][0])
+
+    def key(self, key: str) -> None:
+        """A key press to whatever has the focus (the dialog focuses itself when it opens)."""
+        self.d.call("press", key=key)
+
+    def dialog_closed(self, timeout: float = 30) -> None:
+        self.d.call("waitFor", **self.wv, selector=DIALOG_HIDDEN, state="attached", timeout=timeout)
+
+    def statusbar(self, regex: str, timeout: float = 30) -> None:
+        """Wait until the mode item in the status bar shows ``regex``."""
+        item = f'.part.statusbar [id="{self.rig.extension_id}.{MODE_ITEM_ID}"]'
+        self.d.call("waitFor", selector=item, hasTextRegex=regex, timeout=timeout)

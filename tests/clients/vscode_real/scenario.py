@@ -1,0 +1,75 @@
+"""The fake model's script for the real-VS-Code test: replies chosen by the user's message.
+
+Each prompt below is a key (plain words, so that the screenshots read naturally). The handler finds the last
+user message that contains one, picks that prompt's script, and answers with the
+reply of the current round (how many assistant messages already followed that user message). Tool-use ids
+are fresh per call so a repeated prompt still works.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from tests.fake_anthropic import Reply, ToolUseBlock
+
+STREAMED = "Streaming works: alpha, beta, gamma, delta, epsilon, zeta, eta, theta."
+UPGRADE_REASON = "I need write access to edit hello.py"
+PATCH_ALLOWED = "# patched by phoenix\n"
+PATCH_DENIED = "# this line must never land\n"
+PATCH_AFTER_RELOAD = "# approved after the reload\n"
+
+
+def _patch(text: str) -> ToolUseBlock:
+    return ToolUseBlock("patch", {"path": "hello.py", "patches": [{"operation": "append_eof", "newText": text}]})
+
+
+ASK_STREAM = "Hello Phoenix! What can you do?"
+ASK_UPGRADE = "You may edit files in this workspace."
+ASK_PATCH_ALLOW = "Add a comment at the end of hello.py."
+ASK_PATCH_DENY = "Add another line to hello.py."
+ASK_PATCH_RELOAD = "One more edit to hello.py, please."
+
+SCRIPTS: dict[str, list[Callable[[], Reply]]] = {
+    ASK_STREAM: [lambda: Reply.text_reply(STREAMED, deltas=12, delay_s=0.08)],
+    ASK_UPGRADE: [
+        lambda: Reply.tool_reply(ToolUseBlock("request_mode_upgrade", {"reason": UPGRADE_REASON})),
+        lambda: Reply.text_reply("Thanks, I can write now."),
+    ],
+    ASK_PATCH_ALLOW: [
+        lambda: Reply.tool_reply(_patch(PATCH_ALLOWED), text="I will add a comment."),
+        lambda: Reply.text_reply("The comment is in."),
+    ],
+    ASK_PATCH_DENY: [
+        lambda: Reply.tool_reply(_patch(PATCH_DENIED), text="One more edit."),
+        lambda: Reply.text_reply("Understood, I left the file alone."),
+    ],
+    ASK_PATCH_RELOAD: [
+        lambda: Reply.tool_reply(_patch(PATCH_AFTER_RELOAD), text="An edit to approve after a reload."),
+        lambda: Reply.text_reply("Done after the reload."),
+    ],
+}
+
+
+def _text_of(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(str(b.get("text", "")) for b in content if isinstance(b, dict) and b.get("type") == "text")
+    return ""
+
+
+def handler(body: dict[str, Any]) -> Reply | None:
+    """The fake's handler: the script of the last user message containing a prompt (the server adds user
+    messages of its own, e.g. "[system] The conversation is now in Unrestricted mode"); the round is the
+    number of assistant messages since that message. No prompt: None (the fake answers 400 and counts it
+    as unexpected)."""
+    messages = body.get("messages", [])
+    for i in range(len(messages) - 1, -1, -1):
+        message = messages[i]
+        text = _text_of(message.get("content")) if message.get("role") == "user" else ""
+        for prompt, script in SCRIPTS.items():
+            if prompt in text:
+                rounds = sum(1 for m in messages[i + 1 :] if m.get("role") == "assistant")
+                return script[rounds]() if rounds < len(script) else Reply.text_reply("(no more script)")
+    return None

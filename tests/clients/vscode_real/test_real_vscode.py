@@ -1,0 +1,183 @@
+"""The VS Code extension in a REAL VS Code: the packaged .vsix installed into code-server (VS Code 1.139),
+the workbench opened headless in Chromium, the real phoenix server started by the extension from this
+checkout, the model played by the fake Anthropic server (scripted by the user's prompts, see scenario.py).
+
+One journey, in order, as a user would take it:
+1. open the Phoenix chat view, send a message, watch the answer stream in (partial text seen before the end);
+2. the agent asks to unrestrict: the dialog takes the keyboard (a stray key does not reach the disabled
+   input), Y approves, and the status bar follows Restricted -> Unrestricted;
+3. a patch approval answered with Y: the edit lands in the open editor, and Ctrl+Z in the editor restores it;
+4. another patch approval answered with Escape: denied, the buffer is unchanged, the model is told;
+5. a window reload while an approval is open: the view is rebuilt from the server (history and the open
+   dialog), and the approval can still be answered;
+6. the palette's Restrict / Unrestrict commands move the status bar.
+Screenshots of each step land in the artifacts directory printed at the start; with
+PHOENIX_UPDATE_SCREENSHOTS=1 the open-approval screenshot also replaces docs/images/vscode-approval.png.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+import pytest
+
+from tests.clients.vscode_real import scenario
+from tests.clients.vscode_real.chat import (
+    DIALOG_OPEN,
+    RESTRICTED,
+    SELECTED_CHOICE,
+    SERVER_STARTING,
+    TIMELINE,
+    UNRESTRICTED,
+    Chat,
+    phoenix_settings,
+)
+from tests.clients.vscode_real.rig import ROOT, Deps, extension_id, package_extension, start_rig
+from tests.fake_anthropic import FakeAnthropic
+
+API_KEY = "sk-ant-real-vscode-test-0123456789"
+HELLO = "def greet(name):\n    return f'hello {name}'\n"
+DENIED = "The user denied this tool call."
+
+def _watch_streaming(chat: Chat) -> None:
+    """Record every distinct text of the streaming answer as it changes (a MutationObserver in the webview)."""
+    chat.d.call(
+        "evaluate",
+        **chat.wv,
+        selector=TIMELINE,
+        fn="""(timeline) => {
+            const seen = (window.__phoenixStreamSeen = []);
+            new MutationObserver(() => {
+                const el = timeline.querySelector('.msg.assistant.streaming');
+                const text = el ? el.textContent : null;
+                if (text && seen[seen.length - 1] !== text) seen.push(text);
+            }).observe(timeline, { childList: true, subtree: true, characterData: true });
+            return true;
+        }""",
+    )
+
+
+@pytest.mark.slow
+def test_the_extension_in_a_real_vscode(vscode_deps: Deps, fake_anthropic: FakeAnthropic) -> None:
+    vsix = package_extension(vscode_deps)
+    fake_anthropic.handler = scenario.handler
+    with start_rig(
+        vsix=vsix,
+        extension_id=extension_id(),
+        settings=phoenix_settings,
+        env=fake_anthropic.env(API_KEY),
+        files={"hello.py": HELLO},
+        deps=vscode_deps,
+    ) as rig:
+        d = rig.driver
+        assert d is not None
+        chat = Chat(rig)
+        hello = rig.workspace / "hello.py"
+
+        d.call("goto", timeout=120)
+        rig.wait_probe(timeout=120)
+        rig.probe("/open", {"path": str(hello)})
+        d.call("waitFor", selector=".monaco-editor .view-lines", hasText="greet", timeout=30)
+
+        # 1. chat view, a message, a streamed answer --------------------------------------------------------
+        chat.open()
+        chat.widen()
+        d.call("waitFor", **chat.wv, selector=SERVER_STARTING, state="detached", timeout=90)
+        _watch_streaming(chat)
+        chat.send(scenario.ASK_STREAM)
+        chat.wait_answer(scenario.STREAMED)
+        chat.wait_idle()
+        seen = d.call("evaluate", **chat.wv, fn="() => window.__phoenixStreamSeen")
+        full = scenario.STREAMED
+        partial = [t for t in seen if len(t.strip()) < len(full) and full.startswith(t.strip())]
+        assert len(partial) >= 2, f"the answer did not stream in pieces; texts seen while streaming: {seen}"
+        d.screenshot("streamed-answer")
+        chat.statusbar(RESTRICTED)
+
+        # 2. mode upgrade answered with the keyboard; the status bar follows -----------------------------------
+        chat.send(scenario.ASK_UPGRADE)
+        upgrade = chat.dialog("upgrade")
+        assert scenario.UPGRADE_REASON in upgrade["text"], upgrade["text"]
+        assert upgrade["focused"], "the dialog takes the focus when it opens"
+        state = chat.input_state()
+        assert state["disabled"], "the chat input is disabled while a dialog is open"
+        chat.key("x")  # not a shortcut: swallowed by the dialog, never typed into the input
+        assert chat.input_state()["value"] == "" and chat.dialog("upgrade")["focused"]
+        d.screenshot("upgrade-dialog")
+        chat.key("y")
+        chat.dialog_closed()
+        chat.statusbar(UNRESTRICTED)
+        chat.wait_answer("Thanks, I can write now.")
+        chat.wait_idle()
+        assert not chat.input_state()["disabled"]
+
+        # 3. a patch approved with Y lands in the open editor; Ctrl+Z undoes it ---------------------------------
+        chat.send(scenario.ASK_PATCH_ALLOW)
+        approval = chat.dialog("approval")
+        assert "patch" in approval["text"] and "patched by phoenix" in approval["text"], approval["text"]
+        assert chat.input_state()["disabled"]
+        selected = d.call("inspect", **chat.wv, selector=SELECTED_CHOICE)
+        assert selected["count"] == 1 and selected["items"][0]["text"].startswith("Allow"), selected
+        shot = d.screenshot("approval-open")
+        if os.environ.get("PHOENIX_UPDATE_SCREENSHOTS") == "1":
+            target = ROOT / "docs" / "images" / "vscode-approval.png"
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(shot, target)
+        chat.key("y")
+        chat.dialog_closed()
+        patched = rig.wait_document(hello, lambda t: t != HELLO)
+        assert patched == HELLO + scenario.PATCH_ALLOWED
+        d.call("waitFor", selector=".monaco-editor .view-lines", hasText="patched by phoenix", timeout=30)
+        chat.wait_answer("The comment is in.")
+        chat.wait_idle()
+        d.screenshot("patch-applied")
+        d.call("click", selector=".monaco-editor .view-lines")
+        d.call("press", key="Control+z")
+        assert rig.wait_document(hello, lambda t: t == HELLO) == HELLO
+        d.screenshot("patch-undone")
+
+        # 4. a patch denied with Escape: nothing lands, the model is told ------------------------------------
+        before = len(fake_anthropic.requests)
+        chat.send(scenario.ASK_PATCH_DENY)
+        chat.dialog("approval")
+        chat.key("Escape")
+        chat.dialog_closed()
+        chat.wait_answer("Understood, I left the file alone.")
+        chat.wait_idle()
+        assert rig.document_text(hello) == HELLO
+        told = [r for r in fake_anthropic.requests[before:] if r.messages and r.messages[-1]["role"] == "user"]
+        results = [
+            b
+            for r in told
+            for b in (r.messages[-1]["content"] if isinstance(r.messages[-1]["content"], list) else [])
+            if isinstance(b, dict) and b.get("type") == "tool_result"
+        ]
+        assert results and results[-1]["is_error"] is True and str(results[-1]["content"]).startswith(DENIED), results
+
+        # 5. a reload with an approval open: the view comes back from the server ------------------------------
+        chat.send(scenario.ASK_PATCH_RELOAD)
+        open_before = chat.dialog("approval")
+        d.screenshot("approval-before-reload")
+        d.call("reload", timeout=120)
+        chat.open()
+        reopened = chat.dialog("approval", timeout=90)
+        assert reopened["attrs"].get("data-id") == open_before["attrs"].get("data-id"), (reopened, open_before)
+        chat.wait_answer(scenario.STREAMED)
+        chat.wait_answer("The comment is in.")
+        assert chat.input_state()["disabled"]
+        d.screenshot("approval-after-reload")
+        d.call("click", **chat.wv, selector=f"{DIALOG_OPEN} .dialog-title")
+        chat.key("y")
+        chat.dialog_closed()
+        assert rig.wait_document(hello, lambda t: t != HELLO) == HELLO + scenario.PATCH_AFTER_RELOAD
+        chat.wait_answer("Done after the reload.")
+        chat.wait_idle()
+
+        # 6. the palette's mode commands move the status bar --------------------------------------------------
+        d.call("command", title="Phoenix: Restrict (/plan)")
+        chat.statusbar(RESTRICTED)
+        d.call("command", title="Phoenix: Unrestrict (/execute)")
+        chat.statusbar(UNRESTRICTED)
+        d.screenshot("final")
+        assert fake_anthropic.unexpected == 0 and not fake_anthropic.handler_errors

@@ -1,0 +1,132 @@
+/**
+ * The approval dialog's keyboard state machine (seed 003, REQ-PERM-012/013/014): a vertical list of
+ * choices, the first (Allow / Approve) focused when it opens, Up/Down move, Enter confirms, Y / N / A
+ * answer at once, Escape denies. While the dialog is open it consumes every key. Pure: no DOM.
+ */
+
+import type { ApprovalRequest, UpgradeRequest } from "../protocol/wire";
+
+export type Answer =
+  | { kind: "approval"; approvalId: string; decision: "allow" | "deny" | "alwaysAllow" }
+  | { kind: "upgrade"; requestId: string; approve: boolean };
+
+export interface Choice {
+  label: string;
+  /** the shortcut letter shown next to the label (lower case) */
+  key?: string;
+  answer: Answer;
+}
+
+export interface DialogState {
+  kind: "approval" | "upgrade";
+  id: string;
+  choices: Choice[];
+  selected: number;
+}
+
+export interface KeyInput {
+  key: string;
+  shiftKey?: boolean;
+  ctrlKey?: boolean;
+  altKey?: boolean;
+  metaKey?: boolean;
+}
+
+export interface KeyResult {
+  state: DialogState;
+  /** the answer to send, when the key decided */
+  answer?: Answer;
+  /** always true while the dialog is open: no key reaches the chat input (REQ-PERM-014) */
+  consumed: boolean;
+}
+
+/**
+ * The dialog for an approval: Allow, Deny, Always Allow. (Always Allow is tool-wide: the wire carries no
+ * narrower scope yet; when `approvalRequested` gains scope options they become more choices here.)
+ */
+export function approvalDialog(request: ApprovalRequest): DialogState {
+  const id = request.approvalId;
+  return {
+    kind: "approval",
+    id,
+    choices: [
+      { label: "Allow", key: "y", answer: { kind: "approval", approvalId: id, decision: "allow" } },
+      { label: "Deny", key: "n", answer: { kind: "approval", approvalId: id, decision: "deny" } },
+      { label: "Always Allow", key: "a", answer: { kind: "approval", approvalId: id, decision: "alwaysAllow" } },
+    ],
+    selected: 0,
+  };
+}
+
+/** The dialog for an upgrade request: Approve, Deny. */
+export function upgradeDialog(request: UpgradeRequest): DialogState {
+  const id = request.requestId;
+  return {
+    kind: "upgrade",
+    id,
+    choices: [
+      { label: "Approve", key: "y", answer: { kind: "upgrade", requestId: id, approve: true } },
+      { label: "Deny", key: "n", answer: { kind: "upgrade", requestId: id, approve: false } },
+    ],
+    selected: 0,
+  };
+}
+
+/** The deny answer of a dialog (Escape, or a dialog closed without a choice). */
+export function denyAnswer(state: DialogState): Answer {
+  return state.kind === "approval"
+    ? { kind: "approval", approvalId: state.id, decision: "deny" }
+    : { kind: "upgrade", requestId: state.id, approve: false };
+}
+
+export function handleKey(state: DialogState, input: KeyInput): KeyResult {
+  if (input.ctrlKey || input.metaKey || input.altKey) return { state, consumed: true };
+  const last = state.choices.length - 1;
+  switch (input.key) {
+    case "ArrowUp":
+    case "Up":
+      return { state: { ...state, selected: Math.max(0, state.selected - 1) }, consumed: true };
+    case "ArrowDown":
+    case "Down":
+      return { state: { ...state, selected: Math.min(last, state.selected + 1) }, consumed: true };
+    case "Home":
+      return { state: { ...state, selected: 0 }, consumed: true };
+    case "End":
+      return { state: { ...state, selected: last }, consumed: true };
+    case "Enter":
+    case " ":
+      return { state, answer: state.choices[state.selected].answer, consumed: true };
+    case "Escape":
+    case "Esc":
+      return { state, answer: denyAnswer(state), consumed: true };
+  }
+  if (input.key.length === 1) {
+    const letter = input.key.toLowerCase();
+    const index = state.choices.findIndex((c) => c.key === letter);
+    if (index >= 0) return { state: { ...state, selected: index }, answer: state.choices[index].answer, consumed: true };
+  }
+  return { state, consumed: true };
+}
+
+/** The hint line at the bottom of the dialog. */
+export function shortcutHint(state: DialogState): string {
+  const letters = state.choices
+    .filter((c) => c.key)
+    .map((c) => `${c.key!.toUpperCase()} ${c.label}`);
+  return `↑/↓ move · Enter confirm · ${letters.join(" · ")} · Esc deny`;
+}
+
+/** Arguments as compact JSON (no insignificant whitespace), long values cut for display (REQ-PERM-005). */
+export function compactArguments(args: Record<string, unknown>, maxValue = 400): string {
+  const cut = (value: unknown): unknown => {
+    if (typeof value === "string" && value.length > maxValue) {
+      return `${value.slice(0, maxValue)}… (${value.length - maxValue} more characters)`;
+    }
+    if (Array.isArray(value)) return value.map(cut);
+    if (value && typeof value === "object") {
+      return Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([k, v]) => [k, cut(v)]));
+    }
+    return value;
+  };
+  return JSON.stringify(cut(args));
+}

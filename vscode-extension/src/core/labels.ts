@@ -1,0 +1,77 @@
+/**
+ * The words the status bar and the chat header show for mode, policy and style (specs/modes.md words).
+ * Pure, so the texts are unit-tested (REQ-PERM-009, REQ-LAYER-008).
+ */
+
+import type { Mode, Policy, SandboxInfo, Status, Style } from "../protocol/wire";
+
+export interface Label {
+  text: string;
+  tooltip: string;
+  warning?: boolean;
+}
+
+export function modeLabel(mode: Mode, sandbox?: SandboxInfo): Label {
+  const unavailable = sandbox !== undefined && !sandbox.available;
+  if (mode === "restricted") {
+    return {
+      text: "$(lock) Restricted",
+      tooltip:
+        "Mode: restricted. Commands run in the kernel sandbox (read-only, no network); patches are refused. " +
+        "Click to unrestrict (/execute).",
+    };
+  }
+  return {
+    text: unavailable ? "$(warning) Unrestricted" : "$(unlock) Unrestricted",
+    tooltip: unavailable
+      ? `Mode: unrestricted. The sandbox is unavailable here (${sandbox?.reason ?? "no Landlock"}), so ` +
+        "restricted mode cannot be used: every command runs without the kernel sandbox."
+      : "Mode: unrestricted. Commands and patches run (subject to the approval policy). Click to restrict (/plan).",
+    warning: unavailable,
+  };
+}
+
+export function policyLabel(policy: Policy): Label {
+  return policy === "auto"
+    ? {
+        text: "🚀 auto",
+        tooltip: "Approval policy: auto (seed 003's MVP): tool calls the mode permits run without asking. " +
+          "Click or Shift+Tab in the chat to switch to interactive.",
+      }
+    : {
+        text: "🔒 interactive",
+        tooltip: "Approval policy: interactive: each write or exec tool call waits for Allow / Deny / Always Allow. " +
+          "Click or Shift+Tab in the chat to switch to auto.",
+      };
+}
+
+export function styleLabel(style: Style): Label {
+  return { text: `$(comment-discussion) ${style}`, tooltip: `Style: ${style} (how the agent talks). Click to change.` };
+}
+
+export const STYLES: Style[] = ["chat", "discussion", "plan", "development", "task"];
+
+export function togglePolicy(policy: Policy): Policy {
+  return policy === "auto" ? "interactive" : "auto";
+}
+
+const STATUS_TEXT: Record<Status, string> = {
+  idle: "Ready",
+  awaiting_llm: "Thinking…",
+  running_tool: "Running a tool…",
+  awaiting_approval: "Waiting for your approval",
+  awaiting_upgrade: "Waiting for your answer to an upgrade request",
+  awaiting_agents: "Waiting for sub-agents…",
+  summarizing: "Summarising the conversation…",
+  error: "Error",
+  exhausted: "Context exhausted",
+  finished: "Finished",
+};
+
+export function statusText(status: Status): string {
+  return STATUS_TEXT[status] ?? status;
+}
+
+export function isBusy(status: Status): boolean {
+  return ["awaiting_llm", "running_tool", "awaiting_agents", "summarizing"].includes(status);
+}

@@ -1,0 +1,47 @@
+/**
+ * Messages between the extension host and the chat webview (not the wire protocol: those types are
+ * generated from the server's schema).
+ */
+
+import type { ConversationView, ReducerInput } from "./reducer";
+import type { ConversationSummary, Decision } from "../protocol/wire";
+
+export type ServerState = "starting" | "ready" | "failed" | "stopped";
+
+export type HostMessage =
+  | { type: "reset"; view: ConversationView | undefined }
+  | { type: "input"; input: ReducerInput }
+  | { type: "conversations"; conversations: ConversationSummary[]; activeId?: string; titles: Record<string, string> }
+  | { type: "server"; state: ServerState; message?: string }
+  | { type: "notice"; level: "info" | "warning" | "error"; text: string }
+  | { type: "focusInput" };
+
+export interface ImageAttachment {
+  mediaType: string;
+  /** base64, no data: prefix */
+  data: string;
+  name: string;
+}
+
+export type ViewMessage =
+  | { type: "ready" }
+  | { type: "send"; text: string; images: ImageAttachment[] }
+  | {
+      type: "answerApproval";
+      conversationId: string;
+      approvalId: string;
+      decision: Decision;
+    }
+  | { type: "answerUpgrade"; conversationId: string; requestId: string; approve: boolean }
+  | { type: "openDiff"; conversationId: string; toolUseId: string }
+  | { type: "togglePolicy" }
+  | { type: "toggleMode" }
+  | { type: "setStyle" }
+  | { type: "cancel" }
+  | { type: "newConversation" }
+  | { type: "switchConversation"; conversationId?: string }
+  | { type: "renameConversation" }
+  | { type: "continueInNew" }
+  | { type: "manageAlwaysAllowed" }
+  | { type: "openSettings" }
+  | { type: "showLog" };

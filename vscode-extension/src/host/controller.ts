@@ -1,0 +1,406 @@
+/**
+ * Ties the server, the active conversation, the chat view, the status bar and the commands together.
+ * It holds no state of its own that matters: the conversation is whatever the server says
+ * (`ConversationSession`); only the id of the conversation last shown and the user's display names for
+ * conversations are remembered here.
+ */
+
+import * as path from "node:path";
+import * as vscode from "vscode";
+import { findView, openRequest, type ConversationView } from "../core/reducer";
+import { STYLES, togglePolicy } from "../core/labels";
+import type { HostMessage, ImageAttachment, ServerState, ViewMessage } from "../core/messages";
+import { errorKind, errorMessage, type PhoenixClient } from "../protocol/client";
+import { ConversationSession } from "../protocol/session";
+import type { AlwaysAllowedTool, ConversationSummary, Decision, PhoenixEvent, SandboxInfo, SendMessageParams } from "../protocol/wire";
+import { ChatViewProvider } from "./chatView";
+import { ProposedDocuments } from "./diffDocuments";
+import type { Logs } from "./logging";
+import { conversationDefaults, openSettings } from "./settings";
+import { StatusBar } from "./statusBar";
+
+const ACTIVE_KEY = "phoenix.activeConversation";
+const TITLES_KEY = "phoenix.conversationTitles";
+
+export class Controller implements vscode.Disposable {
+  readonly chat: ChatViewProvider;
+  private readonly statusBar = new StatusBar();
+  private readonly proposed = new ProposedDocuments();
+  private client: PhoenixClient | undefined;
+  private session: ConversationSession | undefined;
+  private server: { state: ServerState; message?: string } = { state: "starting" };
+  private sandbox: SandboxInfo | undefined;
+  private conversations: ConversationSummary[] = [];
+  private listTimer: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(
+    private readonly context: vscode.ExtensionContext,
+    private readonly logs: Logs,
+  ) {
+    this.chat = new ChatViewProvider(context.extensionUri, () => this.fullState(), (m) => void this.onViewMessage(m));
+  }
+
+  get view(): ConversationView | undefined {
+    return this.session?.view;
+  }
+
+  // ---------------------------------------------------------------------------------- server life
+
+  serverStarting(): void {
+    this.client = undefined;
+    this.session?.close();
+    this.session = undefined;
+    this.setServer("starting");
+  }
+
+  serverFailed(message: string): void {
+    this.client = undefined;
+    this.setServer("failed", message);
+  }
+
+  async serverReady(client: PhoenixClient, info: { sandbox?: unknown }): Promise<void> {
+    this.client = client;
+    this.sandbox = info.sandbox as SandboxInfo | undefined;
+    const session = new ConversationSession(client);
+    session.onError = (error) => this.logs.error("catching up with the server failed", error);
+    session.onChange((change) => {
+      if (change.type === "reset") this.post({ type: "reset", view: change.view });
+      else this.post({ type: "input", input: change.input });
+      this.updateStatusBar();
+    });
+    this.session = session;
+    this.setServer("ready");
+    await this.refreshList();
+    const remembered = this.context.workspaceState.get<string>(ACTIVE_KEY);
+    const candidate = remembered ?? this.conversations[0]?.conversationId;
+    if (candidate) {
+      try {
+        await this.open(candidate);
+      } catch (error) {
+        this.logs.error(`could not reopen conversation ${candidate}`, error);
+        await this.context.workspaceState.update(ACTIVE_KEY, undefined);
+      }
+    }
+  }
+
+  onEvent(event: PhoenixEvent): void {
+    this.session?.handleEvent(event);
+    if (event.kind === "status" && !event.parentConversationId) this.scheduleListRefresh();
+  }
+
+  private setServer(state: ServerState, message?: string): void {
+    this.server = { state, message };
+    this.post({ type: "server", state, message });
+    this.updateStatusBar();
+  }
+
+  private updateStatusBar(): void {
+    const view = this.view;
+    if (view && !view.sandbox && this.sandbox) view.sandbox = this.sandbox;
+    this.statusBar.update(view?.loaded ? view : undefined, this.server.state);
+  }
+
+  // -------------------------------------------------------------------------------- view messages
+
+  private fullState(): HostMessage[] {
+    return [
+      { type: "server", state: this.server.state, message: this.server.message },
+      { type: "conversations", conversations: this.conversations, activeId: this.view?.conversationId, titles: this.titles() },
+      { type: "reset", view: this.view },
+    ];
+  }
+
+  private post(message: HostMessage): void {
+    this.chat.post(message);
+  }
+
+  private notice(level: "info" | "warning" | "error", text: string): void {
+    this.post({ type: "notice", level, text });
+    if (level === "error") this.logs.error(text);
+  }
+
+  async onViewMessage(m: ViewMessage): Promise<void> {
+    try {
+      switch (m.type) {
+        case "ready":
+          return;
+        case "send":
+          return await this.send(m.text, m.images);
+        case "answerApproval":
+          return await this.answerApproval(m.conversationId, m.approvalId, m.decision);
+        case "answerUpgrade":
+          await this.need().respondToModeUpgrade(m.conversationId, m.approve, m.requestId);
+          return;
+        case "openDiff":
+          return await this.openDiff(m.conversationId, m.toolUseId);
+        case "togglePolicy":
+          return await this.togglePolicy();
+        case "toggleMode":
+          return await this.toggleMode();
+        case "setStyle":
+          return await this.setStyle();
+        case "cancel":
+          return await this.cancel();
+        case "newConversation":
+          await this.newConversation();
+          return;
+        case "switchConversation":
+          if (m.conversationId) return await this.open(m.conversationId);
+          return await this.refreshList();
+        case "renameConversation":
+          return await this.rename();
+        case "continueInNew":
+          return await this.continueInNew();
+        case "manageAlwaysAllowed":
+          return await this.manageAlwaysAllowed();
+        case "openSettings":
+          await openSettings();
+          return;
+        case "showLog":
+          this.logs.show();
+          return;
+      }
+    } catch (error) {
+      this.notice("error", errorMessage(error));
+      if (errorKind(error) === "requestNotOpen" && this.session) void this.reload();
+    }
+  }
+
+  // ------------------------------------------------------------------------------------- actions
+
+  private need(): PhoenixClient {
+    if (!this.client) {
+      throw new Error(
+        this.server.state === "failed"
+          ? "The Phoenix server is not running: see the log, fix the setting and run “Phoenix: Restart the Server”."
+          : "The Phoenix server is still starting; try again in a moment.",
+      );
+    }
+    return this.client;
+  }
+
+  private needView(): ConversationView {
+    const view = this.view;
+    if (!view) throw new Error("No conversation is open: send a message or run “Phoenix: New Conversation” first.");
+    return view;
+  }
+
+  async open(conversationId: string): Promise<void> {
+    const session = this.session;
+    if (!session) throw new Error("The Phoenix server is not ready yet.");
+    await session.open(conversationId);
+    await this.context.workspaceState.update(ACTIVE_KEY, conversationId);
+    this.post({ type: "conversations", conversations: this.conversations, activeId: conversationId, titles: this.titles() });
+    this.updateStatusBar();
+  }
+
+  private async reload(): Promise<void> {
+    const id = this.view?.conversationId;
+    if (id) await this.open(id);
+  }
+
+  async newConversation(extra: { continueFrom?: string } = {}): Promise<string> {
+    const client = this.need();
+    const defaults = conversationDefaults();
+    const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+    const result = await client.newConversation({
+      ...defaults,
+      ...(folder ? { workingDirectory: folder } : {}),
+      ...(extra.continueFrom ? { continueFrom: extra.continueFrom, seedWithSummary: true } : {}),
+    });
+    this.sandbox = result.sandbox;
+    await this.open(result.conversationId);
+    await this.refreshList();
+    this.post({ type: "focusInput" });
+    return result.conversationId;
+  }
+
+  async send(text: string, images: ImageAttachment[]): Promise<void> {
+    const client = this.need();
+    const id = this.view?.conversationId ?? (await this.newConversation());
+    try {
+      await client.sendMessage({
+        conversationId: id,
+        text,
+        // the schema caps the list at 20 as a tuple type; the composer attaches at most 20
+        ...(images.length > 0
+          ? { images: images.map((i) => ({ mediaType: i.mediaType, data: i.data })) as SendMessageParams["images"] }
+          : {}),
+      });
+    } catch (error) {
+      const kind = errorKind(error);
+      if (kind === "contextExhausted") {
+        this.notice("warning", `${errorMessage(error)} Use “Continue in a new conversation”.`);
+        return;
+      }
+      throw error;
+    }
+    this.scheduleListRefresh();
+  }
+
+  private async answerApproval(conversationId: string, approvalId: string, decision: Decision): Promise<void> {
+    await this.need().respondToApproval(conversationId, approvalId, decision);
+  }
+
+  async togglePolicy(): Promise<void> {
+    const view = this.needView();
+    await this.need().setApprovalPolicy(view.conversationId, togglePolicy(view.policy));
+  }
+
+  /** Downgrade at once; an upgrade asks first (the user is the approver, `/execute` semantics). */
+  async toggleMode(): Promise<void> {
+    const view = this.needView();
+    if (view.mode === "unrestricted") {
+      await this.setMode("restricted");
+      return;
+    }
+    const upgrade = openRequest(view)?.upgrade;
+    const detail = upgrade
+      ? `The agent asked for it: ${upgrade.reason}`
+      : "Commands will run without the kernel sandbox and patches can change files (the approval policy still applies).";
+    const choice = await vscode.window.showWarningMessage("Unrestrict this conversation?", { modal: true, detail }, "Unrestrict");
+    if (choice === "Unrestrict") await this.setMode("unrestricted");
+  }
+
+  async setMode(mode: "restricted" | "unrestricted"): Promise<void> {
+    const view = this.needView();
+    try {
+      await this.need().setMode(view.conversationId, mode);
+    } catch (error) {
+      if (errorKind(error) === "sandboxUnavailable") {
+        void vscode.window.showWarningMessage(errorMessage(error));
+        return;
+      }
+      throw error;
+    }
+  }
+
+  async setStyle(): Promise<void> {
+    const view = this.needView();
+    const picked = await vscode.window.showQuickPick(
+      STYLES.map((s) => ({ label: s, description: s === view.style ? "current" : undefined })),
+      { title: "Phoenix: style (how the agent talks; the mode is unchanged)" },
+    );
+    if (picked) await this.need().setStyle(view.conversationId, picked.label as (typeof STYLES)[number]);
+  }
+
+  async cancel(): Promise<void> {
+    const view = this.view;
+    if (view) await this.need().cancel(view.conversationId);
+  }
+
+  async refreshList(): Promise<void> {
+    if (!this.client) return;
+    const result = await this.client.listConversations();
+    this.conversations = result.conversations;
+    this.post({ type: "conversations", conversations: this.conversations, activeId: this.view?.conversationId, titles: this.titles() });
+  }
+
+  private scheduleListRefresh(): void {
+    if (this.listTimer) return;
+    this.listTimer = setTimeout(() => {
+      this.listTimer = undefined;
+      this.refreshList().catch((error) => this.logs.error("listing conversations failed", error));
+    }, 500);
+  }
+
+  async pickConversation(): Promise<void> {
+    await this.refreshList();
+    const titles = this.titles();
+    const picked = await vscode.window.showQuickPick(
+      this.conversations.map((c) => ({
+        label: titles[c.conversationId] || c.title || "(untitled)",
+        description: `${c.status} · ${c.messageCount} messages`,
+        id: c.conversationId,
+      })),
+      { title: "Phoenix: switch conversation" },
+    );
+    if (picked) await this.open(picked.id);
+  }
+
+  async rename(): Promise<void> {
+    const view = this.needView();
+    const titles = this.titles();
+    const current = titles[view.conversationId] || this.conversations.find((c) => c.conversationId === view.conversationId)?.title;
+    const name = await vscode.window.showInputBox({ title: "Rename conversation", value: current ?? "" });
+    if (name === undefined) return;
+    if (name.trim()) titles[view.conversationId] = name.trim();
+    else delete titles[view.conversationId];
+    await this.context.globalState.update(TITLES_KEY, titles);
+    this.post({ type: "conversations", conversations: this.conversations, activeId: view.conversationId, titles });
+  }
+
+  private titles(): Record<string, string> {
+    return { ...this.context.globalState.get<Record<string, string>>(TITLES_KEY, {}) };
+  }
+
+  /** Continue in a new conversation seeded with the summary (summarising first when not yet exhausted). */
+  async continueInNew(): Promise<void> {
+    const view = this.needView();
+    const client = this.need();
+    if (view.status !== "exhausted") {
+      await client.triggerContinuation(view.conversationId);
+      await this.waitFor(() => this.view?.conversationId === view.conversationId && this.view.status === "exhausted", 120_000);
+    }
+    await this.newConversation({ continueFrom: view.conversationId });
+  }
+
+  private waitFor(predicate: () => boolean, timeoutMs: number): Promise<void> {
+    return new Promise((resolve, reject) => {
+      if (predicate()) return resolve();
+      const started = Date.now();
+      const timer = setInterval(() => {
+        if (predicate()) {
+          clearInterval(timer);
+          resolve();
+        } else if (Date.now() - started > timeoutMs) {
+          clearInterval(timer);
+          reject(new Error("The summary of the conversation did not arrive in time; try “Continue in a new conversation” again."));
+        }
+      }, 100);
+    });
+  }
+
+  async manageAlwaysAllowed(): Promise<void> {
+    const view = this.needView();
+    const client = this.need();
+    const { tools } = await client.listAlwaysAllowed(view.conversationId);
+    if (tools.length === 0) {
+      void vscode.window.showInformationMessage("This conversation has no always-allow rules: every write or exec call asks.");
+      return;
+    }
+    const picked = await vscode.window.showQuickPick(
+      tools.map((t) => ({ label: describeRule(t), rule: t })),
+      { title: "Always-allow rules of this conversation: pick the ones to revoke", canPickMany: true },
+    );
+    for (const p of picked ?? []) await client.revokeAlwaysAllow(view.conversationId, p.rule.toolName);
+  }
+
+  async openDiff(conversationId: string, toolUseId: string): Promise<void> {
+    const root = this.needView();
+    const view = findView(root, conversationId) ?? root;
+    const approval = view.pendingApproval?.toolUseId === toolUseId ? view.pendingApproval : undefined;
+    const card = view.tools[toolUseId];
+    const diff = approval?.diff ?? card?.diff?.diff;
+    const args = approval?.arguments ?? card?.arguments ?? {};
+    if (!diff || typeof args.path !== "string") {
+      throw new Error("This tool call has no diff to show.");
+    }
+    const file = path.isAbsolute(args.path) ? args.path : path.join(view.workingDirectory, args.path);
+    await this.proposed.open(file, diff, approval ? "waiting for your approval" : "applied");
+  }
+
+  async focusChat(): Promise<void> {
+    await this.chat.reveal();
+  }
+
+  dispose(): void {
+    if (this.listTimer) clearTimeout(this.listTimer);
+    this.statusBar.dispose();
+    this.proposed.dispose();
+  }
+}
+
+function describeRule(rule: AlwaysAllowedTool): string {
+  return `${rule.toolName}: every call in this conversation`;
+}

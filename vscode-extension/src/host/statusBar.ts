@@ -1,0 +1,64 @@
+/** Status bar: mode (with a warning when the sandbox is unavailable), approval policy, style (REQ-PERM-009). */
+
+import * as vscode from "vscode";
+import { modeLabel, policyLabel, styleLabel } from "../core/labels";
+import type { ConversationView } from "../core/reducer";
+import type { ServerState } from "../core/messages";
+
+export class StatusBar implements vscode.Disposable {
+  private readonly mode = vscode.window.createStatusBarItem("phoenix.mode", vscode.StatusBarAlignment.Left, 50);
+  private readonly policy = vscode.window.createStatusBarItem("phoenix.policy", vscode.StatusBarAlignment.Left, 49);
+  private readonly style = vscode.window.createStatusBarItem("phoenix.style", vscode.StatusBarAlignment.Left, 48);
+
+  constructor() {
+    this.mode.name = "Phoenix mode";
+    this.policy.name = "Phoenix approval policy";
+    this.style.name = "Phoenix style";
+    this.mode.command = "phoenix.vscode.toggleMode";
+    this.policy.command = "phoenix.vscode.togglePolicy";
+    this.style.command = "phoenix.vscode.setStyle";
+  }
+
+  update(view: ConversationView | undefined, server: ServerState): void {
+    if (server !== "ready") {
+      this.mode.text = server === "starting" ? "$(sync~spin) Phoenix" : "$(error) Phoenix";
+      this.mode.tooltip = server === "starting" ? "Starting the Phoenix server…" : "The Phoenix server is not running. Click to show the log.";
+      this.mode.command = server === "starting" ? undefined : "phoenix.vscode.showLog";
+      this.mode.backgroundColor = server === "failed" ? new vscode.ThemeColor("statusBarItem.errorBackground") : undefined;
+      this.mode.show();
+      this.policy.hide();
+      this.style.hide();
+      return;
+    }
+    this.mode.command = "phoenix.vscode.toggleMode";
+    if (!view) {
+      this.mode.text = "$(comment-discussion) Phoenix";
+      this.mode.tooltip = "Phoenix: no conversation yet. Click to open the chat.";
+      this.mode.command = "phoenix.vscode.focusChat";
+      this.mode.backgroundColor = undefined;
+      this.mode.show();
+      this.policy.hide();
+      this.style.hide();
+      return;
+    }
+    const mode = modeLabel(view.mode, view.sandbox);
+    this.mode.text = mode.text;
+    this.mode.tooltip = mode.tooltip;
+    this.mode.backgroundColor = mode.warning ? new vscode.ThemeColor("statusBarItem.warningBackground") : undefined;
+    const policy = policyLabel(view.policy);
+    this.policy.text = policy.text;
+    this.policy.tooltip = policy.tooltip;
+    const style = styleLabel(view.style);
+    this.style.text = style.text;
+    this.style.tooltip = style.tooltip;
+    this.mode.show();
+    this.policy.show();
+    this.style.show();
+  }
+
+  dispose(): void {
+    this.mode.dispose();
+    this.policy.dispose();
+    this.style.dispose();
+  }
+}

@@ -1,0 +1,110 @@
+/**
+ * The phoenix/* requests and the phoenix/event notification over any JSON-RPC connection: a
+ * `vscode-languageclient` LanguageClient in the extension, a `vscode-jsonrpc` MessageConnection in the
+ * end-to-end test. No `vscode` import.
+ */
+
+import type * as W from "./wire";
+
+/** The part of a JSON-RPC connection the client needs (LanguageClient and MessageConnection both fit). */
+export interface Connection {
+  sendRequest<R>(method: string, params: unknown): Promise<R>;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- both libraries' generic handler type
+  onNotification(method: string, handler: (...params: any[]) => void): { dispose(): void };
+}
+
+/** A JSON-RPC error answer, with the protocol's `data.kind` (REQ-PROTO-003). */
+export interface RpcErrorLike {
+  code: number;
+  message: string;
+  data?: Partial<W.ErrorData>;
+}
+
+export function rpcError(error: unknown): RpcErrorLike | undefined {
+  if (error && typeof error === "object" && "code" in error && "message" in error) {
+    const e = error as { code: unknown; message: unknown; data?: unknown };
+    if (typeof e.code === "number" && typeof e.message === "string") {
+      const data = e.data && typeof e.data === "object" ? (e.data as RpcErrorLike["data"]) : undefined;
+      return { code: e.code, message: e.message, data };
+    }
+  }
+  return undefined;
+}
+
+/** The kind of a phoenix error (`agentBusy`, `contextExhausted`, ...), or undefined. */
+export function errorKind(error: unknown): string | undefined {
+  return rpcError(error)?.data?.kind;
+}
+
+/** A one-line message for the user: the server's own text (it says what, why and what next). */
+export function errorMessage(error: unknown): string {
+  const rpc = rpcError(error);
+  if (rpc) return rpc.message;
+  return error instanceof Error ? error.message : String(error);
+}
+
+export class PhoenixClient {
+  constructor(private readonly connection: Connection) {}
+
+  onEvent(handler: (event: W.PhoenixEvent) => void): { dispose(): void } {
+    return this.connection.onNotification("phoenix/event", handler);
+  }
+
+  private request<R>(method: string, params: unknown): Promise<R> {
+    return this.connection.sendRequest<R>(`phoenix/${method}`, params);
+  }
+
+  newConversation(params: W.NewConversationParams = {}): Promise<W.NewConversationResult> {
+    return this.request("newConversation", params);
+  }
+
+  listConversations(includeSubAgents = false): Promise<W.ListConversationsResult> {
+    return this.request("listConversations", { includeSubAgents });
+  }
+
+  getConversation(params: W.GetConversationParams): Promise<W.GetConversationResult> {
+    return this.request("getConversation", params);
+  }
+
+  sendMessage(params: W.SendMessageParams): Promise<W.SendMessageResult> {
+    return this.request("sendMessage", params);
+  }
+
+  cancel(conversationId: string): Promise<W.CancelResult> {
+    return this.request("cancel", { conversationId });
+  }
+
+  setMode(conversationId: string, mode: W.Mode): Promise<W.SetModeResult> {
+    return this.request("setMode", { conversationId, mode });
+  }
+
+  respondToModeUpgrade(conversationId: string, approve: boolean, requestId?: string): Promise<W.RespondToModeUpgradeResult> {
+    return this.request("respondToModeUpgrade", { conversationId, approve, requestId });
+  }
+
+  respondToApproval(conversationId: string, approvalId: string, decision: W.Decision): Promise<W.RespondToApprovalResult> {
+    const params: W.RespondToApprovalParams = { conversationId, approvalId, decision };
+    return this.request("respondToApproval", params);
+  }
+
+  setApprovalPolicy(conversationId: string, policy: W.Policy): Promise<W.SetApprovalPolicyResult> {
+    return this.request("setApprovalPolicy", { conversationId, policy });
+  }
+
+  setStyle(conversationId: string, style: W.Style): Promise<W.SetStyleResult> {
+    return this.request("setStyle", { conversationId, style });
+  }
+
+  triggerContinuation(conversationId: string): Promise<W.TriggerContinuationResult> {
+    return this.request("triggerContinuation", { conversationId });
+  }
+
+  listAlwaysAllowed(conversationId: string): Promise<W.ListAlwaysAllowedResult> {
+    return this.request("listAlwaysAllowed", { conversationId });
+  }
+
+  revokeAlwaysAllow(conversationId: string, toolName: string): Promise<W.RevokeAlwaysAllowResult> {
+    const params: W.RevokeAlwaysAllowParams = { conversationId, toolName };
+    return this.request("revokeAlwaysAllow", params);
+  }
+}

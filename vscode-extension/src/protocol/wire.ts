@@ -1,0 +1,46 @@
+/**
+ * The wire types the extension uses, by the names its modules know them. Every type here is a generated
+ * one (src/protocol.generated.ts, from specs/protocol.schema.json) or a part of one: nothing is written
+ * by hand, so a change on the server shows up as a type error here.
+ */
+
+import type * as G from "../protocol.generated";
+
+export type Mode = G.Mode;
+export type Style = G.Style;
+export type Policy = G.Policy;
+export type Decision = G.Decision;
+export type Status = G.GetConversationResult["status"];
+
+export type SandboxInfo = G.SandboxInfo;
+export type ContextUsage = G.ContextUsage;
+export type WireMessage = G.MessageView;
+export type ContentBlock = G.MessageView["content"][number];
+export type ApprovalRequest = G.PendingApproval;
+export type UpgradeRequest = G.PendingUpgrade;
+
+export type NewConversationParams = G.NewConversationParams;
+export type NewConversationResult = G.NewConversationResult;
+export type ConversationSummary = G.ConversationSummary;
+export type ListConversationsResult = G.ListConversationsResult;
+export type GetConversationParams = G.GetConversationParams;
+export type GetConversationResult = G.GetConversationResult;
+export type SendMessageParams = G.SendMessageParams;
+export type SendMessageResult = G.SendMessageResult;
+export type ImageIn = G.ImageIn;
+export type CancelResult = G.CancelResult;
+export type SetModeResult = G.SetModeResult;
+export type RespondToModeUpgradeResult = G.RespondToModeUpgradeResult;
+export type RespondToApprovalParams = G.RespondToApprovalParams;
+export type RespondToApprovalResult = G.RespondToApprovalResult;
+export type SetApprovalPolicyResult = G.SetApprovalPolicyResult;
+export type SetStyleResult = G.SetStyleResult;
+export type TriggerContinuationResult = G.TriggerContinuationResult;
+export type ListAlwaysAllowedResult = G.ListAlwaysAllowedResult;
+export type AlwaysAllowedTool = G.AlwaysAllowedTool;
+export type RevokeAlwaysAllowParams = G.RevokeAlwaysAllowParams;
+export type RevokeAlwaysAllowResult = G.RevokeAlwaysAllowResult;
+export type ErrorData = G.ErrorData;
+
+export type PhoenixEvent = G.PhoenixEvent;
+export type EventKind = PhoenixEvent["kind"];

@@ -1,0 +1,688 @@
+/**
+ * The chat view inside the webview: renders the folded conversation view, the approval dialog and the
+ * composer, and posts the user's actions to the extension host. DOM only (no `vscode`): `main.ts` wires
+ * it to `acquireVsCodeApi()`, the tests to jsdom.
+ *
+ * Safety: every piece of model or tool text goes in through `textContent`, except markdown, which is
+ * rendered with raw HTML disabled and then sanitised (`sanitize`) before `innerHTML`.
+ */
+
+import { apply, openRequest, type ConversationView, type OpenRequest, type Item, type Notice, type SubAgent, type ToolCard } from "../core/reducer";
+import {
+  approvalDialog,
+  compactArguments,
+  handleKey,
+  shortcutHint,
+  upgradeDialog,
+  type Answer,
+  type DialogState,
+} from "../core/dialog";
+import { diffLines } from "../core/diff";
+import { renderMarkdown, stripTerminalEscapes } from "../core/markdown";
+import { isBusy, policyLabel, statusText } from "../core/labels";
+import type { HostMessage, ImageAttachment, ServerState, ViewMessage } from "../core/messages";
+import type { ConversationSummary } from "../protocol/wire";
+
+export interface AppOptions {
+  /** HTML sanitiser for rendered markdown (DOMPurify in the webview) */
+  sanitize: (html: string) => string;
+  /** render scheduling; the webview batches per animation frame, tests render at once */
+  schedule?: (render: () => void) => void;
+}
+
+interface Rendered {
+  sig: string;
+  el: HTMLElement;
+}
+
+const MAX_IMAGES = 20;
+const IMAGE_TYPES = ["image/png", "image/jpeg", "image/gif", "image/webp"];
+
+export class ChatApp {
+  view: ConversationView | undefined;
+  dialog: DialogState | undefined;
+  private request: OpenRequest | undefined;
+  private answered = new Set<string>();
+  private server: { state: ServerState; message?: string } = { state: "starting" };
+  private conversations: ConversationSummary[] = [];
+  private titles: Record<string, string> = {};
+  private listOpen = false;
+  private images: ImageAttachment[] = [];
+  private notices: { level: string; text: string }[] = [];
+  private pending = false;
+  private rendered = new Map<string, Rendered>();
+  private readonly doc: Document;
+  private readonly el: Record<string, HTMLElement> = {};
+  private readonly input: HTMLTextAreaElement;
+  private readonly sendButton: HTMLButtonElement;
+
+  constructor(
+    private readonly root: HTMLElement,
+    private readonly post: (message: ViewMessage) => void,
+    private readonly options: AppOptions,
+  ) {
+    this.doc = root.ownerDocument;
+    root.replaceChildren();
+    root.classList.add("phoenix");
+    const header = this.add(root, "header", "bar");
+    this.el.convButton = this.button(header, "", "conv-button", () => this.toggleList(), "Conversations");
+    this.button(header, "", "icon-button codicon codicon-add", () => this.post({ type: "newConversation" }), "New conversation");
+    this.el.badges = this.add(header, "div", "badges");
+    this.el.list = this.add(root, "div", "conv-list hidden");
+    this.el.banner = this.add(root, "div", "banner hidden");
+    this.el.timeline = this.add(root, "main", "timeline");
+    this.el.timeline.setAttribute("role", "log");
+    this.el.timeline.setAttribute("aria-live", "polite");
+    this.el.statusLine = this.add(root, "div", "status-line");
+    this.el.context = this.add(root, "div", "context-warning hidden");
+    this.el.dialog = this.add(root, "section", "dialog hidden");
+    this.el.dialog.setAttribute("role", "dialog");
+    this.el.dialog.setAttribute("aria-modal", "true");
+    this.el.dialog.tabIndex = -1;
+    const composer = this.add(root, "footer", "composer");
+    this.el.attachments = this.add(composer, "div", "attachments");
+    this.input = this.add(composer, "textarea", "input") as HTMLTextAreaElement;
+    this.input.rows = 3;
+    this.input.placeholder = "Ask Phoenix… (Enter to send, Shift+Enter for a new line, Shift+Tab toggles the approval policy)";
+    this.input.setAttribute("aria-label", "Message");
+    const actions = this.add(composer, "div", "composer-actions");
+    this.el.hint = this.add(actions, "span", "hint");
+    this.sendButton = this.button(actions, "Send", "send", () => this.sendOrCancel(), "Send (Enter)");
+    this.doc.addEventListener("keydown", (e) => this.onKey(e), true);
+    this.input.addEventListener("paste", (e) => this.onPaste(e));
+    root.addEventListener("dragover", (e) => e.preventDefault());
+    root.addEventListener("drop", (e) => this.onDrop(e));
+    this.render();
+  }
+
+  // ------------------------------------------------------------------------------- host messages
+
+  receive(message: HostMessage): void {
+    switch (message.type) {
+      case "reset":
+        this.view = message.view;
+        this.rendered.clear();
+        this.el.timeline.replaceChildren();
+        break;
+      case "input":
+        if (this.view) apply(this.view, message.input);
+        break;
+      case "conversations":
+        this.conversations = message.conversations;
+        this.titles = message.titles;
+        break;
+      case "server":
+        this.server = { state: message.state, message: message.message };
+        break;
+      case "notice":
+        this.notices.push({ level: message.level, text: message.text });
+        if (this.notices.length > 3) this.notices.shift();
+        break;
+      case "focusInput":
+        this.input.focus();
+        break;
+    }
+    this.schedule();
+  }
+
+  private scheduled = false;
+  private schedule(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    const run = () => {
+      this.scheduled = false;
+      this.render();
+    };
+    (this.options.schedule ?? ((fn) => fn()))(run);
+  }
+
+  // -------------------------------------------------------------------------------------- render
+
+  render(): void {
+    this.syncDialog();
+    this.renderHeader();
+    this.renderBanner();
+    this.renderTimeline();
+    this.renderStatus();
+    this.renderDialog();
+    this.renderComposer();
+  }
+
+  private renderHeader(): void {
+    const v = this.view;
+    const title = v ? this.titleOf(v.conversationId) : "No conversation";
+    this.el.convButton.textContent = "";
+    this.icon(this.el.convButton, "comment-discussion");
+    this.add(this.el.convButton, "span", "conv-title").textContent = stripTerminalEscapes(title);
+    this.icon(this.el.convButton, this.listOpen ? "chevron-up" : "chevron-down");
+    this.el.badges.replaceChildren();
+    if (v) {
+      const unavailable = v.sandbox !== undefined && !v.sandbox.available;
+      const mode = this.button(
+        this.el.badges,
+        v.mode === "restricted" ? "Restricted" : "Unrestricted",
+        `badge mode ${v.mode}${unavailable ? " warning" : ""}`,
+        () => this.post({ type: "toggleMode" }),
+        v.mode === "restricted" ? "Mode: restricted (click to unrestrict)" : "Mode: unrestricted (click to restrict)",
+      );
+      mode.dataset.mode = v.mode;
+      const policy = policyLabel(v.policy);
+      const p = this.button(this.el.badges, policy.text, `badge policy ${v.policy}`, () => this.post({ type: "togglePolicy" }), policy.tooltip);
+      p.dataset.policy = v.policy;
+      const s = this.button(this.el.badges, v.style, "badge style", () => this.post({ type: "setStyle" }), "Style (click to change)");
+      s.dataset.style = v.style;
+      if (v.usage) {
+        const pct = Math.round(v.usage.fraction * 100);
+        const u = this.add(this.el.badges, "span", `badge usage${v.contextWarning ? " warning" : ""}`);
+        u.textContent = `${pct}%`;
+        u.title = `Context: ${v.usage.usedTokens.toLocaleString()} of ${v.usage.contextWindow.toLocaleString()} tokens`;
+      }
+    }
+    this.el.list.classList.toggle("hidden", !this.listOpen);
+    if (this.listOpen) this.renderList();
+  }
+
+  private renderList(): void {
+    const list = this.el.list;
+    list.replaceChildren();
+    if (this.conversations.length === 0) this.add(list, "div", "dim").textContent = "No conversations yet.";
+    for (const c of this.conversations) {
+      const row = this.add(list, "div", `conv-row${c.conversationId === this.view?.conversationId ? " active" : ""}`);
+      const pick = this.button(row, "", "conv-pick", () => {
+        this.listOpen = false;
+        this.post({ type: "switchConversation", conversationId: c.conversationId });
+        this.render();
+      });
+      this.add(pick, "span", "conv-row-title").textContent = stripTerminalEscapes(this.titles[c.conversationId] || c.title || "(untitled)");
+      this.add(pick, "span", "dim").textContent = ` · ${statusText(c.status)} · ${c.messageCount} messages`;
+      if (c.status === "exhausted" && c.conversationId === this.view?.conversationId) {
+        this.button(row, "Continue", "link", () => this.post({ type: "continueInNew" }), "Continue in a new conversation");
+      }
+    }
+    const foot = this.add(list, "div", "conv-actions");
+    this.button(foot, "Rename…", "link", () => this.post({ type: "renameConversation" }));
+    this.button(foot, "Always-allow rules…", "link", () => this.post({ type: "manageAlwaysAllowed" }));
+  }
+
+  private renderBanner(): void {
+    const b = this.el.banner;
+    b.replaceChildren();
+    const s = this.server;
+    const show = s.state !== "ready" || this.notices.length > 0;
+    b.classList.toggle("hidden", !show);
+    if (s.state === "starting") this.add(b, "div", "info").textContent = "Starting the Phoenix server…";
+    if (s.state === "failed" || s.state === "stopped") {
+      const row = this.add(b, "div", "error");
+      this.add(row, "span", "").textContent = s.message ?? "The Phoenix server is not running.";
+      this.button(row, "Show log", "link", () => this.post({ type: "showLog" }));
+      this.button(row, "Open settings", "link", () => this.post({ type: "openSettings" }));
+    }
+    for (const n of this.notices) this.add(b, "div", n.level).textContent = stripTerminalEscapes(n.text);
+  }
+
+  private renderTimeline(): void {
+    const timeline = this.el.timeline;
+    const v = this.view;
+    if (!v) {
+      if (!timeline.querySelector(".empty")) {
+        timeline.replaceChildren();
+        this.add(timeline, "div", "empty dim").textContent = "Start a conversation: type a message below.";
+      }
+      return;
+    }
+    const atBottom = timeline.scrollHeight - timeline.scrollTop - timeline.clientHeight < 40;
+    const wanted: HTMLElement[] = [];
+    const seen = new Set<string>();
+    for (const item of v.items) {
+      const sig = this.signature(v, item);
+      seen.add(item.key);
+      let r = this.rendered.get(item.key);
+      if (!r || r.sig !== sig) {
+        const el = this.renderItem(v, item);
+        if (r && r.el.tagName === "DETAILS" && el.tagName === "DETAILS") {
+          (el as HTMLDetailsElement).open = (r.el as HTMLDetailsElement).open;
+        }
+        r = { sig, el };
+        this.rendered.set(item.key, r);
+      }
+      wanted.push(r.el);
+    }
+    for (const key of [...this.rendered.keys()]) if (!seen.has(key)) this.rendered.delete(key);
+    wanted.forEach((el, i) => {
+      if (timeline.children[i] !== el) timeline.insertBefore(el, timeline.children[i] ?? null);
+    });
+    while (timeline.children.length > wanted.length) timeline.lastElementChild!.remove();
+    if (atBottom) timeline.scrollTop = timeline.scrollHeight;
+  }
+
+  private signature(v: ConversationView, item: Item): string {
+    if (item.type === "tool") {
+      const card = v.tools[item.toolUseId];
+      const agents = card?.agents.map((id) => this.subSignature(v.subAgents[id])).join(",") ?? "";
+      const pending = v.pendingApproval?.toolUseId === item.toolUseId ? "p" : "";
+      return `${card?.rev ?? 0}:${agents}:${pending}`;
+    }
+    return String(item.rev);
+  }
+
+  private subSignature(sub: SubAgent | undefined): string {
+    if (!sub) return "";
+    return `${sub.status}${sub.outcome ?? ""}${sub.view.rev}`;
+  }
+
+  private renderItem(v: ConversationView, item: Item): HTMLElement {
+    switch (item.type) {
+      case "text": {
+        const el = this.node("div", `msg ${item.role}${item.tag ? ` tagged tag-${item.tag}` : ""}`);
+        if (item.role === "user" && !item.tag) {
+          el.textContent = stripTerminalEscapes(item.text); // the user's own words, as typed
+        } else {
+          this.markdown(el, item.text);
+        }
+        return el;
+      }
+      case "image": {
+        const el = this.node("div", `msg ${item.role} image-ref dim`);
+        this.icon(el, "file-media");
+        this.add(el, "span", "").textContent = ` image (${item.mediaType})`;
+        return el;
+      }
+      case "stream": {
+        const el = this.node("div", "msg assistant streaming");
+        this.markdown(el, item.text);
+        return el;
+      }
+      case "notice":
+        return this.renderNotice(item.notice);
+      case "tool":
+        return this.renderTool(v, v.tools[item.toolUseId]);
+    }
+  }
+
+  private renderNotice(n: Notice): HTMLElement {
+    const el = this.node("div", `notice ${n.level}`);
+    this.icon(el, n.level === "error" ? "error" : n.level === "warning" ? "warning" : "info");
+    this.add(el, "span", "notice-text").textContent = ` ${stripTerminalEscapes(n.text)}`;
+    if (n.action) {
+      const action = n.action;
+      this.button(el, action.label, "link", () => {
+        if (action.kind === "continueInNew") this.post({ type: "continueInNew" });
+        else if (action.kind === "sendCommand" && action.argument) this.post({ type: "send", text: action.argument, images: [] });
+        else if (action.kind === "openSettings") this.post({ type: "openSettings" });
+        else if (action.kind === "retryLast") this.retryLast();
+      });
+    }
+    return el;
+  }
+
+  private retryLast(): void {
+    const last = [...(this.view?.items ?? [])].reverse().find((i) => i.type === "text" && i.role === "user" && !i.tag);
+    if (last && last.type === "text") this.post({ type: "send", text: last.text, images: [] });
+  }
+
+  private renderTool(v: ConversationView, card: ToolCard | undefined): HTMLElement {
+    const el = this.node("details", `tool state-${card?.state ?? "pending"}`) as HTMLDetailsElement;
+    if (!card) return el;
+    el.dataset.toolUseId = card.toolUseId;
+    const summary = this.add(el, "summary", "tool-head");
+    this.icon(summary, toolIcon(card.toolName));
+    this.add(summary, "span", "tool-name").textContent = ` ${stripTerminalEscapes(card.toolName)}`;
+    this.add(summary, "span", "tool-brief dim").textContent = ` ${toolBrief(card)}`;
+    this.add(summary, "span", `tool-state state-${card.state}`).textContent = stateText(card);
+    const body = this.add(el, "div", "tool-body");
+    if (card.toolName === "bash" && typeof card.arguments.command === "string") {
+      this.add(body, "pre", "command").textContent = `$ ${stripTerminalEscapes(card.arguments.command)}`;
+    } else if (card.toolName !== "spawn_agents") {
+      this.add(body, "pre", "arguments").textContent = stripTerminalEscapes(compactArguments(card.arguments));
+    }
+    if (card.diff) this.renderDiff(body, card.diff.diff);
+    const output = card.output ?? card.summary;
+    if (output) {
+      const pre = this.add(body, "pre", `output${card.state === "error" ? " error" : ""}`);
+      pre.textContent = stripTerminalEscapes(output);
+    }
+    if (card.agents.length > 0) {
+      const agents = this.add(body, "div", "agents");
+      for (const id of card.agents) {
+        const sub = v.subAgents[id];
+        if (sub) agents.append(this.renderSubAgent(sub));
+      }
+      el.open = true;
+    }
+    if (card.diff || card.state === "running" || card.state === "error" || v.pendingApproval?.toolUseId === card.toolUseId) {
+      el.open = true;
+    }
+    return el;
+  }
+
+  private renderSubAgent(sub: SubAgent): HTMLElement {
+    const el = this.node("details", `sub-agent status-${sub.status}`) as HTMLDetailsElement;
+    el.dataset.conversationId = sub.conversationId;
+    const head = this.add(el, "summary", "");
+    this.icon(head, sub.outcome === "failed" ? "error" : sub.outcome === "submitted" ? "pass" : "loading");
+    this.add(head, "span", "").textContent = ` ${stripTerminalEscapes(sub.task || sub.conversationId)}`;
+    this.add(head, "span", "dim").textContent = ` · ${sub.outcome ?? statusText(sub.view.status || sub.status)}`;
+    const body = this.add(el, "div", "sub-body");
+    for (const item of sub.view.items.slice(-30)) body.append(this.renderItem(sub.view, item));
+    if (sub.reason) this.add(body, "div", "notice error").textContent = stripTerminalEscapes(sub.reason);
+    return el;
+  }
+
+  private renderDiff(parent: HTMLElement, diff: string): void {
+    const table = this.add(parent, "div", "diff");
+    for (const line of diffLines(diff)) {
+      const row = this.add(table, "div", `diff-line ${line.type}`);
+      this.add(row, "span", "ln").textContent = line.oldLine !== undefined ? String(line.oldLine) : "";
+      this.add(row, "span", "ln").textContent = line.newLine !== undefined ? String(line.newLine) : "";
+      const sign = line.type === "add" ? "+" : line.type === "del" ? "-" : line.type === "context" ? " " : "";
+      this.add(row, "span", "code").textContent = `${sign}${stripTerminalEscapes(line.text)}`;
+    }
+  }
+
+  private renderStatus(): void {
+    const line = this.el.statusLine;
+    line.replaceChildren();
+    const v = this.view;
+    if (!v) return;
+    const busy = isBusy(v.status);
+    if (busy) this.icon(line, "loading codicon-modifier-spin");
+    this.add(line, "span", "status-text").textContent = ` ${statusText(v.status)}`;
+    line.dataset.status = v.status;
+    if (v.retry) {
+      const r = v.retry;
+      this.add(line, "span", "retry warning").textContent =
+        ` · retrying (${r.attempt}/${r.maxAttempts}) in ${Math.round(r.delayMs / 100) / 10} s: ${stripTerminalEscapes(r.reason)}`;
+    }
+    if (busy) this.button(line, "Cancel", "link", () => this.post({ type: "cancel" }), "Cancel the current turn (Escape)");
+    const ctx = this.el.context;
+    ctx.replaceChildren();
+    const warn = v.contextWarning && v.status !== "exhausted" && v.usage;
+    ctx.classList.toggle("hidden", !warn);
+    if (warn && v.usage) {
+      this.icon(ctx, "warning");
+      this.add(ctx, "span", "").textContent =
+        ` Context ${Math.round(v.usage.fraction * 100)}% full: answers may degrade soon. `;
+      this.button(ctx, "Continue in a new conversation", "link", () => this.post({ type: "continueInNew" }));
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------- dialog
+
+  /** Open, keep or close the dialog to match the view's open request (the server decides). */
+  private syncDialog(): void {
+    const request = this.view ? openRequest(this.view) : undefined;
+    this.request = request;
+    if (request?.approval) {
+      if (!this.dialog || this.dialog.kind !== "approval" || this.dialog.id !== request.approval.approvalId) {
+        this.dialog = approvalDialog(request.approval);
+      }
+    } else if (request?.upgrade) {
+      if (!this.dialog || this.dialog.kind !== "upgrade" || this.dialog.id !== request.upgrade.requestId) {
+        this.dialog = upgradeDialog(request.upgrade);
+      }
+    } else {
+      this.dialog = undefined;
+    }
+  }
+
+  private renderDialog(): void {
+    const box = this.el.dialog;
+    const d = this.dialog;
+    const r = this.request;
+    const wasOpen = !box.classList.contains("hidden");
+    box.replaceChildren();
+    box.classList.toggle("hidden", !d);
+    if (!d || !r) {
+      if (wasOpen && this.doc.activeElement === box) this.input.focus();
+      return;
+    }
+    box.dataset.kind = d.kind;
+    box.dataset.id = d.id;
+    box.dataset.conversationId = r.conversationId;
+    if (d.kind === "approval" && r.approval) {
+      const a = r.approval;
+      if (r.conversationId !== this.view?.conversationId) {
+        this.add(box, "div", "dialog-agent dim").textContent = "A sub-agent asks:";
+      }
+      this.add(box, "div", "dialog-title tool-name").textContent = stripTerminalEscapes(a.toolName);
+      if (a.description) this.add(box, "div", "dialog-description dim").textContent = stripTerminalEscapes(a.description);
+      this.add(box, "pre", "dialog-arguments").textContent = stripTerminalEscapes(compactArguments(a.arguments));
+      if (a.diff) {
+        this.renderDiff(box, a.diff);
+        this.button(box, "Open diff", "link open-diff", () =>
+          this.post({ type: "openDiff", conversationId: r.conversationId, toolUseId: a.toolUseId }),
+          "Show the proposed change in VS Code's diff editor",
+        );
+      }
+    } else if (d.kind === "upgrade" && r.upgrade) {
+      this.add(box, "div", "dialog-title").textContent = "The agent asks to unrestrict this conversation";
+      this.add(box, "div", "dialog-reason").textContent = stripTerminalEscapes(r.upgrade.reason);
+    }
+    const list = this.add(box, "ul", "choices");
+    list.setAttribute("role", "listbox");
+    d.choices.forEach((choice, i) => {
+      const li = this.add(list, "li", `choice${i === d.selected ? " selected" : " dim"}`);
+      li.setAttribute("role", "option");
+      li.setAttribute("aria-selected", String(i === d.selected));
+      this.add(li, "span", "choice-label").textContent = stripTerminalEscapes(choice.label);
+      if (choice.key) this.add(li, "kbd", "").textContent = choice.key.toUpperCase();
+      li.addEventListener("click", () => this.answer(choice.answer));
+    });
+    this.add(box, "div", "dialog-hint dim").textContent = shortcutHint(d);
+    if (this.answered.has(d.id)) this.add(box, "div", "dim").textContent = "Sent; waiting for the server…";
+    if (this.doc.activeElement !== box) box.focus();
+  }
+
+  private answer(answer: Answer): void {
+    const r = this.request;
+    if (!r || !this.dialog) return;
+    const id = answer.kind === "approval" ? answer.approvalId : answer.requestId;
+    if (this.answered.has(id)) return; // one answer per request
+    this.answered.add(id);
+    if (answer.kind === "approval") {
+      this.post({
+        type: "answerApproval",
+        conversationId: r.conversationId,
+        approvalId: answer.approvalId,
+        decision: answer.decision,
+      });
+    } else {
+      this.post({ type: "answerUpgrade", conversationId: r.conversationId, requestId: answer.requestId, approve: answer.approve });
+    }
+    this.render();
+  }
+
+  // ------------------------------------------------------------------------------------ composer
+
+  private renderComposer(): void {
+    const blocked = this.dialog !== undefined;
+    this.input.disabled = blocked;
+    this.root.classList.toggle("dialog-open", blocked);
+    const busy = this.view ? isBusy(this.view.status) : false;
+    this.sendButton.textContent = busy ? "Stop" : "Send";
+    this.sendButton.disabled = blocked;
+    this.el.hint.textContent = blocked
+      ? "Answer the request above first (Y / N / A, Esc denies)."
+      : this.view
+        ? `${policyLabel(this.view.policy).text} · Shift+Tab toggles`
+        : "";
+    const att = this.el.attachments;
+    att.replaceChildren();
+    this.images.forEach((image, i) => {
+      const chip = this.add(att, "span", "attachment");
+      const img = this.add(chip, "img", "thumb") as HTMLImageElement;
+      img.src = `data:${image.mediaType};base64,${image.data}`;
+      img.alt = image.name;
+      this.button(chip, "", "icon-button codicon codicon-close", () => {
+        this.images.splice(i, 1);
+        this.render();
+      }, `Remove ${image.name}`);
+    });
+  }
+
+  private sendOrCancel(): void {
+    if (this.view && isBusy(this.view.status)) {
+      this.post({ type: "cancel" });
+      return;
+    }
+    this.send();
+  }
+
+  private send(): void {
+    if (this.dialog || this.pending) return;
+    const text = this.input.value.trim();
+    if (!text && this.images.length === 0) return;
+    this.post({ type: "send", text, images: this.images });
+    this.input.value = "";
+    this.images = [];
+    this.render();
+  }
+
+  private onKey(e: KeyboardEvent): void {
+    if (this.dialog) {
+      // every key goes to the dialog while it is open (REQ-PERM-014)
+      e.preventDefault();
+      e.stopPropagation();
+      const result = handleKey(this.dialog, e);
+      this.dialog = result.state;
+      if (result.answer) this.answer(result.answer);
+      else this.render();
+      return;
+    }
+    if (e.key === "Tab" && e.shiftKey && !e.ctrlKey && !e.altKey && !e.metaKey) {
+      e.preventDefault();
+      e.stopPropagation();
+      this.post({ type: "togglePolicy" });
+      return;
+    }
+    if (e.target === this.input && e.key === "Enter" && !e.shiftKey && !e.isComposing) {
+      e.preventDefault();
+      this.send();
+      return;
+    }
+    if (e.key === "Escape" && this.listOpen) {
+      this.listOpen = false;
+      this.render();
+    } else if (e.key === "Escape" && this.view && isBusy(this.view.status)) {
+      this.post({ type: "cancel" });
+    }
+  }
+
+  private onPaste(e: ClipboardEvent): void {
+    const files = [...(e.clipboardData?.files ?? [])].filter((f) => IMAGE_TYPES.includes(f.type));
+    if (files.length === 0) return;
+    e.preventDefault();
+    void this.attach(files);
+  }
+
+  private onDrop(e: DragEvent): void {
+    e.preventDefault();
+    const files = [...(e.dataTransfer?.files ?? [])].filter((f) => IMAGE_TYPES.includes(f.type));
+    void this.attach(files);
+  }
+
+  /** Add image files to the next message (base64 in `phoenix/sendMessage.images`). */
+  async attach(files: File[]): Promise<void> {
+    for (const file of files) {
+      if (this.images.length >= MAX_IMAGES) break;
+      const data = await readBase64(file);
+      this.images.push({ mediaType: file.type, data, name: file.name || "image" });
+    }
+    this.render();
+  }
+
+  // --------------------------------------------------------------------------------------- helpers
+
+  private toggleList(): void {
+    this.listOpen = !this.listOpen;
+    if (this.listOpen) this.post({ type: "switchConversation" }); // asks the host to refresh the list
+    this.render();
+  }
+
+  private titleOf(id: string): string {
+    const summary = this.conversations.find((c) => c.conversationId === id);
+    return this.titles[id] || summary?.title || "New conversation";
+  }
+
+  private markdown(el: HTMLElement, text: string): void {
+    el.innerHTML = renderMarkdown(text, this.options.sanitize);
+  }
+
+  private node(tag: string, className: string): HTMLElement {
+    const el = this.doc.createElement(tag);
+    if (className) el.className = className;
+    return el;
+  }
+
+  private add(parent: HTMLElement, tag: string, className: string): HTMLElement {
+    const el = this.node(tag, className);
+    parent.append(el);
+    return el;
+  }
+
+  private icon(parent: HTMLElement, name: string): void {
+    const i = this.add(parent, "span", `codicon codicon-${name}`);
+    i.setAttribute("aria-hidden", "true");
+  }
+
+  private button(parent: HTMLElement, text: string, className: string, onClick: () => void, title?: string): HTMLButtonElement {
+    const b = this.add(parent, "button", className) as HTMLButtonElement;
+    b.type = "button";
+    if (text) b.textContent = text;
+    if (title) {
+      b.title = title;
+      b.setAttribute("aria-label", title);
+    }
+    b.addEventListener("click", onClick);
+    return b;
+  }
+}
+
+function toolIcon(name: string): string {
+  if (name === "bash") return "terminal";
+  if (name === "patch") return "diff";
+  if (name === "read_file") return "file";
+  if (name === "list_directory") return "folder";
+  if (name === "search_files") return "search";
+  if (name === "spawn_agents") return "organization";
+  if (name === "request_mode_upgrade") return "unlock";
+  return "tools";
+}
+
+function toolBrief(card: ToolCard): string {
+  const a = card.arguments;
+  const pick = a.command ?? a.path ?? a.pattern ?? a.query ?? "";
+  const text = stripTerminalEscapes(typeof pick === "string" ? pick : JSON.stringify(pick));
+  return text.length > 80 ? `${text.slice(0, 80)}…` : text;
+}
+
+function stateText(card: ToolCard): string {
+  switch (card.state) {
+    case "pending":
+      return "waiting";
+    case "running":
+      return "running";
+    case "done":
+      return card.decision === "alwaysAllow" ? "done (always allowed)" : "done";
+    case "error":
+      return "failed";
+    case "refused":
+      return "refused by the mode";
+    case "denied":
+      return "denied";
+    case "cancelled":
+      return "cancelled";
+  }
+}
+
+function readBase64(file: File): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const reader = new FileReader();
+    reader.onload = () => {
+      const url = String(reader.result);
+      resolve(url.slice(url.indexOf(",") + 1));
+    };
+    reader.onerror = () => reject(reader.error ?? new Error(`could not read ${file.name}`));
+    reader.readAsDataURL(file);
+  });
+}

@@ -1,0 +1,101 @@
+// Test-only probe (never shipped): lets the real-VS-Code test read editor state from the extension host.
+// GET /state          -> {documents: [{uri, text, isDirty, version}], activeEditor, extensions, time}
+// POST /command       {command, args?} -> {result}
+// POST /open          {path, preview?} -> {uri}
+// GET /commands?prefix=P -> {commands}
+"use strict";
+const http = require("http");
+const vscode = require("vscode");
+
+let server;
+
+function json(res, status, body) {
+  const data = JSON.stringify(body);
+  res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(data) });
+  res.end(data);
+}
+
+function readBody(req) {
+  return new Promise((resolve, reject) => {
+    let data = "";
+    req.on("data", (c) => (data += c));
+    req.on("end", () => {
+      try {
+        resolve(data ? JSON.parse(data) : {});
+      } catch (e) {
+        reject(e);
+      }
+    });
+    req.on("error", reject);
+  });
+}
+
+function safe(value) {
+  try {
+    return JSON.parse(JSON.stringify(value === undefined ? null : value));
+  } catch {
+    return String(value);
+  }
+}
+
+async function handle(req, res) {
+  const url = new URL(req.url, "http://probe");
+  if (req.method === "GET" && url.pathname === "/state") {
+    const ids = (url.searchParams.get("extensions") || "").split(",").filter(Boolean);
+    const extensions = {};
+    for (const id of ids) {
+      const ext = vscode.extensions.getExtension(id);
+      extensions[id] = ext ? { installed: true, active: ext.isActive } : { installed: false, active: false };
+    }
+    const editor = vscode.window.activeTextEditor;
+    return json(res, 200, {
+      documents: vscode.workspace.textDocuments
+        .filter((d) => d.uri.scheme === "file" || d.uri.scheme === "vscode-remote")
+        .map((d) => ({ uri: d.uri.toString(), path: d.uri.path, text: d.getText(), isDirty: d.isDirty, version: d.version })),
+      activeEditor: editor ? editor.document.uri.toString() : null,
+      extensions,
+      time: Date.now(),
+    });
+  }
+  if (req.method === "GET" && url.pathname === "/commands") {
+    const prefix = url.searchParams.get("prefix") || "";
+    const all = await vscode.commands.getCommands(true);
+    return json(res, 200, { commands: all.filter((c) => c.startsWith(prefix)).sort() });
+  }
+  if (req.method === "POST" && url.pathname === "/command") {
+    const body = await readBody(req);
+    const result = await vscode.commands.executeCommand(body.command, ...(body.args || []));
+    return json(res, 200, { result: safe(result) });
+  }
+  if (req.method === "POST" && url.pathname === "/open") {
+    const body = await readBody(req);
+    const doc = await vscode.workspace.openTextDocument(vscode.Uri.file(body.path));
+    await vscode.window.showTextDocument(doc, { preview: Boolean(body.preview) });
+    return json(res, 200, { uri: doc.uri.toString() });
+  }
+  return json(res, 404, { error: `no route ${req.method} ${url.pathname}` });
+}
+
+function listen(port, deadline) {
+  server = http.createServer((req, res) => {
+    handle(req, res).catch((e) => json(res, 500, { error: String((e && e.stack) || e) }));
+  });
+  server.on("error", (e) => {
+    // After a window reload the previous extension host may still hold the port for a moment.
+    if (e.code === "EADDRINUSE" && Date.now() < deadline) setTimeout(() => listen(port, deadline), 100);
+    else console.error("phoenix-test-probe: cannot listen", e);
+  });
+  server.listen(port, "127.0.0.1");
+}
+
+function activate() {
+  const port = Number(process.env.PHOENIX_TEST_PROBE_PORT || 0);
+  if (!port) return;
+  listen(port, Date.now() + 20000);
+}
+
+function deactivate() {
+  if (server) server.close();
+}
+
+module.exports = { activate, deactivate };

@@ -1,0 +1,55 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { approvalDialog, compactArguments, handleKey, shortcutHint, upgradeDialog } from "../src/core/dialog";
+import type { ApprovalRequest } from "../src/protocol/wire";
+
+const request: ApprovalRequest = { approvalId: "a1", toolUseId: "t1", toolName: "bash", description: "Run", arguments: { command: "ls" } };
+
+test("the dialog lists Allow, Deny, Always Allow vertically with Allow focused (REQ-PERM-012)", () => {
+  const d = approvalDialog(request);
+  assert.deepEqual(d.choices.map((c) => c.label), ["Allow", "Deny", "Always Allow"]);
+  assert.equal(d.selected, 0);
+});
+
+test("Up/Down move within the list and Enter confirms the focused choice (REQ-PERM-012)", () => {
+  let d = approvalDialog(request);
+  d = handleKey(d, { key: "ArrowDown" }).state;
+  d = handleKey(d, { key: "ArrowDown" }).state;
+  d = handleKey(d, { key: "ArrowDown" }).state;
+  assert.equal(d.selected, 2, "stops at the last choice");
+  d = handleKey(d, { key: "ArrowUp" }).state;
+  const r = handleKey(d, { key: "Enter" });
+  assert.deepEqual(r.answer, { kind: "approval", approvalId: "a1", decision: "deny" });
+});
+
+test("Y, N, A answer at once and Escape denies (REQ-PERM-013)", () => {
+  const d = approvalDialog(request);
+  assert.equal((handleKey(d, { key: "y" }).answer as { decision: string }).decision, "allow");
+  assert.equal((handleKey(d, { key: "N" }).answer as { decision: string }).decision, "deny");
+  assert.equal((handleKey(d, { key: "a" }).answer as { decision: string }).decision, "alwaysAllow");
+  assert.equal((handleKey(d, { key: "Escape" }).answer as { decision: string }).decision, "deny");
+});
+
+test("every key is consumed while the dialog is open, and other keys answer nothing (REQ-PERM-014)", () => {
+  const d = approvalDialog(request);
+  for (const key of ["x", "Tab", "Backspace", "q"]) {
+    const r = handleKey(d, { key });
+    assert.equal(r.consumed, true);
+    assert.equal(r.answer, undefined);
+  }
+  assert.equal(handleKey(d, { key: "y", ctrlKey: true }).answer, undefined, "Ctrl+Y is not Y");
+});
+
+test("an upgrade request offers Approve / Deny; Escape denies", () => {
+  const d = upgradeDialog({ requestId: "r1", toolUseId: "r1", reason: "need to write" });
+  assert.deepEqual(d.choices.map((c) => c.label), ["Approve", "Deny"]);
+  assert.deepEqual(handleKey(d, { key: "y" }).answer, { kind: "upgrade", requestId: "r1", approve: true });
+  assert.deepEqual(handleKey(d, { key: "Escape" }).answer, { kind: "upgrade", requestId: "r1", approve: false });
+});
+
+test("the hint names the shortcuts; arguments are compact JSON with long values cut (REQ-PERM-011)", () => {
+  assert.equal(shortcutHint(approvalDialog(request)), "↑/↓ move · Enter confirm · Y Allow · N Deny · A Always Allow · Esc deny");
+  assert.equal(compactArguments({ command: "ls -la", n: [1, 2] }), '{"command":"ls -la","n":[1,2]}');
+  const long = compactArguments({ text: "x".repeat(1000) }, 10);
+  assert.match(long, /^\{"text":"x{10}… \(990 more characters\)"\}$/);
+});

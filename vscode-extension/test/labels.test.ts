@@ -1,0 +1,38 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { modeLabel, policyLabel, styleLabel, togglePolicy } from "../src/core/labels";
+import { chatPage, contentSecurityPolicy, makeNonce } from "../src/core/html";
+
+test("the policy indicator reads 🚀 auto / 🔒 interactive and toggles (REQ-PERM-009, REQ-PERM-010)", () => {
+  assert.equal(policyLabel("auto").text, "🚀 auto");
+  assert.equal(policyLabel("interactive").text, "🔒 interactive");
+  assert.equal(togglePolicy("auto"), "interactive");
+  assert.equal(togglePolicy("interactive"), "auto");
+});
+
+test("the mode item names the mode and warns when the sandbox is unavailable (REQ-LAYER-008)", () => {
+  assert.match(modeLabel("restricted").text, /Restricted/);
+  const ok = modeLabel("unrestricted", { available: true, landlockAbi: 7, missing: [] });
+  assert.ok(!ok.warning);
+  const warn = modeLabel("unrestricted", { available: false, reason: "Landlock is disabled", missing: [] });
+  assert.equal(warn.warning, true);
+  assert.match(warn.text, /warning/);
+  assert.match(warn.tooltip, /Landlock is disabled/);
+  assert.match(styleLabel("plan").text, /plan/);
+});
+
+test("the webview page has a strict CSP: nonce'd script only, no inline style, nothing remote (REQ-VSC-006)", () => {
+  const csp = contentSecurityPolicy("vscode-resource:", "abc");
+  assert.match(csp, /default-src 'none'/);
+  assert.match(csp, /script-src 'nonce-abc'(;|$)/);
+  assert.doesNotMatch(csp, /unsafe-inline|unsafe-eval|https?:|\*/);
+  const page = chatPage({ cspSource: "vscode-resource:", nonce: "abc", scriptUri: "vscode-resource:/dist/webview.js", styleUris: ["vscode-resource:/media/chat.css"] });
+  const scripts = page.match(/<script[^>]*>/g) ?? [];
+  assert.equal(scripts.length, 1);
+  assert.match(scripts[0], /nonce="abc"/);
+  assert.match(scripts[0], /src="vscode-resource:\/dist\/webview.js"/);
+  assert.doesNotMatch(page, /\son[a-z]+=/i, "no inline event handlers");
+  assert.doesNotMatch(page, /<style/i);
+  const nonce = makeNonce((n) => new Uint8Array(n).map((_, i) => i * 7));
+  assert.match(nonce, /^[A-Za-z0-9]{32}$/);
+});

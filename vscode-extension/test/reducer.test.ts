@@ -1,0 +1,158 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { apply, emptyView, gaps, openRequest, type ConversationView } from "../src/core/reducer";
+import { CID, Events, snapshot } from "./fixtures";
+import type { PhoenixEvent } from "../src/protocol/wire";
+
+function loaded(overrides = {}): ConversationView {
+  return apply(emptyView(CID), { type: "snapshot", snapshot: snapshot(overrides), merge: false });
+}
+
+const feed = (v: ConversationView, ...events: PhoenixEvent[]) => {
+  for (const event of events) apply(v, { type: "event", event });
+  return v;
+};
+
+test("streamed text deltas build one item; the persisted answer replaces it", () => {
+  const e = new Events();
+  const v = feed(loaded(), e.next({ kind: "textDelta", text: "Hel", requestId: 1 }), e.next({ kind: "textDelta", text: "lo", requestId: 1 }));
+  assert.deepEqual(v.items.map((i) => i.type), ["stream"]);
+  assert.equal((v.items[0] as { text: string }).text, "Hello");
+  feed(v, e.next({ kind: "message", message: { seq: 3, messageId: "1", role: "assistant", content: [{ type: "text", text: "Hello" }], createdAt: 0 } }));
+  assert.deepEqual(v.items.map((i) => i.type), ["text"]);
+});
+
+test("tool calls become cards: command, output, diff and the end state", () => {
+  const e = new Events();
+  const v = loaded();
+  feed(
+    v,
+    e.next({ kind: "message", message: { seq: 1, messageId: "0", role: "assistant", content: [{ type: "toolUse", toolUseId: "t1", toolName: "bash", arguments: { command: "ls" } }], createdAt: 0 } }),
+    e.next({ kind: "toolStart", toolUseId: "t1", toolName: "bash", arguments: { command: "ls" }, mode: "restricted" }),
+  );
+  assert.equal(v.tools.t1.state, "running");
+  feed(
+    v,
+    e.next({ kind: "toolEnd", toolUseId: "t1", isError: false, summary: "a\nb" }),
+    e.next({ kind: "message", message: { seq: 4, messageId: "1", role: "user", content: [{ type: "toolResult", toolUseId: "t1", content: "a\nb\n", isError: false }], createdAt: 0 } }),
+    e.next({ kind: "diff", toolUseId: "t1", path: "x", diff: "--- a/x\n+++ b/x\n" }),
+  );
+  assert.equal(v.tools.t1.state, "done");
+  assert.equal(v.tools.t1.output, "a\nb\n");
+  assert.equal(v.tools.t1.diff?.path, "x");
+  assert.equal(v.items.filter((i) => i.type === "tool").length, 1, "one card per tool call");
+  assert.equal(v.items.filter((i) => i.type === "text").length, 0, "tool results are not shown as user text");
+});
+
+test("an approval opens and closes with the server's events; a deny marks the card", () => {
+  const e = new Events();
+  const v = loaded({ mode: "unrestricted" });
+  feed(
+    v,
+    e.next({ kind: "approvalRequested", approvalId: "a1", toolUseId: "t1", toolName: "bash", description: "Run", arguments: { command: "rm x" } }),
+    e.next({ kind: "status", status: "awaiting_approval", previous: "running_tool", mode: "unrestricted" }),
+  );
+  assert.equal(v.pendingApproval?.approvalId, "a1");
+  assert.equal(openRequest(v)?.approval?.approvalId, "a1");
+  feed(v, e.next({ kind: "approvalResolved", approvalId: "a1", decision: "deny" }));
+  assert.equal(v.pendingApproval, undefined);
+  assert.equal(v.tools.t1.state, "denied");
+});
+
+test("mode, style, policy and always-allow follow their events (REQ-LAYER-008)", () => {
+  const e = new Events();
+  const v = feed(
+    loaded(),
+    e.next({ kind: "modeChanged", mode: "unrestricted", previous: "restricted", actor: "user", via: "/execute" }),
+    e.next({ kind: "styleChanged", style: "development", previous: "chat" }),
+    e.next({ kind: "styleSuggestion", mode: "unrestricted", command: "/execute", text: "development works best unrestricted — /execute?" }),
+    e.next({ kind: "policyChanged", policy: "auto", previous: "interactive" }),
+    e.next({ kind: "alwaysAllowChanged", toolName: "bash", allowed: true }),
+  );
+  assert.equal(v.mode, "unrestricted");
+  assert.equal(v.style, "development");
+  assert.equal(v.policy, "auto");
+  assert.deepEqual(v.alwaysAllowed, ["bash"]);
+  const suggestion = v.items.find((i) => i.type === "notice" && i.notice.action?.kind === "sendCommand");
+  assert.ok(suggestion, "the style suggestion offers its command");
+  feed(v, e.next({ kind: "alwaysAllowChanged", toolName: "bash", allowed: false }));
+  assert.deepEqual(v.alwaysAllowed, []);
+});
+
+test("duplicates are dropped and a skipped seq opens a gap that a merged snapshot closes (REQ-PROTO-007)", () => {
+  const e = new Events();
+  const v = loaded({ lastSeq: 0 });
+  feed(v, e.next({ kind: "status", status: "awaiting_llm", previous: "idle", mode: "restricted" }));
+  const before = v.rev;
+  feed(v, { ...e.next({ kind: "status", status: "awaiting_llm", previous: "idle", mode: "restricted" }, 1) });
+  assert.equal(v.lastSeq, 1);
+  assert.ok(v.rev > before);
+  feed(v, e.next({ kind: "status", status: "idle", previous: "awaiting_llm", mode: "restricted" }, 5));
+  assert.deepEqual(gaps(v), [{ conversationId: CID, afterSeq: 1 }]);
+  apply(v, {
+    type: "snapshot",
+    merge: true,
+    snapshot: snapshot({
+      lastSeq: 5,
+      messages: [
+        { seq: 2, messageId: "0", role: "user", content: [{ type: "text", text: "hi" }], createdAt: 0 },
+        { seq: 4, messageId: "1", role: "assistant", content: [{ type: "text", text: "hello" }], createdAt: 0 },
+      ],
+    }),
+  });
+  assert.deepEqual(gaps(v), []);
+  assert.deepEqual(v.items.map((i) => (i.type === "text" ? i.text : i.type)), ["hi", "hello"]);
+  apply(v, { type: "snapshot", merge: true, snapshot: snapshot({ lastSeq: 5, messages: [{ seq: 2, messageId: "0", role: "user", content: [{ type: "text", text: "hi" }], createdAt: 0 }] }) });
+  assert.equal(v.items.length, 2, "a message already shown is not shown twice");
+});
+
+test("a snapshot restores an open approval and the 80% context warning", () => {
+  const v = loaded({
+    status: "awaiting_approval",
+    contextUsage: { usedTokens: 850, contextWindow: 1000, fraction: 0.85 },
+    pendingApproval: { approvalId: "a9", toolUseId: "t9", toolName: "patch", description: "Edit", arguments: { path: "f" }, diff: "--- a/f\n+++ b/f\n" },
+  });
+  assert.equal(openRequest(v)?.approval?.approvalId, "a9");
+  assert.equal(v.contextWarning, true);
+  assert.equal(v.tools.t9.state, "pending");
+});
+
+test("exhausted conversations offer a continuation; errors keep their next step", () => {
+  const e = new Events();
+  const v = feed(
+    loaded(),
+    e.next({ kind: "error", message: "invalid x-api-key: set ANTHROPIC_API_KEY", errorKind: "llm" }),
+    e.next({ kind: "status", status: "exhausted", previous: "summarizing", mode: "restricted" }),
+  );
+  const notices = v.items.flatMap((i) => (i.type === "notice" ? [i.notice] : []));
+  assert.equal(notices[0].level, "error");
+  assert.equal(notices[0].action?.kind, "openSettings");
+  assert.equal(notices[1].action?.kind, "continueInNew");
+});
+
+test("retry status shows until the stream resumes", () => {
+  const e = new Events();
+  const v = feed(loaded(), e.next({ kind: "retry", attempt: 2, maxAttempts: 5, delayMs: 400, reason: "overloaded" }));
+  assert.equal(v.retry?.attempt, 2);
+  feed(v, e.next({ kind: "textDelta", text: "x", requestId: 2 }));
+  assert.equal(v.retry, undefined);
+});
+
+test("sub-agents nest under their parent with their own seq series and approvals (REQ-PERM-017)", () => {
+  const parent = new Events();
+  const child = new Events("agent-1", CID);
+  const v = loaded();
+  feed(
+    v,
+    parent.next({ kind: "message", message: { seq: 1, messageId: "0", role: "assistant", content: [{ type: "toolUse", toolUseId: "sp", toolName: "spawn_agents", arguments: {} }], createdAt: 0 } }),
+    parent.next({ kind: "subAgentsSpawned", toolUseId: "sp", agents: [{ conversationId: "agent-1", task: "count files" }] }),
+    child.next({ kind: "textDelta", text: "working", requestId: 1 }),
+    child.next({ kind: "approvalRequested", approvalId: "ax", toolUseId: "tx", toolName: "bash", description: "", arguments: { command: "make" } }),
+  );
+  assert.deepEqual(v.tools.sp.agents, ["agent-1"]);
+  assert.equal(v.subAgents["agent-1"].view.items.length, 2);
+  assert.equal(v.lastSeq, 2, "the parent's seq is its own");
+  assert.deepEqual(openRequest(v), { conversationId: "agent-1", approval: v.subAgents["agent-1"].view.pendingApproval });
+  feed(v, parent.next({ kind: "subAgentFinished", agentId: "agent-1", outcome: "submitted" }));
+  assert.equal(v.subAgents["agent-1"].outcome, "submitted");
+});

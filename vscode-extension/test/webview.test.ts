@@ -1,0 +1,196 @@
+/**
+ * The chat webview's DOM under jsdom (a FAKE browser: the real-VS-Code test drives the real one). Scripts
+ * are enabled in jsdom so that any hostile markup that became live would run and set `window.__pwned`.
+ */
+
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { JSDOM } from "jsdom";
+import createDOMPurify from "dompurify";
+import { ChatApp } from "../src/webview/app";
+import { emptyView, apply } from "../src/core/reducer";
+import { SANITIZE_CONFIG } from "../src/core/markdown";
+import type { ViewMessage } from "../src/core/messages";
+import { CID, Events, HOSTILE, snapshot } from "./fixtures";
+import type { GetConversationResult } from "../src/protocol/wire";
+
+function mount(s: Partial<GetConversationResult> = {}) {
+  const dom = new JSDOM('<!DOCTYPE html><body><div id="root"></div></body>', { runScripts: "dangerously" });
+  const window = dom.window;
+  const purify = createDOMPurify(window as unknown as Window & typeof globalThis);
+  const posted: ViewMessage[] = [];
+  const root = window.document.getElementById("root")!;
+  const g = globalThis as Record<string, unknown>;
+  g.FileReader = window.FileReader;
+  const app = new ChatApp(root as unknown as HTMLElement, (m) => posted.push(m), {
+    sanitize: (html) => purify.sanitize(html, SANITIZE_CONFIG) as string,
+  });
+  const view = apply(emptyView(CID), { type: "snapshot", snapshot: snapshot(s), merge: false });
+  app.receive({ type: "server", state: "ready" });
+  app.receive({ type: "reset", view: structuredClone(view) });
+  const e = new Events();
+  e.seq = view.lastSeq;
+  const key = (k: string, extra: Record<string, unknown> = {}) => {
+    const target = window.document.activeElement ?? window.document.body;
+    target.dispatchEvent(new window.KeyboardEvent("keydown", { key: k, bubbles: true, cancelable: true, ...extra }));
+  };
+  const $ = (sel: string) => window.document.querySelector(sel) as HTMLElement | null;
+  return { window, app, posted, e, key, $, root };
+}
+
+const approval = { approvalId: "a1", toolUseId: "t1", toolName: "patch", description: "Change a file in the workspace", arguments: { path: "f.py", patches: [{ operation: "append_eof", newText: "x\n" }] }, diff: "--- a/f.py\n+++ b/f.py\n@@ -1,1 +1,2 @@\n a\n+x\n" };
+
+test("the approval dialog shows the tool name first, the description dimmed, compact JSON, the diff and the hint (REQ-PERM-011)", () => {
+  const { app, e, $ } = mount({ mode: "unrestricted" });
+  app.receive({ type: "input", input: { type: "event", event: e.next({ kind: "approvalRequested", ...approval }) } });
+  const dialog = $("section[role=dialog]")!;
+  assert.ok(!dialog.classList.contains("hidden"));
+  assert.equal(dialog.firstElementChild?.textContent, "patch");
+  assert.ok(dialog.firstElementChild?.classList.contains("dialog-title"));
+  assert.ok($(".dialog-description")!.classList.contains("dim"));
+  assert.equal($(".dialog-arguments")!.textContent, '{"path":"f.py","patches":[{"operation":"append_eof","newText":"x\\n"}]}');
+  assert.ok($("section[role=dialog] .diff .diff-line.add"));
+  assert.ok($(".open-diff"));
+  assert.equal(dialog.lastElementChild?.textContent, "↑/↓ move · Enter confirm · Y Allow · N Deny · A Always Allow · Esc deny");
+});
+
+test("Allow is focused and highlighted, the others dimmed; arrows move; Enter answers (REQ-PERM-012)", () => {
+  const { app, e, $, key, posted, window } = mount({ mode: "unrestricted" });
+  app.receive({ type: "input", input: { type: "event", event: e.next({ kind: "approvalRequested", ...approval }) } });
+  const options = () => [...window.document.querySelectorAll("li[role=option]")].map((li) => [li.textContent, li.className, li.getAttribute("aria-selected")]);
+  assert.deepEqual(options(), [
+    ["AllowY", "choice selected", "true"],
+    ["DenyN", "choice dim", "false"],
+    ["Always AllowA", "choice dim", "false"],
+  ]);
+  assert.equal(window.document.activeElement, $("section[role=dialog]"), "the dialog takes the focus");
+  key("ArrowDown");
+  key("ArrowDown");
+  assert.equal(options()[2][2], "true");
+  key("ArrowUp");
+  key("Enter");
+  assert.deepEqual(posted.at(-1), { type: "answerApproval", conversationId: CID, approvalId: "a1", decision: "deny" });
+});
+
+test("Y, N, A and Escape answer from the keyboard; one answer per approval (REQ-PERM-013)", () => {
+  for (const [k, decision] of [["y", "allow"], ["n", "deny"], ["a", "alwaysAllow"], ["Escape", "deny"]] as const) {
+    const { app, e, key, posted } = mount({ mode: "unrestricted" });
+    app.receive({ type: "input", input: { type: "event", event: e.next({ kind: "approvalRequested", ...approval }) } });
+    key(k);
+    key("y");
+    const answers = posted.filter((m) => m.type === "answerApproval");
+    assert.equal(answers.length, 1, `${k}: exactly one answer`);
+    assert.equal((answers[0] as { decision: string }).decision, decision);
+  }
+});
+
+test("the input is disabled while the dialog is open and every key goes to the dialog (REQ-PERM-014)", () => {
+  const { app, e, key, posted, $ } = mount({ mode: "unrestricted" });
+  const input = $("textarea[aria-label=Message]") as HTMLTextAreaElement;
+  assert.equal(input.disabled, false);
+  app.receive({ type: "input", input: { type: "event", event: e.next({ kind: "approvalRequested", ...approval }) } });
+  assert.equal(input.disabled, true);
+  key("x");
+  key("Tab", { shiftKey: true });
+  assert.equal(input.value, "");
+  assert.deepEqual(posted.filter((m) => m.type !== "switchConversation"), [], "stray keys answer nothing and toggle nothing");
+  app.receive({ type: "input", input: { type: "event", event: e.next({ kind: "approvalResolved", approvalId: "a1", decision: "allow" }) } });
+  app.receive({ type: "input", input: { type: "event", event: e.next({ kind: "status", status: "running_tool", previous: "awaiting_approval", mode: "unrestricted" }) } });
+  assert.ok($("section[role=dialog]")!.classList.contains("hidden"));
+  assert.equal(input.disabled, false, "enabled again when the dialog closes");
+});
+
+test("an upgrade request shows the agent's reason with Approve / Deny", () => {
+  const { app, e, key, posted, $ } = mount();
+  app.receive({ type: "input", input: { type: "event", event: e.next({ kind: "upgradeRequested", requestId: "r1", toolUseId: "r1", reason: "I need to edit setup.py" }) } });
+  assert.equal($("section[role=dialog]")!.dataset.kind, "upgrade");
+  assert.equal($(".dialog-reason")!.textContent, "I need to edit setup.py");
+  key("y");
+  assert.deepEqual(posted.at(-1), { type: "answerUpgrade", conversationId: CID, requestId: "r1", approve: true });
+});
+
+test("Shift+Tab toggles the policy; the composer shows it (REQ-PERM-010, REQ-PERM-009)", () => {
+  const { app, e, key, posted, $ } = mount();
+  assert.match($(".hint")!.textContent!, /🔒 interactive/);
+  assert.match($(".badge.policy")!.textContent!, /🔒 interactive/);
+  key("Tab", { shiftKey: true });
+  assert.deepEqual(posted.at(-1), { type: "togglePolicy" });
+  app.receive({ type: "input", input: { type: "event", event: e.next({ kind: "policyChanged", policy: "auto", previous: "interactive" }) } });
+  assert.match($(".badge.policy")!.textContent!, /🚀 auto/);
+});
+
+test("mode and style are shown and follow their events; a style suggestion offers its command (REQ-LAYER-008)", () => {
+  const { app, e, $ } = mount();
+  assert.equal($(".badge.mode")!.dataset.mode, "restricted");
+  app.receive({ type: "input", input: { type: "event", event: e.next({ kind: "modeChanged", mode: "unrestricted", previous: "restricted", actor: "user", via: "setMode" }) } });
+  app.receive({ type: "input", input: { type: "event", event: e.next({ kind: "styleChanged", style: "plan", previous: "chat" }) } });
+  app.receive({ type: "input", input: { type: "event", event: e.next({ kind: "styleSuggestion", mode: "restricted", command: "/plan", text: "plan works best restricted — /plan?" }) } });
+  assert.equal($(".badge.mode")!.dataset.mode, "unrestricted");
+  assert.equal($(".badge.style")!.dataset.style, "plan");
+  const action = [...$("main.timeline")!.querySelectorAll(".notice button")].find((b) => b.textContent === "/plan");
+  assert.ok(action, "the suggestion's command is one click away");
+});
+
+test("hostile model and tool output never runs script in the webview (REQ-VSC-006)", () => {
+  const { app, e, window, root } = mount({ mode: "unrestricted" });
+  const send = (event: Parameters<typeof e.next>[0]) => app.receive({ type: "input", input: { type: "event", event: e.next(event) } });
+  send({ kind: "textDelta", text: HOSTILE, requestId: 1 });
+  send({ kind: "message", message: { seq: 2, messageId: "1", role: "assistant", content: [{ type: "text", text: HOSTILE }, { type: "toolUse", toolUseId: "t1", toolName: "bash", arguments: { command: HOSTILE } }], createdAt: 0 } });
+  send({ kind: "toolStart", toolUseId: "t1", toolName: "bash", arguments: { command: HOSTILE }, mode: "unrestricted" });
+  send({ kind: "message", message: { seq: 4, messageId: "2", role: "user", content: [{ type: "toolResult", toolUseId: "t1", content: HOSTILE, isError: false }, { type: "text", text: HOSTILE }], createdAt: 0 } });
+  send({ kind: "toolEnd", toolUseId: "t1", isError: false, summary: HOSTILE });
+  send({ kind: "error", message: HOSTILE, errorKind: "llm" });
+  send({ kind: "approvalRequested", approvalId: "a1", toolUseId: "t2", toolName: HOSTILE, description: HOSTILE, arguments: { x: HOSTILE }, diff: `--- a/f\n+++ b/f\n@@ -1,1 +1,1 @@\n-${HOSTILE.split("\n")[0]}\n+${HOSTILE.split("\n")[2]}\n` });
+  const all = [...root.querySelectorAll("*")];
+  for (const el of all) {
+    for (const attr of [...el.attributes]) {
+      assert.doesNotMatch(attr.name, /^on/i, `${el.tagName} has ${attr.name}`);
+      assert.doesNotMatch(attr.value, /javascript:/i, `${el.tagName}[${attr.name}]`);
+    }
+    for (const type of ["click", "error", "load", "mouseover", "focus"]) el.dispatchEvent(new window.Event(type));
+  }
+  for (const tag of ["script", "img", "svg", "iframe", "object", "embed", "style"]) {
+    assert.equal(root.querySelectorAll(tag).length, 0, `no <${tag}> from the output`);
+  }
+  assert.equal((window as unknown as Record<string, unknown>).__pwned, undefined);
+  assert.match(root.textContent!, /<script>window.__pwned=2<\/script>/, "the hostile text is shown as text");
+  assert.ok(!root.textContent!.includes("\u001b"), "terminal escapes are removed");
+});
+
+test("pasted images are attached and sent as base64 with the message (REQ-VSC-005)", async () => {
+  const { app, posted, $, key, window } = mount();
+  const png = new window.File([new Uint8Array([137, 80, 78, 71])], "shot.png", { type: "image/png" });
+  await app.attach([png as unknown as File]);
+  assert.ok($(".attachment img"));
+  const input = $("textarea[aria-label=Message]") as HTMLTextAreaElement;
+  input.value = "what is this?";
+  input.focus();
+  key("Enter");
+  assert.deepEqual(posted.at(-1), { type: "send", text: "what is this?", images: [{ mediaType: "image/png", data: "iVBORw==", name: "shot.png" }] });
+  assert.equal($(".attachment"), null, "attachments go with the message");
+});
+
+test("tool cards show the command and output; sub-agents nest under the spawning call", () => {
+  const { app, e, $ } = mount();
+  const child = new Events("agent-1", CID);
+  const send = (event: ReturnType<typeof e.next>) => app.receive({ type: "input", input: { type: "event", event } });
+  send(e.next({ kind: "message", message: { seq: 1, messageId: "0", role: "assistant", content: [{ type: "toolUse", toolUseId: "t1", toolName: "bash", arguments: { command: "ls -la" } }, { type: "toolUse", toolUseId: "sp", toolName: "spawn_agents", arguments: {} }], createdAt: 0 } }));
+  send(e.next({ kind: "message", message: { seq: 2, messageId: "1", role: "user", content: [{ type: "toolResult", toolUseId: "t1", content: "total 0\n", isError: false }], createdAt: 0 } }));
+  send(e.next({ kind: "subAgentsSpawned", toolUseId: "sp", agents: [{ conversationId: "agent-1", task: "count the files" }] }));
+  send(child.next({ kind: "textDelta", text: "counting", requestId: 1 }));
+  assert.equal($(".tool[data-tool-use-id=t1] pre.command")!.textContent, "$ ls -la");
+  assert.equal($(".tool[data-tool-use-id=t1] pre.output")!.textContent, "total 0\n");
+  const nested = $(".tool[data-tool-use-id=sp] .sub-agent[data-conversation-id=agent-1]");
+  assert.ok(nested);
+  assert.match(nested!.textContent!, /count the files/);
+  assert.match(nested!.textContent!, /counting/);
+});
+
+test("the 80% context warning offers to continue in a new conversation", () => {
+  const { app, e, $, posted } = mount();
+  app.receive({ type: "input", input: { type: "event", event: e.next({ kind: "contextWarning", usedTokens: 820, contextWindow: 1000, fraction: 0.82 }) } });
+  const warning = $(".context-warning")!;
+  assert.ok(!warning.classList.contains("hidden"));
+  (warning.querySelector("button") as HTMLButtonElement).click();
+  assert.deepEqual(posted.at(-1), { type: "continueInNew" });
+});
