@@ -53,6 +53,7 @@ from ..core.events import (
 )
 from ..core.state import BUSY, ConversationState, Failed, Settings
 from ..core.values import Decision, Message, Mode, Policy, Style, Text, ToolUse, Usage
+from ..sandbox.env import clean_environment  # one rule for the server and `sandbox run` (REQ-BASH-021)
 from ..store import AuditEntry, ConversationRecord, Store
 from . import prompts, wire
 from .settings import context_window
@@ -87,16 +88,6 @@ class HubConfig:
     agent_max_turns: int = 50
     agent_concurrency: int = 4
     env: Mapping[str, str] = field(default_factory=dict)
-
-
-def clean_environment(environ: Mapping[str, str]) -> dict[str, str]:
-    """The environment tools run with: no API keys or other credentials (REQ-SEC-001)."""
-    secret_words = ("KEY", "TOKEN", "SECRET", "PASSWORD", "CREDENTIAL")
-    return {
-        k: v
-        for k, v in environ.items()
-        if not k.startswith("ANTHROPIC_") and not any(w in k.upper() for w in secret_words)
-    }
 
 
 class NotFound(Exception):
