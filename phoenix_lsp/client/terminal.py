@@ -36,6 +36,7 @@ from pygls.exceptions import JsonRpcException
 from pygls.lsp.client import LanguageClient
 
 from ..protocol.converter import plain_converter
+from ..safe_text import terminal_safe
 from .workspace_edit import EditError, plan_workspace_edit, write_plan
 
 __all__ = ["NO_API_KEY", "Chat", "Screen", "main"]
@@ -96,9 +97,10 @@ class Screen:
         return f"\x1b[{codes}m{text}\x1b[0m"
 
     def text(self, text: str) -> None:
-        """Streamed text, written as it comes."""
+        """Streamed text, written as it comes (control sequences made inert: REQ-SEC-004)."""
         if not text:
             return
+        text = terminal_safe(text)
         self.stream.write(text)
         self.stream.flush()
         self.at_line_start = text.endswith("\n")
@@ -111,9 +113,10 @@ class Screen:
             self.at_line_start = True
 
     def line(self, text: str, style: str | None = None) -> None:
-        """One full line (or several), on a fresh line; an open prompt is drawn again below it."""
+        """One full line (or several), on a fresh line; an open prompt is drawn again below it. The text
+        may come from the model, a tool or a file: its control sequences are made inert (REQ-SEC-004)."""
         self.end_line()
-        self.stream.write(self.paint(text, style) + "\n")
+        self.stream.write(self.paint(terminal_safe(text), style) + "\n")
         self.at_line_start = True
         if self.open_prompt is not None:
             self.stream.write(self.open_prompt)
@@ -123,7 +126,7 @@ class Screen:
     def prompt(self, text: str, style: str | None = None) -> None:
         """A prompt, without a newline: the user types after it."""
         self.end_line()
-        self.open_prompt = self.paint(text, style)
+        self.open_prompt = self.paint(terminal_safe(text), style)
         self.stream.write(self.open_prompt)
         self.stream.flush()
         self.at_line_start = False

@@ -14,7 +14,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from phoenix_lsp.sandbox import build, policy, probe
+from phoenix_lsp.safe_text import terminal_safe
+from phoenix_lsp.sandbox import build, denylist, policy, probe
 
 #: Exit codes of `sandbox run` when the command itself did not decide one.
 EXIT_TIMEOUT = 124
@@ -65,7 +66,9 @@ def run_command(args: argparse.Namespace) -> int:
     ctx = BashContext(working_directory=cwd, restricted=restricted,
                       default_timeout_s=args.timeout if args.timeout is not None else DEFAULT_TIMEOUT_S)
     result = asyncio.run(run_bash({"command": command}, ctx))
-    text = result.output
+    # What the command printed reaches a person's terminal here: no OSC 52 clipboard writes, no title
+    # changes, no cursor tricks (REQ-SEC-004). The environment was cleaned like the server's (spawn).
+    text = terminal_safe(result.output)
     stream = sys.stdout if result.outcome in ("exited", "timeout") else sys.stderr
     stream.write(text if text.endswith("\n") else text + "\n")
     stream.flush()
@@ -117,6 +120,13 @@ def doctor_lines(self_test: bool = True) -> list[str]:
         lines.append(f"launcher: Python launcher ({launch.note})")
     lines += [f"active: {text}" for text in support.active]
     lines.append(f"active: {policy.process_limit_protection()}")
+    lines.append(f"active: {policy.memory_limit_protection()}")
+    denied = denylist.deny_read_paths()
+    lines.append(f"active: deny-read (Landlock): {len(denied)} paths a restricted command cannot read, "
+                 f"extend with {denylist.DENY_READ_ENV} or the denyRead option:")
+    lines += [f"  denied: {path}{'' if path.exists() else ' (absent now)'}" for path in denied]
+    lines.append("active: devices: only " + ", ".join(denylist.ALLOWED_DEVICES) + " (and the command's own "
+                 "/dev/fd, /dev/stdin, /dev/stdout, /dev/stderr)")
     lines += [f"missing: {text}" for text in support.missing]
     if not support.missing:
         lines.append("missing: nothing")

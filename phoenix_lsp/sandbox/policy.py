@@ -743,8 +743,9 @@ def active_protections(abi: int | None, seccomp: bool, limits: Limits | None = N
     if abi is None:
         return []
     limits = limits or Limits()
-    active = [f"Landlock filesystem (ABI {abi}): read and execute everywhere, write only /dev/null and a "
-              "private scratch directory" + (", truncation covered" if abi >= 3 else "")
+    active = [f"Landlock filesystem (ABI {abi}): read and execute everywhere except the deny-read list and "
+              "/dev (see below), write only /dev/null and a private scratch directory (disk quota "
+              f"{limits.disk} bytes with a background job's log)" + (", truncation covered" if abi >= 3 else "")
               + (", device ioctls covered" if abi >= 5 else "")]
     if abi >= 4:
         active.append("Landlock network: no TCP bind or connect")
@@ -753,7 +754,9 @@ def active_protections(abi: int | None, seccomp: bool, limits: Limits | None = N
     if seccomp:
         active.append("seccomp: sockets only AF_UNIX stream, no connect/bind, no ptrace/process_vm, no "
                       "io_uring, no TIOCSTI/TIOCLINUX, no namespaces/mounts, no chmod/chown/utime/xattr, "
-                      "no SysV/POSIX message IPC")
+                      "no inode flags (FS_IOC_SETFLAGS/SETVERSION/FSSETXATTR, file_setattr), no SysV/POSIX "
+                      "message IPC, no F_SETLEASE, setpriority/sched_set*/ioprio_set only on the caller, "
+                      "no Linux AIO or inotify (shared per-user limits), fallocate only in mode 0")
     active.append("no_new_privs, all capabilities dropped, new session without a controlling terminal, "
                   "descriptors above 2 closed")
     parts = []
@@ -773,6 +776,19 @@ def process_limit_protection() -> str:
         return f"process limit enforced by the kernel: a pids cgroup per command under {cgroup}"
     return "process limit enforced by a watchdog that counts the tree every 10 ms" + (
         " and RLIMIT_NPROC" if os.getuid() != 0 else " (RLIMIT_NPROC does not bind root)")
+
+
+def memory_limit_protection(limits: Limits | None = None) -> str:
+    """How the memory limit (shared memory included) is kept here (for `doctor`)."""
+    limits = limits or Limits()
+    if limits.memory is None:
+        return "memory: no tree-wide limit configured (RLIMIT_AS per process only)"
+    parent = memory_cgroup_parent()
+    if parent is not None:
+        return (f"memory limit {limits.memory} bytes for the whole tree, shared memory included: a memory "
+                f"cgroup per command under {parent}")
+    return ("memory: no memory cgroup can be made here, so memfd_create is refused (shared memory that "
+            "RLIMIT_AS would not count); RLIMIT_AS limits each process")
 
 
 def describe_args(args: Sequence[str]) -> str:

@@ -287,6 +287,7 @@ def _warm_up() -> None:
     from ..sandbox import policy
 
     policy.pids_cgroup_parent()  # the one-time cgroup probe of the first restricted command
+    policy.memory_cgroup_parent()
 
 
 def _warm_sdk() -> None:
@@ -367,6 +368,17 @@ def _agent_limits(ls: PhoenixServer, config: Any) -> None:
         setattr(config, name, value)
 
 
+def sandbox_settings(ls: PhoenixServer, deny_read: list[str] | None, background_timeout_s: float | None,
+                     data_dir: Path) -> dict[str, Any]:
+    """HubConfig fields of the sandbox settings (initialization options over the environment)."""
+    from .settings import read_sandbox_settings
+
+    settings, problems = read_sandbox_settings(deny_read, background_timeout_s, data_dir)
+    for problem in problems:
+        ls.window_show_message(types.ShowMessageParams(type=types.MessageType.Warning, message=problem))
+    return settings
+
+
 def _setup(ls: PhoenixServer) -> Hub:
     """Open the store and build the hub of conversations, from initialization options and the environment."""
     from ..llm.client import LlmClient
@@ -401,6 +413,7 @@ def _setup(ls: PhoenixServer) -> Hub:
         retry_base_ms=retry,
         bash_timeout_s=options.bash_timeout_s,
         env=rt.tool_env(),
+        **sandbox_settings(ls, options.deny_read, options.background_timeout_s, store.path.parent),
     )
     _agent_limits(ls, config)
     hub: Hub = rt.Hub(store, llm, ls.sandbox, config, ls)

@@ -88,6 +88,8 @@ class HubConfig:
     agent_max_turns: int = 50
     agent_concurrency: int = 4
     env: Mapping[str, str] = field(default_factory=dict)
+    deny_read: tuple[Path, ...] | None = None  # None: sandbox defaults (see sandbox/denylist.py)
+    background_timeout_s: float | None = None
 
 
 class NotFound(Exception):
@@ -343,8 +345,16 @@ class Runtime:
         d = dict(effect.detail)
         if effect.kind == "status":
             self.emit("status", status=d["status"], previous=before.status.kind, mode=d["mode"])
+            if d["status"] == "finished":
+                from ..sandbox.spawn import end_conversation_jobs
+
+                end_conversation_jobs(self.id)  # its background jobs and their logs end with it
         elif effect.kind == "mode":
             self.emit("modeChanged", mode=d["mode"], previous=before.mode.value, actor="user", via=d.get("via"))
+            if before.mode is Mode.RESTRICTED and self.state.mode is not Mode.RESTRICTED:
+                from ..sandbox.spawn import end_restricted_jobs
+
+                end_restricted_jobs(self.id)  # no lock or lease of the read-only phase outlives it
         elif effect.kind == "style":
             self.emit("styleChanged", style=d["style"], previous=before.style.value)
         elif effect.kind == "suggestion":
@@ -472,6 +482,9 @@ class Runtime:
                 conversation_id=self.id,
                 env=self.hub.config.env,
                 sandbox=self.hub.sandbox,
+                deny_read=self.hub.config.deny_read,
+                **({"background_timeout_s": self.hub.config.background_timeout_s}
+                   if self.hub.config.background_timeout_s else {}),
                 **({"default_timeout_s": self.hub.config.bash_timeout_s} if self.hub.config.bash_timeout_s else {}),
             )
             bash_result = await run_bash(dict(call.input), ctx)
