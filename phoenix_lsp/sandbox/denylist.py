@@ -52,14 +52,14 @@ DEFAULT_DENY_READ: tuple[str, ...] = (
 )
 
 #: The only devices a restricted command may open, and why each one:
-#: /dev/null (discarding output, empty input: read and write), /dev/zero and /dev/full (standard data
-#: sources / ENOSPC testing: read), /dev/random and /dev/urandom (random numbers: read). /dev/stdin,
+#: /dev/null (discarding output, empty input: read and write), /dev/full (ENOSPC on write, zeros on read:
+#: read and write), /dev/zero (zeros: read), /dev/random and /dev/urandom (random numbers: read). /dev/stdin,
 #: /dev/stdout, /dev/stderr and /dev/fd/N need no rule: they are symlinks into /proc/self/fd, whose magic
 #: links lead to the command's own pipes and files (bash's `<(...)` uses them). Everything else under /dev
 #: is refused: terminals (/dev/pts/N: another terminal's keystrokes; /dev/ptmx: pty exhaustion), /dev/shm
 #: (other programs' shared memory), /dev/tty, block devices.
 ALLOWED_DEVICES: Mapping[str, str] = {
-    "/dev/null": "rw", "/dev/zero": "r", "/dev/full": "r", "/dev/random": "r", "/dev/urandom": "r",
+    "/dev/null": "rw", "/dev/zero": "r", "/dev/full": "rw", "/dev/random": "r", "/dev/urandom": "r",
 }
 
 
@@ -86,6 +86,9 @@ def deny_read_paths(extra: Iterable[str] = (), data_dirs: Iterable[Path | str] =
     user_home = home or Path(env.get("HOME") or Path.home())
     entries: list[str] = list(DEFAULT_DENY_READ)
     entries.append(str(default_data_dir(env, home=user_home)))
+    # The platform default too when PHOENIX_LSP_DATA_DIR points elsewhere: an earlier server kept it there.
+    entries.append(str(default_data_dir({k: v for k, v in env.items() if k != "PHOENIX_LSP_DATA_DIR"},
+                                        home=user_home)))
     entries += [str(d) for d in data_dirs]
     entries += env.get(DENY_READ_ENV, "").split(os.pathsep)
     entries += list(extra)

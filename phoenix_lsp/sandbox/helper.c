@@ -489,7 +489,11 @@ static long memory_limit_hits(void) {
     const char *dir = memcg_dir[0] ? memcg_dir : cgroup_dir;
     char buf[1024];
     if (!memcg_ok || !dir[0]) return 0;
-    if (read_dir_file(dir, "memory.failcnt", buf, sizeof buf) > 0) return strtol(buf, NULL, 10);
+    if (read_dir_file(dir, "memory.failcnt", buf, sizeof buf) > 0) {
+        long hits = strtol(buf, NULL, 10);
+        if (read_dir_file(dir, "memory.memsw.failcnt", buf, sizeof buf) > 0) hits += strtol(buf, NULL, 10);
+        return hits;
+    }
     if (read_dir_file(dir, "memory.events", buf, sizeof buf) > 0) {
         char *m = strstr(buf, "\nmax ");
         if (!m && strncmp(buf, "max ", 4) == 0) m = buf - 1;

@@ -384,7 +384,8 @@ class _Cgroup:
     def memory_limit_hits(self) -> int:
         failcnt = self._read("memory.failcnt").strip()
         if failcnt.isdigit():
-            return int(failcnt)
+            memsw = self._read("memory.memsw.failcnt").strip()
+            return int(failcnt) + (int(memsw) if memsw.isdigit() else 0)
         for line in self._read("memory.events").splitlines():
             key, _, value = line.partition(" ")
             if key == "max" and value.strip().isdigit():
