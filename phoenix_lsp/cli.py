@@ -25,7 +25,7 @@ def _parser() -> argparse.ArgumentParser:
     chat.add_argument("--data-dir", metavar="DIR", help="where conversations are stored")
     commands.add_parser("doctor", help="show sandbox support, data directory and model settings")
     try:
-        from .sandbox.cli import register
+        from .tools.sandbox_run import register
     except ImportError:  # the sandbox room is optional at import time: doctor says what is missing
         pass
     else:

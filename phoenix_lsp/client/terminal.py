@@ -47,6 +47,7 @@ from ..protocol.results import (
     SetStyleResult,
 )
 from ..protocol.views import PendingApproval
+from ..safe_text import terminal_safe
 from .workspace_edit import EditError, plan_workspace_edit, write_plan
 
 __all__ = ["NO_API_KEY", "Chat", "Screen", "main"]
@@ -107,9 +108,10 @@ class Screen:
         return f"\x1b[{codes}m{text}\x1b[0m"
 
     def text(self, text: str) -> None:
-        """Streamed text, written as it comes."""
+        """Streamed text, written as it comes (control sequences made inert: REQ-SEC-004)."""
         if not text:
             return
+        text = terminal_safe(text)
         self.stream.write(text)
         self.stream.flush()
         self.at_line_start = text.endswith("\n")
@@ -122,9 +124,10 @@ class Screen:
             self.at_line_start = True
 
     def line(self, text: str, style: str | None = None) -> None:
-        """One full line (or several), on a fresh line; an open prompt is drawn again below it."""
+        """One full line (or several), on a fresh line; an open prompt is drawn again below it. The text
+        may come from the model, a tool or a file: its control sequences are made inert (REQ-SEC-004)."""
         self.end_line()
-        self.stream.write(self.paint(text, style) + "\n")
+        self.stream.write(self.paint(terminal_safe(text), style) + "\n")
         self.at_line_start = True
         if self.open_prompt is not None:
             self.stream.write(self.open_prompt)
@@ -134,7 +137,7 @@ class Screen:
     def prompt(self, text: str, style: str | None = None) -> None:
         """A prompt, without a newline: the user types after it."""
         self.end_line()
-        self.open_prompt = self.paint(text, style)
+        self.open_prompt = self.paint(terminal_safe(text), style)
         self.stream.write(self.open_prompt)
         self.stream.flush()
         self.at_line_start = False

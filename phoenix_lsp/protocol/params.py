@@ -97,6 +97,8 @@ class InitializationOptions(Wire):
     anthropic_base_url: str | None = None
     retry_base_ms: int | None = Field(default=None, ge=0, le=60_000)
     bash_timeout_s: float | None = Field(default=None, gt=0, le=3600)
+    background_timeout_s: float | None = Field(default=None, gt=0, le=7 * 24 * 3600)
+    deny_read: list[str] | None = None  # more paths Restricted commands may not read (issue 12)
     prompt_cache: Literal["on", "off"] | bool | None = None  # issue 16; PHOENIX_PROMPT_CACHE
     prompt_cache_ttl: Literal["5m", "1h"] | None = None  # PHOENIX_PROMPT_CACHE_TTL
     model_prices: dict[str, ModelPriceIn] | None = None  # PHOENIX_MODEL_PRICES (JSON)

@@ -22,17 +22,29 @@
  * Without a cgroup, H counts the tree itself every 10 ms (a real-time watchdog when allowed), freezing the
  * command's process group while it counts.
  *
+ * With -G/-u, H also makes a memory cgroup <dir>/phoenix-<H's pid> whose limit counts the whole tree's memory,
+ * shared memory included (memfd, tmpfs pages), which RLIMIT_AS does not. If it cannot be made, C installs
+ * the -F filter as well (refuses memfd_create). -Q bytes:dir is a disk quota: every 100 ms (less often when
+ * the walk is slow) H adds up the blocks under dir and of its own stdout when that is a regular file (a
+ * background job's log); past the quota it kills the tree. -t seconds is a wall-clock limit.
+ *
  * Protocol (stderr of H, one line each, for the server):
  *   started <pid>                 the command was exec'd
  *   error <stage> <errno>         set-up failed before exec; nothing ran
  *   exit <code> | signal <num>    how the command ended
- *   killed <reason>               the tree was killed (terminate | lifeline | process-limit)
+ *   killed <reason>               the tree was killed (terminate | lifeline | process-limit | time-limit |
+ *                                 disk-quota)
  *   maxrss <kilobytes>            largest resident set among the reaped processes
+ *   memlimit <count>              the memory cgroup's limit was reached <count> times
  *   note cgroup <errno>           no pids cgroup could be made for this command; the watchdog keeps the limit
+ *   note memcg <errno>            no memory cgroup could be made; memfd_create is refused instead
  * stdout of H is the command's stdout and stderr (combined). With -B, H appends a completion line to it.
  *
- * Usage: helper [-C dir] [-r res:soft:hard]... [-n] [-k] [-l fs:net:scope [-p access:path]...]
- *               [-f seccomp-hex] [-m max-processes [-g pids-cgroup-dir]] [-B] -- program args...
+ * Usage: helper [-C dir] [-r res:soft:hard]... [-n] [-k] [-l fs:net:scope [-p|-P access:path]...]
+ *               [-f seccomp-hex] [-m max-processes [-g pids-cgroup-dir]] [-G memory-cgroup-dir -u bytes
+ *               [-F fallback-seccomp-hex]] [-Q bytes:dir] [-t seconds] [-B] -- program args...
+ * -p grants a rule (failure to open the path fails the command); -P is an optional read grant: skipped
+ * when the path is gone, never followed through a symlink, and limited to file rights on a non-directory.
  */
 #define _GNU_SOURCE
 #include <ctype.h>
@@ -75,7 +87,9 @@
 #define P_SCHED_RESET_ON_FORK 0x40000000
 
 #define MAX_RLIMITS 16
-#define MAX_RULES 64
+#define MAX_RULES 8192
+/* Landlock rights that a rule on a non-directory may carry (execute, write, read, truncate, ioctl_dev). */
+#define P_FILE_RIGHTS ((1ULL << 0) | (1ULL << 1) | (1ULL << 2) | (1ULL << 14) | (1ULL << 15))
 #define MAX_PROCS_SCAN 65536
 
 struct p_sock_filter { uint16_t code; uint8_t jt; uint8_t jf; uint32_t k; };
@@ -86,7 +100,7 @@ struct p_cap_header { uint32_t version; int pid; };
 struct p_cap_data { uint32_t effective; uint32_t permitted; uint32_t inheritable; };
 
 struct rlim_opt { int resource; rlim_t soft; rlim_t hard; };
-struct rule_opt { uint64_t access; const char *path; };
+struct rule_opt { uint64_t access; const char *path; int optional; };
 
 static const char *opt_dir;
 static struct rlim_opt opt_rlimits[MAX_RLIMITS];
@@ -96,11 +110,15 @@ static int opt_landlock;
 static struct p_ruleset_attr opt_ruleset;
 static struct rule_opt opt_rules[MAX_RULES];
 static int n_rules;
-static struct p_sock_filter *opt_filter;
-static unsigned short opt_filter_len;
+static struct p_sock_filter *opt_filter, *opt_fallback_filter;
+static unsigned short opt_filter_len, opt_fallback_filter_len;
 static long opt_max_procs;
-static const char *opt_cgroup_parent;
+static const char *opt_cgroup_parent, *opt_memcg_parent, *opt_quota_dir;
+static long long opt_memory, opt_quota;
+static double opt_time_limit;
 static char cgroup_dir[4096]; /* empty when no pids cgroup is used */
+static char memcg_dir[4096];  /* empty when no separate memory cgroup is used */
+static int memcg_ok;          /* the tree's memory is counted by a cgroup (memcg_dir, or cgroup_dir on v2) */
 
 static void status(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 #include <stdarg.h>
@@ -143,7 +161,7 @@ static int hexval(int c) {
     return -1;
 }
 
-static void parse_filter(const char *hex) {
+static void parse_filter(const char *hex, struct p_sock_filter **out, unsigned short *out_len) {
     size_t n = strlen(hex);
     if (n == 0 || n % 16 != 0 || n / 16 > 4096) usage_fail("bad seccomp program length");
     size_t count = n / 16;
@@ -155,8 +173,8 @@ static void parse_filter(const char *hex) {
         bytes[i] = (unsigned char)(hi << 4 | lo);
     }
     /* Raw struct sock_filter bytes in native byte order, produced by policy.py for this machine. */
-    opt_filter = (struct p_sock_filter *)bytes;
-    opt_filter_len = (unsigned short)count;
+    *out = (struct p_sock_filter *)bytes;
+    *out_len = (unsigned short)count;
 }
 
 /* ---------------------------------------------------------------- the child: restrict, then exec -- */
@@ -216,11 +234,25 @@ static void apply_landlock(void) {
     int rfd = (int)syscall(P_SYS_landlock_create_ruleset, &opt_ruleset, attr_size, 0);
     if (rfd < 0) child_fail("landlock-create-ruleset");
     for (int i = 0; i < n_rules; i++) {
-        int pfd = open(opt_rules[i].path, O_PATH | O_CLOEXEC);
-        if (pfd < 0) child_fail("landlock-open-rule-path");
-        struct p_path_beneath pb = {opt_rules[i].access, pfd};
-        if (syscall(P_SYS_landlock_add_rule, rfd, P_LANDLOCK_RULE_PATH_BENEATH, &pb, 0) != 0)
-            child_fail("landlock-add-rule");
+        uint64_t access = opt_rules[i].access;
+        int pfd;
+        if (opt_rules[i].optional) {
+            /* A read grant computed a moment ago: skip it if it vanished or turned into something that is
+               neither a file nor a directory; never follow a symlink (it could lead into a denied path).
+               Skipping only ever grants less. */
+            pfd = open(opt_rules[i].path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+            if (pfd < 0) continue;
+            struct stat st;
+            if (fstat(pfd, &st) != 0 || !(S_ISDIR(st.st_mode) || S_ISREG(st.st_mode))) { close(pfd); continue; }
+            if (!S_ISDIR(st.st_mode)) access &= P_FILE_RIGHTS;
+        } else {
+            pfd = open(opt_rules[i].path, O_PATH | O_CLOEXEC);
+            if (pfd < 0) child_fail("landlock-open-rule-path");
+        }
+        struct p_path_beneath pb = {access, pfd};
+        if (syscall(P_SYS_landlock_add_rule, rfd, P_LANDLOCK_RULE_PATH_BENEATH, &pb, 0) != 0) {
+            if (!opt_rules[i].optional) child_fail("landlock-add-rule");
+        }
         close(pfd);
     }
     if (syscall(P_SYS_landlock_restrict_self, rfd, 0) != 0) child_fail("landlock-restrict-self");
@@ -234,10 +266,12 @@ static void run_child(pid_t helper_pid, char **argv) {
     sigprocmask(SIG_SETMASK, &none, NULL);
     signal(SIGPIPE, SIG_DFL);
 
-    /* Join the command's pids cgroup before anything else: everything it starts is counted there. */
-    if (cgroup_dir[0]) {
+    /* Join the command's cgroups before anything else: everything it starts is counted there. */
+    const char *dirs[2] = {cgroup_dir, memcg_dir};
+    for (int d = 0; d < 2; d++) {
+        if (!dirs[d][0]) continue;
         char path[4200];
-        snprintf(path, sizeof path, "%s/cgroup.procs", cgroup_dir);
+        snprintf(path, sizeof path, "%s/cgroup.procs", dirs[d]);
         int fd = open(path, O_WRONLY | O_CLOEXEC);
         if (fd < 0) child_fail("cgroup-join");
         if (write(fd, "0", 1) != 1) child_fail("cgroup-join");
@@ -268,6 +302,10 @@ static void run_child(pid_t helper_pid, char **argv) {
     if (opt_landlock) apply_landlock();
     if (opt_filter) {
         struct p_sock_fprog prog = {opt_filter_len, opt_filter};
+        if (prctl(P_PR_SET_SECCOMP, P_SECCOMP_MODE_FILTER, &prog, 0, 0) != 0) child_fail("seccomp");
+    }
+    if (opt_fallback_filter && !memcg_ok) {
+        struct p_sock_fprog prog = {opt_fallback_filter_len, opt_fallback_filter};
         if (prctl(P_PR_SET_SECCOMP, P_SECCOMP_MODE_FILTER, &prog, 0, 0) != 0) child_fail("seccomp");
     }
     execvp(argv[0], argv);
@@ -349,10 +387,10 @@ static int reap_nohang(pid_t child, int *child_status, int *child_done) {
     return reaped;
 }
 
-/* Reads a small cgroup file into buf (NUL-terminated); -1 on failure. */
-static ssize_t read_cgroup_file(const char *name, char *buf, size_t size) {
+/* Reads a small file of cgroup `dir` into buf (NUL-terminated); -1 on failure. */
+static ssize_t read_dir_file(const char *dir, const char *name, char *buf, size_t size) {
     char path[4200];
-    snprintf(path, sizeof path, "%s/%s", cgroup_dir, name);
+    snprintf(path, sizeof path, "%s/%s", dir, name);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return -1;
     ssize_t n = read(fd, buf, size - 1);
@@ -365,16 +403,17 @@ static ssize_t read_cgroup_file(const char *name, char *buf, size_t size) {
 /* True once the kernel has refused a fork in the command's cgroup ("max N" in pids.events, N > 0). */
 static int cgroup_limit_hit(void) {
     char buf[256];
-    if (read_cgroup_file("pids.events", buf, sizeof buf) < 0) return 0;
+    if (read_dir_file(cgroup_dir, "pids.events", buf, sizeof buf) < 0) return 0;
     char *m = strstr(buf, "max ");
     return m && strtol(m + 4, NULL, 10) > 0;
 }
 
-/* SIGKILL every process listed in the command's cgroup (no /proc walk needed). */
-static void kill_cgroup(void) {
+/* SIGKILL every process listed in the command's cgroups (no /proc walk needed). */
+static void kill_cgroup_dir(const char *dir) {
     static char buf[65536];
+    if (!dir[0]) return;
     for (int round = 0; round < 64; round++) {
-        ssize_t n = read_cgroup_file("cgroup.procs", buf, sizeof buf);
+        ssize_t n = read_dir_file(dir, "cgroup.procs", buf, sizeof buf);
         if (n <= 0) return;
         for (char *p = buf; *p;) {
             char *end;
@@ -387,31 +426,164 @@ static void kill_cgroup(void) {
     }
 }
 
+static void kill_cgroup(void) {
+    kill_cgroup_dir(cgroup_dir);
+    kill_cgroup_dir(memcg_dir);
+}
+
+/* Writes `value` to <dir>/<name>; 0 on success, -1 (errno set) otherwise. */
+static int write_dir_file(const char *dir, const char *name, const char *value) {
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    size_t len = strlen(value);
+    ssize_t w = write(fd, value, len);
+    int e = errno;
+    close(fd);
+    errno = e;
+    return w == (ssize_t)len ? 0 : -1;
+}
+
+static int file_exists_in(const char *dir, const char *name) {
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    return access(path, F_OK) == 0;
+}
+
 static int make_cgroup(pid_t self) {
     snprintf(cgroup_dir, sizeof cgroup_dir, "%s/phoenix-%d", opt_cgroup_parent, (int)self);
     if (mkdir(cgroup_dir, 0700) != 0 && errno != EEXIST) return -1;
-    char path[4200], value[32];
-    snprintf(path, sizeof path, "%s/pids.max", cgroup_dir);
-    int fd = open(path, O_WRONLY | O_CLOEXEC);
-    if (fd < 0) return -1;
-    int len = snprintf(value, sizeof value, "%ld", opt_max_procs);
-    ssize_t w = write(fd, value, (size_t)len);
-    close(fd);
-    return w == len ? 0 : -1;
+    char value[32];
+    snprintf(value, sizeof value, "%ld", opt_max_procs);
+    return write_dir_file(cgroup_dir, "pids.max", value);
 }
 
-static void remove_cgroup(void) {
-    if (!cgroup_dir[0]) return;
+/* The memory limit in `dir` (cgroup v1 or v2 file names); swap is limited too so shared memory cannot
+   escape the count by being swapped out. */
+static int set_memory_limit(const char *dir) {
+    char value[32];
+    snprintf(value, sizeof value, "%lld", opt_memory);
+    if (file_exists_in(dir, "memory.limit_in_bytes")) {
+        if (write_dir_file(dir, "memory.limit_in_bytes", value) != 0) return -1;
+        if (file_exists_in(dir, "memory.memsw.limit_in_bytes") &&
+            write_dir_file(dir, "memory.memsw.limit_in_bytes", value) != 0) return -1;
+        return 0;
+    }
+    if (write_dir_file(dir, "memory.max", value) != 0) return -1;
+    if (file_exists_in(dir, "memory.swap.max")) write_dir_file(dir, "memory.swap.max", "0");
+    return 0;
+}
+
+static int make_memcg(pid_t self) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/phoenix-%d", opt_memcg_parent, (int)self);
+    if (cgroup_dir[0] && strcmp(path, cgroup_dir) == 0) return set_memory_limit(cgroup_dir); /* cgroup v2 */
+    snprintf(memcg_dir, sizeof memcg_dir, "%s", path);
+    if (mkdir(memcg_dir, 0700) != 0 && errno != EEXIST) return -1;
+    return set_memory_limit(memcg_dir);
+}
+
+/* How often the memory cgroup's limit was reached (v1 memory.failcnt, v2 "max" in memory.events). */
+static long memory_limit_hits(void) {
+    const char *dir = memcg_dir[0] ? memcg_dir : cgroup_dir;
+    char buf[1024];
+    if (!memcg_ok || !dir[0]) return 0;
+    if (read_dir_file(dir, "memory.failcnt", buf, sizeof buf) > 0) {
+        long hits = strtol(buf, NULL, 10);
+        if (read_dir_file(dir, "memory.memsw.failcnt", buf, sizeof buf) > 0) hits += strtol(buf, NULL, 10);
+        return hits;
+    }
+    if (read_dir_file(dir, "memory.events", buf, sizeof buf) > 0) {
+        char *m = strstr(buf, "\nmax ");
+        if (!m && strncmp(buf, "max ", 4) == 0) m = buf - 1;
+        return m ? strtol(m + 5, NULL, 10) : 0;
+    }
+    return 0;
+}
+
+static void remove_dir_retrying(char *dir) {
+    if (!dir[0]) return;
     /* The last task leaves the cgroup a moment after it is reaped: retry briefly. */
-    for (int i = 0; i < 200 && rmdir(cgroup_dir) != 0 && errno == EBUSY; i++) {
+    for (int i = 0; i < 200 && rmdir(dir) != 0 && errno == EBUSY; i++) {
         struct timespec ts = {0, 1000000};
         nanosleep(&ts, NULL);
     }
 }
 
+static void remove_cgroup(void) {
+    remove_dir_retrying(cgroup_dir);
+    remove_dir_retrying(memcg_dir);
+}
+
+/* ------------------------------------------------------------------------------- the disk quota -- */
+
+#define QUOTA_MAX_ENTRIES 1000000L
+
+/* Bytes allocated under `root` (every entry, never following symlinks), walked without recursion and
+   with one directory open at a time (a 100,000-level tree neither overflows a stack nor runs out of
+   descriptors). Returns -1 when the tree has more than QUOTA_MAX_ENTRIES entries (counted as over). */
+static long long tree_bytes(const char *root) {
+    size_t cap = 64, n = 0;
+    char **stack = malloc(cap * sizeof *stack);
+    if (!stack) return 0;
+    stack[n++] = strdup(root);
+    long long total = 0;
+    long entries = 0;
+    while (n > 0) {
+        char *dir = stack[--n];
+        if (!dir) continue;
+        DIR *d = opendir(dir);
+        if (d) {
+            struct dirent *e;
+            while ((e = readdir(d)) != NULL) {
+                if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+                struct stat st;
+                if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+                total += (long long)st.st_blocks * 512;
+                if (++entries > QUOTA_MAX_ENTRIES) { total = -1; break; }
+                if (S_ISDIR(st.st_mode)) {
+                    size_t len = strlen(dir) + strlen(e->d_name) + 2;
+                    char *child = malloc(len);
+                    if (!child) continue;
+                    snprintf(child, len, "%s/%s", dir, e->d_name);
+                    if (n == cap) {
+                        char **bigger = realloc(stack, 2 * cap * sizeof *stack);
+                        if (!bigger) { free(child); continue; }
+                        stack = bigger;
+                        cap *= 2;
+                    }
+                    stack[n++] = child;
+                }
+            }
+            closedir(d);
+        }
+        free(dir);
+        if (total < 0) break;
+    }
+    while (n > 0) free(stack[--n]);
+    free(stack);
+    return total;
+}
+
+/* The scratch directory plus our stdout when it is a regular file (a background job's log). */
+static long long disk_usage(void) {
+    long long used = tree_bytes(opt_quota_dir);
+    if (used < 0) return -1;
+    struct stat st;
+    if (fstat(1, &st) == 0 && S_ISREG(st.st_mode)) used += (long long)st.st_blocks * 512;
+    return used;
+}
+
+static double monotonic_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 static void kill_tree(pid_t self, pid_t child, int *child_status, int *child_done) {
     if (!*child_done) kill(-child, SIGKILL); /* fast path: the command's own process group */
-    if (cgroup_dir[0]) kill_cgroup();
+    if (cgroup_dir[0] || memcg_dir[0]) kill_cgroup();
     for (;;) {
         /* H is a subreaper: while any descendant lives, H has a child (live or zombie). So "no child
            left" (ECHILD) proves the whole tree is gone, and the /proc walk is only needed otherwise. */
@@ -477,15 +649,26 @@ int main(int argc, char **argv) {
             opt_ruleset.scoped = parse_hex(end + 1, &end);
             break;
         case 'p':
+        case 'P':
             if (n_rules >= MAX_RULES) usage_fail("too many rules");
             opt_rules[n_rules].access = parse_hex(v, &end);
             if (*end != ':') usage_fail("bad rule");
             opt_rules[n_rules].path = end + 1;
+            opt_rules[n_rules].optional = o == 'P';
             n_rules++;
             break;
-        case 'f': parse_filter(v); break;
+        case 'f': parse_filter(v, &opt_filter, &opt_filter_len); break;
+        case 'F': parse_filter(v, &opt_fallback_filter, &opt_fallback_filter_len); break;
         case 'm': opt_max_procs = strtol(v, &end, 10); break;
         case 'g': opt_cgroup_parent = v; break;
+        case 'G': opt_memcg_parent = v; break;
+        case 'u': opt_memory = strtoll(v, &end, 10); break;
+        case 'Q':
+            opt_quota = strtoll(v, &end, 10);
+            if (*end != ':' || !end[1]) usage_fail("bad quota");
+            opt_quota_dir = end + 1;
+            break;
+        case 't': opt_time_limit = strtod(v, &end); break;
         default: usage_fail("unknown option");
         }
     }
@@ -507,7 +690,18 @@ int main(int argc, char **argv) {
         cgroup_dir[0] = 0;
         status("note cgroup %d\n", e);
     }
-    if (cgroup_dir[0]) atexit(remove_cgroup);
+    if (opt_memcg_parent && opt_memory > 0) {
+        if (make_memcg(self) == 0) {
+            memcg_ok = 1;
+        } else {
+            /* No memory cgroup this time: C refuses memfd_create instead (the -F filter). */
+            int e = errno;
+            remove_dir_retrying(memcg_dir);
+            memcg_dir[0] = 0;
+            status("note memcg %d\n", e);
+        }
+    }
+    if (cgroup_dir[0] || memcg_dir[0]) atexit(remove_cgroup);
     if (prctl(P_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0) {
         status("error subreaper %d\n", errno);
         return 125;
@@ -556,10 +750,23 @@ int main(int argc, char **argv) {
        (a terminal, /dev/null) would read as EOF at once, so it is then not watched. */
     struct stat st0;
     int lifeline_open = fstat(0, &st0) == 0 && (S_ISFIFO(st0.st_mode) || S_ISSOCK(st0.st_mode));
+    double started_at = monotonic_s();
+    double quota_next = started_at + 0.1;
     while (!child_done && !killed) {
         struct pollfd pfds[2] = {{sfd, POLLIN, 0}, {0, POLLIN, 0}};
         int nfds = lifeline_open ? 2 : 1;
         int timeout = opt_max_procs > 0 ? 10 : -1;
+        double now_s = monotonic_s();
+        if (opt_quota > 0) {
+            int wait_ms = (int)((quota_next - now_s) * 1000) + 1;
+            if (wait_ms < 1) wait_ms = 1;
+            if (timeout < 0 || wait_ms < timeout) timeout = wait_ms;
+        }
+        if (opt_time_limit > 0) {
+            int wait_ms = (int)((started_at + opt_time_limit - now_s) * 1000) + 1;
+            if (wait_ms < 1) wait_ms = 1;
+            if (timeout < 0 || wait_ms < timeout) timeout = wait_ms;
+        }
         int pr = poll(pfds, (nfds_t)nfds, timeout);
         if (pr < 0 && errno != EINTR) break;
         if (pr > 0 && (pfds[0].revents & POLLIN)) {
@@ -577,6 +784,16 @@ int main(int argc, char **argv) {
                 lifeline_open = 0;
                 killed = "lifeline";
             }
+        }
+        now_s = monotonic_s();
+        if (!killed && !child_done && opt_time_limit > 0 && now_s - started_at >= opt_time_limit)
+            killed = "time-limit";
+        if (!killed && !child_done && opt_quota > 0 && now_s >= quota_next) {
+            long long used = disk_usage();
+            double took = monotonic_s() - now_s;
+            if (used < 0 || used > opt_quota) killed = "disk-quota";
+            /* A big tree is walked less often, so the walk never takes more than ~5% of a core. */
+            quota_next = monotonic_s() + (took * 20 > 0.1 ? took * 20 : 0.1);
         }
         if (!killed && !child_done && cgroup_dir[0]) {
             /* The kernel refused a fork: the tree cannot grow, so give the command 100 ms to report the
@@ -600,8 +817,10 @@ int main(int argc, char **argv) {
         }
     }
     kill_tree(self, child, &child_status, &child_done);
+    long hits = memory_limit_hits();
     remove_cgroup();
     if (killed) status("killed %s\n", killed);
+    if (hits > 0) status("memlimit %ld\n", hits);
 
     struct rusage ru;
     if (getrusage(RUSAGE_CHILDREN, &ru) == 0) status("maxrss %ld\n", ru.ru_maxrss);

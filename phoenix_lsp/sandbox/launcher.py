@@ -3,8 +3,10 @@
 Same command line, same status protocol on stderr, same process layout: this process becomes a child
 subreaper, forks the command, restricts the child (setsid, rlimits, descriptors, no_new_privs,
 capabilities, Landlock, seccomp) and execs it, then owns the tree and kills all of it when the command
-ends, on SIGTERM/SIGINT/SIGHUP, when the lifeline (stdin) closes, or past the process limit (a pids
-cgroup with -g, else a watchdog that counts the tree).
+ends, on SIGTERM/SIGINT/SIGHUP, when the lifeline (stdin) closes, past the process limit (a pids
+cgroup with -g, else a watchdog that counts the tree), past the disk quota (-Q) or the time limit (-t).
+With -G/-u the tree's memory, shared memory included, is limited by a memory cgroup; when that cannot be
+made the -F filter (no memfd_create) is installed as well.
 
 It is a separate, single-threaded Python process, so forking and restricting here is safe (unlike
 preexec_fn inside the multi-threaded server). It costs a Python start-up (~30-40 ms) per command.
@@ -41,6 +43,9 @@ _CLOSE_RANGE_CLOEXEC = 1 << 2
 _CAP_VERSION_3 = 0x20080522
 _WALL = 0x40000000
 _HANDLED = (signal.SIGCHLD, signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+# Landlock rights a rule on a non-directory may carry: execute, write, read, truncate, ioctl_dev.
+_FILE_RIGHTS = (1 << 0) | (1 << 1) | (1 << 2) | (1 << 14) | (1 << 15)
+_QUOTA_MAX_ENTRIES = 1_000_000
 
 _libc = ctypes.CDLL(None, use_errno=True)
 _libc.syscall.restype = ctypes.c_long
@@ -69,10 +74,16 @@ class _Options:
         self.rlimits: list[tuple[int, int, int]] = []
         self.nnp = self.dropcaps = self.background = False
         self.ruleset: tuple[int, int, int] | None = None
-        self.rules: list[tuple[int, str]] = []
+        self.rules: list[tuple[int, str, bool]] = []
         self.filter: bytes | None = None
+        self.fallback_filter: bytes | None = None
         self.max_procs = 0
         self.cgroup_parent: str | None = None
+        self.memcg_parent: str | None = None
+        self.memory = 0
+        self.quota = 0
+        self.quota_dir = ""
+        self.time_limit = 0.0
         self.argv: list[str] = []
 
 
@@ -106,15 +117,28 @@ def _parse(argv: list[str]) -> _Options:
         elif a == "-l":
             fs, net, scope = (int(x, 16) for x in v.split(":"))
             o.ruleset = (fs, net, scope)
-        elif a == "-p":
+        elif a in ("-p", "-P"):
             access, _, path = v.partition(":")
-            o.rules.append((int(access, 16), path))
+            o.rules.append((int(access, 16), path, a == "-P"))
         elif a == "-f":
             o.filter = bytes.fromhex(v)
+        elif a == "-F":
+            o.fallback_filter = bytes.fromhex(v)
         elif a == "-m":
             o.max_procs = int(v)
         elif a == "-g":
             o.cgroup_parent = v
+        elif a == "-G":
+            o.memcg_parent = v
+        elif a == "-u":
+            o.memory = int(v)
+        elif a == "-Q":
+            quota, _, directory = v.partition(":")
+            o.quota, o.quota_dir = int(quota), directory
+            if not directory:
+                raise _Fail("usage", errno.EINVAL)
+        elif a == "-t":
+            o.time_limit = float(v)
         else:
             raise _Fail("usage", errno.EINVAL)
     o.argv = argv[i:]
@@ -153,13 +177,28 @@ def _landlock(o: _Options) -> None:
     attr = ctypes.create_string_buffer(struct.pack("=QQQ", fs, net, scope))
     rfd = _check(_libc.syscall(_SYS_LANDLOCK_CREATE_RULESET, attr, ctypes.c_size_t(size), 0),
                  "landlock-create-ruleset")
-    for access, path in o.rules:
-        try:
-            pfd = os.open(path, os.O_PATH | os.O_CLOEXEC)
-        except OSError as exc:
-            raise _Fail("landlock-open-rule-path", exc.errno or 0) from exc
+    for access, path, optional in o.rules:
+        if optional:
+            # A read grant computed a moment ago: skip it if it vanished or is neither file nor directory;
+            # never follow a symlink (it could lead into a denied path). Skipping only ever grants less.
+            try:
+                pfd = os.open(path, os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC)
+            except OSError:
+                continue
+            mode = os.fstat(pfd).st_mode
+            if not (stat.S_ISDIR(mode) or stat.S_ISREG(mode)):
+                os.close(pfd)
+                continue
+            if not stat.S_ISDIR(mode):
+                access &= _FILE_RIGHTS
+        else:
+            try:
+                pfd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+            except OSError as exc:
+                raise _Fail("landlock-open-rule-path", exc.errno or 0) from exc
         beneath = ctypes.create_string_buffer(struct.pack("=Qi", access, pfd))
-        _check(_libc.syscall(_SYS_LANDLOCK_ADD_RULE, rfd, 1, beneath, 0), "landlock-add-rule")
+        if _libc.syscall(_SYS_LANDLOCK_ADD_RULE, rfd, 1, beneath, 0) != 0 and not optional:
+            raise _Fail("landlock-add-rule", ctypes.get_errno())
         os.close(pfd)
     _check(_libc.syscall(_SYS_LANDLOCK_RESTRICT_SELF, rfd, 0), "landlock-restrict-self")
     os.close(rfd)
@@ -169,15 +208,21 @@ class _SockFprog(ctypes.Structure):
     _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
 
 
-def _child(o: _Options, helper_pid: int, err_w: int, cgroup: str | None) -> None:
+def _install_filter(program: bytes) -> None:
+    buf = ctypes.create_string_buffer(program, len(program))
+    prog = _SockFprog(len(program) // 8, ctypes.cast(buf, ctypes.c_void_p))
+    _check(_libc.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(prog), 0, 0), "seccomp")
+
+
+def _child(o: _Options, helper_pid: int, err_w: int, cgroups: list[str], memcg_ok: bool) -> None:
     stage = "setup"
     try:
         signal.pthread_sigmask(signal.SIG_SETMASK, [])
         # Python ignores SIGPIPE and SIGXFSZ; an ignored signal stays ignored across exec.
         for sig in (signal.SIGPIPE, signal.SIGXFSZ, *_HANDLED):
             signal.signal(sig, signal.SIG_DFL)
-        if cgroup:
-            # Join the command's pids cgroup before anything else: everything it starts is counted there.
+        for cgroup in cgroups:
+            # Join the command's cgroups before anything else: everything it starts is counted there.
             stage = "cgroup-join"
             with open(os.path.join(cgroup, "cgroup.procs"), "w") as f:
                 f.write("0")
@@ -211,9 +256,9 @@ def _child(o: _Options, helper_pid: int, err_w: int, cgroup: str | None) -> None
         if o.ruleset is not None:
             _landlock(o)
         if o.filter:
-            buf = ctypes.create_string_buffer(o.filter, len(o.filter))
-            prog = _SockFprog(len(o.filter) // 8, ctypes.cast(buf, ctypes.c_void_p))
-            _check(_libc.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(prog), 0, 0), "seccomp")
+            _install_filter(o.filter)
+        if o.fallback_filter and not memcg_ok:
+            _install_filter(o.fallback_filter)
         stage = "exec"
         os.execvp(o.argv[0], o.argv)
     except _Fail as f:
@@ -261,19 +306,91 @@ def _machine_threads() -> int:
         return -1
 
 
-class _Cgroup:
-    """The command's own pids cgroup: the kernel refuses a fork past pids.max (for root too)."""
+def _tree_bytes(root: str) -> int:
+    """Bytes allocated under `root`, walked without recursion and never through a symlink; -1 when the
+    tree has more than _QUOTA_MAX_ENTRIES entries (counted as over the quota)."""
+    total = entries = 0
+    stack = [root]
+    while stack:
+        directory = stack.pop()
+        try:
+            it = os.scandir(directory)
+        except OSError:
+            continue
+        with it:
+            for entry in it:
+                try:
+                    st = entry.stat(follow_symlinks=False)
+                except OSError:
+                    continue
+                total += st.st_blocks * 512
+                entries += 1
+                if entries > _QUOTA_MAX_ENTRIES:
+                    return -1
+                if stat.S_ISDIR(st.st_mode):
+                    stack.append(entry.path)
+    return total
 
-    def __init__(self, parent: str, self_pid: int, max_procs: int) -> None:
+
+def _disk_usage(o: _Options) -> int:
+    """The scratch directory plus our stdout when it is a regular file (a background job's log)."""
+    used = _tree_bytes(o.quota_dir)
+    if used < 0:
+        return -1
+    with contextlib.suppress(OSError):
+        st = os.fstat(1)
+        if stat.S_ISREG(st.st_mode):
+            used += st.st_blocks * 512
+    return used
+
+
+def _write(path: str, value: str) -> None:
+    with open(path, "w") as f:
+        f.write(value)
+
+
+class _Cgroup:
+    """One of the command's own cgroups: pids (the kernel refuses a fork past pids.max, for root too) or
+    memory (the whole tree's memory, shared memory included)."""
+
+    def __init__(self, parent: str, self_pid: int, max_procs: int = 0, memory: int = 0) -> None:
         self.path = os.path.join(parent, f"phoenix-{self_pid}")
         with contextlib.suppress(FileExistsError):
             os.mkdir(self.path, 0o700)
         try:
-            with open(os.path.join(self.path, "pids.max"), "w") as f:
-                f.write(str(max_procs))
+            if max_procs:
+                _write(os.path.join(self.path, "pids.max"), str(max_procs))
+            if memory:
+                self.set_memory(memory)
         except OSError:
             self.remove()
             raise
+
+    def set_memory(self, memory: int) -> None:
+        """The memory limit, with swap limited too so shared memory cannot escape by being swapped out."""
+        v1 = os.path.join(self.path, "memory.limit_in_bytes")
+        if os.path.exists(v1):
+            _write(v1, str(memory))
+            memsw = os.path.join(self.path, "memory.memsw.limit_in_bytes")
+            if os.path.exists(memsw):
+                _write(memsw, str(memory))
+            return
+        _write(os.path.join(self.path, "memory.max"), str(memory))
+        swap = os.path.join(self.path, "memory.swap.max")
+        if os.path.exists(swap):
+            with contextlib.suppress(OSError):
+                _write(swap, "0")
+
+    def memory_limit_hits(self) -> int:
+        failcnt = self._read("memory.failcnt").strip()
+        if failcnt.isdigit():
+            memsw = self._read("memory.memsw.failcnt").strip()
+            return int(failcnt) + (int(memsw) if memsw.isdigit() else 0)
+        for line in self._read("memory.events").splitlines():
+            key, _, value = line.partition(" ")
+            if key == "max" and value.strip().isdigit():
+                return int(value)
+        return 0
 
     def _read(self, name: str) -> str:
         try:
@@ -314,9 +431,9 @@ class _Cgroup:
 
 
 class _Tree:
-    def __init__(self, child: int, cgroup: _Cgroup | None = None) -> None:
+    def __init__(self, child: int, cgroups: list[_Cgroup]) -> None:
         self.child = child
-        self.cgroup = cgroup
+        self.cgroups = cgroups
         self.status: int | None = None
 
     def reap(self) -> int:
@@ -337,8 +454,8 @@ class _Tree:
         if self.status is None:
             with contextlib.suppress(OSError):
                 os.killpg(self.child, signal.SIGKILL)
-        if self.cgroup is not None:
-            self.cgroup.kill_all()
+        for cgroup in self.cgroups:
+            cgroup.kill_all()
         while True:
             reaped = self.reap()
             if reaped < 0:
@@ -372,19 +489,34 @@ def main(argv: list[str]) -> int:
         with contextlib.suppress(OSError, AttributeError):
             os.sched_setscheduler(0, os.SCHED_RR | os.SCHED_RESET_ON_FORK, os.sched_param(1))
     cgroup: _Cgroup | None = None
+    memcg: _Cgroup | None = None
+    memcg_ok = False
     if o.cgroup_parent and o.max_procs > 0:
         try:
             cgroup = _Cgroup(o.cgroup_parent, self_pid, o.max_procs)
         except OSError as exc:  # no cgroup this time: the watchdog keeps the limit
             _status(f"note cgroup {exc.errno or 0}\n")
+    if o.memcg_parent and o.memory > 0:
+        try:
+            if cgroup is not None and os.path.join(o.memcg_parent, f"phoenix-{self_pid}") == cgroup.path:
+                cgroup.set_memory(o.memory)  # cgroup v2: one directory holds both controllers
+                memcg = cgroup
+            else:
+                memcg = _Cgroup(o.memcg_parent, self_pid, memory=o.memory)
+            memcg_ok = True
+        except OSError as exc:  # no memory cgroup this time: memfd_create is refused instead (-F)
+            _status(f"note memcg {exc.errno or 0}\n")
+    cgroups = [c for c in (cgroup, memcg) if c is not None]
+    cgroups = [c for i, c in enumerate(cgroups) if c not in cgroups[:i]]
     try:
-        return _run(o, self_pid, cgroup)
+        return _run(o, self_pid, cgroup, cgroups, memcg if memcg_ok else None)
     finally:
-        if cgroup is not None:
-            cgroup.remove()
+        for c in cgroups:
+            c.remove()
 
 
-def _run(o: _Options, self_pid: int, cgroup: _Cgroup | None) -> int:
+def _run(o: _Options, self_pid: int, cgroup: _Cgroup | None, cgroups: list[_Cgroup],
+         memcg: _Cgroup | None) -> int:
     if _libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
         _status(f"error subreaper {ctypes.get_errno()}\n")
         return 125
@@ -392,9 +524,9 @@ def _run(o: _Options, self_pid: int, cgroup: _Cgroup | None) -> int:
     child = os.fork()
     if child == 0:
         os.close(err_r)
-        _child(o, self_pid, err_w, cgroup.path if cgroup else None)
+        _child(o, self_pid, err_w, [c.path for c in cgroups], memcg is not None)
     os.close(err_w)
-    tree = _Tree(child, cgroup)
+    tree = _Tree(child, cgroups)
     report = os.read(err_r, 128)
     os.close(err_r)
     if report:
@@ -420,10 +552,19 @@ def _run(o: _Options, self_pid: int, cgroup: _Cgroup | None) -> int:
     timeout = 0.01 if o.max_procs > 0 else None
     baseline = _machine_threads() if o.max_procs > 0 else -1
     limit_hit_at: float | None = None
+    started_at = time.monotonic()
+    quota_next = started_at + 0.1
     while tree.status is None and killed is None:
         watch = [wake_r, 0] if lifeline else [wake_r]
+        wait = timeout
+        now = time.monotonic()
+        if o.quota > 0:
+            wait = max(0.001, quota_next - now) if wait is None else min(wait, max(0.001, quota_next - now))
+        if o.time_limit > 0:
+            left = max(0.001, started_at + o.time_limit - now)
+            wait = left if wait is None else min(wait, left)
         try:
-            ready, _, _ = select.select(watch, [], [], timeout)
+            ready, _, _ = select.select(watch, [], [], wait)
         except InterruptedError:
             ready = []
         if wake_r in ready:
@@ -442,6 +583,16 @@ def _run(o: _Options, self_pid: int, cgroup: _Cgroup | None) -> int:
             if not data:
                 lifeline = False
                 killed = killed or "lifeline"
+        now = time.monotonic()
+        if killed is None and tree.status is None and o.time_limit > 0 and now - started_at >= o.time_limit:
+            killed = "time-limit"
+        if killed is None and tree.status is None and o.quota > 0 and now >= quota_next:
+            used = _disk_usage(o)
+            took = time.monotonic() - now
+            if used < 0 or used > o.quota:
+                killed = "disk-quota"
+            # A big tree is walked less often, so the walk never takes more than ~5% of a core.
+            quota_next = time.monotonic() + max(0.1, took * 20)
         if killed is None and tree.status is None and cgroup is not None:
             # The kernel refused a fork: the tree cannot grow, so give the command 100 ms to report the
             # refusal in its own words (EAGAIN), then stop it.
@@ -463,8 +614,11 @@ def _run(o: _Options, self_pid: int, cgroup: _Cgroup | None) -> int:
                         os.killpg(child, signal.SIGCONT)
     signal.pthread_sigmask(signal.SIG_BLOCK, _HANDLED)
     tree.kill_all(self_pid)
+    hits = memcg.memory_limit_hits() if memcg is not None else 0
     if killed:
         _status(f"killed {killed}\n")
+    if hits:
+        _status(f"memlimit {hits}\n")
     _status(f"maxrss {resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}\n")
     st = tree.status
     if st is not None and os.WIFEXITED(st):

@@ -18,6 +18,7 @@ import functools
 import os
 import platform
 import resource
+import signal
 import struct
 import subprocess
 import threading
@@ -25,6 +26,8 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from phoenix_lsp.sandbox import denylist
 
 # --------------------------------------------------------------------------------------------- Landlock
 
@@ -90,7 +93,8 @@ _COMMON_NEW = {
     "pidfd_send_signal": 424, "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427,
     "open_tree": 428, "move_mount": 429, "fsopen": 430, "fsconfig": 431, "fsmount": 432, "fspick": 433,
     "clone3": 435, "pidfd_getfd": 438, "process_madvise": 440, "mount_setattr": 442, "quotactl_fd": 443,
-    "fchmodat2": 452, "setxattrat": 463, "removexattrat": 466, "open_tree_attr": 467,
+    "fchmodat2": 452, "memfd_secret": 447, "setxattrat": 463, "removexattrat": 466, "open_tree_attr": 467,
+    "file_setattr": 469,
 }
 _SYSCALLS: dict[str, dict[str, int]] = {
     "x86_64": {
@@ -109,7 +113,10 @@ _SYSCALLS: dict[str, dict[str, int]] = {
         "move_pages": 279, "utimensat": 280, "accept4": 288, "perf_event_open": 298, "fanotify_init": 300,
         "prlimit64": 302, "name_to_handle_at": 303, "open_by_handle_at": 304, "clock_adjtime": 305,
         "setns": 308, "process_vm_readv": 310, "process_vm_writev": 311, "kcmp": 312, "finit_module": 313,
-        "kexec_file_load": 320, "bpf": 321, "userfaultfd": 323, **_COMMON_NEW,
+        "kexec_file_load": 320, "bpf": 321, "userfaultfd": 323, "fcntl": 72, "setpriority": 141,
+        "sched_setparam": 142, "sched_setscheduler": 144, "sched_setaffinity": 203, "io_setup": 206,
+        "ioprio_set": 251, "inotify_init": 253, "fallocate": 285, "inotify_init1": 294, "sched_setattr": 314,
+        "memfd_create": 319, **_COMMON_NEW,
     },
     "aarch64": {
         "setxattr": 5, "lsetxattr": 6, "fsetxattr": 7, "removexattr": 14, "lremovexattr": 15,
@@ -127,7 +134,9 @@ _SYSCALLS: dict[str, dict[str, int]] = {
         "prlimit64": 261, "fanotify_init": 262, "name_to_handle_at": 264, "open_by_handle_at": 265,
         "clock_adjtime": 266, "setns": 268, "process_vm_readv": 270, "process_vm_writev": 271,
         "kcmp": 272, "finit_module": 273, "bpf": 280, "userfaultfd": 282, "kexec_file_load": 294,
-        **_COMMON_NEW,
+        "io_setup": 0, "inotify_init1": 26, "fcntl": 25, "ioprio_set": 30, "fallocate": 47,
+        "sched_setparam": 118, "sched_setscheduler": 119, "sched_setaffinity": 122, "setpriority": 140,
+        "sched_setattr": 274, "memfd_create": 279, **_COMMON_NEW,
     },
 }
 
@@ -153,7 +162,12 @@ DENIED_SYSCALLS: dict[str, tuple[str, ...]] = {
     # under Landlock alone (measured), and as root the owner of most files is the sandboxed uid itself.
     "file metadata": ("chmod", "fchmod", "fchmodat", "fchmodat2", "chown", "fchown", "lchown", "fchownat",
                       "utime", "utimes", "utimensat", "futimesat", "setxattr", "lsetxattr", "fsetxattr",
-                      "removexattr", "lremovexattr", "fremovexattr", "setxattrat", "removexattrat"),
+                      "removexattr", "lremovexattr", "fremovexattr", "setxattrat", "removexattrat",
+                      # inode flags and attributes (chattr +dAS, FS_XFLAG_*): the owner may set them on a
+                      # file opened read-only, so Landlock's write rights do not cover them (issue 12).
+                      "file_setattr"),
+    # secret memory is locked and outside every limit the launcher can count.
+    "unaccounted memory": ("memfd_secret",),
     # System V and POSIX message IPC live outside the filesystem, so Landlock cannot see writes to them.
     "ipc": ("shmget", "shmat", "shmctl", "semget", "semop", "semtimedop", "semctl", "msgget", "msgsnd",
             "msgrcv", "msgctl", "mq_open", "mq_unlink", "mq_timedsend", "mq_timedreceive", "mq_notify",
@@ -165,6 +179,23 @@ SOCK_STREAM = 1
 SOCK_SEQPACKET = 5
 TIOCSTI = 0x5412
 TIOCLINUX = 0x541C
+#: ioctls that change inode metadata of a file opened read-only (only ownership is checked, not write
+#: access): chattr flags (+d nodump, +A noatime, +S sync, ...), the inode generation, the fsxattr flags.
+FS_IOC_SETFLAGS = 0x40086602
+FS_IOC32_SETFLAGS = 0x40046602
+FS_IOC_SETVERSION = 0x40087602
+FS_IOC32_SETVERSION = 0x40047602
+FS_IOC_FSSETXATTR = 0x401C5820
+METADATA_IOCTLS = (FS_IOC_SETFLAGS, FS_IOC32_SETFLAGS, FS_IOC_SETVERSION, FS_IOC32_SETVERSION, FS_IOC_FSSETXATTR)
+F_SETLEASE = 1024
+PRIO_PROCESS = 0
+IOPRIO_WHO_PROCESS = 1
+#: Scheduling calls whose first argument is a pid: allowed only with pid 0 (the caller itself).
+SELF_ONLY_BY_PID = ("sched_setparam", "sched_setscheduler", "sched_setaffinity", "sched_setattr")
+#: Refused with ENOSYS rather than EPERM, so libraries take the path they take on kernels without them
+#: (polling instead of inotify, synchronous I/O instead of Linux AIO): per-user system-wide limits
+#: (fs.inotify.max_user_instances, fs.aio-max-nr) that one command could exhaust for the whole machine.
+SHARED_LIMIT_SYSCALLS = ("io_setup", "inotify_init", "inotify_init1")
 # CLONE_NEWNS | NEWCGROUP | NEWUTS | NEWIPC | NEWUSER | NEWPID | NEWNET (NEWTIME collides with the
 # exit-signal byte of clone() and is covered by refusing unshare/setns).
 CLONE_NAMESPACE_FLAGS = 0x7E020000
@@ -225,13 +256,16 @@ def seccomp_supported_arch() -> bool:
 
 
 @functools.cache
-def seccomp_program(machine: str | None = None) -> bytes:
+def seccomp_program(machine: str | None = None, deny_memfd: bool = False) -> bytes:
     """The restricted-mode seccomp filter for `machine` (default: this one), as raw sock_filter bytes.
 
     Default allow, because Landlock is the primary boundary and a deny-list here closes exactly the
     measured gaps: non-AF_UNIX sockets (UDP, TCP over IPv4/IPv6, netlink, raw, packet), AF_UNIX datagram
     sockets (they can send to pathname sockets such as /dev/log without connect()), connect(), ptrace and
-    friends, io_uring, TIOCSTI/TIOCLINUX, namespace creation, and the syscalls in DENIED_SYSCALLS.
+    friends, io_uring, TIOCSTI/TIOCLINUX and the inode-flag ioctls, F_SETLEASE, scheduling changes of
+    other processes, Linux AIO and inotify (shared per-user limits), fallocate modes that escape
+    RLIMIT_FSIZE, namespace creation, and the syscalls in DENIED_SYSCALLS. With `deny_memfd` (no memory
+    cgroup counts shared memory for this command) memfd_create is refused too.
     Other architectures' syscalls (i386 via int 0x80, x32) are refused outright.
     """
     machine = machine or platform.machine()
@@ -247,10 +281,21 @@ def seccomp_program(machine: str | None = None) -> bytes:
     a.op(_JEQ_K, table["socket"], "socket", 0)
     a.op(_JEQ_K, table["socketpair"], "socket", 0)
     a.op(_JEQ_K, table["ioctl"], "ioctl", 0)
+    a.op(_JEQ_K, table["fcntl"], "fcntl", 0)
     a.op(_JEQ_K, table["clone"], "clone", 0)
     a.op(_JEQ_K, table["clone3"], "enosys", 0)  # its flags live in memory; libc then falls back to clone
     a.op(_JEQ_K, table["prlimit64"], "prlimit", 0)
-    for names in DENIED_SYSCALLS.values():
+    a.op(_JEQ_K, table["setpriority"], "setpriority", 0)
+    a.op(_JEQ_K, table["ioprio_set"], "ioprio", 0)
+    a.op(_JEQ_K, table["fallocate"], "fallocate", 0)
+    for name in SELF_ONLY_BY_PID:
+        a.op(_JEQ_K, table[name], "self_pid", 0)
+    for name in SHARED_LIMIT_SYSCALLS:
+        if name in table:
+            a.op(_JEQ_K, table[name], "enosys", 0)
+    if deny_memfd:
+        a.op(_JEQ_K, table["memfd_create"], "deny", 0)
+    for names in DENIED_SYSCALLS.values():  # (the assembler refuses a jump beyond BPF's 255 reach)
         for name in names:
             if name in table:
                 a.op(_JEQ_K, table[name], "deny", 0)
@@ -270,7 +315,13 @@ def seccomp_program(machine: str | None = None) -> bytes:
     a.label("ioctl")
     a.op(_LD_ABS_W, _arg_lo(1))
     a.op(_JEQ_K, TIOCSTI, "deny", 0)
+    for cmd in METADATA_IOCTLS:
+        a.op(_JEQ_K, cmd, "deny", 0)
     a.op(_JEQ_K, TIOCLINUX, "deny", "allow")
+    # fcntl(fd, F_SETLEASE, ...): a lease makes every other opener of the file wait for the holder.
+    a.label("fcntl")
+    a.op(_LD_ABS_W, _arg_lo(1))
+    a.op(_JEQ_K, F_SETLEASE, "deny", "allow")
     a.label("clone")
     a.op(_LD_ABS_W, _arg_lo(0))
     a.op(_JSET_K, CLONE_NAMESPACE_FLAGS, "deny", "allow")
@@ -280,12 +331,55 @@ def seccomp_program(machine: str | None = None) -> bytes:
     a.op(_JEQ_K, 0, 0, "deny")
     a.op(_LD_ABS_W, _arg_hi(0))
     a.op(_JEQ_K, 0, "allow", "deny")
+    # setpriority(which, who, prio): only PRIO_PROCESS with who 0 (the caller). PRIO_PGRP/PRIO_USER or a
+    # pid would renice the user's other programs, or the launcher that must stop this tree.
+    a.label("setpriority")
+    a.op(_LD_ABS_W, _arg_lo(0))
+    a.op(_JEQ_K, PRIO_PROCESS, 0, "deny")
+    a.op(_LD_ABS_W, _arg_lo(1))
+    a.op(_JEQ_K, 0, "allow", "deny")
+    # ioprio_set(which, who, ioprio): only IOPRIO_WHO_PROCESS with who 0.
+    a.label("ioprio")
+    a.op(_LD_ABS_W, _arg_lo(0))
+    a.op(_JEQ_K, IOPRIO_WHO_PROCESS, 0, "deny")
+    a.op(_LD_ABS_W, _arg_lo(1))
+    a.op(_JEQ_K, 0, "allow", "deny")
+    # sched_set*(pid, ...): pid 0 only (pid_t: the kernel reads the low 32 bits).
+    a.label("self_pid")
+    a.op(_LD_ABS_W, _arg_lo(0))
+    a.op(_JEQ_K, 0, "allow", "deny")
+    # fallocate(fd, mode, ...): mode 0 only. Every other mode either keeps the size (so RLIMIT_FSIZE is
+    # never checked: FALLOC_FL_KEEP_SIZE, PUNCH_HOLE) or shifts data without that check (INSERT_RANGE).
+    # EOPNOTSUPP makes glibc's posix_fallocate fall back to writing, which the limits do see.
+    a.label("fallocate")
+    a.op(_LD_ABS_W, _arg_lo(1))
+    a.op(_JEQ_K, 0, "allow", "eopnotsupp")
     a.label("allow")
     a.op(_RET_K, _RET_ALLOW)
     a.label("deny")
     a.op(_RET_K, eperm)
     a.label("enosys")
     a.op(_RET_K, _RET_ERRNO | errno.ENOSYS)
+    a.label("eopnotsupp")
+    a.op(_RET_K, _RET_ERRNO | errno.EOPNOTSUPP)
+    return a.assemble()
+
+
+@functools.cache
+def memfd_fallback_program(machine: str | None = None) -> bytes:
+    """A second, stacked filter that refuses memfd_create: the launcher installs it when the memory
+    cgroup it was asked to make could not be made for this command, so shared memory that RLIMIT_AS does
+    not count cannot be created either (the same fallback rule as the pids cgroup's watchdog)."""
+    machine = machine or platform.machine()
+    table = _SYSCALLS[machine]
+    a = _Asm()
+    a.op(_LD_ABS_W, 4)
+    a.op(_JEQ_K, _AUDIT_ARCH[machine], 1, 0)
+    a.op(_RET_K, _RET_KILL_PROCESS)
+    a.op(_LD_ABS_W, 0)
+    a.op(_JEQ_K, table["memfd_create"], 0, 1)
+    a.op(_RET_K, _RET_ERRNO | errno.EPERM)
+    a.op(_RET_K, _RET_ALLOW)
     return a.assemble()
 
 
@@ -320,6 +414,8 @@ class Limits:
     max_processes: int | None = 1024  # live tasks (processes and threads) in the command's tree
     file_size: int | None = 1 << 30  # bytes per written file
     open_files: int | None = 1024  # descriptors per process
+    memory: int | None = 4 << 30  # bytes for the whole tree, shared memory included (memory cgroup)
+    disk: int | None = 1 << 30  # bytes in the scratch directory plus a background job's output file
 
 
 _task_count_cache: tuple[float, int, int] = (0.0, -1, 0)
@@ -353,9 +449,9 @@ def _user_task_count(uid: int) -> int:
 CGROUP_PREFIX = "phoenix-"
 
 
-def _own_pids_cgroup() -> Path | None:
-    """The directory of this process's cgroup in a hierarchy that has the pids controller (cgroup v1
-    `pids`, or v2 with pids enabled for children), or None."""
+def _own_cgroup(controller: str) -> Path | None:
+    """The directory of this process's cgroup in a hierarchy that has `controller` (cgroup v1 with that
+    controller, or v2 where the probe then checks the controller is enabled for children), or None."""
     try:
         memberships = Path("/proc/self/cgroup").read_text().splitlines()
         mounts = Path("/proc/self/mountinfo").read_text().splitlines()
@@ -364,7 +460,7 @@ def _own_pids_cgroup() -> Path | None:
     v1_path = v2_path = None
     for line in memberships:
         _num, controllers, path = line.split(":", 2)
-        if "pids" in controllers.split(","):
+        if controller in controllers.split(","):
             v1_path = path
         elif controllers == "":
             v2_path = path
@@ -374,8 +470,8 @@ def _own_pids_cgroup() -> Path | None:
         if len(fields) < 5 or len(rfields) < 3:
             continue
         root, point, fstype, options = fields[3], fields[4], rfields[0], rfields[2]
-        path = v1_path if fstype == "cgroup" and "pids" in options.split(",") else \
-            v2_path if fstype == "cgroup2" else None
+        path = v1_path if fstype == "cgroup" and controller in options.split(",") else \
+            v2_path if fstype == "cgroup2" and v1_path is None else None
         if path is None:
             continue
         # /proc/self/cgroup names the cgroup from the hierarchy's root; the mount shows `root` of it.
@@ -386,6 +482,10 @@ def _own_pids_cgroup() -> Path | None:
         if candidate.is_dir():
             return candidate.resolve()
     return None
+
+
+def _own_pids_cgroup() -> Path | None:
+    return _own_cgroup("pids")
 
 
 def _remove_stale_cgroups(parent: Path) -> None:
@@ -416,9 +516,17 @@ def pids_cgroup_parent() -> Path | None:
         return _probe_pids_cgroup()
 
 
-@functools.cache
-def _probe_pids_cgroup() -> Path | None:
-    parent = _own_pids_cgroup()
+def memory_cgroup_parent() -> Path | None:
+    """Where the launcher may create one memory cgroup per command, or None when it cannot.
+
+    A memory cgroup counts what RLIMIT_AS does not: shared memory (memfd, tmpfs pages) and the whole tree
+    together. Probed once per process like the pids cgroup; without one, memfd_create is refused instead.
+    """
+    with _pids_cgroup_lock:
+        return _probe_memory_cgroup()
+
+
+def _probe_cgroup(parent: Path | None, limit_file: str, value: str, counter: str) -> Path | None:
     if parent is None or not os.access(parent, os.W_OK):
         return None
     _remove_stale_cgroups(parent)
@@ -428,8 +536,8 @@ def _probe_pids_cgroup() -> Path | None:
     except OSError:
         return None
     try:
-        (probe / "pids.max").write_text("8")
-        result = subprocess.run(["/bin/sh", "-c", 'echo 0 > "$1/cgroup.procs" && cat "$1/pids.current"', "sh",
+        (probe / limit_file).write_text(value)
+        result = subprocess.run(["/bin/sh", "-c", f'echo 0 > "$1/cgroup.procs" && cat "$1/{counter}"', "sh",
                                  str(probe)], capture_output=True, timeout=10, check=False)
         works = result.returncode == 0 and result.stdout.strip() not in (b"", b"0")
     except (OSError, subprocess.SubprocessError):
@@ -441,6 +549,76 @@ def _probe_pids_cgroup() -> Path | None:
         except OSError:
             time.sleep(0.005)
     return parent if works else None
+
+
+@functools.cache
+def _probe_pids_cgroup() -> Path | None:
+    return _probe_cgroup(_own_pids_cgroup(), "pids.max", "8", "pids.current")
+
+
+def _memory_files(parent: Path) -> tuple[str, str]:
+    """(limit file, usage file) of the memory controller: cgroup v1 or v2 names."""
+    if (parent / "memory.limit_in_bytes").exists() or (parent / "memory.usage_in_bytes").exists():
+        return "memory.limit_in_bytes", "memory.usage_in_bytes"
+    return "memory.max", "memory.current"
+
+
+@functools.cache
+def _probe_memory_cgroup() -> Path | None:
+    parent = _own_cgroup("memory")
+    if parent is None:
+        return None
+    if (parent / "cgroup.controllers").exists():  # v2: the memory controller must be on for children
+        try:
+            if "memory" not in (parent / "cgroup.subtree_control").read_text().split():
+                return None
+        except OSError:
+            return None
+    limit_file, usage_file = _memory_files(parent)
+    return _probe_cgroup(parent, limit_file, str(64 << 20), usage_file)
+
+
+def command_cgroups(launcher_pid: int) -> list[Path]:
+    """The cgroups a launcher with this pid made for its command (pids, memory; one dir on cgroup v2)."""
+    out: list[Path] = []
+    for parent in (pids_cgroup_parent(), memory_cgroup_parent()):
+        if parent is not None:
+            path = parent / f"{CGROUP_PREFIX}{launcher_pid}"
+            if path not in out:
+                out.append(path)
+    return out
+
+
+def kill_command_cgroups(launcher_pid: int) -> int:
+    """SIGKILL every process left in the command cgroups of launcher `launcher_pid`, then remove them.
+
+    The server's backstop when the launcher itself was starved or killed: its tree must not outlive it.
+    Returns how many processes could not be killed (0: the whole tree is gone)."""
+    left = 0
+    for path in command_cgroups(launcher_pid):
+        procs = path / "cgroup.procs"
+        for _ in range(200):
+            try:
+                pids = [int(p) for p in procs.read_text().split()]
+            except (OSError, ValueError):
+                break
+            if not pids:
+                break
+            for pid in pids:
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signal.SIGKILL)
+            time.sleep(0.001)
+        with contextlib.suppress(OSError):
+            left += len(procs.read_text().split())
+        for _ in range(200):
+            try:
+                path.rmdir()
+                break
+            except FileNotFoundError:
+                break
+            except OSError:
+                time.sleep(0.001)
+    return left
 
 
 def rlimit_args(limits: Limits) -> list[str]:
@@ -476,27 +654,61 @@ def rlimit_args(limits: Limits) -> list[str]:
 # ----------------------------------------------------------------------------------------- full policy
 
 
-def restricted_args(abi: int, scratch: Path, limits: Limits, with_seccomp: bool) -> list[str]:
-    """The helper options that make one command restricted: read/execute everywhere, write only to
-    /dev/null and `scratch`, no TCP, scoped signals and abstract sockets, seccomp, no_new_privs, no
-    capabilities, rlimits and the process-count watchdog."""
+_rules_cache: dict[tuple[Path, ...], tuple[float, denylist.ReadRules]] = {}
+
+
+def cached_read_rules(denied: tuple[Path, ...]) -> denylist.ReadRules:
+    """read_rules(denied), reused for two seconds (it lists a few directories: ~0.5 ms). A stale answer
+    fails closed: an entry created since is not granted, one removed since is skipped by the launcher."""
+    now = time.monotonic()
+    hit = _rules_cache.get(denied)
+    if hit is not None and now - hit[0] < 2.0:
+        return hit[1]
+    rules = denylist.read_rules(denied)
+    _rules_cache.clear()
+    _rules_cache[denied] = (now, rules)
+    return rules
+
+
+def restricted_args(abi: int, scratch: Path, limits: Limits, with_seccomp: bool,
+                    deny_read: Sequence[Path] | None = None) -> list[str]:
+    """The helper options that make one command restricted: read/execute everywhere except the deny-read
+    list and /dev (devices only from the allow-list), write only to /dev/null and `scratch`, no TCP,
+    scoped signals and abstract sockets, seccomp, no_new_privs, no capabilities, rlimits, the pids and
+    memory cgroups (or their fallbacks) and the scratch disk quota."""
     handled_fs = fs_rights(abi)
     handled_net = NET_BIND_TCP | NET_CONNECT_TCP if abi >= 4 else 0
     scoped = SCOPE_ABSTRACT_UNIX_SOCKET | SCOPE_SIGNAL if abi >= 6 else 0
     read_only = FS_EXECUTE | FS_READ_FILE | FS_READ_DIR
-    dev_null = FS_READ_FILE | FS_WRITE_FILE | (FS_TRUNCATE if abi >= 3 else 0)
-    args = ["-n", "-k", "-l", f"{handled_fs:x}:{handled_net:x}:{scoped:x}",
-            "-p", f"{read_only:x}:/",
-            "-p", f"{dev_null:x}:/dev/null",
-            "-p", f"{handled_fs:x}:{scratch}"]
+    dev_read = FS_READ_FILE
+    dev_rw = FS_READ_FILE | FS_WRITE_FILE | (FS_TRUNCATE if abi >= 3 else 0)
+    denied = tuple(deny_read) if deny_read is not None else denylist.deny_read_paths()
+    rules = cached_read_rules(denied)
+    args = ["-n", "-k", "-l", f"{handled_fs:x}:{handled_net:x}:{scoped:x}"]
+    for path in rules.granted:  # -P: optional, never through a symlink, rights fitted to file or directory
+        args += ["-P", f"{read_only:x}:{path}"]
+    for path, mode in rules.devices:
+        args += ["-p", f"{dev_rw if mode == 'rw' else dev_read:x}:{path}"]
+    args += ["-p", f"{handled_fs:x}:{scratch}"]
     args += rlimit_args(limits)
     if limits.max_processes is not None:
         args += ["-m", str(limits.max_processes)]
         cgroup = pids_cgroup_parent()
         if cgroup is not None:
             args += ["-g", str(cgroup)]
+    deny_memfd = False
+    if limits.memory is not None:
+        memory = memory_cgroup_parent()
+        if memory is not None:
+            args += ["-G", str(memory), "-u", str(limits.memory)]
+            if with_seccomp:
+                args += ["-F", memfd_fallback_program().hex()]
+        else:
+            deny_memfd = True
+    if limits.disk is not None:
+        args += ["-Q", f"{limits.disk}:{scratch}"]
     if with_seccomp:
-        args += ["-f", seccomp_program().hex()]
+        args += ["-f", seccomp_program(None, deny_memfd).hex()]
     return args
 
 
@@ -531,8 +743,9 @@ def active_protections(abi: int | None, seccomp: bool, limits: Limits | None = N
     if abi is None:
         return []
     limits = limits or Limits()
-    active = [f"Landlock filesystem (ABI {abi}): read and execute everywhere, write only /dev/null and a "
-              "private scratch directory" + (", truncation covered" if abi >= 3 else "")
+    active = [f"Landlock filesystem (ABI {abi}): read and execute everywhere except the deny-read list and "
+              "/dev (see below), write only /dev/null and a private scratch directory (disk quota "
+              f"{limits.disk} bytes with a background job's log)" + (", truncation covered" if abi >= 3 else "")
               + (", device ioctls covered" if abi >= 5 else "")]
     if abi >= 4:
         active.append("Landlock network: no TCP bind or connect")
@@ -541,7 +754,9 @@ def active_protections(abi: int | None, seccomp: bool, limits: Limits | None = N
     if seccomp:
         active.append("seccomp: sockets only AF_UNIX stream, no connect/bind, no ptrace/process_vm, no "
                       "io_uring, no TIOCSTI/TIOCLINUX, no namespaces/mounts, no chmod/chown/utime/xattr, "
-                      "no SysV/POSIX message IPC")
+                      "no inode flags (FS_IOC_SETFLAGS/SETVERSION/FSSETXATTR, file_setattr), no SysV/POSIX "
+                      "message IPC, no F_SETLEASE, setpriority/sched_set*/ioprio_set only on the caller, "
+                      "no Linux AIO or inotify (shared per-user limits), fallocate only in mode 0")
     active.append("no_new_privs, all capabilities dropped, new session without a controlling terminal, "
                   "descriptors above 2 closed")
     parts = []
@@ -561,6 +776,19 @@ def process_limit_protection() -> str:
         return f"process limit enforced by the kernel: a pids cgroup per command under {cgroup}"
     return "process limit enforced by a watchdog that counts the tree every 10 ms" + (
         " and RLIMIT_NPROC" if os.getuid() != 0 else " (RLIMIT_NPROC does not bind root)")
+
+
+def memory_limit_protection(limits: Limits | None = None) -> str:
+    """How the memory limit (shared memory included) is kept here (for `doctor`)."""
+    limits = limits or Limits()
+    if limits.memory is None:
+        return "memory: no tree-wide limit configured (RLIMIT_AS per process only)"
+    parent = memory_cgroup_parent()
+    if parent is not None:
+        return (f"memory limit {limits.memory} bytes for the whole tree, shared memory included: a memory "
+                f"cgroup per command under {parent}")
+    return ("memory: no memory cgroup can be made here, so memfd_create is refused (shared memory that "
+            "RLIMIT_AS would not count); RLIMIT_AS limits each process")
 
 
 def describe_args(args: Sequence[str]) -> str:

@@ -12,9 +12,9 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import errno as errno_mod
 import logging
 import os
-import shutil
 import signal
 import subprocess
 import tempfile
@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from phoenix_lsp.sandbox import build, policy
+from phoenix_lsp.sandbox.env import clean_environment
 from phoenix_lsp.sandbox.policy import Limits
 
 log = logging.getLogger(__name__)
@@ -128,13 +129,17 @@ class RunResult:
     capture: OutputCapture
     exit_code: int | None = None  # shell convention: 128 + signal when killed by a signal
     signal: int | None = None
-    killed: str | None = None  # "terminate" | "lifeline" | "process-limit" (the tree was killed)
+    killed: str | None = None  # "terminate" | "lifeline" | "process-limit" | "time-limit" | "disk-quota"
     timed_out: bool = False
     setup_failure: SetupFailure | None = None
     pid: int | None = None
     maxrss_kb: int | None = None
     launcher: str = ""
     duration_s: float = 0.0
+    memory_limit_hits: int = 0  # times the tree's memory (shared memory included) reached its limit
+    #: None when the launcher ended normally (it killed the tree itself); otherwise what the server's
+    #: backstop found: True when every process of the tree is gone, False when some may survive.
+    backstop_stopped: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -148,6 +153,8 @@ class SpawnRequest:
     env: Mapping[str, str] | None = None
     landlock_abi: int | None = None  # None: probe
     seccomp: bool | None = None  # None: probe
+    deny_read: tuple[Path, ...] | None = None  # None: denylist.deny_read_paths() (defaults + settings)
+    time_limit_s: float | None = None  # wall-clock limit enforced by the launcher (background jobs)
 
 
 def _parse_status(text: str, result: RunResult) -> None:
@@ -172,15 +179,21 @@ def _parse_status(text: str, result: RunResult) -> None:
             result.killed = rest
         elif word == "maxrss":
             result.maxrss_kb = int(rest)
+        elif word == "memlimit":
+            result.memory_limit_hits = int(rest)
+        elif word == "note" and rest.startswith("memcg"):
+            log.warning("sandbox launcher: %s (no memory cgroup for this command; memfd_create is refused "
+                        "instead)", rest)
         elif word == "note":
             log.warning("sandbox launcher: %s (no pids cgroup for this command; the process-count watchdog "
                         "keeps the limit)", rest)
 
 
 def command_env(restricted: bool, scratch: Path | None, base: Mapping[str, str] | None) -> dict[str, str]:
-    """The environment of a command: the server's (or `base`), plus a private TMPDIR in restricted mode
-    and settings that keep common tools from prompting or taking optional locks."""
-    env = dict(os.environ if base is None else base)
+    """The environment of a command: the server's (or `base`) without credentials (the same
+    `clean_environment` the server applies, whoever calls), plus a private TMPDIR in restricted mode and
+    settings that keep common tools from prompting or taking optional locks."""
+    env = clean_environment(os.environ if base is None else base)
     env["PHOENIX_LSP_SANDBOX"] = "restricted" if restricted else "unrestricted"
     env.setdefault("GIT_TERMINAL_PROMPT", "0")
     env.setdefault("PAGER", "cat")
@@ -205,7 +218,9 @@ def launcher_args(req: SpawnRequest, scratch: Path | None, background: bool = Fa
         seccomp = req.seccomp if req.seccomp is not None else (
             policy.seccomp_available() and policy.seccomp_supported_arch())
         assert scratch is not None
-        args += policy.restricted_args(abi, scratch, req.limits, seccomp)
+        args += policy.restricted_args(abi, scratch, req.limits, seccomp, req.deny_read)
+    if req.time_limit_s is not None:
+        args += ["-t", f"{req.time_limit_s:g}"]
     if background:
         args.append("-B")
     args += ["-C", str(req.cwd), "--", *req.argv]
@@ -228,9 +243,116 @@ def _make_scratch(restricted: bool) -> Path | None:
     return Path(tempfile.mkdtemp(prefix="phoenix-lsp-scratch-"))
 
 
+def remove_tree(root: Path) -> bool:
+    """Delete `root` and everything in it, whatever the command left there; True when it is gone.
+
+    Iterative (a 100,000-level tree does not hit Python's recursion limit), descriptor-relative (paths
+    longer than PATH_MAX do not matter, and a directory swapped for a symlink is unlinked, never
+    followed), and chmod-aware: a directory the command made without read or search permission for us
+    (``mkdir -m 300``) is given u+rwx first. At most one directory descriptor per level is open at a time
+    for the walk down; each is closed before its parent is revisited.
+    """
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+    def open_dir(name: str, parent: int | None) -> int:
+        try:
+            return os.open(name, flags, dir_fd=parent)
+        except PermissionError:
+            os.chmod(name, 0o700, dir_fd=parent, follow_symlinks=False) if parent is not None else \
+                os.chmod(name, 0o700)
+            return os.open(name, flags, dir_fd=parent)
+
+    try:
+        top = open_dir(str(root), None)
+    except FileNotFoundError:
+        return True
+    except OSError as exc:
+        if exc.errno in (errno_mod.ENOTDIR, errno_mod.ELOOP):
+            with contextlib.suppress(OSError):
+                os.unlink(root)
+        return not os.path.lexists(root)
+    # Each level: (fd of the directory, name of it in its parent). Children are handled one at a time:
+    # descend into the first subdirectory found, unlink files on the way; a directory found empty is
+    # removed from its parent and the walk goes back up.
+    stack: list[tuple[int, str]] = [(top, "")]
+    try:
+        while stack:
+            fd, _name = stack[-1]
+            descended = False
+            try:
+                with os.scandir(fd) as it:
+                    entries = list(it)
+            except PermissionError:
+                os.fchmod(fd, 0o700)
+                with os.scandir(fd) as it:
+                    entries = list(it)
+            for entry in entries:
+                try:
+                    is_dir = entry.is_dir(follow_symlinks=False)
+                except OSError:
+                    is_dir = False
+                if not is_dir:
+                    try:
+                        os.unlink(entry.name, dir_fd=fd)
+                    except FileNotFoundError:
+                        pass
+                    except PermissionError:  # the directory itself lacks write permission for us
+                        os.fchmod(fd, 0o700)
+                        os.unlink(entry.name, dir_fd=fd)
+                    continue
+                try:
+                    child = open_dir(entry.name, fd)
+                except FileNotFoundError:
+                    continue
+                except OSError as exc:
+                    if exc.errno in (errno_mod.ENOTDIR, errno_mod.ELOOP):  # swapped for a file or link
+                        with contextlib.suppress(FileNotFoundError):
+                            os.unlink(entry.name, dir_fd=fd)
+                        continue
+                    raise
+                stack.append((child, entry.name))
+                descended = True
+                break
+            if descended:
+                continue
+            stack.pop()
+            os.close(fd)
+            if stack:
+                parent_fd = stack[-1][0]
+                try:
+                    os.rmdir(_name, dir_fd=parent_fd)
+                except FileNotFoundError:
+                    pass
+                except PermissionError:
+                    os.fchmod(parent_fd, 0o700)
+                    os.rmdir(_name, dir_fd=parent_fd)
+        os.rmdir(root)
+    except OSError as exc:
+        log.warning("could not remove %s completely (%s); remove it by hand", root, exc)
+    finally:
+        for fd, _ in stack:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+    return not os.path.lexists(root)
+
+
 def _remove_scratch(scratch: Path | None) -> None:
     if scratch is not None:
-        shutil.rmtree(scratch, ignore_errors=True)
+        remove_tree(scratch)
+
+
+def _kill_leftovers(launcher_pid: int, command_pid: int | None) -> bool:
+    """The server's backstop when the launcher died without killing the tree (it was SIGKILLed after not
+    answering SIGTERM, e.g. starved of CPU): kill the command's process group and every process in its
+    cgroups. True when nothing is left (always the case with a cgroup; without one, processes that left
+    the process group cannot be found and may survive)."""
+    if command_pid:
+        with contextlib.suppress(OSError):
+            os.killpg(command_pid, signal.SIGKILL)
+    cgroups = policy.command_cgroups(launcher_pid)
+    if not cgroups:
+        return False
+    return policy.kill_command_cgroups(launcher_pid) == 0
 
 
 async def _terminate(proc: asyncio.subprocess.Process) -> None:
@@ -282,20 +404,32 @@ async def run(req: SpawnRequest, timeout: float | None = None) -> RunResult:
             if not done:
                 result.timed_out = True
                 await _terminate(proc)
-            await asyncio.gather(pump_task, status_task, wait_task)
+            await asyncio.gather(status_task, wait_task)
+            _parse_status(status_task.result().decode("utf-8", "replace"), result)
+            if proc.returncode is not None and proc.returncode < 0 and result.pid is not None:
+                # The launcher was killed by a signal before it could stop the tree itself (it did not
+                # answer SIGTERM in time, or something killed it): the tree must not outlive it.
+                result.backstop_stopped = await asyncio.to_thread(_kill_leftovers, proc.pid, result.pid)
+            # Survivors would hold the output pipe open forever: stop waiting for them after a grace.
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(pump_task), TERMINATE_GRACE_S)
+            if not pump_task.done():
+                pump_task.cancel()
+                result.backstop_stopped = False
         except asyncio.CancelledError:
             # Kill the tree even if we are cancelled again meanwhile, then let the cancel go on.
             killer = asyncio.ensure_future(_terminate(proc))
             while not killer.done():
                 with contextlib.suppress(asyncio.CancelledError):
                     await asyncio.shield(killer)
+            if proc.returncode is not None and proc.returncode < 0:
+                _kill_leftovers(proc.pid, result.pid)
             for task in (pump_task, status_task, wait_task):
                 task.cancel()
             raise
         finally:
             if proc.stdin is not None:
                 proc.stdin.close()
-        _parse_status(status_task.result().decode("utf-8", "replace"), result)
         if result.pid is None and result.setup_failure is None and proc.returncode not in (None, 0):
             result.setup_failure = SetupFailure("spawn", 0, f"launcher exited with {proc.returncode}")
         return result
@@ -318,6 +452,7 @@ class BackgroundJob:
     conversation_id: str
     started_at: float
     _popen: subprocess.Popen[bytes] = field(repr=False)
+    restricted: bool = False
     _scratch: Path | None = field(repr=False, default=None)
     finished: threading.Event = field(default_factory=threading.Event, repr=False)
 
@@ -345,11 +480,70 @@ def background_jobs(conversation_id: str | None = None) -> list[BackgroundJob]:
 
 
 def kill_background_jobs(conversation_id: str | None = None) -> int:
-    """Kill every live background tree (of one conversation, or all: server shutdown). Returns how many."""
+    """Kill every live background tree (of one conversation, or all: server shutdown, which also deletes
+    every background log this process wrote). Returns how many trees were killed."""
     jobs = background_jobs(conversation_id)
     for job in jobs:
         job.terminate()
+    if conversation_id is None:
+        remove_background_logs()
     return len(jobs)
+
+
+def end_restricted_jobs(conversation_id: str) -> int:
+    """Kill the conversation's background jobs that run in the sandbox: called when the conversation
+    leaves Restricted, so no command of the read-only phase keeps a lock, a lease or a descriptor on the
+    user's files once that phase is over (REQ-BASH-023). Their logs stay readable until the conversation
+    ends. Returns how many trees were killed."""
+    jobs = [j for j in background_jobs(conversation_id) if j.restricted]
+    for job in jobs:
+        job.terminate()
+    return len(jobs)
+
+
+def end_conversation_jobs(conversation_id: str) -> int:
+    """The conversation is over (a sub-agent finished, or the server shuts down): kill its background
+    jobs and delete their logs (REQ-BASH-024). Returns how many trees were killed."""
+    killed = kill_background_jobs(conversation_id)
+    with _jobs_lock:
+        logs = [d for d, cid in _log_dirs.items() if cid == conversation_id]
+        for d in logs:
+            _log_dirs.pop(d, None)
+    for directory in logs:
+        remove_tree(directory)
+    return killed
+
+
+#: Directories holding background logs, with the conversation each belongs to.
+_log_dirs: dict[Path, str] = {}
+
+
+def background_log_dir(base: Path, conversation_id: str) -> Path:
+    """Where this server process keeps the background logs of one conversation: one directory per
+    server process and conversation, so ending either deletes exactly its logs. Directories of server
+    processes that are gone (a crash) are deleted on the way."""
+    server_dir = base / str(os.getpid())
+    if not server_dir.exists():
+        with contextlib.suppress(OSError):
+            for entry in base.iterdir():
+                if entry.name.isdigit() and not Path(f"/proc/{entry.name}").exists():
+                    remove_tree(entry)
+    directory = server_dir / (conversation_id or "no-conversation")
+    directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+    with _jobs_lock:
+        _log_dirs[directory] = conversation_id
+    return directory
+
+
+def remove_background_logs() -> None:
+    """Delete every background log directory this process wrote (server shutdown)."""
+    with _jobs_lock:
+        logs = list(_log_dirs)
+        _log_dirs.clear()
+    for directory in logs:
+        remove_tree(directory)
+        with contextlib.suppress(OSError):
+            directory.parent.rmdir()  # the per-process directory, once empty
 
 
 def _watch(job_future: concurrent.futures.Future[tuple[int, SetupFailure | None]],
@@ -357,13 +551,19 @@ def _watch(job_future: concurrent.futures.Future[tuple[int, SetupFailure | None]
     """Thread body: report the start, then wait for the end and clean up."""
     assert popen.stderr is not None
     result = RunResult(capture=OutputCapture())
-    first = popen.stderr.readline().decode("utf-8", "replace")
-    _parse_status(first, result)
+    first = ""
+    while result.pid is None and result.setup_failure is None:  # notes may come before "started"
+        first = popen.stderr.readline().decode("utf-8", "replace")
+        if not first:
+            break
+        _parse_status(first, result)
     if result.pid is None and result.setup_failure is None:
         result.setup_failure = SetupFailure("spawn", 0, f"launcher said {first.strip()!r}")
     job_future.set_result((result.pid or 0, result.setup_failure))
     popen.stderr.read()
     popen.wait()
+    if popen.returncode < 0 and result.pid is not None:
+        _kill_leftovers(popen.pid, result.pid)  # the launcher was killed before it stopped the tree
     if popen.stdin is not None:
         with contextlib.suppress(OSError):
             popen.stdin.close()
@@ -397,7 +597,7 @@ async def start_background(req: SpawnRequest, output_path: Path, command: str,
                               name=f"phoenix-bg-{popen.pid}")
     job = BackgroundJob(pid=0, pgid=0, output_path=output_path, command=command,
                         conversation_id=conversation_id, started_at=time.time(), _popen=popen,
-                        _scratch=scratch)
+                        _scratch=scratch, restricted=req.restricted)
     with _jobs_lock:
         _jobs[popen.pid] = job
     thread.start()

@@ -17,7 +17,7 @@ from pygls.lsp.server import LanguageServer
 
 from ..core.values import ToolUse
 from ..protocol.events import Diff
-from ..tools.patch import PatchError, plan_patch, resolve_patch_path
+from ..tools.patch import PatchError, plan_patch, resolve_patch_path, target_identity, verify_before_sending
 
 if TYPE_CHECKING:
     from .runtime import Runtime
@@ -66,6 +66,7 @@ async def apply_patch(ls: LanguageServer, runtime: Runtime, call: ToolUse) -> tu
     target = resolve_patch_path(dict(call.input), root)
     if isinstance(target, PatchError):
         return target.message, True
+    identity = await asyncio.to_thread(target_identity, target)
     uri = target.as_uri()
     document = ls.workspace.text_documents.get(uri)
     if document is not None:
@@ -108,6 +109,9 @@ async def apply_patch(ls: LanguageServer, runtime: Runtime, call: ToolUse) -> tu
     )
     edit = types.WorkspaceEdit(document_changes=changes)
     label = f"phoenix: patch {target.relative_to(root)}"
+    changed = verify_before_sending(dict(call.input), root, target, identity)  # REQ-PATCH-013
+    if changed is not None:
+        return changed.message, True
     try:
         result = await ls.workspace_apply_edit_async(types.ApplyWorkspaceEditParams(edit=edit, label=label))
     except Exception as exc:  # the client went away or answered with an error
@@ -125,4 +129,40 @@ async def apply_patch(ls: LanguageServer, runtime: Runtime, call: ToolUse) -> tu
         return f"The patch was not applied: {reason}. Nothing changed; do not retry the same edit blindly.", True
     runtime.clipboards = dict(plan.clipboards)
     runtime.emit(Diff(tool_use_id=call.id, path=str(target), diff=plan.diff))
+    mismatch = await _check_result(ls, root, call, target, uri, original, plan.new_text)
+    if mismatch is not None:
+        return f"{plan.message}\n\nWARNING: {mismatch}", True
     return plan.message, False
+
+
+async def _check_result(ls: LanguageServer, root: Path, call: ToolUse, target: Path, uri: str,
+                        original: str | None, planned: str) -> str | None:
+    """What does not match the plan once the editor says it applied the edit (REQ-PATCH-013), or None.
+
+    The editor's buffer is compared when the server tracks the document (its didChange may trail the
+    answer a little); otherwise the disk file, which may legitimately still hold the original text (the
+    editor keeps the change unsaved) but must hold nothing else. The path is confined once more too.
+    """
+    again = resolve_patch_path(dict(call.input), root)
+    if isinstance(again, PatchError) or again != target:
+        where = again.message if isinstance(again, PatchError) else f"it now resolves to {again}"
+        return (f"the editor reports the edit applied, but the path no longer leads to the planned file "
+                f"({where}); the editor may have written elsewhere. Tell the user and check the file.")
+    for _ in range(25):
+        document = ls.workspace.text_documents.get(uri)
+        if document is None:
+            break
+        if document.source == planned:
+            return None
+        await asyncio.sleep(0.02)
+    if document is not None:
+        return ("the editor reports the edit applied, but its buffer does not hold the planned text. Read "
+                "the file again before the next change.")
+    try:
+        on_disk = await asyncio.to_thread(_read_disk, target)
+    except (OSError, UnicodeDecodeError):
+        on_disk = None
+    if on_disk in (planned, original):
+        return None
+    return ("the editor reports the edit applied, but the file does not hold the planned text (it differs "
+            "from both the original and the planned result). Read the file again before the next change.")

@@ -85,7 +85,8 @@ def _warm_up() -> None:
     importlib.import_module("anthropic")
     from ..sandbox import policy
 
-    policy.pids_cgroup_parent()  # the one-time cgroup probe of the first restricted command
+    policy.pids_cgroup_parent()  # the one-time cgroup probes of the first restricted command
+    policy.memory_cgroup_parent()
 
 
 def warm_sdk() -> None:

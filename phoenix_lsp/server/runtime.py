@@ -62,6 +62,7 @@ from ..llm.pricing import DEFAULT_PRICES, Price
 from ..protocol import events as ev
 from ..protocol.base import to_wire
 from ..protocol.views import AgentRef, ContextUsage, StyleSuggestion
+from ..sandbox.env import clean_environment  # one rule for the server and `sandbox run` (REQ-BASH-021)
 from ..store import AuditEntry, ConversationRecord, Store
 from . import prompts, wire
 from .settings import context_window
@@ -80,8 +81,6 @@ class Outcome:
 
 #: The core's notifications that map one to one onto an event kind (their details are the event's fields).
 NOTIFICATIONS: dict[str, type[ev.EventKinds]] = {
-    "status": ev.Status,
-    "mode": ev.ModeChanged,
     "style": ev.StyleChanged,
     "policy": ev.PolicyChanged,
     "retry": ev.Retry,
@@ -118,16 +117,8 @@ class HubConfig:
     env: Mapping[str, str] = field(default_factory=dict)
     cache: CacheSettings = field(default_factory=CacheSettings)  # prompt caching (issue 16)
     prices: Mapping[str, Price] = field(default_factory=lambda: dict(DEFAULT_PRICES))
-
-
-def clean_environment(environ: Mapping[str, str]) -> dict[str, str]:
-    """The environment tools run with: no API keys or other credentials (REQ-SEC-001)."""
-    secret_words = ("KEY", "TOKEN", "SECRET", "PASSWORD", "CREDENTIAL")
-    return {
-        k: v
-        for k, v in environ.items()
-        if not k.startswith("ANTHROPIC_") and not any(w in k.upper() for w in secret_words)
-    }
+    deny_read: tuple[Path, ...] | None = None  # None: sandbox defaults (see sandbox/denylist.py)
+    background_timeout_s: float | None = None
 
 
 class NotFound(Exception):
@@ -412,6 +403,18 @@ class Runtime:
                     self.emit(kind.model_validate(fields))
             case "usage":  # the core's context share, with what the requests cost
                 self.emit(ev.Usage.model_validate({**d, **self.token_fields()}))
+            case "status":
+                self.emit(ev.Status.model_validate(d))
+                if d["status"] == "finished":
+                    from ..sandbox.spawn import end_conversation_jobs
+
+                    end_conversation_jobs(self.id)  # its background jobs and their logs end with it
+            case "mode":
+                self.emit(ev.ModeChanged.model_validate(d))
+                if d["previous"] == Mode.RESTRICTED.value and d["mode"] != Mode.RESTRICTED.value:
+                    from ..sandbox.spawn import end_restricted_jobs
+
+                    end_restricted_jobs(self.id)  # no lock or lease of the read-only phase outlives it
             case kind:
                 self.emit(NOTIFICATIONS[kind].model_validate(d))
 
@@ -517,6 +520,9 @@ class Runtime:
                 conversation_id=self.id,
                 env=self.hub.config.env,
                 sandbox=self.hub.sandbox,
+                deny_read=self.hub.config.deny_read,
+                **({"background_timeout_s": self.hub.config.background_timeout_s}
+                   if self.hub.config.background_timeout_s else {}),
                 **({"default_timeout_s": self.hub.config.bash_timeout_s} if self.hub.config.bash_timeout_s else {}),
             )
             bash_result = await run_bash(dict(call.input), ctx)

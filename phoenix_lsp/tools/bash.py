@@ -27,6 +27,9 @@ from phoenix_lsp.tools.bash_safety import check_command
 DEFAULT_TIMEOUT_S = 30.0
 SLOW_TIMEOUT_S = 15 * 60.0
 BACKGROUND_LIMIT = 8
+#: Wall-clock limit of a background job (REQ-BASH-024); PHOENIX_BACKGROUND_TIMEOUT_S or the
+#: backgroundTimeoutS initialization option change it.
+BACKGROUND_TIMEOUT_S = 60 * 60.0
 MODES = ("default", "slow", "background")
 
 _DESCRIPTION = """\
@@ -38,7 +41,7 @@ pass non-interactive flags instead.
 - Modes: "default" stops the command after 30 seconds, "slow" after 15 minutes; on timeout the whole \
 process tree is killed and the output so far is returned. "background" starts the command detached and \
 returns at once with its PID, process group and the path of a file that receives its output; the exit \
-status is appended to that file when it ends.
+status is appended to that file when it ends; a background command is stopped after an hour.
 - Output over 128 KB is cut in the middle (the first and last 4 KB are kept, with a marker): filter \
 large outputs with grep, head or tail.
 - A non-zero exit is reported with its exit code; a failure to start the command is reported separately.
@@ -46,11 +49,14 @@ large outputs with grep, head or tail.
 `git push --force` / `-f` (use --force-with-lease) and `rm -rf` on /, ~, $HOME, .git, * or .*.
 
 Sandbox: while the conversation is Restricted, every command runs inside a kernel sandbox (Landlock and \
-seccomp). It can read and execute any file, but cannot write, create, delete, rename, truncate or chmod \
-anything except in a private temporary directory ($TMPDIR, deleted after the command) and /dev/null, \
-and it has no network at all (no TCP, UDP or Unix-socket connections). It cannot signal or trace \
-processes it did not start, and runs with resource limits (memory, CPU time, processes, file size, open \
-files). An operation the sandbox blocks fails with the kernel's own error, typically "Permission denied" \
+seccomp). It can read and execute files, except the user's credentials (~/.ssh, ~/.aws, ~/.gnupg, \
+browser profiles and the like), phoenix-lsp's own data and devices other than /dev/null, /dev/zero, \
+/dev/full and /dev/urandom; listing / or the home directory itself is refused, their contents are not. It \
+cannot write, create, delete, rename, truncate or chmod anything except in a private temporary directory \
+($TMPDIR, deleted after the command) and /dev/null, and it has no network at all (no TCP, UDP or \
+Unix-socket connections). It cannot signal, trace, renice or reschedule processes it did not start, and \
+runs with resource limits (memory including shared memory, CPU time, processes, file size, disk space in \
+$TMPDIR, open files). An operation the sandbox blocks fails with the kernel's own error, typically "Permission denied" \
 (EACCES) or "Operation not permitted" (EPERM). That is the sandbox working as intended: do not retry, \
 and do not look for a way around it. If the task needs writes or network, ask the user to switch the \
 conversation to Unrestricted with the request_mode_upgrade tool. While the conversation is Unrestricted \
@@ -89,6 +95,15 @@ def _default_background_dir() -> Path:
     return Path(tempfile.gettempdir()) / f"phoenix-lsp-{os.getuid()}" / "background"
 
 
+_KILLED_NOTES = {
+    "time-limit": "[phoenix-lsp: the background command was stopped after its time limit; its whole process "
+                  "tree was killed.]",
+    "disk-quota": "[phoenix-lsp: the sandbox killed the command because its temporary files ($TMPDIR) and "
+                  "output file grew beyond the disk quota of {disk} bytes (limit on disk space); its whole "
+                  "process tree was stopped.]",
+}
+
+
 @dataclass(frozen=True)
 class BashContext:
     """Everything one bash call needs (REQ-BASH-010)."""
@@ -101,8 +116,10 @@ class BashContext:
     slow_timeout_s: float = SLOW_TIMEOUT_S
     background_dir: Path | None = None  # None: <tmp>/phoenix-lsp-<uid>/background
     background_limit: int = BACKGROUND_LIMIT  # live background jobs per conversation
-    env: Mapping[str, str] | None = None  # None: the server's environment
+    env: Mapping[str, str] | None = None  # None: the server's environment (credentials removed either way)
     sandbox: SandboxSupport | None = None  # None: probe()
+    deny_read: tuple[Path, ...] | None = None  # None: the defaults plus PHOENIX_LSP_DENY_READ
+    background_timeout_s: float = BACKGROUND_TIMEOUT_S
 
 
 @dataclass(frozen=True)
@@ -189,13 +206,18 @@ def _format(result: spawn.RunResult, ctx: BashContext, mode: str, timeout: float
     notes: list[str] = []
     refused = ctx.restricted and bool(_REFUSAL.search(text))
     if result.timed_out:
+        stopped = ("its whole process tree was stopped" if result.backstop_stopped is not False else
+                   "the launcher did not stop the whole tree (see the warning below)")
         notes.append(f"[phoenix-lsp: timeout: the command was killed after {timeout:g} s (mode {mode!r}); "
-                     "its whole process tree was stopped and the output so far is shown above. Use mode "
+                     f"{stopped} and the output so far is shown above. Use mode "
                      '"slow" (15 min) for long commands, or "background" for servers and watchers.]')
     elif result.killed == "process-limit":
         notes.append(f"[phoenix-lsp: the sandbox killed the command because its process tree grew beyond "
                      f"{ctx.limits.max_processes} processes (limit on processes).]")
         refused = True
+    elif result.killed in _KILLED_NOTES:
+        notes.append(_KILLED_NOTES[result.killed].format(disk=ctx.limits.disk))
+        refused = refused or result.killed == "disk-quota"
     elif result.killed:
         notes.append(f"[phoenix-lsp: the command's process tree was killed ({result.killed}).]")
     elif result.signal is not None:
@@ -205,6 +227,15 @@ def _format(result: spawn.RunResult, ctx: BashContext, mode: str, timeout: float
         refused = refused or bool(why and ctx.restricted)
     elif result.exit_code not in (0, None):
         notes.append(f"[exit code {result.exit_code}]")
+    if result.memory_limit_hits and ctx.restricted:
+        notes.append(f"[phoenix-lsp: the command reached the sandbox's memory limit of {ctx.limits.memory} "
+                     "bytes for its whole process tree (shared memory included); allocations beyond it "
+                     "failed or a process was killed.]")
+        refused = True
+    if result.backstop_stopped is False:
+        notes.append("[phoenix-lsp: warning: the sandbox launcher was killed before it could stop the "
+                     "command, and some of the command's processes may still be running (no cgroup could "
+                     "hold them here). Check with `ps` before relying on them being gone.]")
     if refused:
         notes.append(_SANDBOX_NOTE)
     if not text and not notes:
@@ -233,12 +264,14 @@ def _setup_failed(failure: spawn.SetupFailure, ctx: BashContext) -> BashResult:
     return _error(msg, "bash.spawn_failed", restricted=ctx.restricted)
 
 
-def _request(command: str, ctx: BashContext, support: SandboxSupport) -> spawn.SpawnRequest:
+def _request(command: str, ctx: BashContext, support: SandboxSupport,
+             background: bool = False) -> spawn.SpawnRequest:
     return spawn.SpawnRequest(
         argv=("bash", "-c", command), cwd=ctx.working_directory, restricted=ctx.restricted,
         limits=ctx.limits, env=ctx.env,
         landlock_abi=support.landlock_abi if ctx.restricted else None,
-        seccomp=support.seccomp if ctx.restricted else None)
+        seccomp=support.seccomp if ctx.restricted else None, deny_read=ctx.deny_read,
+        time_limit_s=ctx.background_timeout_s if background else None)
 
 
 async def _background(command: str, ctx: BashContext, support: SandboxSupport) -> BashResult:
@@ -248,10 +281,9 @@ async def _background(command: str, ctx: BashContext, support: SandboxSupport) -
         return _error(f"[phoenix-lsp: refused: this conversation already has {len(live)} background commands "
                       f"running (limit {ctx.background_limit}): {listing}. Wait for one to finish or stop "
                       "one first.]", "bash.background_limit", "refused", ctx.restricted)
-    directory = ctx.background_dir or _default_background_dir()
-    directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+    directory = spawn.background_log_dir(ctx.background_dir or _default_background_dir(), ctx.conversation_id)
     path = directory / f"bash-{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(4)}.log"
-    started = await spawn.start_background(_request(command, ctx, support), path, command,
+    started = await spawn.start_background(_request(command, ctx, support, background=True), path, command,
                                            ctx.conversation_id)
     if isinstance(started, spawn.SetupFailure):
         return _setup_failed(started, ctx)
@@ -259,7 +291,8 @@ async def _background(command: str, ctx: BashContext, support: SandboxSupport) -
             "server shuts down" if ctx.restricted else f"stop it with `kill -TERM -- -{started.pgid}`")
     output = (f"Started in the background: PID {started.pid}, process group {started.pgid}. Its combined "
               f"output goes to {path}; a line with its exit status is appended there when it ends. Read "
-              f"it with `tail -n 50 {path}`; {stop}.")
+              f"it with `tail -n 50 {path}`; {stop}. It is stopped after {ctx.background_timeout_s:g} s"
+              + (" or when the conversation leaves Restricted" if ctx.restricted else "") + ".")
     return BashResult(output, False, None, "background", None, False, ctx.restricted, started.pid,
                       started.pgid, str(path))
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 import difflib
 import itertools
 import json
+import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -45,6 +46,8 @@ __all__ = [
     "looks_generated",
     "plan_patch",
     "resolve_patch_path",
+    "target_identity",
+    "verify_before_sending",
 ]
 
 CHARS_PER_TOKEN = 4
@@ -924,4 +927,48 @@ def resolve_patch_path(tool_input: object, root: Path) -> Path | PatchError:
         return PatchError(
             f"{tool_input['path']!r} is a directory, not a file. Patch a file inside it (see list_directory)."
         )
+    try:
+        links = os.lstat(target).st_nlink
+    except FileNotFoundError:
+        links = 1
+    except OSError as exc:
+        return PatchError(f"{tool_input['path']!r} cannot be examined ({exc.strerror}); nothing was changed.")
+    if links > 1:
+        return PatchError(
+            f"{tool_input['path']!r} has {links} hard links: the same file also exists under other names, "
+            "possibly outside the working directory, and an edit here would change it there too. The patch "
+            "tool never writes through a hard link. Ask the user to replace the link by a copy (e.g. "
+            "`cp --remove-destination`), or make the change another way."
+        )
     return target
+
+
+def target_identity(target: Path) -> tuple[int, int] | None:
+    """(device, inode) of the patch target, or None when it does not exist: taken when the patch is
+    planned and compared again just before the edit is sent (REQ-PATCH-013)."""
+    try:
+        st = os.stat(target)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
+def verify_before_sending(tool_input: object, root: Path, planned: Path,
+                          identity: tuple[int, int] | None) -> PatchError | None:
+    """Confine the path again right before the edit goes to the editor (REQ-PATCH-013).
+
+    Between planning and sending, a directory on the way may have been swapped for a symlink that leads
+    outside the working directory, or the file replaced by another (a hard link, say). Returns the refusal
+    for the model, or None when the target is still the planned file.
+    """
+    again = resolve_patch_path(tool_input, root)
+    if isinstance(again, PatchError):
+        return PatchError(f"The patch was not applied: the path changed while the edit was being prepared. "
+                          f"{again.message}")
+    if again != planned or target_identity(again) != identity:
+        return PatchError(
+            f"The patch was not applied: {planned.name} changed on disk while the edit was being prepared "
+            f"(it now resolves to {again}, a different file than the one planned). Nothing was sent to "
+            "the editor. Read the file again and retry if the change is still wanted."
+        )
+    return None

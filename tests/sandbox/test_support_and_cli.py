@@ -64,8 +64,11 @@ def test_policy_handles_every_right_the_abi_knows() -> None:
     args = policy.restricted_args(6, Path("/scratch"), policy.Limits(), with_seccomp=True)
     assert args[args.index("-l") + 1] == f"{policy.fs_rights(6):x}:3:3"
     rules = [args[i + 1] for i, a in enumerate(args) if a == "-p"]
-    assert rules == ["d:/", f"{policy.FS_READ_FILE | policy.FS_WRITE_FILE | policy.FS_TRUNCATE:x}:/dev/null",
-                     f"{policy.fs_rights(6):x}:/scratch"]
+    assert f"{policy.FS_READ_FILE | policy.FS_WRITE_FILE | policy.FS_TRUNCATE:x}:/dev/null" in rules
+    assert rules[-1] == f"{policy.fs_rights(6):x}:/scratch"
+    assert "d:/" not in rules  # no blanket read grant on / (issue 12): siblings of denied paths instead
+    grants = [args[i + 1].split(":", 1)[1] for i, a in enumerate(args) if a == "-P"]
+    assert "/usr" in grants and "/dev" not in grants and "/" not in grants
     assert "-n" in args and "-k" in args and "-f" in args
 
 
@@ -80,7 +83,7 @@ def test_seccomp_program_assembles_for_each_architecture(machine: str) -> None:
 
 
 def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "phoenix_lsp.sandbox.cli", *args], cwd=cwd, text=True,
+    return subprocess.run([sys.executable, "-m", "phoenix_lsp.tools.sandbox_run", *args], cwd=cwd, text=True,
                           capture_output=True, timeout=60, env={**__import__("os").environ,
                                                                  "PYTHONPATH": str(ROOT)})
 

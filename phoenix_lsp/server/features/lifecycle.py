@@ -81,6 +81,9 @@ def _setup(ls: PhoenixServer) -> Hub:
     store = Store(data_dir / DB_FILE_NAME if data_dir else Store.default_path(), guard=guard)
     logs.setup(store.path.parent, settings.log_level, guard)
     llm = LlmClient(api_key=api_key, base_url=options.anthropic_base_url, guard=guard)
+    sandbox, fewer = models.read_sandbox_settings(options.deny_read, options.background_timeout_s, store.path.parent)
+    for problem in fewer:  # issue 12: the same rule for the sandbox settings
+        _warn(ls, problem)
     hub_config = rt.HubConfig(
         model=settings.model,
         retry_base_ms=settings.retry_base_ms,
@@ -91,6 +94,7 @@ def _setup(ls: PhoenixServer) -> Hub:
         env=rt.tool_env(),
         cache=cache,
         prices=prices,
+        **sandbox,
     )
     hub: Hub = rt.Hub(store, llm, ls.sandbox, hub_config, ls)
     logging.getLogger(_pkg).addHandler(logs.ClientLogHandler(ls.window_log_message, guard))

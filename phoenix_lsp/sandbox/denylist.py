@@ -1,0 +1,172 @@
+"""What a restricted command may not even read: credentials, the server's own data, and devices.
+
+The seeds' "read-only" is about writes. Everything a restricted command prints goes to the model provider,
+so Restricted also keeps the user's secrets out of reach, enforced by the kernel (Landlock) rather than by
+asking the model (issue 12).
+
+Landlock rights are additive: a rule on ``/`` would grant everything beneath it, with no way to take a
+subtree back. So instead of one rule on ``/`` the policy grants read (and execute) on every *sibling* along
+the path to each denied entry: for ``~/.ssh`` that is every entry of ``/`` except ``/home``, every entry of
+``/home`` except the user's home, and every entry of the home except ``.ssh``. Directories on the way to a
+denied entry get no rule of their own, so listing ``/`` or the home directory itself is refused, while
+everything inside them (except the denied entries) stays readable. ``/dev`` is denied the same way, with
+an allow-list of devices granted back (:data:`ALLOWED_DEVICES`).
+
+Limits, by nature of path rules: a hard link to a denied file placed elsewhere, or a bind mount of a denied
+directory at another place, is reached through a granted path. Symlinks are no way round: Landlock checks
+the resolved target.
+
+Settings: ``PHOENIX_LSP_DENY_READ`` (paths separated by ``os.pathsep``, ``~`` expanded) and the
+``denyRead`` initialization option add entries; the defaults cannot be removed.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = [
+    "ALLOWED_DEVICES",
+    "DEFAULT_DENY_READ",
+    "DENY_READ_ENV",
+    "ReadRules",
+    "deny_read_paths",
+    "read_rules",
+]
+
+DENY_READ_ENV = "PHOENIX_LSP_DENY_READ"
+
+#: Credentials and private data that a restricted command may not read, relative to the home directory.
+DEFAULT_DENY_READ: tuple[str, ...] = (
+    # keys and cloud / cluster credentials
+    "~/.ssh", "~/.gnupg", "~/.aws", "~/.config/gcloud", "~/.azure", "~/.kube", "~/.docker/config.json",
+    "~/.netrc", "~/.git-credentials", "~/.config/gh", "~/.npmrc", "~/.pypirc",
+    "~/.local/share/keyrings", "~/.password-store",
+    # browser profiles (cookies, saved passwords, session tokens)
+    "~/.mozilla", "~/.config/google-chrome", "~/.config/chromium", "~/.config/BraveSoftware",
+    "~/.config/microsoft-edge", "~/.config/vivaldi", "~/.config/opera", "~/snap/firefox",
+    "~/snap/chromium", "~/.var/app/org.mozilla.firefox", "~/.var/app/com.google.Chrome",
+    "~/.var/app/org.chromium.Chromium",
+)
+
+#: The only devices a restricted command may open, and why each one:
+#: /dev/null (discarding output, empty input: read and write), /dev/full (ENOSPC on write, zeros on read:
+#: read and write), /dev/zero (zeros: read), /dev/random and /dev/urandom (random numbers: read). /dev/stdin,
+#: /dev/stdout, /dev/stderr and /dev/fd/N need no rule: they are symlinks into /proc/self/fd, whose magic
+#: links lead to the command's own pipes and files (bash's `<(...)` uses them). Everything else under /dev
+#: is refused: terminals (/dev/pts/N: another terminal's keystrokes; /dev/ptmx: pty exhaustion), /dev/shm
+#: (other programs' shared memory), /dev/tty, block devices.
+ALLOWED_DEVICES: Mapping[str, str] = {
+    "/dev/null": "rw", "/dev/zero": "r", "/dev/full": "rw", "/dev/random": "r", "/dev/urandom": "r",
+}
+
+
+def _expand(entry: str, home: Path) -> Path | None:
+    entry = entry.strip()
+    if not entry:
+        return None
+    if entry == "~" or entry.startswith("~/"):
+        entry = str(home) + entry[1:]
+    if not os.path.isabs(entry):
+        return None  # relative entries name nothing stable; the settings reader reports them
+    return Path(os.path.normpath(entry))
+
+
+def deny_read_paths(extra: Iterable[str] = (), data_dirs: Iterable[Path | str] = (),
+                    environ: Mapping[str, str] | None = None, home: Path | None = None) -> tuple[Path, ...]:
+    """Every path a restricted command may not read: the defaults, phoenix-lsp's own data directory (the
+    platform default, ``PHOENIX_LSP_DATA_DIR``, and each of `data_dirs`), the entries of
+    ``PHOENIX_LSP_DENY_READ`` and `extra` (the ``denyRead`` setting). Absolute, normalised, deduplicated,
+    in a stable order; relative entries are ignored (see :func:`invalid_entries`)."""
+    from phoenix_lsp.store.paths import default_data_dir  # lazily: the store package is heavy to import
+
+    env = os.environ if environ is None else environ
+    user_home = home or Path(env.get("HOME") or Path.home())
+    entries: list[str] = list(DEFAULT_DENY_READ)
+    entries.append(str(default_data_dir(env, home=user_home)))
+    # The platform default too when PHOENIX_LSP_DATA_DIR points elsewhere: an earlier server kept it there.
+    entries.append(str(default_data_dir({k: v for k, v in env.items() if k != "PHOENIX_LSP_DATA_DIR"},
+                                        home=user_home)))
+    entries += [str(d) for d in data_dirs]
+    entries += env.get(DENY_READ_ENV, "").split(os.pathsep)
+    entries += list(extra)
+    out: dict[Path, None] = {}
+    for entry in entries:
+        path = _expand(entry, user_home)
+        if path is not None:
+            out[path] = None
+    return tuple(out)
+
+
+def invalid_entries(entries: Iterable[str]) -> list[str]:
+    """The entries of a deny-read setting that are not absolute (nor start with ``~/``)."""
+    return [e for e in entries if e.strip() and _expand(e, Path("/")) is None]
+
+
+@dataclass(frozen=True)
+class ReadRules:
+    """The read grants that replace one rule on ``/``: `granted` paths get read and execute (the launcher
+    adapts the rights to a file or directory, skips an entry that vanished, and never follows a symlink);
+    `devices` are (path, "r" | "rw") for the allowed devices; `denied` is what they leave out."""
+
+    granted: tuple[str, ...]
+    devices: tuple[tuple[str, str], ...]
+    denied: tuple[str, ...]
+
+
+_DENIED = object()
+
+
+def read_rules(denied: Sequence[Path], devices: Mapping[str, str] = ALLOWED_DEVICES) -> ReadRules:
+    """Grants on the siblings along each denied path (and along /dev, with `devices` granted back).
+
+    Denied paths are resolved (a denied ``~/.config`` that is a symlink denies its target), so the rules
+    match the real locations Landlock checks. A denied path that does not exist still shapes the rules,
+    so creating it later (outside the sandbox) does not make it readable by a command already running.
+    """
+    trie: dict[str, object] = {}
+    real_denied: list[str] = []
+    for path in [*denied, Path("/dev")]:
+        real = os.path.realpath(path)
+        if real == "/":
+            continue  # denying "/" would deny everything; that is a misconfiguration, not a policy
+        real_denied.append(real)
+        node = trie
+        parts = [p for p in real.split("/") if p]
+        for part in parts[:-1]:
+            child = node.setdefault(part, {})
+            if child is _DENIED:
+                break  # an ancestor is denied already
+            assert isinstance(child, dict)
+            node = child
+        else:
+            node[parts[-1]] = _DENIED
+    granted: list[str] = []
+    stack: list[tuple[str, dict[str, object]]] = [("/", trie)]
+    while stack:
+        directory, node = stack.pop()
+        try:
+            entries = list(os.scandir(directory))
+        except OSError:
+            continue  # unreadable or gone: nothing under it is granted
+        for entry in entries:
+            child = node.get(entry.name)
+            if child is _DENIED:
+                continue
+            try:
+                if entry.is_symlink():
+                    continue  # no rule needed: Landlock checks where it leads
+                is_dir = entry.is_dir(follow_symlinks=False)
+                kind_ok = is_dir or entry.is_file(follow_symlinks=False)
+            except OSError:
+                continue
+            if isinstance(child, dict):
+                if is_dir:
+                    stack.append((entry.path, child))
+                continue
+            if kind_ok:  # sockets, fifos and device nodes next to a denied path get no grant
+                granted.append(entry.path)
+    found_devices = tuple((path, mode) for path, mode in devices.items() if os.path.exists(path))
+    return ReadRules(tuple(sorted(granted)), found_devices, tuple(real_denied))
