@@ -27,7 +27,6 @@ from tests.clients.vscode_real.chat import (
     DIALOG_OPEN,
     RESTRICTED,
     SELECTED_CHOICE,
-    SERVER_STARTING,
     TIMELINE,
     UNRESTRICTED,
     Chat,
@@ -83,7 +82,7 @@ def test_the_extension_in_a_real_vscode(vscode_deps: Deps, fake_anthropic: FakeA
         # 1. chat view, a message, a streamed answer --------------------------------------------------------
         chat.open()
         chat.widen()
-        d.call("waitFor", **chat.wv, selector=SERVER_STARTING, state="detached", timeout=90)
+        chat.wait_server_ready()
         _watch_streaming(chat)
         chat.send(scenario.ASK_STREAM)
         chat.wait_answer(scenario.STREAMED)
