@@ -246,10 +246,12 @@ def _vscode(fake: _Fake, tag: str, reloads: int) -> tuple[list[float], list[floa
     return rendered, arrived, activations
 
 
-def figures(quick: bool = False) -> list[dict[str, Any]]:
+def figures(quick: bool = False, delay_ms: float = 25.0, deltas: int | None = None) -> list[dict[str, Any]]:
+    """The figures; ``delay_ms`` paces the deltas (25 ms, 40 deltas/s, is about a fast model's stream)."""
     from tests.clients.vscode_real.chat import server_command
 
-    deltas, delay, reloads = (200, 0.01, 2) if quick else (1000, 0.01, 4)
+    deltas = deltas or (200 if quick else 600)
+    delay, reloads = delay_ms / 1000, (2 if quick else 4)
     tag = f"[[bench-stream {deltas} {delay}]]"
     fake = _Fake()
     try:
@@ -298,9 +300,11 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(prog="python -m bench.vscode")
     parser.add_argument("--quick", action="store_true", help="fewer deltas and reloads (a smoke run)")
+    parser.add_argument("--delay-ms", type=float, default=25.0, help="pause between deltas (default 25)")
+    parser.add_argument("--deltas", type=int, help="number of deltas (default 600, quick 200)")
     args = parser.parse_args(argv)
     print("## vscode")
-    print_table(figures(quick=args.quick))
+    print_table(figures(quick=args.quick, delay_ms=args.delay_ms, deltas=args.deltas))
     return 0
 
 
