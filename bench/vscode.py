@@ -136,19 +136,27 @@ def _server_startups(command: str, runs: int) -> list[float]:
 # ------------------------------------------------------------------------------------------ VS Code side
 
 RECORDER = """(timeline) => {
-    // epoch ms (sub-ms) at which each stamp first appears in the DOM of the last assistant message
-    const rec = (window.__phoenixBench = { seen: {}, count: 0, offset: 0, el: null });
+    // Epoch ms (sub-ms) at which each stamp first arrives in the webview (a message from the extension
+    // host) and first appears in the DOM of an assistant message that did not exist before this call.
+    const now = () => performance.timeOrigin + performance.now();
+    const old = new WeakSet(timeline.querySelectorAll('.msg.assistant'));
+    const rec = (window.__phoenixBench = { rendered: {}, arrived: {}, count: 0, offset: 0, el: null });
+    const stamps = /([0-9]{9,});/g;
+    window.addEventListener('message', (e) => {
+        const t = now();
+        for (const m of JSON.stringify(e.data).matchAll(stamps)) if (!(m[1] in rec.arrived)) rec.arrived[m[1]] = t;
+    });
     const parse = () => {
         const all = timeline.querySelectorAll('.msg.assistant');
         const el = all[all.length - 1];
-        if (!el) return;
-        const now = performance.timeOrigin + performance.now();
+        if (!el || old.has(el)) return;
+        const t = now();
         if (el !== rec.el) { rec.el = el; rec.offset = 0; }
         const text = el.textContent;
-        let end = text.lastIndexOf(';');
+        const end = text.lastIndexOf(';');
         if (end < rec.offset) return;
         for (const s of text.slice(rec.offset, end).split(';')) {
-            if (/^[0-9]+$/.test(s) && !(s in rec.seen)) { rec.seen[s] = now; rec.count++; }
+            if (/^[0-9]+$/.test(s) && !(s in rec.rendered)) { rec.rendered[s] = t; rec.count++; }
         }
         rec.offset = end + 1;
     };
@@ -165,8 +173,10 @@ def _log_time(line: str) -> float:
     return datetime.strptime(m.group(1), "%Y-%m-%d %H:%M:%S.%f").timestamp() * 1000
 
 
-def _activations(user_data: Path, extension_id: str) -> list[float]:
-    """activation -> 'the server is ready', ms, one per extension host (window load) found in the logs."""
+def _activations(user_data: Path, extension_id: str) -> list[tuple[float, float]]:
+    """Per extension host (window load) found in the logs: (activation -> "starting the server" [the
+    extension's own start-up, until it spawns the server], "starting the server" -> "the server is ready"),
+    in ms."""
     out = []
     for host_log in sorted((user_data / "logs").rglob("remoteexthost.log")):
         activated = [
@@ -175,13 +185,11 @@ def _activations(user_data: Path, extension_id: str) -> list[float]:
             if f"_doActivateExtension {extension_id}," in line
         ]
         own = host_log.parent / extension_id / "Phoenix.log"
-        ready = (
-            [_log_time(line) for line in own.read_text().splitlines() if "the server is ready" in line]
-            if own.exists()
-            else []
-        )
-        if activated and ready:
-            out.append(ready[0] - activated[0])
+        lines = own.read_text().splitlines() if own.exists() else []
+        spawned = [_log_time(line) for line in lines if "starting the server" in line]
+        ready = [_log_time(line) for line in lines if "the server is ready" in line]
+        if activated and spawned and ready:
+            out.append((spawned[0] - activated[0], ready[0] - spawned[0]))
     return out
 
 
@@ -195,8 +203,9 @@ def _wait_logs(user_data: Path, extension_id: str, count: int, timeout: float) -
     raise TimeoutError(f"fewer than {count} 'the server is ready' lines after {timeout} s")
 
 
-def _vscode(fake: _Fake, tag: str, reloads: int) -> tuple[list[float], list[float], int]:
-    """(render latencies ms, activation -> ready ms per window load, stamps seen) in the real VS Code."""
+def _vscode(fake: _Fake, tag: str, reloads: int) -> tuple[list[float], list[float], list[tuple[float, float]]]:
+    """In the real VS Code: (delta -> rendered ms, delta -> arrived in the webview ms, activation -> server
+    ready ms per window load)."""
     from tests.clients.vscode_real.chat import Chat, phoenix_settings
     from tests.clients.vscode_real.rig import extension_id, load_deps, package_extension, start_rig
 
@@ -223,34 +232,38 @@ def _vscode(fake: _Fake, tag: str, reloads: int) -> tuple[list[float], list[floa
         n = int(TAG.search(tag).group(1))  # type: ignore[union-attr]
         d.call("waitForFunction", **chat.wv, fn=f"() => window.__phoenixBench.count >= {n}", timeout=600)
         chat.wait_idle()
-        seen: dict[str, float] = d.call("evaluate", **chat.wv, fn="() => window.__phoenixBench.seen")
-        ordered = sorted(seen.items(), key=lambda kv: int(kv[0]))
-        latencies = [t - (int(stamp) + offset) / 1e6 for stamp, t in ordered]
-        (rig.artifacts / "bench-render-latencies.json").write_text(json.dumps(latencies))
-        print(f"[bench.vscode] render latencies in send order: {rig.artifacts / 'bench-render-latencies.json'}")
+        rec: dict[str, dict[str, float]] = d.call("evaluate", **chat.wv, fn="() => window.__phoenixBench")
+        stamps = sorted(rec["rendered"], key=int)
+        rendered = [rec["rendered"][s] - (int(s) + offset) / 1e6 for s in stamps]
+        arrived = [rec["arrived"][s] - (int(s) + offset) / 1e6 for s in stamps if s in rec["arrived"]]
+        raw = rig.artifacts / "bench-render-latencies.json"
+        raw.write_text(json.dumps({"rendered_ms": rendered, "arrived_ms": arrived}))
+        print(f"[bench.vscode] latencies in send order: {raw}", file=sys.stderr)
         for i in range(reloads):
             d.call("reload", timeout=180)
             _wait_logs(rig.user_data, ext_id, i + 2, 180)
         activations = _activations(rig.user_data, ext_id)
-    return latencies, activations, len(seen)
+    return rendered, arrived, activations
 
 
-def figures(quick: bool = False) -> list[dict[str, Any]]:
+def figures(quick: bool = False, delay_ms: float = 25.0, deltas: int | None = None) -> list[dict[str, Any]]:
+    """The figures; ``delay_ms`` paces the deltas (25 ms, 40 deltas/s, is about a fast model's stream)."""
     from tests.clients.vscode_real.chat import server_command
 
-    deltas, delay, reloads = (200, 0.01, 2) if quick else (1000, 0.01, 4)
+    deltas = deltas or (200 if quick else 600)
+    delay, reloads = delay_ms / 1000, (2 if quick else 4)
     tag = f"[[bench-stream {deltas} {delay}]]"
     fake = _Fake()
     try:
         base = asyncio.run(_lsp_latencies(fake, tag))
-        rendered, activations, seen = _vscode(fake, tag, reloads)
+        rendered, arrived, activations = _vscode(fake, tag, reloads)
     finally:
         fake.stop()
     startups = _server_startups(server_command(), 7 if not quick else 3)
     return [
         {
             "name": f"text delta -> rendered in the VS Code chat webview, p50 ({deltas:,} deltas {delay * 1000:g} ms "
-            f"apart, {seen:,} seen)",
+            f"apart, {len(rendered):,} seen)",
             "value": round(statistics.median(rendered), 2),
             "unit": "ms",
             "baseline_name": "same deltas -> phoenix/event over a bare LSP connection, p50",
@@ -266,13 +279,24 @@ def figures(quick: bool = False) -> list[dict[str, Any]]:
             "goal": "",
         },
         {
+            "name": "of which: text delta -> its message arrives in the webview (before rendering), p50 / p99",
+            "value": f"{statistics.median(arrived):.2f} / {_pct(arrived, 0.99):.2f}",
+            "unit": "ms",
+        },
+        {
             "name": f"extension activation -> server ready (median of {len(activations)} window loads; "
-            f"all: {', '.join(f'{a:.0f}' for a in activations)})",
-            "value": round(statistics.median(activations), 1),
+            f"all: {', '.join(f'{a + b:.0f}' for a, b in activations)})",
+            "value": round(statistics.median(a + b for a, b in activations), 1),
             "unit": "ms",
             "baseline_name": "the server alone: process start -> initialize answered (median)",
             "baseline_value": round(statistics.median(startups), 1),
             "goal": "",
+        },
+        {
+            "name": "of which: activation -> the extension spawns the server / spawn -> ready, medians",
+            "value": f"{statistics.median(a for a, _ in activations):.0f} / "
+            f"{statistics.median(b for _, b in activations):.0f}",
+            "unit": "ms",
         },
     ]
 
@@ -282,9 +306,11 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(prog="python -m bench.vscode")
     parser.add_argument("--quick", action="store_true", help="fewer deltas and reloads (a smoke run)")
+    parser.add_argument("--delay-ms", type=float, default=25.0, help="pause between deltas (default 25)")
+    parser.add_argument("--deltas", type=int, help="number of deltas (default 600, quick 200)")
     args = parser.parse_args(argv)
     print("## vscode")
-    print_table(figures(quick=args.quick))
+    print_table(figures(quick=args.quick, delay_ms=args.delay_ms, deltas=args.deltas))
     return 0
 
 

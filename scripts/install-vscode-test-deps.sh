@@ -96,6 +96,15 @@ PATH="$NODE_HOME/bin:$PATH" "$CS_BIN" --version >/dev/null 2>&1 || die "$CS_BIN 
 TOOLS_DIR="$CACHE/tools-pw$PLAYWRIGHT_VERSION-vsce$VSCE_VERSION"
 npm_into "$TOOLS_DIR" "tools" "playwright-core@$PLAYWRIGHT_VERSION" "@vscode/vsce@$VSCE_VERSION"
 
+# Versions this script no longer pins: remove them so the cache does not grow with every bump.
+for old in "$CACHE"/node-* "$CACHE"/code-server-* "$CACHE"/tools-*; do
+  [ -d "$old" ] || continue
+  case "$old" in
+    "$NODE_DIR" | "$CS_DIR" | "$TOOLS_DIR") ;;
+    *) say "removing an unpinned version: $old" && rm -rf "$old" ;;
+  esac
+done
+
 # A file the test reads to find everything (paths only; no secrets).
 cat >"$CACHE/paths.env" <<EOF
 NODE_HOME=$NODE_HOME

@@ -21,7 +21,6 @@ DIALOG_OPEN = "section[role=dialog]:not(.hidden)"
 DIALOG_HIDDEN = "section[role=dialog].hidden"
 SELECTED_CHOICE = "section[role=dialog] li[role=option][aria-selected=true]"
 STATUS_IDLE = ".status-line[data-status=idle]"
-SERVER_STARTING = ".banner:not(.hidden)"
 # The extension's mode item in the status bar: the workbench gives it the id "<extension id>.phoenix.mode".
 # Its text is matched case-sensitively ("Restricted" is not in "Unrestricted").
 MODE_ITEM_ID = "phoenix.mode"
@@ -90,6 +89,17 @@ class Chat:
 
     def dialog_closed(self, timeout: float = 30) -> None:
         self.d.call("waitFor", **self.wv, selector=DIALOG_HIDDEN, state="attached", timeout=timeout)
+
+    def wait_server_ready(self, timeout: float = 120) -> None:
+        """Wait until the status bar's mode item stops spinning ("starting the server"); fail at once, with
+        the extension's log, when it shows the error icon (the server could not start)."""
+        item = f'.part.statusbar [id="{self.rig.extension_id}.{MODE_ITEM_ID}"]'
+        self.d.call("waitFor", selector=f"{item}:not(:has(.codicon-modifier-spin))", timeout=timeout)
+        failed = self.d.call("inspect", selector=f"{item} .codicon-error")["count"]
+        if failed:
+            logs = [p for p in self.rig.logs() if p.name == "Phoenix.log"]
+            text = logs[-1].read_text(errors="replace")[-3000:] if logs else "(no Phoenix.log)"
+            raise AssertionError(f"the Phoenix server did not start; the extension's log:\n{text}")
 
     def statusbar(self, regex: str, timeout: float = 30) -> None:
         """Wait until the mode item in the status bar shows ``regex``."""

@@ -187,6 +187,15 @@ class Processes:
                     found.append(int(entry.name))
         return found
 
+    def pids_running(self, needle: str) -> list[int]:
+        """Pids of this run's live processes whose command line contains ``needle``."""
+        out = []
+        for pid in self._marked():
+            with contextlib.suppress(OSError):
+                if needle in Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace"):
+                    out.append(pid)
+        return sorted(out)
+
     def stop_all(self, grace: float = 5.0) -> list[int]:
         """TERM every group started, then KILL what is left (marker sweep included); returns the pids killed
         by the sweep (processes that outlived their group)."""
@@ -384,6 +393,33 @@ class Rig:
                 return text
             time.sleep(0.05)
         raise TimeoutError(f"{path.name}: the open document never matched; last text: {text!r}")
+
+    def server_pids(self) -> list[int]:
+        """The phoenix servers this rig's VS Code is running (processes of this run serving LSP)."""
+        return self.procs.pids_running(" serve --data-dir ")
+
+    def wait_server_pids(self, predicate: Callable[[list[int]], bool], timeout: float = 120.0) -> list[int]:
+        """Wait until the list of running servers satisfies ``predicate``; returns it."""
+        deadline = time.monotonic() + timeout
+        pids = self.server_pids()
+        while not predicate(pids):
+            if time.monotonic() >= deadline:
+                raise TimeoutError(f"the running servers never matched; last: {pids}")
+            time.sleep(0.1)
+            pids = self.server_pids()
+        return pids
+
+    def wait_new_extension_host(self, old_pid: int, timeout: float = 120.0) -> dict[str, Any]:
+        """After a reload: wait until the probe answers from an extension host other than ``old_pid``."""
+        deadline = time.monotonic() + timeout
+        state: dict[str, Any] = {}
+        while time.monotonic() < deadline:
+            with contextlib.suppress(OSError):
+                state = dict(self.probe("/state", timeout=5))
+                if state.get("extensionHostPid") not in (None, old_pid):
+                    return state
+            time.sleep(0.1)
+        raise TimeoutError(f"no new extension host within {timeout} s (last state: {state})")
 
     def extension_active(self, ext_id: str) -> bool:
         state = self.probe(f"/state?extensions={ext_id}")

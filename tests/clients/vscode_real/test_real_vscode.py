@@ -27,7 +27,6 @@ from tests.clients.vscode_real.chat import (
     DIALOG_OPEN,
     RESTRICTED,
     SELECTED_CHOICE,
-    SERVER_STARTING,
     TIMELINE,
     UNRESTRICTED,
     Chat,
@@ -83,7 +82,7 @@ def test_the_extension_in_a_real_vscode(vscode_deps: Deps, fake_anthropic: FakeA
         # 1. chat view, a message, a streamed answer --------------------------------------------------------
         chat.open()
         chat.widen()
-        d.call("waitFor", **chat.wv, selector=SERVER_STARTING, state="detached", timeout=90)
+        chat.wait_server_ready()
         _watch_streaming(chat)
         chat.send(scenario.ASK_STREAM)
         chat.wait_answer(scenario.STREAMED)
@@ -159,7 +158,15 @@ def test_the_extension_in_a_real_vscode(vscode_deps: Deps, fake_anthropic: FakeA
         chat.send(scenario.ASK_PATCH_RELOAD)
         open_before = chat.dialog("approval")
         d.screenshot("approval-before-reload")
+        host_before, servers_before = rig.wait_probe()["extensionHostPid"], rig.server_pids()
+        assert len(servers_before) == 1, servers_before
         d.call("reload", timeout=120)
+        # a new extension host with a new server: nothing of the old view survives in memory, and the
+        # extension keeps no copy of the conversation (only the active conversation's id), so what the view
+        # shows next comes from the server (phoenix/getConversation)
+        rig.wait_new_extension_host(host_before)
+        servers_after = rig.wait_server_pids(lambda pids: len(pids) == 1 and pids != servers_before)
+        assert servers_after[0] not in servers_before
         chat.open()
         reopened = chat.dialog("approval", timeout=90)
         assert reopened["attrs"].get("data-id") == open_before["attrs"].get("data-id"), (reopened, open_before)

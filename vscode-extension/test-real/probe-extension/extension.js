@@ -1,5 +1,6 @@
 // Test-only probe (never shipped): lets the real-VS-Code test read editor state from the extension host.
-// GET /state          -> {documents: [{uri, text, isDirty, version}], activeEditor, extensions, time}
+// GET /state          -> {documents: [{uri, text, isDirty, version}], activeEditor, extensions,
+//                         extensionHostPid, time}
 // POST /command       {command, args?} -> {result}
 // POST /open          {path, preview?} -> {uri}
 // GET /commands?prefix=P -> {commands}
@@ -54,6 +55,7 @@ async function handle(req, res) {
         .map((d) => ({ uri: d.uri.toString(), path: d.uri.path, text: d.getText(), isDirty: d.isDirty, version: d.version })),
       activeEditor: editor ? editor.document.uri.toString() : null,
       extensions,
+      extensionHostPid: process.pid,
       time: Date.now(),
     });
   }
