@@ -101,7 +101,7 @@ class Chat:
             text = logs[-1].read_text(errors="replace")[-3000:] if logs else "(no Phoenix.log)"
             raise AssertionError(f"the Phoenix server did not start; the extension's log:\n{text}")
 
-    def statusbar(self, regex: str, timeout: float = 30) -> None:
-        """Wait until the mode item in the status bar shows ``regex``."""
-        item = f'.part.statusbar [id="{self.rig.extension_id}.{MODE_ITEM_ID}"]'
-        self.d.call("waitFor", selector=item, hasTextRegex=regex, timeout=timeout)
+    def statusbar(self, regex: str, timeout: float = 30, item: str = MODE_ITEM_ID) -> None:
+        """Wait until the extension's status bar ``item`` (default: the mode) shows ``regex``."""
+        selector = f'.part.statusbar [id="{self.rig.extension_id}.{item}"]'
+        self.d.call("waitFor", selector=selector, hasTextRegex=regex, timeout=timeout)

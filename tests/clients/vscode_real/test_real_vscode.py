@@ -58,6 +58,10 @@ def _watch_streaming(chat: Chat) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.req(
+    "REQ-VSC-001", "REQ-VSC-003", "REQ-VSC-004", "REQ-VSC-005", "REQ-LAYER-008",
+    "REQ-PERM-009", "REQ-PERM-011", "REQ-PERM-012", "REQ-PERM-013", "REQ-PERM-014",
+)
 def test_the_extension_in_a_real_vscode(vscode_deps: Deps, fake_anthropic: FakeAnthropic) -> None:
     vsix = package_extension(vscode_deps)
     fake_anthropic.handler = scenario.handler
@@ -93,6 +97,7 @@ def test_the_extension_in_a_real_vscode(vscode_deps: Deps, fake_anthropic: FakeA
         assert len(partial) >= 2, f"the answer did not stream in pieces; texts seen while streaming: {seen}"
         d.screenshot("streamed-answer")
         chat.statusbar(RESTRICTED)
+        chat.statusbar("🔒 interactive", item="phoenix.policy")
 
         # 2. mode upgrade answered with the keyboard; the status bar follows -----------------------------------
         chat.send(scenario.ASK_UPGRADE)
