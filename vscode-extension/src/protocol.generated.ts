@@ -282,6 +282,7 @@ export interface GetConversationResult {
   model: string;
   alwaysAllowed: string[];
   contextUsage: ContextUsage;
+  usage: TokenUsage;
   subAgents: SubAgentView[];
   messages: MessageView[];
   lastSeq: number;
@@ -304,6 +305,43 @@ export interface ContextUsage {
   usedTokens: number;
   contextWindow: number;
   fraction: number;
+}
+/**
+ * What the requests cost: the latest one, and the conversation's total (its sub-agents included).
+ *
+ * This interface was referenced by `PhoenixProtocol`'s JSON-Schema
+ * via the `definition` "TokenUsage".
+ */
+export interface TokenUsage {
+  request?: TokenCounts;
+  total: TokenCounts;
+  subAgents: TokenCounts;
+  estimatedCost?: CostEstimate;
+}
+/**
+ * Billed tokens (issue 16): cache writes and reads are counted apart from plain input.
+ *
+ * This interface was referenced by `PhoenixProtocol`'s JSON-Schema
+ * via the `definition` "TokenCounts".
+ */
+export interface TokenCounts {
+  inputTokens: number;
+  outputTokens: number;
+  cacheWriteTokens: number;
+  cacheReadTokens: number;
+  /**
+   * how many requests the counts sum up
+   */
+  requests?: number;
+}
+/**
+ * absent for a model without a price
+ */
+export interface CostEstimate {
+  usd: number;
+  isEstimate: boolean;
+  model: string;
+  note: string;
 }
 /**
  * This interface was referenced by `PhoenixProtocol`'s JSON-Schema
@@ -1242,6 +1280,8 @@ export interface Retry {
   reason: string;
 }
 /**
+ * After every model response: how full the context is, and what the requests cost (issue 16).
+ *
  * This interface was referenced by `PhoenixProtocol`'s JSON-Schema
  * via the `definition` "Usage".
  */
@@ -1263,6 +1303,20 @@ export interface Usage {
   usedTokens: number;
   contextWindow: number;
   fraction: number;
+  request?: TokenCounts;
+  total: TokenCounts;
+  subAgents: TokenCounts;
+  estimatedCost?: CostEstimate1;
+}
+/**
+ * This interface was referenced by `PhoenixProtocol`'s JSON-Schema
+ * via the `definition` "CostEstimate".
+ */
+export interface CostEstimate1 {
+  usd: number;
+  isEstimate: boolean;
+  model: string;
+  note: string;
 }
 /**
  * This interface was referenced by `PhoenixProtocol`'s JSON-Schema
@@ -1548,4 +1602,24 @@ export interface InitializationOptions {
   anthropicBaseUrl?: string | null;
   retryBaseMs?: number | null;
   bashTimeoutS?: number | null;
+  backgroundTimeoutS?: number | null;
+  denyRead?: string[] | null;
+  promptCache?: ("on" | "off") | boolean | null;
+  promptCacheTtl?: ("5m" | "1h") | null;
+  modelPrices?: {
+    [k: string]: ModelPriceIn;
+  } | null;
+}
+/**
+ * A model's price in USD per million tokens (issue 16); cache prices default to the API's multipliers.
+ *
+ * This interface was referenced by `PhoenixProtocol`'s JSON-Schema
+ * via the `definition` "ModelPriceIn".
+ */
+export interface ModelPriceIn {
+  input: number;
+  output: number;
+  cacheWrite5M?: number | null;
+  cacheWrite1H?: number | null;
+  cacheRead?: number | null;
 }
