@@ -183,9 +183,11 @@ class Hub:
         loaded = self.store.load(conversation_id)
         history = tuple(codec.decode_message(json.dumps(json.loads(m)["message"])) for m in loaded.messages)
         assert loaded.state_json is not None
-        from ..tools import registry
+        state = codec.decode_state(loaded.state_json, history)
+        if getattr(state.status, "batch", None) is not None:  # calls still to run may use old field names
+            from ..tools import registry
 
-        state = registry.restore_pending(codec.decode_state(loaded.state_json, history))  # old field names
+            state = registry.restore_pending(state)
         runtime = Runtime(self, state, last_seq=self.store.last_seq(conversation_id) or 0)
         self.runtimes[conversation_id] = runtime
         return runtime

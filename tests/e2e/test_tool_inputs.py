@@ -69,10 +69,10 @@ async def test_the_bash_definition_sent_states_the_working_directory_on_every_re
     )
     async with session(fake_anthropic, tmp_path) as s:
         cid = await s.new()
-        for text in ("first", "/plan", "second"):  # a mode change between turns changes no definition
+        for text in ("first", "/execute", "second"):  # a mode change between turns changes no definition
             mark = last_seq(s, cid)
             await s.request("phoenix/sendMessage", {"conversationId": cid, "text": text})
-            if text != "/plan":
+            if text != "/execute":
                 await wait_idle(s, cid, mark, SLOW)
     bodies = [r.body for r in fake_anthropic.requests]
     assert len(bodies) == 3
