@@ -70,12 +70,17 @@ class Image:
 
 @dataclass(frozen=True, slots=True)
 class ToolUse:
-    """A tool call requested by the model. ``input`` is treated as immutable."""
+    """A tool call requested by the model. ``input`` is treated as immutable.
+
+    ``input_error``: why the input cannot be used (not valid JSON, or not what the tool's schema asks for),
+    found by the server before the core sees the call; the core answers such a call with it (REQ-CORE-007).
+    """
 
     id: str
     name: str
     input: Mapping[str, object]
     kind: Literal["tool_use"] = "tool_use"
+    input_error: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -94,7 +94,7 @@ async def test_timeout_kills_the_whole_tree_and_keeps_partial_output(tmp_path: P
 @pytest.mark.req("REQ-BASH-002")
 async def test_slow_mode_uses_the_slow_timeout(tmp_path: Path) -> None:
     ctx = BashContext(working_directory=tmp_path, restricted=False, default_timeout_s=0.3, slow_timeout_s=5)
-    res = await run_bash({"command": "sleep 0.6; echo finished", "mode": "slow"}, ctx)
+    res = await run_bash({"command": "sleep 0.6; echo finished", "run": "slow"}, ctx)
     assert res.outcome == "exited" and "finished" in res.output
     res = await run_bash({"command": "sleep 0.6; echo finished"}, ctx)
     assert res.outcome == "timeout"
@@ -138,7 +138,7 @@ async def test_server_death_kills_the_tree(tmp_path: Path) -> None:
 async def test_background_jobs_are_killed_at_shutdown(tmp_path: Path) -> None:
     ctx = BashContext(working_directory=tmp_path, restricted=SUPPORT.available, conversation_id="c-shutdown",
                       background_dir=tmp_path / "bg")
-    res = await run_bash({"command": "setsid sleep 300 & echo $!; wait", "mode": "background"}, ctx)
+    res = await run_bash({"command": "setsid sleep 300 & echo $!; wait", "run": "background"}, ctx)
     assert res.outcome == "background" and res.pid is not None
     assert res.output_file is not None
     out = Path(res.output_file)
