@@ -54,6 +54,7 @@ Type a message and press Enter; the answer streams below. Commands:
   /plan             switch back to Restricted mode (read-only, sandboxed)
   /style NAME       chat | discussion | plan | development | task
   /policy POLICY    interactive (ask before each write or command) | auto (do not ask)
+  /usage            tokens used so far (sub-agents included), how much came from the cache, estimated cost
   /help             this text
   /quit             leave (Ctrl-D at the prompt does the same)
 While the agent works, Ctrl-C cancels the current turn. Approvals: y = allow, n = deny, a = always allow
@@ -164,6 +165,27 @@ def first_line(text: str, limit: int = 120) -> str:
             line = line.strip()
             return line if len(line) <= limit else line[: limit - 3] + "..."
     return ""
+
+
+def usage_lines(usage: Any) -> list[str]:
+    """The ``/usage`` report from getConversation's ``usage`` (issue 16): totals, cache share, cost estimate."""
+    if not isinstance(usage, dict) or not isinstance(usage.get("total"), dict):
+        return ["[usage] this server does not report token usage."]
+    total, agents = usage["total"], usage.get("subAgents") or {}
+    read, write, fresh = (int(total.get(k, 0)) for k in ("cacheReadTokens", "cacheWriteTokens", "inputTokens"))
+    input_all = read + write + fresh
+    share = f"{read / input_all:.0%}" if input_all else "0%"
+    lines = [
+        f"[usage] {total.get('requests', 0)} requests ({agents.get('requests', 0)} by sub-agents): "
+        f"{input_all:,} input tokens ({fresh:,} uncached, {write:,} written to and {read:,} read from the cache: "
+        f"{share} cached), {int(total.get('outputTokens', 0)):,} output tokens",
+    ]
+    cost = usage.get("estimatedCost")
+    if isinstance(cost, dict):
+        lines.append(f"[usage] estimated cost: ${float(cost.get('usd', 0)):.4f} (an estimate from list prices)")
+    else:
+        lines.append("[usage] estimated cost: unknown for this model (set modelPrices to get an estimate)")
+    return lines
 
 
 def tool_summary(name: str, arguments: Any) -> str:
@@ -615,6 +637,11 @@ class Chat:
                     suggestion = result.get("suggestion")
                     if isinstance(suggestion, dict) and suggestion.get("command"):
                         self.screen.line(f"[style] tip: type {suggestion['command']} to switch modes.", "dim")
+        elif command == "/usage":
+            result = await self._call("phoenix/getConversation", limit=1)
+            if result is not None:
+                for line in usage_lines(result.get("usage")):
+                    self.screen.line(line, "dim")
         elif command == "/policy":
             if argument not in POLICIES:
                 self.screen.line("Usage: /policy auto|interactive.", "yellow")
