@@ -38,9 +38,9 @@ MODULES = ["billing", "ledger", "invoices", "taxes", "customers", "reports", "cu
 
 
 def _source(name: str) -> str:
-    """About 8 KB of plausible Python: the files the agent reads, searches and patches."""
+    """About 11 KB of plausible Python: the files the agent reads, searches and patches."""
     parts = [f'"""The {name} module of the accounting service."""\n\nfrom decimal import Decimal\n\n']
-    for i in range(28):
+    for i in range(40):
         parts.append(
             f"def {name}_step_{i}(amount: Decimal, rate: Decimal) -> Decimal:\n"
             f'    """Apply {name} rule {i}: scale by the rate and round to cents (see docs/{name}.md)."""\n'
@@ -111,6 +111,7 @@ async def _arm(fake: Any, tmp: Path, arm: str) -> dict[str, Any]:
 
     first = len(fake.requests)
     fake.cache.clear()
+    (tmp / arm).mkdir()
     async with session(fake, tmp / arm, env={"PHOENIX_PROMPT_CACHE": arm}) as s:
         for name in MODULES:
             (s.workdir / f"{name}.py").write_text(_source(name))
