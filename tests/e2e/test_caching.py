@@ -269,3 +269,19 @@ async def test_a_style_change_rewrites_the_prefix_once_but_still_reads_the_tools
     assert second.usage and second.usage["cache_read_input_tokens"] >= _cached(first)
     assert third.usage and tools_only * 0.9 < third.usage["cache_read_input_tokens"] < _cached(second)
     assert fourth.usage and fourth.usage["cache_read_input_tokens"] >= _cached(third)
+
+
+@pytest.mark.req("REQ-CACHE-004")
+async def test_a_request_below_the_models_minimum_is_sent_with_breakpoints_and_simply_not_cached(
+    fake_anthropic: FakeAnthropic, tmp_path: Path
+) -> None:
+    fake_anthropic.enqueue(Reply.text_reply("short"), Reply.text_reply("still short"))
+    async with session(fake_anthropic, tmp_path) as s:
+        cid = await s.new(model="claude-haiku-4-5")  # caches nothing below 4,096 tokens
+        await _turn(s, cid, "hi")
+        await _turn(s, cid, "hi again")
+        conv = await s.request("phoenix/getConversation", {"conversationId": cid})
+    assert all(r.status == 200 and r.breakpoints >= 3 for r in fake_anthropic.requests)
+    assert conv["status"] == "idle" and "error" not in conv
+    assert conv["usage"]["total"]["cacheWriteTokens"] == 0 and conv["usage"]["total"]["cacheReadTokens"] == 0
+    assert conv["usage"]["total"]["inputTokens"] > 2000  # all of it billed as plain input
