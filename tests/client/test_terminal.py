@@ -14,6 +14,7 @@ import pytest
 
 from tests.client.conftest import ROOT, ChatProcess
 from tests.fake_anthropic import FakeAnthropic, Reply, ToolUseBlock
+from tests.waiting import wait_exited
 
 pytestmark = pytest.mark.req("REQ-PROTO-035")
 
@@ -193,24 +194,22 @@ def test_eof_at_the_prompt_exits_cleanly_and_stops_the_server(start_chat: StartC
     chat = start_chat()
     chat.wait_for("> ")
     assert _servers_for(tmp_path / "data"), "the chat should have started its server"
+    servers = _servers_for(tmp_path / "data")
     chat.close_stdin()
     assert chat.wait() == 0
     assert "Traceback" not in chat.err
-    deadline = time.monotonic() + 5
-    while _servers_for(tmp_path / "data") and time.monotonic() < deadline:
-        time.sleep(0.05)
+    assert wait_exited(servers, 5) == []
     assert _servers_for(tmp_path / "data") == []
 
 
 def test_ctrl_c_at_the_prompt_exits_cleanly(start_chat: StartChat, tmp_path: Path) -> None:
     chat = start_chat()
     chat.wait_for("> ")
+    servers = _servers_for(tmp_path / "data")
     chat.interrupt()
     assert chat.wait() == 0
     assert "Traceback" not in chat.err
-    deadline = time.monotonic() + 5
-    while _servers_for(tmp_path / "data") and time.monotonic() < deadline:
-        time.sleep(0.05)
+    assert wait_exited(servers, 5) == []
     assert _servers_for(tmp_path / "data") == []
 
 

@@ -289,8 +289,7 @@ async def test_cancel_aborts_the_http_request(fake_anthropic: FakeAnthropic, cli
 
     task = asyncio.create_task(client.stream(make_request(), on_text))
     if shape == "before_headers":
-        assert await fake_anthropic.await_for(lambda rs: len(rs) == 1)
-        await asyncio.sleep(0.05)  # the request is now waiting for headers
+        assert await fake_anthropic.await_for(lambda rs: len(rs) == 1 and rs[0].held == "headers")
     else:
         await asyncio.wait_for(first_delta.wait(), 10)
     task.cancel()

@@ -13,6 +13,7 @@ import pytest
 from phoenix_lsp.sandbox import SandboxSupport, policy, probe
 from phoenix_lsp.tools.bash import BashContext, run_bash
 from phoenix_lsp.tools.registry import REGISTRY
+from tests.waiting import eventually
 
 SUPPORT = probe()
 needs_sandbox = pytest.mark.skipif(not SUPPORT.available, reason="no kernel sandbox here")
@@ -64,10 +65,7 @@ async def test_background_returns_at_once_with_pid_group_and_output_file(tmp_pat
     assert res.pid and res.pgid == res.pid and os.getpgid(res.pid) == res.pid
     assert res.output_file and str(res.pid) in res.output and res.output_file in res.output
     out = Path(res.output_file)
-    for _ in range(300):
-        if "finished" in out.read_text():
-            break
-        await asyncio.sleep(0.01)
+    await eventually(lambda: "finished" in out.read_text(), "the launcher recorded the end", 3)
     text = out.read_text()
     assert text.startswith("begin\nend\n")
     assert "background command finished: exit code 3" in text
