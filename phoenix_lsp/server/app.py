@@ -12,7 +12,6 @@ import base64
 import binascii
 import contextlib
 import importlib
-import json
 import logging
 import os
 import threading
@@ -27,7 +26,9 @@ from pygls.protocol import LanguageServerProtocol, lsp_method
 
 from .. import __name__ as _pkg
 from ..protocol.converter import plain_converter
+from . import commands, confirm, plain
 from .lazy import LazyModule
+from .plain import PlainView
 from .settings import DEFAULT_MODEL
 
 if TYPE_CHECKING:
@@ -131,6 +132,7 @@ class PhoenixServer(LanguageServer):
         self.progress: dict[str, str] = {}
         # reports/ends of a token whose begin is not out yet (create is a round trip to the client)
         self.progress_held: dict[str, list[types.WorkDoneProgressReport | types.WorkDoneProgressEnd]] = {}
+        self.plain = PlainView(self)  # transcripts and turn messages for plain clients (plain.py)
 
     # ------------------------------------------------------------------------------------------ sink
 
@@ -139,6 +141,7 @@ class PhoenixServer(LanguageServer):
             self.protocol.notify("phoenix/event", params)
             return
         self._plain_progress(params)
+        self.plain.on_event(params)
 
     def _plain_progress(self, params: dict[str, Any]) -> None:
         """REQ-PROTO-024: plain clients see a turn as $/progress and problems as window/showMessage."""
@@ -154,16 +157,17 @@ class PhoenixServer(LanguageServer):
             if params["status"] in ("idle", "error", "exhausted", "finished"):
                 if token:
                     self.progress.pop(cid)
-                    self._progress_send(token, types.WorkDoneProgressEnd(message=params["status"]))
+                    self._progress_send(token, types.WorkDoneProgressEnd(message=plain.end_words(params["status"])))
             elif token is None:
                 token = f"phoenix-{cid}-{params['seq']}"
                 self.progress[cid] = token
                 self.progress_held[token] = []
                 self.hub_spawn(self._begin(token, cid))
             else:
-                self._progress_send(token, types.WorkDoneProgressReport(message=params["status"]))
+                self._progress_send(token, types.WorkDoneProgressReport(message=plain.status_words(params["status"])))
         elif kind in ("toolStart", "retry") and cid in self.progress:
-            text = f"running {params['toolName']}" if kind == "toolStart" else f"retrying ({params['attempt']})"
+            text = plain.tool_words(params["toolName"], params["arguments"]) if kind == "toolStart" else (
+                plain.retry_words(params))
             self._progress_send(self.progress[cid], types.WorkDoneProgressReport(message=text))
 
     def _progress_send(self, token: str, value: types.WorkDoneProgressReport | types.WorkDoneProgressEnd) -> None:
@@ -179,7 +183,9 @@ class PhoenixServer(LanguageServer):
     async def _begin(self, token: str, cid: str) -> None:
         try:
             await self.work_done_progress.create_async(token)
-            self.work_done_progress.begin(token, types.WorkDoneProgressBegin(title="phoenix", message=cid))
+            runtime = self.hub.runtimes.get(cid) if self.hub else None
+            title = plain.title_of(runtime) if runtime else "Phoenix"  # REQ-PROTO-024: the conversation's title
+            self.work_done_progress.begin(token, types.WorkDoneProgressBegin(title=title, message="Thinking…"))
         finally:
             held = self.progress_held.pop(token, [])
         for value in held:
@@ -192,13 +198,7 @@ class PhoenixServer(LanguageServer):
     def ask_approval(self, runtime: Runtime, approval_id: str, call: ToolUse) -> None:
         if self.rich:
             return
-        args = json.dumps(dict(call.input), separators=(",", ":"), ensure_ascii=False)  # compact (REQ-PERM-005)
-        if len(args) > 400:
-            args = args[:400] + f"... [{len(args) - 400} more characters]"
-        text = (
-            f"phoenix wants to run {call.name} in conversation {runtime.id[:8]}: {rt.describe_tool(call.name)[:200]}"
-            f"\nArguments: {args}"
-        )
+        text = plain.approval_text(runtime, call, rt.describe_tool(call.name))
         decision = values.Decision
         actions = {"Allow": decision.ALLOW, "Deny": decision.DENY, "Always Allow": decision.ALWAYS_ALLOW}
 
@@ -740,6 +740,10 @@ def revoke_always_allow(ls: PhoenixServer, params: Any) -> dict[str, Any]:
     _apply(runtime, events.RevokeAlwaysAllow(p.tool_name))
     runtime.emit("alwaysAllowChanged", toolName=p.tool_name, allowed=False)
     return {"revoked": True}
+
+
+confirm.register(server)  # an open document must show an edit the editor says it applied
+commands.register(server)  # executeCommand, code actions and transcripts for plain clients (commands.py)
 
 
 def serve(tcp: str | None = None, data_dir: str | None = None) -> int:

@@ -96,6 +96,7 @@ async def apply_patch(ls: PhoenixServer, runtime: Runtime, call: ToolUse) -> tup
         )
         for e in plan.edits
     ]
+    edits = _reach_end_of_empty_document(edits, original)
     changes: list[Any] = []
     if plan.creates_file:
         changes.append(types.CreateFile(uri=uri, options=types.CreateFileOptions(ignore_if_exists=True)))
@@ -122,6 +123,34 @@ async def apply_patch(ls: PhoenixServer, runtime: Runtime, call: ToolUse) -> tup
     if not result.applied:
         reason = result.failure_reason or "the user or the editor rejected it"
         return f"The patch was not applied: {reason}. Nothing changed; do not retry the same edit blindly.", True
+    unconfirmed = await _confirm_applied(ls, uri, version, original, plan.new_text)
+    if unconfirmed is not None:
+        return unconfirmed, True
     runtime.clipboards = dict(plan.clipboards)
     runtime.emit("diff", toolUseId=call.id, path=str(target), diff=plan.diff)
     return plan.message, False
+
+
+def _reach_end_of_empty_document(edits: list[types.TextEdit], original: str | None) -> list[types.TextEdit]:
+    """Edits of a new (or empty) file end on the line after the document (REQ-PATCH-013).
+
+    An editor shows an empty document as one empty line. Text inserted at (0, 0) goes in front of that line,
+    so Neovim kept it and the file ended with an extra empty line. A range that ends past the last line
+    replaces it: Neovim then drops the extra line (its end-of-file rule), and other editors clamp the end to
+    the document's end, so every editor ends up with exactly the planned text.
+    """
+    if original:
+        return edits
+    end = types.Position(line=1, character=0)
+    return [types.TextEdit(range=types.Range(start=e.range.start, end=end), new_text=e.new_text) for e in edits]
+
+
+async def _confirm_applied(
+    ls: PhoenixServer, uri: str, version: int | None, original: str | None, planned: str
+) -> str | None:
+    """None when an open document really holds the edit an editor said it applied (REQ-PATCH-012)."""
+    if version is None or original is None:
+        return None  # not open in the editor when the edit was sent: its answer is all there is
+    from .confirm import check
+
+    return await check(ls, uri, version, original, planned)
