@@ -1,4 +1,4 @@
-"""Commands and code actions for editors without the phoenix protocol (REQ-PROTO-037).
+"""Commands and code actions for editors without the phoenix protocol (REQ-PROTO-038).
 
 Any LSP editor can run ``workspace/executeCommand`` and show code actions. These let a plain user ask about a
 selection, start a conversation, write follow-ups in the conversation's transcript (saving it sends them),

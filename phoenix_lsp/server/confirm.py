@@ -1,4 +1,4 @@
-"""Did the editor really apply the edit it said it applied? (REQ-PATCH-012)
+"""Did the editor really apply the edit it said it applied? (REQ-PROTO-041)
 
 Neovim answers ``workspace/applyEdit`` with ``applied: true`` even when it skipped the edit because the
 buffer is newer than the edit's version (the user typed within its change debounce; it prints "Buffer …

@@ -132,7 +132,7 @@ async def apply_patch(ls: PhoenixServer, runtime: Runtime, call: ToolUse) -> tup
 
 
 def _reach_end_of_empty_document(edits: list[types.TextEdit], original: str | None) -> list[types.TextEdit]:
-    """Edits of a new (or empty) file end on the line after the document (REQ-PATCH-013).
+    """Edits of a new (or empty) file end on the line after the document (REQ-PROTO-040).
 
     An editor shows an empty document as one empty line. Text inserted at (0, 0) goes in front of that line,
     so Neovim kept it and the file ended with an extra empty line. A range that ends past the last line
@@ -148,7 +148,7 @@ def _reach_end_of_empty_document(edits: list[types.TextEdit], original: str | No
 async def _confirm_applied(
     ls: PhoenixServer, uri: str, version: int | None, original: str | None, planned: str
 ) -> str | None:
-    """None when an open document really holds the edit an editor said it applied (REQ-PATCH-012)."""
+    """None when an open document really holds the edit an editor said it applied (REQ-PROTO-041)."""
     if version is None or original is None:
         return None  # not open in the editor when the edit was sent: its answer is all there is
     from .confirm import check

@@ -1,4 +1,4 @@
-"""What an editor without the phoenix protocol sees (REQ-PROTO-023, 024, 037, 038).
+"""What an editor without the phoenix protocol sees (REQ-PROTO-023, 024, 038, 039).
 
 A plain client gets no ``phoenix/event``. This module turns the conversation into things any LSP editor
 shows: progress in words a person understands, approval texts that read well (with the diff of a patch), a
@@ -189,7 +189,7 @@ class PlainView:
         return bool(window and window.show_document and window.show_document.support)
 
     def show(self, runtime: Runtime, *, focus: bool, at_draft: bool = False) -> None:
-        """Open the transcript in the editor (REQ-PROTO-038); without showDocument, name the file once."""
+        """Open the transcript in the editor (REQ-PROTO-039); without showDocument, name the file once."""
         path = self.write(runtime)
         self.shown.add(runtime.id)
         if not self.supports_show_document():

@@ -1,4 +1,4 @@
-"""A readable Markdown transcript of a conversation, for editors without the phoenix protocol (REQ-PROTO-038).
+"""A readable Markdown transcript of a conversation, for editors without the phoenix protocol (REQ-PROTO-039).
 
 The transcript is a file in the data directory that the editor shows like any other document. It is
 rewritten as the conversation moves on (each persisted message and each status change), so an editor that
