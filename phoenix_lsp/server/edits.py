@@ -153,4 +153,4 @@ async def _confirm_applied(
         return None  # not open in the editor when the edit was sent: its answer is all there is
     from .confirm import check
 
-    return await check(ls, uri, version, original, planned)
+    return await check(ls, uri, original, planned)
