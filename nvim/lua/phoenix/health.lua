@@ -59,7 +59,8 @@ function M.check()
     local lower = line:lower()
     if line == "phoenix-lsp doctor" then
       -- the title
-    elseif lower:find("not set") or lower:find("unavailable") or lower:find("missing") or lower:find("not ") then
+    elseif lower:find("not set") or lower:find("unavailable") or lower:find("not available")
+      or lower:find("fail") or (lower:find("missing:") and not lower:find("missing: nothing")) then
       h.warn(line)
     else
       h.ok(line)

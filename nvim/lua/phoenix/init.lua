@@ -523,11 +523,10 @@ function M.set_style(style)
       if not chosen or not ensure_conversation() then
         return
       end
-      local err, result = M.call("phoenix/setStyle", { conversationId = status.state.conversation, style = chosen })
+      -- a suggestion (REQ-LAYER-006) arrives as a styleSuggestion event and is shown in the chat
+      local err = M.call("phoenix/setStyle", { conversationId = status.state.conversation, style = chosen })
       if err then
         report(error_text(err), vim.log.levels.WARN)
-      elseif result.suggestion then
-        chat.note(result.suggestion.text .. " (" .. result.suggestion.command .. ")")
       end
     end)
   end

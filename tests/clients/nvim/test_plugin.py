@@ -51,9 +51,13 @@ def test_chat_streams_follows_the_end_and_keeps_its_place(fake_anthropic: FakeAn
         end)
         T.data.kept = vim.api.nvim_win_get_cursor(chat_win)[1]
         T.data.lines = require("phoenix.chat").lines()
-        vim.cmd("PhoenixStyle plan")
-        T.wait("the style", function() return phoenix.state.style == "plan" end)
+        vim.cmd("PhoenixStyle development")
+        T.wait("the style", function() return phoenix.state.style == "development" end)
         T.data.styled = phoenix.statusline()
+        if phoenix.state.mode == "restricted" then
+          T.wait("the style suggestion", function() return T.chat_text():find("/execute", 1, true) end)
+        end
+        T.data.suggested = T.chat_text()
         """.replace("%(answer)q", '"' + ANSWER + '"'),
         files={"calc.py": "# calc\ndef add(a, b):\n    return a + b\n"},
     )
@@ -63,7 +67,9 @@ def test_chat_streams_follows_the_end_and_keeps_its_place(fake_anthropic: FakeAn
     assert "chat" in run.data["statusline"]
     assert "🚀 auto" in run.data["toggled"]
     assert run.data["kept"] == 1, "the user's place is kept while the answer streams in"
-    assert "plan" in run.data["styled"]
+    assert "development" in run.data["styled"]
+    if run.data["styled"].startswith("phoenix restricted"):  # a style suggestion is shown with its command
+        assert "/execute" in run.data["suggested"]
     lines = run.data["lines"]
     assert "## You" in lines and "## Phoenix" in lines and ANSWER in lines
     second = fake_anthropic.requests[1].messages[-1]["content"]
@@ -296,3 +302,33 @@ def test_checkhealth_reports_what_doctor_reports(run_nvim: Any) -> None:
     assert "phoenix: phoenix-lsp doctor" in report
     assert "data directory" in report and "ANTHROPIC_API_KEY: set" in report and "sandbox" in report.lower()
     assert "the server is running" in report
+
+
+@pytest.mark.req("REQ-NVIM-006")
+def test_approvals_through_vim_ui_select(fake_anthropic: FakeAnthropic, run_nvim: Any) -> None:
+    fake_anthropic.enqueue(
+        Reply.tool_reply(ToolUseBlock("bash", {"command": "echo a > a.txt"})),
+        Reply.text_reply("done"),
+    )
+    run = run_nvim(
+        """
+        local picked = {}
+        vim.ui.select = function(items, opts, on_choice)  -- a picker plugin (Telescope, fzf-lua, ...)
+          table.insert(picked, { prompt = opts.prompt, items = vim.tbl_map(opts.format_item, items) })
+          on_choice(items[3])  -- Always Allow
+        end
+        local phoenix = T.setup({ ui = "select" })
+        vim.cmd("Phoenix")
+        T.wait("a conversation", function() return phoenix.state.conversation ~= nil end)
+        vim.cmd("PhoenixMode unrestricted")
+        T.wait("unrestricted", function() return phoenix.state.mode == "unrestricted" end)
+        phoenix.send("write a")
+        T.wait("the answer", function()
+          return phoenix.state.status == "idle" and T.chat_text():find("done", 1, true)
+        end)
+        T.data.picked = picked
+        """
+    )
+    (picked,) = run.data["picked"]
+    assert picked["items"] == ["Allow", "Deny", "Always Allow"] and picked["prompt"].startswith("bash")
+    assert (run.workdir / "a.txt").read_text() == "a\n"
