@@ -105,15 +105,14 @@ def approval_text(runtime: Runtime, call: ToolUse, description: str) -> str:
     head = f"Phoenix wants to run {call.name} in conversation {runtime.id[:8]} (\"{title_of(runtime)}\")"
     about = shorten(description.split("\n\n")[0], 200) if description else ""
     lines = [f"{head}: {about}" if about else head]
+    args = json.dumps(dict(call.input), separators=(",", ":"), ensure_ascii=False)  # compact (REQ-PERM-005)
+    if len(args) > 400:
+        args = args[:400] + f"… [{len(args) - 400} more characters]"
+    lines.append(f"Arguments: {args}")
     diff = runtime.patch_diff(call) if call.name == "patch" else None
-    if diff:
+    if diff:  # the change itself, not only the JSON that describes it
         lines.append(f"Change to {call.input.get('path', 'the file')}:")
         lines.append(short_diff(diff))
-    else:
-        args = json.dumps(dict(call.input), separators=(",", ":"), ensure_ascii=False)  # compact (REQ-PERM-005)
-        if len(args) > 400:
-            args = args[:400] + f"… [{len(args) - 400} more characters]"
-        lines.append(f"Arguments: {args}")
     return "\n".join(lines)
 
 

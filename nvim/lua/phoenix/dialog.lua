@@ -208,8 +208,13 @@ function M.snapshot()
   if not c or c.select then
     return nil
   end
+  local groups = {}
+  for _, mark in ipairs(vim.api.nvim_buf_get_extmarks(c.buf, ns, 0, -1, { details = true })) do
+    groups[tostring(mark[2])] = mark[4].hl_group
+  end
   return {
     lines = vim.api.nvim_buf_get_lines(c.buf, 0, -1, false),
+    groups = groups, -- line number (0-based, as a string) -> its highlight group
     selected = c.choices[c.selected].label,
     focused = vim.api.nvim_get_current_win() == c.win,
   }

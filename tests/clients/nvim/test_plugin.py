@@ -130,6 +130,16 @@ def test_approval_dialog_answered_with_y_and_with_escape(fake_anthropic: FakeAnt
     assert [ln.strip() for ln in lines if ln.strip().lstrip("▸ ") in ("Allow", "Deny", "Always Allow")] == [
         "▸ Allow", "Deny", "Always Allow"]
     assert first["selected"] == "Allow" and first["focused"] is True
+    groups = first["groups"]  # 0-based line -> highlight group
+
+    def group(line: int) -> str | None:
+        return groups.get(str(line))
+
+    assert group(0) == "Title" and group(1) == "Comment", "the description is dimmed"
+    choice_rows = {ln.strip().lstrip("▸ "): i for i, ln in enumerate(lines) if ln.strip().lstrip("▸ ") in (
+        "Allow", "Deny", "Always Allow")}
+    assert group(choice_rows["Allow"]) == "PmenuSel"
+    assert group(choice_rows["Deny"]) == group(choice_rows["Always Allow"]) == "Comment"
     assert "Y allow" in lines[-1] and "Esc deny" in lines[-1]
     assert run.data["refused"] is False, "the chat input is blocked while the dialog is open"
     assert run.data["refocused"] is True
