@@ -342,3 +342,42 @@ def test_approvals_through_vim_ui_select(fake_anthropic: FakeAnthropic, run_nvim
     (picked,) = run.data["picked"]
     assert picked["items"] == ["Allow", "Deny", "Always Allow"] and picked["prompt"].startswith("bash")
     assert (run.workdir / "a.txt").read_text() == "a\n"
+
+
+@pytest.mark.req("REQ-NVIM-011")
+def test_the_next_neovim_session_shows_the_same_conversation(fake_anthropic: FakeAnthropic, run_nvim: Any) -> None:
+    fake_anthropic.enqueue(Reply.text_reply("remembered answer"))
+    first = run_nvim(
+        """
+        local phoenix = T.setup()
+        vim.cmd("Phoenix")
+        T.wait("a conversation", function() return phoenix.state.conversation ~= nil end)
+        phoenix.send("remember me")
+        T.wait("the answer", function()
+          return phoenix.state.status == "idle" and T.chat_text():find("remembered answer", 1, true)
+        end)
+        T.data.conversation = phoenix.state.conversation
+        """
+    )
+    second = run_nvim(
+        """
+        local phoenix = T.setup()
+        vim.cmd("Phoenix")
+        T.wait("the restored chat", function() return T.chat_text():find("remembered answer", 1, true) end)
+        T.data.conversation = phoenix.state.conversation
+        T.data.lines = require("phoenix.chat").lines()
+        -- :PhoenixConversations lists them; choosing "New conversation" starts an empty one
+        vim.ui.select = function(items, opts, on_choice)
+          T.data.listed = vim.tbl_map(opts.format_item, items)
+          on_choice(items[1])
+        end
+        vim.cmd("PhoenixConversations")
+        T.wait("a new conversation", function()
+          return phoenix.state.conversation ~= T.data.conversation and phoenix.state.conversation ~= nil
+        end)
+        """
+    )
+    assert second.data["conversation"] == first.data["conversation"]
+    assert "remember me" in second.data["lines"] and "remembered answer" in second.data["lines"]
+    assert second.data["listed"][0] == "+ New conversation"
+    assert second.data["listed"][1].startswith("remember me")
