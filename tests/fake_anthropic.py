@@ -40,7 +40,7 @@ at one of its breakpoints or up to 20 blocks before one; a prefix shorter than t
 kept; a 5th breakpoint is refused with a 400. ``usage`` answers what the request really contained: tokens
 are counted deterministically as bytes / 4 (rounded up) of each block's compact JSON without its
 ``cache_control``, in the key order sent (so a reordered key is a different prefix, as for the real API).
-Numbers a test scripts in ``Reply.usage`` override the computed ones.
+Input figures a test scripts in ``Reply.usage`` replace the computed ones (all three).
 
 Latency (for benchmarks only): ``ttft_base_s`` + uncached input tokens x ``prefill_s_per_token`` passes
 before the response headers, a model of the time to first token (both 0 by default).
@@ -244,10 +244,15 @@ class Reply:
 
     def full_usage(self, computed: dict[str, int] | None = None) -> dict[str, int]:
         """Usage numbers: what the prompt cache computed for the request (else input 10, no cache), output =
-        number of deltas, then whatever the script set in ``usage``."""
+        number of deltas, then whatever the script set in ``usage``. A script that sets any input figure
+        speaks for the whole input: the computed input figures are then not used (unset ones are 0)."""
         out_default = sum(len(b.pieces()) for b in self.blocks) or 1
         u = {"input_tokens": 10, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
-        u.update(computed or {})
+        scripted_input = {"input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"} & set(self.usage)
+        if scripted_input:
+            u = {"input_tokens": 0, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+        else:
+            u.update(computed or {})
         u["output_tokens"] = out_default
         u.update(self.usage)
         return u
