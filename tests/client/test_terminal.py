@@ -16,7 +16,8 @@ from tests.client.conftest import ROOT, ChatProcess
 from tests.fake_anthropic import FakeAnthropic, Reply, ToolUseBlock
 from tests.waiting import wait_exited
 
-pytestmark = pytest.mark.req("REQ-PROTO-035")
+# slow: each test starts the terminal client and its server as subprocesses
+pytestmark = [pytest.mark.slow, pytest.mark.req("REQ-PROTO-035")]
 
 StartChat = Callable[..., ChatProcess]
 

@@ -18,7 +18,8 @@ import pytest
 from tests.client.conftest import ROOT
 from tests.fake_anthropic import FakeAnthropic, Reply
 
-pytestmark = pytest.mark.req("REQ-PROTO-035")
+# slow: each test starts the terminal client and its server as subprocesses
+pytestmark = [pytest.mark.slow, pytest.mark.req("REQ-PROTO-035")]
 
 
 class Tty:

@@ -25,6 +25,8 @@ from tests.e2e.harness import (
 from tests.e2e.test_write_patch import PATCH_DISABLED, patch, turn, unrestricted
 from tests.fake_anthropic import FakeAnthropic, Reply, ToolUseBlock
 
+pytestmark = pytest.mark.slow  # each test starts the real server as a subprocess
+
 DENIED = "The user denied this tool call."
 
 

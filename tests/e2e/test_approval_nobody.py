@@ -10,6 +10,8 @@ from lsprotocol import types
 from tests.e2e.harness import await_status, session
 from tests.fake_anthropic import FakeAnthropic, Reply, ToolUseBlock
 
+pytestmark = pytest.mark.slow  # each test starts the real server as a subprocess
+
 
 @pytest.mark.req("REQ-PERM-016", "REQ-PERM-006")
 async def test_a_failed_dialog_leaves_the_approval_open(fake_anthropic: FakeAnthropic, tmp_path: Path) -> None:

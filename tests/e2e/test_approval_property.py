@@ -27,6 +27,8 @@ from pygls.exceptions import JsonRpcException
 from tests.e2e.harness import Session, await_status, session
 from tests.fake_anthropic import FakeAnthropic, Reply, ToolUseBlock
 
+pytestmark = pytest.mark.slow  # each test starts the real server as a subprocess
+
 
 class Remote:
     """An event loop in a thread, so that synchronous Hypothesis examples can drive one async LSP session."""

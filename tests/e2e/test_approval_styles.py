@@ -14,6 +14,8 @@ from tests.e2e.harness import Buffers, Session, last_seq, session, tool_results,
 from tests.e2e.test_write_patch import PATCH_DISABLED, patch, turn
 from tests.fake_anthropic import FakeAnthropic, Reply, ToolUseBlock
 
+pytestmark = pytest.mark.slow  # each test starts the real server as a subprocess
+
 
 async def mode_of(s: Session, cid: str) -> str:
     return str((await s.request("phoenix/getConversation", {"conversationId": cid}))["mode"])

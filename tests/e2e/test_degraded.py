@@ -15,6 +15,8 @@ from pygls.exceptions import JsonRpcException
 from tests.e2e.harness import session
 from tests.fake_anthropic import FakeAnthropic, Reply, ToolUseBlock
 
+pytestmark = pytest.mark.slow  # each test starts the real server as a subprocess
+
 NO_LANDLOCK = [sys.executable, str(Path(__file__).with_name("no_landlock.py"))]
 
 

@@ -10,6 +10,8 @@ from pygls.exceptions import JsonRpcException
 from tests.e2e.harness import session
 from tests.fake_anthropic import FakeAnthropic
 
+pytestmark = pytest.mark.slow  # each test starts the real server as a subprocess
+
 
 @pytest.mark.req("REQ-SEC-002", "REQ-PROTO-034")
 async def test_unusable_data_directory_is_reported(fake_anthropic: FakeAnthropic, tmp_path: Path) -> None:

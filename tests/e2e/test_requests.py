@@ -13,6 +13,8 @@ import pytest
 from tests.e2e.harness import Session, session
 from tests.fake_anthropic import FakeAnthropic, Reply, ToolUseBlock
 
+pytestmark = pytest.mark.slow  # each test starts the real server as a subprocess
+
 
 async def _turn(s: Session, cid: str, text: str, status: str = "idle") -> None:
     """Send one message and wait until the conversation rests in ``status``."""

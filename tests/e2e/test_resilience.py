@@ -19,6 +19,8 @@ from pygls.exceptions import JsonRpcException
 from tests.e2e.harness import API_KEY, await_status, session
 from tests.fake_anthropic import FakeAnthropic, Reply, ToolUseBlock
 
+pytestmark = pytest.mark.slow  # each test starts the real server as a subprocess
+
 
 def _field(obj: Any, name: str) -> Any:
     """A field of a showMessageRequest param, whether the client decoded it to a dict or an object."""

@@ -10,6 +10,8 @@ import pytest
 from tests.e2e.harness import session
 from tests.fake_anthropic import FakeAnthropic, Reply, ToolUseBlock
 
+pytestmark = pytest.mark.slow  # each test starts the real server as a subprocess
+
 
 def _tool_results(request_messages: list[dict]) -> list[dict]:  # type: ignore[type-arg]
     last = request_messages[-1]

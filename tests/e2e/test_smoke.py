@@ -7,6 +7,8 @@ import pytest
 from tests.e2e.harness import session
 from tests.fake_anthropic import FakeAnthropic, Reply
 
+pytestmark = pytest.mark.slow  # each test starts the real server as a subprocess
+
 
 @pytest.mark.req("REQ-BED-003", "REQ-PROTO-008", "REQ-BED-011")
 async def test_hello_streams_and_goes_idle(fake_anthropic: FakeAnthropic, tmp_path: Path, editor: str) -> None:

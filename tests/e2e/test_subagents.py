@@ -22,6 +22,8 @@ from tests.e2e.harness import Session, session, tool_results
 from tests.fake_anthropic import FakeAnthropic, RecordedRequest, Reply, ToolUseBlock
 from tests.waiting import eventually, exited
 
+pytestmark = pytest.mark.slow  # each test starts the real server as a subprocess
+
 STANDARD = ["read_file", "list_directory", "search_files", "bash", "patch"]
 
 

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # each test starts the real server as a subprocess
+
 
 def _free_port() -> int:
     with socket.socket() as s:

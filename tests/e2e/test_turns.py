@@ -19,6 +19,8 @@ from PIL import Image
 from tests.e2e.harness import API_KEY, Session, session
 from tests.fake_anthropic import FakeAnthropic, Reply, ToolUseBlock
 
+pytestmark = pytest.mark.slow  # each test starts the real server as a subprocess
+
 
 async def _send(s: Session, cid: str, text: str) -> int:
     """Send a message; returns the conversation's last seq before it (to wait for what follows)."""

@@ -16,6 +16,8 @@ from lsprotocol import types
 from tests.e2e.harness import Buffers, Session, apply_text_edits, last_seq, session, tool_results, wait_idle
 from tests.fake_anthropic import FakeAnthropic, RecordedRequest, Reply, ToolUseBlock
 
+pytestmark = pytest.mark.slow  # each test starts the real server as a subprocess
+
 PATCH_DISABLED = "Patch tool is disabled in Restricted mode. Use request_mode_upgrade to request write access."
 
 

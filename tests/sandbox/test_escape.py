@@ -28,7 +28,11 @@ from phoenix_lsp.sandbox.policy import Limits
 
 from .conftest import IS_ROOT, PY, Runner, needs_root, needs_sandbox, pid_alive, py, run_while_watching
 
-pytestmark = [needs_sandbox, pytest.mark.req("REQ-BASH-008", "REQ-BED-014"), pytest.mark.usefixtures("launcher")]
+# slow: the escape suite: every attack twice, with each launcher
+pytestmark = [
+    pytest.mark.slow, needs_sandbox, pytest.mark.req("REQ-BASH-008", "REQ-BED-014"),
+    pytest.mark.usefixtures("launcher"),
+]
 
 ORIGINAL = "original content\n"
 

@@ -21,6 +21,8 @@ from tests.waiting import eventually, exited
 
 from .conftest import SUPPORT, pid_alive
 
+pytestmark = pytest.mark.slow  # process trees, timeouts and a killed server
+
 # A tree with a CPU burner, a sleeper, a setsid'd child and a double-forked orphan; it prints their pids.
 TREE = ("(while :; do :; done) & echo $!; sleep 300 & echo $!; setsid sleep 300 & echo $!; "
         "echo $( (setsid sleep 300 >/dev/null 2>&1 & echo $!) ); echo ready; wait")

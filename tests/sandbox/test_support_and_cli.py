@@ -178,6 +178,7 @@ def test_the_helper_is_compiled_once_per_source(tmp_path: Path) -> None:
     assert build.compile_helper(tmp_path) == first and first.stat().st_mtime_ns == stamp
 
 
+@pytest.mark.slow  # four C compilations
 @pytest.mark.req("REQ-BASH-008")
 def test_concurrent_builds_of_the_helper_all_get_a_complete_binary(tmp_path: Path) -> None:
     """Test workers (pytest-xdist) and servers share one cache directory and may all build at once."""

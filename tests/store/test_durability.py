@@ -18,6 +18,8 @@ import phoenix_lsp
 from phoenix_lsp.store import Store
 from tests.store.durability_writer import message
 
+pytestmark = pytest.mark.slow  # writers killed mid-transaction, many times
+
 WRITER = Path(__file__).with_name("durability_writer.py")
 REPO_ROOT = Path(phoenix_lsp.__file__).resolve().parent.parent
 ROUNDS = 8
