@@ -273,7 +273,12 @@ def tool_results(request: Any) -> dict[str, dict[str, Any]]:
     """The ``tool_result`` blocks of a recorded request's last message, by ``tool_use_id``."""
     last = request.messages[-1] if request.messages else {"content": []}
     content = last["content"] if isinstance(last["content"], list) else []
-    return {b["tool_use_id"]: b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"}
+    # a cache breakpoint on the newest block (prompt caching) is not part of what the model is told
+    return {
+        b["tool_use_id"]: {k: v for k, v in b.items() if k != "cache_control"}
+        for b in content
+        if isinstance(b, dict) and b.get("type") == "tool_result"
+    }
 
 
 def apply_text_edits(text: str, edits: list[types.TextEdit]) -> str:
