@@ -102,6 +102,7 @@ async def test_ask_on_a_selection_through_a_code_action_and_read_the_answer(
         assert transcript.parent.parent == s.data_dir
         body = transcript.read_text()
         assert "## You" in body and "return a + b" in body and "It adds the two numbers" in body
+        await _until(lambda: bool(seen.documents))
         assert [d.uri for d in seen.documents] == [transcript.as_uri()]
         # $/progress: titled like the conversation, reported in words
         cid = result["conversationId"]
@@ -130,7 +131,8 @@ async def test_write_the_question_in_the_transcript_and_save_to_send_it(
         result = await _command(s, "phoenix.ask", where)  # "Ask Phoenix…": no question yet
         assert result["waitingForQuestion"] is True
         transcript = Path(result["transcript"])
-        assert seen.documents and seen.documents[-1].take_focus is True
+        await _until(lambda: bool(seen.documents))  # showDocument is a request of its own, sent meanwhile
+        assert seen.documents[-1].take_focus is True
         body = transcript.read_text()
         assert "return a + b" in body.split("<!-- phoenix:")[1]  # the selection waits in the draft
 
