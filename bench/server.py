@@ -68,7 +68,7 @@ async def _latency_and_cancel(quick: bool) -> list[dict[str, Any]]:
     with tempfile.TemporaryDirectory() as tmp:
         fake = _Fake(replies, Path(tmp))
         try:
-            async with session(fake, Path(tmp)) as s:  # type: ignore[arg-type]
+            async with session(fake, Path(tmp), check_schema=False) as s:  # type: ignore[arg-type]
                 cid = await s.new()
                 first = len(s.events)
                 await s.request("phoenix/sendMessage", {"conversationId": cid, "text": "stream"})
@@ -246,7 +246,7 @@ async def _restore(quick: bool) -> list[dict[str, Any]]:
         store.close()
         fake = _Fake([], Path(tmp))
         try:
-            async with session(fake, Path(tmp), data_dir=data) as s:  # type: ignore[arg-type]
+            async with session(fake, Path(tmp), data_dir=data, check_schema=False) as s:  # type: ignore[arg-type]
                 t0 = time.perf_counter()
                 result = await s.request("phoenix/listConversations", {})
                 elapsed = (time.perf_counter() - t0) * 1000
@@ -283,7 +283,7 @@ async def _patch_edit(quick: bool) -> list[dict[str, Any]]:
     with tempfile.TemporaryDirectory() as tmp:
         fake = _Fake(replies, Path(tmp))
         try:
-            async with session(fake, Path(tmp)) as s:  # type: ignore[arg-type]
+            async with session(fake, Path(tmp), check_schema=False) as s:  # type: ignore[arg-type]
                 arrivals: list[int] = []
                 sizes: list[int] = []
                 from lsprotocol import types

@@ -93,7 +93,7 @@ async def _lsp_latencies(fake: _Fake, tag: str) -> list[float]:
     from tests.e2e.harness import session
 
     with tempfile.TemporaryDirectory() as tmp:
-        async with session(fake, Path(tmp)) as s:  # type: ignore[arg-type]
+        async with session(fake, Path(tmp), check_schema=False) as s:  # type: ignore[arg-type]
             cid = await s.new()
             await s.request("phoenix/sendMessage", {"conversationId": cid, "text": "[[warmup]]"})
             await s.wait_status(cid, "idle", timeout=120)
