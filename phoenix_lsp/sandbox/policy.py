@@ -799,19 +799,3 @@ def memory_limit_protection(limits: Limits | None = None) -> str:
                 f"cgroup per command under {parent}")
     return ("memory: no memory cgroup can be made here, so memfd_create is refused (shared memory that "
             "RLIMIT_AS would not count); RLIMIT_AS limits each process")
-
-
-def describe_args(args: Sequence[str]) -> str:
-    """A short printable form of helper arguments (the seccomp program is elided)."""
-    out = []
-    skip = False
-    for i, a in enumerate(args):
-        if skip:
-            skip = False
-            continue
-        if a == "-f" and i + 1 < len(args):
-            out.append(f"-f <{len(args[i + 1]) // 16} BPF instructions>")
-            skip = True
-        else:
-            out.append(a)
-    return " ".join(out)

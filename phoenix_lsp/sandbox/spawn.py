@@ -20,7 +20,7 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -607,10 +607,3 @@ async def start_background(req: SpawnRequest, output_path: Path, command: str,
         return failure
     job.pid = job.pgid = pid  # the command leads its own session and process group
     return job
-
-
-def sequence_repr(argv: Sequence[str]) -> str:
-    """Shell-like one-line form of argv, for messages."""
-    import shlex
-
-    return " ".join(shlex.quote(a) for a in argv)
