@@ -79,7 +79,7 @@ def model_prices(option: Mapping[str, Any] | None, environ: Mapping[str, str]) -
     ``{"model": {"input": 3, "output": 15, "cacheWrite5m"?, "cacheWrite1h"?, "cacheRead"?}}``, USD per million
     tokens) and then by the ``modelPrices`` initialization option (already validated)."""
     from ..llm.pricing import DEFAULT_PRICES
-    from ..protocol.models import ModelPriceIn
+    from ..protocol.params import ModelPriceIn
 
     prices = dict(DEFAULT_PRICES)
     problems: list[str] = []
