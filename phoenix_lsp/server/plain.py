@@ -97,9 +97,12 @@ class PlainClient:
         args = json.dumps(dict(call.input), separators=(",", ":"), ensure_ascii=False)  # compact (REQ-PERM-005)
         if len(args) > 400:
             args = args[:400] + f"... [{len(args) - 400} more characters]"
+        from ..core.rules import scopes_for
+
+        narrowest = scopes_for(runtime.state.always_allow, call)[0]  # what "Always Allow" adds (REQ-PERM-020)
         text = (
             f"phoenix wants to run {call.name} in conversation {runtime.id[:8]}: {description[:200]}"
-            f"\nArguments: {args}"
+            f"\nArguments: {args}\nAlways Allow adds the rule: {narrowest.label}"
         )
         actions = {"Allow": Decision.ALLOW, "Deny": Decision.DENY, "Always Allow": Decision.ALWAYS_ALLOW}
 

@@ -364,6 +364,8 @@ class Runtime:
                                             reason=None if effect.ok else effect.result))
 
     def approval_fields(self, approval_id: str, call: ToolUse) -> dict[str, Any]:
+        from ..core.rules import scopes_for
+
         return {
             "approval_id": approval_id,
             "tool_use_id": call.id,
@@ -371,6 +373,7 @@ class Runtime:
             "description": describe_tool(call.name),
             "arguments": dict(call.input),
             "diff": self.patch_diff(call),
+            "scopes": [wire.scope_to_wire(s) for s in scopes_for(self.state.always_allow, call)],
         }
 
     def patch_diff(self, call: ToolUse) -> str | None:
@@ -473,7 +476,13 @@ class Runtime:
         if block["type"] == "text":
             return Text(guard.redact(block.get("text", "")))
         tool_input = block.get("input")
-        return ToolUse(str(block["id"]), str(block["name"]), tool_input if isinstance(tool_input, dict) else {})
+        arguments = tool_input if isinstance(tool_input, dict) else {}
+        commands = None
+        if block["name"] == "bash" and isinstance(arguments.get("command"), str):
+            from ..tools.bash_scope import simple_commands
+
+            commands = simple_commands(arguments["command"])  # the core matches rules on these (REQ-PERM-019)
+        return ToolUse(str(block["id"]), str(block["name"]), arguments, commands)
 
     def _started_restricted(self) -> bool:
         return (self.state.sandbox and not self.state.is_subagent) or self.state.mode is Mode.RESTRICTED
@@ -560,8 +569,8 @@ class Runtime:
 
     # ------------------------------------------------------------------------------------ answers
 
-    def answer_approval(self, approval_id: str, decision: Decision) -> Reject | None:
-        return self.apply(ApprovalAnswer(approval_id, decision)).reject
+    def answer_approval(self, approval_id: str, decision: Decision, rule: str | None = None) -> Reject | None:
+        return self.apply(ApprovalAnswer(approval_id, decision, rule)).reject
 
     def answer_upgrade(self, approve: bool) -> Reject | None:
         return self.apply(UpgradeAnswer(approve)).reject
