@@ -3,9 +3,9 @@ import assert from "node:assert/strict";
 import { modeLabel, policyLabel, styleLabel, togglePolicy } from "../src/core/labels";
 import { chatPage, contentSecurityPolicy, makeNonce } from "../src/core/html";
 
-test("the policy indicator reads 🚀 auto / 🔒 interactive and toggles (REQ-PERM-009, REQ-PERM-010)", () => {
-  assert.equal(policyLabel("auto").text, "🚀 auto");
-  assert.equal(policyLabel("interactive").text, "🔒 interactive");
+test("the policy indicator reads 🚀 MVP (auto) / 🔒 Interactive and toggles (REQ-PERM-009, REQ-PERM-010)", () => {
+  assert.equal(policyLabel("auto").text, "🚀 MVP (auto)");
+  assert.equal(policyLabel("interactive").text, "🔒 Interactive");
   assert.equal(togglePolicy("auto"), "interactive");
   assert.equal(togglePolicy("interactive"), "auto");
 });

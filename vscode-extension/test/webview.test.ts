@@ -38,7 +38,7 @@ function mount(s: Partial<GetConversationResult> = {}) {
   return { window, app, posted, e, key, $, root };
 }
 
-const approval = { approvalId: "a1", toolUseId: "t1", toolName: "patch", description: "Change a file in the workspace", arguments: { path: "f.py", patches: [{ operation: "append_eof", newText: "x\n" }] }, diff: "--- a/f.py\n+++ b/f.py\n@@ -1,1 +1,2 @@\n a\n+x\n" };
+const approval = { approvalId: "a1", toolUseId: "t1", toolName: "patch", description: "Change a file in the workspace", arguments: { path: "f.py", patches: [{ operation: "append_eof", newText: "x\n" }] }, diff: "--- a/f.py\n+++ b/f.py\n@@ -1,1 +1,2 @@\n a\n+x\n", scopes: [{ kind: "tool" as const, rule: "patch", label: "patch" }] };
 
 test("the approval dialog shows the tool name first, the description dimmed, compact JSON, the diff and the hint (REQ-PERM-011)", () => {
   const { app, e, $ } = mount({ mode: "unrestricted" });
@@ -111,12 +111,12 @@ test("an upgrade request shows the agent's reason with Approve / Deny", () => {
 
 test("Shift+Tab toggles the policy; the composer shows it (REQ-PERM-010, REQ-PERM-009)", () => {
   const { app, e, key, posted, $ } = mount();
-  assert.match($(".hint")!.textContent!, /🔒 interactive/);
-  assert.match($(".badge.policy")!.textContent!, /🔒 interactive/);
+  assert.match($(".hint")!.textContent!, /🔒 Interactive/);
+  assert.match($(".badge.policy")!.textContent!, /🔒 Interactive/);
   key("Tab", { shiftKey: true });
   assert.deepEqual(posted.at(-1), { type: "togglePolicy" });
   app.receive({ type: "input", input: { type: "event", event: e.next({ kind: "policyChanged", policy: "auto", previous: "interactive" }) } });
-  assert.match($(".badge.policy")!.textContent!, /🚀 auto/);
+  assert.match($(".badge.policy")!.textContent!, /🚀 MVP \(auto\)/);
 });
 
 test("mode and style are shown and follow their events; a style suggestion offers its command (REQ-LAYER-008)", () => {
@@ -140,7 +140,7 @@ test("hostile model and tool output never runs script in the webview (REQ-VSC-00
   send({ kind: "message", message: { seq: 4, messageId: "2", role: "user", content: [{ type: "toolResult", toolUseId: "t1", content: HOSTILE, isError: false }, { type: "text", text: HOSTILE }], createdAt: 0 } });
   send({ kind: "toolEnd", toolUseId: "t1", isError: false, summary: HOSTILE });
   send({ kind: "error", message: HOSTILE, errorKind: "llm" });
-  send({ kind: "approvalRequested", approvalId: "a1", toolUseId: "t2", toolName: HOSTILE, description: HOSTILE, arguments: { x: HOSTILE }, diff: `--- a/f\n+++ b/f\n@@ -1,1 +1,1 @@\n-${HOSTILE.split("\n")[0]}\n+${HOSTILE.split("\n")[2]}\n` });
+  send({ kind: "approvalRequested", approvalId: "a1", toolUseId: "t2", toolName: HOSTILE, description: HOSTILE, arguments: { x: HOSTILE }, scopes: [{ kind: "prefix", rule: HOSTILE, label: HOSTILE }, { kind: "tool", rule: HOSTILE, label: HOSTILE }], diff: `--- a/f\n+++ b/f\n@@ -1,1 +1,1 @@\n-${HOSTILE.split("\n")[0]}\n+${HOSTILE.split("\n")[2]}\n` });
   const all = [...root.querySelectorAll("*")];
   for (const el of all) {
     for (const attr of [...el.attributes]) {

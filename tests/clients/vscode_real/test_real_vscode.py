@@ -97,7 +97,7 @@ def test_the_extension_in_a_real_vscode(vscode_deps: Deps, fake_anthropic: FakeA
         assert len(partial) >= 2, f"the answer did not stream in pieces; texts seen while streaming: {seen}"
         d.screenshot("streamed-answer")
         chat.statusbar(RESTRICTED)
-        chat.statusbar("🔒 interactive", item="phoenix.policy")
+        chat.statusbar("🔒 Interactive", item="phoenix.policy")
 
         # 2. mode upgrade answered with the keyboard; the status bar follows -----------------------------------
         chat.send(scenario.ASK_UPGRADE)

@@ -34,12 +34,12 @@ export function modeLabel(mode: Mode, sandbox?: SandboxInfo): Label {
 export function policyLabel(policy: Policy): Label {
   return policy === "auto"
     ? {
-        text: "🚀 auto",
+        text: "🚀 MVP (auto)",
         tooltip: "Approval policy: auto (seed 003's MVP): tool calls the mode permits run without asking. " +
           "Click or Shift+Tab in the chat to switch to interactive.",
       }
     : {
-        text: "🔒 interactive",
+        text: "🔒 Interactive",
         tooltip: "Approval policy: interactive: each write or exec tool call waits for Allow / Deny / Always Allow. " +
           "Click or Shift+Tab in the chat to switch to auto.",
       };

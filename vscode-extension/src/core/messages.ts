@@ -31,6 +31,8 @@ export type ViewMessage =
       conversationId: string;
       approvalId: string;
       decision: Decision;
+      /** alwaysAllow: the scope chosen (REQ-PERM-020) */
+      rule?: string;
     }
   | { type: "answerUpgrade"; conversationId: string; requestId: string; approve: boolean }
   | { type: "openDiff"; conversationId: string; toolUseId: string }

@@ -12,7 +12,7 @@ import { STYLES, togglePolicy } from "../core/labels";
 import type { HostMessage, ImageAttachment, ServerState, ViewMessage } from "../core/messages";
 import { errorKind, errorMessage, type PhoenixClient } from "../protocol/client";
 import { ConversationSession } from "../protocol/session";
-import type { AlwaysAllowedTool, ConversationSummary, Decision, PhoenixEvent, SandboxInfo, SendMessageParams } from "../protocol/wire";
+import type { AlwaysAllowRule, ConversationSummary, Decision, PhoenixEvent, SandboxInfo, SendMessageParams } from "../protocol/wire";
 import { ChatViewProvider } from "./chatView";
 import { ProposedDocuments } from "./diffDocuments";
 import type { Logs } from "./logging";
@@ -127,7 +127,7 @@ export class Controller implements vscode.Disposable {
         case "send":
           return await this.send(m.text, m.images);
         case "answerApproval":
-          return await this.answerApproval(m.conversationId, m.approvalId, m.decision);
+          return await this.answerApproval(m.conversationId, m.approvalId, m.decision, m.rule);
         case "answerUpgrade":
           await this.need().respondToModeUpgrade(m.conversationId, m.approve, m.requestId);
           return;
@@ -238,8 +238,8 @@ export class Controller implements vscode.Disposable {
     this.scheduleListRefresh();
   }
 
-  private async answerApproval(conversationId: string, approvalId: string, decision: Decision): Promise<void> {
-    await this.need().respondToApproval(conversationId, approvalId, decision);
+  private async answerApproval(conversationId: string, approvalId: string, decision: Decision, rule?: string): Promise<void> {
+    await this.need().respondToApproval(conversationId, approvalId, decision, rule);
   }
 
   async togglePolicy(): Promise<void> {
@@ -370,10 +370,10 @@ export class Controller implements vscode.Disposable {
       return;
     }
     const picked = await vscode.window.showQuickPick(
-      tools.map((t) => ({ label: describeRule(t), rule: t })),
+      tools.map((t) => ({ label: t.label, description: describeRule(t), rule: t })),
       { title: "Always-allow rules of this conversation: pick the ones to revoke", canPickMany: true },
     );
-    for (const p of picked ?? []) await client.revokeAlwaysAllow(view.conversationId, p.rule.toolName);
+    for (const p of picked ?? []) await client.revokeAlwaysAllow(view.conversationId, p.rule.toolName, p.rule.rule);
   }
 
   async openDiff(conversationId: string, toolUseId: string): Promise<void> {
@@ -401,6 +401,8 @@ export class Controller implements vscode.Disposable {
   }
 }
 
-function describeRule(rule: AlwaysAllowedTool): string {
-  return `${rule.toolName}: every call in this conversation`;
+function describeRule(rule: AlwaysAllowRule): string {
+  return rule.kind === "prefix"
+    ? `${rule.toolName} commands whose every part starts so, in this conversation`
+    : `every ${rule.toolName} call in this conversation`;
 }

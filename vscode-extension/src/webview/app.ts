@@ -468,7 +468,7 @@ export class ChatApp {
       if (choice.key) this.add(li, "kbd", "").textContent = choice.key.toUpperCase();
       li.addEventListener("click", () => this.answer(choice.answer));
     });
-    this.add(box, "div", "dialog-hint dim").textContent = shortcutHint(d);
+    this.add(box, "div", "dialog-hint dim").textContent = stripTerminalEscapes(shortcutHint(d));
     if (this.answered.has(d.id)) this.add(box, "div", "dim").textContent = "Sent; waiting for the server…";
     if (this.doc.activeElement !== box) box.focus();
   }
