@@ -40,7 +40,7 @@ at one of its breakpoints or up to 20 blocks before one; a prefix shorter than t
 kept; a 5th breakpoint is refused with a 400. ``usage`` answers what the request really contained: tokens
 are counted deterministically as bytes / 4 (rounded up) of each block's compact JSON without its
 ``cache_control``, in the key order sent (so a reordered key is a different prefix, as for the real API).
-Numbers a test scripts in ``Reply.usage`` override the computed ones.
+Input figures a test scripts in ``Reply.usage`` replace the computed ones (all three).
 
 Latency (for benchmarks only): ``ttft_base_s`` + uncached input tokens x ``prefill_s_per_token`` passes
 before the response headers, a model of the time to first token (both 0 by default).
@@ -244,10 +244,15 @@ class Reply:
 
     def full_usage(self, computed: dict[str, int] | None = None) -> dict[str, int]:
         """Usage numbers: what the prompt cache computed for the request (else input 10, no cache), output =
-        number of deltas, then whatever the script set in ``usage``."""
+        number of deltas, then whatever the script set in ``usage``. A script that sets any input figure
+        speaks for the whole input: the computed input figures are then not used (unset ones are 0)."""
         out_default = sum(len(b.pieces()) for b in self.blocks) or 1
         u = {"input_tokens": 10, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
-        u.update(computed or {})
+        scripted_input = {"input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"} & set(self.usage)
+        if scripted_input:
+            u = {"input_tokens": 0, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+        else:
+            u.update(computed or {})
         u["output_tokens"] = out_default
         u.update(self.usage)
         return u
@@ -279,6 +284,7 @@ class RecordedRequest:
     disconnected: bool = False  # the client went away before the response was complete
     completed: bool = False  # the response was sent in full
     usage: dict[str, int] | None = None  # the usage answered (input, output, cache write and read tokens)
+    held: str | None = None  # "headers" / "stream": the fake holds the response back (headers delay, hanging)
 
     @property
     def tool_names(self) -> list[str] | None:
@@ -603,8 +609,10 @@ class _Handler(BaseHTTPRequestHandler):
                 400, "fake_anthropic: no reply scripted for this request (queue empty, handler gave none)", rec
             )
             return
-        if reply.headers_delay_s and self._peer_closed(reply.headers_delay_s):
-            raise _ClientGone
+        if reply.headers_delay_s:
+            fake._changed(rec, held="headers")
+            if self._peer_closed(reply.headers_delay_s):
+                raise _ClientGone
         if reply.status >= 400:
             self._send_error(reply.status, reply.error_message, rec, reply.error_type)
             return
@@ -717,6 +725,7 @@ class _Handler(BaseHTTPRequestHandler):
                 self.close_connection = True
                 return
             if reply.hang_after_events is not None and rec.events_sent >= reply.hang_after_events:
+                self.server.fake._changed(rec, held="stream")
                 if self._peer_closed(reply.hang_limit_s):
                     raise _ClientGone
                 self.close_connection = True
@@ -728,6 +737,7 @@ class _Handler(BaseHTTPRequestHandler):
             payload = f"event: {event['type']}\ndata: {json.dumps(event, separators=(',', ':'))}\n\n".encode()
             self._write(b"%x\r\n%s\r\n" % (len(payload), payload), rec)
             rec.events_sent += 1
+            self.server.fake._changed(rec)
         self._write(b"0\r\n\r\n", rec)
         rec.completed = True
 
@@ -765,6 +775,7 @@ class FakeAnthropic:
         self._queue: deque[Reply] = deque()
         self._requests: list[RecordedRequest] = []
         self._cond = threading.Condition()
+        self._waiters: list[tuple[Any, Any]] = []  # (event loop, asyncio.Event) of each await_for
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
         self.unexpected = 0
@@ -846,11 +857,21 @@ class FakeAnthropic:
     def _record(self, rec: RecordedRequest) -> None:
         with self._cond:
             self._requests.append(rec)
-            self._cond.notify_all()
+        self._changed(rec)
 
     def _finished(self, rec: RecordedRequest) -> None:
+        self._changed(rec)
+
+    def _changed(self, rec: RecordedRequest, held: str | None = None) -> None:
+        """A record changed (recorded, an event sent, held, ended): wake :meth:`wait_for` and :meth:`await_for`."""
         with self._cond:
+            if held is not None:
+                rec.held = held
             self._cond.notify_all()
+            waiters = list(self._waiters)
+        for loop, event in waiters:
+            with contextlib.suppress(RuntimeError):  # that loop has closed
+                loop.call_soon_threadsafe(event.set)
 
     @property
     def requests(self) -> list[RecordedRequest]:
@@ -870,15 +891,28 @@ class FakeAnthropic:
             return True
 
     async def await_for(self, predicate: Callable[[list[RecordedRequest]], bool], timeout: float = 5.0) -> bool:
-        """Like :meth:`wait_for` but polls with ``asyncio.sleep`` so the event loop keeps running."""
+        """Like :meth:`wait_for` without blocking the event loop: re-checked each time a record changes."""
         import asyncio
 
-        deadline = time.monotonic() + timeout
-        while not predicate(self.requests):
-            if time.monotonic() >= deadline:
-                return False
-            await asyncio.sleep(0.002)
-        return True
+        loop = asyncio.get_running_loop()
+        changed = asyncio.Event()
+        waiter = (loop, changed)
+        with self._cond:
+            self._waiters.append(waiter)
+        try:
+            deadline = loop.time() + timeout
+            while True:
+                changed.clear()
+                if predicate(self.requests):
+                    return True
+                remaining = deadline - loop.time()
+                if remaining <= 0:
+                    return False
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(changed.wait(), remaining)
+        finally:
+            with self._cond:
+                self._waiters.remove(waiter)
 
     def max_concurrency(self) -> int:
         """The largest number of requests that were being served at the same instant."""

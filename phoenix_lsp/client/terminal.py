@@ -46,7 +46,7 @@ from ..protocol.results import (
     SendMessageResult,
     SetStyleResult,
 )
-from ..protocol.views import PendingApproval
+from ..protocol.views import PendingApproval, TokenUsage
 from ..safe_text import terminal_safe
 from .workspace_edit import EditError, plan_workspace_edit, write_plan
 
@@ -66,6 +66,7 @@ Type a message and press Enter; the answer streams below. Commands:
   /plan             switch back to Restricted mode (read-only, sandboxed)
   /style NAME       chat | discussion | plan | development | task
   /policy POLICY    interactive (ask before each write or command) | auto (do not ask)
+  /usage            tokens used so far (sub-agents included), how much came from the cache, estimated cost
   /help             this text
   /quit             leave (Ctrl-D at the prompt does the same)
 While the agent works, Ctrl-C cancels the current turn. Approvals: y = allow, n = deny, a = always allow
@@ -178,6 +179,24 @@ def first_line(text: str, limit: int = 120) -> str:
             line = line.strip()
             return line if len(line) <= limit else line[: limit - 3] + "..."
     return ""
+
+
+def usage_lines(usage: TokenUsage) -> list[str]:
+    """The ``/usage`` report from getConversation's ``usage`` (issue 16): totals, cache share, cost estimate."""
+    total, agents = usage.total, usage.sub_agents
+    read, write, fresh = total.cache_read_tokens, total.cache_write_tokens, total.input_tokens
+    input_all = read + write + fresh
+    share = f"{read / input_all:.0%}" if input_all else "0%"
+    lines = [
+        f"[usage] {total.requests or 0} requests ({agents.requests or 0} by sub-agents): "
+        f"{input_all:,} input tokens ({fresh:,} uncached, {write:,} written to and {read:,} read from the cache: "
+        f"{share} cached), {total.output_tokens:,} output tokens",
+    ]
+    if usage.estimated_cost is not None:
+        lines.append(f"[usage] estimated cost: ${usage.estimated_cost.usd:.4f} (an estimate from list prices)")
+    else:
+        lines.append("[usage] estimated cost: unknown for this model (set modelPrices to get an estimate)")
+    return lines
 
 
 def tool_summary(name: str, arguments: Any) -> str:
@@ -639,6 +658,11 @@ class Chat:
                 suggestion = SetStyleResult.model_validate(result).suggestion if result is not None else None
                 if suggestion is not None:
                     self.screen.line(f"[style] tip: type {suggestion.command} to switch modes.", "dim")
+        elif command == "/usage":
+            result = await self._call("phoenix/getConversation", limit=1)
+            if result is not None:
+                for line in usage_lines(GetConversationResult.model_validate(result).usage):
+                    self.screen.line(line, "dim")
         elif command == "/policy":
             if argument not in POLICIES:
                 self.screen.line("Usage: /policy auto|interactive.", "yellow")

@@ -184,6 +184,9 @@ def _dispatch(state: ConversationState, batch: Batch) -> Out:
                 effects.append(Notify("tool_refused", {"toolUseId": call.id, "toolName": call.name, "by": "mode"}))
                 effects.append(Audit(Actor.SYSTEM, "toolRefused", {"tool": call.name, "by": "mode"}))
             continue
+        if call.input_error is not None:  # REQ-CORE-007: never run, never asked about, never handled
+            batch = batch.answer(ToolResult(call.id, call.input_error, is_error=True))
+            continue
         if call.name == REQUEST_MODE_UPGRADE:
             reason = call.input.get("reason")
             if state.mode is Mode.UNRESTRICTED:

@@ -70,7 +70,11 @@ class Image:
 
 @dataclass(frozen=True, slots=True)
 class ToolUse:
-    """A tool call requested by the model. ``input`` is treated as immutable."""
+    """A tool call requested by the model. ``input`` is treated as immutable.
+
+    ``input_error``: why the input cannot be used (not valid JSON, or not what the tool's schema asks for),
+    found by the server before the core sees the call; the core answers such a call with it (REQ-CORE-007).
+    """
 
     id: str
     name: str
@@ -79,6 +83,7 @@ class ToolUse:
     #: (``tools/bash_scope.py``); None when not parsed or not provably a plain list of simple commands.
     commands: tuple[tuple[str, ...], ...] | None = None
     kind: Literal["tool_use"] = "tool_use"
+    input_error: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

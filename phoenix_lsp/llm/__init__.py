@@ -4,7 +4,7 @@ Both modules import their heavy dependencies (``anthropic``, Pillow) lazily, on 
 """
 
 from phoenix_lsp.llm.client import (
-    INVALID_TOOL_INPUT_KEY,
+    TOOL_INPUT_ERROR_KEY,
     LlmClient,
     LlmFailure,
     LlmRequest,
@@ -14,7 +14,7 @@ from phoenix_lsp.llm.client import (
 from phoenix_lsp.llm.images import ImageError, prepare_image
 
 __all__ = [
-    "INVALID_TOOL_INPUT_KEY",
+    "TOOL_INPUT_ERROR_KEY",
     "ImageError",
     "LlmClient",
     "LlmFailure",

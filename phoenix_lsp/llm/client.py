@@ -10,9 +10,10 @@ Contract of :meth:`LlmClient.stream`:
   what happened and what to do;
 - when its task is cancelled, closes the HTTP connection at once (the server sees the disconnect) and
   re-raises ``CancelledError``; nothing partial is returned;
-- a ``tool_use`` block whose streamed input is not valid JSON does not fail the call: the block comes back
-  with ``input == {INVALID_TOOL_INPUT_KEY: "<the raw text>"}`` so the caller can answer the model with a
-  tool error ("your input was not valid JSON") and let it try again;
+- a ``tool_use`` block whose streamed input is not a valid JSON object does not fail the call: the block
+  comes back with ``input == {}`` and ``block[TOOL_INPUT_ERROR_KEY]`` holding the parser's message, so the
+  caller can answer the model with a tool error ("your input was not valid JSON: <parser error>") and let it
+  try again;
 - the API key never appears in any message, log line or repr produced here.
 
 ``anthropic`` is imported lazily (first request), because the server must start in well under 300 ms.
@@ -36,8 +37,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-#: Marker key used as the whole ``input`` of a tool_use block whose streamed JSON was invalid.
-INVALID_TOOL_INPUT_KEY = "__phoenix_invalid_tool_input_json__"
+#: Key of a tool_use block (beside ``input``, never inside it) holding why its streamed input JSON was unusable.
+TOOL_INPUT_ERROR_KEY = "input_error"
 
 _API_KEY_HELP = "Set ANTHROPIC_API_KEY in the environment of the phoenix-lsp server (or the apiKey option)."
 
@@ -169,10 +170,15 @@ class _Accumulator:
             return
         try:
             value = json.loads(raw)
-        except json.JSONDecodeError:
-            value = None
-        # A tool input must be a JSON object; anything else is kept raw under the marker.
-        block["input"] = value if isinstance(value, dict) else {INVALID_TOOL_INPUT_KEY: raw}
+        except json.JSONDecodeError as exc:
+            block[TOOL_INPUT_ERROR_KEY] = str(exc)
+            return
+        if isinstance(value, dict):
+            block["input"] = value
+        else:  # valid JSON, but a tool input must be an object
+            kinds = {list: "an array", str: "a string", bool: "a boolean", type(None): "null"}
+            kind = kinds.get(type(value), "a number")
+            block[TOOL_INPUT_ERROR_KEY] = f"expected a JSON object, got {kind}: {raw.strip()[:60]}"
 
     def result(self) -> LlmSuccess:
         if not self.stopped:

@@ -90,8 +90,8 @@ class ModelPriceIn(Wire):
 
     input: float = Field(ge=0)
     output: float = Field(ge=0)
-    cache_write_5m: float | None = Field(default=None, ge=0)
-    cache_write_1h: float | None = Field(default=None, ge=0)
+    cache_write_5m: float | None = Field(default=None, ge=0, alias="cacheWrite5m")  # not to_camel's "5M"
+    cache_write_1h: float | None = Field(default=None, ge=0, alias="cacheWrite1h")
     cache_read: float | None = Field(default=None, ge=0)
 
 

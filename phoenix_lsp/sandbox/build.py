@@ -13,6 +13,7 @@ Environment:
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import os
@@ -79,16 +80,22 @@ def compile_helper(target_dir: Path | None = None) -> Path:
     directory.mkdir(parents=True, exist_ok=True, mode=0o700)
     errors = []
     for extra in (["-static"], []):
+        # Each builder (thread, server, test worker) compiles into its own temporary name and renames the
+        # finished, executable file into place: the binary's name never shows a partly written file, and
+        # concurrent builders race harmlessly (the last rename wins, with identical content).
         fd, tmp = tempfile.mkstemp(prefix=".helper-", dir=directory)
         os.close(fd)
-        cmd = [cc, "-O2", "-std=gnu11", *extra, "-o", tmp, str(HELPER_SOURCE)]
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=False)
-        if proc.returncode == 0:
-            os.chmod(tmp, 0o755)
-            os.replace(tmp, binary)  # atomic: concurrent builders race harmlessly
-            return binary
-        os.unlink(tmp)
-        errors.append(f"{' '.join(cmd)}: {proc.stderr.strip()[-500:]}")
+        try:
+            cmd = [cc, "-O2", "-std=gnu11", *extra, "-o", tmp, str(HELPER_SOURCE)]
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=False)
+            if proc.returncode == 0:
+                os.chmod(tmp, 0o755)
+                os.replace(tmp, binary)
+                return binary
+            errors.append(f"{' '.join(cmd)}: {proc.stderr.strip()[-500:]}")
+        finally:
+            with contextlib.suppress(FileNotFoundError):  # renamed into place, or left by a failed compiler
+                os.unlink(tmp)
     raise BuildError("compiling the sandbox helper failed:\n" + "\n".join(errors))
 
 

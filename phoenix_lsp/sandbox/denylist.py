@@ -85,10 +85,13 @@ def deny_read_paths(extra: Iterable[str] = (), data_dirs: Iterable[Path | str] =
     env = os.environ if environ is None else environ
     user_home = home or Path(env.get("HOME") or Path.home())
     entries: list[str] = list(DEFAULT_DENY_READ)
-    entries.append(str(default_data_dir(env, home=user_home)))
+    def under_home(path: Path) -> Path:  # the platform's directory, for the home this list is made for
+        real = Path.home()
+        return user_home / path.relative_to(real) if path.is_relative_to(real) else path
+
+    entries.append(str(under_home(default_data_dir(env))))
     # The platform default too when PHOENIX_LSP_DATA_DIR points elsewhere: an earlier server kept it there.
-    entries.append(str(default_data_dir({k: v for k, v in env.items() if k != "PHOENIX_LSP_DATA_DIR"},
-                                        home=user_home)))
+    entries.append(str(under_home(default_data_dir({k: v for k, v in env.items() if k != "PHOENIX_LSP_DATA_DIR"}))))
     entries += [str(d) for d in data_dirs]
     entries += env.get(DENY_READ_ENV, "").split(os.pathsep)
     entries += list(extra)

@@ -98,6 +98,7 @@ async def apply_patch(ls: LanguageServer, runtime: Runtime, call: ToolUse) -> tu
         )
         for e in plan.edits
     ]
+    edits = _reach_end_of_empty_document(edits, original)
     changes: list[Any] = []
     if plan.creates_file:
         changes.append(types.CreateFile(uri=uri, options=types.CreateFileOptions(ignore_if_exists=True)))
@@ -127,6 +128,9 @@ async def apply_patch(ls: LanguageServer, runtime: Runtime, call: ToolUse) -> tu
     if not result.applied:
         reason = result.failure_reason or "the user or the editor rejected it"
         return f"The patch was not applied: {reason}. Nothing changed; do not retry the same edit blindly.", True
+    unconfirmed = await _confirm_applied(ls, uri, version, original, plan.new_text)
+    if unconfirmed is not None:
+        return unconfirmed, True
     runtime.clipboards = dict(plan.clipboards)
     runtime.emit(Diff(tool_use_id=call.id, path=str(target), diff=plan.diff))
     mismatch = await _check_result(ls, root, call, target, uri, original, plan.new_text)
@@ -139,25 +143,17 @@ async def _check_result(ls: LanguageServer, root: Path, call: ToolUse, target: P
                         original: str | None, planned: str) -> str | None:
     """What does not match the plan once the editor says it applied the edit (REQ-PATCH-013), or None.
 
-    The editor's buffer is compared when the server tracks the document (its didChange may trail the
-    answer a little); otherwise the disk file, which may legitimately still hold the original text (the
-    editor keeps the change unsaved) but must hold nothing else. The path is confined once more too.
+    The path is confined once more. An open document's buffer was checked by ``_confirm_applied`` (it waits
+    for the editor's didChange); for a file that is not open, the disk file may legitimately still hold the
+    original text (the editor keeps the change unsaved) but must hold nothing else.
     """
     again = resolve_patch_path(dict(call.input), root)
     if isinstance(again, PatchError) or again != target:
         where = again.message if isinstance(again, PatchError) else f"it now resolves to {again}"
         return (f"the editor reports the edit applied, but the path no longer leads to the planned file "
                 f"({where}); the editor may have written elsewhere. Tell the user and check the file.")
-    for _ in range(25):
-        document = ls.workspace.text_documents.get(uri)
-        if document is None:
-            break
-        if document.source == planned:
-            return None
-        await asyncio.sleep(0.02)
-    if document is not None:
-        return ("the editor reports the edit applied, but its buffer does not hold the planned text. Read "
-                "the file again before the next change.")
+    if ls.workspace.text_documents.get(uri) is not None:
+        return None  # the buffer is the editor's truth, and _confirm_applied has compared it
     try:
         on_disk = await asyncio.to_thread(_read_disk, target)
     except (OSError, UnicodeDecodeError):
@@ -166,3 +162,28 @@ async def _check_result(ls: LanguageServer, root: Path, call: ToolUse, target: P
         return None
     return ("the editor reports the edit applied, but the file does not hold the planned text (it differs "
             "from both the original and the planned result). Read the file again before the next change.")
+
+
+def _reach_end_of_empty_document(edits: list[types.TextEdit], original: str | None) -> list[types.TextEdit]:
+    """Edits of a new (or empty) file end on the line after the document (REQ-PROTO-040).
+
+    An editor shows an empty document as one empty line. Text inserted at (0, 0) goes in front of that line,
+    so Neovim kept it and the file ended with an extra empty line. A range that ends past the last line
+    replaces it: Neovim then drops the extra line (its end-of-file rule), and other editors clamp the end to
+    the document's end, so every editor ends up with exactly the planned text.
+    """
+    if original:
+        return edits
+    end = types.Position(line=1, character=0)
+    return [types.TextEdit(range=types.Range(start=e.range.start, end=end), new_text=e.new_text) for e in edits]
+
+
+async def _confirm_applied(
+    ls: LanguageServer, uri: str, version: int | None, original: str | None, planned: str
+) -> str | None:
+    """None when an open document really holds the edit an editor said it applied (REQ-PROTO-041)."""
+    if version is None or original is None:
+        return None  # not open in the editor when the edit was sent: its answer is all there is
+    from .confirm import check
+
+    return await check(ls, uri, original, planned)

@@ -61,7 +61,7 @@ class PhoenixServer(LanguageServer):
         if self.rich:
             self.protocol.notify("phoenix/event", params)
         else:
-            self.plain.event(event)
+            self.plain.event(event, params)
 
     def ask_approval(self, runtime: Runtime, approval_id: str, call: ToolUse) -> None:
         if not self.rich and self.hub is not None:

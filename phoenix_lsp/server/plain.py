@@ -1,5 +1,11 @@
-"""Plain LSP clients (no ``capabilities.experimental.phoenix``): approvals as ``window/showMessageRequest``,
-a turn as ``$/progress``, problems as ``window/showMessage`` (REQ-PROTO-023/024)."""
+"""What an editor without the phoenix protocol sees (REQ-PROTO-023, 024, 038, 039).
+
+A plain client gets no ``phoenix/event``. This module turns the conversation into things any LSP editor
+shows: approvals as ``window/showMessageRequest`` with texts that read well (with the diff of a patch), a turn
+as ``$/progress`` in words a person understands, problems as ``window/showMessage``, a Markdown transcript of
+each conversation opened with ``window/showDocument`` where the editor supports it, and a short message when
+a turn ends. It also remembers which conversation the plain user is talking to, for ``commands.py``.
+"""
 
 from __future__ import annotations
 
@@ -8,10 +14,10 @@ import contextlib
 import json
 import logging
 from collections.abc import Callable, Coroutine
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
-from pygls.lsp.server import LanguageServer
 
 from ..core.state import RESTING_KINDS
 from ..core.values import Decision, ToolUse
@@ -19,11 +25,114 @@ from .lazy import LazyModule
 
 if TYPE_CHECKING:
     from ..protocol import events
+    from .lsp import PhoenixServer
     from .runtime import Runtime
 
 ev = LazyModule("phoenix_lsp.protocol.events")  # pydantic is loaded after initialize (start-up budget)
+transcript = LazyModule("phoenix_lsp.server.transcript")  # imports the core: only when a plain client needs it
 
 log = logging.getLogger(__name__)
+
+#: $/progress reports for a status, in words (REQ-PROTO-024: never the raw status name).
+STATUS_WORDS = {
+    "awaiting_llm": "Thinking…",
+    "running_tool": "Running a tool…",
+    "awaiting_approval": "Waiting for your approval",
+    "awaiting_upgrade": "Waiting for you to allow changes (Unrestricted mode)",
+    "awaiting_agents": "Waiting for sub-agents…",
+    "summarizing": "Summarizing the conversation to free context…",
+}
+
+#: the end of a turn's progress, in words
+END_WORDS = {
+    "idle": "Answered",
+    "error": "Stopped by an error",
+    "exhausted": "The context is full: start a new conversation",
+    "finished": "Finished",
+}
+
+
+def shorten(text: str, limit: int) -> str:
+    """``text`` on one line, at most ``limit`` characters, cut at a word boundary with an ellipsis."""
+    flat = " ".join(text.split())
+    if len(flat) <= limit:
+        return flat
+    cut = flat[: limit - 1]
+    space = cut.rfind(" ")
+    if space > limit // 2:
+        cut = cut[:space]
+    return cut.rstrip(" ,;:.-") + "…"
+
+
+def status_words(status: str) -> str:
+    return STATUS_WORDS.get(status, "Working…")
+
+
+def end_words(status: str) -> str:
+    return END_WORDS.get(status, "Done")
+
+
+def tool_words(name: str, arguments: Any) -> str:
+    """What a tool call does, for a progress report ("Reading src/app.py", "Running `make test`")."""
+    args = arguments if isinstance(arguments, dict) else {}
+    path = str(args.get("path") or ".")
+    if name == "read_file":
+        return f"Reading {path}"
+    if name == "list_directory":
+        return f"Looking at the folder {path}"
+    if name == "search_files":
+        return f"Searching for {shorten(str(args.get('pattern') or args.get('query') or ''), 40)}"
+    if name == "bash":
+        return f"Running `{shorten(str(args.get('command', '')), 60)}`"
+    if name == "patch":
+        return f"Editing {path}"
+    if name == "spawn_agents":
+        return "Starting sub-agents"
+    if name == "request_mode_upgrade":
+        return "Asking to make changes"
+    return f"Running {name}"
+
+
+def retry_words(attempt: int, of: int) -> str:
+    return f"The model service did not answer; trying again (attempt {attempt} of {of})"
+
+
+def title_of(runtime: Runtime) -> str:
+    """The conversation's title as listings show it: its first user message, shortened."""
+    for message in runtime.state.history:
+        if message.role == "user" and not message.tag and message.text().strip():
+            return shorten(message.text(), 60)
+    return "new conversation"
+
+
+def approval_text(runtime: Runtime, call: ToolUse, description: str) -> str:
+    """The text of a plain client's approval dialog: whole words, compact arguments, a short diff for a patch."""
+    head = f"Phoenix wants to run {call.name} in conversation {runtime.id[:8]} (\"{title_of(runtime)}\")"
+    about = shorten(description.split("\n\n")[0], 200) if description else ""
+    lines = [f"{head}: {about}" if about else head]
+    args = json.dumps(dict(call.input), separators=(",", ":"), ensure_ascii=False)  # compact (REQ-PERM-005)
+    if len(args) > 400:
+        args = args[:400] + f"… [{len(args) - 400} more characters]"
+    lines.append(f"Arguments: {args}")
+    diff = runtime.patch_diff(call) if call.name == "patch" else None
+    if diff:  # the change itself, not only the JSON that describes it
+        lines.append(f"Change to {call.input.get('path', 'the file')}:")
+        lines.append(short_diff(diff))
+    from ..core.rules import scopes_for
+
+    narrowest = scopes_for(runtime.state.always_allow, call)[0]
+    if not narrowest.whole_tool:  # "Always Allow" adds the narrowest scope (REQ-PERM-020)
+        lines.append(f"Always Allow adds the rule: {narrowest.label}")
+    return "\n".join(lines)
+
+
+def short_diff(diff: str, max_lines: int = 30) -> str:
+    """The changed lines of a unified diff (without its file headers), at most ``max_lines``."""
+    body = [ln for ln in diff.splitlines() if not ln.startswith(("--- ", "+++ "))]
+    if len(body) > max_lines:
+        body = [*body[:max_lines], f"… ({len(body) - max_lines} more diff lines)"]
+    return "\n".join(body)
+
 
 Progress = types.WorkDoneProgressReport | types.WorkDoneProgressEnd
 
@@ -31,8 +140,9 @@ Progress = types.WorkDoneProgressReport | types.WorkDoneProgressEnd
 class PlainClient:
     """Speaks to a client that knows only standard LSP."""
 
-    def __init__(self, ls: LanguageServer, spawn: Callable[[Coroutine[Any, Any, Any]], asyncio.Task[Any]]) -> None:
+    def __init__(self, ls: PhoenixServer, spawn: Callable[[Coroutine[Any, Any, Any]], asyncio.Task[Any]]) -> None:
         self.ls = ls
+        self.view = PlainView(ls)  # transcripts and turn messages
         self.spawn = spawn
         self.requests: dict[str, asyncio.Task[Any]] = {}  # open dialogs by approval/upgrade id
         self._asked = 0  # numbers the window/showMessageRequest ids, so a dialog can be withdrawn by id
@@ -42,8 +152,12 @@ class PlainClient:
 
     # ------------------------------------------------------------------------------------ progress
 
-    def event(self, event: events.EventKinds) -> None:
-        """REQ-PROTO-024: a turn as $/progress, problems as window/showMessage."""
+    def event(self, event: events.EventKinds, params: dict[str, Any]) -> None:
+        """REQ-PROTO-024: a turn as $/progress in words, problems as window/showMessage; the transcript."""
+        self._progress(event)
+        self.view.on_event(params)
+
+    def _progress(self, event: events.EventKinds) -> None:
         cid = event.conversation_id
         if isinstance(event, ev.Error):
             self._warn(event.message)
@@ -57,16 +171,19 @@ class PlainClient:
             if event.status in RESTING_KINDS:
                 if token:
                     self.progress.pop(cid)
-                    self._send(token, types.WorkDoneProgressEnd(message=event.status))
+                    self._send(token, types.WorkDoneProgressEnd(message=end_words(event.status)))
             elif token is None:
                 token = f"phoenix-{cid}-{event.seq}"
                 self.progress[cid] = token
                 self.held[token] = []
                 self.spawn(self._begin(token, cid))
             else:
-                self._send(token, types.WorkDoneProgressReport(message=event.status))
-        elif isinstance(event, ev.ToolStart | ev.Retry) and cid in self.progress:
-            text = f"running {event.tool_name}" if isinstance(event, ev.ToolStart) else f"retrying ({event.attempt})"
+                self._send(token, types.WorkDoneProgressReport(message=status_words(event.status)))
+        elif isinstance(event, ev.ToolStart) and cid in self.progress:
+            text = tool_words(event.tool_name, event.arguments)
+            self._send(self.progress[cid], types.WorkDoneProgressReport(message=text))
+        elif isinstance(event, ev.Retry) and cid in self.progress:
+            text = retry_words(event.attempt, event.max_attempts)
             self._send(self.progress[cid], types.WorkDoneProgressReport(message=text))
 
     def _warn(self, text: str) -> None:
@@ -85,7 +202,9 @@ class PlainClient:
     async def _begin(self, token: str, cid: str) -> None:
         try:
             await self.ls.work_done_progress.create_async(token)
-            self.ls.work_done_progress.begin(token, types.WorkDoneProgressBegin(title="phoenix", message=cid))
+            runtime = self.ls.hub.runtimes.get(cid) if self.ls.hub else None
+            title = title_of(runtime) if runtime else "Phoenix"  # REQ-PROTO-024: the conversation's title
+            self.ls.work_done_progress.begin(token, types.WorkDoneProgressBegin(title=title, message="Thinking…"))
         finally:
             held = self.held.pop(token, [])
         for value in held:
@@ -94,16 +213,7 @@ class PlainClient:
     # ----------------------------------------------------------------------------------- dialogs
 
     def ask_approval(self, runtime: Runtime, approval_id: str, call: ToolUse, description: str) -> None:
-        args = json.dumps(dict(call.input), separators=(",", ":"), ensure_ascii=False)  # compact (REQ-PERM-005)
-        if len(args) > 400:
-            args = args[:400] + f"... [{len(args) - 400} more characters]"
-        from ..core.rules import scopes_for
-
-        narrowest = scopes_for(runtime.state.always_allow, call)[0]  # what "Always Allow" adds (REQ-PERM-020)
-        text = (
-            f"phoenix wants to run {call.name} in conversation {runtime.id[:8]}: {description[:200]}"
-            f"\nArguments: {args}\nAlways Allow adds the rule: {narrowest.label}"
-        )
+        text = approval_text(runtime, call, description)
         actions = {"Allow": Decision.ALLOW, "Deny": Decision.DENY, "Always Allow": Decision.ALWAYS_ALLOW}
 
         async def ask() -> None:
@@ -151,3 +261,119 @@ class PlainClient:
         task = self.requests.pop(request_id, None)
         if task is not None and task is not asyncio.current_task():
             task.cancel()
+
+
+class PlainView:
+    """The plain-client side of one server: transcripts, turn messages and the current conversation."""
+
+    def __init__(self, ls: PhoenixServer) -> None:
+        self.ls = ls
+        self.current: str | None = None  # the conversation the commands act on
+        self.shown: set[str] = set()  # transcripts opened in the editor during this server run
+        self.sent_drafts: dict[str, str] = {}  # a draft already sent is not written back into the file
+
+    # ------------------------------------------------------------------------------------ events
+
+    def on_event(self, params: dict[str, Any]) -> None:
+        """Keep the transcript current and tell the user when a turn ends (plain clients only)."""
+        kind, cid = params["kind"], params["conversationId"]
+        if params.get("parentConversationId") or kind not in ("message", "status", "modeChanged", "policyChanged"):
+            return
+        hub = self.ls.hub
+        if hub is None:
+            return
+        runtime = hub.runtimes.get(cid)
+        if runtime is None:
+            return
+        try:
+            self.write(runtime)
+        except OSError as exc:  # a full disk must not stop the conversation; say it once in the log
+            log.warning("could not write the transcript of %s (%s)", cid, exc)
+        if kind != "status":
+            return
+        if params["status"] not in RESTING_KINDS and cid not in self.shown:
+            self.current = self.current or cid
+            self.show(runtime, focus=False)
+        elif params["status"] in RESTING_KINDS and params.get("previous") not in RESTING_KINDS:
+            self.turn_ended(runtime, params["status"])
+
+    # ---------------------------------------------------------------------------------- transcript
+
+    def path(self, conversation_id: str) -> Path:
+        assert self.ls.hub is not None
+        return transcript.transcript_path(self.ls.hub.store.path.parent, conversation_id)
+
+    def write(self, runtime: Runtime, draft: str | None = None) -> Path:
+        """Rewrite the transcript, keeping the user's unsent draft (from the open buffer, else the file)."""
+        path = self.path(runtime.id)
+        if draft is None:
+            draft = self._draft(path)
+            if draft and draft == self.sent_drafts.get(runtime.id):
+                draft = ""
+        transcript.write(path, transcript.render(runtime.state, title_of(runtime), draft))
+        return path
+
+    def _draft(self, path: Path) -> str:
+        document = self.ls.workspace.text_documents.get(path.as_uri())
+        if document is not None:
+            return transcript.draft_of(document.source)
+        try:
+            return transcript.draft_of(path.read_text(encoding="utf-8"))
+        except OSError:
+            return ""
+
+    def supports_show_document(self) -> bool:
+        window = self.ls.client_capabilities.window
+        return bool(window and window.show_document and window.show_document.support)
+
+    def show(self, runtime: Runtime, *, focus: bool, at_draft: bool = False) -> None:
+        """Open the transcript in the editor (REQ-PROTO-039); without showDocument, name the file once."""
+        path = self.write(runtime)
+        self.shown.add(runtime.id)
+        if not self.supports_show_document():
+            self.ls.window_show_message(types.ShowMessageParams(
+                type=types.MessageType.Info,
+                message=f"Phoenix: the conversation \"{title_of(runtime)}\" is written to {path} "
+                "(open it to read the answers; this editor cannot open it for you).",
+            ))
+            return
+        selection = None
+        if at_draft:
+            line = path.read_text(encoding="utf-8").split("\n").index(transcript.DRAFT_MARKER) + 1
+            selection = types.Range(start=types.Position(line=line, character=0),
+                                    end=types.Position(line=line, character=0))
+        params = types.ShowDocumentParams(uri=path.as_uri(), take_focus=focus, selection=selection)
+
+        async def ask() -> None:
+            try:
+                await self.ls.window_show_document_async(params)
+            except Exception as exc:  # an editor that refuses still gets the turn-end message
+                log.info("the editor did not open the transcript %s (%s)", path, exc)
+
+        if self.ls.hub is not None:
+            self.ls.hub.spawn(ask())
+
+    def turn_ended(self, runtime: Runtime, status: str) -> None:
+        """A short window/showMessage when a turn ends: what happened and where the whole answer is."""
+        path = self.path(runtime.id)
+        answer = ""
+        for message in reversed(runtime.state.history):
+            if message.role == "assistant" and message.text().strip():
+                answer = message.text().strip()
+                break
+        title = title_of(runtime)
+        if status == "idle":
+            if self.supports_show_document():
+                text = f"Phoenix answered \"{title}\": {shorten(answer, 160)} (the whole answer is in {path.name})"
+            else:  # the message is the only way the answer reaches this editor's user
+                body = answer if len(answer) <= 3000 else answer[:3000] + "…"
+                text = f"Phoenix answered \"{title}\":\n{body}\n(transcript: {path})"
+            kind = types.MessageType.Info
+        elif status == "error":
+            error = getattr(runtime.state.status, "message", "")
+            text = f"Phoenix stopped \"{title}\" because of an error: {shorten(error, 300)} Send a message to retry."
+            kind = types.MessageType.Warning
+        else:
+            text = f"Phoenix: \"{title}\": {end_words(status)}."
+            kind = types.MessageType.Info
+        self.ls.window_show_message(types.ShowMessageParams(type=kind, message=text))

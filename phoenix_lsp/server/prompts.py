@@ -1,23 +1,12 @@
-"""What the model is told: system prompts per style and the fixed tool lists (REQ-BED-017, REQ-LAYER-005).
+"""What the model is told: system prompts per style (REQ-LAYER-005).
 
 The system prompt depends on the style only (UX), never on the mode: mode changes reach the model as
-synthetic system messages, and tool descriptions never change during a conversation.
+synthetic system messages. The tool definitions come from the tool registry (``phoenix_lsp.tools.registry``)
+and never change during a conversation (REQ-BED-017).
 """
 
 from __future__ import annotations
 
-from typing import Any
-
-from ..core.tools import (
-    LIST_DIRECTORY,
-    PATCH,
-    READ_FILE,
-    REQUEST_MODE_UPGRADE,
-    SEARCH_FILES,
-    SPAWN_AGENTS,
-    SUBMIT_RESULT,
-    tools_for,
-)
 from ..core.values import Style
 
 STYLE_TEXT = {
@@ -44,66 +33,6 @@ Style: {style}"""
 
 SUBAGENT = """You are a sub-agent with one task. Work on it with your tools, then call submit_result exactly once
 with a complete, self-contained result: that result is all the parent conversation will see."""
-
-CONTROL_SCHEMAS: dict[str, dict[str, Any]] = {
-    REQUEST_MODE_UPGRADE: {
-        "name": REQUEST_MODE_UPGRADE,
-        "description": "Request upgrade from Restricted to Unrestricted mode. Only available in Restricted "
-        "mode. User must approve the request.",
-        "input_schema": {
-            "type": "object",
-            "required": ["reason"],
-            "properties": {
-                "reason": {"type": "string", "description": "Explanation of why write access is needed"}
-            },
-        },
-    },
-    SPAWN_AGENTS: {
-        "name": SPAWN_AGENTS,
-        "description": "Run independent sub-agents in parallel, one per task. Each starts with a fresh "
-        "history, works in the same directory with the standard tools (Restricted: read-only, sandboxed, "
-        "whenever the sandbox exists) and returns one result. You get all results together in one answer.",
-        "input_schema": {
-            "type": "object",
-            "required": ["tasks"],
-            "properties": {
-                "tasks": {
-                    "type": "array",
-                    "items": {"type": "string"},
-                    "minItems": 1,
-                    "maxItems": 10,
-                    "description": "Self-contained task descriptions, one per sub-agent.",
-                }
-            },
-        },
-    },
-    SUBMIT_RESULT: {
-        "name": SUBMIT_RESULT,
-        "description": "Submit the result of your task to the parent conversation. Call it exactly once, "
-        "when done; it ends your work.",
-        "input_schema": {
-            "type": "object",
-            "required": ["result"],
-            "properties": {"result": {"type": "string", "description": "The complete result of the task."}},
-        },
-    },
-}
-
-
-def tool_schemas(is_subagent: bool) -> list[dict[str, Any]]:
-    """The conversation's fixed tool definitions, in a stable order."""
-    from ..tools import bash, patch, readonly
-
-    schemas: dict[str, dict[str, Any]] = {
-        READ_FILE: readonly.READ_FILE_SCHEMA,
-        LIST_DIRECTORY: readonly.LIST_DIRECTORY_SCHEMA,
-        SEARCH_FILES: readonly.SEARCH_FILES_SCHEMA,
-        "bash": bash.SCHEMA,
-        PATCH: patch.SCHEMA,
-        **CONTROL_SCHEMAS,
-    }
-    return [schemas[name] for name in tools_for(is_subagent)]
-
 
 def system_prompt(style: Style, cwd: str, is_subagent: bool, start_restricted: bool) -> str:
     start = (

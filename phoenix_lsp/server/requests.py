@@ -23,6 +23,14 @@ rt = LazyModule("phoenix_lsp.server.runtime")
 
 Handler = Callable[[PhoenixServer, Any], Any]
 
+#: method -> the served function, raw params in and wire result out (plain-client commands call them too)
+SERVED: dict[str, Callable[[PhoenixServer, Any], Any]] = {}
+
+
+def call(ls: PhoenixServer, name: str, params: Any) -> Any:
+    """Serve the (synchronous) phoenix request ``name`` in-process, exactly as a client's request is served."""
+    return SERVED[name](ls, params)
+
 
 def request(server: PhoenixServer, name: str) -> Callable[[Handler], Handler]:
     """Register ``handler(ls, params_model) -> result_model`` (sync or async) as the phoenix request ``name``."""
@@ -40,12 +48,14 @@ def request(server: PhoenixServer, name: str) -> Callable[[Handler], Handler]:
                 return base.to_wire(await handler(ls, parse(params)))
 
             server.feature(name)(serve_async)
+            SERVED[name] = serve_async
         else:
 
             def serve(ls: PhoenixServer, params: Any = None) -> Any:
                 return base.to_wire(handler(ls, parse(params)))
 
             server.feature(name)(serve)
+            SERVED[name] = serve
         return handler
 
     return register

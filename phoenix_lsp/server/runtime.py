@@ -205,6 +205,10 @@ class Hub:
         history = tuple(codec.decode_message(json.dumps(json.loads(m)["message"])) for m in loaded.messages)
         assert loaded.state_json is not None
         state = codec.decode_state(loaded.state_json, history)
+        if getattr(state.status, "batch", None) is not None:  # calls still to run may use old field names
+            from ..tools import registry
+
+            state = registry.restore_pending(state)
         runtime = Runtime(self, state, last_seq=self.store.last_seq(conversation_id) or 0)
         self.runtimes[conversation_id] = runtime
         return runtime
@@ -435,6 +439,7 @@ class Runtime:
     async def _llm(self, effect: RequestLlm) -> None:
         from ..llm.cache import build_request
         from ..llm.client import LlmFailure
+        from ..tools import registry
 
         try:
             if effect.delay_ms:
@@ -445,7 +450,7 @@ class Runtime:
                 system=prompts.system_prompt(state.style, state.working_directory, state.is_subagent,
                                              self._started_restricted()),
                 messages=wire.history_to_api(state.history, self.hub.store.get_image),
-                tools=prompts.tool_schemas(state.is_subagent),
+                tools=registry.definitions(state.is_subagent, state.working_directory),
                 cache=self.hub.config.cache,
                 summary=effect.purpose == "summary",
                 instruction=effect.instruction,
@@ -472,17 +477,22 @@ class Runtime:
         self.apply(LlmDone(effect.request_id, content, outcome.stop_reason, usage))
 
     def _block(self, block: dict[str, Any]) -> Text | ToolUse:
+        from ..llm.client import TOOL_INPUT_ERROR_KEY
+        from ..tools import registry
+
         guard = self.hub.store.guard
         if block["type"] == "text":
             return Text(guard.redact(block.get("text", "")))
         tool_input = block.get("input")
+        name = str(block["name"])
+        error = registry.check(name, tool_input, block.get(TOOL_INPUT_ERROR_KEY))  # REQ-CORE-007
         arguments = tool_input if isinstance(tool_input, dict) else {}
         commands = None
-        if block["name"] == "bash" and isinstance(arguments.get("command"), str):
+        if name == "bash" and error is None and isinstance(arguments.get("command"), str):
             from ..tools.bash_scope import simple_commands
 
             commands = simple_commands(arguments["command"])  # the core matches rules on these (REQ-PERM-019)
-        return ToolUse(str(block["id"]), str(block["name"]), arguments, commands)
+        return ToolUse(str(block["id"]), name, arguments, commands, input_error=error)
 
     def _started_restricted(self) -> bool:
         return (self.state.sandbox and not self.state.is_subagent) or self.state.mode is Mode.RESTRICTED
@@ -508,38 +518,22 @@ class Runtime:
         self.apply(ToolDone(call.id, output, is_error, refused))
 
     async def _run_tool(self, call: ToolUse, mode: Mode) -> tuple[str, bool, bool]:
-        root = Path(self.state.working_directory)
-        if call.name in ("read_file", "list_directory", "search_files"):
-            from ..tools import readonly
+        from ..tools import registry
 
-            runner = {
-                "read_file": readonly.run_read_file,
-                "list_directory": readonly.run_list_directory,
-                "search_files": readonly.run_search_files,
-            }[call.name]
-            docs = dict(self.hub.sink.open_documents())
-            result = await asyncio.to_thread(runner, dict(call.input), root, docs)
-            return result.text, result.is_error, False
-        if call.name == "bash":
-            from ..tools.bash import BashContext, run_bash
-
-            ctx = BashContext(
-                working_directory=root,
-                restricted=mode is Mode.RESTRICTED,
-                conversation_id=self.id,
-                env=self.hub.config.env,
-                sandbox=self.hub.sandbox,
-                deny_read=self.hub.config.deny_read,
-                **({"background_timeout_s": self.hub.config.background_timeout_s}
-                   if self.hub.config.background_timeout_s else {}),
-                **({"default_timeout_s": self.hub.config.bash_timeout_s} if self.hub.config.bash_timeout_s else {}),
-            )
-            bash_result = await run_bash(dict(call.input), ctx)
-            return bash_result.output, bash_result.is_error, bash_result.sandbox_refused
-        if call.name == "patch":
-            text, is_error = await self.hub.sink.apply_patch(self, call)
-            return text, is_error, False
-        return f"Unknown tool '{call.name}'.", True, False
+        context = registry.ToolContext(
+            working_directory=Path(self.state.working_directory),
+            mode=mode,
+            conversation_id=self.id,
+            open_documents=self.hub.sink.open_documents,
+            apply_patch=lambda c: self.hub.sink.apply_patch(self, c),
+            env=self.hub.config.env,
+            sandbox=self.hub.sandbox,
+            bash_timeout_s=self.hub.config.bash_timeout_s,
+            deny_read=self.hub.config.deny_read,
+            background_timeout_s=self.hub.config.background_timeout_s,
+        )
+        done = await registry.run(call, context)
+        return done.output, done.is_error, done.refused_by_sandbox
 
     # ------------------------------------------------------------------------------------ sub-agents
 
@@ -581,10 +575,9 @@ class Runtime:
 
 
 def describe_tool(name: str) -> str:
-    for schema in prompts.tool_schemas(False) + prompts.tool_schemas(True):
-        if schema["name"] == name:
-            return str(schema.get("description", ""))
-    return ""
+    from ..tools import registry
+
+    return registry.describe(name)
 
 
 def tool_env() -> dict[str, str]:

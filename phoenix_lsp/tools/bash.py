@@ -8,7 +8,6 @@ kill them), keyed by conversation id.
 from __future__ import annotations
 
 import asyncio
-import copy
 import os
 import re
 import secrets
@@ -23,6 +22,7 @@ from typing import Any
 from phoenix_lsp.sandbox import SandboxSupport, probe, spawn, unavailable_message
 from phoenix_lsp.sandbox.policy import Limits
 from phoenix_lsp.tools.bash_safety import check_command
+from phoenix_lsp.tools.inputs import BashInput, validate
 
 DEFAULT_TIMEOUT_S = 30.0
 SLOW_TIMEOUT_S = 15 * 60.0
@@ -30,15 +30,14 @@ BACKGROUND_LIMIT = 8
 #: Wall-clock limit of a background job (REQ-BASH-024); PHOENIX_BACKGROUND_TIMEOUT_S or the
 #: backgroundTimeoutS initialization option change it.
 BACKGROUND_TIMEOUT_S = 60 * 60.0
-MODES = ("default", "slow", "background")
 
-_DESCRIPTION = """\
+DESCRIPTION = """\
 Run one shell command with `bash -c` and return its combined stdout and stderr.
 
 - The command runs in the conversation's working directory. There is no terminal: stdin is empty and \
 there is no controlling TTY, so interactive programs (editors, pagers, password prompts) will not work; \
 pass non-interactive flags instead.
-- Modes: "default" stops the command after 30 seconds, "slow" after 15 minutes; on timeout the whole \
+- run: "default" stops the command after 30 seconds, "slow" after 15 minutes; on timeout the whole \
 process tree is killed and the output so far is returned. "background" starts the command detached and \
 returns at once with its PID, process group and the path of a file that receives its output; the exit \
 status is appended to that file when it ends; a background command is stopped after an hour.
@@ -61,35 +60,6 @@ $TMPDIR, open files). An operation the sandbox blocks fails with the kernel's ow
 and do not look for a way around it. If the task needs writes or network, ask the user to switch the \
 conversation to Unrestricted with the request_mode_upgrade tool. While the conversation is Unrestricted \
 commands run without the sandbox, with the same safety checks and timeouts."""
-
-SCHEMA: dict[str, Any] = {
-    "name": "bash",
-    "description": _DESCRIPTION,
-    "input_schema": {
-        "type": "object",
-        "properties": {
-            "command": {"type": "string", "description": "The shell command to run with bash -c."},
-            "mode": {
-                "type": "string",
-                "enum": list(MODES),
-                "description": 'Timeout/detach mode: "default" (30 s), "slow" (15 min) or "background" '
-                               '(detached, output to a file). Default: "default".',
-            },
-        },
-        "required": ["command"],
-        "additionalProperties": False,
-    },
-}
-
-
-def tool_definition(working_directory: Path | None = None) -> dict[str, Any]:
-    """SCHEMA with the conversation's working directory stated (REQ-BASH-005). It depends only on the
-    directory, never on the mode (REQ-BED-017)."""
-    definition = copy.deepcopy(SCHEMA)
-    if working_directory is not None:
-        definition["description"] += f"\n\nWorking directory: {working_directory}"
-    return definition
-
 
 def _default_background_dir() -> Path:
     return Path(tempfile.gettempdir()) / f"phoenix-lsp-{os.getuid()}" / "background"
@@ -151,31 +121,11 @@ def _error(message: str, error_id: str, outcome: str = "system_error", restricte
     return BashResult(message, True, None, outcome, error_id, restricted=restricted)
 
 
-def _validate(tool_input: Any) -> tuple[str, str] | BashResult:
-    if not isinstance(tool_input, Mapping):
-        return _error(f"Invalid bash input: expected an object with a 'command' string, got "
-                      f"{type(tool_input).__name__}.", "bash.invalid_input")
-    unknown = sorted(str(k) for k in tool_input if k not in ("command", "mode"))
-    if unknown:
-        return _error(f"Invalid bash input: unknown field(s) {', '.join(unknown)}; only 'command' and "
-                      "'mode' are accepted.", "bash.invalid_input")
-    command = tool_input.get("command")
-    if not isinstance(command, str):
-        got = "nothing" if command is None else type(command).__name__
-        return _error(f"Invalid bash input: 'command' must be a string, got {got}.", "bash.invalid_input")
-    if not command.strip():
-        return _error("Invalid bash input: 'command' is empty; give the shell command to run.",
-                      "bash.invalid_input")
-    if "\x00" in command:
-        return _error("Invalid bash input: 'command' contains a NUL byte, which no shell command can hold.",
-                      "bash.invalid_input")
-    mode = tool_input.get("mode", "default")
-    if mode is None:
-        mode = "default"
-    if not isinstance(mode, str) or mode not in MODES:
-        return _error(f"Invalid bash input: 'mode' must be one of {', '.join(MODES)}; got {mode!r}.",
-                      "bash.invalid_input")
-    return command, mode
+def _validate(tool_input: object) -> tuple[str, str] | BashResult:
+    checked = tool_input if isinstance(tool_input, BashInput) else validate(BashInput, "bash", tool_input)
+    if isinstance(checked, str):
+        return _error(checked, "bash.invalid_input")
+    return checked.command, checked.run
 
 
 # Messages that kernel refusals (EACCES / EPERM) produce in common tools and runtimes.
@@ -196,7 +146,7 @@ def _signal_name(num: int) -> str:
         return f"signal {num}"
 
 
-def _format(result: spawn.RunResult, ctx: BashContext, mode: str, timeout: float) -> BashResult:
+def _format(result: spawn.RunResult, ctx: BashContext, run: str, timeout: float) -> BashResult:
     head, omitted, tail = result.capture.parts()
     text = head.decode("utf-8", "replace")
     if omitted:
@@ -208,8 +158,8 @@ def _format(result: spawn.RunResult, ctx: BashContext, mode: str, timeout: float
     if result.timed_out:
         stopped = ("its whole process tree was stopped" if result.backstop_stopped is not False else
                    "the launcher did not stop the whole tree (see the warning below)")
-        notes.append(f"[phoenix-lsp: timeout: the command was killed after {timeout:g} s (mode {mode!r}); "
-                     f"{stopped} and the output so far is shown above. Use mode "
+        notes.append(f"[phoenix-lsp: timeout: the command was killed after {timeout:g} s (run {run!r}); "
+                     f"{stopped} and the output so far is shown above. Use run "
                      '"slow" (15 min) for long commands, or "background" for servers and watchers.]')
     elif result.killed == "process-limit":
         notes.append(f"[phoenix-lsp: the sandbox killed the command because its process tree grew beyond "
@@ -297,7 +247,7 @@ async def _background(command: str, ctx: BashContext, support: SandboxSupport) -
                       started.pgid, str(path))
 
 
-async def run_bash(tool_input: Mapping[str, Any], ctx: BashContext) -> BashResult:
+async def run_bash(tool_input: Mapping[str, Any] | BashInput, ctx: BashContext) -> BashResult:
     """Run one bash tool call. Never raises for bad input or failures (they become error results);
     cancelling the awaiting task kills the command's whole process tree, then CancelledError propagates."""
     try:
@@ -309,11 +259,11 @@ async def run_bash(tool_input: Mapping[str, Any], ctx: BashContext) -> BashResul
                       "bash.spawn_failed", restricted=getattr(ctx, "restricted", False))
 
 
-async def _run_bash(tool_input: Mapping[str, Any], ctx: BashContext) -> BashResult:
+async def _run_bash(tool_input: Mapping[str, Any] | BashInput, ctx: BashContext) -> BashResult:
     checked = _validate(tool_input)
     if isinstance(checked, BashResult):
         return checked
-    command, mode = checked
+    command, run = checked
     verdict = check_command(command)
     if not verdict.allowed:
         return _error(verdict.message or "Refused by the safety check.", "bash.safety_check", "refused",
@@ -326,10 +276,10 @@ async def _run_bash(tool_input: Mapping[str, Any], ctx: BashContext) -> BashResu
         return _error(f"[phoenix-lsp: system error: the command did not run: the working directory "
                       f"{ctx.working_directory} does not exist or is not a directory.]", "bash.spawn_failed",
                       restricted=ctx.restricted)
-    if mode == "background":
+    if run == "background":
         return await _background(command, ctx, support)
-    timeout = ctx.slow_timeout_s if mode == "slow" else ctx.default_timeout_s
+    timeout = ctx.slow_timeout_s if run == "slow" else ctx.default_timeout_s
     result = await spawn.run(_request(command, ctx, support), timeout=timeout)
     if result.setup_failure is not None:
         return _setup_failed(result.setup_failure, ctx)
-    return _format(result, ctx, mode, timeout)
+    return _format(result, ctx, run, timeout)

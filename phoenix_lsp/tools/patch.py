@@ -30,13 +30,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from phoenix_lsp.tools.inputs import OPERATIONS, PatchInput, validate
 from phoenix_lsp.tools.paths import PathError, resolve_in_workspace
 
 __all__ = [
     "CHARS_PER_TOKEN",
+    "DESCRIPTION",
     "MAX_INPUT_TOKENS",
     "OPERATIONS",
-    "SCHEMA",
     "PatchError",
     "PatchPlan",
     "Position",
@@ -54,8 +55,6 @@ CHARS_PER_TOKEN = 4
 """Characters per token used to estimate the size of a patch input (a documented approximation)."""
 MAX_INPUT_TOKENS = 60_000
 """Largest accepted patch input, in estimated tokens (REQ-PATCH-008)."""
-OPERATIONS = ("replace", "append_eof", "prepend_bof", "overwrite")
-"""The patch operations (REQ-PATCH-001)."""
 
 # Above this many lines a changed region becomes one edit (still limited to the region) rather than a line
 # diff. difflib runs with autojunk: it then ignores very frequent lines (blank lines, lone braces) as match
@@ -87,92 +86,33 @@ _GENERATED_SUFFIXES = (
     "composer.lock",
     "gemfile.lock",
 )
-_PATCH_FIELDS = ("operation", "oldText", "newText", "toClipboard", "fromClipboard", "reindent")
 _NO_CHANGE = "Nothing was changed: the patches of one call are applied all together or not at all."
 
-SCHEMA: dict[str, Any] = {
-    "name": "patch",
-    "description": (
-        "Edit one text file precisely. The file is changed through the user's editor (unsaved editor "
-        "text counts as the file's content), so the user can review and undo the change.\n\n"
-        "Operations:\n"
-        "- replace: replace oldText, which must occur exactly once in the file, with newText "
-        '(use "" to delete).\n'
-        "- append_eof: add newText at the end of the file.\n"
-        "- prepend_bof: add newText at the start of the file.\n"
-        "- overwrite: replace the whole file with newText; creates the file (and its folders) if missing.\n"
-        "A file that does not exist allows only append_eof, prepend_bof and overwrite.\n\n"
-        "All patches of one call are located in the ORIGINAL file and applied together: if one fails, "
-        "nothing changes; patches whose regions overlap are refused.\n\n"
-        "Clipboards (kept for the rest of the conversation):\n"
-        "- toClipboard: store the text matched by oldText (replace only) under this name.\n"
-        "- fromClipboard: use the named clipboard as the new text instead of newText.\n"
-        '- Cut: replace with newText "" and toClipboard. Copy: replace with toClipboard and fromClipboard '
-        "of the same name. Paste: replace (or append_eof / prepend_bof) with fromClipboard.\n\n"
-        "reindent {strip, add}: for each non-blank line of the inserted text, remove the prefix strip "
-        "(every such line must start with it) and then add the prefix add - for moving code between "
-        "indentation levels.\n\n"
-        "Inputs are literal: include the newlines you want. When oldText is not found exactly, the tool "
-        "tolerates different indentation, trailing spaces and line endings, and a wrong first or last "
-        "line that newText leaves unchanged; it tells you when it did. Keep each call under about 60,000 "
-        "tokens: split large changes into several calls."
-    ),
-    "input_schema": {
-        "type": "object",
-        "properties": {
-            "path": {
-                "type": "string",
-                "description": "Path of the file, relative to the working directory.",
-            },
-            "patches": {
-                "type": "array",
-                "minItems": 1,
-                "description": "Patches to apply together to the file, located in its original content.",
-                "items": {
-                    "type": "object",
-                    "properties": {
-                        "operation": {"type": "string", "enum": list(OPERATIONS)},
-                        "oldText": {
-                            "type": "string",
-                            "description": "replace only: the text to replace; must occur exactly once.",
-                        },
-                        "newText": {
-                            "type": "string",
-                            "description": 'The text to insert ("" deletes). Omit when fromClipboard is set.',
-                        },
-                        "toClipboard": {
-                            "type": "string",
-                            "description": "replace only: store the matched old text in this clipboard.",
-                        },
-                        "fromClipboard": {
-                            "type": "string",
-                            "description": "Use this clipboard's text as the new text.",
-                        },
-                        "reindent": {
-                            "type": "object",
-                            "description": "Change the indentation of the inserted text.",
-                            "properties": {
-                                "strip": {
-                                    "type": "string",
-                                    "description": "Prefix removed from every non-blank inserted line.",
-                                },
-                                "add": {
-                                    "type": "string",
-                                    "description": "Prefix added to every non-blank inserted line.",
-                                },
-                            },
-                            "additionalProperties": False,
-                        },
-                    },
-                    "required": ["operation"],
-                    "additionalProperties": False,
-                },
-            },
-        },
-        "required": ["path", "patches"],
-        "additionalProperties": False,
-    },
-}
+DESCRIPTION = (
+    "Edit one text file precisely. The file is changed through the user's editor (unsaved editor "
+    "text counts as the file's content), so the user can review and undo the change.\n\n"
+    "Operations:\n"
+    "- replace: replace oldText, which must occur exactly once in the file, with newText "
+    '(use "" to delete).\n'
+    "- append_eof: add newText at the end of the file.\n"
+    "- prepend_bof: add newText at the start of the file.\n"
+    "- overwrite: replace the whole file with newText; creates the file (and its folders) if missing.\n"
+    "A file that does not exist allows only append_eof, prepend_bof and overwrite.\n\n"
+    "All patches of one call are located in the ORIGINAL file and applied together: if one fails, "
+    "nothing changes; patches whose regions overlap are refused.\n\n"
+    "Clipboards (kept for the rest of the conversation):\n"
+    "- toClipboard: store the text matched by oldText (replace only) under this name.\n"
+    "- fromClipboard: use the named clipboard as the new text instead of newText.\n"
+    '- Cut: replace with newText "" and toClipboard. Copy: replace with toClipboard and fromClipboard '
+    "of the same name. Paste: replace (or append_eof / prepend_bof) with fromClipboard.\n\n"
+    "reindent {strip, add}: for each non-blank line of the inserted text, remove the prefix strip "
+    "(every such line must start with it) and then add the prefix add - for moving code between "
+    "indentation levels.\n\n"
+    "Inputs are literal: include the newlines you want. When oldText is not found exactly, the tool "
+    "tolerates different indentation, trailing spaces and line endings, and a wrong first or last "
+    "line that newText leaves unchanged; it tells you when it did. Keep each call under about 60,000 "
+    "tokens: split large changes into several calls."
+)
 
 
 @dataclass(frozen=True)
@@ -270,81 +210,25 @@ def estimate_tokens(tool_input: object) -> int:
     return -(-size // CHARS_PER_TOKEN)
 
 
-def _optional_str(raw: Mapping[str, Any], key: str, where: str) -> str | None:
-    value = raw.get(key)
-    if value is None:
-        return None
-    if not isinstance(value, str):
-        raise _Refused(f"{where}: {key} must be a string, got {type(value).__name__}.")
-    return value
-
-
 def _validate(tool_input: object) -> tuple[str, list[_Patch]]:
-    if not isinstance(tool_input, Mapping):
-        raise _Refused(f"The patch input must be an object with 'path' and 'patches', got {type(tool_input).__name__}.")
-    unknown = sorted(str(k) for k in tool_input if k not in ("path", "patches"))
-    if unknown:
-        raise _Refused(f"Unknown field(s) {unknown} in the patch input; the fields are 'path' and 'patches'.")
-    path = tool_input.get("path")
-    if not isinstance(path, str) or not path.strip():
-        raise _Refused("'path' is required: the file to patch, relative to the working directory.")
-    raw_patches = tool_input.get("patches")
-    if not isinstance(raw_patches, list) or not raw_patches:
-        raise _Refused(
-            "'patches' is required: a non-empty list of {operation, oldText, newText, toClipboard, "
-            "fromClipboard, reindent} objects."
+    checked = validate(PatchInput, "patch", tool_input)
+    if isinstance(checked, str):
+        raise _Refused(checked)
+    patches = [
+        _Patch(
+            index,
+            item.operation,
+            item.old_text,
+            item.new_text,
+            item.to_clipboard,
+            item.from_clipboard,
+            item.reindent.strip if item.reindent else None,
+            item.reindent.add if item.reindent else None,
+            item.reindent is not None,
         )
-    patches: list[_Patch] = []
-    for index, raw in enumerate(raw_patches):
-        where = f"patches[{index}]"
-        if not isinstance(raw, Mapping):
-            raise _Refused(f"{where} must be an object, got {type(raw).__name__}.")
-        unknown = sorted(str(k) for k in raw if k not in _PATCH_FIELDS)
-        if unknown:
-            raise _Refused(f"{where}: unknown field(s) {unknown}; allowed fields are {list(_PATCH_FIELDS)}.")
-        operation = raw.get("operation")
-        if operation not in OPERATIONS:
-            raise _Refused(f"{where}: unknown operation {operation!r}; use one of {', '.join(OPERATIONS)}.")
-        old_text = _optional_str(raw, "oldText", where)
-        new_text = _optional_str(raw, "newText", where)
-        to_clip = _optional_str(raw, "toClipboard", where)
-        from_clip = _optional_str(raw, "fromClipboard", where)
-        for key, clip in (("toClipboard", to_clip), ("fromClipboard", from_clip)):
-            if clip is not None and not clip:
-                raise _Refused(f"{where}: {key} must be a non-empty clipboard name.")
-        strip = add = None
-        reindent = raw.get("reindent")
-        if reindent is not None:
-            if not isinstance(reindent, Mapping):
-                raise _Refused(f"{where}: reindent must be an object {{strip, add}}.")
-            extra = sorted(str(k) for k in reindent if k not in ("strip", "add"))
-            if extra:
-                raise _Refused(f"{where}: unknown reindent field(s) {extra}; use 'strip' and 'add'.")
-            strip = _optional_str(reindent, "strip", f"{where}.reindent")
-            add = _optional_str(reindent, "add", f"{where}.reindent")
-        label = f"{where} ({operation})"
-        if operation == "replace":
-            if old_text is None or old_text == "":
-                raise _Refused(
-                    f"{label}: oldText is required and must not be empty. To add text at the start or end "
-                    "of the file use prepend_bof or append_eof."
-                )
-        else:
-            if old_text is not None:
-                raise _Refused(f"{label}: oldText is only used by replace; remove it or use replace.")
-            if to_clip is not None:
-                raise _Refused(
-                    f"{label}: toClipboard stores the text matched by oldText, so it works only with replace."
-                )
-        if from_clip is not None:
-            if new_text:
-                raise _Refused(f"{label}: both newText and fromClipboard are set; keep only one of them.")
-        elif new_text is None:
-            raise _Refused(f'{label}: newText is required (use "" to delete), unless fromClipboard is set.')
-        patches.append(
-            _Patch(index, operation, old_text, new_text, to_clip, from_clip, strip, add, reindent is not None)
-        )
-    return path, patches
+        for index, item in enumerate(checked.patches)
+    ]
+    return checked.path, patches
 
 
 # --------------------------------------------------------------------------------------------------------

@@ -16,16 +16,19 @@ import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TypeVar
 
 import regex  # type: ignore[import-untyped]  # no stubs installed
 
+from phoenix_lsp.tools.inputs import ListDirectoryInput, ReadFileInput, SearchFilesInput, ToolInput, validate
 from phoenix_lsp.tools.paths import PathError, resolve_in_workspace
 
+M = TypeVar("M", bound=ToolInput)
+
 __all__ = [
-    "LIST_DIRECTORY_SCHEMA",
-    "READ_FILE_SCHEMA",
-    "SEARCH_FILES_SCHEMA",
+    "LIST_DIRECTORY_DESCRIPTION",
+    "READ_FILE_DESCRIPTION",
+    "SEARCH_FILES_DESCRIPTION",
     "ToolOutput",
     "run_list_directory",
     "run_read_file",
@@ -50,62 +53,23 @@ _BINARY_SNIFF = 8_192
 # Line endings as LSP counts them, so line numbers agree with the editor's.
 _LINE_BREAK = regex.compile(r"\r\n|\r|\n")
 
-READ_FILE_SCHEMA: dict[str, Any] = {
-    "name": "read_file",
-    "description": (
-        "Read a text file inside the working directory, with line numbers. If the file is open in the "
-        "user's editor, its current (possibly unsaved) text is returned. Long files are returned in parts: "
-        "use offset (first line, 1-based) and limit (number of lines) to read further."
-    ),
-    "input_schema": {
-        "type": "object",
-        "properties": {
-            "path": {"type": "string", "description": "File path, relative to the working directory."},
-            "offset": {"type": "integer", "minimum": 1, "description": "First line to return (1-based)."},
-            "limit": {"type": "integer", "minimum": 1, "description": "Number of lines to return."},
-        },
-        "required": ["path"],
-        "additionalProperties": False,
-    },
-}
+READ_FILE_DESCRIPTION = (
+    "Read a text file inside the working directory, with line numbers. If the file is open in the "
+    "user's editor, its current (possibly unsaved) text is returned. Long files are returned in parts: "
+    "use offset (first line, 1-based) and limit (number of lines) to read further."
+)
 
-LIST_DIRECTORY_SCHEMA: dict[str, Any] = {
-    "name": "list_directory",
-    "description": (
-        "List the entries of a directory inside the working directory (default: the working directory). "
-        "Directories end with '/', files show their size, symlinks show their target."
-    ),
-    "input_schema": {
-        "type": "object",
-        "properties": {
-            "path": {"type": "string", "description": "Directory path, relative to the working directory."},
-        },
-        "additionalProperties": False,
-    },
-}
+LIST_DIRECTORY_DESCRIPTION = (
+    "List the entries of a directory inside the working directory (default: the working directory). "
+    "Directories end with '/', files show their size, symlinks show their target."
+)
 
-SEARCH_FILES_SCHEMA: dict[str, Any] = {
-    "name": "search_files",
-    "description": (
-        "Search the text files under a directory of the working directory for a regular expression "
-        "(Python syntax), line by line. Returns 'path:line: text' for each match, at most "
-        f"{SEARCH_MAX_MATCHES}. Skips .git, binary files and files over {SEARCH_MAX_FILE_BYTES // 2**20} MB. "
-        "Files open in the editor are searched in their current text."
-    ),
-    "input_schema": {
-        "type": "object",
-        "properties": {
-            "pattern": {"type": "string", "description": "Regular expression to find."},
-            "path": {"type": "string", "description": "Directory (or file) to search; default: all."},
-            "glob": {
-                "type": "string",
-                "description": "Only files whose name (or relative path, if it has '/') matches, e.g. '*.py'.",
-            },
-        },
-        "required": ["pattern"],
-        "additionalProperties": False,
-    },
-}
+SEARCH_FILES_DESCRIPTION = (
+    "Search the text files under a directory of the working directory for a regular expression "
+    "(Python syntax), line by line. Returns 'path:line: text' for each match, at most "
+    f"{SEARCH_MAX_MATCHES}. Skips .git, binary files and files over {SEARCH_MAX_FILE_BYTES // 2**20} MB. "
+    "Files open in the editor are searched in their current text."
+)
 
 
 @dataclass(frozen=True)
@@ -120,23 +84,12 @@ def _error(text: str) -> ToolOutput:
     return ToolOutput(text, is_error=True)
 
 
-def _check_fields(tool_input: object, allowed: tuple[str, ...], tool: str) -> Mapping[str, Any]:
-    if not isinstance(tool_input, Mapping):
-        raise ValueError(f"{tool}: the input must be an object, got {type(tool_input).__name__}.")
-    unknown = sorted(str(k) for k in tool_input if k not in allowed)
-    if unknown:
-        raise ValueError(f"{tool}: unknown field(s) {unknown}; the fields are {list(allowed)}.")
-    return tool_input
-
-
-def _positive_int(raw: Mapping[str, Any], key: str, tool: str) -> int | None:
-    value = raw.get(key)
-    if value is None:
-        return None
-    # bool is an int subclass; true/false is never a meaningful line number.
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"{tool}: {key} must be a whole number of at least 1, got {value!r}.")
-    return value
+def _parse(model: type[M], tool: str, tool_input: object) -> M | ToolOutput:
+    """The validated input (the model of ``phoenix_lsp.tools.inputs``), or the error the model is told."""
+    if isinstance(tool_input, model):
+        return tool_input
+    checked = validate(model, tool, tool_input)
+    return _error(checked) if isinstance(checked, str) else checked
 
 
 def _open_text(open_documents: Mapping[Path, str], target: Path) -> str | None:
@@ -167,13 +120,14 @@ def _display(root: Path, target: Path) -> str:
 
 def run_read_file(tool_input: object, root: Path, open_documents: Mapping[Path, str]) -> ToolOutput:
     """Return lines of a file with 1-based line numbers; the editor's unsaved text wins over the disk."""
+    checked = _parse(ReadFileInput, "read_file", tool_input)
+    if isinstance(checked, ToolOutput):
+        return checked
+    offset = checked.offset or 1
+    limit = checked.limit or READ_DEFAULT_LIMIT
     try:
-        raw = _check_fields(tool_input, ("path", "offset", "limit"), "read_file")
-        offset = _positive_int(raw, "offset", "read_file") or 1
-        limit = _positive_int(raw, "limit", "read_file") or READ_DEFAULT_LIMIT
-        path: Any = raw.get("path")  # checked by resolve_in_workspace
-        target = resolve_in_workspace(root, path, for_write=False)
-    except (ValueError, PathError) as exc:
+        target = resolve_in_workspace(root, checked.path, for_write=False)
+    except PathError as exc:
         return _error(str(exc))
     shown = _display(root, target)
     text = _open_text(open_documents, target)
@@ -220,10 +174,12 @@ def run_read_file(tool_input: object, root: Path, open_documents: Mapping[Path, 
 def run_list_directory(tool_input: object, root: Path, open_documents: Mapping[Path, str]) -> ToolOutput:
     """List one directory: sorted entries, '/' after directories, sizes of files, targets of symlinks."""
     del open_documents  # listing shows the disk; unsaved buffers change contents, not names
+    checked = _parse(ListDirectoryInput, "list_directory", tool_input)
+    if isinstance(checked, ToolOutput):
+        return checked
     try:
-        raw = _check_fields(tool_input, ("path",), "list_directory")
-        target = resolve_in_workspace(root, raw.get("path", "."), for_write=False)
-    except (ValueError, PathError) as exc:
+        target = resolve_in_workspace(root, checked.path, for_write=False)
+    except PathError as exc:
         return _error(str(exc))
     shown = _display(root, target)
     try:
@@ -279,16 +235,13 @@ def _walk(start: Path) -> Iterator[Path]:
 
 def run_search_files(tool_input: object, root: Path, open_documents: Mapping[Path, str]) -> ToolOutput:
     """Find lines matching a regex in the text files under a path, with caps on files, size and matches."""
+    checked = _parse(SearchFilesInput, "search_files", tool_input)
+    if isinstance(checked, ToolOutput):
+        return checked
+    pattern_text, glob = checked.pattern, checked.glob
     try:
-        raw = _check_fields(tool_input, ("pattern", "path", "glob"), "search_files")
-        pattern_text = raw.get("pattern")
-        if not isinstance(pattern_text, str) or not pattern_text:
-            raise ValueError("search_files: pattern is required: a non-empty regular expression.")
-        glob = raw.get("glob")
-        if glob is not None and (not isinstance(glob, str) or not glob):
-            raise ValueError("search_files: glob must be a non-empty string such as '*.py'.")
-        start = resolve_in_workspace(root, raw.get("path", "."), for_write=False)
-    except (ValueError, PathError) as exc:
+        start = resolve_in_workspace(root, checked.path, for_write=False)
+    except PathError as exc:
         return _error(str(exc))
     try:
         pattern = regex.compile(pattern_text, regex.MULTILINE)

@@ -14,6 +14,7 @@ import pytest
 
 from tests.client.conftest import ROOT, ChatProcess
 from tests.fake_anthropic import FakeAnthropic, Reply, ToolUseBlock
+from tests.waiting import wait_exited
 
 pytestmark = pytest.mark.req("REQ-PROTO-035")
 
@@ -234,24 +235,22 @@ def test_eof_at_the_prompt_exits_cleanly_and_stops_the_server(start_chat: StartC
     chat = start_chat()
     chat.wait_for("> ")
     assert _servers_for(tmp_path / "data"), "the chat should have started its server"
+    servers = _servers_for(tmp_path / "data")
     chat.close_stdin()
     assert chat.wait() == 0
     assert "Traceback" not in chat.err
-    deadline = time.monotonic() + 5
-    while _servers_for(tmp_path / "data") and time.monotonic() < deadline:
-        time.sleep(0.05)
+    assert wait_exited(servers, 5) == []
     assert _servers_for(tmp_path / "data") == []
 
 
 def test_ctrl_c_at_the_prompt_exits_cleanly(start_chat: StartChat, tmp_path: Path) -> None:
     chat = start_chat()
     chat.wait_for("> ")
+    servers = _servers_for(tmp_path / "data")
     chat.interrupt()
     assert chat.wait() == 0
     assert "Traceback" not in chat.err
-    deadline = time.monotonic() + 5
-    while _servers_for(tmp_path / "data") and time.monotonic() < deadline:
-        time.sleep(0.05)
+    assert wait_exited(servers, 5) == []
     assert _servers_for(tmp_path / "data") == []
 
 
@@ -355,3 +354,29 @@ def test_a_dying_server_is_reported_and_the_client_exits_1(start_chat: StartChat
     at = chat.wait_for("the server stopped unexpectedly")
     chat.wait_for("phoenix-lsp.log", at)
     assert chat.wait() == 1
+
+
+@pytest.mark.req("REQ-CACHE-008")
+def test_usage_command_shows_the_totals_cache_share_and_an_estimated_cost(
+    start_chat: StartChat, fake_anthropic: FakeAnthropic
+) -> None:
+    fake_anthropic.enqueue(Reply.text_reply("First."), Reply.text_reply("Second."))
+    chat = start_chat()
+    at = chat.wait_for("> ")
+    chat.send("hello")
+    at = chat.wait_for("> ", chat.wait_for("First.", at))
+    chat.send("again")
+    at = chat.wait_for("> ", chat.wait_for("Second.", at))
+    chat.send("/usage")
+    at = chat.wait_for("(an estimate from list prices)", at)
+    used = [r.usage for r in fake_anthropic.requests]
+    assert all(used)
+    read = sum(u["cache_read_input_tokens"] for u in used if u)
+    every = sum(u["input_tokens"] + u["cache_creation_input_tokens"] + u["cache_read_input_tokens"]
+                for u in used if u)
+    assert read > 0  # the second request read the first one's prefix
+    assert f"[usage] 2 requests (0 by sub-agents): {every:,} input tokens" in chat.out
+    assert f"{read:,} read from the cache: {read / every:.0%} cached" in chat.out
+    assert "estimated cost: $" in chat.out
+    chat.close_stdin()
+    assert chat.wait() == 0

@@ -458,6 +458,27 @@ def test_invented_tool_gets_an_error_result() -> None:
     assert not of(effects, RunTool)
 
 
+@pytest.mark.req("REQ-CORE-008", "REQ-SEC-002")
+def test_a_call_with_invalid_input_is_answered_with_its_error_never_run_asked_or_handled() -> None:
+    bad = "Invalid {} input: your input was not valid JSON: Expecting value. The call was not run; ..."
+    calls = [ToolUse(f"t{i}", name, {}, input_error=bad.format(name))
+             for i, name in enumerate(("bash", "patch", "request_mode_upgrade", "spawn_agents"), 1)]
+    # unrestricted + interactive: a valid bash or patch call would wait for approval, the control tools would act
+    state, effects = run(unrestricted(), UserMessage("hi"), reply(1, *calls, tool(5, "read_file", path="a")))
+    assert [e.call.id for e in of(effects, RunTool)] == ["t5"]  # the batch went on to the valid call
+    assert not of(effects, AskApproval) and not of(effects, AskUpgrade) and not of(effects, SpawnAgents)
+    state, _ = transition(state, ToolDone("t5", "text"))
+    results = {r.tool_use_id: r for r in state.history[-1].tool_results()}
+    for call in calls:
+        assert results[call.id].is_error and results[call.id].content == call.input_error
+    child = fresh(is_subagent=True, parent_id="p")
+    state, effects = run(child, UserMessage("task"), reply(1, ToolUse("t1", "submit_result", {}, input_error="x")))
+    assert not of(effects, ReportToParent) and state.history[-1].tool_results()[0].content == "x"
+    # the permission function still speaks first: an unknown tool is refused as unknown, whatever its input
+    state, _ = run(fresh(), UserMessage("hi"), reply(1, ToolUse("t1", "format_disk", {}, input_error="x")))
+    assert "Unknown tool 'format_disk'" in state.history[-1].tool_results()[0].content
+
+
 # ------------------------------------------------------------------------------------------ sub-agents
 
 

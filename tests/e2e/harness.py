@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import inspect
 import json
 import os
 import signal
@@ -23,12 +24,16 @@ import jsonschema
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient, client_capabilities
-from pytest_lsp.client import register_lsp_features
+from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
 
 from phoenix_lsp.protocol.converter import plain_converter
 from tests.fake_anthropic import FakeAnthropic
 
 EDITORS = ["visual_studio_code", "neovim"]
+#: How long a wait may take before the test fails. Long on purpose: a passing test never waits it out, and
+#: the suite runs on 2 busy cores in parallel workers, where a first model request (the SDK's import) can
+#: take many seconds. Tests that bound a latency pass their own, explicit timeout.
+WAIT_S = 30.0
 API_KEY = "sk-ant-e2e-secret-key-0123456789"
 
 
@@ -124,26 +129,38 @@ class Session:
             if e["kind"] == kind and (conversation_id is None or e["conversationId"] == conversation_id)
         ]
 
-    async def wait_event(self, predicate: Callable[[dict[str, Any]], bool], timeout: float = 10.0) -> dict[str, Any]:
-        """The first event (already received or arriving) that satisfies ``predicate``."""
+    async def wait_until(self, predicate: Callable[[], Any], timeout: float = WAIT_S, what: str = "") -> Any:
+        """Return ``predicate()``'s first truthy value, re-checked whenever something arrives from the server
+        (an event, a request such as applyEdit or showMessageRequest, a log line, a message, progress).
+
+        ``predicate`` may be a coroutine function (e.g. one that asks the server a question): it is then
+        awaited, and re-run after each arrival. No sleeping and no fixed interval: the wait is on
+        ``_changed``, which is cleared before each check so an arrival during the check is not missed."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
-        seen = 0
         while True:
-            for event in self.events[seen:]:
-                if predicate(event):
-                    return event
-            seen = len(self.events)
+            self._changed.clear()
+            value = predicate()
+            if inspect.isawaitable(value):
+                value = await value
+            if value:
+                return value
             remaining = deadline - loop.time()
             if remaining <= 0:
                 kinds = [(e["kind"], e.get("status")) for e in self.events[-15:]]
-                raise TimeoutError(f"no matching phoenix/event within {timeout}s; last events: {kinds}")
-            self._changed.clear()
+                raise TimeoutError(f"not within {timeout}s: {what or predicate}; last events: {kinds}")
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._changed.wait(), remaining)
 
+    async def wait_event(self, predicate: Callable[[dict[str, Any]], bool], timeout: float = WAIT_S) -> dict[str, Any]:
+        """The first event (already received or arriving) that satisfies ``predicate``."""
+        event: dict[str, Any] = await self.wait_until(
+            lambda: next((e for e in self.events if predicate(e)), None), timeout, "no matching phoenix/event"
+        )
+        return event
+
     async def wait_status(
-        self, conversation_id: str, status: str, timeout: float = 10.0, *, since: int = 0
+        self, conversation_id: str, status: str, timeout: float = WAIT_S, *, since: int = 0
     ) -> dict[str, Any]:
         """The first ``status`` event of the conversation entering ``status`` with a seq above ``since``."""
         return await self.wait_event(
@@ -174,11 +191,13 @@ async def session(
     no_create: bool = False,
 ) -> AsyncIterator[Session]:
     client = LanguageClient(converter_factory=plain_converter)
-    register_lsp_features(client)
     workdir = tmp_path / "work"
     workdir.mkdir(exist_ok=True)
     data = data_dir or tmp_path / "data"
     s = Session(client, fake, data, workdir)
+    # pytest-lsp's own handlers (log and show messages, progress, configuration...), each also waking the
+    # waiters of ``Session.wait_until``: whatever the server sends is an occasion to re-check a condition
+    register_lsp_features(client, {method: _waking(handler, s) for method, handler in DEFAULT_CLIENT_FEATURES.items()})
 
     @client.feature("phoenix/event")  # type: ignore[untyped-decorator]  # pygls/pytest-lsp are untyped here
     def on_event(params: dict[str, Any]) -> None:
@@ -235,6 +254,14 @@ async def session(
         if not s.killed:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(client.shutdown_session(), 10)
+        process = client._server
+        if process is not None and process.returncode is None:
+            # shutdown failed or timed out (a failing test, a loaded machine): pygls's stop() would wait for
+            # the process for ever and hang the whole run, so end it here
+            with contextlib.suppress(ProcessLookupError):
+                process.kill()
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(process.wait(), 10)
         with contextlib.suppress(Exception):
             await client.stop()  # type: ignore[no-untyped-call]  # pygls/pytest-lsp are untyped here
 
@@ -336,7 +363,7 @@ def last_seq(s: Session, conversation_id: str) -> int:
     return seqs[-1] if seqs else 0
 
 
-async def wait_idle(s: Session, conversation_id: str, after_seq: int, timeout: float = 10.0) -> dict[str, Any]:
+async def wait_idle(s: Session, conversation_id: str, after_seq: int, timeout: float = WAIT_S) -> dict[str, Any]:
     """Wait for the conversation to come to rest (``idle``) after its event ``after_seq``."""
     return await s.wait_event(
         lambda e: e["conversationId"] == conversation_id and e["seq"] > after_seq and e["kind"] == "status"
@@ -345,13 +372,24 @@ async def wait_idle(s: Session, conversation_id: str, after_seq: int, timeout: f
     )
 
 
-async def poll_status(s: Session, conversation_id: str, status: str, timeout: float = 10.0) -> dict[str, Any]:
-    """Poll ``phoenix/getConversation`` until the status is ``status`` (plain clients get no events)."""
-    deadline = asyncio.get_running_loop().time() + timeout
-    while True:
+async def await_status(s: Session, conversation_id: str, status: str, timeout: float = WAIT_S) -> dict[str, Any]:
+    """The conversation's ``phoenix/getConversation`` answer once its status is ``status``, for plain clients
+    (no phoenix/event): asked again only when the server sent something (progress, a dialog, a message)."""
+
+    async def reached() -> dict[str, Any] | None:
         conv = await s.request("phoenix/getConversation", {"conversationId": conversation_id})
-        if conv["status"] == status:
-            return dict(conv)
-        if asyncio.get_running_loop().time() > deadline:
-            raise TimeoutError(f"conversation still {conv['status']!r}, not {status!r}, after {timeout}s")
-        await asyncio.sleep(0.02)
+        return dict(conv) if conv["status"] == status else None
+
+    conv: dict[str, Any] = await s.wait_until(reached, timeout, f"conversation {conversation_id} {status!r}")
+    return conv
+
+
+def _waking(handler: Callable[..., Any], s: Session) -> Callable[..., Any]:
+    """``handler`` (a pytest-lsp client feature), then wake ``s``'s waiters."""
+
+    def handle(ls: LanguageClient, params: Any) -> Any:
+        result = handler(ls, params)
+        s._changed.set()
+        return result
+
+    return handle

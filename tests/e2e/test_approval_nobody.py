@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 import pytest
 from lsprotocol import types
 
-from tests.e2e.harness import session
+from tests.e2e.harness import await_status, session
 from tests.fake_anthropic import FakeAnthropic, Reply, ToolUseBlock
 
 
@@ -27,12 +26,11 @@ async def test_a_failed_dialog_leaves_the_approval_open(fake_anthropic: FakeAnth
         cid = await s.new()
         await s.request("phoenix/sendMessage", {"conversationId": cid, "text": "/execute"})
         await s.request("phoenix/sendMessage", {"conversationId": cid, "text": "write it"})
-        for _ in range(100):  # the dialog was attempted
-            if s.shown:
-                break
-            await asyncio.sleep(0.05)
+        await s.wait_until(lambda: s.shown, what="the dialog was attempted")
         assert s.shown
-        await asyncio.sleep(0.3)
+        # the server logs that the approval stays pending once the dialog failed: that line is the marker
+        await s.wait_until(lambda: "stays pending" in " ".join(m.message for m in s.client.log_messages),
+                           what="the failed dialog logged")
         conv = await s.request("phoenix/getConversation", {"conversationId": cid})
         assert conv["status"] == "awaiting_approval" and conv["pendingApproval"]["toolName"] == "bash"
         assert not (s.workdir / "out.txt").exists()
@@ -42,9 +40,5 @@ async def test_a_failed_dialog_leaves_the_approval_open(fake_anthropic: FakeAnth
         await s.request("phoenix/respondToApproval", {"conversationId": cid,
                                                       "approvalId": conv["pendingApproval"]["approvalId"],
                                                       "decision": "allow"})
-        for _ in range(200):
-            conv = await s.request("phoenix/getConversation", {"conversationId": cid})
-            if conv["status"] == "idle":
-                break
-            await asyncio.sleep(0.05)
+        await await_status(s, cid, "idle")
     assert (s.workdir / "out.txt").read_text() == "hi\n"

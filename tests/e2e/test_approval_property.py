@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
-from tests.e2e.harness import Session, poll_status, session
+from tests.e2e.harness import Session, await_status, session
 from tests.fake_anthropic import FakeAnthropic, Reply, ToolUseBlock
 
 
@@ -144,9 +144,9 @@ async def play(shared: Shared, policy: str, steps: list[tuple[str, str]]) -> Non
                 if mode == "unrestricted" and (policy == "auto" or always):
                     may_edit = True
                 elif mode == "unrestricted":
-                    conv = await poll_status(s, cid, "awaiting_approval", timeout=10)
+                    conv = await await_status(s, cid, "awaiting_approval", timeout=10)
                     pending = conv["pendingApproval"]["approvalId"]
-        conv = await poll_status(s, cid, "awaiting_approval" if pending else "idle", timeout=10)
+        conv = await await_status(s, cid, "awaiting_approval" if pending else "idle", timeout=10)
         assert conv["mode"] == mode, (action, arg)
         sent = len(s.edits) - edits_before
         assert sent <= (1 if may_edit else 0), f"an edit was sent after {action} {arg} in mode {mode}, {policy}"

@@ -16,7 +16,7 @@ import pytest
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
-from tests.e2e.harness import API_KEY, Session, poll_status, session
+from tests.e2e.harness import API_KEY, await_status, session
 from tests.fake_anthropic import FakeAnthropic, Reply, ToolUseBlock
 
 
@@ -28,19 +28,6 @@ def _field(obj: Any, name: str) -> Any:
 def _titles(params: Any) -> list[str]:
     """The action titles a window/showMessageRequest offers."""
     return [str(_field(a, "title")) for a in _field(params, "actions") or []]
-
-
-async def _wait_resting(s: Session, cid: str, status: str = "idle", timeout: float = 10.0) -> dict[str, Any]:
-    """Poll getConversation until ``status`` (for plain clients, which get no phoenix/event)."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while True:
-        conv = await s.request("phoenix/getConversation", {"conversationId": cid})
-        if conv["status"] == status:
-            return dict(conv)
-        if loop.time() > deadline:
-            raise TimeoutError(f"conversation stayed {conv['status']!r}, expected {status!r}")
-        await asyncio.sleep(0.05)
 
 
 @pytest.mark.req("REQ-BED-007", "REQ-PROTO-031", "REQ-PROTO-020", "REQ-BED-015")
@@ -234,7 +221,7 @@ async def test_plain_client_approves_through_show_message_request(
         s.on_show = lambda params: next((answers[t] for t in _titles(params) if t in answers), None)
         cid = await s.new()
         await s.request("phoenix/sendMessage", {"conversationId": cid, "text": "create plain.txt"})
-        conv = await _wait_resting(s, cid)
+        conv = await await_status(s, cid, "idle")
         assert (s.workdir / "plain.txt").read_text() == "written-by-plain-client\n"
         assert conv["mode"] == "unrestricted"
         assert s.events == []  # a plain client never gets phoenix/event
@@ -256,7 +243,7 @@ async def test_plain_client_dismissing_the_request_denies(fake_anthropic: FakeAn
         cid = await s.new()
         await s.request("phoenix/setMode", {"conversationId": cid, "mode": "unrestricted"})
         await s.request("phoenix/sendMessage", {"conversationId": cid, "text": "try"})
-        await _wait_resting(s, cid)
+        await await_status(s, cid, "idle")
         assert len(s.shown) == 1 and not (s.workdir / "dismissed.txt").exists()
         denied = fake_anthropic.requests[-1].messages[-1]["content"][0]
         assert denied["type"] == "tool_result" and denied["is_error"] is True
@@ -273,13 +260,11 @@ async def test_plain_client_dialog_is_withdrawn_when_answered_another_way(
         cid = await s.new()
         await s.request("phoenix/setMode", {"conversationId": cid, "mode": "unrestricted"})
         await s.request("phoenix/sendMessage", {"conversationId": cid, "text": "try"})
-        await poll_status(s, cid, "awaiting_approval")
+        await await_status(s, cid, "awaiting_approval")
         assert len(s.shown) == 1 and not s.withdrawn
         await s.request("phoenix/cancel", {"conversationId": cid})  # answered another way: the turn ends
-        await poll_status(s, cid, "idle")
-        deadline = time.monotonic() + 10
-        while not s.withdrawn and time.monotonic() < deadline:
-            await asyncio.sleep(0.02)
+        await await_status(s, cid, "idle")
+        await s.wait_until(lambda: s.withdrawn, what="the dialog withdrawn")
         assert s.withdrawn == s.shown  # the server sent $/cancelRequest for the open dialog
         assert not (s.workdir / "withdrawn.txt").exists()
 
@@ -317,7 +302,6 @@ async def test_api_key_never_reaches_events_logs_or_the_database(
 
 def _seed_long_conversation(data_dir: Path, workdir: Path, messages: int) -> str:
     """Write a conversation with many messages straight into the store (as an earlier run would have)."""
-    import time
 
     from phoenix_lsp import codec
     from phoenix_lsp.core import machine

@@ -8,7 +8,6 @@ once every sub-agent's request is in flight), never by sleeping.
 
 from __future__ import annotations
 
-import asyncio
 import re
 import threading
 import time
@@ -21,6 +20,7 @@ import pytest
 from phoenix_lsp.server.prompts import SUBAGENT
 from tests.e2e.harness import Session, session, tool_results
 from tests.fake_anthropic import FakeAnthropic, RecordedRequest, Reply, ToolUseBlock
+from tests.waiting import eventually, exited
 
 STANDARD = ["read_file", "list_directory", "search_files", "bash", "patch"]
 
@@ -448,11 +448,10 @@ async def test_parent_cancel_stops_every_agent_its_tools_and_streams(
         assert await fake_anthropic.await_for(
             lambda reqs: sum(1 for r in reqs if is_sub(r.body) and r.events_sent >= 3 and not r.disconnected) >= 2
         ), "both hanging sub-agents must be streaming before the cancel"
-        for _ in range(250):  # toolStart goes out before the sandboxed process exists
-            if _processes_with(sleeper):
-                break
-            await asyncio.sleep(0.02)
+        # toolStart goes out before the sandboxed process exists, and that process can tell no one it started
+        await eventually(lambda: _processes_with(sleeper), "the sub-agent's command started", 5)
         assert _processes_with(sleeper), "the sub-agent's command must be running before the cancel"
+        commands = _processes_with(sleeper)
         # a running sub-agent's mode cannot be changed by the user either (REQ-BED-018)
         err = await s.error("phoenix/setMode", {"conversationId": ids[1], "mode": "unrestricted"})
         assert "sub-agent" in err.message
@@ -479,10 +478,7 @@ async def test_parent_cancel_stops_every_agent_its_tools_and_streams(
         # well before any time limit or the fake's 30 s hang: the cancel closed them (the 100 ms budget is
         # measured in bench/subagents.py)
         assert max(r.ended_at or 0 for r in hung) - cancelled_at < 2.0
-        for _ in range(100):
-            if not _processes_with(sleeper):
-                break
-            await asyncio.sleep(0.02)
+        assert await exited(commands, 2) == [], "the sub-agent's command must be killed with the cancel"
         assert not _processes_with(sleeper), "the sub-agent's command must be killed with the cancel"
     assert len(sub_requests(fake_anthropic)) == 3, "no sub-agent may call the model after the cancel"
 
@@ -546,10 +542,7 @@ async def test_restart_result_says_what_each_agent_had_submitted(
 async def test_bad_agent_limits_are_reported_and_defaults_kept(fake_anthropic: FakeAnthropic, tmp_path: Path) -> None:
     env = {"PHOENIX_AGENT_CONCURRENCY": "many", "PHOENIX_AGENT_MAX_TURNS": "0"}
     async with session(fake_anthropic, tmp_path, env=env) as s:
-        for _ in range(250):
-            if len(s.client.messages) >= 2:
-                break
-            await asyncio.sleep(0.02)
+        await s.wait_until(lambda: len(s.client.messages) >= 2, what="two warnings shown")
         texts = [m.message for m in s.client.messages]
     [concurrency] = [t for t in texts if "PHOENIX_AGENT_CONCURRENCY" in t]
     assert "'many'" in concurrency and "default 4" in concurrency and "at least 1" in concurrency

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from phoenix_lsp.llm.cache import MAX_BREAKPOINTS, OFF, CacheSettings, build_request, count_breakpoints
 from phoenix_lsp.llm.client import LlmClient, LlmRequest, LlmSuccess
-from phoenix_lsp.server import prompts
+from phoenix_lsp.tools import registry
 from tests.fake_anthropic import FakeAnthropic, Reply
 
 ON = CacheSettings()
@@ -137,7 +137,7 @@ async def test_each_request_of_a_tool_loop_reads_the_previous_prefix_from_the_fa
 ) -> None:
     """Three requests of a growing conversation, built like the server builds them: the second and third
     read everything the one before wrote, even when a batch of 15 tool calls added 31 blocks."""
-    tools = prompts.tool_schemas(False)
+    tools = registry.definitions(False, "/w")
     history: list[dict[str, Any]] = [{"role": "user", "content": [_text("look at everything")]}]
     calls = [{"type": "tool_use", "id": f"t{i}", "name": "read_file", "input": {"path": f"f{i}"}} for i in range(15)]
     results = [{"type": "tool_result", "tool_use_id": f"t{i}", "content": "x" * 400, "is_error": False}

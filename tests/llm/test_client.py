@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from phoenix_lsp.llm.client import INVALID_TOOL_INPUT_KEY, LlmClient, LlmFailure, LlmRequest, LlmSuccess
+from phoenix_lsp.llm.client import TOOL_INPUT_ERROR_KEY, LlmClient, LlmFailure, LlmRequest, LlmSuccess
 from tests.fake_anthropic import FakeAnthropic, Reply, TextBlock, ToolUseBlock
 
 TOOLS: list[dict[str, Any]] = [
@@ -113,7 +113,9 @@ async def test_tool_use_blocks_parsed_from_split_json(fake_anthropic: FakeAnthro
 
 
 @pytest.mark.req("REQ-BED-003")
-async def test_malformed_tool_json_is_kept_under_marker(fake_anthropic: FakeAnthropic, client: LlmClient) -> None:
+async def test_malformed_tool_json_comes_back_with_the_parser_error(
+    fake_anthropic: FakeAnthropic, client: LlmClient
+) -> None:
     fake_anthropic.enqueue(
         Reply.tool_reply(
             ToolUseBlock("read_file", id="toolu_bad", raw_json='{"path": "a.py", ', json_chunks=4),
@@ -124,9 +126,11 @@ async def test_malformed_tool_json_is_kept_under_marker(fake_anthropic: FakeAnth
     result = await client.stream(make_request(TOOLS), lambda t: None)
     assert isinstance(result, LlmSuccess)
     bad, not_object, ok = result.content
-    assert bad["input"] == {INVALID_TOOL_INPUT_KEY: '{"path": "a.py", '}
-    assert not_object["input"] == {INVALID_TOOL_INPUT_KEY: "[1, 2]"}
-    assert ok["input"] == {"path": "ok.py"}
+    assert bad["input"] == {}  # never a made-up field inside the input
+    assert bad[TOOL_INPUT_ERROR_KEY] == "Expecting property name enclosed in double quotes: line 1 column 18 (char 17)"
+    assert not_object["input"] == {}
+    assert not_object[TOOL_INPUT_ERROR_KEY] == "expected a JSON object, got an array: [1, 2]"
+    assert ok["input"] == {"path": "ok.py"} and TOOL_INPUT_ERROR_KEY not in ok
 
 
 @pytest.mark.req("REQ-BED-003")
@@ -285,8 +289,7 @@ async def test_cancel_aborts_the_http_request(fake_anthropic: FakeAnthropic, cli
 
     task = asyncio.create_task(client.stream(make_request(), on_text))
     if shape == "before_headers":
-        assert await fake_anthropic.await_for(lambda rs: len(rs) == 1)
-        await asyncio.sleep(0.05)  # the request is now waiting for headers
+        assert await fake_anthropic.await_for(lambda rs: len(rs) == 1 and rs[0].held == "headers")
     else:
         await asyncio.wait_for(first_delta.wait(), 10)
     task.cancel()

@@ -67,12 +67,12 @@ def restricted(workspace: Path) -> Runner:
     """`await restricted("cmd", limits=..., timeout=...)`: run through run_bash in Restricted mode."""
 
     async def run(command: str, limits: Limits | None = None, timeout: float = 20.0,
-                  cwd: Path | None = None, mode: str = "default") -> BashResult:
+                  cwd: Path | None = None, run: str = "default") -> BashResult:
         ctx = BashContext(working_directory=cwd or workspace, restricted=not UNSANDBOXED,
                           default_timeout_s=timeout)
         if limits is not None:
             ctx = replace(ctx, limits=limits)
-        return await run_bash({"command": command, "mode": mode}, ctx)
+        return await run_bash({"command": command, "run": run}, ctx)
 
     return run
 

@@ -225,7 +225,7 @@ async def test_a_background_lock_ends_with_the_time_limit(workspace: Path, tmp_p
                       background_timeout_s=1.5, background_dir=tmp_path / "bg")
     started = await run_bash({"command": py("import fcntl, time; f = open('secret.txt'); "
                                             "fcntl.flock(f, fcntl.LOCK_SH); print('locked', flush=True); "
-                                            "time.sleep(300)"), "mode": "background"}, ctx)
+                                            "time.sleep(300)"), "run": "background"}, ctx)
     assert started.outcome == "background", started.output
     assert await _wait_until(lambda: not _lock_free(target, "flock"), 10)  # the job really holds it
     assert await _wait_until(lambda: _lock_free(target, "flock"), 10)  # ...and not past its limit
@@ -240,7 +240,7 @@ async def test_leaving_restricted_ends_the_jobs_and_their_locks(workspace: Path,
                       background_dir=tmp_path / "bg")
     started = await run_bash({"command": py("import fcntl, time; f = open('notes.md'); "
                                             "fcntl.flock(f, fcntl.LOCK_SH); time.sleep(300)"),
-                              "mode": "background"}, ctx)
+                              "run": "background"}, ctx)
     assert started.outcome == "background", started.output
     assert await _wait_until(lambda: not _lock_free(target, "flock"), 10)
     assert spawn.end_restricted_jobs("c-leave") == 1  # what the server does on the mode change
@@ -262,7 +262,7 @@ async def test_a_job_cannot_lock_the_servers_database(workspace: Path, tmp_path:
     code = (f"import fcntl, time\nfor name in ('phoenix.db', 'phoenix.db-shm', 'phoenix.db-wal'):\n"
             f"    try:\n        f = open({str(data)!r} + '/' + name, 'rb'); fcntl.lockf(f, fcntl.LOCK_SH)\n"
             f"    except OSError as e: print(name, e, flush=True)\ntime.sleep(300)")
-    started = await run_bash({"command": py(code), "mode": "background"}, ctx)
+    started = await run_bash({"command": py(code), "run": "background"}, ctx)
     try:
         await asyncio.sleep(1.0)
         server_db.execute("insert into t values (1)")  # "database is locked" if the job held a lock
@@ -471,7 +471,7 @@ async def test_disk_quota_of_scratch_and_background_log(restricted: Runner, work
     ctx = BashContext(working_directory=workspace, restricted=True, conversation_id="c-quota",
                       limits=Limits(disk=32 << 20), background_dir=tmp_path / "bg")
     job = await run_bash({"command": "for i in $(seq 100); do head -c 2M /dev/zero; sleep 0.02; done; sleep 30",
-                          "mode": "background"}, ctx)
+                          "run": "background"}, ctx)
     log = Path(job.output_file or "")
     assert await _wait_until(lambda: "disk-quota" in log.read_bytes()[-200:].decode("latin-1"), 15)
     assert log.stat().st_size < 64 << 20
@@ -572,7 +572,7 @@ def test_remove_tree_without_privileges(tmp_path: Path) -> None:
 async def test_background_logs_end_with_the_conversation(workspace: Path, tmp_path: Path) -> None:
     ctx = BashContext(working_directory=workspace, restricted=True, conversation_id="c-logs",
                       background_dir=tmp_path / "bg")
-    job = await run_bash({"command": "echo hello; sleep 300", "mode": "background"}, ctx)
+    job = await run_bash({"command": "echo hello; sleep 300", "run": "background"}, ctx)
     log = Path(job.output_file or "")
     assert log.parent == tmp_path / "bg" / str(os.getpid()) / "c-logs"
     assert await _wait_until(lambda: "hello" in log.read_text(), 10)

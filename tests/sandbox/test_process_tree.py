@@ -4,6 +4,7 @@ children that called setsid or double-forked (REQ-BED-005, REQ-BASH-002, REQ-BAS
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import subprocess
@@ -16,6 +17,7 @@ import pytest
 
 from phoenix_lsp.sandbox import spawn
 from phoenix_lsp.tools.bash import BashContext, run_bash
+from tests.waiting import eventually, exited
 
 from .conftest import SUPPORT, pid_alive
 
@@ -28,12 +30,15 @@ MODES = [pytest.param(True, id="restricted",
          pytest.param(False, id="unrestricted")]
 
 
-async def _pids_when_ready(path: Path) -> list[int]:
-    for _ in range(500):
-        if path.exists() and "ready" in path.read_text():
-            return [int(x) for x in path.read_text().split() if x.isdigit()]
-        await asyncio.sleep(0.01)
-    raise AssertionError("the tree never got ready")
+def _tree_complete(tree: list[int]) -> bool:
+    """The whole TREE is up: its three ``sleep 300`` (plain, setsid'd, double-forked) and at least six
+    processes (launcher, bash, burner, the sleepers). Transient subshells in a snapshot are harmless: they end
+    by themselves, so they are no survivors."""
+    sleepers = 0
+    for pid in tree:
+        with contextlib.suppress(OSError):
+            sleepers += Path(f"/proc/{pid}/cmdline").read_bytes() == b"sleep\x00300\x00"
+    return len(tree) >= 6 and sleepers == 3
 
 
 @pytest.mark.req("REQ-BED-005", "REQ-BASH-013")
@@ -42,14 +47,9 @@ async def test_cancel_kills_the_whole_tree(tmp_path: Path, restricted: bool, lau
     ctx = BashContext(working_directory=tmp_path, restricted=restricted)
     task = asyncio.ensure_future(run_bash({"command": TREE}, ctx))
     # Watch the tree from outside (this test process is the launcher's parent).
-    deadline = time.monotonic() + 10
-    tree: list[int] = []
-    while time.monotonic() < deadline and len(tree) < 6:
-        tree = _descendants_of(os.getpid())  # launcher, bash, burner, 3 sleepers
-        await asyncio.sleep(0.01)
+    tree = await eventually(lambda: (t := _descendants_of(os.getpid())) and _tree_complete(t) and t,
+                            "the tree is up: launcher, bash, burner, 3 sleepers")
     assert len(tree) >= 6, tree
-    await asyncio.sleep(0.05)
-    tree = _descendants_of(os.getpid())
     started = time.monotonic()
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
@@ -94,7 +94,7 @@ async def test_timeout_kills_the_whole_tree_and_keeps_partial_output(tmp_path: P
 @pytest.mark.req("REQ-BASH-002")
 async def test_slow_mode_uses_the_slow_timeout(tmp_path: Path) -> None:
     ctx = BashContext(working_directory=tmp_path, restricted=False, default_timeout_s=0.3, slow_timeout_s=5)
-    res = await run_bash({"command": "sleep 0.6; echo finished", "mode": "slow"}, ctx)
+    res = await run_bash({"command": "sleep 0.6; echo finished", "run": "slow"}, ctx)
     assert res.outcome == "exited" and "finished" in res.output
     res = await run_bash({"command": "sleep 0.6; echo finished"}, ctx)
     assert res.outcome == "timeout"
@@ -115,19 +115,12 @@ async def test_server_death_kills_the_tree(tmp_path: Path) -> None:
     """))
     server = subprocess.Popen([sys.executable, str(script)], cwd=str(Path(__file__).parents[2]))
     try:
-        deadline = time.monotonic() + 10
-        tree: list[int] = []
-        while time.monotonic() < deadline and len(tree) < 6:
-            tree = _descendants_of(server.pid)
-            await asyncio.sleep(0.02)
+        tree = await eventually(lambda: (t := _descendants_of(server.pid)) and _tree_complete(t) and t,
+                                "the server's tree is up")
         assert len(tree) >= 6
-        await asyncio.sleep(0.05)
-        tree = _descendants_of(server.pid)
         server.send_signal(signal.SIGKILL)
         server.wait()
-        deadline = time.monotonic() + 3
-        while time.monotonic() < deadline and [p for p in tree if pid_alive(p)]:
-            await asyncio.sleep(0.01)
+        assert await exited(tree, 3) == [], "the tree outlived the server"
         assert not [p for p in tree if pid_alive(p)]
     finally:
         if server.poll() is None:
@@ -138,20 +131,14 @@ async def test_server_death_kills_the_tree(tmp_path: Path) -> None:
 async def test_background_jobs_are_killed_at_shutdown(tmp_path: Path) -> None:
     ctx = BashContext(working_directory=tmp_path, restricted=SUPPORT.available, conversation_id="c-shutdown",
                       background_dir=tmp_path / "bg")
-    res = await run_bash({"command": "setsid sleep 300 & echo $!; wait", "mode": "background"}, ctx)
+    res = await run_bash({"command": "setsid sleep 300 & echo $!; wait", "run": "background"}, ctx)
     assert res.outcome == "background" and res.pid is not None
     assert res.output_file is not None
     out = Path(res.output_file)
-    for _ in range(200):
-        if out.read_text().strip():
-            break
-        await asyncio.sleep(0.01)
+    await eventually(lambda: out.read_text().strip(), "the detached command printed its orphan's pid", 2)
     orphan = int(out.read_text().split()[0])
     assert pid_alive(orphan) and pid_alive(res.pid)
     assert spawn.kill_background_jobs("c-shutdown") == 1
     assert not pid_alive(orphan) and not pid_alive(res.pid)
-    for _ in range(200):
-        if "finished" in out.read_text():
-            break
-        await asyncio.sleep(0.01)
+    await eventually(lambda: "finished" in out.read_text(), "the launcher recorded the end", 2)
     assert "background command finished" in out.read_text()

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -175,3 +176,22 @@ def test_the_helper_is_compiled_once_per_source(tmp_path: Path) -> None:
     first = build.compile_helper(tmp_path)
     stamp = first.stat().st_mtime_ns
     assert build.compile_helper(tmp_path) == first and first.stat().st_mtime_ns == stamp
+
+
+@pytest.mark.req("REQ-BASH-008")
+def test_concurrent_builds_of_the_helper_all_get_a_complete_binary(tmp_path: Path) -> None:
+    """Test workers (pytest-xdist) and servers share one cache directory and may all build at once."""
+    if shutil.which("gcc") is None and shutil.which("cc") is None:
+        pytest.skip("no C compiler")
+    cache = tmp_path / "cache"
+    build_one = ("import sys; from pathlib import Path; from phoenix_lsp.sandbox import build; "
+                 "print(build.compile_helper(Path(sys.argv[1])))")
+    builders = [subprocess.Popen([sys.executable, "-c", build_one, str(cache)], stdout=subprocess.PIPE, text=True)
+                for _ in range(4)]
+    paths = {b.communicate(timeout=240)[0].strip() for b in builders}
+    assert [b.returncode for b in builders] == [0, 0, 0, 0]
+    (binary,) = paths
+    assert os.access(binary, os.X_OK)
+    assert [p.name for p in cache.iterdir()] == [Path(binary).name], "no temporary file is left behind"
+    probe = subprocess.run([binary], capture_output=True, timeout=30, check=False)
+    assert probe.returncode != 0 and probe.stderr, "the binary runs (and, without arguments, says how to use it)"

@@ -11,7 +11,9 @@ from typing import Any
 import pytest
 
 from phoenix_lsp.sandbox import SandboxSupport, policy, probe
-from phoenix_lsp.tools.bash import SCHEMA, BashContext, run_bash, tool_definition
+from phoenix_lsp.tools.bash import BashContext, run_bash
+from phoenix_lsp.tools.registry import REGISTRY
+from tests.waiting import eventually
 
 SUPPORT = probe()
 needs_sandbox = pytest.mark.skipif(not SUPPORT.available, reason="no kernel sandbox here")
@@ -57,16 +59,13 @@ async def test_background_returns_at_once_with_pid_group_and_output_file(tmp_pat
     ctx = ctx_for(tmp_path, restricted, background_dir=tmp_path / "bg", conversation_id="bg-test")
     loop = asyncio.get_running_loop()
     started = loop.time()
-    res = await run_bash({"command": "echo begin; sleep 0.5; echo end; exit 3", "mode": "background"}, ctx)
+    res = await run_bash({"command": "echo begin; sleep 0.5; echo end; exit 3", "run": "background"}, ctx)
     assert loop.time() - started < 0.4  # did not wait for the command
     assert res.outcome == "background" and not res.is_error
     assert res.pid and res.pgid == res.pid and os.getpgid(res.pid) == res.pid
     assert res.output_file and str(res.pid) in res.output and res.output_file in res.output
     out = Path(res.output_file)
-    for _ in range(300):
-        if "finished" in out.read_text():
-            break
-        await asyncio.sleep(0.01)
+    await eventually(lambda: "finished" in out.read_text(), "the launcher recorded the end", 3)
     text = out.read_text()
     assert text.startswith("begin\nend\n")
     assert "background command finished: exit code 3" in text
@@ -75,12 +74,12 @@ async def test_background_returns_at_once_with_pid_group_and_output_file(tmp_pat
 @pytest.mark.req("REQ-BASH-003")
 async def test_background_cap_per_conversation(tmp_path: Path) -> None:
     ctx = ctx_for(tmp_path, False, background_dir=tmp_path / "bg", conversation_id="cap", background_limit=2)
-    first = [await run_bash({"command": "sleep 30", "mode": "background"}, ctx) for _ in range(2)]
+    first = [await run_bash({"command": "sleep 30", "run": "background"}, ctx) for _ in range(2)]
     try:
-        third = await run_bash({"command": "sleep 30", "mode": "background"}, ctx)
+        third = await run_bash({"command": "sleep 30", "run": "background"}, ctx)
         assert third.error_id == "bash.background_limit" and third.is_error
         assert str(first[0].pid) in third.output
-        other = await run_bash({"command": "true", "mode": "background"},
+        other = await run_bash({"command": "true", "run": "background"},
                                replace(ctx, conversation_id="another"))
         assert other.outcome == "background"
     finally:
@@ -110,11 +109,15 @@ async def test_no_tty_and_empty_stdin(tmp_path: Path, restricted: bool) -> None:
 
 @pytest.mark.req("REQ-BASH-005")
 def test_schema() -> None:
-    props = SCHEMA["input_schema"]["properties"]
-    assert SCHEMA["name"] == "bash"
-    assert props["command"]["type"] == "string" and SCHEMA["input_schema"]["required"] == ["command"]
-    assert props["mode"]["enum"] == ["default", "slow", "background"]
-    desc = SCHEMA["description"]
+    definition = REGISTRY.tools["bash"].definition("/w")
+    schema = definition["input_schema"]
+    props = schema["properties"]
+    assert definition["name"] == "bash"
+    assert props["command"]["type"] == "string" and schema["required"] == ["command"]
+    assert set(props) == {"command", "run"}  # not "mode": that word is the conversation's (specs/modes.md)
+    assert props["run"]["enum"] == ["default", "slow", "background"] and props["run"]["default"] == "default"
+    assert schema["additionalProperties"] is False
+    desc = definition["description"]
     for words in ("30 seconds", "15 minutes", "128 KB", "Restricted", "Landlock", "no network",
                   "Permission denied", "Operation not permitted", "request_mode_upgrade", "do not retry"):
         assert words in desc
@@ -122,11 +125,16 @@ def test_schema() -> None:
 
 @pytest.mark.req("REQ-BASH-005", "REQ-BED-017")
 def test_description_states_the_working_directory_and_never_depends_on_mode(tmp_path: Path) -> None:
-    definition = tool_definition(tmp_path)
-    assert str(tmp_path) in definition["description"]
+    definition = REGISTRY.tools["bash"].definition(str(tmp_path))
+    assert definition["description"].endswith(f"Working directory: {tmp_path}")
     # the only input is the directory: there is no way to give it a mode, by construction
-    assert tool_definition(tmp_path) == definition
-    assert definition["input_schema"] == SCHEMA["input_schema"]
+    assert REGISTRY.tools["bash"].definition(str(tmp_path)) == definition
+
+
+@pytest.mark.req("REQ-BASH-005")
+async def test_the_timeout_note_names_the_run_field(tmp_path: Path) -> None:
+    res = await run_bash({"command": "sleep 5"}, ctx_for(tmp_path, False, default_timeout_s=0.2))
+    assert res.error_id == "bash.timeout" and "(run 'default')" in res.output and 'Use run "slow"' in res.output
 
 
 @pytest.mark.req("REQ-BASH-006")
@@ -192,11 +200,26 @@ async def test_stateless_everything_comes_from_the_context(tmp_path: Path) -> No
 
 @pytest.mark.parametrize("bad", [
     None, "ls", 42, [], {}, {"command": None}, {"command": 3}, {"command": ""}, {"command": "   "},
-    {"command": "ls", "mode": "fast"}, {"command": "ls", "mode": 1}, {"command": "ls", "extra": 1},
-    {"command": "echo \x00"}, {"cmd": "ls"},
+    {"command": "ls", "run": "fast"}, {"command": "ls", "run": 1}, {"command": "ls", "extra": 1},
+    {"command": "echo \x00"}, {"cmd": "ls"}, {"command": "ls", "mode": "slow"},
 ])
 @pytest.mark.req("REQ-BASH-005")
 async def test_invalid_input_is_an_error_result_never_an_exception(tmp_path: Path, bad: Any) -> None:
     res = await run_bash(bad, ctx_for(tmp_path, False))
     assert res.is_error and res.error_id == "bash.invalid_input" and res.outcome == "system_error"
-    assert "Invalid bash input" in res.output
+    assert res.output.startswith("Invalid bash input: ") and "send it again" in res.output
+
+
+@pytest.mark.req("REQ-BASH-005", "REQ-SEC-002")
+@pytest.mark.parametrize(("bad", "expected"), [
+    (None, "the input must be a JSON object (with command, run), not null"),
+    ({"command": 3}, "'command' must be a string, not the number 3"),
+    ({"command": "   "}, "'command' must not be empty or only whitespace"),
+    ({"command": "echo \x00"}, "'command' contains a NUL byte"),
+    ({"cmd": "ls"}, "'command' is required (The shell command to run with bash -c); unknown field 'cmd'"),
+    ({"command": "ls", "run": "fast"}, "'run' must be one of 'default', 'slow' or 'background', not \"fast\""),
+    ({"command": "ls", "mode": "slow"}, "unknown field 'mode' (the fields are: command, run)"),
+])
+async def test_invalid_input_names_the_field_and_what_is_wrong(tmp_path: Path, bad: Any, expected: str) -> None:
+    res = await run_bash(bad, ctx_for(tmp_path, False))
+    assert expected in res.output

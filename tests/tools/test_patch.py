@@ -11,15 +11,16 @@ import pytest
 from phoenix_lsp.tools.patch import (
     CHARS_PER_TOKEN,
     MAX_INPUT_TOKENS,
-    SCHEMA,
     PatchError,
     PatchPlan,
     plan_patch,
     resolve_patch_path,
 )
+from phoenix_lsp.tools.registry import REGISTRY
 from tests.tools.test_patch_lsp_applier import apply_lsp_edits
 
 SRC = "def f():\n    return 1\n\n\ndef g():\n    return 2\n"
+APPEND = {"operation": "append_eof", "newText": ""}
 
 
 def ok(tool_input: dict[str, Any], original: str | None, **kw: Any) -> PatchPlan:
@@ -179,7 +180,7 @@ def test_failed_call_leaves_the_callers_clipboards_untouched() -> None:
 def test_clipboard_misuse_is_explained() -> None:
     assert "only with replace" in err(call({"operation": "append_eof", "newText": "", "toClipboard": "a"}), SRC)
     assert "keep only one" in err(call(rep("return 1", "x", fromClipboard="a")), SRC, clipboards={"a": "1"})
-    assert "non-empty clipboard name" in err(call(rep("return 1", "", toClipboard="")), SRC)
+    assert "'patches[0].toClipboard' must not be empty" in err(call(rep("return 1", "", toClipboard="")), SRC)
 
 
 # --- REQ-PATCH-004 reindent -----------------------------------------------------------------------------
@@ -289,34 +290,38 @@ def test_model_is_told_when_fuzzy_matching_changed_a_clipboard() -> None:
 
 @pytest.mark.req("REQ-PATCH-006")
 def test_schema_names_path_and_patch_fields() -> None:
-    schema = SCHEMA["input_schema"]
-    assert SCHEMA["name"] == "patch" and schema["required"] == ["path", "patches"]
+    definition = REGISTRY.tools["patch"].definition("/w")
+    schema = definition["input_schema"]
+    assert definition["name"] == "patch" and schema["required"] == ["path", "patches"]
     item = schema["properties"]["patches"]["items"]["properties"]
     assert set(item) == {"operation", "oldText", "newText", "toClipboard", "fromClipboard", "reindent"}
     assert item["operation"]["enum"] == ["replace", "append_eof", "prepend_bof", "overwrite"]
     assert "relative to the working directory" in schema["properties"]["path"]["description"]
-    json.dumps(SCHEMA)  # it goes on the wire as is
+    assert schema["properties"]["patches"]["minItems"] == 1 and item["toClipboard"]["minLength"] == 1
+    assert schema["additionalProperties"] is False and "$ref" not in json.dumps(definition)  # it goes on the wire as is
 
 
 @pytest.mark.req("REQ-PATCH-006", "REQ-SEC-002")
 @pytest.mark.parametrize(
     ("tool_input", "expected"),
     [
-        (None, "must be an object"),
-        ([], "must be an object"),
-        ({"patches": []}, "'path' is required"),
-        ({"path": 3, "patches": []}, "'path' is required"),
-        ({"path": "a", "patches": []}, "'patches' is required"),
-        ({"path": "a", "patches": "x"}, "'patches' is required"),
-        ({"path": "a", "patches": [1]}, "patches[0] must be an object"),
-        ({"path": "a", "patches": [{"operation": "delete"}]}, "unknown operation 'delete'"),
-        ({"path": "a", "patches": [{}]}, "unknown operation None"),
-        ({"path": "a", "patches": [{"operation": "replace", "oldText": 5}]}, "oldText must be a string"),
-        ({"path": "a", "patches": [{"operation": "replace", "old_text": "x"}]}, "unknown field(s) ['old_text']"),
-        ({"path": "a", "patches": [{"operation": "append_eof"}]}, "newText is required"),
-        ({"path": "a", "patches": [{"operation": "append_eof", "newText": "", "reindent": 1}]}, "reindent must"),
-        ({"path": "a", "patches": [{"operation": "append_eof", "newText": "", "reindent": {"x": 1}}]}, "unknown"),
-        ({"path": "a", "patches": [], "extra": 1}, "Unknown field(s) ['extra']"),
+        (None, "the input must be a JSON object (with path, patches), not null"),
+        ([], "the input must be a JSON object"),
+        ({"patches": [APPEND]}, "'path' is required"),
+        ({"path": " ", "patches": [APPEND]}, "'path' must not be empty"),
+        ({"path": 3, "patches": [APPEND]}, "'path' must be a string, not the number 3"),
+        ({"path": "a", "patches": []}, "'patches' must hold at least 1 item"),
+        ({"path": "a", "patches": "x"}, "'patches' must be an array"),
+        ({"path": "a"}, "'patches' is required"),
+        ({"path": "a", "patches": [1]}, "'patches[0]' must be a JSON object"),
+        ({"path": "a", "patches": [{"operation": "delete"}]}, "'patches[0].operation' must be one of 'replace',"),
+        ({"path": "a", "patches": [{}]}, "'patches[0].operation' is required"),
+        ({"path": "a", "patches": [{"operation": "replace", "oldText": 5}]}, "'patches[0].oldText' must be a string"),
+        ({"path": "a", "patches": [{"operation": "replace", "old_text": "x"}]}, "unknown field 'patches[0].old_text'"),
+        ({"path": "a", "patches": [{"operation": "append_eof"}]}, "patches[0]: newText is required"),
+        ({"path": "a", "patches": [{**APPEND, "reindent": 1}]}, "'patches[0].reindent' must be a JSON object"),
+        ({"path": "a", "patches": [{**APPEND, "reindent": {"x": 1}}]}, "unknown field 'patches[0].reindent.x'"),
+        ({"path": "a", "patches": [APPEND], "extra": 1}, "unknown field 'extra' (the fields are: path, patches)"),
     ],
 )
 def test_hostile_input_gives_clear_errors_never_exceptions(tool_input: Any, expected: str) -> None:

@@ -12,14 +12,12 @@ import pytest
 
 from phoenix_lsp.tools import readonly
 from phoenix_lsp.tools.readonly import (
-    LIST_DIRECTORY_SCHEMA,
-    READ_FILE_SCHEMA,
-    SEARCH_FILES_SCHEMA,
     ToolOutput,
     run_list_directory,
     run_read_file,
     run_search_files,
 )
+from phoenix_lsp.tools.registry import REGISTRY
 
 NO_DOCS: dict[Path, str] = {}
 
@@ -226,13 +224,14 @@ def test_search_skips_files_over_the_size_cap(root: Path, monkeypatch: pytest.Mo
     ("tool_input", "expected"),
     [
         ({"pattern": "("}, "not a valid regular expression"),
-        ({"pattern": ""}, "pattern is required"),
-        ({"pattern": 3}, "pattern is required"),
-        ({}, "pattern is required"),
-        ({"pattern": "a", "glob": 1}, "glob must be"),
+        ({"pattern": ""}, "'pattern' must not be empty"),
+        ({"pattern": 3}, "'pattern' must be a string, not the number 3"),
+        ({}, "'pattern' is required"),
+        ({"pattern": "a", "glob": 1}, "'glob' must be a string"),
+        ({"pattern": "a", "glob": ""}, "'glob' must not be empty"),
         ({"pattern": "a", "path": "missing"}, "does not exist"),
-        ({"pattern": "a", "extra": 1}, "unknown field"),
-        (None, "must be an object"),
+        ({"pattern": "a", "extra": 1}, "unknown field 'extra' (the fields are: pattern, path, glob)"),
+        (None, "the input must be a JSON object"),
     ],
 )
 def test_search_hostile_input(root: Path, tool_input: Any, expected: str) -> None:
@@ -241,10 +240,11 @@ def test_search_hostile_input(root: Path, tool_input: Any, expected: str) -> Non
 
 
 def test_schemas_are_static_json() -> None:
-    for schema, name in (
-        (READ_FILE_SCHEMA, "read_file"),
-        (LIST_DIRECTORY_SCHEMA, "list_directory"),
-        (SEARCH_FILES_SCHEMA, "search_files"),
-    ):
-        assert schema["name"] == name
-        json.dumps(schema)
+    for name in ("read_file", "list_directory", "search_files"):
+        definition = REGISTRY.tools[name].definition("/w")
+        assert definition["name"] == name and definition["input_schema"]["additionalProperties"] is False
+        json.dumps(definition)
+    read = REGISTRY.tools["read_file"].definition("/w")["input_schema"]
+    assert read["required"] == ["path"]
+    assert read["properties"]["offset"] == {"description": "First line to return (1-based).", "minimum": 1,
+                                            "type": "integer"}

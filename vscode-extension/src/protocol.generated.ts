@@ -1675,7 +1675,7 @@ export interface InitializationOptions {
 export interface ModelPriceIn {
   input: number;
   output: number;
-  cacheWrite5M?: number | null;
-  cacheWrite1H?: number | null;
+  cacheWrite5m?: number | null;
+  cacheWrite1h?: number | null;
   cacheRead?: number | null;
 }

@@ -1,0 +1,210 @@
+-- The chat buffer: persisted messages rendered as Markdown, the answer streamed in as it arrives, and a
+-- window that follows the end only while the cursor is on the last line (scrolling up keeps the place).
+local M = {}
+
+local buf = nil
+local stream_start = nil -- 0-based line where the streamed (not yet persisted) answer begins
+
+local function valid()
+  return buf and vim.api.nvim_buf_is_valid(buf)
+end
+
+function M.buffer()
+  if valid() then
+    return buf
+  end
+  buf = vim.api.nvim_create_buf(false, true)
+  vim.api.nvim_buf_set_name(buf, "phoenix://chat")
+  vim.bo[buf].buftype = "nofile"
+  vim.bo[buf].bufhidden = "hide"
+  vim.bo[buf].swapfile = false
+  vim.bo[buf].filetype = "markdown"
+  vim.bo[buf].modifiable = false
+  stream_start = nil
+  return buf
+end
+
+-- Windows showing the chat whose cursor is on the last line: they follow the new text.
+local function followers()
+  local out = {}
+  local count = vim.api.nvim_buf_line_count(buf)
+  for _, win in ipairs(vim.api.nvim_list_wins()) do
+    if vim.api.nvim_win_get_buf(win) == buf and vim.api.nvim_win_get_cursor(win)[1] >= count then
+      table.insert(out, win)
+    end
+  end
+  return out
+end
+
+local function set_lines(first, last, lines)
+  local follow = followers()
+  vim.bo[buf].modifiable = true
+  vim.api.nvim_buf_set_lines(buf, first, last, false, lines)
+  vim.bo[buf].modifiable = false
+  local count = vim.api.nvim_buf_line_count(buf)
+  for _, win in ipairs(follow) do
+    vim.api.nvim_win_set_cursor(win, { count, 0 })
+  end
+end
+
+local function is_empty()
+  return vim.api.nvim_buf_line_count(buf) == 1 and vim.api.nvim_buf_get_lines(buf, 0, 1, false)[1] == ""
+end
+
+function M.append(lines)
+  M.buffer()
+  if is_empty() then
+    set_lines(0, -1, lines)
+  else
+    set_lines(-1, -1, lines)
+  end
+end
+
+function M.clear()
+  M.buffer()
+  stream_start = nil
+  set_lines(0, -1, {})
+end
+
+local function split(text)
+  return vim.split(text or "", "\n", { plain = true })
+end
+
+local function compact(value)
+  local text = require("phoenix.compat").json(value)
+  if #text > 300 then
+    text = text:sub(1, 300) .. "…"
+  end
+  return text
+end
+
+-- A streamed piece of the answer.
+function M.stream(text)
+  M.buffer()
+  if not stream_start then
+    M.append({ "", "## Phoenix", "" })
+    stream_start = vim.api.nvim_buf_line_count(buf) - 3
+  end
+  local count = vim.api.nvim_buf_line_count(buf)
+  local last = vim.api.nvim_buf_get_lines(buf, count - 1, count, false)[1] or ""
+  local pieces = split(last .. text)
+  set_lines(count - 1, count, pieces)
+end
+
+local function render_blocks(message)
+  local lines = {}
+  for _, block in ipairs(message.content or {}) do
+    if block.type == "text" and block.text and block.text ~= "" then
+      vim.list_extend(lines, split(block.text))
+    elseif block.type == "toolUse" then
+      table.insert(lines, string.format("● %s %s", block.toolName, compact(block.arguments)))
+    elseif block.type == "toolResult" then
+      local content = split(block.content or "")
+      local mark = block.isError and "  ✗ " or "  ⎿ "
+      for i, line in ipairs(content) do
+        if i > 6 then
+          table.insert(lines, "    … (" .. (#content - 6) .. " more lines)")
+          break
+        end
+        table.insert(lines, (i == 1 and mark or "    ") .. line)
+      end
+    elseif block.type == "image" then
+      table.insert(lines, "[image " .. (block.mediaType or "") .. "]")
+    end
+  end
+  return lines
+end
+
+-- A persisted message; an assistant message replaces the text streamed for it.
+function M.message(message)
+  M.buffer()
+  local body = render_blocks(message)
+  if message.role == "assistant" then
+    local first = stream_start
+    stream_start = nil
+    local lines = { "", "## Phoenix", "" }
+    vim.list_extend(lines, body)
+    if first then
+      set_lines(first, -1, lines)
+    else
+      M.append(lines)
+    end
+    return
+  end
+  local only_results = #(message.content or {}) > 0
+  for _, block in ipairs(message.content or {}) do
+    if block.type ~= "toolResult" then
+      only_results = false
+    end
+  end
+  if only_results then
+    M.append(body)
+  elseif message.tag == "continuation" then
+    M.append({ "", "## Summary of the earlier conversation", "" })
+    M.append(body)
+  else
+    local lines = { "", "## You", "" }
+    vim.list_extend(lines, body)
+    M.append(lines)
+  end
+end
+
+-- A note in the chat (a mode change, an answered approval, an error).
+function M.note(text)
+  M.append(vim.tbl_map(function(line)
+    return "> " .. line
+  end, split(text)))
+end
+
+function M.diff(path, diff)
+  local lines = { "", "```diff" }
+  for _, line in ipairs(split(diff)) do
+    if line ~= "" then
+      table.insert(lines, line)
+    end
+  end
+  table.insert(lines, "```")
+  M.append(lines)
+end
+
+-- Drop a streamed answer that will never be persisted (a cancel, an error).
+function M.drop_stream()
+  if stream_start and valid() then
+    set_lines(stream_start, -1, {})
+  end
+  stream_start = nil
+end
+
+function M.lines()
+  if not valid() then
+    return {}
+  end
+  return vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+end
+
+-- Show the chat in a window (a vertical split on the right unless it is shown already).
+function M.open(position)
+  local b = M.buffer()
+  for _, win in ipairs(vim.api.nvim_list_wins()) do
+    if vim.api.nvim_win_get_buf(win) == b then
+      vim.api.nvim_set_current_win(win)
+      return win
+    end
+  end
+  if position == "current" then
+    vim.api.nvim_set_current_buf(b)
+  elseif position == "bottom" then
+    vim.cmd("botright split")
+    vim.api.nvim_set_current_buf(b)
+  else
+    vim.cmd("botright vsplit")
+    vim.api.nvim_set_current_buf(b)
+  end
+  local win = vim.api.nvim_get_current_win()
+  vim.wo[win].wrap = true
+  vim.wo[win].linebreak = true
+  vim.api.nvim_win_set_cursor(win, { vim.api.nvim_buf_line_count(b), 0 })
+  return win
+end
+
+return M

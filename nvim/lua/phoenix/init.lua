@@ -1,0 +1,691 @@
+-- phoenix-lsp in Neovim, on plain vim.lsp (Neovim 0.7.2 and later).
+--
+--   require("phoenix").setup({ cmd = { "phoenix-lsp" } })
+--
+-- The plugin starts the server for the workspace as a rich client (capabilities.experimental.phoenix),
+-- keeps the active conversation in a chat buffer fed by phoenix/event (with seq tracking and catch-up
+-- through phoenix/getConversation), asks approvals in a floating dialog, and lets Neovim's own
+-- workspace/applyEdit handler apply patches to buffers (with undo).
+local compat = require("phoenix.compat")
+local status = require("phoenix.status")
+local chat = require("phoenix.chat")
+local dialog = require("phoenix.dialog")
+
+local M = {}
+
+local defaults = {
+  cmd = { "phoenix-lsp" },
+  cmd_env = nil,
+  root_dir = nil, -- default: the current working directory
+  init_options = nil,
+  ui = "float", -- approvals: "float" (the seed 003 dialog) or "select" (vim.ui.select: Telescope, fzf, ...)
+  chat_position = "right", -- "right", "bottom" or "current"
+  keys = { toggle_policy = "<S-Tab>", send = "i", cancel = "<C-c>" },
+  restart = true, -- start the server again when it exits unexpectedly, and restore the chat from it
+  state_file = nil, -- where the active conversation of each workspace is remembered across Neovim sessions
+}
+
+M.config = nil
+M.client_id = nil
+local stopping = false
+local catching_up = false
+local held = {} -- events that arrived during a catch-up
+
+-- ------------------------------------------------------------------------------------------ client
+
+local function client()
+  return M.client_id and vim.lsp.get_client_by_id(M.client_id) or nil
+end
+
+local function report(message, level)
+  vim.notify("phoenix: " .. message, level or vim.log.levels.INFO)
+end
+
+local function error_text(err)
+  if type(err) == "table" then
+    return err.message or vim.inspect(err)
+  end
+  return tostring(err)
+end
+
+-- Call fn in a coroutine; inside it, M.call(method, params) waits for the answer without blocking Neovim.
+function M.async(fn)
+  local co = coroutine.create(fn)
+  local ok, err = coroutine.resume(co)
+  if not ok then
+    report(error_text(err), vim.log.levels.ERROR)
+  end
+end
+
+function M.call(method, params)
+  local c = client()
+  if not c then
+    return { message = "the phoenix-lsp server is not running (see :checkhealth phoenix)" }, nil
+  end
+  local co = coroutine.running()
+  assert(co, "phoenix: M.call must run inside M.async")
+  compat.request(c, method, params or vim.empty_dict(), function(err, result)
+    local ok, problem = coroutine.resume(co, err, result)
+    if not ok then
+      report(error_text(problem), vim.log.levels.ERROR)
+    end
+  end)
+  return coroutine.yield()
+end
+
+local function state_path()
+  return M.config.state_file or (vim.fn.stdpath("data") .. "/phoenix-nvim.json")
+end
+
+local function remembered()
+  local ok, data = pcall(function()
+    return vim.fn.json_decode(table.concat(vim.fn.readfile(state_path()), "\n"))
+  end)
+  return (ok and type(data) == "table") and data or {}
+end
+
+local function remember(conversation_id)
+  local data = remembered()
+  data[M.root] = conversation_id
+  pcall(vim.fn.mkdir, vim.fn.fnamemodify(state_path(), ":h"), "p")
+  pcall(vim.fn.writefile, { vim.fn.json_encode(data) }, state_path())
+end
+
+-- ------------------------------------------------------------------------------------------ events
+
+local function ask_approval(ev)
+  local args = compat.json(ev.arguments or vim.empty_dict())
+  if #args > 400 then
+    args = args:sub(1, 400) .. "… [" .. (#args - 400) .. " more characters]"
+  end
+  dialog.open({
+    id = ev.approvalId,
+    ui = M.config.ui,
+    title = ev.toolName,
+    description = vim.split(ev.description or "", "\n\n", { plain = true })[1],
+    arguments = args,
+    diff = ev.diff,
+    choices = {
+      { label = "Allow", value = "allow", key = "y" },
+      { label = "Deny", value = "deny", key = "n" },
+      { label = "Always Allow", value = "alwaysAllow", key = "a" },
+    },
+    cancel_value = "deny",
+    cancel_label = "deny",
+    on_choice = function(decision)
+      M.async(function()
+        local err = M.call("phoenix/respondToApproval", {
+          conversationId = ev.conversationId,
+          approvalId = ev.approvalId,
+          decision = decision,
+        })
+        if err then
+          report(error_text(err), vim.log.levels.WARN)
+        end
+      end)
+    end,
+  })
+end
+
+local function ask_upgrade(ev)
+  dialog.open({
+    id = ev.requestId,
+    ui = M.config.ui,
+    title = "Phoenix asks to make changes (unrestricted mode)",
+    description = ev.reason,
+    choices = {
+      { label = "Approve", value = true, key = "y" },
+      { label = "Deny", value = false, key = "n" },
+    },
+    cancel_value = false,
+    cancel_label = "deny",
+    on_choice = function(approve)
+      M.async(function()
+        local err = M.call("phoenix/respondToModeUpgrade", {
+          conversationId = ev.conversationId,
+          approve = approve,
+          requestId = ev.requestId,
+        })
+        if err then
+          report(error_text(err), vim.log.levels.WARN)
+        end
+      end)
+    end,
+  })
+end
+
+local handle = {}
+
+function handle.status(ev)
+  status.update({ status = ev.status, mode = ev.mode or status.state.mode })
+  if ev.status == "idle" or ev.status == "error" then
+    chat.drop_stream() -- a cancelled or failed answer is never persisted
+  end
+end
+
+function handle.message(ev)
+  chat.message(ev.message)
+end
+
+function handle.textDelta(ev)
+  chat.stream(ev.text)
+end
+
+function handle.modeChanged(ev)
+  status.update({ mode = ev.mode })
+  chat.note("mode: " .. ev.mode)
+end
+
+function handle.policyChanged(ev)
+  status.update({ policy = ev.policy })
+  chat.note("policy: " .. status.policy_label(ev.policy))
+end
+
+function handle.styleChanged(ev)
+  status.update({ style = ev.style })
+  chat.note("style: " .. ev.style)
+end
+
+function handle.styleSuggestion(ev)
+  chat.note(ev.text .. " (" .. ev.command .. ")")
+end
+
+function handle.approvalRequested(ev)
+  ask_approval(ev)
+end
+
+function handle.approvalResolved(ev)
+  if dialog.current_id() == ev.approvalId then
+    dialog.close() -- answered elsewhere (another client, a cancel)
+  end
+  chat.note("approval: " .. ev.decision)
+end
+
+function handle.upgradeRequested(ev)
+  ask_upgrade(ev)
+end
+
+function handle.upgradeResolved(ev)
+  if dialog.current_id() == ev.requestId then
+    dialog.close()
+  end
+  chat.note(ev.approved and "changes allowed (unrestricted)" or "changes not allowed")
+end
+
+function handle.diff(ev)
+  chat.diff(ev.path, ev.diff)
+end
+
+function handle.error(ev)
+  chat.note("error: " .. (ev.message or ""))
+end
+
+function handle.toolRefused(ev)
+  chat.note(ev.toolName .. " refused in " .. (status.state.mode or "this") .. " mode")
+end
+
+local function dispatch(ev)
+  local fn = handle[ev.kind]
+  if fn then
+    fn(ev)
+  end
+end
+
+local catch_up
+
+-- REQ-PROTO-020 / 007: events come numbered; a gap means some were missed, and getConversation fills it.
+local function on_event(_, ev)
+  if type(ev) ~= "table" then
+    return
+  end
+  local s = status.state
+  if ev.parentConversationId then
+    if ev.parentConversationId == s.conversation then
+      if ev.kind == "approvalRequested" then
+        ask_approval(ev)
+      elseif ev.kind == "upgradeRequested" then
+        ask_upgrade(ev)
+      end
+    end
+    return
+  end
+  if ev.conversationId ~= s.conversation then
+    return
+  end
+  if catching_up then
+    table.insert(held, ev)
+    return
+  end
+  if ev.seq <= s.last_seq then
+    return -- already seen (a catch-up covered it)
+  end
+  if ev.seq ~= s.last_seq + 1 then
+    catch_up(s.last_seq)
+    table.insert(held, ev)
+    return
+  end
+  s.last_seq = ev.seq
+  dispatch(ev)
+end
+
+-- Load the conversation after `after` (0: everything) and show it; replays events held meanwhile.
+catch_up = function(after)
+  catching_up = true
+  M.async(function()
+    local cid = status.state.conversation
+    local last, conv = after, nil
+    if after == 0 then
+      chat.clear()
+    end
+    while true do
+      local err, result = M.call("phoenix/getConversation", { conversationId = cid, afterSeq = last })
+      if err then
+        catching_up = false
+        report("could not load the conversation: " .. error_text(err), vim.log.levels.WARN)
+        return
+      end
+      conv = result
+      chat.drop_stream()
+      for _, message in ipairs(result.messages) do
+        chat.message(message)
+        last = math.max(last, message.seq)
+      end
+      if not result.hasMore then
+        break
+      end
+    end
+    status.update({
+      mode = conv.mode,
+      policy = conv.approvalPolicy,
+      style = conv.style,
+      status = conv.status,
+      last_seq = conv.lastSeq,
+    })
+    catching_up = false
+    if conv.pendingApproval and dialog.current_id() ~= conv.pendingApproval.approvalId then
+      ask_approval(vim.tbl_extend("force", conv.pendingApproval, { conversationId = cid }))
+    elseif conv.pendingUpgrade and dialog.current_id() ~= conv.pendingUpgrade.requestId then
+      ask_upgrade(vim.tbl_extend("force", conv.pendingUpgrade, { conversationId = cid }))
+    end
+    local pending = held
+    held = {}
+    for _, ev in ipairs(pending) do
+      on_event(nil, ev)
+    end
+  end)
+end
+
+M._catch_up = catch_up
+
+-- ------------------------------------------------------------------------------------------ server
+
+local function attach(bufnr)
+  local c = client()
+  if not c or vim.bo[bufnr].buftype ~= "" then
+    return
+  end
+  local name = vim.api.nvim_buf_get_name(bufnr)
+  if name == "" or name:sub(1, #M.root + 1) ~= M.root .. "/" then
+    return
+  end
+  vim.lsp.buf_attach_client(bufnr, M.client_id)
+end
+
+local function start()
+  local capabilities = vim.lsp.protocol.make_client_capabilities()
+  capabilities.experimental = { phoenix = { version = 1 } } -- a rich client (REQ-PROTO-001)
+  stopping = false
+  M.client_id = compat.start_client({
+    name = "phoenix",
+    cmd = M.config.cmd,
+    cmd_env = M.config.cmd_env,
+    root_dir = M.root,
+    capabilities = capabilities,
+    init_options = M.config.init_options,
+    handlers = { ["phoenix/event"] = on_event },
+    flags = { debounce_text_changes = 150 },
+    on_init = function()
+      vim.schedule(function()
+        for _, bufnr in ipairs(vim.api.nvim_list_bufs()) do
+          if vim.api.nvim_buf_is_loaded(bufnr) then
+            attach(bufnr)
+          end
+        end
+        if status.state.conversation then
+          catch_up(0) -- after a restart the chat is restored from the server
+        end
+      end)
+    end,
+    on_exit = function(code, signal)
+      vim.schedule(function()
+        dialog.close()
+        if stopping or not M.config.restart then
+          return
+        end
+        report(string.format("the server stopped (code %s, signal %s); starting it again", code, signal),
+          vim.log.levels.WARN)
+        vim.defer_fn(start, 300)
+      end)
+    end,
+  })
+  if not M.client_id then
+    report("could not start " .. table.concat(M.config.cmd, " ") .. " (see :checkhealth phoenix)",
+      vim.log.levels.ERROR)
+  end
+end
+
+function M.restart()
+  local c = client()
+  stopping = true
+  if c then
+    compat.stop(c)
+  end
+  vim.defer_fn(start, 300)
+end
+
+function M.server_pid()
+  local c = client()
+  return c and c.rpc and c.rpc.pid or nil
+end
+
+-- ------------------------------------------------------------------------------------------ actions
+
+local function use(conv, cid)
+  status.update({
+    conversation = cid,
+    mode = conv.mode,
+    policy = conv.approvalPolicy,
+    style = conv.style,
+    status = "idle",
+    last_seq = 0,
+    sandbox = conv.sandbox,
+  })
+  remember(cid)
+end
+
+-- inside M.async: make sure there is an active conversation
+local function ensure_conversation()
+  if status.state.conversation then
+    return true
+  end
+  local err, result = M.call("phoenix/newConversation", { workingDirectory = M.root })
+  if err then
+    report("could not start a conversation: " .. error_text(err), vim.log.levels.ERROR)
+    return false
+  end
+  use(result, result.conversationId)
+  chat.clear()
+  return true
+end
+
+function M.new_conversation()
+  M.async(function()
+    status.update({ conversation = nil })
+    ensure_conversation()
+  end)
+end
+
+-- Send text (REQ-PERM-014: refused while an approval dialog is open).
+function M.send(text)
+  if dialog.is_open() then
+    report("answer the open approval first (Y allow, N deny, A always allow, Esc deny)", vim.log.levels.WARN)
+    return false
+  end
+  if not text or vim.trim(text) == "" then
+    return false
+  end
+  M.async(function()
+    if not ensure_conversation() then
+      return
+    end
+    local err = M.call("phoenix/sendMessage", { conversationId = status.state.conversation, text = text })
+    if err then
+      report(error_text(err), vim.log.levels.WARN)
+    end
+  end)
+  return true
+end
+
+-- The lines line1..line2 of the current buffer as a fenced block naming the file, then the question.
+function M.selection_message(question, line1, line2)
+  local lines = vim.api.nvim_buf_get_lines(0, line1 - 1, line2, false)
+  local name = vim.fn.fnamemodify(vim.api.nvim_buf_get_name(0), ":.")
+  local fence = "```"
+  for _, line in ipairs(lines) do
+    if line:find("```", 1, true) then
+      fence = "````"
+    end
+  end
+  return string.format("%s\n\nIn `%s`, lines %d-%d:\n%s%s\n%s\n%s", question, name, line1, line2, fence,
+    vim.bo.filetype, table.concat(lines, "\n"), fence)
+end
+
+local function prompt(default_text, on_text)
+  if dialog.is_open() then
+    report("answer the open approval first", vim.log.levels.WARN)
+    return
+  end
+  vim.ui.input({ prompt = "Ask Phoenix: ", default = default_text }, function(text)
+    if text and vim.trim(text) ~= "" then
+      on_text(text)
+    end
+  end)
+end
+
+function M.cancel()
+  M.async(function()
+    if not status.state.conversation then
+      return
+    end
+    local err = M.call("phoenix/cancel", { conversationId = status.state.conversation })
+    if err then
+      report(error_text(err), vim.log.levels.WARN)
+    end
+  end)
+end
+
+function M.set_mode(mode)
+  M.async(function()
+    if not ensure_conversation() then
+      return
+    end
+    local err = M.call("phoenix/setMode", { conversationId = status.state.conversation, mode = mode })
+    if err then
+      report(error_text(err), vim.log.levels.WARN)
+    end
+  end)
+end
+
+function M.set_policy(policy)
+  M.async(function()
+    if not ensure_conversation() then
+      return
+    end
+    if not policy then -- toggle (REQ-PERM-010)
+      policy = status.state.policy == "auto" and "interactive" or "auto"
+    end
+    local err = M.call("phoenix/setApprovalPolicy", { conversationId = status.state.conversation, policy = policy })
+    if err then
+      report(error_text(err), vim.log.levels.WARN)
+    end
+  end)
+end
+
+M.toggle_policy = function()
+  M.set_policy(nil)
+end
+
+local STYLES = { "chat", "discussion", "plan", "development", "task" }
+
+function M.set_style(style)
+  local function apply(chosen)
+    M.async(function()
+      if not chosen or not ensure_conversation() then
+        return
+      end
+      -- a suggestion (REQ-LAYER-006) arrives as a styleSuggestion event and is shown in the chat
+      local err = M.call("phoenix/setStyle", { conversationId = status.state.conversation, style = chosen })
+      if err then
+        report(error_text(err), vim.log.levels.WARN)
+      end
+    end)
+  end
+  if style then
+    apply(style)
+  else
+    vim.ui.select(STYLES, { prompt = "Phoenix style" }, apply)
+  end
+end
+
+-- Switch to a conversation and show it (REQ-PROTO-007: the whole history from the server).
+function M.open_conversation(cid)
+  M.async(function()
+    local err, conv = M.call("phoenix/getConversation", { conversationId = cid, limit = 1 })
+    if err then
+      report(error_text(err), vim.log.levels.WARN)
+      return
+    end
+    dialog.close()
+    use(conv, cid)
+    catch_up(0)
+  end)
+end
+
+function M.conversations()
+  M.async(function()
+    local err, result = M.call("phoenix/listConversations", vim.empty_dict())
+    if err then
+      report(error_text(err), vim.log.levels.WARN)
+      return
+    end
+    local items = { { title = "New conversation" } }
+    vim.list_extend(items, result.conversations)
+    vim.ui.select(items, {
+      prompt = "Phoenix conversations",
+      format_item = function(item)
+        if not item.conversationId then
+          return "+ " .. item.title
+        end
+        local title = item.title ~= "" and item.title or "(empty)"
+        return string.format("%s  [%s, %d messages]", title, item.status or "?", item.messageCount or 0)
+      end,
+    }, function(item)
+      if not item then
+        return
+      elseif not item.conversationId then
+        M.new_conversation()
+        chat.open(M.config.chat_position)
+      else
+        M.open_conversation(item.conversationId)
+        chat.open(M.config.chat_position)
+      end
+    end)
+  end)
+end
+
+function M.open_chat()
+  local win = chat.open(M.config.chat_position)
+  local buf = vim.api.nvim_win_get_buf(win)
+  local keys = M.config.keys
+  local function map(lhs, fn)
+    if lhs then
+      vim.keymap.set("n", lhs, fn, { buffer = buf, silent = true })
+    end
+  end
+  map(keys.send, function()
+    prompt(nil, M.send)
+  end)
+  map(keys.cancel, M.cancel)
+  map(keys.toggle_policy, M.toggle_policy)
+  if not status.state.conversation then
+    M.new_conversation()
+  end
+  return win
+end
+
+M.statusline = status.statusline
+M.state = status.state
+
+-- ------------------------------------------------------------------------------------------ setup
+
+local function commands()
+  local command = vim.api.nvim_create_user_command
+  command("Phoenix", function()
+    M.open_chat()
+  end, { desc = "Open the Phoenix chat" })
+  command("PhoenixSend", function(opts)
+    local function send(question)
+      if opts.range > 0 then
+        question = M.selection_message(question, opts.line1, opts.line2)
+      end
+      if M.send(question) then
+        chat.open(M.config.chat_position)
+      end
+    end
+    if opts.args ~= "" then
+      send(opts.args)
+    else
+      prompt(nil, send)
+    end
+  end, { nargs = "*", range = true, desc = "Send a message (with a range: the selected lines and a question)" })
+  command("PhoenixCancel", M.cancel, { desc = "Cancel the current turn" })
+  command("PhoenixMode", function(opts)
+    M.set_mode(opts.args)
+  end, {
+    nargs = 1,
+    complete = function()
+      return { "restricted", "unrestricted" }
+    end,
+    desc = "Switch the mode: restricted (read-only) or unrestricted",
+  })
+  command("PhoenixPolicy", function(opts)
+    M.set_policy(opts.args ~= "" and opts.args or nil)
+  end, {
+    nargs = "?",
+    complete = function()
+      return { "auto", "interactive" }
+    end,
+    desc = "Set or toggle the approval policy",
+  })
+  command("PhoenixStyle", function(opts)
+    M.set_style(opts.args ~= "" and opts.args or nil)
+  end, {
+    nargs = "?",
+    complete = function()
+      return STYLES
+    end,
+    desc = "Set the style",
+  })
+  command("PhoenixConversations", M.conversations, { desc = "List conversations and switch" })
+  command("PhoenixNew", function()
+    M.new_conversation()
+    chat.open(M.config.chat_position)
+  end, { desc = "Start a new conversation" })
+  command("PhoenixRestart", M.restart, { desc = "Restart the server (the chat is restored from it)" })
+end
+
+function M.setup(opts)
+  M.config = vim.tbl_deep_extend("force", defaults, opts or {})
+  M.root = vim.fn.fnamemodify(M.config.root_dir or vim.fn.getcwd(), ":p"):gsub("/$", "")
+  commands()
+  local group = vim.api.nvim_create_augroup("phoenix", { clear = true })
+  vim.api.nvim_create_autocmd({ "BufReadPost", "BufNewFile", "BufEnter" }, {
+    group = group,
+    callback = function(args)
+      attach(args.buf)
+    end,
+  })
+  vim.api.nvim_create_autocmd("VimLeavePre", {
+    group = group,
+    callback = function()
+      stopping = true
+    end,
+  })
+  local previous = remembered()[M.root]
+  if previous then
+    status.update({ conversation = previous, last_seq = 0 })
+  end
+  start()
+end
+
+return M

@@ -1,0 +1,287 @@
+"""Commands and code actions for editors without the phoenix protocol (REQ-PROTO-038).
+
+Any LSP editor can run ``workspace/executeCommand`` and show code actions. These let a plain user ask about a
+selection, start a conversation, write follow-ups in the conversation's transcript (saving it sends them),
+cancel, and switch mode and policy, without ever calling a ``phoenix/*`` method. The commands act on the
+plain user's *current* conversation (``PlainView.current``), which the first question creates.
+
+Every command answers ``{conversationId, transcript, ...}`` so a client that can show a result may.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+
+from . import requests
+from .errors import PhoenixError, invalid
+
+if TYPE_CHECKING:
+    from .lsp import PhoenixServer
+
+ASK = "phoenix.ask"
+NEW = "phoenix.newConversation"
+SEND = "phoenix.send"
+SHOW = "phoenix.showConversation"
+CANCEL = "phoenix.cancel"
+RESTRICTED = "phoenix.restricted"
+UNRESTRICTED = "phoenix.unrestricted"
+AUTO = "phoenix.auto"
+INTERACTIVE = "phoenix.interactive"
+
+COMMANDS = [ASK, NEW, SEND, SHOW, CANCEL, RESTRICTED, UNRESTRICTED, AUTO, INTERACTIVE]
+
+#: canned questions offered as code actions on a selection
+QUESTIONS = {
+    "Ask Phoenix: explain this": "Explain what this code does.",
+    "Ask Phoenix: find problems in this": "Find bugs or problems in this code and say how to fix them.",
+}
+
+
+def _options(args: tuple[Any, ...]) -> dict[str, Any]:
+    """The one optional object argument of a command (Neovim sends ``[]`` for an empty table)."""
+    first = args[0] if args else None
+    return first if isinstance(first, dict) else {}
+
+
+def _runtime(ls: PhoenixServer, create: bool = True) -> Any:
+    """The plain user's current conversation, created on first use (None when there is none and not create)."""
+    view = ls.plain.view
+    if view.current is not None:
+        try:
+            return requests.conversation(ls, view.current)
+        except PhoenixError:
+            view.current = None
+    if not create:
+        return None
+    created = requests.call(ls, "phoenix/newConversation", {})
+    view.current = created["conversationId"]
+    return requests.conversation(ls, view.current)
+
+
+def _answer(ls: PhoenixServer, runtime: Any, **extra: Any) -> dict[str, Any]:
+    return {"conversationId": runtime.id, "transcript": str(ls.plain.view.path(runtime.id)), **extra}
+
+
+def _selection(ls: PhoenixServer, runtime: Any, options: dict[str, Any]) -> str:
+    """The selected text of ``options`` ({uri, range}) as a fenced block naming the file and lines ('' if none)."""
+    uri, rng = options.get("uri"), options.get("range")
+    if not isinstance(uri, str) or not isinstance(rng, dict):
+        return ""
+    document = ls.workspace.get_text_document(uri)
+    lines = document.source.split("\n")
+    try:
+        first, last = int(rng["start"]["line"]), int(rng["end"]["line"])
+        end_char = int(rng["end"]["character"])
+    except (KeyError, TypeError, ValueError):
+        return ""
+    if end_char == 0 and last > first:
+        last -= 1  # a selection that ends at the start of a line does not include that line
+    text = "\n".join(lines[first : last + 1])
+    if not text.strip():
+        return ""
+    path = Path(document.path)
+    try:
+        name = str(path.relative_to(runtime.state.working_directory))
+    except ValueError:
+        name = str(path)
+    fence = "````" if "```" in text else "```"
+    return f"In `{name}`, lines {first + 1}-{last + 1}:\n{fence}{document.language_id or ''}\n{text}\n{fence}"
+
+
+def _send(ls: PhoenixServer, runtime: Any, text: str) -> dict[str, Any]:
+    ls.plain.view.current = runtime.id
+    result = requests.call(ls, "phoenix/sendMessage", {"conversationId": runtime.id, "text": text})
+    if runtime.id not in ls.plain.view.shown:
+        ls.plain.view.show(runtime, focus=True)
+    return _answer(ls, runtime, messageId=result["messageId"])
+
+
+def ask(ls: PhoenixServer, *args: Any) -> dict[str, Any]:
+    """``phoenix.ask {question?, uri?, range?}``: ask about a selection; without a question, open the transcript
+    with the selection in the draft so the user writes the question there and saves."""
+    options = _options(args)
+    runtime = _runtime(ls)
+    context = _selection(ls, runtime, options)
+    question = str(options.get("question") or "").strip()
+    if not question:
+        draft = f"{context}\n\n" if context else ""
+        ls.plain.view.write(runtime, draft=f"{draft}(write your question here, then save)\n")
+        ls.plain.view.show(runtime, focus=True, at_draft=True)
+        return _answer(ls, runtime, waitingForQuestion=True)
+    return _send(ls, runtime, f"{question}\n\n{context}" if context else question)
+
+
+def new_conversation(ls: PhoenixServer, *args: Any) -> dict[str, Any]:
+    """``phoenix.newConversation {question?}``: start a conversation and open its transcript."""
+    ls.plain.view.current = None
+    runtime = _runtime(ls)
+    question = str(_options(args).get("question") or "").strip()
+    if question:
+        return _send(ls, runtime, question)
+    ls.plain.view.show(runtime, focus=True, at_draft=True)
+    return _answer(ls, runtime)
+
+
+def send(ls: PhoenixServer, *args: Any) -> dict[str, Any]:
+    """``phoenix.send {uri}``: send the draft written at the end of a transcript."""
+    from . import transcript
+
+    uri = _options(args).get("uri")
+    if not isinstance(uri, str):
+        raise invalid("arguments[0].uri", "phoenix.send needs {uri}: the transcript whose draft to send.")
+    cid = transcript.conversation_of(Path(ls.workspace.get_text_document(uri).path))
+    if cid is None:
+        raise invalid("arguments[0].uri", f"{uri} is not a Phoenix transcript: write your message at the "
+                             "end of a conversation's transcript (phoenix.showConversation opens it).")
+    sent = send_draft(ls, cid, ls.workspace.get_text_document(uri).source)
+    return sent or _answer(ls, requests.conversation(ls, cid))
+
+
+def send_draft(ls: PhoenixServer, conversation_id: str, text: str) -> dict[str, Any] | None:
+    """Send the draft of a transcript's text, if it has one (None when there is nothing to send)."""
+    from . import transcript
+
+    draft = transcript.draft_of(text).replace("(write your question here, then save)", "").strip()
+    if not draft or draft == ls.plain.view.sent_drafts.get(conversation_id):
+        return None
+    runtime = requests.conversation(ls, conversation_id)
+    answer = _send(ls, runtime, draft)
+    ls.plain.view.sent_drafts[conversation_id] = transcript.draft_of(text)
+    ls.plain.view.write(runtime, draft="")
+    return answer
+
+
+def show(ls: PhoenixServer, *args: Any) -> dict[str, Any]:
+    """``phoenix.showConversation``: open the current conversation's transcript."""
+    runtime = _runtime(ls)
+    ls.plain.view.show(runtime, focus=True, at_draft=True)
+    return _answer(ls, runtime)
+
+
+def cancel(ls: PhoenixServer, *args: Any) -> dict[str, Any]:
+    """``phoenix.cancel``: stop the current conversation's turn."""
+    runtime = _runtime(ls, create=False)
+    if runtime is None:
+        return {"cancelled": False}
+    return {**requests.call(ls, "phoenix/cancel", {"conversationId": runtime.id}), **_answer(ls, runtime)}
+
+
+def _mode(mode: str) -> Any:
+    def command(ls: PhoenixServer, *args: Any) -> dict[str, Any]:
+        runtime = _runtime(ls)
+        result = requests.call(ls, "phoenix/setMode", {"conversationId": runtime.id, "mode": mode})
+        ls.plain.view.write(runtime)
+        return {**result, **_answer(ls, runtime)}
+
+    command.__doc__ = f"``phoenix.{mode}``: switch the current conversation to {mode}."
+    return command
+
+
+def _policy(policy: str) -> Any:
+    def command(ls: PhoenixServer, *args: Any) -> dict[str, Any]:
+        runtime = _runtime(ls)
+        result = requests.call(ls, "phoenix/setApprovalPolicy", {"conversationId": runtime.id, "policy": policy})
+        return {**result, **_answer(ls, runtime)}
+
+    command.__doc__ = f"``phoenix.{policy}``: set the current conversation's approval policy to {policy}."
+    return command
+
+
+def _action(title: str, command: str, argument: dict[str, Any] | None = None) -> types.CodeAction:
+    return types.CodeAction(
+        title=title,
+        kind=types.CodeActionKind.Empty,
+        command=types.Command(title=title, command=command, arguments=[argument or {}]),
+    )
+
+
+def code_actions(ls: PhoenixServer, params: types.CodeActionParams) -> list[types.CodeAction]:
+    """Code actions offering the commands: questions on a selection, and the conversation's controls."""
+    from . import transcript
+
+    uri, rng = params.text_document.uri, params.range
+    actions: list[types.CodeAction] = []
+    document = ls.workspace.get_text_document(uri)
+    cid = transcript.conversation_of(Path(document.path)) if uri.startswith("file:") else None
+    if cid is not None and transcript.draft_of(document.source):
+        actions.append(_action("Phoenix: send the message written below the line", SEND, {"uri": uri}))
+    if cid is None and (rng.start.line, rng.start.character) != (rng.end.line, rng.end.character):
+        where = {
+            "uri": uri,
+            "range": {
+                "start": {"line": rng.start.line, "character": rng.start.character},
+                "end": {"line": rng.end.line, "character": rng.end.character},
+            },
+        }
+        for title, question in QUESTIONS.items():
+            actions.append(_action(title, ASK, {**where, "question": question}))
+        actions.append(_action("Ask Phoenix… (write the question in the transcript)", ASK, where))
+    runtime = _runtime(ls, create=False)
+    if runtime is not None:
+        actions.append(_action("Phoenix: show the conversation", SHOW))
+        if runtime.busy:
+            actions.append(_action("Phoenix: cancel", CANCEL))
+        if runtime.state.mode.value == "restricted":
+            actions.append(_action("Phoenix: switch to unrestricted (allow changes)", UNRESTRICTED))
+        else:
+            actions.append(_action("Phoenix: switch to restricted (read-only)", RESTRICTED))
+        if runtime.state.policy.value == "interactive":
+            actions.append(_action("Phoenix: policy auto (run changes without asking)", AUTO))
+        else:
+            actions.append(_action("Phoenix: policy interactive (ask before changes)", INTERACTIVE))
+    actions.append(_action("Phoenix: new conversation", NEW))
+    return actions
+
+
+def did_save(ls: PhoenixServer, params: types.DidSaveTextDocumentParams) -> None:
+    """Saving a transcript with text below the draft marker sends that text."""
+    from . import transcript
+
+    uri = params.text_document.uri
+    if not uri.startswith("file:"):
+        return
+    document = ls.workspace.get_text_document(uri)
+    cid = transcript.conversation_of(Path(document.path))
+    if cid is None or ls.hub is None or not ls.hub.store.exists(cid):
+        return
+    text = params.text if params.text is not None else document.source
+    try:
+        send_draft(ls, cid, text)
+    except Exception as exc:  # a busy conversation: say so, keep the draft for the next save
+        ls.window_show_message(types.ShowMessageParams(
+            type=types.MessageType.Warning,
+            message=f"Phoenix did not send your message: {getattr(exc, 'message', exc)}",
+        ))
+
+
+def _command(handler: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]]:
+    """``handler`` with annotations pygls can resolve at run time (it reads them to pass the arguments)."""
+
+    def run(ls: Any, *args: Any) -> dict[str, Any]:
+        return handler(ls, *args)
+
+    return run
+
+
+def setup(server: PhoenixServer) -> None:
+    """Register the commands, the code actions and the transcript's save handler on ``server``."""
+    handlers = {
+        ASK: ask,
+        NEW: new_conversation,
+        SEND: send,
+        SHOW: show,
+        CANCEL: cancel,
+        RESTRICTED: _mode("restricted"),
+        UNRESTRICTED: _mode("unrestricted"),
+        AUTO: _policy("auto"),
+        INTERACTIVE: _policy("interactive"),
+    }
+    for name, handler in handlers.items():
+        server.command(name)(_command(handler))
+    server.feature(types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(code_action_kinds=[
+        types.CodeActionKind.Empty]))(code_actions)
+    server.feature(types.TEXT_DOCUMENT_DID_SAVE, types.SaveOptions(include_text=True))(did_save)

@@ -1,0 +1,73 @@
+-- Test helpers for the headless Neovim tests: wait for a condition, compare, and report to pytest.
+local T = { data = {} }
+
+T.python = os.getenv("PHOENIX_TEST_PYTHON")
+T.data_dir = os.getenv("PHOENIX_TEST_DATA")
+T.result_file = os.getenv("PHOENIX_TEST_RESULT")
+
+function T.wait(what, cond, timeout_ms)
+  if not vim.wait(timeout_ms or 60000, cond, 20) then
+    error("timed out waiting for " .. what, 2)
+  end
+end
+
+function T.eq(actual, expected, what)
+  if not vim.deep_equal(actual, expected) then
+    error(string.format("%s: expected %s, got %s", what, vim.inspect(expected), vim.inspect(actual)), 2)
+  end
+end
+
+function T.ok(value, what)
+  if not value then
+    error("not true: " .. what, 2)
+  end
+end
+
+function T.server_cmd()
+  return { T.python, "-m", "phoenix_lsp", "serve", "--data-dir", T.data_dir }
+end
+
+function T.setup(opts)
+  local phoenix = require("phoenix")
+  phoenix.setup(vim.tbl_extend("force", {
+    cmd = T.server_cmd(),
+    state_file = T.data_dir .. "/nvim-state.json",
+    chat_position = "current",
+  }, opts or {}))
+  T.wait("the server to start", function()
+    local c = phoenix.client_id and vim.lsp.get_client_by_id(phoenix.client_id)
+    return c and c.initialized
+  end)
+  return phoenix
+end
+
+function T.chat_text()
+  return table.concat(require("phoenix.chat").lines(), "\n")
+end
+
+function T.keys(keys)
+  vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes(keys, true, false, true), "mx", false)
+end
+
+function T.idle()
+  local s = require("phoenix").state
+  T.wait("the conversation to be idle", function()
+    return s.status == "idle"
+  end)
+end
+
+local function finish(ok, err)
+  local file = io.open(T.result_file, "w")
+  file:write(vim.fn.json_encode({ ok = ok, error = err and tostring(err) or vim.NIL, data = T.data }))
+  file:close()
+  vim.cmd("qall!")
+end
+
+function T.run(fn)
+  vim.schedule(function()
+    local ok, err = xpcall(fn, debug.traceback)
+    finish(ok, err)
+  end)
+end
+
+return T

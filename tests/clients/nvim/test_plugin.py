@@ -1,0 +1,383 @@
+"""The Neovim plugin end to end: real headless Neovim 0.7+, the real server, the fake Anthropic API."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.e2e.harness import tool_results
+from tests.fake_anthropic import FakeAnthropic, Reply, ToolUseBlock
+
+pytestmark = pytest.mark.slow
+
+ANSWER = "Hello from the fake model, streamed in many small pieces."
+
+
+@pytest.mark.req("REQ-NVIM-001", "REQ-NVIM-002", "REQ-NVIM-003", "REQ-NVIM-004", "REQ-NVIM-005",
+                 "REQ-LAYER-008", "REQ-PERM-009", "REQ-PERM-010")
+def test_chat_streams_follows_the_end_and_keeps_its_place(fake_anthropic: FakeAnthropic, run_nvim: Any) -> None:
+    fake_anthropic.enqueue(
+        Reply.text_reply(ANSWER, deltas=12, delay_s=0.05),
+        Reply.text_reply("It adds two numbers.\n" + "\n".join(f"line {i}" for i in range(40))),
+        Reply.text_reply("third answer"),
+    )
+    run = run_nvim(
+        """
+        local phoenix = T.setup()
+        vim.cmd("Phoenix")
+        T.wait("a conversation", function() return phoenix.state.conversation ~= nil end)
+        local chat_win = vim.api.nvim_get_current_win()
+        T.ok(phoenix.send("hi there"), "send")
+        local partial = false
+        T.wait("the streamed answer", function()
+          local text = T.chat_text()
+          if not text:find(%(answer)q, 1, true) and text:find("Hello from", 1, true) then partial = true end
+          return phoenix.state.status == "idle" and text:find(%(answer)q, 1, true) ~= nil
+        end)
+        T.data.partial = partial
+        T.data.statusline = phoenix.statusline()
+        T.data.follows = vim.api.nvim_win_get_cursor(chat_win)[1] == vim.api.nvim_buf_line_count(0)
+        -- the policy toggle key in the chat (REQ-PERM-010)
+        T.keys("<S-Tab>")
+        T.wait("the policy to change", function() return phoenix.state.policy == "auto" end)
+        T.data.toggled = phoenix.statusline()
+        -- the user scrolls up: the next answer does not move the cursor
+        vim.api.nvim_win_set_cursor(chat_win, {1, 0})
+        vim.cmd("split calc.py")
+        vim.cmd("2,3PhoenixSend what does this do?")
+        T.wait("the second answer", function()
+          return phoenix.state.status == "idle" and T.chat_text():find("line 39", 1, true) ~= nil
+        end)
+        T.data.kept = vim.api.nvim_win_get_cursor(chat_win)[1]
+        T.data.lines = require("phoenix.chat").lines()
+        vim.cmd("PhoenixStyle development")
+        T.wait("the style", function() return phoenix.state.style == "development" end)
+        T.data.styled = phoenix.statusline()
+        if phoenix.state.mode == "restricted" then
+          T.wait("the style suggestion", function() return T.chat_text():find("/execute", 1, true) end)
+        end
+        T.data.suggested = T.chat_text()
+        """.replace("%(answer)q", '"' + ANSWER + '"'),
+        files={"calc.py": "# calc\ndef add(a, b):\n    return a + b\n"},
+    )
+    assert run.data["partial"], "the answer appeared piece by piece, before it was complete"
+    assert run.data["follows"], "at the end, the chat window follows the new text"
+    assert run.data["statusline"].startswith("phoenix ") and "🔒 interactive" in run.data["statusline"]
+    assert "chat" in run.data["statusline"]
+    assert "🚀 auto" in run.data["toggled"]
+    assert run.data["kept"] == 1, "the user's place is kept while the answer streams in"
+    assert "development" in run.data["styled"]
+    if run.data["styled"].startswith("phoenix restricted"):  # a style suggestion is shown with its command
+        assert "/execute" in run.data["suggested"]
+    lines = run.data["lines"]
+    assert "## You" in lines and "## Phoenix" in lines and ANSWER in lines
+    second = fake_anthropic.requests[1].messages[-1]["content"]
+    text = second if isinstance(second, str) else " ".join(b.get("text", "") for b in second)
+    assert "what does this do?" in text and "calc.py" in text and "lines 2-3" in text and "return a + b" in text
+    assert "# calc" not in text
+
+
+@pytest.mark.req("REQ-NVIM-006", "REQ-NVIM-007", "REQ-PERM-011", "REQ-PERM-012", "REQ-PERM-013", "REQ-PERM-014")
+def test_approval_dialog_answered_with_y_and_with_escape(fake_anthropic: FakeAnthropic, run_nvim: Any) -> None:
+    fake_anthropic.enqueue(
+        Reply.tool_reply(ToolUseBlock("bash", {"command": "echo yes > y.txt"})),
+        Reply.text_reply("wrote y"),
+        Reply.tool_reply(ToolUseBlock("bash", {"command": "echo no > n.txt"})),
+        Reply.text_reply("did not write n"),
+    )
+    run = run_nvim(
+        """
+        local phoenix = T.setup()
+        local dialog = require("phoenix.dialog")
+        vim.cmd("Phoenix")
+        T.wait("a conversation", function() return phoenix.state.conversation ~= nil end)
+        vim.cmd("PhoenixMode unrestricted")
+        T.wait("unrestricted", function() return phoenix.state.mode == "unrestricted" end)
+        phoenix.send("write y")
+        T.wait("the approval dialog", dialog.is_open)
+        local snap = dialog.snapshot()
+        T.data.first = snap
+        T.data.refused = phoenix.send("another message while the dialog is open")
+        vim.cmd("wincmd p")  -- trying to leave the dialog brings the focus back
+        vim.wait(200, function() return false end)
+        T.data.refocused = dialog.snapshot().focused
+        T.keys("j")
+        T.data.after_j = dialog.snapshot().selected
+        T.keys("<Down>")
+        T.data.after_down = dialog.snapshot().selected
+        T.keys("k")
+        T.keys("<Up>")
+        T.data.back = dialog.snapshot().selected
+        T.keys("Y")
+        T.wait("the turn to end", function()
+          return not dialog.is_open() and phoenix.state.status == "idle" and T.chat_text():find("wrote y", 1, true)
+        end)
+        phoenix.send("write n")
+        T.wait("the second dialog", dialog.is_open)
+        T.keys("<Esc>")
+        T.wait("the second turn to end", function()
+          return not dialog.is_open() and phoenix.state.status == "idle"
+            and T.chat_text():find("did not write n", 1, true)
+        end)
+        T.data.chat = T.chat_text()
+        """
+    )
+    first = run.data["first"]
+    lines = first["lines"]
+    assert lines[0] == "bash"
+    assert '{"command":"echo yes > y.txt"}' in lines
+    assert [ln.strip() for ln in lines if ln.strip().lstrip("▸ ") in ("Allow", "Deny", "Always Allow")] == [
+        "▸ Allow", "Deny", "Always Allow"]
+    assert first["selected"] == "Allow" and first["focused"] is True
+    groups = first["groups"]  # 0-based line -> highlight group
+
+    def group(line: int) -> str | None:
+        return groups.get(str(line))
+
+    assert group(0) == "Title" and group(1) == "Comment", "the description is dimmed"
+    choice_rows = {ln.strip().lstrip("▸ "): i for i, ln in enumerate(lines) if ln.strip().lstrip("▸ ") in (
+        "Allow", "Deny", "Always Allow")}
+    assert group(choice_rows["Allow"]) == "PmenuSel"
+    assert group(choice_rows["Deny"]) == group(choice_rows["Always Allow"]) == "Comment"
+    assert "Y allow" in lines[-1] and "Esc deny" in lines[-1]
+    assert run.data["refused"] is False, "the chat input is blocked while the dialog is open"
+    assert run.data["refocused"] is True
+    assert (run.data["after_j"], run.data["after_down"], run.data["back"]) == ("Deny", "Always Allow", "Allow")
+    assert (run.workdir / "y.txt").read_text() == "yes\n"
+    assert not (run.workdir / "n.txt").exists(), "Escape denies"
+    assert "approval: allow" in run.data["chat"] and "approval: deny" in run.data["chat"]
+    assert len(fake_anthropic.requests) == 4
+
+
+@pytest.mark.req("REQ-NVIM-007")
+def test_upgrade_request_in_the_same_dialog(fake_anthropic: FakeAnthropic, run_nvim: Any) -> None:
+    fake_anthropic.enqueue(
+        Reply.tool_reply(ToolUseBlock("request_mode_upgrade", {"reason": "I need to fix the typo in calc.py"})),
+        Reply.text_reply("now I can write"),
+    )
+    run = run_nvim(
+        """
+        local phoenix = T.setup()
+        local dialog = require("phoenix.dialog")
+        vim.cmd("Phoenix")
+        T.wait("a conversation", function() return phoenix.state.conversation ~= nil end)
+        T.data.before = phoenix.state.mode
+        phoenix.send("fix it")
+        T.wait("the upgrade dialog", dialog.is_open)
+        T.data.dialog = dialog.snapshot()
+        T.keys("y")
+        T.wait("the answer", function()
+          return phoenix.state.status == "idle" and T.chat_text():find("now I can write", 1, true)
+        end)
+        T.data.after = phoenix.state.mode
+        """
+    )
+    lines = run.data["dialog"]["lines"]
+    assert "unrestricted" in lines[0] and any("fix the typo in calc.py" in ln for ln in lines)
+    assert run.data["dialog"]["selected"] == "Approve"
+    assert run.data["after"] == "unrestricted"
+
+
+@pytest.mark.req("REQ-NVIM-008", "REQ-PROTO-040", "REQ-PROTO-041")
+def test_patch_lands_in_the_open_modified_buffer_with_one_step_undo(
+    fake_anthropic: FakeAnthropic, run_nvim: Any
+) -> None:
+    edit = ToolUseBlock("patch", {"path": "m.py", "patches": [
+        {"operation": "replace", "oldText": "return 1  # unsaved", "newText": "return 2"},
+        {"operation": "replace", "oldText": "x = 0", "newText": "x = 10"}]})
+    create = ToolUseBlock("patch", {"path": "new.txt", "patches": [
+        {"operation": "overwrite", "newText": "one\ntwo\n"}]})
+    fake_anthropic.enqueue(Reply.tool_reply(edit, create), Reply.text_reply("patched"))
+    run = run_nvim(
+        """
+        local phoenix = T.setup()
+        vim.cmd("edit m.py")
+        local buf = vim.api.nvim_get_current_buf()
+        T.wait("the buffer to be attached", function() return vim.lsp.buf_is_attached(buf, phoenix.client_id) end)
+        vim.api.nvim_buf_set_lines(buf, 1, 2, false, {"    return 1  # unsaved"})
+        vim.cmd("let &undolevels = &undolevels")  -- the user's edit is its own undo step, as when typed
+        T.data.before = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+        vim.cmd("PhoenixMode unrestricted")
+        T.wait("unrestricted", function() return phoenix.state.mode == "unrestricted" end)
+        vim.cmd("PhoenixPolicy auto")
+        T.wait("auto", function() return phoenix.state.policy == "auto" end)
+        phoenix.send("patch it")
+        T.wait("the turn", function()
+          return phoenix.state.status == "idle" and T.chat_text():find("patched", 1, true)
+        end)
+        T.data.after = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+        T.data.modified = vim.bo[buf].modified
+        local created = vim.fn.bufnr(vim.fn.getcwd() .. "/new.txt")
+        T.data.created = vim.api.nvim_buf_get_lines(created, 0, -1, false)
+        vim.api.nvim_set_current_buf(buf)
+        vim.cmd("undo")
+        T.data.undone = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+        vim.cmd("silent! wall")
+        """,
+        files={"m.py": "def f():\n    return 1\nx = 0\n"},
+    )
+    assert run.data["after"] == ["def f():", "    return 2", "x = 10"]
+    assert run.data["modified"] is True
+    assert run.data["undone"] == run.data["before"], "one undo step takes the whole patch back"
+    assert run.data["created"] == ["one", "two"], "a new file ends exactly as planned"
+    assert (run.workdir / "new.txt").read_text() == "one\ntwo\n"
+    results = tool_results(fake_anthropic.requests[1])
+    assert all(r["is_error"] is False for r in results.values()), results
+
+
+@pytest.mark.req("REQ-NVIM-009")
+def test_cancel_stops_the_turn(fake_anthropic: FakeAnthropic, run_nvim: Any) -> None:
+    fake_anthropic.enqueue(Reply.hanging("thinking very slowly", after_events=3), Reply.text_reply("after cancel"))
+    run = run_nvim(
+        """
+        local phoenix = T.setup()
+        vim.cmd("Phoenix")
+        T.wait("a conversation", function() return phoenix.state.conversation ~= nil end)
+        phoenix.send("take your time")
+        T.wait("the answer to start", function() return T.chat_text():find("thin", 1, true) end)
+        vim.cmd("PhoenixCancel")
+        T.wait("idle after the cancel", function() return phoenix.state.status == "idle" end)
+        T.data.after_cancel = T.chat_text()
+        phoenix.send("again")
+        T.wait("the next answer", function() return T.chat_text():find("after cancel", 1, true) end)
+        """
+    )
+    assert "thin" not in run.data["after_cancel"], "the unfinished answer is dropped"
+    assert fake_anthropic.requests[0].disconnected
+
+
+@pytest.mark.req("REQ-NVIM-010", "REQ-NVIM-011")
+def test_a_restarted_server_restores_the_chat_and_a_gap_is_caught_up(
+    fake_anthropic: FakeAnthropic, run_nvim: Any
+) -> None:
+    fake_anthropic.enqueue(Reply.text_reply("first answer"), Reply.text_reply("second answer after the restart"),
+                           Reply.text_reply("third answer seen through a catch-up"))
+    run = run_nvim(
+        """
+        local phoenix = T.setup()
+        vim.cmd("Phoenix")
+        T.wait("a conversation", function() return phoenix.state.conversation ~= nil end)
+        phoenix.send("hello")
+        T.wait("the first answer", function()
+          return phoenix.state.status == "idle" and T.chat_text():find("first answer", 1, true)
+        end)
+        local before = T.chat_text()
+        local old = phoenix.client_id
+        vim.loop.kill(phoenix.server_pid(), 9)
+        T.wait("a new server", function()
+          local c = phoenix.client_id ~= old and vim.lsp.get_client_by_id(phoenix.client_id)
+          return c and c.initialized
+        end)
+        T.wait("the restored chat", function() return T.chat_text() == before end)
+        T.data.restored = true
+        phoenix.send("still there?")
+        T.wait("the second answer", function()
+          return phoenix.state.status == "idle" and T.chat_text():find("second answer", 1, true)
+        end)
+        -- drop three events: the next one shows a gap, and getConversation(afterSeq) fills it
+        local c = vim.lsp.get_client_by_id(phoenix.client_id)
+        local original = c.handlers["phoenix/event"]
+        local dropped = 0
+        c.handlers["phoenix/event"] = function(err, ev, ctx, config)
+          if dropped < 3 and ev.conversationId == phoenix.state.conversation then
+            dropped = dropped + 1
+            return
+          end
+          return original(err, ev, ctx, config)
+        end
+        phoenix.send("one more")
+        T.wait("the third answer", function()
+          return phoenix.state.status == "idle" and T.chat_text():find("third answer", 1, true)
+        end)
+        T.data.dropped = dropped
+        T.data.lines = require("phoenix.chat").lines()
+        """
+    )
+    assert run.data["restored"] is True and run.data["dropped"] == 3
+    lines = run.data["lines"]
+    assert lines.count("one more") == 1 and lines.count("third answer seen through a catch-up") == 1
+
+
+@pytest.mark.req("REQ-NVIM-012")
+def test_checkhealth_reports_what_doctor_reports(run_nvim: Any) -> None:
+    run = run_nvim(
+        """
+        T.setup()
+        vim.cmd("checkhealth phoenix")
+        T.data.report = vim.api.nvim_buf_get_lines(0, 0, -1, false)
+        """
+    )
+    report = "\n".join(run.data["report"])
+    assert "phoenix: phoenix-lsp doctor" in report
+    assert "data directory" in report and "ANTHROPIC_API_KEY: set" in report and "sandbox" in report.lower()
+    assert "the server is running" in report
+
+
+@pytest.mark.req("REQ-NVIM-006")
+def test_approvals_through_vim_ui_select(fake_anthropic: FakeAnthropic, run_nvim: Any) -> None:
+    fake_anthropic.enqueue(
+        Reply.tool_reply(ToolUseBlock("bash", {"command": "echo a > a.txt"})),
+        Reply.text_reply("done"),
+    )
+    run = run_nvim(
+        """
+        local picked = {}
+        vim.ui.select = function(items, opts, on_choice)  -- a picker plugin (Telescope, fzf-lua, ...)
+          table.insert(picked, { prompt = opts.prompt, items = vim.tbl_map(opts.format_item, items) })
+          on_choice(items[3])  -- Always Allow
+        end
+        local phoenix = T.setup({ ui = "select" })
+        vim.cmd("Phoenix")
+        T.wait("a conversation", function() return phoenix.state.conversation ~= nil end)
+        vim.cmd("PhoenixMode unrestricted")
+        T.wait("unrestricted", function() return phoenix.state.mode == "unrestricted" end)
+        phoenix.send("write a")
+        T.wait("the answer", function()
+          return phoenix.state.status == "idle" and T.chat_text():find("done", 1, true)
+        end)
+        T.data.picked = picked
+        """
+    )
+    (picked,) = run.data["picked"]
+    assert picked["items"] == ["Allow", "Deny", "Always Allow"] and picked["prompt"].startswith("bash")
+    assert (run.workdir / "a.txt").read_text() == "a\n"
+
+
+@pytest.mark.req("REQ-NVIM-011")
+def test_the_next_neovim_session_shows_the_same_conversation(fake_anthropic: FakeAnthropic, run_nvim: Any) -> None:
+    fake_anthropic.enqueue(Reply.text_reply("remembered answer"))
+    first = run_nvim(
+        """
+        local phoenix = T.setup()
+        vim.cmd("Phoenix")
+        T.wait("a conversation", function() return phoenix.state.conversation ~= nil end)
+        phoenix.send("remember me")
+        T.wait("the answer", function()
+          return phoenix.state.status == "idle" and T.chat_text():find("remembered answer", 1, true)
+        end)
+        T.data.conversation = phoenix.state.conversation
+        """
+    )
+    second = run_nvim(
+        """
+        local phoenix = T.setup()
+        vim.cmd("Phoenix")
+        T.wait("the restored chat", function() return T.chat_text():find("remembered answer", 1, true) end)
+        T.data.conversation = phoenix.state.conversation
+        T.data.lines = require("phoenix.chat").lines()
+        -- :PhoenixConversations lists them; choosing "New conversation" starts an empty one
+        vim.ui.select = function(items, opts, on_choice)
+          T.data.listed = vim.tbl_map(opts.format_item, items)
+          on_choice(items[1])
+        end
+        vim.cmd("PhoenixConversations")
+        T.wait("a new conversation", function()
+          return phoenix.state.conversation ~= T.data.conversation and phoenix.state.conversation ~= nil
+        end)
+        """
+    )
+    assert second.data["conversation"] == first.data["conversation"]
+    assert "remember me" in second.data["lines"] and "remembered answer" in second.data["lines"]
+    assert second.data["listed"][0] == "+ New conversation"
+    assert second.data["listed"][1].startswith("remember me")
