@@ -194,3 +194,89 @@ test("the 80% context warning offers to continue in a new conversation", () => {
   (warning.querySelector("button") as HTMLButtonElement).click();
   assert.deepEqual(posted.at(-1), { type: "continueInNew" });
 });
+
+test("a long tool description is dimmed and folded to its first line; a click unfolds it; the choices stay (REQ-PERM-011)", () => {
+  const { app, e, $, window } = mount({ mode: "unrestricted" });
+  const long = ["Change one file with patch operations.", ...Array.from({ length: 24 }, (_, i) => `Line ${i + 2} of the manual.`)].join("\n");
+  app.receive({ type: "input", input: { type: "event", event: e.next({ kind: "approvalRequested", ...approval, description: long }) } });
+  const details = $("[data-testid=dialog-description]") as HTMLDetailsElement;
+  assert.equal(details.tagName, "DETAILS");
+  assert.ok(details.classList.contains("dim"));
+  assert.equal(details.open, false, "folded when the dialog opens");
+  assert.equal(details.querySelector("summary")!.textContent, "Change one file with patch operations.");
+  assert.match(details.textContent!, /Line 25 of the manual/, "the rest is there, folded");
+  details.open = true;
+  details.dispatchEvent(new window.Event("toggle"));
+  app.receive({ type: "input", input: { type: "event", event: e.next({ kind: "status", status: "awaiting_approval", previous: "running_tool", mode: "unrestricted" }) } });
+  assert.equal(($("[data-testid=dialog-description]") as HTMLDetailsElement).open, true, "stays open while the dialog is");
+  assert.equal(window.document.querySelectorAll("[data-testid=dialog-choice]").length, 3);
+});
+
+test("stable selectors: chat input, send button, timeline, messages with their role, the dialog with data-open, its choices, the status line", () => {
+  const { app, e, $, window } = mount({ mode: "unrestricted" });
+  assert.equal($("[data-testid=chat-input]")!.tagName, "TEXTAREA");
+  assert.equal($("[data-testid=send-button]")!.tagName, "BUTTON");
+  assert.ok($("[data-testid=timeline]"));
+  assert.ok($("[data-testid=status-line]"));
+  assert.equal($("[data-testid=approval-dialog]")!.dataset.open, "false");
+  app.receive({ type: "input", input: { type: "event", event: e.next({ kind: "message", message: { seq: 0, messageId: "0", role: "user", content: [{ type: "text", text: "hi" }], createdAt: 0 } }) } });
+  app.receive({ type: "input", input: { type: "event", event: e.next({ kind: "textDelta", text: "hel", requestId: 1 }) } });
+  const roles = [...window.document.querySelectorAll("[data-testid=message]")].map((m) => (m as HTMLElement).dataset.role);
+  assert.deepEqual(roles, ["user", "assistant"]);
+  app.receive({
+    type: "input",
+    input: {
+      type: "event",
+      event: e.next({
+        kind: "approvalRequested", approvalId: "a9", toolUseId: "t9", toolName: "bash", description: "Run", arguments: { command: "git status" },
+        scopes: [{ kind: "prefix", rule: "git status *", label: "bash: git status *" }, { kind: "tool", rule: "bash", label: "bash" }],
+      }),
+    },
+  });
+  assert.equal($("[data-testid=approval-dialog]")!.dataset.open, "true");
+  const choices = [...window.document.querySelectorAll("[data-testid=dialog-choice]")] as HTMLElement[];
+  assert.deepEqual(choices.map((c) => [c.dataset.key, c.dataset.scope ?? ""]), [["y", ""], ["n", ""], ["a", "narrow"], ["t", "tool"]]);
+  assert.match(choices[2].textContent!, /git status \*/);
+});
+
+test("Always Allow's scope choice is posted with its rule (REQ-PERM-020)", () => {
+  for (const [k, rule] of [["a", "git status *"], ["t", "bash"]] as const) {
+    const { app, e, key, posted } = mount({ mode: "unrestricted" });
+    app.receive({
+      type: "input",
+      input: {
+        type: "event",
+        event: e.next({
+          kind: "approvalRequested", approvalId: "a9", toolUseId: "t9", toolName: "bash", description: "Run", arguments: { command: "git status" },
+          scopes: [{ kind: "prefix", rule: "git status *", label: "bash: git status *" }, { kind: "tool", rule: "bash", label: "bash" }],
+        }),
+      },
+    });
+    key(k);
+    assert.deepEqual(posted.filter((m) => m.type === "answerApproval"), [
+      { type: "answerApproval", conversationId: CID, approvalId: "a9", decision: "alwaysAllow", rule },
+    ]);
+  }
+});
+
+test("a batch of host messages is applied in order and rendered once", () => {
+  let renders = 0;
+  const dom = new JSDOM('<!DOCTYPE html><body><div id="root"></div></body>');
+  const root = dom.window.document.getElementById("root")!;
+  const queued: (() => void)[] = [];
+  const app = new ChatApp(root as unknown as HTMLElement, () => undefined, {
+    sanitize: (html) => html,
+    schedule: (render) => queued.push(() => {
+      renders++;
+      render();
+    }),
+  });
+  const e = new Events();
+  const view = apply(emptyView(CID), { type: "snapshot", snapshot: snapshot({ lastSeq: 0 }), merge: false });
+  const deltas = Array.from({ length: 50 }, (_, i) => ({ type: "input" as const, input: { type: "event" as const, event: e.next({ kind: "textDelta", text: `w${i} `, requestId: 1 }) } }));
+  app.receive({ type: "batch", messages: [{ type: "server", state: "ready" }, { type: "reset", view }, ...deltas] });
+  assert.equal(queued.length, 1, "one render scheduled for the whole batch");
+  queued.shift()!();
+  assert.equal(renders, 1);
+  assert.match(root.querySelector("[data-role=assistant]")!.textContent!, /^w0 w1 .* w49 $/);
+});

@@ -14,7 +14,9 @@ export type HostMessage =
   | { type: "conversations"; conversations: ConversationSummary[]; activeId?: string; titles: Record<string, string> }
   | { type: "server"; state: ServerState; message?: string }
   | { type: "notice"; level: "info" | "warning" | "error"; text: string }
-  | { type: "focusInput" };
+  | { type: "focusInput" }
+  /** several messages in one postMessage (the host batches per few ms: one IPC hop, one render) */
+  | { type: "batch"; messages: HostMessage[] };
 
 export interface ImageAttachment {
   mediaType: string;

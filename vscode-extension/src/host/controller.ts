@@ -21,6 +21,8 @@ import { StatusBar } from "./statusBar";
 
 const ACTIVE_KEY = "phoenix.activeConversation";
 const TITLES_KEY = "phoenix.conversationTitles";
+/** how long the host gathers messages for the webview before posting them (one frame is ~16 ms) */
+const BATCH_MS = 4;
 
 export class Controller implements vscode.Disposable {
   readonly chat: ChatViewProvider;
@@ -32,6 +34,9 @@ export class Controller implements vscode.Disposable {
   private sandbox: SandboxInfo | undefined;
   private conversations: ConversationSummary[] = [];
   private listTimer: ReturnType<typeof setTimeout> | undefined;
+  private outbox: HostMessage[] = [];
+  private flushTimer: ReturnType<typeof setTimeout> | undefined;
+  private statusBarDirty = false;
 
   constructor(
     private readonly context: vscode.ExtensionContext,
@@ -66,7 +71,7 @@ export class Controller implements vscode.Disposable {
     session.onChange((change) => {
       if (change.type === "reset") this.post({ type: "reset", view: change.view });
       else this.post({ type: "input", input: change.input });
-      this.updateStatusBar();
+      this.statusBarDirty = true; // updated once per flush, and only items whose text changed
     });
     this.session = session;
     this.setServer("ready");
@@ -95,6 +100,7 @@ export class Controller implements vscode.Disposable {
   }
 
   private updateStatusBar(): void {
+    this.statusBarDirty = false;
     const view = this.view;
     if (view && !view.sandbox && this.sandbox) view.sandbox = this.sandbox;
     this.statusBar.update(view?.loaded ? view : undefined, this.server.state);
@@ -110,8 +116,23 @@ export class Controller implements vscode.Disposable {
     ];
   }
 
+  /**
+   * Messages to the webview are queued and sent together a few ms later: one postMessage (one IPC hop
+   * through the workbench, one render in the webview) per burst of events instead of one per event.
+   */
   private post(message: HostMessage): void {
-    this.chat.post(message);
+    if (message.type === "reset") this.outbox = this.outbox.filter((m) => m.type !== "input" && m.type !== "reset");
+    this.outbox.push(message);
+    this.flushTimer ??= setTimeout(() => this.flush(), BATCH_MS);
+  }
+
+  private flush(): void {
+    this.flushTimer = undefined;
+    const messages = this.outbox;
+    this.outbox = [];
+    if (messages.length === 1) this.chat.post(messages[0]);
+    else if (messages.length > 1) this.chat.post({ type: "batch", messages });
+    if (this.statusBarDirty) this.updateStatusBar();
   }
 
   private notice(level: "info" | "warning" | "error", text: string): void {
@@ -396,6 +417,7 @@ export class Controller implements vscode.Disposable {
 
   dispose(): void {
     if (this.listTimer) clearTimeout(this.listTimer);
+    if (this.flushTimer) clearTimeout(this.flushTimer);
     this.statusBar.dispose();
     this.proposed.dispose();
   }
