@@ -178,7 +178,8 @@ export class ChatApp {
     const v = this.view;
     const title = v ? this.titleOf(v.conversationId) : "No conversation";
     const usage = v?.usage ? `${Math.round(v.usage.fraction * 100)}:${v.usage.usedTokens}:${v.contextWarning}` : "";
-    const key = [title, this.listOpen, this.listVersion, v?.conversationId, v?.mode, v?.sandbox?.available, v?.policy, v?.style, usage].join("|");
+    const list = this.listOpen ? `${this.listVersion}:${v?.status}` : "";
+    const key = [title, this.listOpen, list, v?.conversationId, v?.mode, v?.sandbox?.available, v?.policy, v?.style, usage].join("|");
     if (this.same("header", key)) return;
     this.el.convButton.textContent = "";
     this.icon(this.el.convButton, "comment-discussion");
@@ -568,7 +569,8 @@ export class ChatApp {
 
   private renderComposer(): void {
     const blocked = this.dialog !== undefined;
-    const key = [blocked, this.view ? isBusy(this.view.status) : "", this.view?.policy, this.images.length].join("|");
+    const images = this.images.map((i) => `${i.name}:${i.data.length}`).join(",");
+    const key = [blocked, this.view ? isBusy(this.view.status) : "", this.view?.policy, images].join("|");
     if (this.same("composer", key)) return;
     this.input.disabled = blocked;
     this.root.classList.toggle("dialog-open", blocked);
