@@ -558,6 +558,7 @@ export class ChatApp {
         conversationId: r.conversationId,
         approvalId: answer.approvalId,
         decision: answer.decision,
+        ...(answer.rule !== undefined ? { rule: answer.rule } : {}), // the scope chosen (REQ-PERM-020)
       });
     } else {
       this.post({ type: "answerUpgrade", conversationId: r.conversationId, requestId: answer.requestId, approve: answer.approve });
