@@ -200,8 +200,8 @@ def test_the_extension_in_a_real_vscode(vscode_deps: Deps, fake_anthropic: FakeA
         chat.wait_idle()
         assert d.call("inspect", **chat.wv, selector=TOOL_CARD)["count"] == cards + 1, "the ls ran"
         # the rules list (a quick pick) shows the rule by its label
-        d.call("command", title="Phoenix: Show and Revoke Always-Allow Rules")
-        d.call("waitFor", selector=".quick-input-widget .monaco-list", hasText="bash: ls *", timeout=30)
+        d.call("command", title="Phoenix: Show and Revoke Always-Allow Rules", opensQuickInput=True)
+        d.call("waitFor", selector=".quick-input-widget .monaco-list-row", hasText="bash: ls *", timeout=30)
         d.screenshot("always-allow-rules")
         d.call("press", key="Escape")
         d.call("waitFor", selector=".quick-input-widget", state="hidden", timeout=30)
