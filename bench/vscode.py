@@ -139,7 +139,7 @@ RECORDER = """(timeline) => {
     // Epoch ms (sub-ms) at which each stamp first arrives in the webview (a message from the extension
     // host) and first appears in the DOM of an assistant message that did not exist before this call.
     const now = () => performance.timeOrigin + performance.now();
-    const old = new WeakSet(timeline.querySelectorAll('.msg.assistant'));
+    const old = new WeakSet(timeline.querySelectorAll('[data-role=assistant]'));
     const rec = (window.__phoenixBench = { rendered: {}, arrived: {}, count: 0, offset: 0, el: null });
     const stamps = /([0-9]{9,});/g;
     window.addEventListener('message', (e) => {
@@ -147,7 +147,7 @@ RECORDER = """(timeline) => {
         for (const m of JSON.stringify(e.data).matchAll(stamps)) if (!(m[1] in rec.arrived)) rec.arrived[m[1]] = t;
     });
     const parse = () => {
-        const all = timeline.querySelectorAll('.msg.assistant');
+        const all = timeline.querySelectorAll('[data-role=assistant]');
         const el = all[all.length - 1];
         if (!el || old.has(el)) return;
         const t = now();
@@ -226,7 +226,7 @@ def _vscode(fake: _Fake, tag: str, reloads: int) -> tuple[list[float], list[floa
         chat.send("[[warmup]]")
         chat.wait_answer("Ready.", timeout=180)
         chat.wait_idle()
-        d.call("evaluate", **chat.wv, selector="main.timeline", fn=RECORDER)
+        d.call("evaluate", **chat.wv, selector="[data-testid=timeline]", fn=RECORDER)
         offset = _clock_offset_ns()
         chat.send(tag)
         n = int(TAG.search(tag).group(1))  # type: ignore[union-attr]

@@ -6,8 +6,10 @@ as JSON. Decoding validates, so a damaged database row is reported instead of si
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from functools import cache
+from typing import Any
 
 from pydantic import TypeAdapter
 
@@ -31,8 +33,17 @@ def encode_state(state: ConversationState) -> str:
 
 
 def decode_state(text: str, history: tuple[Message, ...]) -> ConversationState:
-    state = _state_adapter().validate_json(text)
+    state = _state_adapter().validate_python(_upgrade_state(json.loads(text)), strict=False)
     return replace(state, history=history)
+
+
+def _upgrade_state(data: Any) -> Any:
+    """States stored before rules were values held plain tool names in ``always_allow``: whole-tool rules."""
+    if isinstance(data, dict) and isinstance(data.get("always_allow"), list):
+        data["always_allow"] = [
+            {"tool": r, "prefixes": []} if isinstance(r, str) else r for r in data["always_allow"]
+        ]
+    return data
 
 
 def encode_message(message: Message) -> str:

@@ -271,6 +271,15 @@ class Question:
     request_id: str
     text: list[str] = field(default_factory=list)
     shown: bool = False
+    #: Always Allow's scopes as (rule, label), narrowest first: `a` takes the first, `t` the whole tool
+    scopes: list[tuple[str, str]] = field(default_factory=list)
+
+    @property
+    def retry_prompt(self) -> str:
+        if len(self.scopes) > 1:
+            return (f"Please answer y (allow), n (deny), a (always allow {self.scopes[0][1]}) or t (always allow "
+                    f"{self.scopes[-1][1]}, every call): ")
+        return "Please answer y (allow), n (deny) or a (always allow): "
 
 
 class Chat:
@@ -555,10 +564,12 @@ class Chat:
             if not question.shown:
                 for text in question.text:
                     self.screen.line(text, "yellow")
-                self.screen.prompt(
-                    "Allow? [y]es / [n]o / [a]lways: " if question.kind == "approval" else "Approve? [y/n]: ",
-                    "bold+yellow",
-                )
+                if question.kind == "approval":
+                    ask = "Allow? [y]es / [n]o / [a]lways / [t]ool: " if len(question.scopes) > 1 else \
+                        "Allow? [y]es / [n]o / [a]lways: "
+                else:
+                    ask = "Approve? [y/n]: "
+                self.screen.prompt(ask, "bold+yellow")
                 question.shown = True
             if self.eof and not self.typeahead:
                 # Nobody is left to answer: cancel the turn rather than leave it hanging.
@@ -690,14 +701,19 @@ class Chat:
         word = text.strip().lower()
         params: dict[str, Any]
         if question.kind == "approval":
-            decision = {"y": "allow", "yes": "allow", "n": "deny", "no": "deny", "a": "alwaysAllow",
-                        "always": "alwaysAllow"}.get(word)
+            words = {"y": "allow", "yes": "allow", "n": "deny", "no": "deny", "a": "alwaysAllow",
+                     "always": "alwaysAllow"}
+            if len(question.scopes) > 1:
+                words |= {"t": "alwaysAllow", "tool": "alwaysAllow"}
+            decision = words.get(word)
             if decision is None:
-                self.screen.prompt("Please answer y (allow), n (deny) or a (always allow): ", "bold+yellow")
+                self.screen.prompt(question.retry_prompt, "bold+yellow")
                 return
             method = "phoenix/respondToApproval"
             params = {"conversationId": question.conversation_id, "approvalId": question.request_id,
                       "decision": decision}
+            if decision == "alwaysAllow" and question.scopes:  # REQ-PERM-020: the scope the user chose
+                params["rule"] = question.scopes[-1 if word in ("t", "tool") else 0][0]
         else:
             approve = {"y": True, "yes": True, "n": False, "no": False}.get(word)
             if approve is None:
@@ -767,7 +783,10 @@ class Chat:
                 self._resolved(cid, event)
             case ev.AlwaysAllowChanged():
                 verb = "always allowed" if event.allowed else "asks again"
-                screen.line(f"[approvals] {event.tool_name} {verb} in this conversation", "dim")
+                what = event.tool_name
+                if event.scope == "prefix" and event.rule:
+                    what = f"{event.tool_name}: {event.rule}"
+                screen.line(f"[approvals] {what} {verb} in this conversation", "dim")
             case ev.Retry():
                 screen.line(
                     f"[retry] attempt {event.attempt}/{event.max_attempts} in {event.delay_ms} ms: "
@@ -832,9 +851,12 @@ class Chat:
             lines += ["  " + d for d in diff_lines[:40]]
             if len(diff_lines) > 40:
                 lines.append(f"  ... {len(diff_lines) - 40} more diff lines")
+        scopes = [(s.rule, s.label) for s in event.scopes]
+        if len(scopes) > 1:
+            lines.append(f"  always allow: [a] {scopes[0][1]}   [t] {scopes[-1][1]} (every call of the tool)")
         if cid != self.conversation_id:
             lines[0] = f"[agent {cid[:8]}] " + lines[0]
-        self._add_question(Question("approval", cid, event.approval_id, lines))
+        self._add_question(Question("approval", cid, event.approval_id, lines, scopes=scopes))
 
     def _open_upgrade(self, cid: str, request_id: str, reason: str) -> None:
         lines = [f"[upgrade] the agent asks for Unrestricted mode (it may change files): {reason.strip()}"]

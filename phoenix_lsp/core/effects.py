@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
+from .rules import AllowRule
 from .values import Actor, AgentSpec, Message, Mode, ToolUse, Usage
 
 
@@ -57,6 +58,7 @@ class CancelTool:
 class AskApproval:
     approval_id: str
     call: ToolUse
+    scopes: tuple[AllowRule, ...] = ()  # what Always Allow may add, narrowest first (REQ-PERM-020)
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,6 +156,7 @@ RejectCode = Literal[
     "illegal_event",
     "no_pending_upgrade",
     "no_such_approval",
+    "no_such_rule",
     "not_always_allowed",
     "not_subagent",
     "sandbox_unavailable",

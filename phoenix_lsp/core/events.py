@@ -58,6 +58,7 @@ class Stop:
 class ApprovalAnswer:
     approval_id: str
     decision: Decision
+    rule: str | None = None  # alwaysAllow: which offered scope (its ``rule`` or ``label``); None = narrowest
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +86,7 @@ class SetPolicy:
 @dataclass(frozen=True, slots=True)
 class RevokeAlwaysAllow:
     tool: str
+    rule: str | None = None  # one rule of the tool (its ``rule`` or ``label``); None = every rule of the tool
 
 
 @dataclass(frozen=True, slots=True)

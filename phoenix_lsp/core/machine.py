@@ -53,6 +53,7 @@ from .events import (
 )
 from .events import Restore as RestoreEvent
 from .permissions import Allow, Ask, Refuse, decide
+from .rules import AllowRule, add_rule, scopes_for
 from .state import (
     BUSY,
     AwaitingAgents,
@@ -222,7 +223,7 @@ def _dispatch(state: ConversationState, batch: Batch) -> Out:
             return state, (*effects, *more)
         if isinstance(verdict, Ask):
             effects += [
-                AskApproval(call.id, call),
+                AskApproval(call.id, call, scopes_for(state.always_allow, call)),
                 Audit(Actor.AGENT, "approvalRequested", {"tool": call.name, "approvalId": call.id}),
             ]
             return replace(state, status=AwaitingApproval(batch, call.id)), tuple(effects)
@@ -422,18 +423,35 @@ def _on_approval(state: ConversationState, ev: ApprovalAnswer) -> Out:
             f"existed.{pending} Nothing was changed.",
         )
     call = status.batch.current
+    resolved: dict[str, object] = {"tool": call.name, "decision": ev.decision.value}
+    rule: AllowRule | None = None
+    if ev.decision is Decision.ALWAYS_ALLOW:  # REQ-PERM-020: one of the offered scopes, the narrowest by default
+        scopes = scopes_for(state.always_allow, call)
+        if ev.rule is None:
+            rule = scopes[0]
+        else:
+            rule = next((s for s in scopes if s.names(ev.rule)), None)
+            if rule is None:
+                offered = ", ".join(f"'{s.rule}'" for s in scopes)
+                return _reject(
+                    state,
+                    "no_such_rule",
+                    f"'{ev.rule}' is not a scope offered for this approval; choose one of {offered}. "
+                    "Nothing was changed; the approval is still open.",
+                )
+        resolved["rule"] = rule.label
     effects: list[Effect] = [
-        Audit(Actor.USER, "approvalResolved", {"tool": call.name, "decision": ev.decision.value}),
+        Audit(Actor.USER, "approvalResolved", resolved),
         Notify("approval_resolved", {"request": "approval", "approvalId": status.approval_id,
                                      "decision": ev.decision.value}),
     ]
     if ev.decision is Decision.DENY:  # REQ-PERM-004
         state, more = _dispatch(state, status.batch.answer(ToolResult(call.id, texts.DENIED, True)))
         return state, (*effects, *more)
-    if ev.decision is Decision.ALWAYS_ALLOW and call.name not in state.always_allow:
-        state = replace(state, always_allow=tuple(sorted((*state.always_allow, call.name))))
-        effects.append(Audit(Actor.USER, "alwaysAllowGranted", {"tool": call.name}))
-        effects.append(Notify("always_allow", {"toolName": call.name, "allowed": True}))  # REQ-PROTO-021
+    if rule is not None and rule not in state.always_allow:
+        state = replace(state, always_allow=add_rule(state.always_allow, rule))
+        effects.append(Audit(Actor.USER, "alwaysAllowGranted", _rule_detail(rule)))
+        effects.append(Notify("always_allow", {**_rule_wire(rule), "allowed": True}))  # REQ-PROTO-021
     # The mode may have changed while the request was open (/plan): decide again under the current mode.
     verdict = decide(state, call)
     if isinstance(verdict, Refuse):
@@ -516,16 +534,29 @@ def _on_set_policy(state: ConversationState, ev: SetPolicy) -> Out:
     )
 
 
+def _rule_detail(rule: AllowRule) -> dict[str, object]:
+    """How an audit entry names a rule (REQ-PERM-022)."""
+    return {"tool": rule.tool, "rule": rule.label}
+
+
+def _rule_wire(rule: AllowRule) -> dict[str, object]:
+    return {"toolName": rule.tool, "rule": rule.rule, "scope": "tool" if rule.whole_tool else "prefix"}
+
+
 def _on_revoke(state: ConversationState, ev: RevokeAlwaysAllow) -> Out:
-    if ev.tool not in state.always_allow:
-        return _reject(
-            state, "not_always_allowed", f"'{ev.tool}' is not always allowed in this conversation."
-        )
-    state = replace(state, always_allow=tuple(t for t in state.always_allow if t != ev.tool))
-    return state, (
-        Audit(Actor.USER, "alwaysAllowRevoked", {"tool": ev.tool}),
-        Notify("always_allow", {"toolName": ev.tool, "allowed": False}),
+    rule_text = ev.rule
+    gone = tuple(
+        r for r in state.always_allow if r.tool == ev.tool and (rule_text is None or r.names(rule_text))
     )
+    if not gone:
+        what = f"'{ev.tool}'" if rule_text is None else f"The rule '{rule_text}' of '{ev.tool}'"
+        return _reject(state, "not_always_allowed", f"{what} is not always allowed in this conversation.")
+    state = replace(state, always_allow=tuple(r for r in state.always_allow if r not in gone))
+    effects: list[Effect] = []
+    for rule in gone:
+        effects.append(Audit(Actor.USER, "alwaysAllowRevoked", _rule_detail(rule)))
+        effects.append(Notify("always_allow", {**_rule_wire(rule), "allowed": False}))
+    return state, tuple(effects)
 
 
 def _on_cancel(state: ConversationState, ev: Cancel | Stop) -> Out:
@@ -617,7 +648,8 @@ def _on_restore(state: ConversationState, ev: RestoreEvent) -> Out:
             state = _close_batch(state, _fill(status.batch, texts.RESTART_RUNNING, texts.RESTART_QUEUED))
         return _settle(state, Finished(False, "stopped because the server restarted")), ()
     if isinstance(status, AwaitingApproval):
-        return state, (AskApproval(status.approval_id, status.batch.current),)
+        call = status.batch.current
+        return state, (AskApproval(status.approval_id, call, scopes_for(state.always_allow, call)),)
     if isinstance(status, AwaitingUpgrade):
         return state, (AskUpgrade(status.batch.current.id, status.reason),)
     if isinstance(status, RunningTool):

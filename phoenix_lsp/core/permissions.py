@@ -1,13 +1,14 @@
 """The one place where permissions are decided (REQ-SEC-003).
 
-``decide`` looks at the tool's kind, the mode, the approval policy and the always-allow list. Style is not
-a parameter on purpose: a style can never grant or revoke anything (REQ-LAYER-001).
+``decide`` looks at the tool's kind, the mode, the approval policy and the always-allow rules (``rules.py``).
+Style is not a parameter on purpose: a style can never grant or revoke anything (REQ-LAYER-001).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .rules import covers
 from .state import ConversationState
 from .tools import TOOL_KINDS, ToolKind, tools_for
 from .values import Mode, Policy, ToolUse
@@ -60,6 +61,6 @@ def decide(state: ConversationState, call: ToolUse) -> Verdict:
             return Refuse(PATCH_DISABLED, "mode")
         # EXEC in Restricted runs inside the kernel sandbox: read-only and offline, so no question to ask.
         return Allow()
-    if state.policy is Policy.AUTO or call.name in state.always_allow:
+    if state.policy is Policy.AUTO or covers(state.always_allow, call):
         return Allow()
     return Ask()

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from .rules import AllowRule
 from .values import AgentSlot, Message, Mode, Policy, Style, ToolResult, ToolUse, Usage, UsageTotals
 
 
@@ -172,7 +173,7 @@ class ConversationState:
     policy: Policy = Policy.INTERACTIVE
     status: Status = field(default_factory=Idle)
     history: tuple[Message, ...] = ()
-    always_allow: tuple[str, ...] = ()
+    always_allow: tuple[AllowRule, ...] = ()  # REQ-PERM-003/019: whole tools or bash command prefixes
     notes: tuple[str, ...] = ()  # synthetic system messages waiting for the current tool batch to finish
     context_tokens: int = 0
     warned: bool = False

@@ -79,6 +79,9 @@ class ToolUse:
     id: str
     name: str
     input: Mapping[str, object]
+    #: bash only: the words of each simple command the line runs, parsed outside the core
+    #: (``tools/bash_scope.py``); None when not parsed or not provably a plain list of simple commands.
+    commands: tuple[tuple[str, ...], ...] | None = None
     kind: Literal["tool_use"] = "tool_use"
     input_error: str | None = None
 

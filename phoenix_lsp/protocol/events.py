@@ -13,7 +13,7 @@ from pydantic import Field, TypeAdapter
 from ..core.state import StatusKind
 from ..core.values import Actor, Mode, Policy, Style
 from .base import Wire
-from .views import AgentRef, CostEstimate, MessageView, TokenCounts
+from .views import AgentRef, AlwaysAllowScope, CostEstimate, MessageView, TokenCounts
 
 
 class EventBase(Wire):
@@ -109,6 +109,9 @@ class ApprovalRequested(EventBase):
     description: str
     arguments: dict[str, Any]
     diff: str | None = Field(default=None, description="the unified diff a patch would make")
+    scopes: list[AlwaysAllowScope] = Field(
+        default_factory=list, description="what Always Allow may add, narrowest first; the whole tool last"
+    )
 
 
 ApprovalOutcome = Literal["allow", "deny", "alwaysAllow", "cancelled", "superseded"]
@@ -138,6 +141,8 @@ class AlwaysAllowChanged(EventBase):
     kind: Literal["alwaysAllowChanged"] = "alwaysAllowChanged"
     tool_name: str
     allowed: bool
+    rule: str = Field(default="", description="the rule granted or revoked (the tool name for the whole tool)")
+    scope: Literal["prefix", "tool"] = "tool"
 
 
 class Retry(EventBase):

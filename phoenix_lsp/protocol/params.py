@@ -58,6 +58,10 @@ class RespondToModeUpgradeParams(ConversationRef):
 class RespondToApprovalParams(ConversationRef):
     approval_id: str = Field(min_length=1)
     decision: Decision
+    rule: str | None = Field(
+        default=None, max_length=2000,
+        description="alwaysAllow: the offered scope to add (its `rule` or `label`); absent = the narrowest",
+    )
 
 
 class SetApprovalPolicyParams(ConversationRef):
@@ -70,6 +74,9 @@ class SetStyleParams(ConversationRef):
 
 class RevokeAlwaysAllowParams(ConversationRef):
     tool_name: str = Field(min_length=1)
+    rule: str | None = Field(
+        default=None, max_length=2000, description="one rule of the tool; absent = every rule of the tool"
+    )
 
 
 class GetAuditLogParams(Wire):

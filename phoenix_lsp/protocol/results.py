@@ -10,6 +10,7 @@ from ..core.state import StatusKind
 from ..core.values import Actor, Decision, Mode, Policy, Style
 from .base import Wire
 from .views import (
+    AlwaysAllowRule,
     ContextUsage,
     MessageView,
     PendingApproval,
@@ -57,7 +58,8 @@ class GetConversationResult(Wire):
     approval_policy: Policy
     working_directory: str
     model: str
-    always_allowed: list[str]
+    always_allowed: list[str] = Field(description="the always-allow rules' labels (`patch`, `bash: git status *`)")
+    always_allow_rules: list[AlwaysAllowRule] = Field(default_factory=list)
     context_usage: ContextUsage
     usage: TokenUsage
     sub_agents: list[SubAgentView]
@@ -131,12 +133,8 @@ class GetAuditLogResult(Wire):
     next_after_id: int | None = Field(default=None, description="set when more entries may follow")
 
 
-class AlwaysAllowedTool(Wire):
-    tool_name: str
-
-
 class ListAlwaysAllowedResult(Wire):
-    tools: list[AlwaysAllowedTool]
+    tools: list[AlwaysAllowRule] = Field(description="every rule: `toolName`, `kind`, `rule`, `label`")
 
 
 class RevokeAlwaysAllowResult(Wire):

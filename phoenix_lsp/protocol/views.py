@@ -95,6 +95,20 @@ class TokenUsage(Wire):
     estimated_cost: CostEstimate | None = Field(default=None, description="absent for a model without a price")
 
 
+class AlwaysAllowScope(Wire):
+    """One scope Always Allow can add (REQ-PERM-020): a bash command prefix, or the whole tool."""
+
+    kind: Literal["prefix", "tool"]
+    rule: str = Field(description="`git status *` (prefixes, `; `-separated when several) or the tool name")
+    label: str = Field(description="the rule with its tool: `bash: git status *`, or `bash`")
+
+
+class AlwaysAllowRule(AlwaysAllowScope):
+    """A rule of a conversation's always-allow list (REQ-PERM-003/021)."""
+
+    tool_name: str
+
+
 class PendingApproval(Wire):
     """An approval waiting for the user (the same fields as the `approvalRequested` event)."""
 
@@ -104,6 +118,9 @@ class PendingApproval(Wire):
     description: str
     arguments: dict[str, Any]
     diff: str | None = Field(default=None, description="the unified diff a patch would make")
+    scopes: list[AlwaysAllowScope] = Field(
+        default_factory=list, description="what Always Allow may add, narrowest first; the whole tool last"
+    )
 
 
 class PendingUpgrade(Wire):

@@ -29,14 +29,17 @@ REFUSALS: dict[RejectCode, str] = {
     "sandbox_unavailable": "sandboxUnavailable",
     "context_exhausted": "contextExhausted",
     "empty_message": "invalidParams",
+    "no_such_rule": "invalidParams",
 }
+#: the param an invalidParams refusal is about
+_FIELDS: dict[RejectCode, str] = {"empty_message": "text", "no_such_rule": "rule"}
 
 
 def refusal(reject: Reject, status: str, **data: Any) -> PhoenixError:
     """The core refused: the same message, as the error its reason maps to."""
     kind = REFUSALS.get(reject.code, "notAllowed")
     if kind == "invalidParams":
-        return invalid("text", reject.message)
+        return invalid(_FIELDS.get(reject.code, "text"), reject.message)
     if kind == "agentBusy":
         return PhoenixError(kind, reject.message, status=status)
     extra = {"reason": reject.code, **data}

@@ -118,6 +118,11 @@ def approval_text(runtime: Runtime, call: ToolUse, description: str) -> str:
     if diff:  # the change itself, not only the JSON that describes it
         lines.append(f"Change to {call.input.get('path', 'the file')}:")
         lines.append(short_diff(diff))
+    from ..core.rules import scopes_for
+
+    narrowest = scopes_for(runtime.state.always_allow, call)[0]
+    if not narrowest.whole_tool:  # "Always Allow" adds the narrowest scope (REQ-PERM-020)
+        lines.append(f"Always Allow adds the rule: {narrowest.label}")
     return "\n".join(lines)
 
 

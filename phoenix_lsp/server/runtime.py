@@ -368,6 +368,8 @@ class Runtime:
                                             reason=None if effect.ok else effect.result))
 
     def approval_fields(self, approval_id: str, call: ToolUse) -> dict[str, Any]:
+        from ..core.rules import scopes_for
+
         return {
             "approval_id": approval_id,
             "tool_use_id": call.id,
@@ -375,6 +377,7 @@ class Runtime:
             "description": describe_tool(call.name),
             "arguments": dict(call.input),
             "diff": self.patch_diff(call),
+            "scopes": [wire.scope_to_wire(s) for s in scopes_for(self.state.always_allow, call)],
         }
 
     def patch_diff(self, call: ToolUse) -> str | None:
@@ -483,7 +486,13 @@ class Runtime:
         tool_input = block.get("input")
         name = str(block["name"])
         error = registry.check(name, tool_input, block.get(TOOL_INPUT_ERROR_KEY))  # REQ-CORE-007
-        return ToolUse(str(block["id"]), name, tool_input if isinstance(tool_input, dict) else {}, input_error=error)
+        arguments = tool_input if isinstance(tool_input, dict) else {}
+        commands = None
+        if name == "bash" and error is None and isinstance(arguments.get("command"), str):
+            from ..tools.bash_scope import simple_commands
+
+            commands = simple_commands(arguments["command"])  # the core matches rules on these (REQ-PERM-019)
+        return ToolUse(str(block["id"]), name, arguments, commands, input_error=error)
 
     def _started_restricted(self) -> bool:
         return (self.state.sandbox and not self.state.is_subagent) or self.state.mode is Mode.RESTRICTED
@@ -554,8 +563,8 @@ class Runtime:
 
     # ------------------------------------------------------------------------------------ answers
 
-    def answer_approval(self, approval_id: str, decision: Decision) -> Reject | None:
-        return self.apply(ApprovalAnswer(approval_id, decision)).reject
+    def answer_approval(self, approval_id: str, decision: Decision, rule: str | None = None) -> Reject | None:
+        return self.apply(ApprovalAnswer(approval_id, decision, rule)).reject
 
     def answer_upgrade(self, approve: bool) -> Reject | None:
         return self.apply(UpgradeAnswer(approve)).reject

@@ -6,6 +6,7 @@ import base64
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from ..core.rules import AllowRule
 from ..core.state import AwaitingUpgrade, ConversationState
 from ..core.values import Block, Image, Message, Text, ToolUse
 from ..protocol import views
@@ -83,3 +84,15 @@ def pending_upgrade(state: ConversationState) -> views.PendingUpgrade | None:
         call = status.batch.current
         return views.PendingUpgrade(request_id=call.id, tool_use_id=call.id, reason=status.reason)
     return None
+
+
+def scope_to_wire(rule: AllowRule) -> views.AlwaysAllowScope:
+    """A scope Always Allow offers (REQ-PERM-020)."""
+    return views.AlwaysAllowScope(kind="tool" if rule.whole_tool else "prefix", rule=rule.rule, label=rule.label)
+
+
+def rule_to_wire(rule: AllowRule) -> views.AlwaysAllowRule:
+    """One rule of the always-allow list (REQ-PERM-021)."""
+    return views.AlwaysAllowRule(
+        tool_name=rule.tool, kind="tool" if rule.whole_tool else "prefix", rule=rule.rule, label=rule.label
+    )

@@ -119,6 +119,47 @@ def test_approval_answered_yes_runs_the_tool(
     assert chat.wait() == 0
 
 
+@pytest.mark.req("REQ-PERM-020", "REQ-PERM-013")
+def test_always_allow_offers_the_command_prefix_then_the_whole_tool(
+    start_chat: StartChat, fake_anthropic: FakeAnthropic, tmp_path: Path
+) -> None:
+    """`a` adds the narrowest scope (this command's prefix), `t` the whole tool (issue 10)."""
+    fake_anthropic.enqueue(
+        Reply.tool_reply(ToolUseBlock("bash", {"command": "echo one | cat"})),
+        Reply.text_reply("First done."),
+        Reply.tool_reply(ToolUseBlock("bash", {"command": "echo two"})),
+        Reply.text_reply("Second done."),
+        Reply.tool_reply(ToolUseBlock("bash", {"command": "touch made.txt"})),
+        Reply.text_reply("Third done."),
+        Reply.tool_reply(ToolUseBlock("bash", {"command": "touch again.txt"})),
+        Reply.text_reply("Fourth done."),
+    )
+    chat = start_chat()
+    at = chat.wait_for("> ")
+    chat.send("/execute")
+    at = chat.wait_for("> ", chat.wait_for("[mode] unrestricted", at))
+    chat.send("first")
+    at = chat.wait_for("always allow: [a] bash: echo *; cat *   [t] bash (every call of the tool)", at)
+    at = chat.wait_for("Allow? [y]es / [n]o / [a]lways / [t]ool: ", at)
+    chat.send("a")
+    at = chat.wait_for("[approvals] bash: echo *; cat * always allowed in this conversation", at)
+    at = chat.wait_for("> ", chat.wait_for("First done.", at))
+    chat.send("second")  # covered by the rule: no question
+    at = chat.wait_for("Second done.", at)
+    assert chat.out.count("Allow? [y]es") == 1
+    at = chat.wait_for("> ", at)
+    chat.send("third")  # `touch` is not covered
+    at = chat.wait_for("Allow? [y]es / [n]o / [a]lways / [t]ool: ", at)
+    chat.send("t")
+    at = chat.wait_for("[approvals] bash always allowed in this conversation", at)
+    at = chat.wait_for("> ", chat.wait_for("Third done.", at))
+    chat.send("fourth")  # the whole tool: no question
+    at = chat.wait_for("> ", chat.wait_for("Fourth done.", at))
+    assert (tmp_path / "work" / "again.txt").exists() and chat.out.count("Allow? [y]es") == 2
+    chat.close_stdin()
+    assert chat.wait() == 0
+
+
 def test_messages_wait_while_an_approval_is_open(start_chat: StartChat, fake_anthropic: FakeAnthropic) -> None:
     """A line typed while a question is open is the answer, never a message (seed 003)."""
     fake_anthropic.enqueue(
@@ -130,9 +171,9 @@ def test_messages_wait_while_an_approval_is_open(start_chat: StartChat, fake_ant
     chat.send("/execute")
     at = chat.wait_for("> ", chat.wait_for("[mode] unrestricted", at))
     chat.send("run echo")
-    at = chat.wait_for("Allow? [y]es / [n]o / [a]lways: ", at)
+    at = chat.wait_for("Allow? [y]es / [n]o / [a]lways / [t]ool: ", at)
     chat.send("what is the weather")  # not an answer: asked again, nothing sent to the server
-    at = chat.wait_for("Please answer y (allow), n (deny) or a (always allow): ", at)
+    at = chat.wait_for("Please answer y (allow), n (deny), a (always allow bash: echo *) or t (always allow bash", at)
     chat.send("n")
     at = chat.wait_for("Not run, fine.", at)
     chat.wait_for("> ", at)

@@ -172,7 +172,7 @@ def test_mode_style_and_policy_are_shown(npm_test: NpmTest) -> None:
 def test_policy_indicator_and_toggle(npm_test: NpmTest) -> None:
     assert_passed(
         npm_test,
-        "the policy indicator reads 🚀 auto / 🔒 interactive and toggles",
+        "the policy indicator reads 🚀 MVP (auto) / 🔒 Interactive and toggles",
         "Shift+Tab toggles the policy; the composer shows it",
     )
 
@@ -183,6 +183,28 @@ def test_approval_dialog_content(npm_test: NpmTest) -> None:
         npm_test,
         "the approval dialog shows the tool name first, the description dimmed, compact JSON, the diff and the hint",
         "the hint names the shortcuts; arguments are compact JSON with long values cut",
+        "a long tool description is dimmed and folded to its first line; a click unfolds it; the choices stay",
+    )
+
+
+@pytest.mark.req("REQ-PERM-020", "REQ-PERM-021")
+def test_always_allow_scopes_in_the_extension(npm_test: NpmTest) -> None:
+    assert_passed(
+        npm_test,
+        "Always Allow offers the narrowest scope first (A) and the whole tool as the other choice (T)",
+        "Always Allow's scope choice is posted with its rule",
+        "mode, style, policy and always-allow follow their events",
+        "Always Allow is remembered, listed, and revocable",
+    )
+
+
+def test_extension_speed_and_stable_selectors(npm_test: NpmTest) -> None:
+    assert_passed(
+        npm_test,
+        "a batch of host messages is applied in order and rendered once",
+        "the status bar is touched only when the server, mode, sandbox, policy or style change (not per delta)",
+        "stable selectors: chat input, send button, timeline, messages with their role, the dialog with data-open, "
+        "its choices, the status line",
     )
 
 

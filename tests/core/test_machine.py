@@ -44,6 +44,7 @@ from phoenix_lsp.core.events import (
     UserMessage,
 )
 from phoenix_lsp.core.permissions import PATCH_DISABLED
+from phoenix_lsp.core.rules import AllowRule
 from phoenix_lsp.core.state import (
     AwaitingAgents,
     AwaitingApproval,
@@ -400,7 +401,7 @@ def test_interactive_asks_denied_goes_back_approved_still_run() -> None:
     state, effects = run(
         unrestricted(), UserMessage("hi"), reply(1, tool(1, "bash", command="make"), tool(2, "patch", path="a"))
     )
-    assert of(effects, AskApproval) == [AskApproval("t1", tool(1, "bash", command="make"))]
+    assert of(effects, AskApproval) == [AskApproval("t1", tool(1, "bash", command="make"), (AllowRule("bash"),))]
     assert isinstance(state.status, AwaitingApproval)
     state, effects = transition(state, ApprovalAnswer("t1", Decision.DENY))
     assert isinstance(state.status, AwaitingApproval) and state.status.approval_id == "t2"
@@ -421,7 +422,7 @@ def test_auto_policy_runs_without_asking() -> None:
 def test_always_allow_is_remembered_and_revocable() -> None:
     state, _ = run(unrestricted(), UserMessage("hi"), reply(1, tool(1, "bash", command="a")))
     state, effects = run(state, ApprovalAnswer("t1", Decision.ALWAYS_ALLOW), ToolDone("t1", "ok"))
-    assert state.always_allow == ("bash",)
+    assert state.always_allow == (AllowRule("bash"),)  # an unparsed command: only the whole tool covers it
     state, effects = run(state, reply(2, tool(2, "bash", command="b")))
     assert of(effects, RunTool) and not of(effects, AskApproval)
     state, effects = run(state, ToolDone("t2", "ok"), reply(3, text="done"), RevokeAlwaysAllow("bash"))

@@ -43,6 +43,7 @@ from phoenix_lsp.core.events import (
     UpgradeAnswer,
     UserMessage,
 )
+from phoenix_lsp.core.rules import covers
 from phoenix_lsp.core.state import (
     BUSY,
     AwaitingAgents,
@@ -164,7 +165,7 @@ class ConversationMachine(RuleBasedStateMachine):
                     # REQ-PERM-001/002: without asking only under auto or always-allow, or right after an Allow
                     asked_now = isinstance(event, ApprovalAnswer) and event.decision is not Decision.DENY
                     assert (
-                        after.policy is Policy.AUTO or e.call.name in after.always_allow or asked_now
+                        after.policy is Policy.AUTO or covers(after.always_allow, e.call) or asked_now
                     ), "interactive policy must ask first"
                 assert TOOL_KINDS.get(e.call.name) is not None, "an invented tool never runs"
             if isinstance(e, AskApproval):

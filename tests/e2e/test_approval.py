@@ -363,3 +363,62 @@ async def test_execute_and_plan_act_at_once_without_the_model(
         ]
         assert conv["status"] == "idle" and conv["mode"] == "restricted"
         assert "awaiting_llm" not in [e["status"] for e in s.of("status", cid)]
+
+
+def bash_call(command: str) -> ToolUseBlock:
+    return ToolUseBlock("bash", {"command": command})
+
+
+@pytest.mark.req("REQ-PERM-019", "REQ-PERM-020", "REQ-PERM-021", "REQ-PERM-022")
+async def test_scoped_always_allow_for_bash_through_lsp_and_across_a_restart(
+    fake_anthropic: FakeAnthropic, tmp_path: Path, editor: str
+) -> None:
+    async with session(fake_anthropic, tmp_path, editor) as s:
+        cid = await unrestricted(s, policy="interactive")
+        mark = await start(s, cid, Reply.tool_reply(bash_call("echo one | cat")), Reply.text_reply("ok"))
+        asked = await approval_after(s, cid, mark)
+        assert asked["scopes"] == [
+            {"kind": "prefix", "rule": "echo *; cat *", "label": "bash: echo *; cat *"},
+            {"kind": "tool", "rule": "bash", "label": "bash"},
+        ]
+        pending = (await conversation(s, cid))["pendingApproval"]
+        assert pending["scopes"] == asked["scopes"]
+        params = {"conversationId": cid, "approvalId": asked["approvalId"], "decision": "alwaysAllow"}
+        bad = await s.error("phoenix/respondToApproval", {**params, "rule": "rm *"})
+        assert bad.code == -32602 and (bad.data or {}).get("field") == "rule" and "echo *; cat *" in bad.message
+        assert (await conversation(s, cid))["status"] == "awaiting_approval"  # still open
+        await s.request("phoenix/respondToApproval", {**params, "rule": "echo *; cat *"})
+        await wait_idle(s, cid, mark)
+        rules = (await s.request("phoenix/listAlwaysAllowed", {"conversationId": cid}))["tools"]
+        assert rules == [
+            {"toolName": "bash", "kind": "prefix", "rule": "echo *; cat *", "label": "bash: echo *; cat *"}
+        ]
+        changed = s.of("alwaysAllowChanged", cid)[-1]
+        assert (changed["rule"], changed["scope"], changed["allowed"]) == ("echo *; cat *", "prefix", True)
+
+        mark = last_seq(s, cid)
+        await turn(s, cid, bash_call("echo two && cat /dev/null"))  # covered: runs without asking
+        assert not [e for e in s.of("approvalRequested", cid) if e["seq"] > mark]
+        mark = await start(s, cid, Reply.tool_reply(bash_call("echo three; touch made.txt")), Reply.text_reply("ok"))
+        asked = await approval_after(s, cid, mark)  # `touch` is not covered: the whole line asks
+        assert [x["rule"] for x in asked["scopes"]] == ["touch *", "bash"]
+        await answer(s, cid, asked["approvalId"], "deny")
+        await wait_idle(s, cid, mark)
+        assert not (s.workdir / "made.txt").exists()
+
+    async with session(fake_anthropic, tmp_path, editor) as s:  # the rules are kept across a restart
+        conv = await conversation(s, cid)
+        assert conv["alwaysAllowed"] == ["bash: echo *; cat *"]
+        assert conv["alwaysAllowRules"][0]["rule"] == "echo *; cat *"
+        mark = last_seq(s, cid)
+        await turn(s, cid, bash_call("echo four"))
+        assert not [e for e in s.of("approvalRequested", cid) if e["seq"] > mark]
+        revoke = {"conversationId": cid, "toolName": "bash", "rule": "bash: echo *; cat *"}
+        assert await s.request("phoenix/revokeAlwaysAllow", revoke) == {"revoked": True}
+        assert await s.request("phoenix/revokeAlwaysAllow", revoke) == {"revoked": False}
+        audit = (await s.request("phoenix/getAuditLog", {"conversationId": cid}))["entries"]
+        kinds = {e["kind"]: e["details"] for e in audit}
+        assert kinds["alwaysAllowGranted"] == {"tool": "bash", "rule": "bash: echo *; cat *"}
+        assert kinds["alwaysAllowRevoked"] == {"tool": "bash", "rule": "bash: echo *; cat *"}
+        granted = [e for e in audit if e["kind"] == "approvalResolved" and e["details"]["decision"] == "alwaysAllow"]
+        assert granted[0]["details"]["rule"] == "bash: echo *; cat *"

@@ -292,7 +292,7 @@ async def test_a_text_turn_emits_numbered_events_in_order_and_persists_first(rig
     assert request.messages[-1]["role"] == "user"
 
 
-@pytest.mark.req("REQ-PROTO-029", "REQ-PERM-002", "REQ-BED-004", "REQ-CORE-007")
+@pytest.mark.req("REQ-PROTO-029", "REQ-PERM-002", "REQ-BED-004", "REQ-CORE-007", "REQ-PERM-020")
 async def test_interactive_bash_asks_runs_after_allow_and_goes_on(rig: Rig) -> None:
     runtime = rig.new(Policy.INTERACTIVE, Mode.UNRESTRICTED)
     (rig.workdir / "VERSION").write_text("4.2\n")
@@ -303,8 +303,10 @@ async def test_interactive_bash_asks_runs_after_allow_and_goes_on(rig: Rig) -> N
     asked = await rig.sink.wait_event(runtime.id, "approvalRequested", mark)
     assert asked["toolName"] == "bash" and asked["toolUseId"] == "call-1"
     assert asked["arguments"] == {"command": "cat VERSION"} and asked["description"]
-    assert rig.sink.asks == [("approval", runtime.id, asked["approvalId"], ToolUse("call-1", "bash",
-                                                                                   {"command": "cat VERSION"}))]
+    # the server parses the line for the always-allow rules before the core sees the call (REQ-PERM-019)
+    called = ToolUse("call-1", "bash", {"command": "cat VERSION"}, (("cat", "VERSION"),))
+    assert rig.sink.asks == [("approval", runtime.id, asked["approvalId"], called)]
+    assert [s["rule"] for s in asked["scopes"]] == ["cat *", "bash"]
     assert runtime.state.status.kind == "awaiting_approval"
     assert not rig.sink.of(runtime.id, "toolStart"), "nothing runs before the answer"
     assert len(rig.llm.requests) == 1

@@ -280,7 +280,11 @@ export interface GetConversationResult {
   approvalPolicy: Policy1;
   workingDirectory: string;
   model: string;
+  /**
+   * the always-allow rules' labels (`patch`, `bash: git status *`)
+   */
   alwaysAllowed: string[];
+  alwaysAllowRules: AlwaysAllowRule[];
   contextUsage: ContextUsage;
   usage: TokenUsage;
   subAgents: SubAgentView[];
@@ -294,6 +298,24 @@ export interface GetConversationResult {
   continuedFrom?: string;
   continuationSummary?: string;
   error?: string;
+}
+/**
+ * A rule of a conversation's always-allow list (REQ-PERM-003/021).
+ *
+ * This interface was referenced by `PhoenixProtocol`'s JSON-Schema
+ * via the `definition` "AlwaysAllowRule".
+ */
+export interface AlwaysAllowRule {
+  kind: "prefix" | "tool";
+  /**
+   * `git status *` (prefixes, `; `-separated when several) or the tool name
+   */
+  rule: string;
+  /**
+   * the rule with its tool: `bash: git status *`, or `bash`
+   */
+  label: string;
+  toolName: string;
 }
 /**
  * How full the context window is (REQ-BED-012).
@@ -441,6 +463,27 @@ export interface PendingApproval {
    * the unified diff a patch would make
    */
   diff?: string;
+  /**
+   * what Always Allow may add, narrowest first; the whole tool last
+   */
+  scopes: AlwaysAllowScope[];
+}
+/**
+ * One scope Always Allow can add (REQ-PERM-020): a bash command prefix, or the whole tool.
+ *
+ * This interface was referenced by `PhoenixProtocol`'s JSON-Schema
+ * via the `definition` "AlwaysAllowScope".
+ */
+export interface AlwaysAllowScope {
+  kind: "prefix" | "tool";
+  /**
+   * `git status *` (prefixes, `; `-separated when several) or the tool name
+   */
+  rule: string;
+  /**
+   * the rule with its tool: `bash: git status *`, or `bash`
+   */
+  label: string;
 }
 /**
  * This interface was referenced by `PhoenixProtocol`'s JSON-Schema
@@ -720,6 +763,10 @@ export interface RespondToApprovalParams {
   conversationId: string;
   approvalId: string;
   decision: Decision;
+  /**
+   * alwaysAllow: the offered scope to add (its `rule` or `label`); absent = the narrowest
+   */
+  rule?: string | null;
 }
 /**
  * This interface was referenced by `PhoenixProtocol`'s JSON-Schema
@@ -830,14 +877,10 @@ export interface AuditEntryView {
  * via the `definition` "ListAlwaysAllowedResult".
  */
 export interface ListAlwaysAllowedResult {
-  tools: AlwaysAllowedTool[];
-}
-/**
- * This interface was referenced by `PhoenixProtocol`'s JSON-Schema
- * via the `definition` "AlwaysAllowedTool".
- */
-export interface AlwaysAllowedTool {
-  toolName: string;
+  /**
+   * every rule: `toolName`, `kind`, `rule`, `label`
+   */
+  tools: AlwaysAllowRule[];
 }
 /**
  * This interface was referenced by `PhoenixProtocol`'s JSON-Schema
@@ -846,6 +889,10 @@ export interface AlwaysAllowedTool {
 export interface RevokeAlwaysAllowParams {
   conversationId: string;
   toolName: string;
+  /**
+   * one rule of the tool; absent = every rule of the tool
+   */
+  rule?: string | null;
 }
 /**
  * This interface was referenced by `PhoenixProtocol`'s JSON-Schema
@@ -1161,6 +1208,10 @@ export interface ApprovalRequested {
    * the unified diff a patch would make
    */
   diff?: string;
+  /**
+   * what Always Allow may add, narrowest first; the whole tool last
+   */
+  scopes: AlwaysAllowScope[];
 }
 /**
  * This interface was referenced by `PhoenixProtocol`'s JSON-Schema
@@ -1254,6 +1305,11 @@ export interface AlwaysAllowChanged {
   kind: "alwaysAllowChanged";
   toolName: string;
   allowed: boolean;
+  /**
+   * the rule granted or revoked (the tool name for the whole tool)
+   */
+  rule: string;
+  scope: "prefix" | "tool";
 }
 /**
  * This interface was referenced by `PhoenixProtocol`'s JSON-Schema

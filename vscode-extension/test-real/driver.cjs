@@ -48,7 +48,7 @@ function loc(cmd) {
   return l;
 }
 
-async function paletteCommand(title, timeout) {
+async function paletteCommand(title, timeout, opensQuickInput = false) {
   // F1 opens the command palette with ">" already typed. Right after a (re)load the palette may not list
   // the extensions' commands yet: close it and ask again until the command shows up.
   const deadline = Date.now() + timeout;
@@ -67,6 +67,7 @@ async function paletteCommand(title, timeout) {
     }
   }
   await row.click({ timeout: Math.max(1, deadline - Date.now()) });
+  if (opensQuickInput) return; // the command shows a quick pick of its own: the caller waits for it
   await page.locator(".quick-input-widget").waitFor({ state: "hidden", timeout: Math.max(1, deadline - Date.now()) });
 }
 
@@ -98,7 +99,7 @@ const ops = {
     await waitWorkbench(cmd.timeout);
   },
   async command(cmd) {
-    await paletteCommand(cmd.title, cmd.timeout);
+    await paletteCommand(cmd.title, cmd.timeout, cmd.opensQuickInput);
   },
   async click(cmd) {
     await loc(cmd).click({ timeout: cmd.timeout });

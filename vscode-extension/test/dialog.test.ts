@@ -3,7 +3,25 @@ import assert from "node:assert/strict";
 import { approvalDialog, compactArguments, handleKey, shortcutHint, upgradeDialog } from "../src/core/dialog";
 import type { ApprovalRequest } from "../src/protocol/wire";
 
-const request: ApprovalRequest = { approvalId: "a1", toolUseId: "t1", toolName: "bash", description: "Run", arguments: { command: "ls" } };
+const request: ApprovalRequest = {
+  approvalId: "a1",
+  toolUseId: "t1",
+  toolName: "patch",
+  description: "Change a file",
+  arguments: { path: "f" },
+  scopes: [{ kind: "tool", rule: "patch", label: "patch" }],
+};
+const bash: ApprovalRequest = {
+  approvalId: "a2",
+  toolUseId: "t2",
+  toolName: "bash",
+  description: "Run",
+  arguments: { command: "git status -s" },
+  scopes: [
+    { kind: "prefix", rule: "git status *", label: "bash: git status *" },
+    { kind: "tool", rule: "bash", label: "bash" },
+  ],
+};
 
 test("the dialog lists Allow, Deny, Always Allow vertically with Allow focused (REQ-PERM-012)", () => {
   const d = approvalDialog(request);
@@ -45,6 +63,19 @@ test("an upgrade request offers Approve / Deny; Escape denies", () => {
   assert.deepEqual(d.choices.map((c) => c.label), ["Approve", "Deny"]);
   assert.deepEqual(handleKey(d, { key: "y" }).answer, { kind: "upgrade", requestId: "r1", approve: true });
   assert.deepEqual(handleKey(d, { key: "Escape" }).answer, { kind: "upgrade", requestId: "r1", approve: false });
+});
+
+test("Always Allow offers the narrowest scope first (A) and the whole tool as the other choice (T) (REQ-PERM-020)", () => {
+  const d = approvalDialog(bash);
+  assert.deepEqual(d.choices.map((c) => c.label), ["Allow", "Deny", "Always Allow git status *", "Always Allow every bash call"]);
+  assert.deepEqual(handleKey(d, { key: "a" }).answer, { kind: "approval", approvalId: "a2", decision: "alwaysAllow", rule: "git status *" });
+  assert.deepEqual(handleKey(d, { key: "t" }).answer, { kind: "approval", approvalId: "a2", decision: "alwaysAllow", rule: "bash" });
+  let moved = d;
+  for (let i = 0; i < 3; i++) moved = handleKey(moved, { key: "ArrowDown" }).state;
+  assert.equal(handleKey(moved, { key: "Enter" }).answer && (handleKey(moved, { key: "Enter" }).answer as { rule?: string }).rule, "bash");
+  assert.equal(shortcutHint(d), "↑/↓ move · Enter confirm · Y Allow · N Deny · A Always Allow git status * · T Always Allow every bash call · Esc deny");
+  // a call with only the tool's scope keeps the single Always Allow, which names the tool's rule
+  assert.deepEqual(handleKey(approvalDialog(request), { key: "a" }).answer, { kind: "approval", approvalId: "a1", decision: "alwaysAllow", rule: "patch" });
 });
 
 test("the hint names the shortcuts; arguments are compact JSON with long values cut (REQ-PERM-011)", () => {

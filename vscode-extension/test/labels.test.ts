@@ -1,11 +1,11 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { modeLabel, policyLabel, styleLabel, togglePolicy } from "../src/core/labels";
+import { modeLabel, policyLabel, statusBarKey, styleLabel, togglePolicy } from "../src/core/labels";
 import { chatPage, contentSecurityPolicy, makeNonce } from "../src/core/html";
 
-test("the policy indicator reads 🚀 auto / 🔒 interactive and toggles (REQ-PERM-009, REQ-PERM-010)", () => {
-  assert.equal(policyLabel("auto").text, "🚀 auto");
-  assert.equal(policyLabel("interactive").text, "🔒 interactive");
+test("the policy indicator reads 🚀 MVP (auto) / 🔒 Interactive and toggles (REQ-PERM-009, REQ-PERM-010)", () => {
+  assert.equal(policyLabel("auto").text, "🚀 MVP (auto)");
+  assert.equal(policyLabel("interactive").text, "🔒 Interactive");
   assert.equal(togglePolicy("auto"), "interactive");
   assert.equal(togglePolicy("interactive"), "auto");
 });
@@ -35,4 +35,14 @@ test("the webview page has a strict CSP: nonce'd script only, no inline style, n
   assert.doesNotMatch(page, /<style/i);
   const nonce = makeNonce((n) => new Uint8Array(n).map((_, i) => i * 7));
   assert.match(nonce, /^[A-Za-z0-9]{32}$/);
+});
+
+test("the status bar is touched only when the server, mode, sandbox, policy or style change (not per delta)", () => {
+  const view = { mode: "restricted" as const, policy: "interactive" as const, style: "chat" as const };
+  const key = statusBarKey(view, "ready");
+  assert.equal(statusBarKey({ ...view }, "ready"), key);
+  assert.notEqual(statusBarKey({ ...view, policy: "auto" }, "ready"), key);
+  assert.notEqual(statusBarKey({ ...view, mode: "unrestricted" }, "ready"), key);
+  assert.notEqual(statusBarKey({ ...view, style: "plan" }, "ready"), key);
+  assert.notEqual(statusBarKey(view, "starting"), key);
 });

@@ -49,7 +49,7 @@ test("an approval opens and closes with the server's events; a deny marks the ca
   const v = loaded({ mode: "unrestricted" });
   feed(
     v,
-    e.next({ kind: "approvalRequested", approvalId: "a1", toolUseId: "t1", toolName: "bash", description: "Run", arguments: { command: "rm x" } }),
+    e.next({ kind: "approvalRequested", approvalId: "a1", toolUseId: "t1", toolName: "bash", description: "Run", arguments: { command: "rm x" }, scopes: [] }),
     e.next({ kind: "status", status: "awaiting_approval", previous: "running_tool", mode: "unrestricted" }),
   );
   assert.equal(v.pendingApproval?.approvalId, "a1");
@@ -67,16 +67,17 @@ test("mode, style, policy and always-allow follow their events (REQ-LAYER-008)",
     e.next({ kind: "styleChanged", style: "development", previous: "chat" }),
     e.next({ kind: "styleSuggestion", mode: "unrestricted", command: "/execute", text: "development works best unrestricted — /execute?" }),
     e.next({ kind: "policyChanged", policy: "auto", previous: "interactive" }),
-    e.next({ kind: "alwaysAllowChanged", toolName: "bash", allowed: true }),
+    e.next({ kind: "alwaysAllowChanged", toolName: "bash", allowed: true, rule: "bash", scope: "tool" }),
+    e.next({ kind: "alwaysAllowChanged", toolName: "bash", allowed: true, rule: "git status *", scope: "prefix" }),
   );
   assert.equal(v.mode, "unrestricted");
   assert.equal(v.style, "development");
   assert.equal(v.policy, "auto");
-  assert.deepEqual(v.alwaysAllowed, ["bash"]);
+  assert.deepEqual(v.alwaysAllowed, ["bash", "bash: git status *"], "rules by label (REQ-PERM-021)");
   const suggestion = v.items.find((i) => i.type === "notice" && i.notice.action?.kind === "sendCommand");
   assert.ok(suggestion, "the style suggestion offers its command");
-  feed(v, e.next({ kind: "alwaysAllowChanged", toolName: "bash", allowed: false }));
-  assert.deepEqual(v.alwaysAllowed, []);
+  feed(v, e.next({ kind: "alwaysAllowChanged", toolName: "bash", allowed: false, rule: "bash", scope: "tool" }));
+  assert.deepEqual(v.alwaysAllowed, ["bash: git status *"]);
 });
 
 test("duplicates are dropped and a skipped seq opens a gap that a merged snapshot closes (REQ-PROTO-007)", () => {
@@ -147,7 +148,7 @@ test("sub-agents nest under their parent with their own seq series and approvals
     parent.next({ kind: "message", message: { seq: 1, messageId: "0", role: "assistant", content: [{ type: "toolUse", toolUseId: "sp", toolName: "spawn_agents", arguments: {} }], createdAt: 0 } }),
     parent.next({ kind: "subAgentsSpawned", toolUseId: "sp", agents: [{ conversationId: "agent-1", task: "count files" }] }),
     child.next({ kind: "textDelta", text: "working", requestId: 1 }),
-    child.next({ kind: "approvalRequested", approvalId: "ax", toolUseId: "tx", toolName: "bash", description: "", arguments: { command: "make" } }),
+    child.next({ kind: "approvalRequested", approvalId: "ax", toolUseId: "tx", toolName: "bash", description: "", arguments: { command: "make" }, scopes: [] }),
   );
   assert.deepEqual(v.tools.sp.agents, ["agent-1"]);
   assert.equal(v.subAgents["agent-1"].view.items.length, 2);

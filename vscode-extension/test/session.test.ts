@@ -31,7 +31,7 @@ test("open rebuilds the view from every page of getConversation, with the open a
           hasMore: false,
           lastSeq: 9,
           status: "awaiting_approval",
-          pendingApproval: { approvalId: "a1", toolUseId: "t1", toolName: "bash", description: "", arguments: {} },
+          pendingApproval: { approvalId: "a1", toolUseId: "t1", toolName: "bash", description: "", arguments: {}, scopes: [] },
         }),
   );
   const session = new ConversationSession(new PhoenixClient(conn));

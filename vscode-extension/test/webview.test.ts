@@ -38,7 +38,7 @@ function mount(s: Partial<GetConversationResult> = {}) {
   return { window, app, posted, e, key, $, root };
 }
 
-const approval = { approvalId: "a1", toolUseId: "t1", toolName: "patch", description: "Change a file in the workspace", arguments: { path: "f.py", patches: [{ operation: "append_eof", newText: "x\n" }] }, diff: "--- a/f.py\n+++ b/f.py\n@@ -1,1 +1,2 @@\n a\n+x\n" };
+const approval = { approvalId: "a1", toolUseId: "t1", toolName: "patch", description: "Change a file in the workspace", arguments: { path: "f.py", patches: [{ operation: "append_eof", newText: "x\n" }] }, diff: "--- a/f.py\n+++ b/f.py\n@@ -1,1 +1,2 @@\n a\n+x\n", scopes: [{ kind: "tool" as const, rule: "patch", label: "patch" }] };
 
 test("the approval dialog shows the tool name first, the description dimmed, compact JSON, the diff and the hint (REQ-PERM-011)", () => {
   const { app, e, $ } = mount({ mode: "unrestricted" });
@@ -111,12 +111,12 @@ test("an upgrade request shows the agent's reason with Approve / Deny", () => {
 
 test("Shift+Tab toggles the policy; the composer shows it (REQ-PERM-010, REQ-PERM-009)", () => {
   const { app, e, key, posted, $ } = mount();
-  assert.match($(".hint")!.textContent!, /🔒 interactive/);
-  assert.match($(".badge.policy")!.textContent!, /🔒 interactive/);
+  assert.match($(".hint")!.textContent!, /🔒 Interactive/);
+  assert.match($(".badge.policy")!.textContent!, /🔒 Interactive/);
   key("Tab", { shiftKey: true });
   assert.deepEqual(posted.at(-1), { type: "togglePolicy" });
   app.receive({ type: "input", input: { type: "event", event: e.next({ kind: "policyChanged", policy: "auto", previous: "interactive" }) } });
-  assert.match($(".badge.policy")!.textContent!, /🚀 auto/);
+  assert.match($(".badge.policy")!.textContent!, /🚀 MVP \(auto\)/);
 });
 
 test("mode and style are shown and follow their events; a style suggestion offers its command (REQ-LAYER-008)", () => {
@@ -140,7 +140,7 @@ test("hostile model and tool output never runs script in the webview (REQ-VSC-00
   send({ kind: "message", message: { seq: 4, messageId: "2", role: "user", content: [{ type: "toolResult", toolUseId: "t1", content: HOSTILE, isError: false }, { type: "text", text: HOSTILE }], createdAt: 0 } });
   send({ kind: "toolEnd", toolUseId: "t1", isError: false, summary: HOSTILE });
   send({ kind: "error", message: HOSTILE, errorKind: "llm" });
-  send({ kind: "approvalRequested", approvalId: "a1", toolUseId: "t2", toolName: HOSTILE, description: HOSTILE, arguments: { x: HOSTILE }, diff: `--- a/f\n+++ b/f\n@@ -1,1 +1,1 @@\n-${HOSTILE.split("\n")[0]}\n+${HOSTILE.split("\n")[2]}\n` });
+  send({ kind: "approvalRequested", approvalId: "a1", toolUseId: "t2", toolName: HOSTILE, description: HOSTILE, arguments: { x: HOSTILE }, scopes: [{ kind: "prefix", rule: HOSTILE, label: HOSTILE }, { kind: "tool", rule: HOSTILE, label: HOSTILE }], diff: `--- a/f\n+++ b/f\n@@ -1,1 +1,1 @@\n-${HOSTILE.split("\n")[0]}\n+${HOSTILE.split("\n")[2]}\n` });
   const all = [...root.querySelectorAll("*")];
   for (const el of all) {
     for (const attr of [...el.attributes]) {
@@ -193,4 +193,90 @@ test("the 80% context warning offers to continue in a new conversation", () => {
   assert.ok(!warning.classList.contains("hidden"));
   (warning.querySelector("button") as HTMLButtonElement).click();
   assert.deepEqual(posted.at(-1), { type: "continueInNew" });
+});
+
+test("a long tool description is dimmed and folded to its first line; a click unfolds it; the choices stay (REQ-PERM-011)", () => {
+  const { app, e, $, window } = mount({ mode: "unrestricted" });
+  const long = ["Change one file with patch operations.", ...Array.from({ length: 24 }, (_, i) => `Line ${i + 2} of the manual.`)].join("\n");
+  app.receive({ type: "input", input: { type: "event", event: e.next({ kind: "approvalRequested", ...approval, description: long }) } });
+  const details = $("[data-testid=dialog-description]") as HTMLDetailsElement;
+  assert.equal(details.tagName, "DETAILS");
+  assert.ok(details.classList.contains("dim"));
+  assert.equal(details.open, false, "folded when the dialog opens");
+  assert.equal(details.querySelector("summary")!.textContent, "Change one file with patch operations.");
+  assert.match(details.textContent!, /Line 25 of the manual/, "the rest is there, folded");
+  details.open = true;
+  details.dispatchEvent(new window.Event("toggle"));
+  app.receive({ type: "input", input: { type: "event", event: e.next({ kind: "status", status: "awaiting_approval", previous: "running_tool", mode: "unrestricted" }) } });
+  assert.equal(($("[data-testid=dialog-description]") as HTMLDetailsElement).open, true, "stays open while the dialog is");
+  assert.equal(window.document.querySelectorAll("[data-testid=dialog-choice]").length, 3);
+});
+
+test("stable selectors: chat input, send button, timeline, messages with their role, the dialog with data-open, its choices, the status line", () => {
+  const { app, e, $, window } = mount({ mode: "unrestricted" });
+  assert.equal($("[data-testid=chat-input]")!.tagName, "TEXTAREA");
+  assert.equal($("[data-testid=send-button]")!.tagName, "BUTTON");
+  assert.ok($("[data-testid=timeline]"));
+  assert.ok($("[data-testid=status-line]"));
+  assert.equal($("[data-testid=approval-dialog]")!.dataset.open, "false");
+  app.receive({ type: "input", input: { type: "event", event: e.next({ kind: "message", message: { seq: 0, messageId: "0", role: "user", content: [{ type: "text", text: "hi" }], createdAt: 0 } }) } });
+  app.receive({ type: "input", input: { type: "event", event: e.next({ kind: "textDelta", text: "hel", requestId: 1 }) } });
+  const roles = [...window.document.querySelectorAll("[data-testid=message]")].map((m) => (m as HTMLElement).dataset.role);
+  assert.deepEqual(roles, ["user", "assistant"]);
+  app.receive({
+    type: "input",
+    input: {
+      type: "event",
+      event: e.next({
+        kind: "approvalRequested", approvalId: "a9", toolUseId: "t9", toolName: "bash", description: "Run", arguments: { command: "git status" },
+        scopes: [{ kind: "prefix", rule: "git status *", label: "bash: git status *" }, { kind: "tool", rule: "bash", label: "bash" }],
+      }),
+    },
+  });
+  assert.equal($("[data-testid=approval-dialog]")!.dataset.open, "true");
+  const choices = [...window.document.querySelectorAll("[data-testid=dialog-choice]")] as HTMLElement[];
+  assert.deepEqual(choices.map((c) => [c.dataset.key, c.dataset.scope ?? ""]), [["y", ""], ["n", ""], ["a", "narrow"], ["t", "tool"]]);
+  assert.match(choices[2].textContent!, /git status \*/);
+});
+
+test("Always Allow's scope choice is posted with its rule (REQ-PERM-020)", () => {
+  for (const [k, rule] of [["a", "git status *"], ["t", "bash"]] as const) {
+    const { app, e, key, posted } = mount({ mode: "unrestricted" });
+    app.receive({
+      type: "input",
+      input: {
+        type: "event",
+        event: e.next({
+          kind: "approvalRequested", approvalId: "a9", toolUseId: "t9", toolName: "bash", description: "Run", arguments: { command: "git status" },
+          scopes: [{ kind: "prefix", rule: "git status *", label: "bash: git status *" }, { kind: "tool", rule: "bash", label: "bash" }],
+        }),
+      },
+    });
+    key(k);
+    assert.deepEqual(posted.filter((m) => m.type === "answerApproval"), [
+      { type: "answerApproval", conversationId: CID, approvalId: "a9", decision: "alwaysAllow", rule },
+    ]);
+  }
+});
+
+test("a batch of host messages is applied in order and rendered once", () => {
+  let renders = 0;
+  const dom = new JSDOM('<!DOCTYPE html><body><div id="root"></div></body>');
+  const root = dom.window.document.getElementById("root")!;
+  const queued: (() => void)[] = [];
+  const app = new ChatApp(root as unknown as HTMLElement, () => undefined, {
+    sanitize: (html) => html,
+    schedule: (render) => queued.push(() => {
+      renders++;
+      render();
+    }),
+  });
+  const e = new Events();
+  const view = apply(emptyView(CID), { type: "snapshot", snapshot: snapshot({ lastSeq: 0 }), merge: false });
+  const deltas = Array.from({ length: 50 }, (_, i) => ({ type: "input" as const, input: { type: "event" as const, event: e.next({ kind: "textDelta", text: `w${i} `, requestId: 1 }) } }));
+  app.receive({ type: "batch", messages: [{ type: "server", state: "ready" }, { type: "reset", view }, ...deltas] });
+  assert.equal(queued.length, 1, "one render scheduled for the whole batch");
+  queued.shift()!();
+  assert.equal(renders, 1);
+  assert.match(root.querySelector("[data-role=assistant]")!.textContent!, /w0 w1 w2 .* w48 w49/);
 });

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from ...protocol import results as r
 
 res = LazyModule("phoenix_lsp.protocol.results")
+wire = LazyModule("phoenix_lsp.server.wire")
 events = LazyModule("phoenix_lsp.core.events")
 core_state = LazyModule("phoenix_lsp.core.state")
 
@@ -42,7 +43,7 @@ def setup(server: PhoenixServer) -> None:
     @request(server, "phoenix/respondToApproval")
     def respond_to_approval(ls: PhoenixServer, p: p.RespondToApprovalParams) -> r.RespondToApprovalResult:
         runtime = conversation(ls, p.conversation_id)
-        reject = runtime.answer_approval(p.approval_id, p.decision)
+        reject = runtime.answer_approval(p.approval_id, p.decision, p.rule)
         if reject is not None:
             raise refusal(reject, runtime.state.status.kind, requestId=p.approval_id)
         return res.RespondToApprovalResult(approval_id=p.approval_id, decision=p.decision)  # type: ignore[no-any-return]
@@ -66,13 +67,14 @@ def setup(server: PhoenixServer) -> None:
     def list_always_allowed(ls: PhoenixServer, p: p.ConversationRef) -> r.ListAlwaysAllowedResult:
         runtime = conversation(ls, p.conversation_id)
         return res.ListAlwaysAllowedResult(  # type: ignore[no-any-return]
-            tools=[res.AlwaysAllowedTool(tool_name=t) for t in runtime.state.always_allow]
+            tools=[wire.rule_to_wire(r) for r in runtime.state.always_allow]
         )
 
     @request(server, "phoenix/revokeAlwaysAllow")
     def revoke_always_allow(ls: PhoenixServer, p: p.RevokeAlwaysAllowParams) -> r.RevokeAlwaysAllowResult:
         runtime = conversation(ls, p.conversation_id)
-        if p.tool_name not in runtime.state.always_allow:
+        revoke = events.RevokeAlwaysAllow(p.tool_name, p.rule)
+        if runtime.check(revoke) is not None:  # not in the list: not an error (REQ-PROTO-019)
             return res.RevokeAlwaysAllowResult(revoked=False)  # type: ignore[no-any-return]
-        apply(runtime, events.RevokeAlwaysAllow(p.tool_name))
+        apply(runtime, revoke)
         return res.RevokeAlwaysAllowResult(revoked=True)  # type: ignore[no-any-return]

@@ -1,7 +1,7 @@
 """The Phoenix chat view and status bar as the real-VS-Code test and the benchmark drive them.
 
-Selectors follow the webview's DOM (vscode-extension/src/webview/app.ts): roles, aria labels and data
-attributes where it has them, its class names otherwise; the status bar item is found by its text.
+Selectors are the webview's stable test ids (`data-testid`, with `data-role`, `data-open`, `data-key`...; see
+vscode-extension/src/webview/app.ts), never its class names; the status bar item is found by its id and text.
 """
 
 from __future__ import annotations
@@ -12,15 +12,21 @@ from typing import Any
 
 from tests.clients.vscode_real.rig import ROOT, Driver, Rig
 
-# The chat webview's DOM (vscode-extension/src/webview/app.ts). Roles and data attributes where it has them.
-INPUT = "textarea[aria-label=Message]"
-TIMELINE = "main.timeline"
-ASSISTANT = "main.timeline .msg.assistant"
-STREAMING = "main.timeline .msg.assistant.streaming"
-DIALOG_OPEN = "section[role=dialog]:not(.hidden)"
-DIALOG_HIDDEN = "section[role=dialog].hidden"
-SELECTED_CHOICE = "section[role=dialog] li[role=option][aria-selected=true]"
-STATUS_IDLE = ".status-line[data-status=idle]"
+# The chat webview's test ids (vscode-extension/src/webview/app.ts).
+INPUT = "[data-testid=chat-input]"
+SEND = "[data-testid=send-button]"
+TIMELINE = "[data-testid=timeline]"
+ASSISTANT = f"{TIMELINE} [data-testid=message][data-role=assistant]"
+STREAMING = f"{ASSISTANT}[data-streaming=true]"
+TOOL_CARD = f"{TIMELINE} [data-testid=message][data-role=tool]"
+DIALOG = "[data-testid=approval-dialog]"
+DIALOG_OPEN = f"{DIALOG}[data-open=true]"
+DIALOG_HIDDEN = f"{DIALOG}[data-open=false]"
+DIALOG_TITLE = f"{DIALOG_OPEN} [data-testid=dialog-title]"
+CHOICE = f"{DIALOG_OPEN} [data-testid=dialog-choice]"
+SELECTED_CHOICE = f"{CHOICE}[aria-selected=true]"
+OPEN_DIFF = f"{DIALOG_OPEN} [data-testid=open-diff]"
+STATUS_IDLE = "[data-testid=status-line][data-status=idle]"
 # The extension's mode item in the status bar: the workbench gives it the id "<extension id>.phoenix.mode".
 # Its text is matched case-sensitively ("Restricted" is not in "Unrestricted").
 MODE_ITEM_ID = "phoenix.mode"
@@ -62,10 +68,14 @@ class Chat:
         if box and box["width"] < width:
             self.d.call("dragEdge", selector=".part.sidebar", dx=width - box["width"])
 
-    def send(self, text: str) -> None:
+    def send(self, text: str, button: bool = False) -> None:
+        """Type ``text`` and send it with Enter (or a click on the send button)."""
         self.d.call("waitFor", **self.wv, selector=f"{INPUT}:not([disabled])", timeout=60)
         self.d.call("fill", **self.wv, selector=INPUT, value=text)
-        self.d.call("press", **self.wv, selector=INPUT, key="Enter")
+        if button:
+            self.d.call("click", **self.wv, selector=SEND)
+        else:
+            self.d.call("press", **self.wv, selector=INPUT, key="Enter")
 
     def wait_answer(self, text: str, timeout: float = 60) -> None:
         self.d.call("waitFor", **self.wv, selector=ASSISTANT, hasText=text, first=True, timeout=timeout)
@@ -82,6 +92,18 @@ class Chat:
 
     def input_state(self) -> dict[str, Any]:
         return dict(self.d.call("inspect", **self.wv, selector=INPUT)["items"][0])
+
+    def selected_choice(self) -> dict[str, Any]:
+        snap = self.d.call("inspect", **self.wv, selector=SELECTED_CHOICE)
+        assert snap["count"] == 1, snap
+        return dict(snap["items"][0])
+
+    def choices(self) -> list[dict[str, Any]]:
+        return list(self.d.call("inspect", **self.wv, selector=CHOICE)["items"])
+
+    def refocus_dialog(self) -> None:
+        """Give the focus back to the dialog (after the diff editor or a reload took it)."""
+        self.d.call("click", **self.wv, selector=DIALOG_TITLE)
 
     def key(self, key: str) -> None:
         """A key press to whatever has the focus (the dialog focuses itself when it opens)."""

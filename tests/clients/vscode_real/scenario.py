@@ -29,6 +29,10 @@ ASK_UPGRADE = "You may edit files in this workspace."
 ASK_PATCH_ALLOW = "Add a comment at the end of hello.py."
 ASK_PATCH_DENY = "Add another line to hello.py."
 ASK_PATCH_RELOAD = "One more edit to hello.py, please."
+ASK_LIST = "List the workspace with ls."
+ASK_LIST_AGAIN = "List it once more."
+LISTED = "That is the workspace."
+LISTED_AGAIN = "Listed again without asking."
 
 SCRIPTS: dict[str, list[Callable[[], Reply]]] = {
     ASK_STREAM: [lambda: Reply.text_reply(STREAMED, deltas=12, delay_s=0.08)],
@@ -43,6 +47,14 @@ SCRIPTS: dict[str, list[Callable[[], Reply]]] = {
     ASK_PATCH_DENY: [
         lambda: Reply.tool_reply(_patch(PATCH_DENIED), text="One more edit."),
         lambda: Reply.text_reply("Understood, I left the file alone."),
+    ],
+    ASK_LIST: [
+        lambda: Reply.tool_reply(ToolUseBlock("bash", {"command": "ls -a"}), text="Listing it."),
+        lambda: Reply.text_reply(LISTED),
+    ],
+    ASK_LIST_AGAIN: [  # covered by the rule `ls *` granted on ASK_LIST: runs without a dialog
+        lambda: Reply.tool_reply(ToolUseBlock("bash", {"command": "ls"})),
+        lambda: Reply.text_reply(LISTED_AGAIN),
     ],
     ASK_PATCH_RELOAD: [
         lambda: Reply.tool_reply(_patch(PATCH_AFTER_RELOAD), text="An edit to approve after a reload."),

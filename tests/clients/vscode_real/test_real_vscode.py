@@ -6,8 +6,11 @@ One journey, in order, as a user would take it:
 1. open the Phoenix chat view, send a message, watch the answer stream in (partial text seen before the end);
 2. the agent asks to unrestrict: the dialog takes the keyboard (a stray key does not reach the disabled
    input), Y approves, and the status bar follows Restricted -> Unrestricted;
-3. a patch approval answered with Y: the edit lands in the open editor, and Ctrl+Z in the editor restores it;
+3. a patch approval: "Open diff" shows the proposed change in VS Code's diff editor; Down, Up and Enter
+   choose Allow; the edit lands in the open editor, and Ctrl+Z in the editor restores it;
 4. another patch approval answered with Escape: denied, the buffer is unchanged, the model is told;
+4b. a bash approval offers Always Allow's scopes (the command's prefix first, the whole tool last); A grants
+   `ls *`, which the rules list shows, and the next `ls` runs without a dialog;
 5. a window reload while an approval is open: the view is rebuilt from the server (history and the open
    dialog), and the approval can still be answered;
 6. the palette's Restrict / Unrestrict commands move the status bar.
@@ -24,10 +27,10 @@ import pytest
 
 from tests.clients.vscode_real import scenario
 from tests.clients.vscode_real.chat import (
-    DIALOG_OPEN,
+    OPEN_DIFF,
     RESTRICTED,
-    SELECTED_CHOICE,
     TIMELINE,
+    TOOL_CARD,
     UNRESTRICTED,
     Chat,
     phoenix_settings,
@@ -48,7 +51,7 @@ def _watch_streaming(chat: Chat) -> None:
         fn="""(timeline) => {
             const seen = (window.__phoenixStreamSeen = []);
             new MutationObserver(() => {
-                const el = timeline.querySelector('.msg.assistant.streaming');
+                const el = timeline.querySelector('[data-role=assistant][data-streaming=true]');
                 const text = el ? el.textContent : null;
                 if (text && seen[seen.length - 1] !== text) seen.push(text);
             }).observe(timeline, { childList: true, subtree: true, characterData: true });
@@ -60,7 +63,8 @@ def _watch_streaming(chat: Chat) -> None:
 @pytest.mark.slow
 @pytest.mark.req(
     "REQ-VSC-001", "REQ-VSC-003", "REQ-VSC-004", "REQ-VSC-005", "REQ-LAYER-008",
-    "REQ-PERM-009", "REQ-PERM-011", "REQ-PERM-012", "REQ-PERM-013", "REQ-PERM-014",
+    "REQ-PERM-009", "REQ-PERM-011", "REQ-PERM-012", "REQ-PERM-013", "REQ-PERM-014", "REQ-PERM-020",
+    "REQ-PERM-021", "REQ-VSC-007",
 )
 def test_the_extension_in_a_real_vscode(vscode_deps: Deps, fake_anthropic: FakeAnthropic) -> None:
     vsix = package_extension(vscode_deps)
@@ -97,7 +101,7 @@ def test_the_extension_in_a_real_vscode(vscode_deps: Deps, fake_anthropic: FakeA
         assert len(partial) >= 2, f"the answer did not stream in pieces; texts seen while streaming: {seen}"
         d.screenshot("streamed-answer")
         chat.statusbar(RESTRICTED)
-        chat.statusbar("🔒 interactive", item="phoenix.policy")
+        chat.statusbar("🔒 Interactive", item="phoenix.policy")
 
         # 2. mode upgrade answered with the keyboard; the status bar follows -----------------------------------
         chat.send(scenario.ASK_UPGRADE)
@@ -121,14 +125,32 @@ def test_the_extension_in_a_real_vscode(vscode_deps: Deps, fake_anthropic: FakeA
         approval = chat.dialog("approval")
         assert "patch" in approval["text"] and "patched by phoenix" in approval["text"], approval["text"]
         assert chat.input_state()["disabled"]
-        selected = d.call("inspect", **chat.wv, selector=SELECTED_CHOICE)
-        assert selected["count"] == 1 and selected["items"][0]["text"].startswith("Allow"), selected
+        assert chat.selected_choice()["text"].startswith("Allow")
+        # the patch tool's long description is folded to its first line: the choices stay in view
+        choices = chat.choices()
+        assert [c["attrs"].get("data-key") for c in choices] == ["y", "n", "a"], choices
+        assert all(c["visible"] for c in choices), choices
         shot = d.screenshot("approval-open")
         if os.environ.get("PHOENIX_UPDATE_SCREENSHOTS") == "1":
             target = ROOT / "docs" / "images" / "vscode-approval.png"
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy(shot, target)
-        chat.key("y")
+        # "Open diff": the proposed change in VS Code's diff editor, before deciding
+        d.call("click", **chat.wv, selector=OPEN_DIFF)
+        d.call("waitFor", selector=".monaco-diff-editor .view-lines", hasText="patched by phoenix", timeout=30)
+        d.screenshot("open-diff")
+        assert rig.document_text(hello) == HELLO, "opening the diff changes nothing"
+        d.call("command", title="View: Close Editor")
+        d.call("waitFor", selector=".monaco-diff-editor", state="detached", timeout=30)
+        # Up/Down move the focus, Enter confirms it (REQ-PERM-012)
+        chat.refocus_dialog()
+        chat.key("ArrowDown")
+        assert chat.selected_choice()["text"].startswith("Deny")
+        chat.key("ArrowDown")
+        chat.key("ArrowUp")
+        chat.key("ArrowUp")
+        assert chat.selected_choice()["text"].startswith("Allow")
+        chat.key("Enter")
         chat.dialog_closed()
         patched = rig.wait_document(hello, lambda t: t != HELLO)
         assert patched == HELLO + scenario.PATCH_ALLOWED
@@ -159,6 +181,31 @@ def test_the_extension_in_a_real_vscode(vscode_deps: Deps, fake_anthropic: FakeA
         ]
         assert results and results[-1]["is_error"] is True and str(results[-1]["content"]).startswith(DENIED), results
 
+        # 4b. Always Allow with a scope: the command's prefix, then the next such command runs unasked --------
+        chat.send(scenario.ASK_LIST, button=True)
+        chat.dialog("approval")
+        choices = chat.choices()
+        assert [(c["attrs"].get("data-key"), c["attrs"].get("data-scope")) for c in choices] == [
+            ("y", None), ("n", None), ("a", "narrow"), ("t", "tool")
+        ], choices
+        assert "ls *" in choices[2]["text"] and "bash" in choices[3]["text"], choices
+        d.screenshot("always-allow-scopes")
+        chat.key("a")
+        chat.dialog_closed()
+        chat.wait_answer(scenario.LISTED)
+        chat.wait_idle()
+        cards = d.call("inspect", **chat.wv, selector=TOOL_CARD)["count"]
+        chat.send(scenario.ASK_LIST_AGAIN)
+        chat.wait_answer(scenario.LISTED_AGAIN)
+        chat.wait_idle()
+        assert d.call("inspect", **chat.wv, selector=TOOL_CARD)["count"] == cards + 1, "the ls ran"
+        # the rules list (a quick pick) shows the rule by its label
+        d.call("command", title="Phoenix: Show and Revoke Always-Allow Rules", opensQuickInput=True)
+        d.call("waitFor", selector=".quick-input-widget .monaco-list-row", hasText="bash: ls *", timeout=30)
+        d.screenshot("always-allow-rules")
+        d.call("press", key="Escape")
+        d.call("waitFor", selector=".quick-input-widget", state="hidden", timeout=30)
+
         # 5. a reload with an approval open: the view comes back from the server ------------------------------
         chat.send(scenario.ASK_PATCH_RELOAD)
         open_before = chat.dialog("approval")
@@ -179,7 +226,7 @@ def test_the_extension_in_a_real_vscode(vscode_deps: Deps, fake_anthropic: FakeA
         chat.wait_answer("The comment is in.")
         assert chat.input_state()["disabled"]
         d.screenshot("approval-after-reload")
-        d.call("click", **chat.wv, selector=f"{DIALOG_OPEN} .dialog-title")
+        chat.refocus_dialog()
         chat.key("y")
         chat.dialog_closed()
         assert rig.wait_document(hello, lambda t: t != HELLO) == HELLO + scenario.PATCH_AFTER_RELOAD

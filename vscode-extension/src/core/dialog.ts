@@ -7,7 +7,7 @@
 import type { ApprovalRequest, UpgradeRequest } from "../protocol/wire";
 
 export type Answer =
-  | { kind: "approval"; approvalId: string; decision: "allow" | "deny" | "alwaysAllow" }
+  | { kind: "approval"; approvalId: string; decision: "allow" | "deny" | "alwaysAllow"; rule?: string }
   | { kind: "upgrade"; requestId: string; approve: boolean };
 
 export interface Choice {
@@ -15,6 +15,8 @@ export interface Choice {
   /** the shortcut letter shown next to the label (lower case) */
   key?: string;
   answer: Answer;
+  /** Always Allow's scope: a command prefix (`narrow`) or the whole tool */
+  scope?: "narrow" | "tool";
 }
 
 export interface DialogState {
@@ -41,18 +43,38 @@ export interface KeyResult {
 }
 
 /**
- * The dialog for an approval: Allow, Deny, Always Allow. (Always Allow is tool-wide: the wire carries no
- * narrower scope yet; when `approvalRequested` gains scope options they become more choices here.)
+ * The dialog for an approval: Allow, Deny, Always Allow. Always Allow offers the server's scopes
+ * (REQ-PERM-020): the narrowest first (A, e.g. `git status *`), the whole tool as the other choice (T).
+ * A call with one scope (a patch, an unparsable command) gets the single "Always Allow".
  */
 export function approvalDialog(request: ApprovalRequest): DialogState {
   const id = request.approvalId;
+  const scopes = request.scopes ?? [];
+  const always = (rule: string | undefined): Answer => ({
+    kind: "approval",
+    approvalId: id,
+    decision: "alwaysAllow",
+    ...(rule !== undefined ? { rule } : {}),
+  });
+  const alwaysChoices: Choice[] =
+    scopes.length > 1
+      ? [
+          { label: `Always Allow ${scopes[0].rule}`, key: "a", answer: always(scopes[0].rule), scope: "narrow" },
+          {
+            label: `Always Allow every ${scopes[scopes.length - 1].rule} call`,
+            key: "t",
+            answer: always(scopes[scopes.length - 1].rule),
+            scope: "tool",
+          },
+        ]
+      : [{ label: "Always Allow", key: "a", answer: always(scopes[0]?.rule), scope: "tool" }];
   return {
     kind: "approval",
     id,
     choices: [
       { label: "Allow", key: "y", answer: { kind: "approval", approvalId: id, decision: "allow" } },
       { label: "Deny", key: "n", answer: { kind: "approval", approvalId: id, decision: "deny" } },
-      { label: "Always Allow", key: "a", answer: { kind: "approval", approvalId: id, decision: "alwaysAllow" } },
+      ...alwaysChoices,
     ],
     selected: 0,
   };

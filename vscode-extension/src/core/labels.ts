@@ -4,6 +4,7 @@
  */
 
 import type { Mode, Policy, SandboxInfo, Status, Style } from "../protocol/wire";
+import type { ServerState } from "./messages";
 
 export interface Label {
   text: string;
@@ -34,12 +35,12 @@ export function modeLabel(mode: Mode, sandbox?: SandboxInfo): Label {
 export function policyLabel(policy: Policy): Label {
   return policy === "auto"
     ? {
-        text: "🚀 auto",
+        text: "🚀 MVP (auto)",
         tooltip: "Approval policy: auto (seed 003's MVP): tool calls the mode permits run without asking. " +
           "Click or Shift+Tab in the chat to switch to interactive.",
       }
     : {
-        text: "🔒 interactive",
+        text: "🔒 Interactive",
         tooltip: "Approval policy: interactive: each write or exec tool call waits for Allow / Deny / Always Allow. " +
           "Click or Shift+Tab in the chat to switch to auto.",
       };
@@ -74,4 +75,16 @@ export function statusText(status: Status): string {
 
 export function isBusy(status: Status): boolean {
   return ["awaiting_llm", "running_tool", "awaiting_agents", "summarizing"].includes(status);
+}
+
+/**
+ * What the status bar shows, as one string: it changes only with the server, mode, sandbox, policy or style,
+ * so the items are not touched on every streamed delta.
+ */
+export function statusBarKey(
+  view: { mode: Mode; policy: Policy; style: Style; sandbox?: SandboxInfo } | undefined,
+  server: ServerState,
+): string {
+  if (server !== "ready" || !view) return `${server}|${view ? "view" : "none"}`;
+  return [server, view.mode, view.sandbox?.available ?? "", view.sandbox?.reason ?? "", view.policy, view.style].join("|");
 }

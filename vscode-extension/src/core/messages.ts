@@ -14,7 +14,9 @@ export type HostMessage =
   | { type: "conversations"; conversations: ConversationSummary[]; activeId?: string; titles: Record<string, string> }
   | { type: "server"; state: ServerState; message?: string }
   | { type: "notice"; level: "info" | "warning" | "error"; text: string }
-  | { type: "focusInput" };
+  | { type: "focusInput" }
+  /** several messages in one postMessage (the host batches per few ms: one IPC hop, one render) */
+  | { type: "batch"; messages: HostMessage[] };
 
 export interface ImageAttachment {
   mediaType: string;
@@ -31,6 +33,8 @@ export type ViewMessage =
       conversationId: string;
       approvalId: string;
       decision: Decision;
+      /** alwaysAllow: the scope chosen (REQ-PERM-020) */
+      rule?: string;
     }
   | { type: "answerUpgrade"; conversationId: string; requestId: string; approve: boolean }
   | { type: "openDiff"; conversationId: string; toolUseId: string }

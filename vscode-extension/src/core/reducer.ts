@@ -325,10 +325,13 @@ function applyEvent(view: ConversationView, e: PhoenixEvent): void {
         text: e.cancelled ? "Upgrade request cancelled." : e.approved ? "Upgrade approved." : "Upgrade denied.",
       });
       return;
-    case "alwaysAllowChanged":
-      view.alwaysAllowed = view.alwaysAllowed.filter((t) => t !== e.toolName);
-      if (e.allowed) view.alwaysAllowed.push(e.toolName);
+    case "alwaysAllowChanged": {
+      // the list holds the rules' labels, as getConversation's alwaysAllowed does (REQ-PERM-021)
+      const label = e.scope === "prefix" && e.rule ? `${e.toolName}: ${e.rule}` : e.toolName;
+      view.alwaysAllowed = view.alwaysAllowed.filter((t) => t !== label);
+      if (e.allowed) view.alwaysAllowed.push(label);
       return;
+    }
     case "retry":
       view.retry = { attempt: e.attempt, maxAttempts: e.maxAttempts, delayMs: e.delayMs, reason: e.reason };
       return;

@@ -12,7 +12,7 @@ import { STYLES, togglePolicy } from "../core/labels";
 import type { HostMessage, ImageAttachment, ServerState, ViewMessage } from "../core/messages";
 import { errorKind, errorMessage, type PhoenixClient } from "../protocol/client";
 import { ConversationSession } from "../protocol/session";
-import type { AlwaysAllowedTool, ConversationSummary, Decision, PhoenixEvent, SandboxInfo, SendMessageParams } from "../protocol/wire";
+import type { AlwaysAllowRule, ConversationSummary, Decision, PhoenixEvent, SandboxInfo, SendMessageParams } from "../protocol/wire";
 import { ChatViewProvider } from "./chatView";
 import { ProposedDocuments } from "./diffDocuments";
 import type { Logs } from "./logging";
@@ -21,6 +21,8 @@ import { StatusBar } from "./statusBar";
 
 const ACTIVE_KEY = "phoenix.activeConversation";
 const TITLES_KEY = "phoenix.conversationTitles";
+/** how long the host gathers messages for the webview before posting them (one frame is ~16 ms) */
+const BATCH_MS = 4;
 
 export class Controller implements vscode.Disposable {
   readonly chat: ChatViewProvider;
@@ -32,6 +34,9 @@ export class Controller implements vscode.Disposable {
   private sandbox: SandboxInfo | undefined;
   private conversations: ConversationSummary[] = [];
   private listTimer: ReturnType<typeof setTimeout> | undefined;
+  private outbox: HostMessage[] = [];
+  private flushTimer: ReturnType<typeof setTimeout> | undefined;
+  private statusBarDirty = false;
 
   constructor(
     private readonly context: vscode.ExtensionContext,
@@ -66,7 +71,7 @@ export class Controller implements vscode.Disposable {
     session.onChange((change) => {
       if (change.type === "reset") this.post({ type: "reset", view: change.view });
       else this.post({ type: "input", input: change.input });
-      this.updateStatusBar();
+      this.statusBarDirty = true; // updated once per flush, and only items whose text changed
     });
     this.session = session;
     this.setServer("ready");
@@ -95,6 +100,7 @@ export class Controller implements vscode.Disposable {
   }
 
   private updateStatusBar(): void {
+    this.statusBarDirty = false;
     const view = this.view;
     if (view && !view.sandbox && this.sandbox) view.sandbox = this.sandbox;
     this.statusBar.update(view?.loaded ? view : undefined, this.server.state);
@@ -110,8 +116,23 @@ export class Controller implements vscode.Disposable {
     ];
   }
 
+  /**
+   * Messages to the webview are queued and sent together a few ms later: one postMessage (one IPC hop
+   * through the workbench, one render in the webview) per burst of events instead of one per event.
+   */
   private post(message: HostMessage): void {
-    this.chat.post(message);
+    if (message.type === "reset") this.outbox = this.outbox.filter((m) => m.type !== "input" && m.type !== "reset");
+    this.outbox.push(message);
+    this.flushTimer ??= setTimeout(() => this.flush(), BATCH_MS);
+  }
+
+  private flush(): void {
+    this.flushTimer = undefined;
+    const messages = this.outbox;
+    this.outbox = [];
+    if (messages.length === 1) this.chat.post(messages[0]);
+    else if (messages.length > 1) this.chat.post({ type: "batch", messages });
+    if (this.statusBarDirty) this.updateStatusBar();
   }
 
   private notice(level: "info" | "warning" | "error", text: string): void {
@@ -127,7 +148,7 @@ export class Controller implements vscode.Disposable {
         case "send":
           return await this.send(m.text, m.images);
         case "answerApproval":
-          return await this.answerApproval(m.conversationId, m.approvalId, m.decision);
+          return await this.answerApproval(m.conversationId, m.approvalId, m.decision, m.rule);
         case "answerUpgrade":
           await this.need().respondToModeUpgrade(m.conversationId, m.approve, m.requestId);
           return;
@@ -238,8 +259,8 @@ export class Controller implements vscode.Disposable {
     this.scheduleListRefresh();
   }
 
-  private async answerApproval(conversationId: string, approvalId: string, decision: Decision): Promise<void> {
-    await this.need().respondToApproval(conversationId, approvalId, decision);
+  private async answerApproval(conversationId: string, approvalId: string, decision: Decision, rule?: string): Promise<void> {
+    await this.need().respondToApproval(conversationId, approvalId, decision, rule);
   }
 
   async togglePolicy(): Promise<void> {
@@ -370,10 +391,10 @@ export class Controller implements vscode.Disposable {
       return;
     }
     const picked = await vscode.window.showQuickPick(
-      tools.map((t) => ({ label: describeRule(t), rule: t })),
+      tools.map((t) => ({ label: t.label, description: describeRule(t), rule: t })),
       { title: "Always-allow rules of this conversation: pick the ones to revoke", canPickMany: true },
     );
-    for (const p of picked ?? []) await client.revokeAlwaysAllow(view.conversationId, p.rule.toolName);
+    for (const p of picked ?? []) await client.revokeAlwaysAllow(view.conversationId, p.rule.toolName, p.rule.rule);
   }
 
   async openDiff(conversationId: string, toolUseId: string): Promise<void> {
@@ -396,11 +417,14 @@ export class Controller implements vscode.Disposable {
 
   dispose(): void {
     if (this.listTimer) clearTimeout(this.listTimer);
+    if (this.flushTimer) clearTimeout(this.flushTimer);
     this.statusBar.dispose();
     this.proposed.dispose();
   }
 }
 
-function describeRule(rule: AlwaysAllowedTool): string {
-  return `${rule.toolName}: every call in this conversation`;
+function describeRule(rule: AlwaysAllowRule): string {
+  return rule.kind === "prefix"
+    ? `${rule.toolName} commands whose every part starts so, in this conversation`
+    : `every ${rule.toolName} call in this conversation`;
 }

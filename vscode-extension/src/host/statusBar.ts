@@ -1,7 +1,7 @@
 /** Status bar: mode (with a warning when the sandbox is unavailable), approval policy, style (REQ-PERM-009). */
 
 import * as vscode from "vscode";
-import { modeLabel, policyLabel, styleLabel } from "../core/labels";
+import { modeLabel, policyLabel, statusBarKey, styleLabel } from "../core/labels";
 import type { ConversationView } from "../core/reducer";
 import type { ServerState } from "../core/messages";
 
@@ -19,7 +19,13 @@ export class StatusBar implements vscode.Disposable {
     this.style.command = "phoenix.vscode.setStyle";
   }
 
+  private shown = "";
+
+  /** Touches the items only when what they show changed (not on every streamed delta). */
   update(view: ConversationView | undefined, server: ServerState): void {
+    const key = statusBarKey(view, server);
+    if (key === this.shown) return;
+    this.shown = key;
     if (server !== "ready") {
       this.mode.text = server === "starting" ? "$(sync~spin) Phoenix" : "$(error) Phoenix";
       this.mode.tooltip = server === "starting" ? "Starting the Phoenix server…" : "The Phoenix server is not running. Click to show the log.";
@@ -62,3 +68,4 @@ export class StatusBar implements vscode.Disposable {
     this.style.dispose();
   }
 }
+

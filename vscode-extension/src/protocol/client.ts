@@ -82,8 +82,9 @@ export class PhoenixClient {
     return this.request("respondToModeUpgrade", { conversationId, approve, requestId });
   }
 
-  respondToApproval(conversationId: string, approvalId: string, decision: W.Decision): Promise<W.RespondToApprovalResult> {
-    const params: W.RespondToApprovalParams = { conversationId, approvalId, decision };
+  /** `rule`: with `alwaysAllow`, the offered scope to add (REQ-PERM-020); absent = the narrowest. */
+  respondToApproval(conversationId: string, approvalId: string, decision: W.Decision, rule?: string): Promise<W.RespondToApprovalResult> {
+    const params: W.RespondToApprovalParams = { conversationId, approvalId, decision, ...(rule !== undefined ? { rule } : {}) };
     return this.request("respondToApproval", params);
   }
 
@@ -103,8 +104,9 @@ export class PhoenixClient {
     return this.request("listAlwaysAllowed", { conversationId });
   }
 
-  revokeAlwaysAllow(conversationId: string, toolName: string): Promise<W.RevokeAlwaysAllowResult> {
-    const params: W.RevokeAlwaysAllowParams = { conversationId, toolName };
+  /** Revoke one rule of the tool (`rule`), or every rule of it (REQ-PERM-021). */
+  revokeAlwaysAllow(conversationId: string, toolName: string, rule?: string): Promise<W.RevokeAlwaysAllowResult> {
+    const params: W.RevokeAlwaysAllowParams = { conversationId, toolName, ...(rule !== undefined ? { rule } : {}) };
     return this.request("revokeAlwaysAllow", params);
   }
 }

@@ -51,6 +51,10 @@ export class ChatApp {
   private notices: { level: string; text: string }[] = [];
   private pending = false;
   private rendered = new Map<string, Rendered>();
+  /** what each part last rendered, so a frame rebuilds only the parts whose content changed */
+  private shown: Record<string, string> = {};
+  private listVersion = 0;
+  private descriptionOpen = false;
   private readonly doc: Document;
   private readonly el: Record<string, HTMLElement> = {};
   private readonly input: HTMLTextAreaElement;
@@ -72,22 +76,28 @@ export class ChatApp {
     this.el.banner = this.add(root, "div", "banner hidden");
     this.el.timeline = this.add(root, "main", "timeline");
     this.el.timeline.setAttribute("role", "log");
+    this.el.timeline.dataset.testid = "timeline";
     this.el.timeline.setAttribute("aria-live", "polite");
     this.el.statusLine = this.add(root, "div", "status-line");
+    this.el.statusLine.dataset.testid = "status-line";
     this.el.context = this.add(root, "div", "context-warning hidden");
     this.el.dialog = this.add(root, "section", "dialog hidden");
     this.el.dialog.setAttribute("role", "dialog");
     this.el.dialog.setAttribute("aria-modal", "true");
     this.el.dialog.tabIndex = -1;
+    this.el.dialog.dataset.testid = "approval-dialog";
+    this.el.dialog.dataset.open = "false";
     const composer = this.add(root, "footer", "composer");
     this.el.attachments = this.add(composer, "div", "attachments");
     this.input = this.add(composer, "textarea", "input") as HTMLTextAreaElement;
     this.input.rows = 3;
     this.input.placeholder = "Ask Phoenix… (Enter to send, Shift+Enter for a new line, Shift+Tab toggles the approval policy)";
     this.input.setAttribute("aria-label", "Message");
+    this.input.dataset.testid = "chat-input";
     const actions = this.add(composer, "div", "composer-actions");
     this.el.hint = this.add(actions, "span", "hint");
     this.sendButton = this.button(actions, "Send", "send", () => this.sendOrCancel(), "Send (Enter)");
+    this.sendButton.dataset.testid = "send-button";
     this.doc.addEventListener("keydown", (e) => this.onKey(e), true);
     this.input.addEventListener("paste", (e) => this.onPaste(e));
     root.addEventListener("dragover", (e) => e.preventDefault());
@@ -98,7 +108,16 @@ export class ChatApp {
   // ------------------------------------------------------------------------------- host messages
 
   receive(message: HostMessage): void {
+    this.take(message);
+    this.schedule();
+  }
+
+  /** Apply one host message to the state; rendering waits for the next frame (`schedule`). */
+  private take(message: HostMessage): void {
     switch (message.type) {
+      case "batch":
+        for (const m of message.messages) this.take(m);
+        break;
       case "reset":
         this.view = message.view;
         this.rendered.clear();
@@ -108,6 +127,7 @@ export class ChatApp {
         if (this.view) apply(this.view, message.input);
         break;
       case "conversations":
+        this.listVersion++;
         this.conversations = message.conversations;
         this.titles = message.titles;
         break;
@@ -122,7 +142,6 @@ export class ChatApp {
         this.input.focus();
         break;
     }
-    this.schedule();
   }
 
   private scheduled = false;
@@ -148,9 +167,20 @@ export class ChatApp {
     this.renderComposer();
   }
 
+  /** True when `part`'s key is unchanged since it was last rendered (then it is left alone). */
+  private same(part: string, key: string): boolean {
+    if (this.shown[part] === key) return true;
+    this.shown[part] = key;
+    return false;
+  }
+
   private renderHeader(): void {
     const v = this.view;
     const title = v ? this.titleOf(v.conversationId) : "No conversation";
+    const usage = v?.usage ? `${Math.round(v.usage.fraction * 100)}:${v.usage.usedTokens}:${v.contextWarning}` : "";
+    const list = this.listOpen ? `${this.listVersion}:${v?.status}` : "";
+    const key = [title, this.listOpen, list, v?.conversationId, v?.mode, v?.sandbox?.available, v?.policy, v?.style, usage].join("|");
+    if (this.same("header", key)) return;
     this.el.convButton.textContent = "";
     this.icon(this.el.convButton, "comment-discussion");
     this.add(this.el.convButton, "span", "conv-title").textContent = stripTerminalEscapes(title);
@@ -239,6 +269,8 @@ export class ChatApp {
       let r = this.rendered.get(item.key);
       if (!r || r.sig !== sig) {
         const el = this.renderItem(v, item);
+        el.dataset.testid = "message";
+        el.dataset.role = roleOf(item);
         if (r && r.el.tagName === "DETAILS" && el.tagName === "DETAILS") {
           (el as HTMLDetailsElement).open = (r.el as HTMLDetailsElement).open;
         }
@@ -289,6 +321,7 @@ export class ChatApp {
       }
       case "stream": {
         const el = this.node("div", "msg assistant streaming");
+        el.dataset.streaming = "true";
         this.markdown(el, item.text);
         return el;
       }
@@ -381,8 +414,12 @@ export class ChatApp {
 
   private renderStatus(): void {
     const line = this.el.statusLine;
-    line.replaceChildren();
     const v = this.view;
+    const key = v
+      ? [v.status, JSON.stringify(v.retry ?? null), v.contextWarning, v.usage ? Math.round(v.usage.fraction * 100) : ""].join("|")
+      : "";
+    if (this.same("status", key)) return;
+    line.replaceChildren();
     if (!v) return;
     const busy = isBusy(v.status);
     if (busy) this.icon(line, "loading codicon-modifier-spin");
@@ -415,6 +452,7 @@ export class ChatApp {
     if (request?.approval) {
       if (!this.dialog || this.dialog.kind !== "approval" || this.dialog.id !== request.approval.approvalId) {
         this.dialog = approvalDialog(request.approval);
+        this.descriptionOpen = false;
       }
     } else if (request?.upgrade) {
       if (!this.dialog || this.dialog.kind !== "upgrade" || this.dialog.id !== request.upgrade.requestId) {
@@ -429,9 +467,17 @@ export class ChatApp {
     const box = this.el.dialog;
     const d = this.dialog;
     const r = this.request;
-    const wasOpen = !box.classList.contains("hidden");
+    const wasOpen = box.dataset.open === "true";
+    const key = d && r
+      ? [d.kind, d.id, d.selected, this.answered.has(d.id), r.conversationId, this.view?.conversationId, r.approval?.diff?.length ?? "", this.descriptionOpen].join("|")
+      : "";
+    if (this.same("dialog", key)) {
+      if (d && this.doc.activeElement !== box) box.focus();
+      return;
+    }
     box.replaceChildren();
     box.classList.toggle("hidden", !d);
+    box.dataset.open = String(Boolean(d && r)); // tests and styles read this, not the class
     if (!d || !r) {
       if (wasOpen && this.doc.activeElement === box) this.input.focus();
       return;
@@ -444,15 +490,18 @@ export class ChatApp {
       if (r.conversationId !== this.view?.conversationId) {
         this.add(box, "div", "dialog-agent dim").textContent = "A sub-agent asks:";
       }
-      this.add(box, "div", "dialog-title tool-name").textContent = stripTerminalEscapes(a.toolName);
-      if (a.description) this.add(box, "div", "dialog-description dim").textContent = stripTerminalEscapes(a.description);
+      const title = this.add(box, "div", "dialog-title tool-name");
+      title.textContent = stripTerminalEscapes(a.toolName);
+      title.dataset.testid = "dialog-title";
+      if (a.description) this.renderDescription(box, stripTerminalEscapes(a.description));
       this.add(box, "pre", "dialog-arguments").textContent = stripTerminalEscapes(compactArguments(a.arguments));
       if (a.diff) {
         this.renderDiff(box, a.diff);
-        this.button(box, "Open diff", "link open-diff", () =>
+        const open = this.button(box, "Open diff", "link open-diff", () =>
           this.post({ type: "openDiff", conversationId: r.conversationId, toolUseId: a.toolUseId }),
           "Show the proposed change in VS Code's diff editor",
         );
+        open.dataset.testid = "open-diff";
       }
     } else if (d.kind === "upgrade" && r.upgrade) {
       this.add(box, "div", "dialog-title").textContent = "The agent asks to unrestrict this conversation";
@@ -464,13 +513,37 @@ export class ChatApp {
       const li = this.add(list, "li", `choice${i === d.selected ? " selected" : " dim"}`);
       li.setAttribute("role", "option");
       li.setAttribute("aria-selected", String(i === d.selected));
+      li.dataset.testid = "dialog-choice";
+      if (choice.key) li.dataset.key = choice.key;
+      if (choice.scope) li.dataset.scope = choice.scope;
       this.add(li, "span", "choice-label").textContent = stripTerminalEscapes(choice.label);
       if (choice.key) this.add(li, "kbd", "").textContent = choice.key.toUpperCase();
       li.addEventListener("click", () => this.answer(choice.answer));
     });
-    this.add(box, "div", "dialog-hint dim").textContent = shortcutHint(d);
+    this.add(box, "div", "dialog-hint dim").textContent = stripTerminalEscapes(shortcutHint(d));
     if (this.answered.has(d.id)) this.add(box, "div", "dim").textContent = "Sent; waiting for the server…";
     if (this.doc.activeElement !== box) box.focus();
+  }
+
+  /**
+   * The tool's description, dimmed and folded to its first line (a patch's runs to ~25 lines and would push
+   * the choices below the fold); a click unfolds it. REQ-PERM-011.
+   */
+  private renderDescription(box: HTMLElement, text: string): void {
+    const [first, ...rest] = text.trim().split("\n");
+    const more = rest.join("\n").trim();
+    if (!more) {
+      this.add(box, "div", "dialog-description dim").textContent = first;
+      return;
+    }
+    const details = this.add(box, "details", "dialog-description dim") as HTMLDetailsElement;
+    details.dataset.testid = "dialog-description";
+    details.open = this.descriptionOpen;
+    this.add(details, "summary", "dialog-description-first").textContent = first;
+    this.add(details, "div", "dialog-description-rest").textContent = more;
+    details.addEventListener("toggle", () => {
+      this.descriptionOpen = details.open; // kept while this dialog is open
+    });
   }
 
   private answer(answer: Answer): void {
@@ -485,6 +558,7 @@ export class ChatApp {
         conversationId: r.conversationId,
         approvalId: answer.approvalId,
         decision: answer.decision,
+        ...(answer.rule !== undefined ? { rule: answer.rule } : {}), // the scope chosen (REQ-PERM-020)
       });
     } else {
       this.post({ type: "answerUpgrade", conversationId: r.conversationId, requestId: answer.requestId, approve: answer.approve });
@@ -496,6 +570,9 @@ export class ChatApp {
 
   private renderComposer(): void {
     const blocked = this.dialog !== undefined;
+    const images = this.images.map((i) => `${i.name}:${i.data.length}`).join(",");
+    const key = [blocked, this.view ? isBusy(this.view.status) : "", this.view?.policy, images].join("|");
+    if (this.same("composer", key)) return;
     this.input.disabled = blocked;
     this.root.classList.toggle("dialog-open", blocked);
     const busy = this.view ? isBusy(this.view.status) : false;
@@ -636,6 +713,14 @@ export class ChatApp {
     b.addEventListener("click", onClick);
     return b;
   }
+}
+
+/** `data-role` of a timeline entry: who said it, or what it is (tests select on it). */
+function roleOf(item: Item): string {
+  if (item.type === "text") return item.tag ? `${item.role}-${item.tag}` : item.role;
+  if (item.type === "stream") return "assistant";
+  if (item.type === "image") return item.role;
+  return item.type;
 }
 
 function toolIcon(name: string): string {

@@ -266,17 +266,20 @@ test("a conversation with approvals through the extension's protocol client", { 
     await turn(s, "run it");
     const approval = openRequest(view)!.approval!;
     assert.equal(approval.toolName, "bash");
+    // the narrowest scope first, the whole tool last (REQ-PERM-020)
+    assert.deepEqual(approval.scopes.map((x) => x.kind), ["prefix", "tool"]);
+    assert.equal(approval.scopes[0].rule, "echo *");
     let seq = view.lastSeq;
-    await client.respondToApproval(view.conversationId, approval.approvalId, "alwaysAllow");
+    await client.respondToApproval(view.conversationId, approval.approvalId, "alwaysAllow", approval.scopes[0].rule);
     await idle(s, seq);
-    assert.deepEqual(view.alwaysAllowed, ["bash"]);
-    assert.deepEqual((await client.listAlwaysAllowed(view.conversationId)).tools.map((r) => r.toolName), ["bash"]);
+    assert.deepEqual(view.alwaysAllowed, ["bash: echo *"]);
+    assert.deepEqual((await client.listAlwaysAllowed(view.conversationId)).tools.map((r) => r.label), ["bash: echo *"]);
     seq = view.lastSeq;
     await turn(s, "run it again");
     await idle(s, seq);
     assert.ok(!events.some((e) => e.seq > seq && e.conversationId === view.conversationId && e.kind === "approvalRequested"));
     assert.match(view.tools.toolu_b2.output ?? "", /again/);
-    assert.deepEqual(await client.revokeAlwaysAllow(view.conversationId, "bash"), { revoked: true });
+    assert.deepEqual(await client.revokeAlwaysAllow(view.conversationId, "bash", "echo *"), { revoked: true });
     await until("alwaysAllowChanged", () => view.alwaysAllowed.length === 0);
     assert.deepEqual((await client.listAlwaysAllowed(view.conversationId)).tools, []);
   });

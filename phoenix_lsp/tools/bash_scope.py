@@ -1,0 +1,172 @@
+"""The simple commands of a bash command line, for scoped Always Allow rules (REQ-PERM-019..022).
+
+``simple_commands`` parses the line with tree-sitter-bash (the parser of ``bash_safety``) and returns the
+words of each simple command it runs, or ``None`` when it cannot prove what runs. The core matches rules
+against these words (``core/rules.py``); it never parses shell itself.
+
+Only a plain list of simple commands is analysed: commands joined by ``;``, ``&``, ``&&``, ``||``, ``|``,
+``|&`` or newlines, whose words are all known before the command runs (plain words and quoted strings).
+Anything else means ``None`` — the call is then covered only by a rule for the whole tool:
+
+- expansions of any kind (``$VAR``, ``${...}``, ``$(...)``, backticks, ``<(...)``, ``$((...))``);
+- subshells, ``{ }`` groups, ``!``, if/for/while/case, functions, ``[[ ]]``, test commands;
+- variable assignments (``FOO=1 cmd`` can change what ``cmd`` does), here-documents and here-strings;
+- redirections other than to ``/dev/null`` or between file descriptors (``2>&1``): ``> file`` writes
+  somewhere no rule named, ``< file`` feeds input no rule named;
+- a syntax error, or an empty line.
+
+An unquoted word that bash would expand (glob, brace, tilde) stays in the result with ``DYNAMIC`` in
+front: it never equals a word of a rule, so it can be an argument after a rule's prefix but never part of
+the prefix itself.
+"""
+
+from __future__ import annotations
+
+import codecs
+
+import tree_sitter
+
+from .bash_safety import _parser
+
+#: Marks a word whose value bash decides at run time (``*.py``, ``{a,b}``, ``~``).
+DYNAMIC = "\x00"
+
+Commands = tuple[tuple[str, ...], ...]
+
+_SEPARATORS = {";", "&", "&&", "||", "|", "|&", "\n", ";;"}
+_GLOB = set("*?[]{}~")
+
+
+class _Unprovable(Exception):
+    """The line holds something whose effect a prefix rule cannot vouch for."""
+
+
+def _text(node: tree_sitter.Node) -> str:
+    return (node.text or b"").decode("utf-8", "replace")
+
+
+def _unescape(text: str, dquoted: bool) -> str:
+    out: list[str] = []
+    i = 0
+    while i < len(text):
+        c = text[i]
+        if c == "\\" and i + 1 < len(text) and (not dquoted or text[i + 1] in '$`"\\\n'):
+            if text[i + 1] != "\n":
+                out.append(text[i + 1])
+            i += 2
+            continue
+        out.append(c)
+        i += 1
+    return "".join(out)
+
+
+def _expands(raw: str) -> bool:
+    """Whether an unquoted word holds a glob, brace or tilde character that is not escaped."""
+    i = 0
+    while i < len(raw):
+        if raw[i] == "\\":
+            i += 2
+            continue
+        if raw[i] in _GLOB:
+            return True
+        i += 1
+    return False
+
+
+def _word(node: tree_sitter.Node) -> tuple[str, bool]:
+    """The static value of a word and whether bash would still expand it (unquoted glob/brace/tilde)."""
+    kind = node.type
+    if kind in ("word", "number"):
+        raw = _text(node)
+        return _unescape(raw, False), _expands(raw)
+    if kind == "raw_string":
+        return _text(node)[1:-1], False
+    if kind == "ansi_c_string":
+        try:
+            return codecs.decode(_text(node)[2:-1], "unicode_escape"), False
+        except UnicodeDecodeError as exc:
+            raise _Unprovable from exc
+    if kind == "string":
+        parts = []
+        for child in node.named_children:
+            if child.type != "string_content":
+                raise _Unprovable  # an expansion inside double quotes
+            parts.append(_unescape(_text(child), True))
+        return "".join(parts), False
+    if kind == "concatenation":
+        values = [_word(child) for child in node.children]
+        return "".join(v for v, _ in values), any(d for _, d in values)
+    raise _Unprovable  # expansions, substitutions, anything else
+
+
+def _safe_redirect(node: tree_sitter.Node) -> None:
+    """Only ``>/dev/null`` (any fd, ``>>``, ``&>``) and fd duplication (``2>&1``, ``>&-``) are covered."""
+    if node.type != "file_redirect":
+        raise _Unprovable
+    operator = next((c.type for c in node.children if not c.is_named), "")
+    targets = [c for c in node.named_children if c.type != "file_descriptor"]
+    if len(targets) != 1:
+        raise _Unprovable
+    target = _text(targets[0])
+    if operator in (">", ">>", "&>", "&>>", ">|") and target == "/dev/null":
+        return
+    if operator in (">&", "<&") and (target.isdigit() or target == "-"):  # `>& file` writes a file
+        return
+    raise _Unprovable
+
+
+def _command(node: tree_sitter.Node) -> tuple[str, ...]:
+    words: list[str] = []
+    for child in node.named_children:
+        if child.type == "command_name":
+            inner = child.named_children
+            if len(inner) != 1:
+                raise _Unprovable
+            value, dynamic = _word(inner[0])
+            if dynamic or not value:
+                raise _Unprovable  # the command that runs must be known
+            words.append(value)
+        elif child.type == "comment":
+            continue
+        elif child.type == "file_redirect":
+            _safe_redirect(child)
+        elif words:
+            value, dynamic = _word(child)
+            words.append(DYNAMIC + value if dynamic else value)
+        else:
+            raise _Unprovable  # a variable assignment or a redirect before the command name
+    if not words:
+        raise _Unprovable
+    return tuple(words)
+
+
+def _walk(node: tree_sitter.Node, out: list[tuple[str, ...]]) -> None:
+    kind = node.type
+    if kind in ("program", "list", "pipeline"):
+        for child in node.children:
+            if child.type in _SEPARATORS or child.type == "comment":
+                continue
+            _walk(child, out)
+    elif kind == "redirected_statement":
+        body, *redirects = node.named_children
+        for redirect in redirects:
+            _safe_redirect(redirect)
+        _walk(body, out)
+    elif kind == "command":
+        out.append(_command(node))
+    else:
+        raise _Unprovable
+
+
+def simple_commands(command: str) -> Commands | None:
+    """The words of every simple command ``command`` runs, in order; None when that cannot be proved."""
+    tree = _parser().parse(command.encode("utf-8", "surrogateescape"))
+    root = tree.root_node
+    if root.has_error:
+        return None
+    out: list[tuple[str, ...]] = []
+    try:
+        _walk(root, out)
+    except _Unprovable:
+        return None
+    return tuple(out) or None
