@@ -56,8 +56,7 @@ class CancelTool:
 
 @dataclass(frozen=True, slots=True)
 class AskApproval:
-    approval_id: str
-    call: ToolUse
+    call: ToolUse  # its id is the approval's id: phoenix/respondToApproval names it
     scopes: tuple[AllowRule, ...] = ()  # what Always Allow may add, narrowest first (REQ-PERM-020)
 
 

@@ -56,7 +56,7 @@ class Stop:
 
 @dataclass(frozen=True, slots=True)
 class ApprovalAnswer:
-    approval_id: str
+    tool_use_id: str
     decision: Decision
     rule: str | None = None  # alwaysAllow: which offered scope (its ``rule`` or ``label``); None = narrowest
 

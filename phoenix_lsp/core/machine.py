@@ -223,8 +223,8 @@ def _dispatch(state: ConversationState, batch: Batch) -> Out:
             return state, (*effects, *more)
         if isinstance(verdict, Ask):
             effects += [
-                AskApproval(call.id, call, scopes_for(state.always_allow, call)),
-                Audit(Actor.AGENT, "approvalRequested", {"tool": call.name, "approvalId": call.id}),
+                AskApproval(call, scopes_for(state.always_allow, call)),
+                Audit(Actor.AGENT, "approvalRequested", {"tool": call.name, "toolUseId": call.id}),
             ]
             return replace(state, status=AwaitingApproval(batch, call.id)), tuple(effects)
         assert isinstance(verdict, Allow)
@@ -279,7 +279,7 @@ def _on_user_message(state: ConversationState, ev: UserMessage) -> Out:
 def _busy(state: ConversationState) -> Out:
     status = state.status
     if isinstance(status, AwaitingApproval):
-        why = f"it is waiting for your approval of {status.batch.current.name} (approval {status.approval_id})"
+        why = f"it is waiting for your approval of {status.batch.current.name} (tool call {status.tool_use_id})"
     elif isinstance(status, AwaitingUpgrade):
         why = "it is waiting for your answer to its request for Unrestricted mode"
     else:
@@ -414,12 +414,12 @@ def _on_tool_done(state: ConversationState, ev: ToolDone) -> Out:
 
 def _on_approval(state: ConversationState, ev: ApprovalAnswer) -> Out:
     status = state.status
-    if not isinstance(status, AwaitingApproval) or ev.approval_id != status.approval_id:
-        pending = f" The pending one is {status.approval_id}." if isinstance(status, AwaitingApproval) else ""
+    if not isinstance(status, AwaitingApproval) or ev.tool_use_id != status.tool_use_id:
+        pending = f" The pending one is {status.tool_use_id}." if isinstance(status, AwaitingApproval) else ""
         return _reject(
             state,
             "no_such_approval",
-            f"There is no pending approval {ev.approval_id}: it was already answered, cancelled, or never "
+            f"There is no pending approval {ev.tool_use_id}: it was already answered, cancelled, or never "
             f"existed.{pending} Nothing was changed.",
         )
     call = status.batch.current
@@ -442,7 +442,7 @@ def _on_approval(state: ConversationState, ev: ApprovalAnswer) -> Out:
         resolved["rule"] = rule.label
     effects: list[Effect] = [
         Audit(Actor.USER, "approvalResolved", resolved),
-        Notify("approval_resolved", {"request": "approval", "approvalId": status.approval_id,
+        Notify("approval_resolved", {"request": "approval", "toolUseId": status.tool_use_id,
                                      "decision": ev.decision.value}),
     ]
     if ev.decision is Decision.DENY:  # REQ-PERM-004
@@ -471,7 +471,7 @@ def _on_upgrade(state: ConversationState, ev: UpgradeAnswer) -> Out:
             "There is no pending upgrade request: it was already answered or cancelled. Nothing was changed.",
         )
     call = status.batch.current
-    resolved = Notify("approval_resolved", {"request": "upgrade", "approvalId": call.id,
+    resolved = Notify("approval_resolved", {"request": "upgrade", "toolUseId": call.id,
                                             "decision": "approve" if ev.approve else "deny"})
     if not ev.approve:
         audit = Audit(Actor.USER, "upgradeResolved", {"approve": False})
@@ -499,7 +499,7 @@ def _on_set_mode(state: ConversationState, ev: SetMode, via: str = "setMode") ->
     if isinstance(status, AwaitingApproval) and not isinstance(decide(state, status.batch.current), Ask):
         # The call waiting for approval has not started: it is decided again under the new mode
         # (a patch is refused, bash runs sandboxed) instead of asking about something that cannot run.
-        resolved = Notify("approval_resolved", {"request": "approval", "approvalId": status.approval_id,
+        resolved = Notify("approval_resolved", {"request": "approval", "toolUseId": status.tool_use_id,
                                                 "decision": "superseded"})
         state, more = _dispatch(state, status.batch)
         return state, (*effects, resolved, *more)
@@ -584,7 +584,7 @@ def _on_cancel(state: ConversationState, ev: Cancel | Stop) -> Out:
             return _settle(state, Idle()), tuple(effects)
         else:
             request = "upgrade" if isinstance(status, AwaitingUpgrade) else "approval"
-            resolved = {"request": request, "approvalId": status.batch.current.id, "decision": "cancelled"}
+            resolved = {"request": request, "toolUseId": status.batch.current.id, "decision": "cancelled"}
             effects.append(Notify("approval_resolved", resolved))
         state = _close_batch(state, _fill(status.batch, running, queued))
     if isinstance(ev, Stop):
@@ -649,7 +649,7 @@ def _on_restore(state: ConversationState, ev: RestoreEvent) -> Out:
         return _settle(state, Finished(False, "stopped because the server restarted")), ()
     if isinstance(status, AwaitingApproval):
         call = status.batch.current
-        return state, (AskApproval(status.approval_id, call, scopes_for(state.always_allow, call)),)
+        return state, (AskApproval(call, scopes_for(state.always_allow, call)),)
     if isinstance(status, AwaitingUpgrade):
         return state, (AskUpgrade(status.batch.current.id, status.reason),)
     if isinstance(status, RunningTool):

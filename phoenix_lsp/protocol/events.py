@@ -103,8 +103,7 @@ class PolicyChanged(EventBase):
 
 class ApprovalRequested(EventBase):
     kind: Literal["approvalRequested"] = "approvalRequested"
-    approval_id: str
-    tool_use_id: str
+    tool_use_id: str = Field(description="the tool call's id; phoenix/respondToApproval answers it")
     tool_name: str
     description: str
     arguments: dict[str, Any]
@@ -119,20 +118,19 @@ ApprovalOutcome = Literal["allow", "deny", "alwaysAllow", "cancelled", "supersed
 
 class ApprovalResolved(EventBase):
     kind: Literal["approvalResolved"] = "approvalResolved"
-    approval_id: str
+    tool_use_id: str
     decision: ApprovalOutcome
 
 
 class UpgradeRequested(EventBase):
     kind: Literal["upgradeRequested"] = "upgradeRequested"
-    request_id: str = Field(description="the tool call's id")
-    tool_use_id: str
+    tool_use_id: str = Field(description="the upgrade_request call's id; phoenix/respondToModeUpgrade answers it")
     reason: str
 
 
 class UpgradeResolved(EventBase):
     kind: Literal["upgradeResolved"] = "upgradeResolved"
-    request_id: str
+    tool_use_id: str
     approved: bool
     cancelled: bool
 

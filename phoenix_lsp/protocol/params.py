@@ -52,11 +52,11 @@ class SetModeParams(ConversationRef):
 
 class RespondToModeUpgradeParams(ConversationRef):
     approve: bool
-    request_id: str | None = None
+    tool_use_id: str | None = None
 
 
 class RespondToApprovalParams(ConversationRef):
-    approval_id: str = Field(min_length=1)
+    tool_use_id: str = Field(min_length=1)
     decision: Decision
     rule: str | None = Field(
         default=None, max_length=2000,

@@ -99,7 +99,7 @@ class RespondToModeUpgradeResult(Wire):
 
 
 class RespondToApprovalResult(Wire):
-    approval_id: str
+    tool_use_id: str
     decision: Decision
 
 

@@ -95,9 +95,9 @@ class Sink(Protocol):
     """What the runtime needs from the LSP side (implemented by the server)."""
 
     def event(self, event: ev.EventKinds, params: dict[str, Any]) -> None: ...
-    def ask_approval(self, runtime: Runtime, approval_id: str, call: ToolUse) -> None: ...
-    def ask_upgrade(self, runtime: Runtime, request_id: str, reason: str) -> None: ...
-    def withdraw(self, runtime: Runtime, request_id: str) -> None: ...
+    def ask_approval(self, runtime: Runtime, tool_use_id: str, call: ToolUse) -> None: ...
+    def ask_upgrade(self, runtime: Runtime, tool_use_id: str, reason: str) -> None: ...
+    def withdraw(self, runtime: Runtime, tool_use_id: str) -> None: ...
     def open_documents(self) -> Mapping[Path, str]: ...
     async def apply_patch(self, runtime: Runtime, call: ToolUse) -> tuple[str, bool]: ...
 
@@ -320,10 +320,10 @@ class Runtime:
                 if task := self.tool_tasks.pop(effect.tool_use_id, None):
                     task.cancel()
             case AskApproval():
-                self.emit(ev.ApprovalRequested(**self.approval_fields(effect.approval_id, effect.call)))
-                self.hub.sink.ask_approval(self, effect.approval_id, effect.call)
+                self.emit(ev.ApprovalRequested(**self.approval_fields(effect.call)))
+                self.hub.sink.ask_approval(self, effect.call.id, effect.call)
             case AskUpgrade():
-                self.emit(ev.UpgradeRequested(request_id=effect.tool_use_id, tool_use_id=effect.tool_use_id,
+                self.emit(ev.UpgradeRequested(tool_use_id=effect.tool_use_id,
                                               reason=effect.reason))
                 self.hub.sink.ask_upgrade(self, effect.tool_use_id, effect.reason)
             case Notify():
@@ -367,11 +367,10 @@ class Runtime:
             parent.emit(ev.SubAgentFinished(agent_id=effect.agent_id, outcome="submitted" if effect.ok else "failed",
                                             reason=None if effect.ok else effect.result))
 
-    def approval_fields(self, approval_id: str, call: ToolUse) -> dict[str, Any]:
+    def approval_fields(self, call: ToolUse) -> dict[str, Any]:
         from ..core.rules import scopes_for
 
         return {
-            "approval_id": approval_id,
             "tool_use_id": call.id,
             "tool_name": call.name,
             "description": describe_tool(call.name),
@@ -393,13 +392,13 @@ class Runtime:
         d = effect.detail
         match effect.kind:
             case "approval_resolved":
-                request_id = str(d["approvalId"])
+                tool_use_id = str(d["toolUseId"])
                 if d["request"] == "upgrade":
-                    self.emit(ev.UpgradeResolved(request_id=request_id, approved=d["decision"] == "approve",
+                    self.emit(ev.UpgradeResolved(tool_use_id=tool_use_id, approved=d["decision"] == "approve",
                                                  cancelled=d["decision"] == "cancelled"))
                 else:
-                    self.emit(ev.ApprovalResolved(approval_id=request_id, decision=d["decision"]))  # type: ignore[arg-type]
-                self.hub.sink.withdraw(self, request_id)
+                    self.emit(ev.ApprovalResolved(tool_use_id=tool_use_id, decision=d["decision"]))  # type: ignore[arg-type]
+                self.hub.sink.withdraw(self, tool_use_id)
             case "context":
                 state = d["state"]
                 if state == "exhausted":
@@ -563,8 +562,8 @@ class Runtime:
 
     # ------------------------------------------------------------------------------------ answers
 
-    def answer_approval(self, approval_id: str, decision: Decision, rule: str | None = None) -> Reject | None:
-        return self.apply(ApprovalAnswer(approval_id, decision, rule)).reject
+    def answer_approval(self, tool_use_id: str, decision: Decision, rule: str | None = None) -> Reject | None:
+        return self.apply(ApprovalAnswer(tool_use_id, decision, rule)).reject
 
     def answer_upgrade(self, approve: bool) -> Reject | None:
         return self.apply(UpgradeAnswer(approve)).reject

@@ -45,7 +45,7 @@ async def test_restricted_write_and_connect_fail_in_kernel_then_upgrade_lets_wri
         with pytest.raises(TimeoutError):
             listener.accept()  # the witness: nothing connected
         await s.request("phoenix/respondToModeUpgrade", {"conversationId": cid, "approve": True,
-                                                         "requestId": upgrade["requestId"]})
+                                                         "toolUseId": upgrade["toolUseId"]})
         await s.wait_status(cid, "idle")
     requests = fake_anthropic.requests
     write_result = _tool_results(requests[1].messages)[0]

@@ -452,7 +452,6 @@ export interface ToolResultBlock {
  * via the `definition` "PendingApproval".
  */
 export interface PendingApproval {
-  approvalId: string;
   toolUseId: string;
   toolName: string;
   description: string;
@@ -490,7 +489,6 @@ export interface AlwaysAllowScope {
  * via the `definition` "PendingUpgrade".
  */
 export interface PendingUpgrade {
-  requestId: string;
   toolUseId: string;
   reason: string;
 }
@@ -746,7 +744,7 @@ export interface SetModeResult {
 export interface RespondToModeUpgradeParams {
   conversationId: string;
   approve: boolean;
-  requestId?: string | null;
+  toolUseId?: string | null;
 }
 /**
  * This interface was referenced by `PhoenixProtocol`'s JSON-Schema
@@ -761,7 +759,7 @@ export interface RespondToModeUpgradeResult {
  */
 export interface RespondToApprovalParams {
   conversationId: string;
-  approvalId: string;
+  toolUseId: string;
   decision: Decision;
   /**
    * alwaysAllow: the offered scope to add (its `rule` or `label`); absent = the narrowest
@@ -773,7 +771,7 @@ export interface RespondToApprovalParams {
  * via the `definition` "RespondToApprovalResult".
  */
 export interface RespondToApprovalResult {
-  approvalId: string;
+  toolUseId: string;
   decision: Decision;
 }
 /**
@@ -1197,7 +1195,9 @@ export interface ApprovalRequested {
    */
   time: number;
   kind: "approvalRequested";
-  approvalId: string;
+  /**
+   * the tool call's id; phoenix/respondToApproval answers it
+   */
   toolUseId: string;
   toolName: string;
   description: string;
@@ -1232,7 +1232,7 @@ export interface ApprovalResolved {
    */
   time: number;
   kind: "approvalResolved";
-  approvalId: string;
+  toolUseId: string;
   decision: "allow" | "deny" | "alwaysAllow" | "cancelled" | "superseded";
 }
 /**
@@ -1255,9 +1255,8 @@ export interface UpgradeRequested {
   time: number;
   kind: "upgradeRequested";
   /**
-   * the tool call's id
+   * the upgrade_request call's id; phoenix/respondToModeUpgrade answers it
    */
-  requestId: string;
   toolUseId: string;
   reason: string;
 }
@@ -1280,7 +1279,7 @@ export interface UpgradeResolved {
    */
   time: number;
   kind: "upgradeResolved";
-  requestId: string;
+  toolUseId: string;
   approved: boolean;
   cancelled: boolean;
 }
@@ -1560,7 +1559,7 @@ export interface AgentBusyData {
  */
 export interface RequestNotOpenData {
   kind: "requestNotOpen";
-  requestId?: string;
+  toolUseId?: string;
   status?:
     | "idle"
     | "awaiting_llm"

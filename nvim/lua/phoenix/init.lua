@@ -99,7 +99,7 @@ local function ask_approval(ev)
     args = args:sub(1, 400) .. "… [" .. (#args - 400) .. " more characters]"
   end
   dialog.open({
-    id = ev.approvalId,
+    id = ev.toolUseId,
     ui = M.config.ui,
     title = ev.toolName,
     description = vim.split(ev.description or "", "\n\n", { plain = true })[1],
@@ -116,7 +116,7 @@ local function ask_approval(ev)
       M.async(function()
         local err = M.call("phoenix/respondToApproval", {
           conversationId = ev.conversationId,
-          approvalId = ev.approvalId,
+          toolUseId = ev.toolUseId,
           decision = decision,
         })
         if err then
@@ -129,7 +129,7 @@ end
 
 local function ask_upgrade(ev)
   dialog.open({
-    id = ev.requestId,
+    id = ev.toolUseId,
     ui = M.config.ui,
     title = "Phoenix asks to make changes (unrestricted mode)",
     description = ev.reason,
@@ -144,7 +144,7 @@ local function ask_upgrade(ev)
         local err = M.call("phoenix/respondToModeUpgrade", {
           conversationId = ev.conversationId,
           approve = approve,
-          requestId = ev.requestId,
+          toolUseId = ev.toolUseId,
         })
         if err then
           report(error_text(err), vim.log.levels.WARN)
@@ -195,7 +195,7 @@ function handle.approvalRequested(ev)
 end
 
 function handle.approvalResolved(ev)
-  if dialog.current_id() == ev.approvalId then
+  if dialog.current_id() == ev.toolUseId then
     dialog.close() -- answered elsewhere (another client, a cancel)
   end
   chat.note("approval: " .. ev.decision)
@@ -206,7 +206,7 @@ function handle.upgradeRequested(ev)
 end
 
 function handle.upgradeResolved(ev)
-  if dialog.current_id() == ev.requestId then
+  if dialog.current_id() == ev.toolUseId then
     dialog.close()
   end
   chat.note(ev.approved and "changes allowed (unrestricted)" or "changes not allowed")
@@ -302,9 +302,9 @@ catch_up = function(after)
       last_seq = conv.lastSeq,
     })
     catching_up = false
-    if conv.pendingApproval and dialog.current_id() ~= conv.pendingApproval.approvalId then
+    if conv.pendingApproval and dialog.current_id() ~= conv.pendingApproval.toolUseId then
       ask_approval(vim.tbl_extend("force", conv.pendingApproval, { conversationId = cid }))
-    elseif conv.pendingUpgrade and dialog.current_id() ~= conv.pendingUpgrade.requestId then
+    elseif conv.pendingUpgrade and dialog.current_id() ~= conv.pendingUpgrade.toolUseId then
       ask_upgrade(vim.tbl_extend("force", conv.pendingUpgrade, { conversationId = cid }))
     end
     local pending = held
