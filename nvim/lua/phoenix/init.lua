@@ -276,6 +276,7 @@ catch_up = function(after)
     local last, conv = after, nil
     if after == 0 then
       chat.clear()
+      chat.set_conversation(cid)
     end
     while true do
       local err, result = M.call("phoenix/getConversation", { conversationId = cid, afterSeq = last })
@@ -400,6 +401,7 @@ local function use(conv, cid)
     last_seq = 0,
     sandbox = conv.sandbox,
   })
+  chat.set_conversation(cid)
   remember(cid)
 end
 
@@ -418,9 +420,15 @@ local function ensure_conversation()
   return true
 end
 
+-- Start a new conversation and show it (empty) in the chat. The old one stays on the server
+-- (:PhoenixConversations switches back). `status.update` cannot clear a field (a nil value is no entry in
+-- a Lua table), so the active conversation is forgotten here, with whatever was held for it.
 function M.new_conversation()
+  dialog.close()
+  status.state.conversation = nil
+  status.state.last_seq = 0
+  held = {}
   M.async(function()
-    status.update({ conversation = nil })
     ensure_conversation()
   end)
 end

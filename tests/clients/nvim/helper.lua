@@ -49,6 +49,32 @@ function T.keys(keys)
   vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes(keys, true, false, true), "mx", false)
 end
 
+-- The next vim.ui.select is answered as a user answers Neovim's own menu (inputlist): the entry whose label
+-- contains `label` is chosen by typing its number and Enter once the menu is up. The labels shown are
+-- recorded in T.data.menus.
+function T.pick(label)
+  local builtin = vim.ui.select
+  vim.ui.select = function(items, opts, on_choice)
+    vim.ui.select = builtin
+    local labels, index = {}, nil
+    for i, item in ipairs(items) do
+      labels[i] = opts.format_item and opts.format_item(item) or tostring(item)
+      if not index and labels[i]:find(label, 1, true) then
+        index = i
+      end
+    end
+    T.data.menus = T.data.menus or {}
+    table.insert(T.data.menus, labels)
+    assert(index, "no entry " .. label .. " in " .. vim.inspect(labels))
+    local timer = (vim.uv or vim.loop).new_timer()
+    timer:start(300, 0, function()  -- fires while Neovim waits in the menu's prompt
+      timer:close()
+      vim.api.nvim_input(index .. "<CR>")
+    end)
+    return builtin(items, opts, on_choice)
+  end
+end
+
 function T.idle()
   local s = require("phoenix").state
   T.wait("the conversation to be idle", function()

@@ -346,7 +346,7 @@ def test_approvals_through_vim_ui_select(fake_anthropic: FakeAnthropic, run_nvim
 
 @pytest.mark.req("REQ-NVIM-011")
 def test_the_next_neovim_session_shows_the_same_conversation(fake_anthropic: FakeAnthropic, run_nvim: Any) -> None:
-    fake_anthropic.enqueue(Reply.text_reply("remembered answer"))
+    fake_anthropic.enqueue(Reply.text_reply("remembered answer"), Reply.text_reply("an answer in the new one"))
     first = run_nvim(
         """
         local phoenix = T.setup()
@@ -366,8 +366,48 @@ def test_the_next_neovim_session_shows_the_same_conversation(fake_anthropic: Fak
         T.wait("the restored chat", function() return T.chat_text():find("remembered answer", 1, true) end)
         T.data.conversation = phoenix.state.conversation
         T.data.lines = require("phoenix.chat").lines()
+        local chat_buf = require("phoenix.chat").buffer()
+        -- :PhoenixConversations, "+ New conversation" chosen in Neovim's own menu: a new, empty conversation
+        T.pick("+ New conversation")
+        vim.cmd("PhoenixConversations")
+        T.wait("a new conversation", function()
+          return phoenix.state.conversation ~= nil and phoenix.state.conversation ~= T.data.conversation
+        end)
+        T.data.new = phoenix.state.conversation
+        T.wait("the chat to show it", function() return vim.b[chat_buf].phoenix_conversation == T.data.new end)
+        T.data.new_chat = require("phoenix.chat").lines()
+        T.data.chat_shown = vim.api.nvim_win_get_buf(0) == chat_buf
+        phoenix.send("start afresh")
+        T.wait("the answer in the new conversation", function()
+          return phoenix.state.status == "idle" and T.chat_text():find("an answer in the new one", 1, true)
+        end)
+        T.data.new_lines = require("phoenix.chat").lines()
+        phoenix.async(function()
+          local _, result = phoenix.call("phoenix/listConversations", vim.empty_dict())
+          T.data.listed = vim.tbl_map(function(c) return c.conversationId end, result.conversations)
+        end)
+        T.wait("the list", function() return T.data.listed ~= nil end)
+        -- and back to the first one, chosen by its title
+        T.pick("remember me")
+        vim.cmd("PhoenixConversations")
+        T.wait("the first conversation again", function()
+          return phoenix.state.conversation == T.data.conversation
+            and T.chat_text():find("remembered answer", 1, true) ~= nil
+        end)
+        T.data.back_chat = vim.b[chat_buf].phoenix_conversation
+        T.data.back_lines = require("phoenix.chat").lines()
         """
     )
     assert second.data["conversation"] == first.data["conversation"]
     assert "remember me" in second.data["lines"] and "remembered answer" in second.data["lines"]
-    # Not yet proven: choosing "+ New conversation" in :PhoenixConversations (issue 11 stays open).
+    new_menu, back_menu = second.data["menus"]
+    assert new_menu[0] == "+ New conversation" and new_menu[1].startswith("remember me")
+    new = second.data["new"]
+    assert new != first.data["conversation"] and second.data["chat_shown"] is True
+    assert "remembered answer" not in second.data["new_chat"], "the new conversation's chat starts empty"
+    assert "start afresh" in second.data["new_lines"] and "an answer in the new one" in second.data["new_lines"]
+    assert "remember me" not in second.data["new_lines"]
+    assert sorted(second.data["listed"]) == sorted([new, first.data["conversation"]])
+    assert back_menu[0] == "+ New conversation" and len(back_menu) == 3, "the new conversation is listed too"
+    assert second.data["back_chat"] == first.data["conversation"]
+    assert "an answer in the new one" not in second.data["back_lines"]
