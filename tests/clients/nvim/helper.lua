@@ -1,5 +1,14 @@
 -- Test helpers for the headless Neovim tests: wait for a condition, compare, and report to pytest.
-local T = { data = {} }
+local T = { data = {}, deprecated = {} }
+
+-- Every call of vim.deprecate (Neovim's own warning for a deprecated API, whether or not it is shown yet)
+-- is recorded with where it came from; pytest fails the scenario when there was one (REQ-NVIM-001).
+local deprecate = vim.deprecate
+vim.deprecate = function(name, alternative, version, ...)
+  table.insert(T.deprecated, string.format("%s (use %s; %s): %s", name, tostring(alternative), tostring(version),
+    debug.traceback("", 2)))
+  return deprecate(name, alternative, version, ...)
+end
 
 T.python = os.getenv("PHOENIX_TEST_PYTHON")
 T.data_dir = os.getenv("PHOENIX_TEST_DATA")
@@ -84,7 +93,8 @@ end
 
 local function finish(ok, err)
   local file = io.open(T.result_file, "w")
-  file:write(vim.fn.json_encode({ ok = ok, error = err and tostring(err) or vim.NIL, data = T.data }))
+  file:write(vim.fn.json_encode({ ok = ok, error = err and tostring(err) or vim.NIL, data = T.data,
+    deprecated = T.deprecated }))
   file:close()
   vim.cmd("qall!")
 end

@@ -264,7 +264,8 @@ def test_a_restarted_server_restores_the_chat_and_a_gap_is_caught_up(
         end)
         local before = T.chat_text()
         local old = phoenix.client_id
-        vim.loop.kill(phoenix.server_pid(), 9)
+        local uv = vim.uv or vim.loop
+        uv.kill(phoenix.server_pid(), 9)
         T.wait("a new server", function()
           local c = phoenix.client_id ~= old and vim.lsp.get_client_by_id(phoenix.client_id)
           return c and c.initialized
