@@ -26,7 +26,7 @@ async def _turn(s: Session, cid: str, text: str) -> None:
     await s.wait_status(cid, "idle", since=seen)
 
 
-@pytest.mark.req("REQ-MODEL-001")
+@pytest.mark.req("REQ-MODEL-001", "REQ-PROTO-043")
 async def test_list_models_answers_the_apis_list_with_windows_and_keeps_it(fake_anthropic: FakeAnthropic,
                                                                            tmp_path: Path) -> None:
     fake_anthropic.models = [("claude-x-9", "Claude X 9", 300_000), ("claude-y-1", "Claude Y 1", None)]
@@ -47,7 +47,7 @@ async def test_list_models_answers_the_apis_list_with_windows_and_keeps_it(fake_
         assert [m["id"] for m in again["models"]] == ["claude-z-2"] and fake_anthropic.model_list_calls == 2
 
 
-@pytest.mark.req("REQ-MODEL-001")
+@pytest.mark.req("REQ-MODEL-001", "REQ-PROTO-043")
 @pytest.mark.parametrize("failure", ["error", "slow"])
 async def test_list_models_falls_back_to_the_builtin_list_and_says_why(fake_anthropic: FakeAnthropic, tmp_path: Path,
                                                                        failure: str) -> None:
@@ -66,7 +66,7 @@ async def test_list_models_falls_back_to_the_builtin_list_and_says_why(fake_anth
         assert default["contextWindow"] == context_window(DEFAULT_MODEL)
 
 
-@pytest.mark.req("REQ-MODEL-002", "REQ-MODEL-003")
+@pytest.mark.req("REQ-MODEL-002", "REQ-MODEL-003", "REQ-PROTO-043")
 async def test_set_model_between_turns_sends_the_next_request_to_the_new_model(fake_anthropic: FakeAnthropic,
                                                                                tmp_path: Path) -> None:
     fake_anthropic.enqueue(Reply.text_reply("first"), Reply.text_reply("second"))
