@@ -42,8 +42,10 @@ from ..protocol.converter import plain_converter
 from ..protocol.results import (
     CancelResult,
     GetConversationResult,
+    ListModelsResult,
     NewConversationResult,
     SendMessageResult,
+    SetModelResult,
     SetStyleResult,
 )
 from ..protocol.views import PendingApproval, TokenUsage
@@ -66,6 +68,7 @@ Type a message and press Enter; the answer streams below. Commands:
   /plan             switch back to Restricted mode (read-only, sandboxed)
   /style NAME       chat | discussion | plan | development | task
   /policy POLICY    interactive (ask before each write or command) | auto (do not ask)
+  /model [ID]       list the models this key can use, or switch to one from the next turn
   /usage            tokens used so far (sub-agents included), how much came from the cache, estimated cost
   /help             this text
   /quit             leave (Ctrl-D at the prompt does the same)
@@ -658,6 +661,8 @@ class Chat:
                 suggestion = SetStyleResult.model_validate(result).suggestion if result is not None else None
                 if suggestion is not None:
                     self.screen.line(f"[style] tip: type {suggestion.command} to switch modes.", "dim")
+        elif command == "/model":
+            await self._model(argument)
         elif command == "/usage":
             result = await self._call("phoenix/getConversation", limit=1)
             if result is not None:
@@ -671,6 +676,27 @@ class Chat:
         else:
             self.screen.line(f"Unknown command {command}; /help lists the commands.", "yellow")
         return True
+
+    async def _model(self, model: str) -> None:
+        """``/model``: the models to choose from (the one in use marked); ``/model ID``: switch to it."""
+        if model:
+            result = await self._call("phoenix/setModel", model=model)
+            if result is not None and not SetModelResult.model_validate(result).changed:
+                self.screen.line(f"[model] already {model}", "dim")
+            return
+        current = await self._call("phoenix/getConversation", limit=1)
+        try:
+            listed = ListModelsResult.model_validate(await self.request("phoenix/listModels", {}))
+        except JsonRpcException as exc:
+            self.screen.line(f"[error] {exc.message}", "red")
+            return
+        in_use = GetConversationResult.model_validate(current).model if current is not None else None
+        for m in listed.models:
+            mark = "*" if m.id == in_use else " "
+            self.screen.line(f"{mark} {m.id:<28} {m.name} ({m.context_window:,} tokens)", "dim")
+        if listed.reason:
+            self.screen.line(listed.reason, "yellow")
+        self.screen.line("Switch with /model ID (from the next turn).", "dim")
 
     async def _call(self, method: str, **params: Any) -> dict[str, Any] | None:
         try:
@@ -775,6 +801,9 @@ class Chat:
                 screen.line(f"[style] {text} Type {event.command} to switch.", "dim")
             case ev.PolicyChanged():
                 screen.line(f"[approvals] {event.policy.value} (was {event.previous.value})", "cyan")
+            case ev.ModelChanged():
+                screen.line(f"[model] {event.model} answers from the next turn (was {event.previous}; "
+                            f"context window {event.context_window:,} tokens)", "cyan")
             case ev.ApprovalRequested():
                 self._open_approval(cid, event)
             case ev.UpgradeRequested():

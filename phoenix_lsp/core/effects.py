@@ -111,6 +111,7 @@ NotifyKind = Literal[
     "usage",
     "error",
     "always_allow",
+    "model",
 ]
 
 
@@ -150,6 +151,7 @@ class UserCommand:
 RejectCode = Literal[
     "busy",
     "context_exhausted",
+    "context_too_large",
     "empty_message",
     "finished",
     "illegal_event",

@@ -84,6 +84,16 @@ class SetPolicy:
 
 
 @dataclass(frozen=True, slots=True)
+class SetModel:
+    """The user chooses the model that answers from the next turn (REQ-MODEL-003).
+
+    ``context_window`` is the new model's, from the server's model table: the core decides with it."""
+
+    model: str
+    context_window: int
+
+
+@dataclass(frozen=True, slots=True)
 class RevokeAlwaysAllow:
     tool: str
     rule: str | None = None  # one rule of the tool (its ``rule`` or ``label``); None = every rule of the tool
@@ -128,6 +138,7 @@ Event = (
     | SetMode
     | SetStyle
     | SetPolicy
+    | SetModel
     | RevokeAlwaysAllow
     | TriggerContinuation
     | AgentEnded

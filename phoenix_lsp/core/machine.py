@@ -43,6 +43,7 @@ from .events import (
     LlmFailed,
     RevokeAlwaysAllow,
     SetMode,
+    SetModel,
     SetPolicy,
     SetStyle,
     Stop,
@@ -534,6 +535,38 @@ def _on_set_policy(state: ConversationState, ev: SetPolicy) -> Out:
     )
 
 
+def _on_set_model(state: ConversationState, ev: SetModel) -> Out:
+    """Another model answers from the next turn, if the context in use fits its window (REQ-MODEL-003)."""
+    if state.is_subagent:
+        return _reject(state, "subagent", "A sub-agent answers with its parent's model; nothing was changed.")
+    if ev.model == state.model:
+        return state, ()
+    settings = state.settings
+    room = int(ev.context_window * settings.continue_ratio)
+    if state.context_tokens >= room:
+        return _reject(
+            state,
+            "context_too_large",
+            f"{ev.model} cannot take over this conversation: its context window ({ev.context_window:,} tokens) "
+            f"is too small for the {state.context_tokens:,} tokens in use (they must stay under "
+            f"{settings.continue_ratio:.0%} of the window). Nothing was changed; {state.model} still answers. "
+            "To go on with the smaller model, continue in a new conversation from a summary "
+            "(phoenix/triggerContinuation), and choose the model there.",
+        )
+    previous = state.model
+    warned = state.context_tokens >= ev.context_window * settings.warn_ratio
+    state = replace(
+        state,
+        model=ev.model,
+        settings=replace(settings, context_window=ev.context_window),
+        warned=warned,
+    )
+    return state, (
+        Notify("model", {"model": ev.model, "previous": previous, "contextWindow": ev.context_window}),
+        Audit(Actor.USER, "modelChanged", {"model": ev.model, "previous": previous}),
+    )
+
+
 def _rule_detail(rule: AllowRule) -> dict[str, object]:
     """How an audit entry names a rule (REQ-PERM-022)."""
     return {"tool": rule.tool, "rule": rule.label}
@@ -685,8 +718,8 @@ _RESTING: dict[type, Handler] = {**_ALWAYS, Cancel: _on_idle_cancel}
 
 #: status -> event type -> handler. Anything else is refused without changing the state.
 TABLE: Mapping[type, Mapping[type, Handler]] = {
-    Idle: {**_RESTING, TriggerContinuation: _on_continuation},
-    Error: {**_RESTING, TriggerContinuation: _on_continuation},
+    Idle: {**_RESTING, TriggerContinuation: _on_continuation, SetModel: _on_set_model},
+    Error: {**_RESTING, TriggerContinuation: _on_continuation, SetModel: _on_set_model},
     Exhausted: _RESTING,
     Finished: {RestoreEvent: _on_restore, Stop: _on_cancel, SetStyle: _on_set_style, AgentUsage: _on_agent_usage},
     AwaitingLlm: {**_BUSY, LlmDone: _on_llm_done, LlmFailed: _on_llm_failed},

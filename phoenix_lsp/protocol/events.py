@@ -101,6 +101,13 @@ class PolicyChanged(EventBase):
     previous: Policy
 
 
+class ModelChanged(EventBase):
+    kind: Literal["modelChanged"] = "modelChanged"
+    model: str
+    previous: str
+    context_window: int
+
+
 class ApprovalRequested(EventBase):
     kind: Literal["approvalRequested"] = "approvalRequested"
     tool_use_id: str = Field(description="the tool call's id; phoenix/respondToApproval answers it")
@@ -215,6 +222,7 @@ EventKinds = (
     | StyleChanged
     | StyleSuggestionEvent
     | PolicyChanged
+    | ModelChanged
     | ApprovalRequested
     | ApprovalResolved
     | UpgradeRequested

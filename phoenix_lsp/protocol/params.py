@@ -79,6 +79,14 @@ class RevokeAlwaysAllowParams(ConversationRef):
     )
 
 
+class ListModelsParams(Wire):
+    refresh: bool = Field(default=False, description="ask the API again instead of the list kept from the last call")
+
+
+class SetModelParams(ConversationRef):
+    model: str = Field(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9][A-Za-z0-9._:@/\[\]-]*$")
+
+
 class GetAuditLogParams(Wire):
     conversation_id: str | None = None
     after_id: int = Field(default=0, ge=0)

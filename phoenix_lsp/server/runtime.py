@@ -58,14 +58,14 @@ from ..core.events import (
 from ..core.state import BUSY, RESTING_KINDS, ConversationState, Settings
 from ..core.values import Decision, Message, Mode, Policy, Style, Text, ToolUse, Usage
 from ..llm.cache import CacheSettings
-from ..llm.pricing import DEFAULT_PRICES, Price
+from ..llm.models import PRICES, context_window
+from ..llm.pricing import Price
 from ..protocol import events as ev
 from ..protocol.base import to_wire
 from ..protocol.views import AgentRef, ContextUsage, StyleSuggestion
 from ..sandbox.env import clean_environment  # one rule for the server and `sandbox run` (REQ-BASH-021)
 from ..store import AuditEntry, ConversationRecord, Store
 from . import prompts, wire
-from .settings import context_window
 
 log = logging.getLogger(__name__)
 
@@ -116,7 +116,7 @@ class HubConfig:
     agent_concurrency: int = 4
     env: Mapping[str, str] = field(default_factory=dict)
     cache: CacheSettings = field(default_factory=CacheSettings)  # prompt caching (issue 16)
-    prices: Mapping[str, Price] = field(default_factory=lambda: dict(DEFAULT_PRICES))
+    prices: Mapping[str, Price] = field(default_factory=lambda: dict(PRICES))
     deny_read: tuple[Path, ...] | None = None  # None: sandbox defaults (see sandbox/denylist.py)
     background_timeout_s: float | None = None
 
@@ -421,6 +421,9 @@ class Runtime:
                     from ..sandbox.spawn import end_restricted_jobs
 
                     end_restricted_jobs(self.id)  # no lock or lease of the read-only phase outlives it
+            case "model":
+                self.hub.store.update_model(self.id, str(d["model"]))  # listings name the model in use
+                self.emit(ev.ModelChanged.model_validate(d))
             case kind:
                 self.emit(NOTIFICATIONS[kind].model_validate(d))
 

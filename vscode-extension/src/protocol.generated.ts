@@ -67,6 +67,7 @@ export type PhoenixEvent =
   | StyleChanged
   | StyleSuggestionEvent
   | PolicyChanged
+  | ModelChanged
   | ApprovalRequested
   | ApprovalResolved
   | UpgradeRequested
@@ -143,6 +144,14 @@ export interface PhoenixProtocol {
     "phoenix/setStyle": {
       params: SetStyleParams;
       result: SetStyleResult;
+    };
+    "phoenix/listModels": {
+      params: ListModelsParams;
+      result: ListModelsResult;
+    };
+    "phoenix/setModel": {
+      params: SetModelParams;
+      result: SetModelResult;
     };
     "phoenix/triggerContinuation": {
       params: ConversationRef;
@@ -819,6 +828,67 @@ export interface StyleSuggestion {
 }
 /**
  * This interface was referenced by `PhoenixProtocol`'s JSON-Schema
+ * via the `definition` "ListModelsParams".
+ */
+export interface ListModelsParams {
+  /**
+   * ask the API again instead of the list kept from the last call
+   */
+  refresh?: boolean;
+}
+/**
+ * This interface was referenced by `PhoenixProtocol`'s JSON-Schema
+ * via the `definition` "ListModelsResult".
+ */
+export interface ListModelsResult {
+  models: ModelView[];
+  /**
+   * what a new conversation uses unless it names a model
+   */
+  defaultModel: string;
+  /**
+   * the API's model list, or the built-in one
+   */
+  source: "api" | "builtin";
+  /**
+   * why the built-in list is given (source builtin)
+   */
+  reason?: string;
+}
+/**
+ * A model a conversation can use (REQ-MODEL-001).
+ *
+ * This interface was referenced by `PhoenixProtocol`'s JSON-Schema
+ * via the `definition` "ModelView".
+ */
+export interface ModelView {
+  id: string;
+  name: string;
+  /**
+   * tokens; the continuation thresholds are computed from it
+   */
+  contextWindow: number;
+}
+/**
+ * This interface was referenced by `PhoenixProtocol`'s JSON-Schema
+ * via the `definition` "SetModelParams".
+ */
+export interface SetModelParams {
+  conversationId: string;
+  model: string;
+}
+/**
+ * This interface was referenced by `PhoenixProtocol`'s JSON-Schema
+ * via the `definition` "SetModelResult".
+ */
+export interface SetModelResult {
+  model: string;
+  previous: string;
+  changed: boolean;
+  contextWindow: number;
+}
+/**
+ * This interface was referenced by `PhoenixProtocol`'s JSON-Schema
  * via the `definition` "TriggerContinuationResult".
  */
 export interface TriggerContinuationResult {
@@ -1175,6 +1245,29 @@ export interface PolicyChanged {
   kind: "policyChanged";
   policy: Policy1;
   previous: Policy1;
+}
+/**
+ * This interface was referenced by `PhoenixProtocol`'s JSON-Schema
+ * via the `definition` "ModelChanged".
+ */
+export interface ModelChanged {
+  conversationId: string;
+  /**
+   * set on a sub-agent's events
+   */
+  parentConversationId?: string;
+  /**
+   * 1, 2, 3... per conversation, never reused (REQ-PROTO-020)
+   */
+  seq: number;
+  /**
+   * seconds since the Unix epoch
+   */
+  time: number;
+  kind: "modelChanged";
+  model: string;
+  previous: string;
+  contextWindow: number;
 }
 /**
  * This interface was referenced by `PhoenixProtocol`'s JSON-Schema
