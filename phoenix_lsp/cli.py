@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -57,7 +58,34 @@ def doctor() -> int:
     base = os.environ.get("ANTHROPIC_BASE_URL")
     if base:
         print(f"ANTHROPIC_BASE_URL: {base}")
+    for line in instruction_lines(Path.cwd()):
+        print(line)
     return 0
+
+
+def instruction_lines(working_directory: Path) -> list[str]:
+    """The project instructions a conversation started here would get (REQ-INSTR-003)."""
+    from .server import instructions
+    from .server.config import Config
+
+    try:
+        configured = Config().config_dir
+    except Exception:  # a bad setting is reported by the server at start-up; doctor still answers
+        configured = None
+    # no editor here: the repository around the directory stands for the workspace folder
+    roots = [d for d in (working_directory, *working_directory.parents) if (d / ".git").exists()][:1]
+    found = instructions.read(working_directory, roots, user_dir=instructions.config_dir(configured))
+    if not found.files:
+        return [f"instructions: none (put an AGENTS.md or CLAUDE.md in {working_directory} or a parent in the "
+                f"workspace, or in {instructions.config_dir(configured)})"]
+    lines = ["instructions (farthest first):"]
+    for f in found.files:
+        if f.problem:
+            lines.append(f"  {f.path}: {f.problem}")
+        else:
+            cut = "" if f.kept == f.size else f", {f.size - f.kept:,} cut by the {instructions.CAP_BYTES:,}-byte cap"
+            lines.append(f"  {f.path} ({f.size:,} bytes{cut})")
+    return lines
 
 
 def _fast_serve(argv: Sequence[str]) -> int | None:

@@ -28,3 +28,25 @@ def test_help_lists_the_commands() -> None:
     out = subprocess.run([sys.executable, "-m", "phoenix_lsp", "--help"], capture_output=True, text=True, timeout=60)
     for command in ("serve", "chat", "doctor", "sandbox"):
         assert command in out.stdout
+
+
+@pytest.mark.req("REQ-INSTR-003")
+def test_doctor_lists_the_instructions_files_a_conversation_here_would_get(tmp_path: Path) -> None:
+    repo, config = tmp_path / "repo", tmp_path / "config"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "src").mkdir()
+    config.mkdir()
+    (config / "AGENTS.md").write_text("mine")
+    (repo / "AGENTS.md").write_text("ours")
+    (repo / "src" / "CLAUDE.md").write_bytes(b"\xff\xfe")
+    env = {**os.environ, "PHOENIX_CONFIG_DIR": str(config)}
+    out = subprocess.run([sys.executable, "-m", "phoenix_lsp", "doctor"], env=env, capture_output=True, text=True,
+                         timeout=60, cwd=repo / "src")
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    start = lines.index("instructions (farthest first):")
+    assert lines[start + 1:start + 4] == [
+        f"  {config / 'AGENTS.md'} (4 bytes)",
+        f"  {repo / 'AGENTS.md'} (4 bytes)",
+        f"  {repo / 'src' / 'CLAUDE.md'}: skipped: it is not UTF-8 text; save it as UTF-8",
+    ]

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .values import Decision, Image, Mode, Policy, Style, Text, ToolUse, Usage
+from .values import Decision, Image, InstructionFile, Mode, Policy, Style, Text, ToolUse, Usage
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +94,14 @@ class SetModel:
 
 
 @dataclass(frozen=True, slots=True)
+class SetInstructions:
+    """The user asked to read the project instructions again (REQ-INSTR-002); taken between turns only."""
+
+    text: str
+    files: tuple[InstructionFile, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class RevokeAlwaysAllow:
     tool: str
     rule: str | None = None  # one rule of the tool (its ``rule`` or ``label``); None = every rule of the tool
@@ -139,6 +147,7 @@ Event = (
     | SetStyle
     | SetPolicy
     | SetModel
+    | SetInstructions
     | RevokeAlwaysAllow
     | TriggerContinuation
     | AgentEnded

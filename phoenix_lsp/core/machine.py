@@ -42,6 +42,7 @@ from .events import (
     LlmDone,
     LlmFailed,
     RevokeAlwaysAllow,
+    SetInstructions,
     SetMode,
     SetModel,
     SetPolicy,
@@ -567,6 +568,13 @@ def _on_set_model(state: ConversationState, ev: SetModel) -> Out:
     )
 
 
+def _on_set_instructions(state: ConversationState, ev: SetInstructions) -> Out:
+    """New project instructions from the next request on (REQ-INSTR-002); the prompt cache starts again."""
+    if ev.text == state.instructions and ev.files == state.instruction_files:
+        return state, ()
+    return replace(state, instructions=ev.text, instruction_files=ev.files), ()
+
+
 def _rule_detail(rule: AllowRule) -> dict[str, object]:
     """How an audit entry names a rule (REQ-PERM-022)."""
     return {"tool": rule.tool, "rule": rule.label}
@@ -718,8 +726,10 @@ _RESTING: dict[type, Handler] = {**_ALWAYS, Cancel: _on_idle_cancel}
 
 #: status -> event type -> handler. Anything else is refused without changing the state.
 TABLE: Mapping[type, Mapping[type, Handler]] = {
-    Idle: {**_RESTING, TriggerContinuation: _on_continuation, SetModel: _on_set_model},
-    Error: {**_RESTING, TriggerContinuation: _on_continuation, SetModel: _on_set_model},
+    Idle: {**_RESTING, TriggerContinuation: _on_continuation, SetModel: _on_set_model,
+           SetInstructions: _on_set_instructions},
+    Error: {**_RESTING, TriggerContinuation: _on_continuation, SetModel: _on_set_model,
+            SetInstructions: _on_set_instructions},
     Exhausted: _RESTING,
     Finished: {RestoreEvent: _on_restore, Stop: _on_cancel, SetStyle: _on_set_style, AgentUsage: _on_agent_usage},
     AwaitingLlm: {**_BUSY, LlmDone: _on_llm_done, LlmFailed: _on_llm_failed},

@@ -6,7 +6,18 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from .rules import AllowRule
-from .values import AgentSlot, Message, Mode, Policy, Style, ToolResult, ToolUse, Usage, UsageTotals
+from .values import (
+    AgentSlot,
+    InstructionFile,
+    Message,
+    Mode,
+    Policy,
+    Style,
+    ToolResult,
+    ToolUse,
+    Usage,
+    UsageTotals,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,3 +197,7 @@ class ConversationState:
     usage: UsageTotals = field(default_factory=UsageTotals)  # this conversation's own requests (issue 16)
     agents_usage: UsageTotals = field(default_factory=UsageTotals)  # its sub-agents' requests, as reported
     last_usage: Usage | None = None  # the usage of the latest response
+    #: project instructions (REQ-INSTR-001): read when the conversation started or was last reloaded, and
+    #: byte-stable in between, so the prompt cache keeps working
+    instructions: str = ""
+    instruction_files: tuple[InstructionFile, ...] = ()

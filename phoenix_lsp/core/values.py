@@ -98,6 +98,17 @@ class ToolResult:
 
 Block = Text | Image | ToolUse | ToolResult
 
+
+@dataclass(frozen=True, slots=True)
+class InstructionFile:
+    """A project instructions file (REQ-INSTR-001): ``kept`` of its ``size`` bytes are in the prompt; a file
+    that could not be used has ``problem`` (why) and nothing kept."""
+
+    path: str
+    size: int
+    kept: int
+    problem: str | None = None
+
 #: Why a message exists when it is not plain conversation: ``note`` (synthetic system message, e.g. a mode
 #: change), ``command`` (a user command such as /execute that never reaches the model), ``continuation``
 #: (the continuation summary).

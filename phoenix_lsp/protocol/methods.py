@@ -29,6 +29,7 @@ _ALL = (
     Method("phoenix/setStyle", p.SetStyleParams, r.SetStyleResult),
     Method("phoenix/listModels", p.ListModelsParams, r.ListModelsResult),
     Method("phoenix/setModel", p.SetModelParams, r.SetModelResult),
+    Method("phoenix/reloadInstructions", p.ConversationRef, r.ReloadInstructionsResult),
     Method("phoenix/triggerContinuation", p.ConversationRef, r.TriggerContinuationResult),
     Method("phoenix/getAuditLog", p.GetAuditLogParams, r.GetAuditLogResult),
     Method("phoenix/listAlwaysAllowed", p.ConversationRef, r.ListAlwaysAllowedResult),

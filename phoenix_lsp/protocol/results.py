@@ -49,6 +49,15 @@ class ListConversationsResult(Wire):
     conversations: list[ConversationSummary] = Field(description="most recently updated first")
 
 
+class InstructionFileView(Wire):
+    """A project instructions file (REQ-INSTR-001)."""
+
+    path: str
+    size: int = Field(description="bytes")
+    kept: int = Field(description="bytes in the prompt; less than size when the cap cut it, 0 when skipped")
+    problem: str | None = Field(default=None, description="why the file was skipped")
+
+
 class GetConversationResult(Wire):
     conversation_id: str
     is_sub_agent: bool
@@ -73,6 +82,9 @@ class GetConversationResult(Wire):
     continued_from: str | None = None
     continuation_summary: str | None = None
     error: str | None = None
+    instructions: list[InstructionFileView] = Field(
+        default_factory=list, description="the project instructions files in effect, farthest first"
+    )
 
 
 class SendMessageResult(Wire):
@@ -126,6 +138,11 @@ class ListModelsResult(Wire):
     default_model: str = Field(description="what a new conversation uses unless it names a model")
     source: Literal["api", "builtin"] = Field(description="the API's model list, or the built-in one")
     reason: str | None = Field(default=None, description="why the built-in list is given (source builtin)")
+
+
+class ReloadInstructionsResult(Wire):
+    instructions: list[InstructionFileView]
+    changed: bool = Field(description="whether the text the model gets changed")
 
 
 class SetModelResult(Wire):

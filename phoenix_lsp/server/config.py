@@ -27,6 +27,7 @@ class Config(BaseSettings):
 
     model: str = Field(default=DEFAULT_MODEL, min_length=1, description="the model new conversations use")
     lsp_data_dir: Path | None = Field(default=None, description="where conversations are stored")
+    config_dir: Path | None = Field(default=None, description="where the user-level AGENTS.md is (REQ-INSTR-001)")
     retry_base_ms: int = Field(default=1000, ge=0, le=60_000, description="first retry delay of the LLM")
     bash_timeout_s: float | None = Field(default=None, gt=0, le=3600, description="bash's default timeout")
     agent_time_limit_s: float = Field(default=600.0, ge=0.001, description="a sub-agent's time limit")

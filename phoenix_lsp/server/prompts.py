@@ -34,11 +34,14 @@ Style: {style}"""
 SUBAGENT = """You are a sub-agent with one task. Work on it with your tools, then call submit_result exactly once
 with a complete, self-contained result: that result is all the parent conversation will see."""
 
-def system_prompt(style: Style, cwd: str, is_subagent: bool, start_restricted: bool) -> str:
+def system_prompt(style: Style, cwd: str, is_subagent: bool, start_restricted: bool, instructions: str = "") -> str:
+    """The system prompt; the project instructions (REQ-INSTR-001) come last, as read for this conversation."""
     start = (
         "This conversation started in Restricted mode."
         if start_restricted
         else "This conversation started in Unrestricted mode."
     )
     text = BASE.format(cwd=cwd, start=start, style=STYLE_TEXT[style])
-    return f"{text}\n\n{SUBAGENT}" if is_subagent else text
+    if is_subagent:
+        text = f"{text}\n\n{SUBAGENT}"
+    return f"{text}\n\n{instructions}" if instructions else text

@@ -56,7 +56,7 @@ from ..core.events import (
     UserMessage,
 )
 from ..core.state import BUSY, RESTING_KINDS, ConversationState, Settings
-from ..core.values import Decision, Message, Mode, Policy, Style, Text, ToolUse, Usage
+from ..core.values import Decision, InstructionFile, Message, Mode, Policy, Style, Text, ToolUse, Usage
 from ..llm.cache import CacheSettings
 from ..llm.models import PRICES, context_window
 from ..llm.pricing import Price
@@ -119,6 +119,7 @@ class HubConfig:
     prices: Mapping[str, Price] = field(default_factory=lambda: dict(PRICES))
     deny_read: tuple[Path, ...] | None = None  # None: sandbox defaults (see sandbox/denylist.py)
     background_timeout_s: float | None = None
+    config_dir: Path | None = None  # the user-level AGENTS.md's directory; None: the platform's config dir
 
 
 class NotFound(Exception):
@@ -156,12 +157,15 @@ class Hub:
         origin_id: str | None = None,
         conversation_id: str | None = None,
         seed: Message | None = None,
+        instructions: tuple[str, tuple[InstructionFile, ...]] = ("", ()),
     ) -> Runtime:
+        """A new conversation. A sub-agent gets its parent's project instructions (REQ-INSTR-001)."""
         cid = conversation_id or uuid.uuid4().hex
         model = model or self.config.model
         settings = Settings(retry_base_ms=self.config.retry_base_ms, context_window=context_window(model))
         if parent is not None:
             settings = replace(settings, max_turns=self.config.agent_max_turns)
+            instructions = (parent.state.instructions, parent.state.instruction_files)
         state = machine.new_conversation(
             cid,
             model=model,
@@ -174,6 +178,8 @@ class Hub:
             parent_id=parent.id if parent else None,
             origin_id=origin_id,
             history=(seed,) if seed else (),
+            instructions=instructions[0],
+            instruction_files=instructions[1],
         )
         record = ConversationRecord(
             id=cid,
@@ -450,7 +456,7 @@ class Runtime:
             request = build_request(  # cache breakpoints, summary tools and instruction: llm/cache.py
                 model=state.model,
                 system=prompts.system_prompt(state.style, state.working_directory, state.is_subagent,
-                                             self._started_restricted()),
+                                             self._started_restricted(), state.instructions),
                 messages=wire.history_to_api(state.history, self.hub.store.get_image),
                 tools=registry.definitions(state.is_subagent, state.working_directory),
                 cache=self.hub.config.cache,

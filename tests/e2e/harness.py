@@ -240,7 +240,9 @@ async def session(
         choice = s.on_show(params) if s.on_show else None
         return types.MessageActionItem(title=choice) if choice else None
 
-    server_env = {**os.environ, **fake.env(API_KEY), "PHOENIX_RETRY_BASE_MS": "20", **(env or {})}
+    # the user-level AGENTS.md of whoever runs the tests must not reach the prompts (REQ-INSTR-001)
+    server_env = {**os.environ, **fake.env(API_KEY), "PHOENIX_RETRY_BASE_MS": "20",
+                  "PHOENIX_CONFIG_DIR": str(tmp_path / "user-config"), **(env or {})}
     command = [*(launcher or []), sys.executable, "-m", "phoenix_lsp", "serve", "--data-dir", str(data)]
     await client.start_io(*command, env=server_env)
     caps = client_capabilities(editor)

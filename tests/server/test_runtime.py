@@ -508,3 +508,29 @@ async def test_a_slow_conversation_never_delays_another(rig: Rig) -> None:
     gate.set()
     await rig.sink.rest(slow.id)
     assert slow.state.history[-1].text() == "slow" and quick.state.history[-1].text() == "quick"
+
+
+@pytest.mark.req("REQ-INSTR-001", "REQ-INSTR-002")
+async def test_project_instructions_reach_every_request_byte_stable_and_sub_agents_get_them(rig: Rig) -> None:
+    from phoenix_lsp.core.events import SetInstructions
+    from phoenix_lsp.core.values import InstructionFile
+
+    rules = "# Project instructions\n\n## /w/AGENTS.md\nrun make test before you say done"
+    files = (InstructionFile("/w/AGENTS.md", 33, 33),)
+    runtime = rig.hub.create(working_directory=str(rig.workdir), model=None, style=Style.DEVELOPMENT,
+                             policy=Policy.AUTO, instructions=(rules, files))
+    rig.llm.enqueue(tool("t1", "spawn_agents", {"tasks": ["count the tests"]}),
+                    tool("s1", "submit_result", {"result": "42 tests"}), text("There are 42."), text("ok"))
+    assert runtime.apply(UserMessage("How many tests?")).reject is None
+    await rig.sink.rest(runtime.id)
+    def system(request: LlmRequest) -> str:
+        return request.system if isinstance(request.system, str) else "".join(b["text"] for b in request.system)
+
+    parent_first, child, parent_last = rig.llm.requests[:3]
+    assert system(parent_first).endswith(rules) and system(child).endswith(rules)
+    assert parent_last.system == parent_first.system  # byte-stable within the conversation: the cache holds
+    # a reload between turns changes what the next request carries
+    assert runtime.apply(SetInstructions("# Project instructions\n\nnew rules", ())).reject is None
+    assert runtime.apply(UserMessage("again")).reject is None
+    await rig.sink.rest(runtime.id, after=rig.sink.last_seq(runtime.id))
+    assert system(rig.llm.requests[-1]).endswith("new rules") and rules not in system(rig.llm.requests[-1])

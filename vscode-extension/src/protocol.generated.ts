@@ -153,6 +153,10 @@ export interface PhoenixProtocol {
       params: SetModelParams;
       result: SetModelResult;
     };
+    "phoenix/reloadInstructions": {
+      params: ConversationRef;
+      result: ReloadInstructionsResult;
+    };
     "phoenix/triggerContinuation": {
       params: ConversationRef;
       result: TriggerContinuationResult;
@@ -307,6 +311,10 @@ export interface GetConversationResult {
   continuedFrom?: string;
   continuationSummary?: string;
   error?: string;
+  /**
+   * the project instructions files in effect, farthest first
+   */
+  instructions: InstructionFileView[];
 }
 /**
  * A rule of a conversation's always-allow list (REQ-PERM-003/021).
@@ -500,6 +508,27 @@ export interface AlwaysAllowScope {
 export interface PendingUpgrade {
   toolUseId: string;
   reason: string;
+}
+/**
+ * A project instructions file (REQ-INSTR-001).
+ *
+ * This interface was referenced by `PhoenixProtocol`'s JSON-Schema
+ * via the `definition` "InstructionFileView".
+ */
+export interface InstructionFileView {
+  path: string;
+  /**
+   * bytes
+   */
+  size: number;
+  /**
+   * bytes in the prompt; less than size when the cap cut it, 0 when skipped
+   */
+  kept: number;
+  /**
+   * why the file was skipped
+   */
+  problem?: string;
 }
 /**
  * This interface was referenced by `PhoenixProtocol`'s JSON-Schema
@@ -886,6 +915,17 @@ export interface SetModelResult {
   previous: string;
   changed: boolean;
   contextWindow: number;
+}
+/**
+ * This interface was referenced by `PhoenixProtocol`'s JSON-Schema
+ * via the `definition` "ReloadInstructionsResult".
+ */
+export interface ReloadInstructionsResult {
+  instructions: InstructionFileView[];
+  /**
+   * whether the text the model gets changed
+   */
+  changed: boolean;
 }
 /**
  * This interface was referenced by `PhoenixProtocol`'s JSON-Schema

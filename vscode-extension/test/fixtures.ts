@@ -37,6 +37,7 @@ export function snapshot(overrides: Partial<GetConversationResult> = {}): GetCon
     model: "m",
     alwaysAllowed: [],
     alwaysAllowRules: [],
+    instructions: [],
     contextUsage: { usedTokens: 10, contextWindow: 1000, fraction: 0.01 },
     usage: {
       total: { inputTokens: 0, outputTokens: 0, cacheWriteTokens: 0, cacheReadTokens: 0, requests: 0 },

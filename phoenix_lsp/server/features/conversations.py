@@ -14,6 +14,7 @@ from ..lsp import PhoenixServer
 from ..requests import apply, conversation, hub, request, warm_sdk
 
 if TYPE_CHECKING:
+    from ...core.values import InstructionFile
     from ...protocol import params as p
     from ...protocol import results as r
     from ...protocol.views import SandboxInfo
@@ -31,6 +32,31 @@ def sandbox_view(sandbox: object) -> SandboxInfo:
     from .lifecycle import sandbox_info
 
     return views.SandboxInfo.model_validate(sandbox_info(sandbox))  # type: ignore[no-any-return]
+
+
+def workspace_roots(ls: PhoenixServer) -> list[Path]:
+    """The editor's workspace folders (project instructions are read from the one holding the working
+    directory down to it)."""
+    from pygls.uris import to_fs_path
+
+    roots = [Path(to_fs_path(f.uri) or "") for f in ls.workspace.folders.values()]
+    if ls.workspace.root_path:
+        roots.append(Path(ls.workspace.root_path))
+    return [r for r in roots if r.is_absolute()]
+
+
+def read_instructions(ls: PhoenixServer, working_directory: str) -> tuple[str, tuple[InstructionFile, ...]]:
+    from .. import instructions
+
+    h = hub(ls)
+    user_dir = instructions.config_dir(h.config.config_dir)
+    roots = workspace_roots(ls)
+    found = instructions.read(Path(working_directory), roots, user_dir=user_dir, redact=h.store.guard.redact)
+    return found.text, found.files
+
+
+def instruction_views(files: tuple[InstructionFile, ...]) -> list[r.InstructionFileView]:
+    return [res.InstructionFileView(path=f.path, size=f.size, kept=f.kept, problem=f.problem) for f in files]
 
 
 def setup(server: PhoenixServer) -> None:
@@ -54,13 +80,15 @@ def setup(server: PhoenixServer) -> None:
             summary = origin.state.status.summary  # type: ignore[union-attr]
             text = f"[system] This conversation continues an earlier one ({origin.id}). Its summary:\n{summary}"
             seed = values.Message("user", (values.Text(text),), tag="continuation")
+        working_directory = str(path.resolve())
         runtime = conversations.create(
-            working_directory=str(path.resolve()),
+            working_directory=working_directory,
             model=p.model,
             style=p.style,
             policy=p.approval_policy,
             origin_id=origin.id if origin else None,
             seed=seed,
+            instructions=read_instructions(ls, working_directory),
         )
         state = runtime.state
         return res.NewConversationResult(  # type: ignore[no-any-return]
@@ -139,6 +167,18 @@ def setup(server: PhoenixServer) -> None:
             continued_from=state.origin_id,
             continuation_summary=status.summary if isinstance(status, core_state.Exhausted) else None,
             error=status.message if isinstance(status, core_state.Error) else None,
+            instructions=instruction_views(state.instruction_files),
+        )
+
+    @request(server, "phoenix/reloadInstructions")
+    def reload_instructions(ls: PhoenixServer, p: p.ConversationRef) -> r.ReloadInstructionsResult:
+        runtime = conversation(ls, p.conversation_id)
+        before = runtime.state.instructions
+        text, files = read_instructions(ls, runtime.state.working_directory)
+        apply(runtime, events.SetInstructions(text, files))
+        state = runtime.state
+        return res.ReloadInstructionsResult(  # type: ignore[no-any-return]
+            instructions=instruction_views(state.instruction_files), changed=state.instructions != before
         )
 
     @request(server, "phoenix/triggerContinuation")

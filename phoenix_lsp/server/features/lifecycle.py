@@ -94,6 +94,7 @@ def _setup(ls: PhoenixServer) -> Hub:
         env=rt.tool_env(),
         cache=cache,
         prices=prices,
+        config_dir=settings.config_dir,
         **sandbox,
     )
     hub: Hub = rt.Hub(store, llm, ls.sandbox, hub_config, ls)
