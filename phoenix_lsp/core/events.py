@@ -14,6 +14,8 @@ from .values import Decision, Image, InstructionFile, Mode, Policy, Style, Text,
 class UserMessage:
     text: str
     images: tuple[Image, ...] = ()
+    #: files and diagnostics the user attached, as the labelled text the model sees once (REQ-ATTACH-003)
+    attachments: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

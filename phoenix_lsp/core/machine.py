@@ -269,9 +269,10 @@ def _on_user_message(state: ConversationState, ev: UserMessage) -> Out:
         )
     if isinstance(state.status, Finished):
         return _reject(state, "finished", "This sub-agent has finished; it accepts no more messages.")
-    if not ev.text.strip() and not ev.images:
-        return _reject(state, "empty_message", "The message is empty: send some text or an image.")
-    content: tuple[Text | Image, ...] = (Text(ev.text), *ev.images) if ev.text else ev.images
+    if not ev.text.strip() and not ev.images and not ev.attachments:
+        return _reject(state, "empty_message", "The message is empty: send some text, an image or an attachment.")
+    attached = tuple(Text(a) for a in ev.attachments)
+    content: tuple[Text | Image, ...] = ((Text(ev.text),) if ev.text else ()) + attached + ev.images
     first = not any(m.role == "user" and not m.tag for m in state.history)
     state = replace(_append(state, Message("user", content)), turns=0)
     state, effects = _request_turn(state)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field, field_validator
 
@@ -41,9 +41,42 @@ class GetConversationParams(ConversationRef):
     limit: int = Field(default=100, ge=1, le=1000)
 
 
+class LineRange(Wire):
+    """Lines of a file, 0-based and inclusive, as LSP numbers them."""
+
+    start_line: int = Field(ge=0)
+    end_line: int = Field(ge=0)
+
+
+class FileAttachment(Wire):
+    """A file, or some of its lines, handed to the model (REQ-ATTACH-001)."""
+
+    kind: Literal["file"] = "file"
+    uri: str = Field(min_length=1, max_length=4096)
+    range: LineRange | None = None
+
+
+class DiagnosticIn(Wire):
+    line: int = Field(ge=0, description="0-based")
+    severity: Literal["error", "warning", "information", "hint"] | None = None
+    message: str = Field(max_length=4000)
+    source: str | None = Field(default=None, max_length=200)
+
+
+class DiagnosticsAttachment(Wire):
+    """The problems the editor shows for a file (REQ-ATTACH-002)."""
+
+    kind: Literal["diagnostics"] = "diagnostics"
+    uri: str = Field(min_length=1, max_length=4096)
+    diagnostics: list[DiagnosticIn] = Field(max_length=500)
+
+
 class SendMessageParams(ConversationRef):
     text: str = Field(max_length=1_000_000)
     images: list[ImageIn] = Field(default_factory=list, max_length=20)
+    attachments: list[Annotated[FileAttachment | DiagnosticsAttachment, Field(discriminator="kind")]] = Field(
+        default_factory=list, max_length=20
+    )
 
 
 class SetModeParams(ConversationRef):

@@ -702,6 +702,256 @@ export interface SendMessageParams {
         ImageIn,
         ImageIn
       ];
+  /**
+   * @maxItems 20
+   */
+  attachments?:
+    | []
+    | [FileAttachment | DiagnosticsAttachment]
+    | [FileAttachment | DiagnosticsAttachment, FileAttachment | DiagnosticsAttachment]
+    | [
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment
+      ]
+    | [
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment
+      ]
+    | [
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment
+      ]
+    | [
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment
+      ]
+    | [
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment
+      ]
+    | [
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment
+      ]
+    | [
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment
+      ]
+    | [
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment
+      ]
+    | [
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment
+      ]
+    | [
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment
+      ]
+    | [
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment
+      ]
+    | [
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment
+      ]
+    | [
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment
+      ]
+    | [
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment
+      ]
+    | [
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment
+      ]
+    | [
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment
+      ]
+    | [
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment
+      ]
+    | [
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment,
+        FileAttachment | DiagnosticsAttachment
+      ];
 }
 /**
  * An image pasted or dropped into a message.
@@ -715,6 +965,54 @@ export interface ImageIn {
    * base64
    */
   data: string;
+}
+/**
+ * A file, or some of its lines, handed to the model (REQ-ATTACH-001).
+ *
+ * This interface was referenced by `PhoenixProtocol`'s JSON-Schema
+ * via the `definition` "FileAttachment".
+ */
+export interface FileAttachment {
+  kind?: "file";
+  uri: string;
+  range?: LineRange | null;
+}
+/**
+ * Lines of a file, 0-based and inclusive, as LSP numbers them.
+ *
+ * This interface was referenced by `PhoenixProtocol`'s JSON-Schema
+ * via the `definition` "LineRange".
+ */
+export interface LineRange {
+  startLine: number;
+  endLine: number;
+}
+/**
+ * The problems the editor shows for a file (REQ-ATTACH-002).
+ *
+ * This interface was referenced by `PhoenixProtocol`'s JSON-Schema
+ * via the `definition` "DiagnosticsAttachment".
+ */
+export interface DiagnosticsAttachment {
+  kind?: "diagnostics";
+  uri: string;
+  /**
+   * @maxItems 500
+   */
+  diagnostics: DiagnosticIn[];
+}
+/**
+ * This interface was referenced by `PhoenixProtocol`'s JSON-Schema
+ * via the `definition` "DiagnosticIn".
+ */
+export interface DiagnosticIn {
+  /**
+   * 0-based
+   */
+  line: number;
+  severity?: ("error" | "warning" | "information" | "hint") | null;
+  message: string;
+  source?: string | null;
 }
 /**
  * This interface was referenced by `PhoenixProtocol`'s JSON-Schema

@@ -1,9 +1,10 @@
-"""Messages: send one (with images), and cancel whatever runs."""
+"""Messages: send one (with images and attachments), and cancel whatever runs."""
 
 from __future__ import annotations
 
 import base64
 import binascii
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import invalid, refusal
@@ -14,10 +15,36 @@ from ..requests import apply, conversation, hub, request
 if TYPE_CHECKING:
     from ...protocol import params as p
     from ...protocol import results as r
+    from ..runtime import Runtime
 
 res = LazyModule("phoenix_lsp.protocol.results")
 events = LazyModule("phoenix_lsp.core.events")
 values = LazyModule("phoenix_lsp.core.values")
+
+
+def read_attachments(ls: PhoenixServer, runtime: Runtime, p: p.SendMessageParams) -> list[str]:
+    """The message's attachments as the labelled texts the model sees (REQ-ATTACH-001..003); a refusal is
+    invalidParams naming ``attachments[i]`` and the file, and nothing of the message is kept."""
+    from ...sandbox.denylist import deny_read_paths
+    from .. import attachments
+    from .conversations import workspace_roots
+
+    h = hub(ls)
+    working_directory = Path(runtime.state.working_directory)
+    deny_read = h.config.deny_read if h.config.deny_read is not None else deny_read_paths()
+    texts = []
+    try:
+        for i, item in enumerate(p.attachments):
+            if item.kind == "file":
+                texts.append(attachments.file_text(
+                    i, item, working_directory=working_directory, workspace=workspace_roots(ls),
+                    deny_read=deny_read, open_documents=h.sink.open_documents(),
+                ))
+            else:
+                texts.append(attachments.diagnostics_text(i, item, working_directory=working_directory))
+    except attachments.AttachmentError as exc:
+        raise invalid(f"attachments[{exc.index}]", f"Invalid params: 'attachments[{exc.index}]': {exc}") from None
+    return texts
 
 
 def setup(server: PhoenixServer) -> None:
@@ -29,9 +56,10 @@ def setup(server: PhoenixServer) -> None:
         store = hub(ls).store
         # Ask the core first (its images not stored yet): a refused message stores nothing, not even its images.
         unstored = tuple(values.Image("", img.media_type) for img in p.images)
-        reject = runtime.check(events.UserMessage(p.text, unstored))
+        reject = runtime.check(events.UserMessage(p.text, unstored, ("",) * len(p.attachments)))
         if reject is not None:
             raise refusal(reject, runtime.state.status.kind)
+        attached = tuple(store.guard.redact(text) for text in read_attachments(ls, runtime, p))
         images = []
         for i, img in enumerate(p.images):
             try:
@@ -42,7 +70,7 @@ def setup(server: PhoenixServer) -> None:
                 raise invalid(f"images[{i}]", f"Invalid params: 'images[{i}]': {reason}") from None
             images.append(values.Image(store.put_image(data, media_type), media_type))
         # a pasted API key never reaches the model, the store or the events (REQ-SEC-001)
-        outcome = apply(runtime, events.UserMessage(store.guard.redact(p.text), tuple(images)))
+        outcome = apply(runtime, events.UserMessage(store.guard.redact(p.text), tuple(images), attached))
         message_id = str(len(runtime.state.history) - 1)
         if outcome.command is not None:
             return res.SendMessageResult(  # type: ignore[no-any-return]

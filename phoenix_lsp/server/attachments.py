@@ -1,0 +1,136 @@
+"""Attachments of a message: files (or some of their lines) and the editor's diagnostics, as the labelled text
+the model sees once (REQ-ATTACH-001..003).
+
+A file is read from the editor's unsaved buffer when it is open, else from disk. It must lie in the
+conversation's working directory or one of the editor's workspace folders, must not be on the deny-read list
+(credentials and phoenix-lsp's own data), must be text (UTF-8, no NUL byte) and at most ``MAX_BYTES``. Any
+refusal names the file and says why and what to do; then nothing of the message is sent.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..protocol.params import DiagnosticsAttachment, FileAttachment
+
+MAX_BYTES = 256 * 1024
+
+
+class AttachmentError(Exception):
+    """An attachment cannot be used. ``index`` is its place in the message's list."""
+
+    def __init__(self, index: int, message: str) -> None:
+        super().__init__(message)
+        self.index = index
+
+
+def _path(index: int, uri: str) -> Path:
+    from pygls.uris import to_fs_path
+
+    fs = to_fs_path(uri) if uri.startswith("file:") else None
+    if not fs:
+        raise AttachmentError(index, f"{uri!r} is not a file: URI, so it was not attached (nothing was sent); "
+                              "only files on this machine can be attached.")
+    return Path(fs)
+
+
+def _inside(real: str, places: Iterable[Path]) -> bool:
+    for place in places:
+        root = os.path.realpath(place)
+        if real == root or real.startswith(root.rstrip("/") + "/"):
+            return True
+    return False
+
+
+def _denied(real: str, deny_read: Iterable[Path]) -> Path | None:
+    for entry in deny_read:
+        denied = os.path.realpath(entry)
+        if denied != "/" and (real == denied or real.startswith(denied.rstrip("/") + "/")):
+            return entry
+    return None
+
+
+def _shown(path: Path, working_directory: Path) -> str:
+    try:
+        return str(path.relative_to(working_directory))
+    except ValueError:
+        return str(path)
+
+
+def file_text(
+    index: int,
+    item: FileAttachment,
+    *,
+    working_directory: Path,
+    workspace: Sequence[Path],
+    deny_read: Iterable[Path],
+    open_documents: Mapping[Path, str],
+) -> str:
+    """The labelled text of a file attachment, or :class:`AttachmentError`."""
+    path = _path(index, item.uri)
+    real = os.path.realpath(path)
+    shown = _shown(path, working_directory)
+    if not _inside(real, [working_directory, *workspace]):
+        raise AttachmentError(index, f"{shown} is outside the workspace and the conversation's working "
+                              "directory, so it was not attached (nothing was sent). Attach files of the project.")
+    entry = _denied(real, deny_read)
+    if entry is not None:
+        raise AttachmentError(index, f"{shown} is on the deny-read list ({entry}: credentials and phoenix-lsp's own "
+                              "data), so it was not attached (nothing was sent); its contents would go to the "
+                              "model provider.")
+    text = open_documents.get(Path(real)) or open_documents.get(path)
+    if text is None:
+        try:
+            if not os.path.isfile(real):
+                raise AttachmentError(index, f"{shown} is not a file, so it was not attached (nothing was sent).")
+            size = os.path.getsize(real)
+            if size > MAX_BYTES:
+                raise AttachmentError(index, f"{shown} has {size:,} bytes, more than the {MAX_BYTES:,} an attachment "
+                                      "may have, so it was not attached (nothing was sent). Attach a range of "
+                                      "lines instead.")
+            data = Path(real).read_bytes()
+        except OSError as exc:
+            raise AttachmentError(index, f"{shown} could not be read ({exc.strerror or exc}), so it was not "
+                                  "attached (nothing was sent).") from None
+        if b"\0" in data:
+            raise AttachmentError(index, f"{shown} is a binary file, so it was not attached (nothing was sent). "
+                                  "Only text files can be attached.")
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise AttachmentError(index, f"{shown} is not UTF-8 text, so it was not attached (nothing was "
+                                  "sent).") from None
+    elif len(text.encode()) > MAX_BYTES:
+        raise AttachmentError(index, f"{shown} has more than the {MAX_BYTES:,} bytes an attachment may have, so it "
+                              "was not attached (nothing was sent). Attach a range of lines instead.")
+    lines = text.splitlines(keepends=True)
+    label = f"{shown}, all {len(lines)} lines"
+    if item.range is not None:
+        first, last = item.range.start_line, item.range.end_line
+        if last < first or first >= max(len(lines), 1):
+            raise AttachmentError(index, f"{shown} has {len(lines)} lines; lines {first + 1}-{last + 1} are not in "
+                                  "it, so nothing was attached (nothing was sent).")
+        lines = lines[first : last + 1]
+        label = f"{shown}, lines {first + 1}-{first + len(lines)}"
+    body = "".join(lines)
+    if body and not body.endswith("\n"):
+        body += "\n"
+    return f'<attachment path="{shown}" lines="{label}">\n{body}</attachment>'
+
+
+def diagnostics_text(index: int, item: DiagnosticsAttachment, *, working_directory: Path) -> str:
+    path = _path(index, item.uri)
+    shown = _shown(path, working_directory)
+    head = f'<attachment path="{shown}" kind="diagnostics">'
+    if not item.diagnostics:
+        return f"{head}\nThe editor shows no problems in {shown}.\n</attachment>"
+    rows = []
+    for d in sorted(item.diagnostics, key=lambda d: d.line):
+        source = f" ({d.source})" if d.source else ""
+        rows.append(f"line {d.line + 1}: {d.severity or 'problem'}{source}: {' '.join(d.message.split())}")
+    body = "\n".join(rows)
+    return f"{head}\nThe editor shows these problems:\n{body}\n</attachment>"
