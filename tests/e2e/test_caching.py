@@ -252,6 +252,30 @@ async def test_ttl_and_prices_from_initialization_options_and_bad_values_reporte
     assert bad and "'sometimes'" in bad[0] and "on or off" in bad[0]  # what, the default kept, what to set
 
 
+@pytest.mark.req("REQ-CACHE-005", "REQ-CACHE-006")
+async def test_cache_writes_are_priced_at_the_ttl_the_api_reports_across_a_ttl_change(
+    fake_anthropic: FakeAnthropic, tmp_path: Path
+) -> None:
+    """Written with the 1-hour TTL, then (after a restart with the default) with 5 minutes: the estimate prices
+    each part at its own rate from the API's ``cache_creation`` split, not everything at the TTL of the day."""
+    prices = {DEFAULT_MODEL: {"input": 10, "output": 100, "cacheWrite5m": 20, "cacheWrite1h": 30, "cacheRead": 1}}
+    fake_anthropic.enqueue(Reply.text_reply("hello"), Reply.text_reply("again"))
+    async with session(fake_anthropic, tmp_path, init_options={"promptCacheTtl": "1h", "modelPrices": prices}) as s:
+        cid = await s.new()
+        await _turn(s, cid, "hi")
+    async with session(fake_anthropic, tmp_path, init_options={"modelPrices": prices}) as s:
+        await _turn(s, cid, "and now?")
+        conv = await s.request("phoenix/getConversation", {"conversationId": cid})
+    hour, five = (sum((r.usage or {}).get(f"ephemeral_{ttl}_input_tokens", 0) for r in fake_anthropic.requests)
+                  for ttl in ("1h", "5m"))
+    total = conv["usage"]["total"]
+    assert hour > 0 and five > 0 and hour + five == total["cacheWriteTokens"]
+    assert total["cacheReadTokens"] > 0  # the second server read what the first wrote
+    expected = (total["inputTokens"] * 10 + total["outputTokens"] * 100 + five * 20 + hour * 30
+                + total["cacheReadTokens"] * 1) / 1e6
+    assert conv["usage"]["estimatedCost"]["usd"] == pytest.approx(expected, abs=1e-6)
+
+
 @pytest.mark.req("REQ-CACHE-003")
 async def test_a_style_change_rewrites_the_prefix_once_but_still_reads_the_tools(
     fake_anthropic: FakeAnthropic, tmp_path: Path
