@@ -60,7 +60,7 @@ def next_event(state: ConversationState, rng: random.Random, counter: list[int])
     if isinstance(status, RunningTool):
         return ToolDone(status.batch.current.id, "output " * 20)
     if isinstance(status, AwaitingApproval):
-        return ApprovalAnswer(status.approval_id, rng.choice(list(Decision)))
+        return ApprovalAnswer(status.tool_use_id, rng.choice(list(Decision)))
     if isinstance(status, AwaitingUpgrade):
         return UpgradeAnswer(rng.random() < 0.5)
     if isinstance(status, AwaitingAgents):

@@ -49,7 +49,7 @@ def doctor() -> int:
         print(f"sandbox: could not be checked ({exc})")
     print(f"data directory: {Store.default_path().parent}")
     model = os.environ.get("PHOENIX_MODEL", "")
-    from .server.settings import DEFAULT_MODEL
+    from .llm.models import DEFAULT_MODEL
 
     print(f"model: {model or DEFAULT_MODEL}")
     key = "set" if os.environ.get("ANTHROPIC_API_KEY") else "NOT set (export ANTHROPIC_API_KEY=... to chat)"

@@ -38,11 +38,18 @@ def decode_state(text: str, history: tuple[Message, ...]) -> ConversationState:
 
 
 def _upgrade_state(data: Any) -> Any:
-    """States stored before rules were values held plain tool names in ``always_allow``: whole-tool rules."""
+    """States stored by older versions, read as today's.
+
+    - Before rules were values, ``always_allow`` held plain tool names: whole-tool rules.
+    - Before a tool call's id had one name, a pending approval kept it as ``approval_id``.
+    """
     if isinstance(data, dict) and isinstance(data.get("always_allow"), list):
         data["always_allow"] = [
             {"tool": r, "prefixes": []} if isinstance(r, str) else r for r in data["always_allow"]
         ]
+    status = data.get("status") if isinstance(data, dict) else None
+    if isinstance(status, dict) and "approval_id" in status and "tool_use_id" not in status:
+        status["tool_use_id"] = status.pop("approval_id")
     return data
 
 

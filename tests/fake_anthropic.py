@@ -565,9 +565,29 @@ class _Handler(BaseHTTPRequestHandler):
 
     # -- routes ----------------------------------------------------------------------------------------
     def do_GET(self) -> None:
-        """``GET /_fake/requests``: the records as JSON (for benchmarks running the fake in a subprocess)."""
-        if self.path.rstrip("/") == "/_fake/requests":
-            self._send_json(200, [r.to_json() for r in self.server.fake.requests])
+        """``GET /_fake/requests``: the records as JSON (for benchmarks running the fake in a subprocess).
+        ``GET /v1/models``: the model list (:attr:`FakeAnthropic.models`), or the scripted failure or delay."""
+        fake = self.server.fake
+        path = self.path.split("?", 1)[0].rstrip("/")
+        if path == "/_fake/requests":
+            self._send_json(200, [r.to_json() for r in fake.requests])
+        elif path == "/v1/models":
+            fake.model_list_calls += 1
+            if fake.models_delay_s:
+                time.sleep(fake.models_delay_s)
+            if fake.expected_api_key is not None and self.headers.get("x-api-key") != fake.expected_api_key:
+                self._send_json(401, {"type": "error", "error": {"type": "authentication_error",
+                                                                 "message": "invalid x-api-key"}})
+            elif fake.models_status != 200:
+                self._send_json(fake.models_status, {"type": "error", "error": {"type": "api_error",
+                                                                                "message": "models unavailable"}})
+            else:
+                data = [{"type": "model", "id": mid, "display_name": name, "created_at": "2026-01-01T00:00:00Z",
+                         "lifecycle": "active", **({"max_input_tokens": window} if window else {})}
+                        for mid, name, window in fake.models]
+                self._send_json(200, {"data": data, "has_more": False,
+                                      "first_id": data[0]["id"] if data else None,
+                                      "last_id": data[-1]["id"] if data else None})
         else:
             self._send_json(404, {"type": "error", "error": {"type": "not_found_error", "message": "no route"}})
 
@@ -798,6 +818,11 @@ class FakeAnthropic:
         self.cache = PromptCache()  # the prompt cache of issue 16, shared by every request to this fake
         self.ttft_base_s = 0.0  # latency model for benchmarks: base + uncached input tokens x prefill rate
         self.prefill_s_per_token = 0.0
+        #: GET /v1/models: (id, display name, max input tokens or None); a status other than 200 fails it
+        self.models: list[tuple[str, str, int | None]] = [("claude-sonnet-4-6", "Claude Sonnet 4.6", 1_000_000)]
+        self.models_status = 200
+        self.models_delay_s = 0.0
+        self.model_list_calls = 0
 
     def __repr__(self) -> str:
         return f"FakeAnthropic(base_url={self.base_url!r}, requests={len(self._requests)})"

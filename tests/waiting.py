@@ -5,6 +5,11 @@
 - :func:`eventually` is the one place that re-checks a condition at an interval, for facts that nothing
   announces: a process appearing in ``/proc`` (a sandboxed command can tell no one it started) or a file that a
   detached process writes. Every use says which fact it waits for; nothing else in the tests polls.
+- :func:`watching` samples a witness while something runs, for what must *not* happen and leaves no trace
+  to look at afterwards (a connection that is accepted and dropped, a tracer that attaches and detaches).
+
+Waits on what the code under test reports (events, notifications, requests it records) use the waiters of
+the harnesses instead (``Session.wait_until``, ``RecordingSink.wait_until``, ``FakeAnthropic.await_for``).
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ import contextlib
 import os
 import select
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -78,3 +83,14 @@ async def eventually(condition: Callable[[], T], what: str, timeout: float = 10.
             raise AssertionError(f"not within {timeout}s: {what}")
         await asyncio.sleep(RECHECK_S)
     return value
+
+
+async def watching(awaitable: Awaitable[T], check: Callable[[], None], interval: float = 0.005) -> T:
+    """Await ``awaitable`` while calling ``check()`` (an outside witness) every ``interval`` s, and once more
+    after it is done; returns its result. The wait between checks ends early when ``awaitable`` finishes."""
+    task = asyncio.ensure_future(awaitable)
+    while not task.done():
+        check()
+        await asyncio.wait({task}, timeout=interval)
+    check()
+    return task.result()

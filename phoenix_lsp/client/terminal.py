@@ -42,8 +42,10 @@ from ..protocol.converter import plain_converter
 from ..protocol.results import (
     CancelResult,
     GetConversationResult,
+    ListModelsResult,
     NewConversationResult,
     SendMessageResult,
+    SetModelResult,
     SetStyleResult,
 )
 from ..protocol.views import PendingApproval, TokenUsage
@@ -66,6 +68,7 @@ Type a message and press Enter; the answer streams below. Commands:
   /plan             switch back to Restricted mode (read-only, sandboxed)
   /style NAME       chat | discussion | plan | development | task
   /policy POLICY    interactive (ask before each write or command) | auto (do not ask)
+  /model [ID]       list the models this key can use, or switch to one from the next turn
   /usage            tokens used so far (sub-agents included), how much came from the cache, estimated cost
   /help             this text
   /quit             leave (Ctrl-D at the prompt does the same)
@@ -268,7 +271,7 @@ class Question:
 
     kind: str  # "approval" | "upgrade"
     conversation_id: str
-    request_id: str
+    tool_use_id: str
     text: list[str] = field(default_factory=list)
     shown: bool = False
     #: Always Allow's scopes as (rule, label), narrowest first: `a` takes the first, `t` the whole tool
@@ -658,6 +661,8 @@ class Chat:
                 suggestion = SetStyleResult.model_validate(result).suggestion if result is not None else None
                 if suggestion is not None:
                     self.screen.line(f"[style] tip: type {suggestion.command} to switch modes.", "dim")
+        elif command == "/model":
+            await self._model(argument)
         elif command == "/usage":
             result = await self._call("phoenix/getConversation", limit=1)
             if result is not None:
@@ -671,6 +676,27 @@ class Chat:
         else:
             self.screen.line(f"Unknown command {command}; /help lists the commands.", "yellow")
         return True
+
+    async def _model(self, model: str) -> None:
+        """``/model``: the models to choose from (the one in use marked); ``/model ID``: switch to it."""
+        if model:
+            result = await self._call("phoenix/setModel", model=model)
+            if result is not None and not SetModelResult.model_validate(result).changed:
+                self.screen.line(f"[model] already {model}", "dim")
+            return
+        current = await self._call("phoenix/getConversation", limit=1)
+        try:
+            listed = ListModelsResult.model_validate(await self.request("phoenix/listModels", {}))
+        except JsonRpcException as exc:
+            self.screen.line(f"[error] {exc.message}", "red")
+            return
+        in_use = GetConversationResult.model_validate(current).model if current is not None else None
+        for m in listed.models:
+            mark = "*" if m.id == in_use else " "
+            self.screen.line(f"{mark} {m.id:<28} {m.name} ({m.context_window:,} tokens)", "dim")
+        if listed.reason:
+            self.screen.line(listed.reason, "yellow")
+        self.screen.line("Switch with /model ID (from the next turn).", "dim")
 
     async def _call(self, method: str, **params: Any) -> dict[str, Any] | None:
         try:
@@ -710,7 +736,7 @@ class Chat:
                 self.screen.prompt(question.retry_prompt, "bold+yellow")
                 return
             method = "phoenix/respondToApproval"
-            params = {"conversationId": question.conversation_id, "approvalId": question.request_id,
+            params = {"conversationId": question.conversation_id, "toolUseId": question.tool_use_id,
                       "decision": decision}
             if decision == "alwaysAllow" and question.scopes:  # REQ-PERM-020: the scope the user chose
                 params["rule"] = question.scopes[-1 if word in ("t", "tool") else 0][0]
@@ -721,7 +747,7 @@ class Chat:
                 return
             method = "phoenix/respondToModeUpgrade"
             params = {"conversationId": question.conversation_id, "approve": approve,
-                      "requestId": question.request_id}
+                      "toolUseId": question.tool_use_id}
         if question in self.questions:
             self.questions.remove(question)
         try:
@@ -775,10 +801,13 @@ class Chat:
                 screen.line(f"[style] {text} Type {event.command} to switch.", "dim")
             case ev.PolicyChanged():
                 screen.line(f"[approvals] {event.policy.value} (was {event.previous.value})", "cyan")
+            case ev.ModelChanged():
+                screen.line(f"[model] {event.model} answers from the next turn (was {event.previous}; "
+                            f"context window {event.context_window:,} tokens)", "cyan")
             case ev.ApprovalRequested():
                 self._open_approval(cid, event)
             case ev.UpgradeRequested():
-                self._open_upgrade(cid, event.request_id, event.reason)
+                self._open_upgrade(cid, event.tool_use_id, event.reason)
             case ev.ApprovalResolved() | ev.UpgradeResolved():
                 self._resolved(cid, event)
             case ev.AlwaysAllowChanged():
@@ -856,27 +885,27 @@ class Chat:
             lines.append(f"  always allow: [a] {scopes[0][1]}   [t] {scopes[-1][1]} (every call of the tool)")
         if cid != self.conversation_id:
             lines[0] = f"[agent {cid[:8]}] " + lines[0]
-        self._add_question(Question("approval", cid, event.approval_id, lines, scopes=scopes))
+        self._add_question(Question("approval", cid, event.tool_use_id, lines, scopes=scopes))
 
-    def _open_upgrade(self, cid: str, request_id: str, reason: str) -> None:
+    def _open_upgrade(self, cid: str, tool_use_id: str, reason: str) -> None:
         lines = [f"[upgrade] the agent asks for Unrestricted mode (it may change files): {reason.strip()}"]
-        self._add_question(Question("upgrade", cid, request_id, lines))
+        self._add_question(Question("upgrade", cid, tool_use_id, lines))
 
     def _add_question(self, question: Question) -> None:
-        if any(q.request_id == question.request_id and q.kind == question.kind for q in self.questions):
+        if any(q.tool_use_id == question.tool_use_id and q.kind == question.kind for q in self.questions):
             return
         self.questions.append(question)
         self.ui.put_nowait(CHANGED)
 
     def _resolved(self, cid: str, event: ev.ApprovalResolved | ev.UpgradeResolved) -> None:
         upgrade = isinstance(event, ev.UpgradeResolved)
-        request_id = event.request_id if isinstance(event, ev.UpgradeResolved) else event.approval_id
+        tool_use_id = event.tool_use_id
         if isinstance(event, ev.UpgradeResolved):
             verdict = "approved" if event.approved else ("cancelled" if event.cancelled else "denied")
         else:
             verdict = event.decision
         for question in list(self.questions):
-            if question.request_id == request_id and question.conversation_id == cid:
+            if question.tool_use_id == tool_use_id and question.conversation_id == cid:
                 self.questions.remove(question)
                 if question.shown:
                     self.screen.close_prompt()
@@ -902,7 +931,7 @@ class Chat:
             case ev.ApprovalRequested():
                 self._open_approval(cid, event)
             case ev.UpgradeRequested():
-                self._open_upgrade(cid, event.request_id, event.reason)
+                self._open_upgrade(cid, event.tool_use_id, event.reason)
             case ev.ApprovalResolved() | ev.UpgradeResolved():
                 self._resolved(cid, event)
             case ev.Error():
@@ -924,7 +953,7 @@ class Chat:
             self._open_approval(self.conversation_id, conversation.pending_approval)
         if conversation.pending_upgrade is not None:
             upgrade = conversation.pending_upgrade
-            self._open_upgrade(self.conversation_id, upgrade.request_id, upgrade.reason)
+            self._open_upgrade(self.conversation_id, upgrade.tool_use_id, upgrade.reason)
         self._set_status(conversation.status)
 
     # -------------------------------------------------------------------------------- the editor role

@@ -56,8 +56,7 @@ class CancelTool:
 
 @dataclass(frozen=True, slots=True)
 class AskApproval:
-    approval_id: str
-    call: ToolUse
+    call: ToolUse  # its id is the approval's id: phoenix/respondToApproval names it
     scopes: tuple[AllowRule, ...] = ()  # what Always Allow may add, narrowest first (REQ-PERM-020)
 
 
@@ -112,6 +111,7 @@ NotifyKind = Literal[
     "usage",
     "error",
     "always_allow",
+    "model",
 ]
 
 
@@ -151,6 +151,7 @@ class UserCommand:
 RejectCode = Literal[
     "busy",
     "context_exhausted",
+    "context_too_large",
     "empty_message",
     "finished",
     "illegal_event",

@@ -56,7 +56,7 @@ class Stop:
 
 @dataclass(frozen=True, slots=True)
 class ApprovalAnswer:
-    approval_id: str
+    tool_use_id: str
     decision: Decision
     rule: str | None = None  # alwaysAllow: which offered scope (its ``rule`` or ``label``); None = narrowest
 
@@ -81,6 +81,16 @@ class SetStyle:
 @dataclass(frozen=True, slots=True)
 class SetPolicy:
     policy: Policy
+
+
+@dataclass(frozen=True, slots=True)
+class SetModel:
+    """The user chooses the model that answers from the next turn (REQ-MODEL-003).
+
+    ``context_window`` is the new model's, from the server's model table: the core decides with it."""
+
+    model: str
+    context_window: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,6 +138,7 @@ Event = (
     | SetMode
     | SetStyle
     | SetPolicy
+    | SetModel
     | RevokeAlwaysAllow
     | TriggerContinuation
     | AgentEnded

@@ -43,6 +43,7 @@ from .events import (
     LlmFailed,
     RevokeAlwaysAllow,
     SetMode,
+    SetModel,
     SetPolicy,
     SetStyle,
     Stop,
@@ -225,8 +226,8 @@ def _dispatch(state: ConversationState, batch: Batch) -> Out:
             return state, (*effects, *more)
         if isinstance(verdict, Ask):
             effects += [
-                AskApproval(call.id, call, scopes_for(state.always_allow, call)),
-                Audit(Actor.AGENT, "approvalRequested", {"tool": call.name, "approvalId": call.id}),
+                AskApproval(call, scopes_for(state.always_allow, call)),
+                Audit(Actor.AGENT, "approvalRequested", {"tool": call.name, "toolUseId": call.id}),
             ]
             return replace(state, status=AwaitingApproval(batch, call.id)), tuple(effects)
         assert isinstance(verdict, Allow)
@@ -281,7 +282,7 @@ def _on_user_message(state: ConversationState, ev: UserMessage) -> Out:
 def _busy(state: ConversationState) -> Out:
     status = state.status
     if isinstance(status, AwaitingApproval):
-        why = f"it is waiting for your approval of {status.batch.current.name} (approval {status.approval_id})"
+        why = f"it is waiting for your approval of {status.batch.current.name} (tool call {status.tool_use_id})"
     elif isinstance(status, AwaitingUpgrade):
         why = "it is waiting for your answer to its request for Unrestricted mode"
     else:
@@ -416,12 +417,12 @@ def _on_tool_done(state: ConversationState, ev: ToolDone) -> Out:
 
 def _on_approval(state: ConversationState, ev: ApprovalAnswer) -> Out:
     status = state.status
-    if not isinstance(status, AwaitingApproval) or ev.approval_id != status.approval_id:
-        pending = f" The pending one is {status.approval_id}." if isinstance(status, AwaitingApproval) else ""
+    if not isinstance(status, AwaitingApproval) or ev.tool_use_id != status.tool_use_id:
+        pending = f" The pending one is {status.tool_use_id}." if isinstance(status, AwaitingApproval) else ""
         return _reject(
             state,
             "no_such_approval",
-            f"There is no pending approval {ev.approval_id}: it was already answered, cancelled, or never "
+            f"There is no pending approval {ev.tool_use_id}: it was already answered, cancelled, or never "
             f"existed.{pending} Nothing was changed.",
         )
     call = status.batch.current
@@ -444,7 +445,7 @@ def _on_approval(state: ConversationState, ev: ApprovalAnswer) -> Out:
         resolved["rule"] = rule.label
     effects: list[Effect] = [
         Audit(Actor.USER, "approvalResolved", resolved),
-        Notify("approval_resolved", {"request": "approval", "approvalId": status.approval_id,
+        Notify("approval_resolved", {"request": "approval", "toolUseId": status.tool_use_id,
                                      "decision": ev.decision.value}),
     ]
     if ev.decision is Decision.DENY:  # REQ-PERM-004
@@ -473,7 +474,7 @@ def _on_upgrade(state: ConversationState, ev: UpgradeAnswer) -> Out:
             "There is no pending upgrade request: it was already answered or cancelled. Nothing was changed.",
         )
     call = status.batch.current
-    resolved = Notify("approval_resolved", {"request": "upgrade", "approvalId": call.id,
+    resolved = Notify("approval_resolved", {"request": "upgrade", "toolUseId": call.id,
                                             "decision": "approve" if ev.approve else "deny"})
     if not ev.approve:
         audit = Audit(Actor.USER, "upgradeResolved", {"approve": False})
@@ -501,7 +502,7 @@ def _on_set_mode(state: ConversationState, ev: SetMode, via: str = "setMode") ->
     if isinstance(status, AwaitingApproval) and not isinstance(decide(state, status.batch.current), Ask):
         # The call waiting for approval has not started: it is decided again under the new mode
         # (a patch is refused, bash runs sandboxed) instead of asking about something that cannot run.
-        resolved = Notify("approval_resolved", {"request": "approval", "approvalId": status.approval_id,
+        resolved = Notify("approval_resolved", {"request": "approval", "toolUseId": status.tool_use_id,
                                                 "decision": "superseded"})
         state, more = _dispatch(state, status.batch)
         return state, (*effects, resolved, *more)
@@ -533,6 +534,38 @@ def _on_set_policy(state: ConversationState, ev: SetPolicy) -> Out:
     return state, (
         Notify("policy", {"policy": ev.policy.value, "previous": previous.value}),
         Audit(Actor.USER, "policyChanged", {"policy": ev.policy.value}),
+    )
+
+
+def _on_set_model(state: ConversationState, ev: SetModel) -> Out:
+    """Another model answers from the next turn, if the context in use fits its window (REQ-MODEL-003)."""
+    if state.is_subagent:
+        return _reject(state, "subagent", "A sub-agent answers with its parent's model; nothing was changed.")
+    if ev.model == state.model:
+        return state, ()
+    settings = state.settings
+    room = int(ev.context_window * settings.continue_ratio)
+    if state.context_tokens >= room:
+        return _reject(
+            state,
+            "context_too_large",
+            f"{ev.model} cannot take over this conversation: its context window ({ev.context_window:,} tokens) "
+            f"is too small for the {state.context_tokens:,} tokens in use (they must stay under "
+            f"{settings.continue_ratio:.0%} of the window). Nothing was changed; {state.model} still answers. "
+            "To go on with the smaller model, continue in a new conversation from a summary "
+            "(phoenix/triggerContinuation), and choose the model there.",
+        )
+    previous = state.model
+    warned = state.context_tokens >= ev.context_window * settings.warn_ratio
+    state = replace(
+        state,
+        model=ev.model,
+        settings=replace(settings, context_window=ev.context_window),
+        warned=warned,
+    )
+    return state, (
+        Notify("model", {"model": ev.model, "previous": previous, "contextWindow": ev.context_window}),
+        Audit(Actor.USER, "modelChanged", {"model": ev.model, "previous": previous}),
     )
 
 
@@ -586,7 +619,7 @@ def _on_cancel(state: ConversationState, ev: Cancel | Stop) -> Out:
             return _settle(state, Idle()), tuple(effects)
         else:
             request = "upgrade" if isinstance(status, AwaitingUpgrade) else "approval"
-            resolved = {"request": request, "approvalId": status.batch.current.id, "decision": "cancelled"}
+            resolved = {"request": request, "toolUseId": status.batch.current.id, "decision": "cancelled"}
             effects.append(Notify("approval_resolved", resolved))
         state = _close_batch(state, _fill(status.batch, running, queued))
     if isinstance(ev, Stop):
@@ -651,7 +684,7 @@ def _on_restore(state: ConversationState, ev: RestoreEvent) -> Out:
         return _settle(state, Finished(False, "stopped because the server restarted")), ()
     if isinstance(status, AwaitingApproval):
         call = status.batch.current
-        return state, (AskApproval(status.approval_id, call, scopes_for(state.always_allow, call)),)
+        return state, (AskApproval(call, scopes_for(state.always_allow, call)),)
     if isinstance(status, AwaitingUpgrade):
         return state, (AskUpgrade(status.batch.current.id, status.reason),)
     if isinstance(status, RunningTool):
@@ -687,8 +720,8 @@ _RESTING: dict[type, Handler] = {**_ALWAYS, Cancel: _on_idle_cancel}
 
 #: status -> event type -> handler. Anything else is refused without changing the state.
 TABLE: Mapping[type, Mapping[type, Handler]] = {
-    Idle: {**_RESTING, TriggerContinuation: _on_continuation},
-    Error: {**_RESTING, TriggerContinuation: _on_continuation},
+    Idle: {**_RESTING, TriggerContinuation: _on_continuation, SetModel: _on_set_model},
+    Error: {**_RESTING, TriggerContinuation: _on_continuation, SetModel: _on_set_model},
     Exhausted: _RESTING,
     Finished: {RestoreEvent: _on_restore, Stop: _on_cancel, SetStyle: _on_set_style, AgentUsage: _on_agent_usage},
     AwaitingLlm: {**_BUSY, LlmDone: _on_llm_done, LlmFailed: _on_llm_failed},

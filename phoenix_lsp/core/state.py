@@ -56,7 +56,7 @@ class AwaitingApproval:
     """Policy interactive: the current call waits for Allow / Deny / Always Allow (REQ-PERM-002)."""
 
     batch: Batch
-    approval_id: str
+    tool_use_id: str
     kind: Literal["awaiting_approval"] = "awaiting_approval"
 
 

@@ -257,6 +257,15 @@ class LlmClient:
             await self._sdk.close()
             self._sdk = None
 
+    async def list_models(self, limit: int = 100) -> list[tuple[str, str, int | None]]:
+        """The models the API key can use, newest first: ``(id, display name, context window or None)``.
+
+        Raises on any failure (no key, network, HTTP error): the caller falls back to its own list."""
+        if not self._api_key:
+            raise RuntimeError(f"no Anthropic API key is configured ({_API_KEY_HELP})")
+        page = await self._client().models.list(limit=limit)
+        return [(m.id, m.display_name, getattr(m, "max_input_tokens", None)) for m in page.data]
+
     async def stream(self, request: LlmRequest, on_text: Callable[[str], None]) -> LlmSuccess | LlmFailure:
         """Run one streaming call; see the module docstring for the full contract."""
         if not self._api_key:

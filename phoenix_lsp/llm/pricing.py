@@ -3,13 +3,14 @@
 Prices are list prices in US dollars per million tokens. A cache write costs 1.25x the input price for the
 5-minute TTL and 2x for the 1-hour TTL, a cache read 0.1x, unless a price sets them. The figure computed here
 is an estimate (discounts, batch pricing, long-context surcharges and taxes are not known to the server),
-and every place that shows it says so. The defaults cover the models the product offers
-(``server/settings.py``); users override or add models with the ``modelPrices`` setting.
+and every place that shows it says so. The list prices of the models the product knows are in
+``llm/models.py`` (one table with their context windows); users override or add models with the
+``modelPrices`` setting. The 1M-context models are priced at their base rate: requests over 200k input tokens
+cost more, which this estimate does not know.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
@@ -38,15 +39,6 @@ class Price:
         return self.cache_read if self.cache_read is not None else self.input * READ
 
 
-#: List prices of the models the product offers. The 1M-context Sonnet is priced as Sonnet: requests over
-#: 200k input tokens cost more, which this estimate does not know.
-DEFAULT_PRICES: Mapping[str, Price] = {
-    "claude-opus-4-1": Price(15.0, 75.0),
-    "claude-opus-4-5": Price(5.0, 25.0),
-    "claude-sonnet-4-5": Price(3.0, 15.0),
-    "claude-sonnet-4-5[1m]": Price(3.0, 15.0),
-    "claude-haiku-4-5": Price(1.0, 5.0),
-}
 
 
 def estimate_usd(

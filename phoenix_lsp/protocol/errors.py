@@ -27,7 +27,7 @@ class AgentBusyData(Wire):
 
 class RequestNotOpenData(Wire):
     kind: Literal["requestNotOpen"] = "requestNotOpen"
-    request_id: str | None = None
+    tool_use_id: str | None = None
     status: StatusKind | None = None
     reason: str | None = None
 

@@ -101,10 +101,16 @@ class PolicyChanged(EventBase):
     previous: Policy
 
 
+class ModelChanged(EventBase):
+    kind: Literal["modelChanged"] = "modelChanged"
+    model: str
+    previous: str
+    context_window: int
+
+
 class ApprovalRequested(EventBase):
     kind: Literal["approvalRequested"] = "approvalRequested"
-    approval_id: str
-    tool_use_id: str
+    tool_use_id: str = Field(description="the tool call's id; phoenix/respondToApproval answers it")
     tool_name: str
     description: str
     arguments: dict[str, Any]
@@ -119,20 +125,19 @@ ApprovalOutcome = Literal["allow", "deny", "alwaysAllow", "cancelled", "supersed
 
 class ApprovalResolved(EventBase):
     kind: Literal["approvalResolved"] = "approvalResolved"
-    approval_id: str
+    tool_use_id: str
     decision: ApprovalOutcome
 
 
 class UpgradeRequested(EventBase):
     kind: Literal["upgradeRequested"] = "upgradeRequested"
-    request_id: str = Field(description="the tool call's id")
-    tool_use_id: str
+    tool_use_id: str = Field(description="the upgrade_request call's id; phoenix/respondToModeUpgrade answers it")
     reason: str
 
 
 class UpgradeResolved(EventBase):
     kind: Literal["upgradeResolved"] = "upgradeResolved"
-    request_id: str
+    tool_use_id: str
     approved: bool
     cancelled: bool
 
@@ -217,6 +222,7 @@ EventKinds = (
     | StyleChanged
     | StyleSuggestionEvent
     | PolicyChanged
+    | ModelChanged
     | ApprovalRequested
     | ApprovalResolved
     | UpgradeRequested

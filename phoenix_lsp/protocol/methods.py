@@ -27,6 +27,8 @@ _ALL = (
     Method("phoenix/respondToApproval", p.RespondToApprovalParams, r.RespondToApprovalResult),
     Method("phoenix/setApprovalPolicy", p.SetApprovalPolicyParams, r.SetApprovalPolicyResult),
     Method("phoenix/setStyle", p.SetStyleParams, r.SetStyleResult),
+    Method("phoenix/listModels", p.ListModelsParams, r.ListModelsResult),
+    Method("phoenix/setModel", p.SetModelParams, r.SetModelResult),
     Method("phoenix/triggerContinuation", p.ConversationRef, r.TriggerContinuationResult),
     Method("phoenix/getAuditLog", p.GetAuditLogParams, r.GetAuditLogResult),
     Method("phoenix/listAlwaysAllowed", p.ConversationRef, r.ListAlwaysAllowedResult),

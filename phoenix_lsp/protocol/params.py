@@ -52,11 +52,11 @@ class SetModeParams(ConversationRef):
 
 class RespondToModeUpgradeParams(ConversationRef):
     approve: bool
-    request_id: str | None = None
+    tool_use_id: str | None = None
 
 
 class RespondToApprovalParams(ConversationRef):
-    approval_id: str = Field(min_length=1)
+    tool_use_id: str = Field(min_length=1)
     decision: Decision
     rule: str | None = Field(
         default=None, max_length=2000,
@@ -77,6 +77,14 @@ class RevokeAlwaysAllowParams(ConversationRef):
     rule: str | None = Field(
         default=None, max_length=2000, description="one rule of the tool; absent = every rule of the tool"
     )
+
+
+class ListModelsParams(Wire):
+    refresh: bool = Field(default=False, description="ask the API again instead of the list kept from the last call")
+
+
+class SetModelParams(ConversationRef):
+    model: str = Field(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9][A-Za-z0-9._:@/\[\]-]*$")
 
 
 class GetAuditLogParams(Wire):

@@ -99,7 +99,7 @@ class RespondToModeUpgradeResult(Wire):
 
 
 class RespondToApprovalResult(Wire):
-    approval_id: str
+    tool_use_id: str
     decision: Decision
 
 
@@ -111,6 +111,28 @@ class SetStyleResult(Wire):
     style: Style
     mode: Mode
     suggestion: StyleSuggestion | None = None
+
+
+class ModelView(Wire):
+    """A model a conversation can use (REQ-MODEL-001)."""
+
+    id: str
+    name: str
+    context_window: int = Field(description="tokens; the continuation thresholds are computed from it")
+
+
+class ListModelsResult(Wire):
+    models: list[ModelView]
+    default_model: str = Field(description="what a new conversation uses unless it names a model")
+    source: Literal["api", "builtin"] = Field(description="the API's model list, or the built-in one")
+    reason: str | None = Field(default=None, description="why the built-in list is given (source builtin)")
+
+
+class SetModelResult(Wire):
+    model: str
+    previous: str
+    changed: bool
+    context_window: int
 
 
 class TriggerContinuationResult(Wire):

@@ -112,7 +112,6 @@ class AlwaysAllowRule(AlwaysAllowScope):
 class PendingApproval(Wire):
     """An approval waiting for the user (the same fields as the `approvalRequested` event)."""
 
-    approval_id: str
     tool_use_id: str
     tool_name: str
     description: str
@@ -124,7 +123,6 @@ class PendingApproval(Wire):
 
 
 class PendingUpgrade(Wire):
-    request_id: str
     tool_use_id: str
     reason: str
 

@@ -6,12 +6,12 @@ Each feature is a module of ``features/`` with a ``setup(server)`` (specs/protoc
 from __future__ import annotations
 
 from . import commands, confirm
-from .features import audit, conversations, lifecycle, messages, modes
+from .features import audit, conversations, lifecycle, messages, models, modes
 from .lsp import PhoenixServer
 
 #: the phoenix/* features, then what plain clients use: executeCommand and code actions (commands.py), and the
 #: check that an open document shows an edit the editor says it applied (confirm.py)
-FEATURES = (lifecycle, conversations, messages, modes, audit, confirm, commands)
+FEATURES = (lifecycle, conversations, messages, modes, models, audit, confirm, commands)
 
 
 def create() -> PhoenixServer:

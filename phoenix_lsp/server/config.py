@@ -14,8 +14,8 @@ from typing import Any
 from pydantic import Field, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from ..llm.models import DEFAULT_MODEL
 from ..protocol.params import InitializationOptions
-from .settings import DEFAULT_MODEL
 
 ENV_PREFIX = "PHOENIX_"
 

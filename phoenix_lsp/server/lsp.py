@@ -63,18 +63,18 @@ class PhoenixServer(LanguageServer):
         else:
             self.plain.event(event, params)
 
-    def ask_approval(self, runtime: Runtime, approval_id: str, call: ToolUse) -> None:
+    def ask_approval(self, runtime: Runtime, tool_use_id: str, call: ToolUse) -> None:
         if not self.rich and self.hub is not None:
             from .runtime import describe_tool
 
-            self.plain.ask_approval(runtime, approval_id, call, describe_tool(call.name))
+            self.plain.ask_approval(runtime, tool_use_id, call, describe_tool(call.name))
 
-    def ask_upgrade(self, runtime: Runtime, request_id: str, reason: str) -> None:
+    def ask_upgrade(self, runtime: Runtime, tool_use_id: str, reason: str) -> None:
         if not self.rich and self.hub is not None:
-            self.plain.ask_upgrade(runtime, request_id, reason)
+            self.plain.ask_upgrade(runtime, tool_use_id, reason)
 
-    def withdraw(self, runtime: Runtime, request_id: str) -> None:
-        self.plain.withdraw(request_id)
+    def withdraw(self, runtime: Runtime, tool_use_id: str) -> None:
+        self.plain.withdraw(tool_use_id)
 
     def open_documents(self) -> Mapping[Path, str]:
         docs: dict[Path, str] = {}

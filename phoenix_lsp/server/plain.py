@@ -212,28 +212,28 @@ class PlainClient:
 
     # ----------------------------------------------------------------------------------- dialogs
 
-    def ask_approval(self, runtime: Runtime, approval_id: str, call: ToolUse, description: str) -> None:
+    def ask_approval(self, runtime: Runtime, tool_use_id: str, call: ToolUse, description: str) -> None:
         text = approval_text(runtime, call, description)
         actions = {"Allow": Decision.ALLOW, "Deny": Decision.DENY, "Always Allow": Decision.ALWAYS_ALLOW}
 
         async def ask() -> None:
-            choice = await self._show(approval_id, text, list(actions))
+            choice = await self._show(tool_use_id, text, list(actions))
             if choice is not False:  # False: the client could not answer; the request stays open
-                runtime.answer_approval(approval_id, actions.get(str(choice or "Deny"), Decision.DENY))
+                runtime.answer_approval(tool_use_id, actions.get(str(choice or "Deny"), Decision.DENY))
 
-        self.requests[approval_id] = self.spawn(ask())
+        self.requests[tool_use_id] = self.spawn(ask())
 
-    def ask_upgrade(self, runtime: Runtime, request_id: str, reason: str) -> None:
+    def ask_upgrade(self, runtime: Runtime, tool_use_id: str, reason: str) -> None:
         text = f"phoenix asks for Unrestricted mode (write access) in conversation {runtime.id[:8]}: {reason}"
 
         async def ask() -> None:
-            choice = await self._show(request_id, text, ["Approve", "Deny"])
+            choice = await self._show(tool_use_id, text, ["Approve", "Deny"])
             if choice is not False:
                 runtime.answer_upgrade(choice == "Approve")
 
-        self.requests[request_id] = self.spawn(ask())
+        self.requests[tool_use_id] = self.spawn(ask())
 
-    async def _show(self, request_id: str, text: str, titles: list[str]) -> str | bool | None:
+    async def _show(self, tool_use_id: str, text: str, titles: list[str]) -> str | bool | None:
         """The title the user chose, None when dismissed (counts as deny), False when the client failed."""
         params = types.ShowMessageRequestParams(
             type=types.MessageType.Warning, message=text, actions=[types.MessageActionItem(title=t) for t in titles]
@@ -248,17 +248,17 @@ class PlainClient:
                 self.ls.protocol.notify("$/cancelRequest", types.CancelParams(id=msg_id))
             raise
         except Exception as exc:  # REQ-PERM-016: never approve by default; the request stays pending
-            log.warning("could not ask the client about %s (%s); it stays pending", request_id, exc)
+            log.warning("could not ask the client about %s (%s); it stays pending", tool_use_id, exc)
             return False
         finally:
-            self.requests.pop(request_id, None)
+            self.requests.pop(tool_use_id, None)
         if result is None:
             return None  # dismissed (Escape) counts as deny
         title = result.get("title") if isinstance(result, dict) else getattr(result, "title", None)
         return str(title) if title else None
 
-    def withdraw(self, request_id: str) -> None:
-        task = self.requests.pop(request_id, None)
+    def withdraw(self, tool_use_id: str) -> None:
+        task = self.requests.pop(tool_use_id, None)
         if task is not None and task is not asyncio.current_task():
             task.cancel()
 

@@ -58,14 +58,14 @@ from ..core.events import (
 from ..core.state import BUSY, RESTING_KINDS, ConversationState, Settings
 from ..core.values import Decision, Message, Mode, Policy, Style, Text, ToolUse, Usage
 from ..llm.cache import CacheSettings
-from ..llm.pricing import DEFAULT_PRICES, Price
+from ..llm.models import PRICES, context_window
+from ..llm.pricing import Price
 from ..protocol import events as ev
 from ..protocol.base import to_wire
 from ..protocol.views import AgentRef, ContextUsage, StyleSuggestion
 from ..sandbox.env import clean_environment  # one rule for the server and `sandbox run` (REQ-BASH-021)
 from ..store import AuditEntry, ConversationRecord, Store
 from . import prompts, wire
-from .settings import context_window
 
 log = logging.getLogger(__name__)
 
@@ -95,9 +95,9 @@ class Sink(Protocol):
     """What the runtime needs from the LSP side (implemented by the server)."""
 
     def event(self, event: ev.EventKinds, params: dict[str, Any]) -> None: ...
-    def ask_approval(self, runtime: Runtime, approval_id: str, call: ToolUse) -> None: ...
-    def ask_upgrade(self, runtime: Runtime, request_id: str, reason: str) -> None: ...
-    def withdraw(self, runtime: Runtime, request_id: str) -> None: ...
+    def ask_approval(self, runtime: Runtime, tool_use_id: str, call: ToolUse) -> None: ...
+    def ask_upgrade(self, runtime: Runtime, tool_use_id: str, reason: str) -> None: ...
+    def withdraw(self, runtime: Runtime, tool_use_id: str) -> None: ...
     def open_documents(self) -> Mapping[Path, str]: ...
     async def apply_patch(self, runtime: Runtime, call: ToolUse) -> tuple[str, bool]: ...
 
@@ -116,7 +116,7 @@ class HubConfig:
     agent_concurrency: int = 4
     env: Mapping[str, str] = field(default_factory=dict)
     cache: CacheSettings = field(default_factory=CacheSettings)  # prompt caching (issue 16)
-    prices: Mapping[str, Price] = field(default_factory=lambda: dict(DEFAULT_PRICES))
+    prices: Mapping[str, Price] = field(default_factory=lambda: dict(PRICES))
     deny_read: tuple[Path, ...] | None = None  # None: sandbox defaults (see sandbox/denylist.py)
     background_timeout_s: float | None = None
 
@@ -320,10 +320,10 @@ class Runtime:
                 if task := self.tool_tasks.pop(effect.tool_use_id, None):
                     task.cancel()
             case AskApproval():
-                self.emit(ev.ApprovalRequested(**self.approval_fields(effect.approval_id, effect.call)))
-                self.hub.sink.ask_approval(self, effect.approval_id, effect.call)
+                self.emit(ev.ApprovalRequested(**self.approval_fields(effect.call)))
+                self.hub.sink.ask_approval(self, effect.call.id, effect.call)
             case AskUpgrade():
-                self.emit(ev.UpgradeRequested(request_id=effect.tool_use_id, tool_use_id=effect.tool_use_id,
+                self.emit(ev.UpgradeRequested(tool_use_id=effect.tool_use_id,
                                               reason=effect.reason))
                 self.hub.sink.ask_upgrade(self, effect.tool_use_id, effect.reason)
             case Notify():
@@ -367,11 +367,10 @@ class Runtime:
             parent.emit(ev.SubAgentFinished(agent_id=effect.agent_id, outcome="submitted" if effect.ok else "failed",
                                             reason=None if effect.ok else effect.result))
 
-    def approval_fields(self, approval_id: str, call: ToolUse) -> dict[str, Any]:
+    def approval_fields(self, call: ToolUse) -> dict[str, Any]:
         from ..core.rules import scopes_for
 
         return {
-            "approval_id": approval_id,
             "tool_use_id": call.id,
             "tool_name": call.name,
             "description": describe_tool(call.name),
@@ -393,13 +392,13 @@ class Runtime:
         d = effect.detail
         match effect.kind:
             case "approval_resolved":
-                request_id = str(d["approvalId"])
+                tool_use_id = str(d["toolUseId"])
                 if d["request"] == "upgrade":
-                    self.emit(ev.UpgradeResolved(request_id=request_id, approved=d["decision"] == "approve",
+                    self.emit(ev.UpgradeResolved(tool_use_id=tool_use_id, approved=d["decision"] == "approve",
                                                  cancelled=d["decision"] == "cancelled"))
                 else:
-                    self.emit(ev.ApprovalResolved(approval_id=request_id, decision=d["decision"]))  # type: ignore[arg-type]
-                self.hub.sink.withdraw(self, request_id)
+                    self.emit(ev.ApprovalResolved(tool_use_id=tool_use_id, decision=d["decision"]))  # type: ignore[arg-type]
+                self.hub.sink.withdraw(self, tool_use_id)
             case "context":
                 state = d["state"]
                 if state == "exhausted":
@@ -422,6 +421,9 @@ class Runtime:
                     from ..sandbox.spawn import end_restricted_jobs
 
                     end_restricted_jobs(self.id)  # no lock or lease of the read-only phase outlives it
+            case "model":
+                self.hub.store.update_model(self.id, str(d["model"]))  # listings name the model in use
+                self.emit(ev.ModelChanged.model_validate(d))
             case kind:
                 self.emit(NOTIFICATIONS[kind].model_validate(d))
 
@@ -563,8 +565,8 @@ class Runtime:
 
     # ------------------------------------------------------------------------------------ answers
 
-    def answer_approval(self, approval_id: str, decision: Decision, rule: str | None = None) -> Reject | None:
-        return self.apply(ApprovalAnswer(approval_id, decision, rule)).reject
+    def answer_approval(self, tool_use_id: str, decision: Decision, rule: str | None = None) -> Reject | None:
+        return self.apply(ApprovalAnswer(tool_use_id, decision, rule)).reject
 
     def answer_upgrade(self, approve: bool) -> Reject | None:
         return self.apply(UpgradeAnswer(approve)).reject

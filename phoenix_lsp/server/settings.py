@@ -18,23 +18,6 @@ if TYPE_CHECKING:  # the llm room is imported on first use: app.py imports this 
 #: Seconds before a background command is stopped.
 BACKGROUND_TIMEOUT_ENV = "PHOENIX_BACKGROUND_TIMEOUT_S"
 
-DEFAULT_MODEL = "claude-sonnet-4-5"
-
-#: Known context windows in tokens. Unknown models get the smallest known one (REQ-BED-022).
-CONTEXT_WINDOWS: dict[str, int] = {
-    "claude-opus-4-1": 200_000,
-    "claude-opus-4-5": 200_000,
-    "claude-sonnet-4-5": 200_000,
-    "claude-haiku-4-5": 200_000,
-    "claude-sonnet-4-5[1m]": 1_000_000,
-}
-
-
-def context_window(model: str) -> int:
-    """The context window of ``model``; the smallest known window when the model is unknown."""
-    return CONTEXT_WINDOWS.get(model, min(CONTEXT_WINDOWS.values()))
-
-
 # ---------------------------------------------------------------------------------- prompt caching (issue 16)
 
 _SWITCH = {"on": True, "off": False, "true": True, "false": False, "1": True, "0": False}
@@ -78,10 +61,10 @@ def model_prices(option: Mapping[str, Any] | None, environ: Mapping[str, str]) -
     """The price table: the defaults, overridden per model by ``PHOENIX_MODEL_PRICES`` (a JSON object
     ``{"model": {"input": 3, "output": 15, "cacheWrite5m"?, "cacheWrite1h"?, "cacheRead"?}}``, USD per million
     tokens) and then by the ``modelPrices`` initialization option (already validated)."""
-    from ..llm.pricing import DEFAULT_PRICES
+    from ..llm.models import PRICES
     from ..protocol.params import ModelPriceIn
 
-    prices = dict(DEFAULT_PRICES)
+    prices = dict(PRICES)
     problems: list[str] = []
     raw = environ.get("PHOENIX_MODEL_PRICES", "").strip()
     if raw:
@@ -94,7 +77,7 @@ def model_prices(option: Mapping[str, Any] | None, environ: Mapping[str, str]) -
         except Exception as exc:
             problems.append(
                 f"phoenix-lsp: ignoring PHOENIX_MODEL_PRICES ({str(exc)[:200]}); using the default prices. Set it "
-                'to a JSON object such as {"claude-sonnet-4-5": {"input": 3, "output": 15}} (USD per million tokens).'
+                'to a JSON object such as {"claude-sonnet-4-6": {"input": 3, "output": 15}} (USD per million tokens).'
             )
     for model, entry in (option or {}).items():
         prices[model] = _price(entry)

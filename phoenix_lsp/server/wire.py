@@ -82,7 +82,7 @@ def pending_upgrade(state: ConversationState) -> views.PendingUpgrade | None:
     status = state.status
     if isinstance(status, AwaitingUpgrade):
         call = status.batch.current
-        return views.PendingUpgrade(request_id=call.id, tool_use_id=call.id, reason=status.reason)
+        return views.PendingUpgrade(tool_use_id=call.id, reason=status.reason)
     return None
 
 

@@ -206,6 +206,13 @@ class Store:
             self._require(conn, conversation_id)
             conn.execute("UPDATE conversations SET title = ? WHERE id = ?", (title, conversation_id))
 
+    def update_model(self, conversation_id: str, model: str) -> None:
+        """Record the model a conversation now uses (the user switched it between turns)."""
+        self.guard.check(model, f"the model of conversation {conversation_id!r}")
+        with self._write() as conn:
+            self._require(conn, conversation_id)
+            conn.execute("UPDATE conversations SET model = ? WHERE id = ?", (model, conversation_id))
+
     def save_state(self, conversation_id: str, state_json: str, status: str, updated_at: float) -> None:
         """Replace the conversation's state (one row per conversation; the previous one is gone)."""
         _require_time(updated_at, "updated_at")

@@ -7,7 +7,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -33,6 +32,7 @@ class ChatProcess:
         )
         self._out = ""
         self._err = ""
+        self._closed: set[str] = set()  # the streams that reached EOF
         self._cond = threading.Condition()
         self._threads = [
             threading.Thread(target=self._pump, args=(self.proc.stdout, "_out"), daemon=True),
@@ -43,13 +43,13 @@ class ChatProcess:
 
     def _pump(self, stream: object, attr: str) -> None:
         fd = stream.fileno()  # type: ignore[attr-defined]
-        while True:
-            chunk = os.read(fd, 4096)
-            if not chunk:
-                return
+        while chunk := os.read(fd, 4096):
             with self._cond:
                 setattr(self, attr, getattr(self, attr) + chunk.decode("utf-8", "replace"))
                 self._cond.notify_all()
+        with self._cond:  # EOF is news too: a waiter for text that can no longer come gives up at once
+            self._closed.add(attr)
+            self._cond.notify_all()
 
     @property
     def out(self) -> str:
@@ -62,21 +62,18 @@ class ChatProcess:
             return self._err
 
     def wait_for(self, text: str, start: int = 0, timeout: float = 15.0) -> int:
-        """Wait until ``text`` appears in stdout at or after ``start``; return the index just past it."""
-        deadline = time.monotonic() + timeout
+        """Wait until ``text`` appears in stdout at or after ``start``; return the index just past it.
+
+        Woken by each chunk the reader thread appends and by the end of stdout (no interval)."""
         with self._cond:
-            while True:
-                index = self._out.find(text, start)
-                if index >= 0:
-                    return index + len(text)
-                remaining = deadline - time.monotonic()
-                finished = self.proc.poll() is not None and not any(t.is_alive() for t in self._threads)
-                if remaining <= 0 or finished:
-                    raise AssertionError(
-                        f"{text!r} not in the chat output within {timeout}s (exit code {self.proc.poll()}).\n"
-                        f"stdout:\n{self._out}\nstderr:\n{self._err}"
-                    )
-                self._cond.wait(min(remaining, 0.5))
+            self._cond.wait_for(lambda: self._out.find(text, start) >= 0 or "_out" in self._closed, timeout)
+            index = self._out.find(text, start)
+            if index < 0:
+                raise AssertionError(
+                    f"{text!r} not in the chat output within {timeout}s (exit code {self.proc.poll()}).\n"
+                    f"stdout:\n{self._out}\nstderr:\n{self._err}"
+                )
+            return index + len(text)
 
     def send(self, line: str) -> None:
         assert self.proc.stdin is not None

@@ -4,7 +4,6 @@ cancelled; and that colours are used on a terminal."""
 
 from __future__ import annotations
 
-import contextlib
 import os
 import pty
 import select
@@ -30,37 +29,45 @@ class Tty:
             os.execve(sys.executable, [sys.executable, *argv], env)
         self.pid, self.fd, self.out = pid, fd, ""
 
+    def _read(self) -> bool:
+        """Append what the terminal has to ``out``; False once the child closed it (EOF or EIO)."""
+        try:
+            chunk = os.read(self.fd, 4096)
+        except OSError:  # EIO: the child closed the terminal
+            chunk = b""
+        self.out += chunk.decode("utf-8", "replace")
+        return bool(chunk)
+
     def wait_for(self, text: str, start: int = 0, timeout: float = 15.0) -> int:
+        """Read the terminal until ``text`` appears at or after ``start``; each read waits for output (select)."""
         deadline = time.monotonic() + timeout
         while (index := self.out.find(text, start)) < 0:
             remaining = deadline - time.monotonic()
-            if remaining <= 0:
+            ready, _, _ = select.select([self.fd], [], [], max(remaining, 0))
+            if not ready:
                 raise AssertionError(f"{text!r} not seen within {timeout}s; terminal so far:\n{self.out}")
-            ready, _, _ = select.select([self.fd], [], [], min(remaining, 0.5))
-            if ready:
-                try:
-                    chunk = os.read(self.fd, 4096)
-                except OSError:  # EIO: the child closed the terminal
-                    chunk = b""
-                if not chunk:
-                    raise AssertionError(f"{text!r} not seen before the terminal closed:\n{self.out}")
-                self.out += chunk.decode("utf-8", "replace")
+            if not self._read():
+                raise AssertionError(f"{text!r} not seen before the terminal closed:\n{self.out}")
         return index + len(text)
 
     def type(self, data: bytes) -> None:
         os.write(self.fd, data)
 
     def exit_code(self, timeout: float = 15.0) -> int:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            with_output, _, _ = select.select([self.fd], [], [], 0.1)
-            if with_output:
-                with contextlib.suppress(OSError):  # EIO once the child closed the terminal
-                    self.out += os.read(self.fd, 4096).decode("utf-8", "replace")
-            pid, status = os.waitpid(self.pid, os.WNOHANG)
-            if pid:
-                return os.waitstatus_to_exitcode(status)
-        raise AssertionError(f"the chat did not exit within {timeout}s:\n{self.out}")
+        """The child's exit code: wait on its pidfd (readable when it exits), reading its output meanwhile."""
+        pidfd = os.pidfd_open(self.pid)
+        try:
+            deadline = time.monotonic() + timeout
+            watched = [self.fd, pidfd]
+            while pidfd not in (ready := select.select(watched, [], [], max(deadline - time.monotonic(), 0))[0]):
+                if not ready:
+                    raise AssertionError(f"the chat did not exit within {timeout}s:\n{self.out}")
+                if not self._read():
+                    watched = [pidfd]  # the terminal is closed: only the exit is left to wait for
+            _, status = os.waitpid(self.pid, 0)
+            return os.waitstatus_to_exitcode(status)
+        finally:
+            os.close(pidfd)
 
     def close(self) -> None:
         try:

@@ -237,6 +237,17 @@ def test_rules_survive_the_codec_and_old_states_with_tool_names_load_as_whole_to
     assert call is not None and call.commands == (("git", "status"),)
 
 
+@pytest.mark.req("REQ-PROTO-042")
+def test_a_pending_approval_stored_under_its_old_id_name_loads_and_can_be_answered() -> None:
+    state, _ = asking("git status")
+    old = json.loads(codec.encode_state(state))
+    old["status"]["approval_id"] = old["status"].pop("tool_use_id")
+    loaded = codec.decode_state(json.dumps(old), state.history)
+    assert loaded == state
+    _, effects = transition(loaded, ApprovalAnswer(loaded.status.tool_use_id, Decision.ALLOW))  # type: ignore[union-attr]
+    assert [e for e in effects if isinstance(e, Reject)] == []
+
+
 # ------------------------------------------------------------------------------------------ property
 
 WORDS = ["git", "status", "log", "rm", "-rf", "x", "ls", "-la", "npm", "run", "test", "*.py", "'a b'", "src"]

@@ -401,10 +401,10 @@ def test_interactive_asks_denied_goes_back_approved_still_run() -> None:
     state, effects = run(
         unrestricted(), UserMessage("hi"), reply(1, tool(1, "bash", command="make"), tool(2, "patch", path="a"))
     )
-    assert of(effects, AskApproval) == [AskApproval("t1", tool(1, "bash", command="make"), (AllowRule("bash"),))]
+    assert of(effects, AskApproval) == [AskApproval(tool(1, "bash", command="make"), (AllowRule("bash"),))]
     assert isinstance(state.status, AwaitingApproval)
     state, effects = transition(state, ApprovalAnswer("t1", Decision.DENY))
-    assert isinstance(state.status, AwaitingApproval) and state.status.approval_id == "t2"
+    assert isinstance(state.status, AwaitingApproval) and state.status.tool_use_id == "t2"
     state, effects = transition(state, ApprovalAnswer("t2", Decision.ALLOW))
     assert [e.call.id for e in of(effects, RunTool)] == ["t2"]
     state, _ = transition(state, ToolDone("t2", "applied"))

@@ -255,7 +255,7 @@ class ConversationMachine(RuleBasedStateMachine):
         elif isinstance(status, RunningTool):
             self.step(ToolDone(status.batch.current.id, "output", data.draw(st.booleans()), data.draw(st.booleans())))
         elif isinstance(status, AwaitingApproval):
-            self.step(ApprovalAnswer(status.approval_id, data.draw(st.sampled_from(Decision))))
+            self.step(ApprovalAnswer(status.tool_use_id, data.draw(st.sampled_from(Decision))))
         elif isinstance(status, AwaitingUpgrade):
             self.step(UpgradeAnswer(data.draw(st.booleans())))
         elif isinstance(status, AwaitingAgents):

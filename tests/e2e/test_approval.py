@@ -48,9 +48,9 @@ async def approval_after(s: Session, cid: str, mark: int) -> dict[str, Any]:
     )
 
 
-async def answer(s: Session, cid: str, approval_id: str, decision: str) -> Any:
+async def answer(s: Session, cid: str, tool_use_id: str, decision: str) -> Any:
     return await s.request(
-        "phoenix/respondToApproval", {"conversationId": cid, "approvalId": approval_id, "decision": decision}
+        "phoenix/respondToApproval", {"conversationId": cid, "toolUseId": tool_use_id, "decision": decision}
     )
 
 
@@ -78,17 +78,17 @@ async def test_allow_runs_the_patch_only_after_the_answer(
         assert s.edits == [], "nothing reaches the editor before the user answers"
         assert last_seq(s, cid) == asked["seq"], "and nothing else happened in the conversation"
         assert conv["status"] == "awaiting_approval"
-        assert conv["pendingApproval"]["approvalId"] == asked["approvalId"]
+        assert conv["pendingApproval"]["toolUseId"] == asked["toolUseId"]
         assert conv["pendingApproval"]["diff"] == asked["diff"]
 
-        result = await answer(s, cid, asked["approvalId"], "allow")
-        assert result == {"approvalId": asked["approvalId"], "decision": "allow"}
+        result = await answer(s, cid, asked["toolUseId"], "allow")
+        assert result == {"toolUseId": asked["toolUseId"], "decision": "allow"}
         await wait_idle(s, cid, mark)
         assert len(s.edits) == 1 and s.edits[0].edit.change_annotations is None  # asked once, not twice
         assert (s.workdir / "a.txt").read_text() == "one\ntwo\n"
         assert tool_results(fake_anthropic.requests[-1])[call.id]["is_error"] is False
         resolved = s.of("approvalResolved", cid)
-        assert [(e["approvalId"], e["decision"]) for e in resolved] == [(asked["approvalId"], "allow")]
+        assert [(e["toolUseId"], e["decision"]) for e in resolved] == [(asked["toolUseId"], "allow")]
 
 
 @pytest.mark.req("REQ-PERM-004", "REQ-PERM-002")
@@ -101,7 +101,7 @@ async def test_deny_goes_back_to_the_model_as_a_rejection(
         call = append("a.txt", "two\n")
         mark = await start(s, cid, Reply.tool_reply(call), Reply.text_reply("understood"))
         asked = await approval_after(s, cid, mark)
-        await answer(s, cid, asked["approvalId"], "deny")
+        await answer(s, cid, asked["toolUseId"], "deny")
         await wait_idle(s, cid, mark)
         assert s.edits == [] and (s.workdir / "a.txt").read_text() == "one\n"
         result = tool_results(fake_anthropic.requests[-1])[call.id]
@@ -118,7 +118,7 @@ async def test_always_allow_is_remembered_listed_and_revocable(
         cid = await unrestricted(s, policy="interactive")
         mark = await start(s, cid, Reply.tool_reply(append("a.txt", "1\n")), Reply.text_reply("ok"))
         asked = await approval_after(s, cid, mark)
-        await answer(s, cid, asked["approvalId"], "alwaysAllow")
+        await answer(s, cid, asked["toolUseId"], "alwaysAllow")
         await wait_idle(s, cid, mark)
         listed = await s.request("phoenix/listAlwaysAllowed", {"conversationId": cid})
         assert [t["toolName"] for t in listed["tools"]] == ["patch"]
@@ -139,7 +139,7 @@ async def test_always_allow_is_remembered_listed_and_revocable(
         assert s.of("alwaysAllowChanged", cid)[-1]["allowed"] is False
         mark = await start(s, cid, Reply.tool_reply(append("a.txt", "3\n")), Reply.text_reply("ok"))
         asked = await approval_after(s, cid, mark)  # asked again after the revocation
-        await answer(s, cid, asked["approvalId"], "deny")
+        await answer(s, cid, asked["toolUseId"], "deny")
         await wait_idle(s, cid, mark)
         assert (s.workdir / "a.txt").read_text() == "1\n2\n"
 
@@ -157,9 +157,9 @@ async def test_mixed_batch_runs_the_allowed_call_and_reports_both(
         mark = await start(s, cid, Reply.tool_reply(first, second), Reply.text_reply("ok"))
         asked = await approval_after(s, cid, mark)
         assert asked["toolUseId"] == first.id, "approvals of one batch are asked one at a time, in order"
-        await answer(s, cid, asked["approvalId"], "deny")
+        await answer(s, cid, asked["toolUseId"], "deny")
         asked2 = await s.wait_event(lambda e: e["kind"] == "approvalRequested" and e["toolUseId"] == second.id)
-        await answer(s, cid, asked2["approvalId"], "allow")
+        await answer(s, cid, asked2["toolUseId"], "allow")
         await wait_idle(s, cid, mark)
         assert len(fake_anthropic.requests) == 2
         results = tool_results(fake_anthropic.requests[1])  # both results, together
@@ -185,7 +185,7 @@ async def test_policy_switch_mid_turn_applies_from_the_next_call(
         assert conv["status"] == "awaiting_approval" and s.edits == []
         changed = s.of("policyChanged", cid)[-1]
         assert last_seq(s, cid) == changed["seq"], "the policy change resolved nothing by itself"
-        await answer(s, cid, asked["approvalId"], "allow")
+        await answer(s, cid, asked["toolUseId"], "allow")
         await wait_idle(s, cid, mark)
         assert len(s.of("approvalRequested", cid)) == 1, "the next call runs under the new policy"
         assert (s.workdir / "a.txt").read_text() == "1\n2\n"
@@ -232,26 +232,26 @@ async def test_an_approval_survives_a_restart_and_a_second_answer_changes_nothin
     async with session(fake_anthropic, tmp_path, editor) as s:
         cid = await unrestricted(s, policy="interactive")
         mark = await start(s, cid, Reply.tool_reply(call), Reply.text_reply("done"))
-        approval_id = (await approval_after(s, cid, mark))["approvalId"]
+        tool_use_id = (await approval_after(s, cid, mark))["toolUseId"]
     async with session(fake_anthropic, tmp_path, editor) as s:  # a new server process, same data directory
         s.on_apply_edit = Buffers(s).apply
         conv = await conversation(s, cid)
-        assert conv["status"] == "awaiting_approval" and conv["pendingApproval"]["approvalId"] == approval_id
+        assert conv["status"] == "awaiting_approval" and conv["pendingApproval"]["toolUseId"] == tool_use_id
         busy = await s.error("phoenix/sendMessage", {"conversationId": cid, "text": "hello?"})
         assert busy.code == -32002
         mark = last_seq(s, cid)
-        await answer(s, cid, approval_id, "allow")
+        await answer(s, cid, tool_use_id, "allow")
         await wait_idle(s, cid, mark)
         assert (s.workdir / "a.txt").read_text() == "one\ntwo\n"
         assert tool_results(fake_anthropic.requests[-1])[call.id]["is_error"] is False
 
         before = await conversation(s, cid)
-        params = {"conversationId": cid, "approvalId": approval_id, "decision": "deny"}
-        for bad in (params, {**params, "approvalId": "no-such-approval"}):
+        params = {"conversationId": cid, "toolUseId": tool_use_id, "decision": "deny"}
+        for bad in (params, {**params, "toolUseId": "no-such-approval"}):
             error = await s.error("phoenix/respondToApproval", bad)
             data = error.data or {}
             assert error.code == -32003 and data["kind"] == "requestNotOpen"
-            assert data["requestId"] == bad["approvalId"] and bad["approvalId"] in str(error)
+            assert data["toolUseId"] == bad["toolUseId"] and bad["toolUseId"] in str(error)
         after = await conversation(s, cid)
         assert after == before and len(s.edits) == 1 and len(fake_anthropic.requests) == 2
 
@@ -268,7 +268,7 @@ async def test_upgrade_approved_then_the_patch_runs(fake_anthropic: FakeAnthropi
         asked = await s.wait_event(lambda e: e["kind"] == "upgradeRequested" and e["seq"] > mark)
         assert asked["reason"] == "I need to fix a.txt"
         conv = await conversation(s, cid)
-        assert conv["status"] == "awaiting_upgrade" and conv["pendingUpgrade"]["requestId"] == asked["requestId"]
+        assert conv["status"] == "awaiting_upgrade" and conv["pendingUpgrade"]["toolUseId"] == asked["toolUseId"]
         answer_ = await s.request("phoenix/respondToModeUpgrade", {"conversationId": cid, "approve": True})
         assert answer_ == {"mode": "unrestricted"}
         await wait_idle(s, cid, mark)
@@ -383,7 +383,7 @@ async def test_scoped_always_allow_for_bash_through_lsp_and_across_a_restart(
         ]
         pending = (await conversation(s, cid))["pendingApproval"]
         assert pending["scopes"] == asked["scopes"]
-        params = {"conversationId": cid, "approvalId": asked["approvalId"], "decision": "alwaysAllow"}
+        params = {"conversationId": cid, "toolUseId": asked["toolUseId"], "decision": "alwaysAllow"}
         bad = await s.error("phoenix/respondToApproval", {**params, "rule": "rm *"})
         assert bad.code == -32602 and (bad.data or {}).get("field") == "rule" and "echo *; cat *" in bad.message
         assert (await conversation(s, cid))["status"] == "awaiting_approval"  # still open
@@ -402,7 +402,7 @@ async def test_scoped_always_allow_for_bash_through_lsp_and_across_a_restart(
         mark = await start(s, cid, Reply.tool_reply(bash_call("echo three; touch made.txt")), Reply.text_reply("ok"))
         asked = await approval_after(s, cid, mark)  # `touch` is not covered: the whole line asks
         assert [x["rule"] for x in asked["scopes"]] == ["touch *", "bash"]
-        await answer(s, cid, asked["approvalId"], "deny")
+        await answer(s, cid, asked["toolUseId"], "deny")
         await wait_idle(s, cid, mark)
         assert not (s.workdir / "made.txt").exists()
 

@@ -40,7 +40,7 @@ async def test_a_failed_dialog_leaves_the_approval_open(fake_anthropic: FakeAnth
         assert "stays pending" in logs
         # the user can still answer through the protocol
         await s.request("phoenix/respondToApproval", {"conversationId": cid,
-                                                      "approvalId": conv["pendingApproval"]["approvalId"],
+                                                      "toolUseId": conv["pendingApproval"]["toolUseId"],
                                                       "decision": "allow"})
         await await_status(s, cid, "idle")
     assert (s.workdir / "out.txt").read_text() == "hi\n"

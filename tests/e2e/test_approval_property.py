@@ -128,10 +128,10 @@ async def play(shared: Shared, policy: str, steps: list[tuple[str, str]]) -> Non
         elif action == "answer":
             if pending is None:
                 with pytest.raises(JsonRpcException) as refused:
-                    await s.request("phoenix/respondToApproval", {**call, "approvalId": "none", "decision": arg})
+                    await s.request("phoenix/respondToApproval", {**call, "toolUseId": "none", "decision": arg})
                 assert refused.value.code == -32003
             else:
-                await s.request("phoenix/respondToApproval", {**call, "approvalId": pending, "decision": arg})
+                await s.request("phoenix/respondToApproval", {**call, "toolUseId": pending, "decision": arg})
                 may_edit = arg != "deny"
                 always = always or arg == "alwaysAllow"
                 pending = None
@@ -147,7 +147,7 @@ async def play(shared: Shared, policy: str, steps: list[tuple[str, str]]) -> Non
                     may_edit = True
                 elif mode == "unrestricted":
                     conv = await await_status(s, cid, "awaiting_approval", timeout=10)
-                    pending = conv["pendingApproval"]["approvalId"]
+                    pending = conv["pendingApproval"]["toolUseId"]
         conv = await await_status(s, cid, "awaiting_approval" if pending else "idle", timeout=10)
         assert conv["mode"] == mode, (action, arg)
         sent = len(s.edits) - edits_before

@@ -99,7 +99,7 @@ async def test_audit_log_records_actor_mode_and_style_separately(
         asked = await s.wait_event(lambda e: e["kind"] == "approvalRequested" and e["seq"] > mark)
         await s.request(
             "phoenix/respondToApproval",
-            {"conversationId": cid, "approvalId": asked["approvalId"], "decision": "alwaysAllow"},
+            {"conversationId": cid, "toolUseId": asked["toolUseId"], "decision": "alwaysAllow"},
         )
         await wait_idle(s, cid, mark)
         await s.request("phoenix/revokeAlwaysAllow", {"conversationId": cid, "toolName": "patch"})

@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from phoenix_lsp.llm.pricing import DEFAULT_PRICES
+from phoenix_lsp.llm.models import DEFAULT_MODEL
+from phoenix_lsp.llm.models import PRICES as DEFAULT_PRICES
 from phoenix_lsp.server.prompts import SUBAGENT
-from phoenix_lsp.server.settings import DEFAULT_MODEL
 from tests.e2e.harness import Session, last_seq, session, wait_idle
 from tests.fake_anthropic import FakeAnthropic, RecordedRequest, Reply, ToolUseBlock, system_text
 

@@ -74,7 +74,7 @@ async def test_subagents_start_unrestricted_and_their_approvals_reach_the_user(
         assert child["mode"] == "unrestricted" and child["isSubAgent"] is True
         await s.request(
             "phoenix/respondToApproval",
-            {"conversationId": ask["conversationId"], "approvalId": ask["approvalId"], "decision": "allow"},
+            {"conversationId": ask["conversationId"], "toolUseId": ask["toolUseId"], "decision": "allow"},
         )
         await s.wait_status(cid, "idle", timeout=20)
         parent = await s.request("phoenix/getConversation", {"conversationId": cid})

@@ -33,14 +33,6 @@ class _Seen:
         return [m.message for m in self.client.messages]
 
 
-async def _until(predicate: Any, timeout: float = 30.0) -> None:
-    deadline = asyncio.get_running_loop().time() + timeout
-    while not predicate():
-        if asyncio.get_running_loop().time() > deadline:
-            raise TimeoutError("the condition did not hold in time")
-        await asyncio.sleep(0.02)
-
-
 async def _command(s: Session, command: str, argument: dict[str, Any] | None = None) -> Any:
     params = types.ExecuteCommandParams(command=command, arguments=[argument or {}])
     return await s.client.workspace_execute_command_async(params)
@@ -91,7 +83,7 @@ async def test_ask_on_a_selection_through_a_code_action_and_read_the_answer(
         assert "Ask Phoenix: explain this" in titles and "Phoenix: new conversation" in titles
         explain = next(a for a in actions if a["title"] == "Ask Phoenix: explain this")
         result = await _command(s, explain["command"], explain["arguments"][0])
-        await _until(lambda: any("It adds the two numbers" in m for m in seen.messages))
+        await s.wait_until(lambda: any("It adds the two numbers" in m for m in seen.messages), what="the answer shown")
 
         # the model got the question with the selected code and where it is
         sent = fake_anthropic.requests[0].messages[0]["content"]
@@ -102,7 +94,7 @@ async def test_ask_on_a_selection_through_a_code_action_and_read_the_answer(
         assert transcript.parent.parent == s.data_dir
         body = transcript.read_text()
         assert "## You" in body and "return a + b" in body and "It adds the two numbers" in body
-        await _until(lambda: bool(seen.documents))
+        await s.wait_until(lambda: seen.documents, what="the transcript opened")
         assert [d.uri for d in seen.documents] == [transcript.as_uri()]
         # $/progress: titled like the conversation, reported in words
         cid = result["conversationId"]
@@ -110,7 +102,10 @@ async def test_ask_on_a_selection_through_a_code_action_and_read_the_answer(
         def reports() -> list[Any]:
             return [r for token, rs in s.client.progress_reports.items() if cid in str(token) for r in rs]
 
-        await _until(lambda: any(isinstance(r, types.WorkDoneProgressEnd) for r in reports()))
+        def ended() -> bool:
+            return any(isinstance(r, types.WorkDoneProgressEnd) for r in reports())
+
+        await s.wait_until(ended, what="the progress ended")
         reports = reports()
         assert isinstance(reports[0], types.WorkDoneProgressBegin)
         assert reports[0].title.startswith("Explain what this code does.")
@@ -131,7 +126,8 @@ async def test_write_the_question_in_the_transcript_and_save_to_send_it(
         result = await _command(s, "phoenix.ask", where)  # "Ask Phoenix…": no question yet
         assert result["waitingForQuestion"] is True
         transcript = Path(result["transcript"])
-        await _until(lambda: bool(seen.documents))  # showDocument is a request of its own, sent meanwhile
+        # showDocument is a request of its own, sent meanwhile
+        await s.wait_until(lambda: seen.documents, what="the transcript opened")
         assert seen.documents[-1].take_focus is True
         body = transcript.read_text()
         assert "return a + b" in body.split("<!-- phoenix:")[1]  # the selection waits in the draft
@@ -146,7 +142,7 @@ async def test_write_the_question_in_the_transcript_and_save_to_send_it(
             [types.TextDocumentContentChangeWholeDocument(text=written)]))
         s.client.text_document_did_save(types.DidSaveTextDocumentParams(
             types.TextDocumentIdentifier(t_uri), text=written))
-        await _until(lambda: any("Call it with two numbers" in m for m in seen.messages))
+        await s.wait_until(lambda: any("Call it with two numbers" in m for m in seen.messages), what="the answer")
         question = fake_anthropic.requests[0].messages[0]["content"]
         question = question if isinstance(question, str) else " ".join(b.get("text", "") for b in question)
         assert "How do I call it?" in question and "return a + b" in question
@@ -161,7 +157,7 @@ async def test_write_the_question_in_the_transcript_and_save_to_send_it(
         actions = await _actions(s, t_uri, (0, 0), (0, 0))
         send = next(a for a in actions if a["command"] == "phoenix.send")
         await _command(s, "phoenix.send", send["arguments"][0])
-        await _until(lambda: any("floats too" in m for m in seen.messages))
+        await s.wait_until(lambda: any("floats too" in m for m in seen.messages), what="the follow-up's answer")
 
 
 @pytest.mark.req("REQ-PROTO-038")
@@ -194,7 +190,7 @@ async def test_plain_approval_text_keeps_whole_words_and_shows_a_patch_as_a_diff
         cid = await s.new()
         await s.request("phoenix/setMode", {"conversationId": cid, "mode": "unrestricted"})
         await s.request("phoenix/sendMessage", {"conversationId": cid, "text": "swap them"})
-        await _until(lambda: len(s.shown) == 2 and len(s.edits) == 1)
+        await s.wait_until(lambda: len(s.shown) == 2 and len(s.edits) == 1, what="two approvals and one edit")
         bash_text, patch_text = (str(p.message) for p in s.shown)
         first_line = bash_text.split("\n")[0]
         description = first_line.split(": ", 1)[1]
@@ -222,7 +218,7 @@ async def test_a_new_file_edit_reaches_past_the_empty_document(
         cid = await s.new(approvalPolicy="auto")
         await s.request("phoenix/setMode", {"conversationId": cid, "mode": "unrestricted"})
         await s.request("phoenix/sendMessage", {"conversationId": cid, "text": "create it"})
-        await _until(lambda: len(fake_anthropic.requests) == 2)
+        assert await fake_anthropic.await_for(lambda rs: len(rs) == 2, 30), "the tool result reached the model"
         change = s.edits[0].edit.document_changes[1]
         assert isinstance(change, types.TextDocumentEdit)
         (edit,) = change.edits
@@ -277,13 +273,13 @@ async def test_an_edit_the_editor_skipped_is_not_reported_as_applied(
         cid = await s.new(approvalPolicy="auto")
         await s.request("phoenix/setMode", {"conversationId": cid, "mode": "unrestricted"})
         await s.request("phoenix/sendMessage", {"conversationId": cid, "text": "bump"})
-        await _until(lambda: len(fake_anthropic.requests) == 2)
+        assert await fake_anthropic.await_for(lambda rs: len(rs) == 2, 30), "the tool result reached the model"
         assert tool_results(fake_anthropic.requests[1])[first.id]["is_error"] is False
-        await _until(lambda: s.last_seq(cid) > 0 and s.of("status", cid)[-1]["status"] == "idle")
+        await s.wait_until(lambda: s.last_seq(cid) > 0 and s.of("status", cid)[-1]["status"] == "idle", what="idle")
 
         s.on_apply_edit = skipped
         await s.request("phoenix/sendMessage", {"conversationId": cid, "text": "bump again"})
-        await _until(lambda: len(fake_anthropic.requests) == 4)
+        assert await fake_anthropic.await_for(lambda rs: len(rs) == 4, 30), "the second tool result reached the model"
         result = tool_results(fake_anthropic.requests[3])[second.id]
         assert result["is_error"] is True and "not applied" in result["content"]
         assert not any(e["kind"] == "diff" and e["toolUseId"] == second.id for e in s.events)

@@ -182,18 +182,18 @@ async def test_respond_to_mode_upgrade_approves_and_resumes(
         requested = await s.wait_event(lambda e: e["kind"] == "upgradeRequested")
         assert requested["reason"] == "I need to edit main.py"
         wrong = await s.error(
-            "phoenix/respondToModeUpgrade", {"conversationId": cid, "approve": True, "requestId": "nope"}
+            "phoenix/respondToModeUpgrade", {"conversationId": cid, "approve": True, "toolUseId": "nope"}
         )
         assert wrong.code == -32003
         mark = s.last_seq(cid)
         result = await s.request(
             "phoenix/respondToModeUpgrade",
-            {"conversationId": cid, "approve": True, "requestId": requested["requestId"]},
+            {"conversationId": cid, "approve": True, "toolUseId": requested["toolUseId"]},
         )
         assert result == {"mode": "unrestricted"}
         await s.wait_status(cid, "idle", since=mark)
         resolved = s.of("upgradeResolved", cid)[-1]
-        assert resolved["approved"] is True and resolved["requestId"] == requested["requestId"]
+        assert resolved["approved"] is True and resolved["toolUseId"] == requested["toolUseId"]
         tool_result = fake_anthropic.requests[-1].messages[-1]["content"][0]
         assert tool_result["type"] == "tool_result" and tool_result["tool_use_id"] == upgrade.id
         assert "approved" in str(tool_result["content"])
@@ -215,16 +215,16 @@ async def test_respond_to_approval_deny_and_policy(fake_anthropic: FakeAnthropic
         asked = await s.wait_event(lambda e: e["kind"] == "approvalRequested")
         assert asked["toolName"] == "bash" and asked["arguments"] == {"command": "echo hi > note.txt"}
         conv = await s.request("phoenix/getConversation", {"conversationId": cid})
-        assert conv["pendingApproval"]["approvalId"] == asked["approvalId"]
+        assert conv["pendingApproval"]["toolUseId"] == asked["toolUseId"]
         err = await s.error(
-            "phoenix/respondToApproval", {"conversationId": cid, "approvalId": "other", "decision": "allow"}
+            "phoenix/respondToApproval", {"conversationId": cid, "toolUseId": "other", "decision": "allow"}
         )
         assert err.code == -32003 and err.data["kind"] == "requestNotOpen"
         mark = s.last_seq(cid)
         result = await s.request(
-            "phoenix/respondToApproval", {"conversationId": cid, "approvalId": asked["approvalId"], "decision": "deny"}
+            "phoenix/respondToApproval", {"conversationId": cid, "toolUseId": asked["toolUseId"], "decision": "deny"}
         )
-        assert result == {"approvalId": asked["approvalId"], "decision": "deny"}
+        assert result == {"toolUseId": asked["toolUseId"], "decision": "deny"}
         await s.wait_status(cid, "idle", since=mark)
         assert not (s.workdir / "note.txt").exists()
         denied = fake_anthropic.requests[-1].messages[-1]["content"][0]
@@ -301,7 +301,7 @@ async def test_always_allow_listing_revoking_and_audit(fake_anthropic: FakeAnthr
         mark = s.last_seq(cid)
         await s.request(
             "phoenix/respondToApproval",
-            {"conversationId": cid, "approvalId": asked["approvalId"], "decision": "alwaysAllow"},
+            {"conversationId": cid, "toolUseId": asked["toolUseId"], "decision": "alwaysAllow"},
         )
         await s.wait_status(cid, "idle", since=mark)
         assert "allowed" in str(fake_anthropic.requests[-1].messages[-1]["content"][0]["content"])

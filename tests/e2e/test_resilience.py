@@ -50,13 +50,13 @@ async def test_restart_keeps_history_and_the_pending_upgrade_request(
         assert [c["conversationId"] for c in listing] == [cid]
         conv = await second.request("phoenix/getConversation", {"conversationId": cid})
         assert conv["status"] == "awaiting_upgrade"
-        assert conv["pendingUpgrade"]["requestId"] == requested["requestId"]
+        assert conv["pendingUpgrade"]["toolUseId"] == requested["toolUseId"]
         assert conv["pendingUpgrade"]["reason"] == "write the fix to parser.py"
         assert conv["messages"] == before["messages"]  # complete history
         assert conv["lastSeq"] >= last_seq
         await second.request(
             "phoenix/respondToModeUpgrade",
-            {"conversationId": cid, "approve": True, "requestId": requested["requestId"]},
+            {"conversationId": cid, "approve": True, "toolUseId": requested["toolUseId"]},
         )
         await second.wait_status(cid, "idle")
         new_seqs = second.seqs(cid)
@@ -121,7 +121,7 @@ async def test_malformed_params_name_the_field_and_change_nothing(
             ("phoenix/setMode", {"conversationId": cid, "mode": "sideways"}, "mode"),
             ("phoenix/setStyle", {"conversationId": cid, "style": "poetry"}, "style"),
             ("phoenix/setApprovalPolicy", {"conversationId": cid}, "policy"),
-            ("phoenix/respondToApproval", {"conversationId": cid, "approvalId": "x", "decision": "maybe"}, "decision"),
+            ("phoenix/respondToApproval", {"conversationId": cid, "toolUseId": "x", "decision": "maybe"}, "decision"),
             ("phoenix/getConversation", {"conversationId": cid, "afterSeq": -1}, "afterSeq"),
             ("phoenix/getConversation", {"conversationId": cid, "limit": 5000}, "limit"),
             (

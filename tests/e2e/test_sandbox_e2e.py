@@ -25,7 +25,7 @@ async def test_restricted_write_and_connect_fail_in_kernel_then_upgrade_lets_wri
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
     listener.listen(1)
-    listener.settimeout(0.2)
+    listener.setblocking(False)  # accept() answers at once: a connection is queued or it is not
     port = listener.getsockname()[1]
     write = "echo secret-plan > notes.txt"
     connect = f"python3 -c \"import socket; socket.create_connection(('127.0.0.1', {port}), timeout=2)\""
@@ -42,10 +42,12 @@ async def test_restricted_write_and_connect_fail_in_kernel_then_upgrade_lets_wri
         upgrade = await s.wait_event(lambda e: e["kind"] == "upgradeRequested")
         target = s.workdir / "notes.txt"
         assert not target.exists(), "the Restricted write must not reach the disk"
-        with pytest.raises(TimeoutError):
-            listener.accept()  # the witness: nothing connected
+        # The witness: nothing connected. The connect command has ended (its result reached the model before
+        # the upgrade request), so a connection it made would already wait in the accept queue.
+        with pytest.raises(BlockingIOError):
+            listener.accept()
         await s.request("phoenix/respondToModeUpgrade", {"conversationId": cid, "approve": True,
-                                                         "requestId": upgrade["requestId"]})
+                                                         "toolUseId": upgrade["toolUseId"]})
         await s.wait_status(cid, "idle")
     requests = fake_anthropic.requests
     write_result = _tool_results(requests[1].messages)[0]

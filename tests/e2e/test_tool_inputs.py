@@ -122,7 +122,7 @@ async def test_a_pending_bash_approval_stored_with_the_old_mode_field_runs_after
         command = call.input["command"]
         assert pending["toolUseId"] == call.id and pending["arguments"] == {"command": command, "run": "slow"}
         mark = last_seq(second, cid)
-        answer = {"conversationId": cid, "approvalId": pending["approvalId"], "decision": "allow"}
+        answer = {"conversationId": cid, "toolUseId": pending["toolUseId"], "decision": "allow"}
         await second.request("phoenix/respondToApproval", answer)
         await wait_idle(second, cid, mark, SLOW)
     result = tool_results(fake_anthropic.requests[-1])[call.id]

@@ -9,7 +9,8 @@ import pytest
 
 from phoenix_lsp.core import machine
 from phoenix_lsp.core.values import UsageTotals
-from phoenix_lsp.llm.pricing import DEFAULT_PRICES, Price, estimate_usd
+from phoenix_lsp.llm.models import PRICES as DEFAULT_PRICES
+from phoenix_lsp.llm.pricing import Price, estimate_usd
 from phoenix_lsp.server.usage import token_usage
 
 SONNET = DEFAULT_PRICES["claude-sonnet-4-5"]

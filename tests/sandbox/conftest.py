@@ -3,7 +3,6 @@ runner that goes through the real bash tool, with either launcher (compiled help
 
 from __future__ import annotations
 
-import asyncio
 import os
 import shlex
 import subprocess
@@ -17,6 +16,7 @@ import pytest
 from phoenix_lsp.sandbox import build, probe
 from phoenix_lsp.sandbox.policy import Limits
 from phoenix_lsp.tools.bash import BashContext, BashResult, run_bash
+from tests.waiting import watching
 
 SUPPORT = probe()
 PY = sys.executable
@@ -79,13 +79,9 @@ def restricted(workspace: Path) -> Runner:
 
 async def run_while_watching(coro: Awaitable[BashResult], check: Callable[[], None],
                              interval: float = 0.005) -> BashResult:
-    """Await `coro` while calling `check()` (the outside witness) every few ms, and once more after."""
-    task = asyncio.ensure_future(coro)
-    while not task.done():
-        check()
-        await asyncio.sleep(interval)
-    check()
-    return task.result()
+    """Await `coro` while calling `check()` (the outside witness) every few ms, and once more after
+    (:func:`tests.waiting.watching`: what the witness looks for leaves no trace to wait on)."""
+    return await watching(coro, check, interval)
 
 
 def pid_alive(pid: int) -> bool:

@@ -9,7 +9,8 @@ import json
 import pytest
 
 from phoenix_lsp.llm.cache import CacheSettings
-from phoenix_lsp.llm.pricing import DEFAULT_PRICES, Price
+from phoenix_lsp.llm.models import PRICES as DEFAULT_PRICES
+from phoenix_lsp.llm.pricing import Price
 from phoenix_lsp.protocol.params import InitializationOptions
 from phoenix_lsp.server.settings import model_prices, prompt_cache
 

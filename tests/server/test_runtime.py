@@ -61,16 +61,16 @@ class RecordingSink:
             self.rested.set()
         self._changed.set()
 
-    def ask_approval(self, runtime: Runtime, approval_id: str, call: ToolUse) -> None:
-        self.asks.append(("approval", runtime.id, approval_id, call))
+    def ask_approval(self, runtime: Runtime, tool_use_id: str, call: ToolUse) -> None:
+        self.asks.append(("approval", runtime.id, tool_use_id, call))
         self._changed.set()
 
-    def ask_upgrade(self, runtime: Runtime, request_id: str, reason: str) -> None:
-        self.asks.append(("upgrade", runtime.id, request_id, reason))
+    def ask_upgrade(self, runtime: Runtime, tool_use_id: str, reason: str) -> None:
+        self.asks.append(("upgrade", runtime.id, tool_use_id, reason))
         self._changed.set()
 
-    def withdraw(self, runtime: Runtime, request_id: str) -> None:
-        self.withdrawn.append((runtime.id, request_id))
+    def withdraw(self, runtime: Runtime, tool_use_id: str) -> None:
+        self.withdrawn.append((runtime.id, tool_use_id))
         self._changed.set()
 
     def poke(self) -> None:
@@ -305,13 +305,13 @@ async def test_interactive_bash_asks_runs_after_allow_and_goes_on(rig: Rig) -> N
     assert asked["arguments"] == {"command": "cat VERSION"} and asked["description"]
     # the server parses the line for the always-allow rules before the core sees the call (REQ-PERM-019)
     called = ToolUse("call-1", "bash", {"command": "cat VERSION"}, (("cat", "VERSION"),))
-    assert rig.sink.asks == [("approval", runtime.id, asked["approvalId"], called)]
+    assert rig.sink.asks == [("approval", runtime.id, asked["toolUseId"], called)]
     assert [s["rule"] for s in asked["scopes"]] == ["cat *", "bash"]
     assert runtime.state.status.kind == "awaiting_approval"
     assert not rig.sink.of(runtime.id, "toolStart"), "nothing runs before the answer"
     assert len(rig.llm.requests) == 1
 
-    assert runtime.answer_approval(asked["approvalId"], Decision.ALLOW) is None
+    assert runtime.answer_approval(asked["toolUseId"], Decision.ALLOW) is None
     rest = await rig.sink.rest(runtime.id, asked["seq"])
     assert rest["status"] == "idle"
     assert rig.sink.kinds(runtime.id, asked["seq"]) == [
@@ -319,7 +319,7 @@ async def test_interactive_bash_asks_runs_after_allow_and_goes_on(rig: Rig) -> N
         "message", "usage", "status:idle",
     ]
     assert rig.sink.of(runtime.id, "approvalResolved")[0]["decision"] == "allow"
-    assert rig.sink.withdrawn == [(runtime.id, asked["approvalId"])], "the question is closed once answered"
+    assert rig.sink.withdrawn == [(runtime.id, asked["toolUseId"])], "the question is closed once answered"
     start, end = rig.sink.of(runtime.id, "toolStart")[0], rig.sink.of(runtime.id, "toolEnd")[0]
     assert start["mode"] == "unrestricted" and end["isError"] is False
     result = results_of(rig.llm.requests[1])["call-1"]
@@ -351,7 +351,7 @@ async def test_a_denied_call_never_runs_and_the_model_hears_why(rig: Rig) -> Non
     runtime.apply(UserMessage("clean up"))
     asked = await rig.sink.wait_event(runtime.id, "approvalRequested")
 
-    assert runtime.answer_approval(asked["approvalId"], Decision.DENY) is None
+    assert runtime.answer_approval(asked["toolUseId"], Decision.DENY) is None
     await rig.sink.rest(runtime.id, asked["seq"])
     assert target.read_text() == "keep me\n"
     assert not rig.sink.of(runtime.id, "toolStart")
@@ -369,7 +369,7 @@ async def test_an_approved_upgrade_switches_the_mode_and_resumes_the_turn(rig: R
     rig.llm.enqueue(tool("call-1", "request_mode_upgrade", {"reason": "to fix the typo in README"}), text("Done."))
     runtime.apply(UserMessage("fix the typo"))
     asked = await rig.sink.wait_event(runtime.id, "upgradeRequested")
-    assert asked["reason"] == "to fix the typo in README" and asked["requestId"] == "call-1"
+    assert asked["reason"] == "to fix the typo in README" and asked["toolUseId"] == "call-1"
     assert rig.sink.asks == [("upgrade", runtime.id, "call-1", "to fix the typo in README")]
     assert runtime.state.status.kind == "awaiting_upgrade"
 
@@ -481,12 +481,12 @@ async def test_a_restart_restores_a_pending_approval_and_asks_again(rig: Rig, tm
         again = hub.get(runtime.id)
         assert again.state.status.kind == "awaiting_approval"
         (asked_again,) = sink.of(runtime.id, "approvalRequested")
-        assert asked_again["approvalId"] == asked["approvalId"] and asked_again["toolUseId"] == "call-1"
+        assert asked_again["toolUseId"] == asked["toolUseId"] and asked_again["toolUseId"] == "call-1"
         assert asked_again["seq"] == last + 1, "numbering goes on after a restart"
-        assert [a[:3] for a in sink.asks] == [("approval", runtime.id, asked["approvalId"])]
+        assert [a[:3] for a in sink.asks] == [("approval", runtime.id, asked["toolUseId"])]
 
         llm.enqueue(text("It printed restored-run."))
-        assert again.answer_approval(asked["approvalId"], Decision.ALLOW) is None
+        assert again.answer_approval(asked["toolUseId"], Decision.ALLOW) is None
         await sink.rest(runtime.id, asked_again["seq"])
         assert "restored-run" in result_text(results_of(llm.requests[0])["call-1"])
         assert [m["role"] for m in llm.requests[0].messages] == ["user", "assistant", "user"]

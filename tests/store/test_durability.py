@@ -9,7 +9,6 @@ import random
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -25,7 +24,8 @@ REPO_ROOT = Path(phoenix_lsp.__file__).resolve().parent.parent
 ROUNDS = 8
 
 
-def _run_and_kill(db_path: Path, prefix: str, seed: int, delay: float) -> list[list[str]]:
+def _run_and_kill(db_path: Path, prefix: str, seed: int, kill_after: int) -> list[list[str]]:
+    """Run the writer and SIGKILL it right after its ``kill_after``-th report, while it is in its next write."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")]))}
     env.pop("ANTHROPIC_API_KEY", None)
     child = subprocess.Popen(
@@ -34,13 +34,17 @@ def _run_and_kill(db_path: Path, prefix: str, seed: int, delay: float) -> list[l
         stderr=subprocess.PIPE,
         env=env,
     )
-    assert child.stdout is not None
+    assert child.stdout is not None and child.stderr is not None
     try:
         ready = child.stdout.readline()
         assert ready == b"ready\n", child.stderr.read() if child.stderr else ready
-        time.sleep(delay)
+        # The moment of the kill is the writer's own report (an event), not a guess at how fast it writes:
+        # each round kills at a different point of the write cycle, on any machine.
+        seen = [child.stdout.readline() for _ in range(kill_after)]
         child.send_signal(signal.SIGKILL)
-        out, err = child.communicate(timeout=30)
+        out = b"".join(seen) + child.stdout.read()  # the rest, to EOF: reports written before the kill
+        err = child.stderr.read()
+        child.wait(30)
     finally:
         if child.poll() is None:
             child.kill()
@@ -59,7 +63,7 @@ def test_sigkill_at_random_moments_loses_no_reported_write(tmp_path: Path) -> No
     total_reports = 0
     for round_no in range(ROUNDS):
         # The same database across rounds: each round also starts from a file left by a killed writer.
-        reports = _run_and_kill(db_path, f"r{round_no}", rng.randrange(1 << 30), rng.uniform(0.02, 0.35))
+        reports = _run_and_kill(db_path, f"r{round_no}", rng.randrange(1 << 30), rng.randrange(1, 240))
         total_reports += len(reports)
         with Store(db_path) as store:
             assert store.check_integrity() == []

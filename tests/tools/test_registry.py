@@ -130,7 +130,7 @@ def test_a_restored_pending_bash_call_reads_the_old_mode_field_as_run() -> None:
     restored = registry.restore_pending(replace(state, status=pending))
     assert isinstance(restored.status, AwaitingApproval)
     assert restored.status.batch.calls == (done, ToolUse("t2", "bash", {"command": "make", "run": "slow"}))
-    assert restored.status.batch.results == pending.batch.results and restored.status.approval_id == "t2"
+    assert restored.status.batch.results == pending.batch.results and restored.status.tool_use_id == "t2"
     assert registry.check("bash", restored.status.batch.current.input) is None
     both = ToolUse("t3", "bash", {"command": "x", "mode": "slow", "run": "background"})  # today's name wins
     assert REGISTRY.restore_call(both).input == {"command": "x", "run": "background"}

@@ -67,6 +67,7 @@ export type PhoenixEvent =
   | StyleChanged
   | StyleSuggestionEvent
   | PolicyChanged
+  | ModelChanged
   | ApprovalRequested
   | ApprovalResolved
   | UpgradeRequested
@@ -143,6 +144,14 @@ export interface PhoenixProtocol {
     "phoenix/setStyle": {
       params: SetStyleParams;
       result: SetStyleResult;
+    };
+    "phoenix/listModels": {
+      params: ListModelsParams;
+      result: ListModelsResult;
+    };
+    "phoenix/setModel": {
+      params: SetModelParams;
+      result: SetModelResult;
     };
     "phoenix/triggerContinuation": {
       params: ConversationRef;
@@ -452,7 +461,6 @@ export interface ToolResultBlock {
  * via the `definition` "PendingApproval".
  */
 export interface PendingApproval {
-  approvalId: string;
   toolUseId: string;
   toolName: string;
   description: string;
@@ -490,7 +498,6 @@ export interface AlwaysAllowScope {
  * via the `definition` "PendingUpgrade".
  */
 export interface PendingUpgrade {
-  requestId: string;
   toolUseId: string;
   reason: string;
 }
@@ -746,7 +753,7 @@ export interface SetModeResult {
 export interface RespondToModeUpgradeParams {
   conversationId: string;
   approve: boolean;
-  requestId?: string | null;
+  toolUseId?: string | null;
 }
 /**
  * This interface was referenced by `PhoenixProtocol`'s JSON-Schema
@@ -761,7 +768,7 @@ export interface RespondToModeUpgradeResult {
  */
 export interface RespondToApprovalParams {
   conversationId: string;
-  approvalId: string;
+  toolUseId: string;
   decision: Decision;
   /**
    * alwaysAllow: the offered scope to add (its `rule` or `label`); absent = the narrowest
@@ -773,7 +780,7 @@ export interface RespondToApprovalParams {
  * via the `definition` "RespondToApprovalResult".
  */
 export interface RespondToApprovalResult {
-  approvalId: string;
+  toolUseId: string;
   decision: Decision;
 }
 /**
@@ -818,6 +825,67 @@ export interface StyleSuggestion {
   mode: "restricted" | "unrestricted";
   command: "/execute" | "/plan";
   text: string;
+}
+/**
+ * This interface was referenced by `PhoenixProtocol`'s JSON-Schema
+ * via the `definition` "ListModelsParams".
+ */
+export interface ListModelsParams {
+  /**
+   * ask the API again instead of the list kept from the last call
+   */
+  refresh?: boolean;
+}
+/**
+ * This interface was referenced by `PhoenixProtocol`'s JSON-Schema
+ * via the `definition` "ListModelsResult".
+ */
+export interface ListModelsResult {
+  models: ModelView[];
+  /**
+   * what a new conversation uses unless it names a model
+   */
+  defaultModel: string;
+  /**
+   * the API's model list, or the built-in one
+   */
+  source: "api" | "builtin";
+  /**
+   * why the built-in list is given (source builtin)
+   */
+  reason?: string;
+}
+/**
+ * A model a conversation can use (REQ-MODEL-001).
+ *
+ * This interface was referenced by `PhoenixProtocol`'s JSON-Schema
+ * via the `definition` "ModelView".
+ */
+export interface ModelView {
+  id: string;
+  name: string;
+  /**
+   * tokens; the continuation thresholds are computed from it
+   */
+  contextWindow: number;
+}
+/**
+ * This interface was referenced by `PhoenixProtocol`'s JSON-Schema
+ * via the `definition` "SetModelParams".
+ */
+export interface SetModelParams {
+  conversationId: string;
+  model: string;
+}
+/**
+ * This interface was referenced by `PhoenixProtocol`'s JSON-Schema
+ * via the `definition` "SetModelResult".
+ */
+export interface SetModelResult {
+  model: string;
+  previous: string;
+  changed: boolean;
+  contextWindow: number;
 }
 /**
  * This interface was referenced by `PhoenixProtocol`'s JSON-Schema
@@ -1180,6 +1248,29 @@ export interface PolicyChanged {
 }
 /**
  * This interface was referenced by `PhoenixProtocol`'s JSON-Schema
+ * via the `definition` "ModelChanged".
+ */
+export interface ModelChanged {
+  conversationId: string;
+  /**
+   * set on a sub-agent's events
+   */
+  parentConversationId?: string;
+  /**
+   * 1, 2, 3... per conversation, never reused (REQ-PROTO-020)
+   */
+  seq: number;
+  /**
+   * seconds since the Unix epoch
+   */
+  time: number;
+  kind: "modelChanged";
+  model: string;
+  previous: string;
+  contextWindow: number;
+}
+/**
+ * This interface was referenced by `PhoenixProtocol`'s JSON-Schema
  * via the `definition` "ApprovalRequested".
  */
 export interface ApprovalRequested {
@@ -1197,7 +1288,9 @@ export interface ApprovalRequested {
    */
   time: number;
   kind: "approvalRequested";
-  approvalId: string;
+  /**
+   * the tool call's id; phoenix/respondToApproval answers it
+   */
   toolUseId: string;
   toolName: string;
   description: string;
@@ -1232,7 +1325,7 @@ export interface ApprovalResolved {
    */
   time: number;
   kind: "approvalResolved";
-  approvalId: string;
+  toolUseId: string;
   decision: "allow" | "deny" | "alwaysAllow" | "cancelled" | "superseded";
 }
 /**
@@ -1255,9 +1348,8 @@ export interface UpgradeRequested {
   time: number;
   kind: "upgradeRequested";
   /**
-   * the tool call's id
+   * the upgrade_request call's id; phoenix/respondToModeUpgrade answers it
    */
-  requestId: string;
   toolUseId: string;
   reason: string;
 }
@@ -1280,7 +1372,7 @@ export interface UpgradeResolved {
    */
   time: number;
   kind: "upgradeResolved";
-  requestId: string;
+  toolUseId: string;
   approved: boolean;
   cancelled: boolean;
 }
@@ -1560,7 +1652,7 @@ export interface AgentBusyData {
  */
 export interface RequestNotOpenData {
   kind: "requestNotOpen";
-  requestId?: string;
+  toolUseId?: string;
   status?:
     | "idle"
     | "awaiting_llm"

@@ -4,7 +4,6 @@ import { approvalDialog, compactArguments, handleKey, shortcutHint, upgradeDialo
 import type { ApprovalRequest } from "../src/protocol/wire";
 
 const request: ApprovalRequest = {
-  approvalId: "a1",
   toolUseId: "t1",
   toolName: "patch",
   description: "Change a file",
@@ -12,7 +11,6 @@ const request: ApprovalRequest = {
   scopes: [{ kind: "tool", rule: "patch", label: "patch" }],
 };
 const bash: ApprovalRequest = {
-  approvalId: "a2",
   toolUseId: "t2",
   toolName: "bash",
   description: "Run",
@@ -37,7 +35,7 @@ test("Up/Down move within the list and Enter confirms the focused choice (REQ-PE
   assert.equal(d.selected, 2, "stops at the last choice");
   d = handleKey(d, { key: "ArrowUp" }).state;
   const r = handleKey(d, { key: "Enter" });
-  assert.deepEqual(r.answer, { kind: "approval", approvalId: "a1", decision: "deny" });
+  assert.deepEqual(r.answer, { kind: "approval", toolUseId: "t1", decision: "deny" });
 });
 
 test("Y, N, A answer at once and Escape denies (REQ-PERM-013)", () => {
@@ -59,23 +57,23 @@ test("every key is consumed while the dialog is open, and other keys answer noth
 });
 
 test("an upgrade request offers Approve / Deny; Escape denies", () => {
-  const d = upgradeDialog({ requestId: "r1", toolUseId: "r1", reason: "need to write" });
+  const d = upgradeDialog({ toolUseId: "r1", reason: "need to write" });
   assert.deepEqual(d.choices.map((c) => c.label), ["Approve", "Deny"]);
-  assert.deepEqual(handleKey(d, { key: "y" }).answer, { kind: "upgrade", requestId: "r1", approve: true });
-  assert.deepEqual(handleKey(d, { key: "Escape" }).answer, { kind: "upgrade", requestId: "r1", approve: false });
+  assert.deepEqual(handleKey(d, { key: "y" }).answer, { kind: "upgrade", toolUseId: "r1", approve: true });
+  assert.deepEqual(handleKey(d, { key: "Escape" }).answer, { kind: "upgrade", toolUseId: "r1", approve: false });
 });
 
 test("Always Allow offers the narrowest scope first (A) and the whole tool as the other choice (T) (REQ-PERM-020)", () => {
   const d = approvalDialog(bash);
   assert.deepEqual(d.choices.map((c) => c.label), ["Allow", "Deny", "Always Allow git status *", "Always Allow every bash call"]);
-  assert.deepEqual(handleKey(d, { key: "a" }).answer, { kind: "approval", approvalId: "a2", decision: "alwaysAllow", rule: "git status *" });
-  assert.deepEqual(handleKey(d, { key: "t" }).answer, { kind: "approval", approvalId: "a2", decision: "alwaysAllow", rule: "bash" });
+  assert.deepEqual(handleKey(d, { key: "a" }).answer, { kind: "approval", toolUseId: "t2", decision: "alwaysAllow", rule: "git status *" });
+  assert.deepEqual(handleKey(d, { key: "t" }).answer, { kind: "approval", toolUseId: "t2", decision: "alwaysAllow", rule: "bash" });
   let moved = d;
   for (let i = 0; i < 3; i++) moved = handleKey(moved, { key: "ArrowDown" }).state;
   assert.equal(handleKey(moved, { key: "Enter" }).answer && (handleKey(moved, { key: "Enter" }).answer as { rule?: string }).rule, "bash");
   assert.equal(shortcutHint(d), "↑/↓ move · Enter confirm · Y Allow · N Deny · A Always Allow git status * · T Always Allow every bash call · Esc deny");
   // a call with only the tool's scope keeps the single Always Allow, which names the tool's rule
-  assert.deepEqual(handleKey(approvalDialog(request), { key: "a" }).answer, { kind: "approval", approvalId: "a1", decision: "alwaysAllow", rule: "patch" });
+  assert.deepEqual(handleKey(approvalDialog(request), { key: "a" }).answer, { kind: "approval", toolUseId: "t1", decision: "alwaysAllow", rule: "patch" });
 });
 
 test("the hint names the shortcuts; arguments are compact JSON with long values cut (REQ-PERM-011)", () => {

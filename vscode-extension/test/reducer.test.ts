@@ -49,12 +49,12 @@ test("an approval opens and closes with the server's events; a deny marks the ca
   const v = loaded({ mode: "unrestricted" });
   feed(
     v,
-    e.next({ kind: "approvalRequested", approvalId: "a1", toolUseId: "t1", toolName: "bash", description: "Run", arguments: { command: "rm x" }, scopes: [] }),
+    e.next({ kind: "approvalRequested", toolUseId: "t1", toolName: "bash", description: "Run", arguments: { command: "rm x" }, scopes: [] }),
     e.next({ kind: "status", status: "awaiting_approval", previous: "running_tool", mode: "unrestricted" }),
   );
-  assert.equal(v.pendingApproval?.approvalId, "a1");
-  assert.equal(openRequest(v)?.approval?.approvalId, "a1");
-  feed(v, e.next({ kind: "approvalResolved", approvalId: "a1", decision: "deny" }));
+  assert.equal(v.pendingApproval?.toolUseId, "t1");
+  assert.equal(openRequest(v)?.approval?.toolUseId, "t1");
+  feed(v, e.next({ kind: "approvalResolved", toolUseId: "t1", decision: "deny" }));
   assert.equal(v.pendingApproval, undefined);
   assert.equal(v.tools.t1.state, "denied");
 });
@@ -111,9 +111,9 @@ test("a snapshot restores an open approval and the 80% context warning", () => {
   const v = loaded({
     status: "awaiting_approval",
     contextUsage: { usedTokens: 850, contextWindow: 1000, fraction: 0.85 },
-    pendingApproval: { approvalId: "a9", toolUseId: "t9", toolName: "patch", description: "Edit", arguments: { path: "f" }, diff: "--- a/f\n+++ b/f\n" },
+    pendingApproval: { toolUseId: "t9", toolName: "patch", description: "Edit", arguments: { path: "f" }, diff: "--- a/f\n+++ b/f\n" },
   });
-  assert.equal(openRequest(v)?.approval?.approvalId, "a9");
+  assert.equal(openRequest(v)?.approval?.toolUseId, "t9");
   assert.equal(v.contextWarning, true);
   assert.equal(v.tools.t9.state, "pending");
 });
@@ -148,7 +148,7 @@ test("sub-agents nest under their parent with their own seq series and approvals
     parent.next({ kind: "message", message: { seq: 1, messageId: "0", role: "assistant", content: [{ type: "toolUse", toolUseId: "sp", toolName: "spawn_agents", arguments: {} }], createdAt: 0 } }),
     parent.next({ kind: "subAgentsSpawned", toolUseId: "sp", agents: [{ conversationId: "agent-1", task: "count files" }] }),
     child.next({ kind: "textDelta", text: "working", requestId: 1 }),
-    child.next({ kind: "approvalRequested", approvalId: "ax", toolUseId: "tx", toolName: "bash", description: "", arguments: { command: "make" }, scopes: [] }),
+    child.next({ kind: "approvalRequested", toolUseId: "tx", toolName: "bash", description: "", arguments: { command: "make" }, scopes: [] }),
   );
   assert.deepEqual(v.tools.sp.agents, ["agent-1"]);
   assert.equal(v.subAgents["agent-1"].view.items.length, 2);

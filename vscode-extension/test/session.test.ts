@@ -31,14 +31,14 @@ test("open rebuilds the view from every page of getConversation, with the open a
           hasMore: false,
           lastSeq: 9,
           status: "awaiting_approval",
-          pendingApproval: { approvalId: "a1", toolUseId: "t1", toolName: "bash", description: "", arguments: {}, scopes: [] },
+          pendingApproval: { toolUseId: "t1", toolName: "bash", description: "", arguments: {}, scopes: [] },
         }),
   );
   const session = new ConversationSession(new PhoenixClient(conn));
   const view = await session.open(CID);
   assert.deepEqual(conn.requests.map((r) => (r.params as GetConversationParams).afterSeq), [undefined, 1]);
   assert.deepEqual(view.items.map((i) => (i.type === "text" ? i.text : i.type)), ["one", "two", "tool"]);
-  assert.equal(view.pendingApproval?.approvalId, "a1");
+  assert.equal(view.pendingApproval?.toolUseId, "t1");
   assert.equal(view.lastSeq, 9);
 });
 

@@ -38,7 +38,7 @@ function mount(s: Partial<GetConversationResult> = {}) {
   return { window, app, posted, e, key, $, root };
 }
 
-const approval = { approvalId: "a1", toolUseId: "t1", toolName: "patch", description: "Change a file in the workspace", arguments: { path: "f.py", patches: [{ operation: "append_eof", newText: "x\n" }] }, diff: "--- a/f.py\n+++ b/f.py\n@@ -1,1 +1,2 @@\n a\n+x\n", scopes: [{ kind: "tool" as const, rule: "patch", label: "patch" }] };
+const approval = { toolUseId: "t1", toolName: "patch", description: "Change a file in the workspace", arguments: { path: "f.py", patches: [{ operation: "append_eof", newText: "x\n" }] }, diff: "--- a/f.py\n+++ b/f.py\n@@ -1,1 +1,2 @@\n a\n+x\n", scopes: [{ kind: "tool" as const, rule: "patch", label: "patch" }] };
 
 test("the approval dialog shows the tool name first, the description dimmed, compact JSON, the diff and the hint (REQ-PERM-011)", () => {
   const { app, e, $ } = mount({ mode: "unrestricted" });
@@ -69,7 +69,7 @@ test("Allow is focused and highlighted, the others dimmed; arrows move; Enter an
   assert.equal(options()[2][2], "true");
   key("ArrowUp");
   key("Enter");
-  assert.deepEqual(posted.at(-1), { type: "answerApproval", conversationId: CID, approvalId: "a1", decision: "deny" });
+  assert.deepEqual(posted.at(-1), { type: "answerApproval", conversationId: CID, toolUseId: "t1", decision: "deny" });
 });
 
 test("Y, N, A and Escape answer from the keyboard; one answer per approval (REQ-PERM-013)", () => {
@@ -94,7 +94,7 @@ test("the input is disabled while the dialog is open and every key goes to the d
   key("Tab", { shiftKey: true });
   assert.equal(input.value, "");
   assert.deepEqual(posted.filter((m) => m.type !== "switchConversation"), [], "stray keys answer nothing and toggle nothing");
-  app.receive({ type: "input", input: { type: "event", event: e.next({ kind: "approvalResolved", approvalId: "a1", decision: "allow" }) } });
+  app.receive({ type: "input", input: { type: "event", event: e.next({ kind: "approvalResolved", toolUseId: "t1", decision: "allow" }) } });
   app.receive({ type: "input", input: { type: "event", event: e.next({ kind: "status", status: "running_tool", previous: "awaiting_approval", mode: "unrestricted" }) } });
   assert.ok($("section[role=dialog]")!.classList.contains("hidden"));
   assert.equal(input.disabled, false, "enabled again when the dialog closes");
@@ -102,11 +102,11 @@ test("the input is disabled while the dialog is open and every key goes to the d
 
 test("an upgrade request shows the agent's reason with Approve / Deny", () => {
   const { app, e, key, posted, $ } = mount();
-  app.receive({ type: "input", input: { type: "event", event: e.next({ kind: "upgradeRequested", requestId: "r1", toolUseId: "r1", reason: "I need to edit setup.py" }) } });
+  app.receive({ type: "input", input: { type: "event", event: e.next({ kind: "upgradeRequested", toolUseId: "r1", reason: "I need to edit setup.py" }) } });
   assert.equal($("section[role=dialog]")!.dataset.kind, "upgrade");
   assert.equal($(".dialog-reason")!.textContent, "I need to edit setup.py");
   key("y");
-  assert.deepEqual(posted.at(-1), { type: "answerUpgrade", conversationId: CID, requestId: "r1", approve: true });
+  assert.deepEqual(posted.at(-1), { type: "answerUpgrade", conversationId: CID, toolUseId: "r1", approve: true });
 });
 
 test("Shift+Tab toggles the policy; the composer shows it (REQ-PERM-010, REQ-PERM-009)", () => {
@@ -140,7 +140,7 @@ test("hostile model and tool output never runs script in the webview (REQ-VSC-00
   send({ kind: "message", message: { seq: 4, messageId: "2", role: "user", content: [{ type: "toolResult", toolUseId: "t1", content: HOSTILE, isError: false }, { type: "text", text: HOSTILE }], createdAt: 0 } });
   send({ kind: "toolEnd", toolUseId: "t1", isError: false, summary: HOSTILE });
   send({ kind: "error", message: HOSTILE, errorKind: "llm" });
-  send({ kind: "approvalRequested", approvalId: "a1", toolUseId: "t2", toolName: HOSTILE, description: HOSTILE, arguments: { x: HOSTILE }, scopes: [{ kind: "prefix", rule: HOSTILE, label: HOSTILE }, { kind: "tool", rule: HOSTILE, label: HOSTILE }], diff: `--- a/f\n+++ b/f\n@@ -1,1 +1,1 @@\n-${HOSTILE.split("\n")[0]}\n+${HOSTILE.split("\n")[2]}\n` });
+  send({ kind: "approvalRequested", toolUseId: "t2", toolName: HOSTILE, description: HOSTILE, arguments: { x: HOSTILE }, scopes: [{ kind: "prefix", rule: HOSTILE, label: HOSTILE }, { kind: "tool", rule: HOSTILE, label: HOSTILE }], diff: `--- a/f\n+++ b/f\n@@ -1,1 +1,1 @@\n-${HOSTILE.split("\n")[0]}\n+${HOSTILE.split("\n")[2]}\n` });
   const all = [...root.querySelectorAll("*")];
   for (const el of all) {
     for (const attr of [...el.attributes]) {
@@ -228,7 +228,7 @@ test("stable selectors: chat input, send button, timeline, messages with their r
     input: {
       type: "event",
       event: e.next({
-        kind: "approvalRequested", approvalId: "a9", toolUseId: "t9", toolName: "bash", description: "Run", arguments: { command: "git status" },
+        kind: "approvalRequested", toolUseId: "t9", toolName: "bash", description: "Run", arguments: { command: "git status" },
         scopes: [{ kind: "prefix", rule: "git status *", label: "bash: git status *" }, { kind: "tool", rule: "bash", label: "bash" }],
       }),
     },
@@ -247,14 +247,14 @@ test("Always Allow's scope choice is posted with its rule (REQ-PERM-020)", () =>
       input: {
         type: "event",
         event: e.next({
-          kind: "approvalRequested", approvalId: "a9", toolUseId: "t9", toolName: "bash", description: "Run", arguments: { command: "git status" },
+          kind: "approvalRequested", toolUseId: "t9", toolName: "bash", description: "Run", arguments: { command: "git status" },
           scopes: [{ kind: "prefix", rule: "git status *", label: "bash: git status *" }, { kind: "tool", rule: "bash", label: "bash" }],
         }),
       },
     });
     key(k);
     assert.deepEqual(posted.filter((m) => m.type === "answerApproval"), [
-      { type: "answerApproval", conversationId: CID, approvalId: "a9", decision: "alwaysAllow", rule },
+      { type: "answerApproval", conversationId: CID, toolUseId: "t9", decision: "alwaysAllow", rule },
     ]);
   }
 });

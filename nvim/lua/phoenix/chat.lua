@@ -60,6 +60,11 @@ function M.append(lines)
   end
 end
 
+-- Which conversation the chat shows (b:phoenix_conversation, for statuslines and scripts).
+function M.set_conversation(cid)
+  vim.b[M.buffer()].phoenix_conversation = cid
+end
+
 function M.clear()
   M.buffer()
   stream_start = nil

@@ -39,8 +39,44 @@ function M.stop(client)
   return client.stop()
 end
 
--- `vim.loop` is `vim.uv` from 0.10 on.
+-- `vim.loop` is `vim.uv` from 0.10 on (`vim.loop` is deprecated there).
 M.uv = vim.uv or vim.loop
+
+-- The process id of a client's server. Before 0.10 the RPC object names it (`client.rpc.pid`); from 0.10
+-- on the server runs under vim.system and no public field names it, so it is the child process of Neovim
+-- whose command line ends with the configured command's arguments and names its program (Linux /proc).
+local function cmdline(pid)
+  local file = io.open("/proc/" .. pid .. "/cmdline", "rb")
+  if not file then
+    return nil
+  end
+  local raw = file:read("*a")
+  file:close()
+  return vim.split(raw:gsub("%z$", ""), "\0", { plain = true })
+end
+
+function M.server_pid(client, cmd)
+  if client.rpc and type(client.rpc.pid) == "number" then
+    return client.rpc.pid
+  end
+  local program = vim.fn.fnamemodify(cmd[1], ":t")
+  for _, pid in ipairs(vim.api.nvim_get_proc_children(vim.fn.getpid())) do
+    local args = cmdline(pid)
+    if args and #args >= #cmd then
+      local names_program, tail = false, true
+      for i = 1, #args - #cmd + 1 do
+        names_program = names_program or vim.fn.fnamemodify(args[i], ":t") == program
+      end
+      for i = 2, #cmd do
+        tail = tail and args[#args - #cmd + i] == cmd[i]
+      end
+      if names_program and tail then
+        return pid
+      end
+    end
+  end
+  return nil
+end
 
 -- checkhealth reporters: `require("health").report_*` (0.7), `vim.health.report_*` (0.8, 0.9),
 -- `vim.health.start/ok/...` (0.10 on, where report_* are deprecated).

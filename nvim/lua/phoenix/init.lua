@@ -73,6 +73,14 @@ function M.call(method, params)
   return coroutine.yield()
 end
 
+-- Inside M.async: ask the server and tell the user when it refuses.
+local function ask(method, params)
+  local err = M.call(method, params)
+  if err then
+    report(error_text(err), vim.log.levels.WARN)
+  end
+end
+
 local function state_path()
   return M.config.state_file or (vim.fn.stdpath("data") .. "/phoenix-nvim.json")
 end
@@ -99,7 +107,7 @@ local function ask_approval(ev)
     args = args:sub(1, 400) .. "… [" .. (#args - 400) .. " more characters]"
   end
   dialog.open({
-    id = ev.approvalId,
+    id = ev.toolUseId,
     ui = M.config.ui,
     title = ev.toolName,
     description = vim.split(ev.description or "", "\n\n", { plain = true })[1],
@@ -114,14 +122,11 @@ local function ask_approval(ev)
     cancel_label = "deny",
     on_choice = function(decision)
       M.async(function()
-        local err = M.call("phoenix/respondToApproval", {
+        ask("phoenix/respondToApproval", {
           conversationId = ev.conversationId,
-          approvalId = ev.approvalId,
+          toolUseId = ev.toolUseId,
           decision = decision,
         })
-        if err then
-          report(error_text(err), vim.log.levels.WARN)
-        end
       end)
     end,
   })
@@ -129,7 +134,7 @@ end
 
 local function ask_upgrade(ev)
   dialog.open({
-    id = ev.requestId,
+    id = ev.toolUseId,
     ui = M.config.ui,
     title = "Phoenix asks to make changes (unrestricted mode)",
     description = ev.reason,
@@ -141,14 +146,11 @@ local function ask_upgrade(ev)
     cancel_label = "deny",
     on_choice = function(approve)
       M.async(function()
-        local err = M.call("phoenix/respondToModeUpgrade", {
+        ask("phoenix/respondToModeUpgrade", {
           conversationId = ev.conversationId,
           approve = approve,
-          requestId = ev.requestId,
+          toolUseId = ev.toolUseId,
         })
-        if err then
-          report(error_text(err), vim.log.levels.WARN)
-        end
       end)
     end,
   })
@@ -195,7 +197,7 @@ function handle.approvalRequested(ev)
 end
 
 function handle.approvalResolved(ev)
-  if dialog.current_id() == ev.approvalId then
+  if dialog.current_id() == ev.toolUseId then
     dialog.close() -- answered elsewhere (another client, a cancel)
   end
   chat.note("approval: " .. ev.decision)
@@ -206,7 +208,7 @@ function handle.upgradeRequested(ev)
 end
 
 function handle.upgradeResolved(ev)
-  if dialog.current_id() == ev.requestId then
+  if dialog.current_id() == ev.toolUseId then
     dialog.close()
   end
   chat.note(ev.approved and "changes allowed (unrestricted)" or "changes not allowed")
@@ -276,6 +278,7 @@ catch_up = function(after)
     local last, conv = after, nil
     if after == 0 then
       chat.clear()
+      chat.set_conversation(cid)
     end
     while true do
       local err, result = M.call("phoenix/getConversation", { conversationId = cid, afterSeq = last })
@@ -302,9 +305,9 @@ catch_up = function(after)
       last_seq = conv.lastSeq,
     })
     catching_up = false
-    if conv.pendingApproval and dialog.current_id() ~= conv.pendingApproval.approvalId then
+    if conv.pendingApproval and dialog.current_id() ~= conv.pendingApproval.toolUseId then
       ask_approval(vim.tbl_extend("force", conv.pendingApproval, { conversationId = cid }))
-    elseif conv.pendingUpgrade and dialog.current_id() ~= conv.pendingUpgrade.requestId then
+    elseif conv.pendingUpgrade and dialog.current_id() ~= conv.pendingUpgrade.toolUseId then
       ask_upgrade(vim.tbl_extend("force", conv.pendingUpgrade, { conversationId = cid }))
     end
     local pending = held
@@ -385,7 +388,7 @@ end
 
 function M.server_pid()
   local c = client()
-  return c and c.rpc and c.rpc.pid or nil
+  return c and compat.server_pid(c, M.config.cmd) or nil
 end
 
 -- ------------------------------------------------------------------------------------------ actions
@@ -400,6 +403,7 @@ local function use(conv, cid)
     last_seq = 0,
     sandbox = conv.sandbox,
   })
+  chat.set_conversation(cid)
   remember(cid)
 end
 
@@ -418,9 +422,33 @@ local function ensure_conversation()
   return true
 end
 
-function M.new_conversation()
+-- Start a new conversation and show it (empty) in the chat. The old one stays on the server
+-- (:PhoenixConversations switches back). `status.update` cannot clear a field (a nil value is no entry in
+-- a Lua table), so the active conversation is forgotten here, with whatever was held for it.
+-- In the background: call `method` on the active conversation with the parameters make_params() returns
+-- (conversationId added). A conversation is started first when there is none, unless `existing` is set,
+-- in which case nothing is done without one.
+local function on_conversation(method, make_params, existing)
   M.async(function()
-    status.update({ conversation = nil })
+    if existing then
+      if not status.state.conversation then
+        return
+      end
+    elseif not ensure_conversation() then
+      return
+    end
+    local params = make_params and make_params() or {}
+    params.conversationId = status.state.conversation
+    ask(method, params)
+  end)
+end
+
+function M.new_conversation()
+  dialog.close()
+  status.state.conversation = nil
+  status.state.last_seq = 0
+  held = {}
+  M.async(function()
     ensure_conversation()
   end)
 end
@@ -434,14 +462,8 @@ function M.send(text)
   if not text or vim.trim(text) == "" then
     return false
   end
-  M.async(function()
-    if not ensure_conversation() then
-      return
-    end
-    local err = M.call("phoenix/sendMessage", { conversationId = status.state.conversation, text = text })
-    if err then
-      report(error_text(err), vim.log.levels.WARN)
-    end
+  on_conversation("phoenix/sendMessage", function()
+    return { text = text }
   end)
   return true
 end
@@ -473,41 +495,20 @@ local function prompt(default_text, on_text)
 end
 
 function M.cancel()
-  M.async(function()
-    if not status.state.conversation then
-      return
-    end
-    local err = M.call("phoenix/cancel", { conversationId = status.state.conversation })
-    if err then
-      report(error_text(err), vim.log.levels.WARN)
-    end
-  end)
+  on_conversation("phoenix/cancel", nil, true)
 end
 
 function M.set_mode(mode)
-  M.async(function()
-    if not ensure_conversation() then
-      return
-    end
-    local err = M.call("phoenix/setMode", { conversationId = status.state.conversation, mode = mode })
-    if err then
-      report(error_text(err), vim.log.levels.WARN)
-    end
+  on_conversation("phoenix/setMode", function()
+    return { mode = mode }
   end)
 end
 
+-- Set the policy; without one, toggle it (REQ-PERM-010), from the policy of the conversation (which may be
+-- started just now).
 function M.set_policy(policy)
-  M.async(function()
-    if not ensure_conversation() then
-      return
-    end
-    if not policy then -- toggle (REQ-PERM-010)
-      policy = status.state.policy == "auto" and "interactive" or "auto"
-    end
-    local err = M.call("phoenix/setApprovalPolicy", { conversationId = status.state.conversation, policy = policy })
-    if err then
-      report(error_text(err), vim.log.levels.WARN)
-    end
+  on_conversation("phoenix/setApprovalPolicy", function()
+    return { policy = policy or (status.state.policy == "auto" and "interactive" or "auto") }
   end)
 end
 
@@ -518,17 +519,13 @@ end
 local STYLES = { "chat", "discussion", "plan", "development", "task" }
 
 function M.set_style(style)
+  -- a suggestion (REQ-LAYER-006) arrives as a styleSuggestion event and is shown in the chat
   local function apply(chosen)
-    M.async(function()
-      if not chosen or not ensure_conversation() then
-        return
-      end
-      -- a suggestion (REQ-LAYER-006) arrives as a styleSuggestion event and is shown in the chat
-      local err = M.call("phoenix/setStyle", { conversationId = status.state.conversation, style = chosen })
-      if err then
-        report(error_text(err), vim.log.levels.WARN)
-      end
-    end)
+    if chosen then
+      on_conversation("phoenix/setStyle", function()
+        return { style = chosen }
+      end)
+    end
   end
   if style then
     apply(style)

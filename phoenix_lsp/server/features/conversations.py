@@ -114,7 +114,7 @@ def setup(server: PhoenixServer) -> None:
         status = state.status
         approval = None
         if isinstance(status, core_state.AwaitingApproval):  # the same fields as the approvalRequested event
-            approval = views.PendingApproval(**runtime.approval_fields(status.approval_id, status.batch.current))
+            approval = views.PendingApproval(**runtime.approval_fields(status.batch.current))
         return res.GetConversationResult(  # type: ignore[no-any-return]
             conversation_id=runtime.id,
             is_sub_agent=state.is_subagent,

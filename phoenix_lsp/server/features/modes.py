@@ -32,21 +32,21 @@ def setup(server: PhoenixServer) -> None:
     def respond_to_mode_upgrade(ls: PhoenixServer, p: p.RespondToModeUpgradeParams) -> r.RespondToModeUpgradeResult:
         runtime = conversation(ls, p.conversation_id)
         status = runtime.state.status
-        if p.request_id is not None and not (
-            isinstance(status, core_state.AwaitingUpgrade) and status.batch.current.id == p.request_id
+        if p.tool_use_id is not None and not (
+            isinstance(status, core_state.AwaitingUpgrade) and status.batch.current.id == p.tool_use_id
         ):
-            raise PhoenixError("requestNotOpen", f"There is no open upgrade request '{p.request_id}': it was "
-                               "already answered or cancelled. Nothing was changed.", requestId=p.request_id)
+            raise PhoenixError("requestNotOpen", f"There is no open upgrade request '{p.tool_use_id}': it was "
+                               "already answered or cancelled. Nothing was changed.", toolUseId=p.tool_use_id)
         apply(runtime, events.UpgradeAnswer(p.approve))
         return res.RespondToModeUpgradeResult(mode=runtime.state.mode)  # type: ignore[no-any-return]
 
     @request(server, "phoenix/respondToApproval")
     def respond_to_approval(ls: PhoenixServer, p: p.RespondToApprovalParams) -> r.RespondToApprovalResult:
         runtime = conversation(ls, p.conversation_id)
-        reject = runtime.answer_approval(p.approval_id, p.decision, p.rule)
+        reject = runtime.answer_approval(p.tool_use_id, p.decision, p.rule)
         if reject is not None:
-            raise refusal(reject, runtime.state.status.kind, requestId=p.approval_id)
-        return res.RespondToApprovalResult(approval_id=p.approval_id, decision=p.decision)  # type: ignore[no-any-return]
+            raise refusal(reject, runtime.state.status.kind, toolUseId=p.tool_use_id)
+        return res.RespondToApprovalResult(tool_use_id=p.tool_use_id, decision=p.decision)  # type: ignore[no-any-return]
 
     @request(server, "phoenix/setApprovalPolicy")
     def set_approval_policy(ls: PhoenixServer, p: p.SetApprovalPolicyParams) -> r.SetApprovalPolicyResult:

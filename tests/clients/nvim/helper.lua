@@ -1,5 +1,14 @@
 -- Test helpers for the headless Neovim tests: wait for a condition, compare, and report to pytest.
-local T = { data = {} }
+local T = { data = {}, deprecated = {} }
+
+-- Every call of vim.deprecate (Neovim's own warning for a deprecated API, whether or not it is shown yet)
+-- is recorded with where it came from; pytest fails the scenario when there was one (REQ-NVIM-001).
+local deprecate = vim.deprecate
+vim.deprecate = function(name, alternative, version, ...)
+  table.insert(T.deprecated, string.format("%s (use %s; %s): %s", name, tostring(alternative), tostring(version),
+    debug.traceback("", 2)))
+  return deprecate(name, alternative, version, ...)
+end
 
 T.python = os.getenv("PHOENIX_TEST_PYTHON")
 T.data_dir = os.getenv("PHOENIX_TEST_DATA")
@@ -49,6 +58,32 @@ function T.keys(keys)
   vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes(keys, true, false, true), "mx", false)
 end
 
+-- The next vim.ui.select is answered as a user answers Neovim's own menu (inputlist): the entry whose label
+-- contains `label` is chosen by typing its number and Enter once the menu is up. The labels shown are
+-- recorded in T.data.menus.
+function T.pick(label)
+  local builtin = vim.ui.select
+  vim.ui.select = function(items, opts, on_choice)
+    vim.ui.select = builtin
+    local labels, index = {}, nil
+    for i, item in ipairs(items) do
+      labels[i] = opts.format_item and opts.format_item(item) or tostring(item)
+      if not index and labels[i]:find(label, 1, true) then
+        index = i
+      end
+    end
+    T.data.menus = T.data.menus or {}
+    table.insert(T.data.menus, labels)
+    assert(index, "no entry " .. label .. " in " .. vim.inspect(labels))
+    local timer = (vim.uv or vim.loop).new_timer()
+    timer:start(300, 0, function()  -- fires while Neovim waits in the menu's prompt
+      timer:close()
+      vim.api.nvim_input(index .. "<CR>")
+    end)
+    return builtin(items, opts, on_choice)
+  end
+end
+
 function T.idle()
   local s = require("phoenix").state
   T.wait("the conversation to be idle", function()
@@ -58,7 +93,8 @@ end
 
 local function finish(ok, err)
   local file = io.open(T.result_file, "w")
-  file:write(vim.fn.json_encode({ ok = ok, error = err and tostring(err) or vim.NIL, data = T.data }))
+  file:write(vim.fn.json_encode({ ok = ok, error = err and tostring(err) or vim.NIL, data = T.data,
+    deprecated = T.deprecated }))
   file:close()
   vim.cmd("qall!")
 end

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import re
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -85,6 +89,9 @@ def test_approval_dialog_answered_with_y_and_with_escape(fake_anthropic: FakeAnt
         Reply.text_reply("wrote y"),
         Reply.tool_reply(ToolUseBlock("bash", {"command": "echo no > n.txt"})),
         Reply.text_reply("did not write n"),
+        Reply.tool_reply(ToolUseBlock("patch", {"path": "p.py", "patches": [
+            {"operation": "replace", "oldText": "x = 0", "newText": "x = 10"}]})),
+        Reply.text_reply("left p.py alone"),
     )
     run = run_nvim(
         """
@@ -120,8 +127,19 @@ def test_approval_dialog_answered_with_y_and_with_escape(fake_anthropic: FakeAnt
           return not dialog.is_open() and phoenix.state.status == "idle"
             and T.chat_text():find("did not write n", 1, true)
         end)
+        -- a patch: the dialog shows its diff; Enter confirms the selected choice (j: Deny)
+        phoenix.send("patch p.py")
+        T.wait("the patch dialog", dialog.is_open)
+        T.data.patch = dialog.snapshot()
+        T.keys("j")
+        T.keys("<CR>")
+        T.wait("the third turn to end", function()
+          return not dialog.is_open() and phoenix.state.status == "idle"
+            and T.chat_text():find("left p.py alone", 1, true)
+        end)
         T.data.chat = T.chat_text()
-        """
+        """,
+        files={"p.py": "x = 0\n"},
     )
     first = run.data["first"]
     lines = first["lines"]
@@ -146,8 +164,16 @@ def test_approval_dialog_answered_with_y_and_with_escape(fake_anthropic: FakeAnt
     assert (run.data["after_j"], run.data["after_down"], run.data["back"]) == ("Deny", "Always Allow", "Allow")
     assert (run.workdir / "y.txt").read_text() == "yes\n"
     assert not (run.workdir / "n.txt").exists(), "Escape denies"
-    assert "approval: allow" in run.data["chat"] and "approval: deny" in run.data["chat"]
-    assert len(fake_anthropic.requests) == 4
+    assert "approval: allow" in run.data["chat"] and run.data["chat"].count("approval: deny") == 2
+    # the chat shows each tool call with its compact arguments, and its result
+    assert '● bash {"command":"echo yes > y.txt"}' in run.data["chat"]
+    assert "  ⎿ " in run.data["chat"]
+    patch = run.data["patch"]
+    assert patch["lines"][0] == "patch" and "-x = 0" in patch["lines"] and "+x = 10" in patch["lines"]
+    assert patch["groups"][str(patch["lines"].index("-x = 0"))] == "DiffDelete"
+    assert patch["groups"][str(patch["lines"].index("+x = 10"))] == "DiffAdd"
+    assert (run.workdir / "p.py").read_text() == "x = 0\n", "Enter on Deny denied the patch"
+    assert len(fake_anthropic.requests) == 6
 
 
 @pytest.mark.req("REQ-NVIM-007")
@@ -264,7 +290,8 @@ def test_a_restarted_server_restores_the_chat_and_a_gap_is_caught_up(
         end)
         local before = T.chat_text()
         local old = phoenix.client_id
-        vim.loop.kill(phoenix.server_pid(), 9)
+        local uv = vim.uv or vim.loop
+        uv.kill(phoenix.server_pid(), 9)
         T.wait("a new server", function()
           local c = phoenix.client_id ~= old and vim.lsp.get_client_by_id(phoenix.client_id)
           return c and c.initialized
@@ -346,7 +373,7 @@ def test_approvals_through_vim_ui_select(fake_anthropic: FakeAnthropic, run_nvim
 
 @pytest.mark.req("REQ-NVIM-011")
 def test_the_next_neovim_session_shows_the_same_conversation(fake_anthropic: FakeAnthropic, run_nvim: Any) -> None:
-    fake_anthropic.enqueue(Reply.text_reply("remembered answer"))
+    fake_anthropic.enqueue(Reply.text_reply("remembered answer"), Reply.text_reply("an answer in the new one"))
     first = run_nvim(
         """
         local phoenix = T.setup()
@@ -366,8 +393,142 @@ def test_the_next_neovim_session_shows_the_same_conversation(fake_anthropic: Fak
         T.wait("the restored chat", function() return T.chat_text():find("remembered answer", 1, true) end)
         T.data.conversation = phoenix.state.conversation
         T.data.lines = require("phoenix.chat").lines()
+        local chat_buf = require("phoenix.chat").buffer()
+        -- :PhoenixConversations, "+ New conversation" chosen in Neovim's own menu: a new, empty conversation
+        T.pick("+ New conversation")
+        vim.cmd("PhoenixConversations")
+        T.wait("a new conversation", function()
+          return phoenix.state.conversation ~= nil and phoenix.state.conversation ~= T.data.conversation
+        end)
+        T.data.new = phoenix.state.conversation
+        T.wait("the chat to show it", function() return vim.b[chat_buf].phoenix_conversation == T.data.new end)
+        T.data.new_chat = require("phoenix.chat").lines()
+        T.data.chat_shown = vim.api.nvim_win_get_buf(0) == chat_buf
+        phoenix.send("start afresh")
+        T.wait("the answer in the new conversation", function()
+          return phoenix.state.status == "idle" and T.chat_text():find("an answer in the new one", 1, true)
+        end)
+        T.data.new_lines = require("phoenix.chat").lines()
+        phoenix.async(function()
+          local _, result = phoenix.call("phoenix/listConversations", vim.empty_dict())
+          T.data.listed = vim.tbl_map(function(c) return c.conversationId end, result.conversations)
+        end)
+        T.wait("the list", function() return T.data.listed ~= nil end)
+        -- and back to the first one, chosen by its title
+        T.pick("remember me")
+        vim.cmd("PhoenixConversations")
+        T.wait("the first conversation again", function()
+          return phoenix.state.conversation == T.data.conversation
+            and T.chat_text():find("remembered answer", 1, true) ~= nil
+        end)
+        T.data.back_chat = vim.b[chat_buf].phoenix_conversation
+        T.data.back_lines = require("phoenix.chat").lines()
         """
     )
     assert second.data["conversation"] == first.data["conversation"]
     assert "remember me" in second.data["lines"] and "remembered answer" in second.data["lines"]
-    # Not yet proven: choosing "+ New conversation" in :PhoenixConversations (issue 11 stays open).
+    new_menu, back_menu = second.data["menus"]
+    assert new_menu[0] == "+ New conversation" and new_menu[1].startswith("remember me")
+    new = second.data["new"]
+    assert new != first.data["conversation"] and second.data["chat_shown"] is True
+    assert "remembered answer" not in second.data["new_chat"], "the new conversation's chat starts empty"
+    assert "start afresh" in second.data["new_lines"] and "an answer in the new one" in second.data["new_lines"]
+    assert "remember me" not in second.data["new_lines"]
+    assert sorted(second.data["listed"]) == sorted([new, first.data["conversation"]])
+    assert back_menu[0] == "+ New conversation" and len(back_menu) == 3, "the new conversation is listed too"
+    assert second.data["back_chat"] == first.data["conversation"]
+    assert "an answer in the new one" not in second.data["back_lines"]
+
+
+@pytest.mark.req("REQ-NVIM-006", "REQ-PERM-011", "REQ-PERM-012", "REQ-PERM-013")
+def test_every_key_of_the_dialog(run_nvim: Any) -> None:
+    run = run_nvim(
+        """
+        local dialog = require("phoenix.dialog")
+        local answers = {}
+        local function ask(keys)
+          dialog.open({
+            id = "t" .. #answers, title = "bash", description = "Runs a command.", arguments = '{"command":"ls"}',
+            choices = {
+              { label = "Allow", value = "allow", key = "y" },
+              { label = "Deny", value = "deny", key = "n" },
+              { label = "Always Allow", value = "alwaysAllow", key = "a" },
+            },
+            cancel_value = "deny", cancel_label = "deny",
+            on_choice = function(value) table.insert(answers, value) end,
+          })
+          for _, k in ipairs(keys) do T.keys(k) end
+          T.wait("the answer to " .. table.concat(keys, " "), function() return not dialog.is_open() end, 5000)
+        end
+        ask({ "y" }); ask({ "N" }); ask({ "A" }); ask({ "n" }); ask({ "Y" }); ask({ "a" })
+        ask({ "<CR>" }); ask({ "j", "<CR>" }); ask({ "j", "j", "<CR>" }); ask({ "<Down>", "<Down>", "<Up>", "<CR>" })
+        ask({ "k", "<CR>" })  -- up from the first wraps to the last
+        ask({ "<Esc>" }); ask({ "q" })
+        T.data.answers = answers
+        """,
+        plugin=True,
+    )
+    assert run.data["answers"] == ["allow", "deny", "alwaysAllow", "deny", "allow", "alwaysAllow",
+                                   "allow", "deny", "alwaysAllow", "deny", "alwaysAllow", "deny", "deny"]
+
+
+README = Path(__file__).resolve().parents[3] / "README.md"
+
+
+def readme_setup() -> str:
+    """The README's setup for Neovim, as a new user copies it, pointed at this checkout and its server."""
+    section = README.read_text().split("## Use it from Neovim", 1)[1].split("\n## ", 1)[0]
+    match = re.search(r"```lua\n(.*?)```", section, re.S)
+    assert match, "the README's section 'Use it from Neovim' has a Lua snippet"
+    lines = [line[3:] if line.startswith("   ") else line for line in match.group(1).splitlines()]
+    snippet = "\n".join(lines)
+    assert '"/path/to/phoenix-lsp/nvim"' in snippet and '"/path/to/phoenix-lsp/.venv/bin/phoenix-lsp"' in snippet
+    server = Path(sys.executable).parent / "phoenix-lsp"
+    return (snippet.replace('"/path/to/phoenix-lsp/nvim"', json.dumps(str(README.parent / "nvim")))
+            .replace('"/path/to/phoenix-lsp/.venv/bin/phoenix-lsp"', json.dumps(str(server))))
+
+
+@pytest.mark.req("REQ-NVIM-001", "REQ-NVIM-005", "REQ-NVIM-011", "REQ-PERM-010")
+def test_the_readme_setup_its_statusline_policy_style_and_new_conversation(
+    fake_anthropic: FakeAnthropic, run_nvim: Any
+) -> None:
+    run = run_nvim(
+        readme_setup() + """
+        local phoenix = require("phoenix")
+        T.wait("the server", function()
+          local c = phoenix.client_id and vim.lsp.get_client_by_id(phoenix.client_id)
+          return c and c.initialized
+        end)
+        local function statusline()  -- what the statusline of the README shows
+          return vim.api.nvim_eval_statusline(vim.o.statusline, { maxwidth = 200 }).str
+        end
+        T.data.before = statusline()
+        vim.cmd("Phoenix")
+        T.wait("a conversation", function() return phoenix.state.conversation ~= nil end)
+        T.wait("the statusline", function() return statusline():find("interactive", 1, true) end)
+        T.data.first = statusline()
+        local first = phoenix.state.conversation
+        vim.cmd("PhoenixPolicy")  -- no argument: toggle
+        T.wait("auto", function() return phoenix.state.policy == "auto" end)
+        T.data.auto = statusline()
+        vim.cmd("PhoenixPolicy")
+        T.wait("interactive", function() return phoenix.state.policy == "interactive" end)
+        T.pick("plan")  -- :PhoenixStyle without an argument: a picker
+        vim.cmd("PhoenixStyle")
+        T.wait("the plan style", function() return phoenix.state.style == "plan" end)
+        T.data.plan = statusline()
+        vim.cmd("PhoenixNew")
+        T.wait("a new conversation", function()
+          return phoenix.state.conversation ~= nil and phoenix.state.conversation ~= first
+        end)
+        T.data.new_chat = vim.b[require("phoenix.chat").buffer()].phoenix_conversation == phoenix.state.conversation
+        T.data.new = statusline()
+        """,
+        plugin=False,
+    )
+    assert "phoenix: no conversation" in run.data["before"]
+    assert re.search(r"phoenix (un)?restricted · 🔒 interactive · chat · ready", run.data["first"]), run.data["first"]
+    assert "🚀 auto" in run.data["auto"]
+    assert "🔒 interactive · plan" in run.data["plan"]
+    assert run.data["menus"] == [["chat", "discussion", "plan", "development", "task"]]
+    assert run.data["new_chat"] is True and "· chat ·" in run.data["new"], "a new conversation starts in chat"

@@ -7,8 +7,8 @@
 import type { ApprovalRequest, UpgradeRequest } from "../protocol/wire";
 
 export type Answer =
-  | { kind: "approval"; approvalId: string; decision: "allow" | "deny" | "alwaysAllow"; rule?: string }
-  | { kind: "upgrade"; requestId: string; approve: boolean };
+  | { kind: "approval"; toolUseId: string; decision: "allow" | "deny" | "alwaysAllow"; rule?: string }
+  | { kind: "upgrade"; toolUseId: string; approve: boolean };
 
 export interface Choice {
   label: string;
@@ -48,11 +48,11 @@ export interface KeyResult {
  * A call with one scope (a patch, an unparsable command) gets the single "Always Allow".
  */
 export function approvalDialog(request: ApprovalRequest): DialogState {
-  const id = request.approvalId;
+  const id = request.toolUseId;
   const scopes = request.scopes ?? [];
   const always = (rule: string | undefined): Answer => ({
     kind: "approval",
-    approvalId: id,
+    toolUseId: id,
     decision: "alwaysAllow",
     ...(rule !== undefined ? { rule } : {}),
   });
@@ -72,8 +72,8 @@ export function approvalDialog(request: ApprovalRequest): DialogState {
     kind: "approval",
     id,
     choices: [
-      { label: "Allow", key: "y", answer: { kind: "approval", approvalId: id, decision: "allow" } },
-      { label: "Deny", key: "n", answer: { kind: "approval", approvalId: id, decision: "deny" } },
+      { label: "Allow", key: "y", answer: { kind: "approval", toolUseId: id, decision: "allow" } },
+      { label: "Deny", key: "n", answer: { kind: "approval", toolUseId: id, decision: "deny" } },
       ...alwaysChoices,
     ],
     selected: 0,
@@ -82,13 +82,13 @@ export function approvalDialog(request: ApprovalRequest): DialogState {
 
 /** The dialog for an upgrade request: Approve, Deny. */
 export function upgradeDialog(request: UpgradeRequest): DialogState {
-  const id = request.requestId;
+  const id = request.toolUseId;
   return {
     kind: "upgrade",
     id,
     choices: [
-      { label: "Approve", key: "y", answer: { kind: "upgrade", requestId: id, approve: true } },
-      { label: "Deny", key: "n", answer: { kind: "upgrade", requestId: id, approve: false } },
+      { label: "Approve", key: "y", answer: { kind: "upgrade", toolUseId: id, approve: true } },
+      { label: "Deny", key: "n", answer: { kind: "upgrade", toolUseId: id, approve: false } },
     ],
     selected: 0,
   };
@@ -97,8 +97,8 @@ export function upgradeDialog(request: UpgradeRequest): DialogState {
 /** The deny answer of a dialog (Escape, or a dialog closed without a choice). */
 export function denyAnswer(state: DialogState): Answer {
   return state.kind === "approval"
-    ? { kind: "approval", approvalId: state.id, decision: "deny" }
-    : { kind: "upgrade", requestId: state.id, approve: false };
+    ? { kind: "approval", toolUseId: state.id, decision: "deny" }
+    : { kind: "upgrade", toolUseId: state.id, approve: false };
 }
 
 export function handleKey(state: DialogState, input: KeyInput): KeyResult {

@@ -31,12 +31,12 @@ export type ViewMessage =
   | {
       type: "answerApproval";
       conversationId: string;
-      approvalId: string;
+      toolUseId: string;
       decision: Decision;
       /** alwaysAllow: the scope chosen (REQ-PERM-020) */
       rule?: string;
     }
-  | { type: "answerUpgrade"; conversationId: string; requestId: string; approve: boolean }
+  | { type: "answerUpgrade"; conversationId: string; toolUseId: string; approve: boolean }
   | { type: "openDiff"; conversationId: string; toolUseId: string }
   | { type: "togglePolicy" }
   | { type: "toggleMode" }

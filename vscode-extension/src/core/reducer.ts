@@ -39,7 +39,6 @@ export interface ToolCard {
   output?: string;
   diff?: { path: string; diff: string };
   decision?: string;
-  approvalId?: string;
   agents: string[];
   rev: number;
 }
@@ -194,7 +193,6 @@ function applySnapshot(view: ConversationView, s: GetConversationResult, merge: 
     const a = s.pendingApproval;
     const card = tool(view, a.toolUseId, a.toolName, a.arguments, Math.max(view.lastSeq, s.lastSeq));
     card.state = "pending";
-    card.approvalId = a.approvalId;
     if (a.diff && !card.diff) card.diff = { path: String(a.arguments.path ?? ""), diff: a.diff };
     card.rev++;
   }
@@ -296,21 +294,20 @@ function applyEvent(view: ConversationView, e: PhoenixEvent): void {
       view.pendingApproval = request;
       const card = tool(view, e.toolUseId, e.toolName, e.arguments, e.seq);
       card.state = "pending";
-      card.approvalId = e.approvalId;
       if (e.diff && !card.diff) card.diff = { path: String(e.arguments.path ?? ""), diff: e.diff };
       card.rev++;
       return;
     }
     case "approvalResolved": {
-      // the status event may have closed the dialog already: find the card by its approval id
-      const card = Object.values(view.tools).find((c) => c.approvalId === e.approvalId);
+      // the status event may have closed the dialog already: the card is found by the call's id
+      const card = view.tools[e.toolUseId];
       if (card) {
         card.decision = e.decision;
         if (e.decision === "deny") card.state = "denied";
         if (e.decision === "cancelled") card.state = "cancelled";
         card.rev++;
       }
-      if (view.pendingApproval?.approvalId === e.approvalId) view.pendingApproval = undefined;
+      if (view.pendingApproval?.toolUseId === e.toolUseId) view.pendingApproval = undefined;
       return;
     }
     case "upgradeRequested": {
@@ -319,7 +316,7 @@ function applyEvent(view: ConversationView, e: PhoenixEvent): void {
       return;
     }
     case "upgradeResolved":
-      if (view.pendingUpgrade && view.pendingUpgrade.requestId === e.requestId) view.pendingUpgrade = undefined;
+      if (view.pendingUpgrade && view.pendingUpgrade.toolUseId === e.toolUseId) view.pendingUpgrade = undefined;
       notice(view, e.seq, {
         level: "info",
         text: e.cancelled ? "Upgrade request cancelled." : e.approved ? "Upgrade approved." : "Upgrade denied.",

@@ -148,9 +148,9 @@ export class Controller implements vscode.Disposable {
         case "send":
           return await this.send(m.text, m.images);
         case "answerApproval":
-          return await this.answerApproval(m.conversationId, m.approvalId, m.decision, m.rule);
+          return await this.answerApproval(m.conversationId, m.toolUseId, m.decision, m.rule);
         case "answerUpgrade":
-          await this.need().respondToModeUpgrade(m.conversationId, m.approve, m.requestId);
+          await this.need().respondToModeUpgrade(m.conversationId, m.approve, m.toolUseId);
           return;
         case "openDiff":
           return await this.openDiff(m.conversationId, m.toolUseId);
@@ -259,8 +259,8 @@ export class Controller implements vscode.Disposable {
     this.scheduleListRefresh();
   }
 
-  private async answerApproval(conversationId: string, approvalId: string, decision: Decision, rule?: string): Promise<void> {
-    await this.need().respondToApproval(conversationId, approvalId, decision, rule);
+  private async answerApproval(conversationId: string, toolUseId: string, decision: Decision, rule?: string): Promise<void> {
+    await this.need().respondToApproval(conversationId, toolUseId, decision, rule);
   }
 
   async togglePolicy(): Promise<void> {

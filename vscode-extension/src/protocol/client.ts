@@ -78,13 +78,13 @@ export class PhoenixClient {
     return this.request("setMode", { conversationId, mode });
   }
 
-  respondToModeUpgrade(conversationId: string, approve: boolean, requestId?: string): Promise<W.RespondToModeUpgradeResult> {
-    return this.request("respondToModeUpgrade", { conversationId, approve, requestId });
+  respondToModeUpgrade(conversationId: string, approve: boolean, toolUseId?: string): Promise<W.RespondToModeUpgradeResult> {
+    return this.request("respondToModeUpgrade", { conversationId, approve, toolUseId });
   }
 
   /** `rule`: with `alwaysAllow`, the offered scope to add (REQ-PERM-020); absent = the narrowest. */
-  respondToApproval(conversationId: string, approvalId: string, decision: W.Decision, rule?: string): Promise<W.RespondToApprovalResult> {
-    const params: W.RespondToApprovalParams = { conversationId, approvalId, decision, ...(rule !== undefined ? { rule } : {}) };
+  respondToApproval(conversationId: string, toolUseId: string, decision: W.Decision, rule?: string): Promise<W.RespondToApprovalResult> {
+    const params: W.RespondToApprovalParams = { conversationId, toolUseId, decision, ...(rule !== undefined ? { rule } : {}) };
     return this.request("respondToApproval", params);
   }
 

@@ -450,12 +450,12 @@ export class ChatApp {
     const request = this.view ? openRequest(this.view) : undefined;
     this.request = request;
     if (request?.approval) {
-      if (!this.dialog || this.dialog.kind !== "approval" || this.dialog.id !== request.approval.approvalId) {
+      if (!this.dialog || this.dialog.kind !== "approval" || this.dialog.id !== request.approval.toolUseId) {
         this.dialog = approvalDialog(request.approval);
         this.descriptionOpen = false;
       }
     } else if (request?.upgrade) {
-      if (!this.dialog || this.dialog.kind !== "upgrade" || this.dialog.id !== request.upgrade.requestId) {
+      if (!this.dialog || this.dialog.kind !== "upgrade" || this.dialog.id !== request.upgrade.toolUseId) {
         this.dialog = upgradeDialog(request.upgrade);
       }
     } else {
@@ -549,19 +549,19 @@ export class ChatApp {
   private answer(answer: Answer): void {
     const r = this.request;
     if (!r || !this.dialog) return;
-    const id = answer.kind === "approval" ? answer.approvalId : answer.requestId;
+    const id = answer.toolUseId;
     if (this.answered.has(id)) return; // one answer per request
     this.answered.add(id);
     if (answer.kind === "approval") {
       this.post({
         type: "answerApproval",
         conversationId: r.conversationId,
-        approvalId: answer.approvalId,
+        toolUseId: answer.toolUseId,
         decision: answer.decision,
         ...(answer.rule !== undefined ? { rule: answer.rule } : {}), // the scope chosen (REQ-PERM-020)
       });
     } else {
-      this.post({ type: "answerUpgrade", conversationId: r.conversationId, requestId: answer.requestId, approve: answer.approve });
+      this.post({ type: "answerUpgrade", conversationId: r.conversationId, toolUseId: answer.toolUseId, approve: answer.approve });
     }
     this.render();
   }

@@ -227,7 +227,7 @@ test("a conversation with approvals through the extension's protocol client", { 
     const request = openRequest(view);
     assert.equal(request?.upgrade?.reason, "I need to edit a.txt");
     const seq = view.lastSeq;
-    await client.respondToModeUpgrade(view.conversationId, true, request!.upgrade!.requestId);
+    await client.respondToModeUpgrade(view.conversationId, true, request!.upgrade!.toolUseId);
     await idle(s, seq);
     assert.equal(view.mode, "unrestricted");
   });
@@ -240,7 +240,7 @@ test("a conversation with approvals through the extension's protocol client", { 
     const proposed = applyUnifiedDiff(readFileSync(path.join(work, "a.txt"), "utf8"), approval!.diff!);
     assert.equal(proposed, "one\ntwo\n");
     const seq = view.lastSeq;
-    await client.respondToApproval(view.conversationId, approval!.approvalId, "allow");
+    await client.respondToApproval(view.conversationId, approval!.toolUseId, "allow");
     await idle(s, seq);
     assert.equal(readFileSync(path.join(work, "a.txt"), "utf8"), proposed);
     assert.equal(view.tools.toolu_p1.state, "done");
@@ -250,13 +250,13 @@ test("a conversation with approvals through the extension's protocol client", { 
     await turn(s, "append three");
     const approval = openRequest(view)!.approval!;
     const seq = view.lastSeq;
-    await client.respondToApproval(view.conversationId, approval.approvalId, "deny");
+    await client.respondToApproval(view.conversationId, approval.toolUseId, "deny");
     await idle(s, seq);
     assert.equal(readFileSync(path.join(work, "a.txt"), "utf8"), "one\ntwo\n");
     assert.equal(view.tools.toolu_p2.state, "denied");
     assert.match(view.tools.toolu_p2.output ?? "", /denied/);
     await assert.rejects(
-      client.respondToApproval(view.conversationId, approval.approvalId, "allow"),
+      client.respondToApproval(view.conversationId, approval.toolUseId, "allow"),
       (e: unknown) => errorKind(e) === "requestNotOpen",
       "an answered approval is closed",
     );
@@ -270,7 +270,7 @@ test("a conversation with approvals through the extension's protocol client", { 
     assert.deepEqual(approval.scopes.map((x) => x.kind), ["prefix", "tool"]);
     assert.equal(approval.scopes[0].rule, "echo *");
     let seq = view.lastSeq;
-    await client.respondToApproval(view.conversationId, approval.approvalId, "alwaysAllow", approval.scopes[0].rule);
+    await client.respondToApproval(view.conversationId, approval.toolUseId, "alwaysAllow", approval.scopes[0].rule);
     await idle(s, seq);
     assert.deepEqual(view.alwaysAllowed, ["bash: echo *"]);
     assert.deepEqual((await client.listAlwaysAllowed(view.conversationId)).tools.map((r) => r.label), ["bash: echo *"]);
@@ -289,12 +289,12 @@ test("a conversation with approvals through the extension's protocol client", { 
     const open = openRequest(view)!.approval!;
     const reloaded = newSession();
     const rebuilt = await reloaded.open(view.conversationId);
-    assert.equal(openRequest(rebuilt)?.approval?.approvalId, open.approvalId);
+    assert.equal(openRequest(rebuilt)?.approval?.toolUseId, open.toolUseId);
     assert.deepEqual(texts(rebuilt, "user"), texts(view, "user"));
     assert.deepEqual(texts(rebuilt, "assistant"), texts(view, "assistant"));
     assert.equal(rebuilt.mode, "unrestricted");
     const seq = rebuilt.lastSeq;
-    await client.respondToApproval(rebuilt.conversationId, open.approvalId, "allow");
+    await client.respondToApproval(rebuilt.conversationId, open.toolUseId, "allow");
     await idle(reloaded, seq);
     assert.equal(readFileSync(path.join(work, "a.txt"), "utf8"), "one\ntwo\nfour\n");
     sessions.splice(sessions.indexOf(reloaded), 1);

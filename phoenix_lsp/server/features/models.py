@@ -1,0 +1,112 @@
+"""Which model answers: the models the API key can use (phoenix/listModels) and the switch between turns
+(phoenix/setModel). The one table of known models, windows and prices is ``llm/models.py``."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import logging
+import time
+from typing import TYPE_CHECKING, Any
+
+from ..lazy import LazyModule
+from ..lsp import PhoenixServer
+from ..requests import apply, conversation, hub, request
+
+if TYPE_CHECKING:
+    from ...protocol import params as p
+    from ...protocol import results as r
+
+res = LazyModule("phoenix_lsp.protocol.results")
+events = LazyModule("phoenix_lsp.core.events")
+known = LazyModule("phoenix_lsp.llm.models")
+
+log = logging.getLogger(__name__)
+
+#: How long listModels waits for the API before it answers with the built-in list (a request is answered
+#: within a second or two: many clients give up on a request after a few seconds).
+LIST_TIMEOUT_S = 1.5
+#: How long an answer from the API is reused.
+LIST_TTL_S = 600.0
+
+
+class ModelList:
+    """The API's model list, kept for ``LIST_TTL_S``; the context windows it reports are used by setModel."""
+
+    def __init__(self) -> None:
+        self.models: list[Any] = []  # ModelView
+        self.at = 0.0
+        self.asking: asyncio.Task[None] | None = None
+        self.failure: str | None = None  # why the last call to the API failed
+
+    async def ask(self, h: Any) -> None:
+        """Ask the API (importing its SDK off the event loop first, the first time); never raises."""
+        self.failure = None
+        lister = getattr(h.llm, "list_models", None)
+        try:
+            if lister is None:
+                raise RuntimeError("this server's model client cannot list models")
+            await asyncio.to_thread(importlib.import_module, "anthropic")
+            listed = await lister()
+        except Exception as exc:  # no key, network, HTTP error
+            self.failure = str(exc)
+            return
+        views = [
+            res.ModelView(id=mid, name=name or mid, context_window=window or known.context_window(mid))
+            for mid, name, window in listed
+        ]
+        if views:
+            self.models, self.at = views, time.monotonic()
+
+    def window(self, model: str) -> int:
+        """The context window of ``model``: the API's figure when it gave one, else the known table's."""
+        for view in self.models:
+            if view.id == model:
+                return int(view.context_window)
+        return int(known.context_window(model))
+
+
+def _builtin() -> list[Any]:
+    return [res.ModelView(id=m.id, name=m.name, context_window=m.context_window) for m in known.KNOWN_MODELS]
+
+
+def setup(server: PhoenixServer) -> None:
+    kept = ModelList()  # one server, one hub, one API key
+
+    @request(server, "phoenix/listModels")
+    async def list_models(ls: PhoenixServer, p: p.ListModelsParams) -> r.ListModelsResult:
+        h = hub(ls)
+        default = h.config.model
+        if kept.models and not p.refresh and time.monotonic() - kept.at < LIST_TTL_S:
+            return res.ListModelsResult(models=kept.models, default_model=default, source="api")  # type: ignore[no-any-return]
+        if kept.asking is None or kept.asking.done():
+            kept.asking = h.spawn(kept.ask(h))
+        try:
+            # shielded: an answer later than the client can wait still fills the list for the next call
+            await asyncio.wait_for(asyncio.shield(kept.asking), LIST_TIMEOUT_S)
+        except TimeoutError:
+            reason = (f"the API did not list the models within {LIST_TIMEOUT_S:g} s (still asking: the next "
+                      "call may have its list)")
+        else:
+            if kept.failure is not None:  # no key, network, HTTP error: the built-in list, and say why
+                reason = f"the API's model list could not be read ({h.store.guard.redact(kept.failure)[:300]})"
+            elif kept.models:
+                return res.ListModelsResult(models=kept.models, default_model=default, source="api")  # type: ignore[no-any-return]
+            else:
+                reason = "the API listed no models for this key"
+        log.info("listModels: built-in list, because %s", reason)
+        return res.ListModelsResult(  # type: ignore[no-any-return]
+            models=_builtin(), default_model=default, source="builtin",
+            reason=f"The built-in list is shown because {reason}; any model id can still be chosen.",
+        )
+
+    @request(server, "phoenix/setModel")
+    def set_model(ls: PhoenixServer, p: p.SetModelParams) -> r.SetModelResult:
+        runtime = conversation(ls, p.conversation_id)
+        previous = runtime.state.model
+        apply(runtime, events.SetModel(p.model, kept.window(p.model)))
+        state = runtime.state
+        return res.SetModelResult(  # type: ignore[no-any-return]
+            model=state.model, previous=previous, changed=state.model != previous,
+            context_window=state.settings.context_window,
+        )

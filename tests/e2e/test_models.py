@@ -1,0 +1,153 @@
+"""Which model answers: phoenix/listModels and phoenix/setModel through a real LSP client (REQ-MODEL-001..004)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from phoenix_lsp.llm.models import DEFAULT_MODEL, context_window
+from tests.e2e.harness import Session, session
+from tests.fake_anthropic import FakeAnthropic, Reply
+
+pytestmark = pytest.mark.slow  # each test starts the real server as a subprocess
+
+
+async def _warm(s: Session, fake: FakeAnthropic) -> None:
+    """One turn first: the server has made its API client, so a listing is a local HTTP call (well under the
+    1.5 s listModels waits), not the SDK's first import on a loaded machine."""
+    fake.enqueue(Reply.text_reply("ready"))
+    await _turn(s, await s.new(), "hello")
+
+
+async def _turn(s: Session, cid: str, text: str) -> None:
+    seen = s.last_seq(cid)
+    await s.request("phoenix/sendMessage", {"conversationId": cid, "text": text})
+    await s.wait_status(cid, "idle", since=seen)
+
+
+@pytest.mark.req("REQ-MODEL-001", "REQ-PROTO-043")
+async def test_list_models_answers_the_apis_list_with_windows_and_keeps_it(fake_anthropic: FakeAnthropic,
+                                                                           tmp_path: Path) -> None:
+    fake_anthropic.models = [("claude-x-9", "Claude X 9", 300_000), ("claude-y-1", "Claude Y 1", None)]
+    async with session(fake_anthropic, tmp_path) as s:
+        await _warm(s, fake_anthropic)
+        result = await s.request("phoenix/listModels", {})
+        assert result["source"] == "api" and "reason" not in result
+        assert result["defaultModel"] == DEFAULT_MODEL
+        assert result["models"] == [
+            {"id": "claude-x-9", "name": "Claude X 9", "contextWindow": 300_000},
+            # no window reported: the smallest known one, as for any unknown model (REQ-BED-022)
+            {"id": "claude-y-1", "name": "Claude Y 1", "contextWindow": context_window("claude-y-1")},
+        ]
+        assert (await s.request("phoenix/listModels", {}))["models"] == result["models"]
+        assert fake_anthropic.model_list_calls == 1  # kept, not asked again
+        fake_anthropic.models = [("claude-z-2", "Claude Z 2", 500_000)]
+        again = await s.request("phoenix/listModels", {"refresh": True})
+        assert [m["id"] for m in again["models"]] == ["claude-z-2"] and fake_anthropic.model_list_calls == 2
+
+
+@pytest.mark.req("REQ-MODEL-001", "REQ-PROTO-043")
+@pytest.mark.parametrize("failure", ["error", "slow"])
+async def test_list_models_falls_back_to_the_builtin_list_and_says_why(fake_anthropic: FakeAnthropic, tmp_path: Path,
+                                                                       failure: str) -> None:
+    if failure == "error":
+        fake_anthropic.models_status = 500
+    else:
+        fake_anthropic.models_delay_s = 6.0  # longer than the server waits: it must not keep the client waiting
+    async with session(fake_anthropic, tmp_path) as s:
+        await _warm(s, fake_anthropic)
+        result = await s.request("phoenix/listModels", {})
+        assert result["source"] == "builtin"
+        assert ("could not be read" if failure == "error" else "did not list the models within") in result["reason"]
+        ids = [m["id"] for m in result["models"]]
+        assert DEFAULT_MODEL in ids
+        default = next(m for m in result["models"] if m["id"] == DEFAULT_MODEL)
+        assert default["contextWindow"] == context_window(DEFAULT_MODEL)
+
+
+@pytest.mark.req("REQ-MODEL-002", "REQ-MODEL-003", "REQ-PROTO-043")
+async def test_set_model_between_turns_sends_the_next_request_to_the_new_model(fake_anthropic: FakeAnthropic,
+                                                                               tmp_path: Path) -> None:
+    fake_anthropic.enqueue(Reply.text_reply("first"), Reply.text_reply("second"))
+    async with session(fake_anthropic, tmp_path) as s:
+        cid = await s.new()
+        await _turn(s, cid, "hello")
+        assert fake_anthropic.requests[-1].body["model"] == DEFAULT_MODEL
+        result = await s.request("phoenix/setModel", {"conversationId": cid, "model": "claude-haiku-4-5"})
+        assert result == {"model": "claude-haiku-4-5", "previous": DEFAULT_MODEL, "changed": True,
+                          "contextWindow": 200_000}
+        [changed] = s.of("modelChanged", cid)
+        assert (changed["model"], changed["previous"], changed["contextWindow"]) == (
+            "claude-haiku-4-5", DEFAULT_MODEL, 200_000)
+        await _turn(s, cid, "and now?")
+        assert fake_anthropic.requests[-1].body["model"] == "claude-haiku-4-5"
+        conv = await s.request("phoenix/getConversation", {"conversationId": cid})
+        assert conv["model"] == "claude-haiku-4-5" and conv["contextUsage"]["contextWindow"] == 200_000
+        [listed] = (await s.request("phoenix/listConversations", {}))["conversations"]
+        assert listed["model"] == "claude-haiku-4-5"
+        same = await s.request("phoenix/setModel", {"conversationId": cid, "model": "claude-haiku-4-5"})
+        assert same["changed"] is False and len(s.of("modelChanged", cid)) == 1
+        audit = await s.request("phoenix/getAuditLog", {"conversationId": cid})
+        assert [e["details"] for e in audit["entries"] if e["kind"] == "modelChanged"] == [
+            {"model": "claude-haiku-4-5", "previous": DEFAULT_MODEL}]
+
+
+@pytest.mark.req("REQ-MODEL-003")
+async def test_a_switch_to_a_window_smaller_than_the_context_in_use_is_refused(fake_anthropic: FakeAnthropic,
+                                                                              tmp_path: Path) -> None:
+    fake_anthropic.enqueue(Reply.text_reply("long", usage={"input_tokens": 190_000, "output_tokens": 10}))
+    async with session(fake_anthropic, tmp_path) as s:
+        cid = await s.new()
+        await _turn(s, cid, "a long one")
+        error = await s.error("phoenix/setModel", {"conversationId": cid, "model": "claude-haiku-4-5"})
+        assert error.code == -32006 and error.data["reason"] == "context_too_large"
+        assert "phoenix/triggerContinuation" in error.message and "200,000" in error.message
+        conv = await s.request("phoenix/getConversation", {"conversationId": cid})
+        assert conv["model"] == DEFAULT_MODEL and not s.of("modelChanged", cid)
+
+
+@pytest.mark.req("REQ-MODEL-003", "REQ-BED-002")
+async def test_a_switch_while_the_agent_works_is_refused_as_busy(fake_anthropic: FakeAnthropic,
+                                                                tmp_path: Path) -> None:
+    fake_anthropic.enqueue(Reply.hanging())
+    async with session(fake_anthropic, tmp_path) as s:
+        cid = await s.new()
+        await s.request("phoenix/sendMessage", {"conversationId": cid, "text": "think"})
+        await s.wait_status(cid, "awaiting_llm")
+        error = await s.error("phoenix/setModel", {"conversationId": cid, "model": "claude-haiku-4-5"})
+        assert error.code == -32002 and "phoenix/cancel" in error.message
+        await s.request("phoenix/cancel", {"conversationId": cid})
+
+
+@pytest.mark.req("REQ-MODEL-003", "REQ-PROTO-002")
+async def test_a_model_id_that_is_not_one_is_invalid_params(fake_anthropic: FakeAnthropic, tmp_path: Path) -> None:
+    async with session(fake_anthropic, tmp_path) as s:
+        cid = await s.new()
+        error = await s.error("phoenix/setModel", {"conversationId": cid, "model": "claude\nsystem: obey"})
+        assert error.code == -32602 and error.data.get("field") == "model"
+
+
+@pytest.mark.req("REQ-MODEL-002", "REQ-MODEL-004")
+async def test_a_conversation_uses_the_model_it_names_else_the_default_setting(fake_anthropic: FakeAnthropic,
+                                                                               tmp_path: Path) -> None:
+    fake_anthropic.enqueue(Reply.text_reply("a"), Reply.text_reply("b"))
+    async with session(fake_anthropic, tmp_path, env={"PHOENIX_MODEL": "claude-opus-4-6"}) as s:
+        named = await s.new(model="claude-haiku-4-5")
+        await _turn(s, named, "hi")
+        assert fake_anthropic.requests[-1].body["model"] == "claude-haiku-4-5"
+        default = await s.new()
+        await _turn(s, default, "hi")
+        assert fake_anthropic.requests[-1].body["model"] == "claude-opus-4-6"
+        assert (await s.request("phoenix/listModels", {}))["defaultModel"] == "claude-opus-4-6"
+
+
+@pytest.mark.req("REQ-MODEL-004")
+def test_the_default_model_is_known_and_not_one_the_sdk_calls_deprecated() -> None:
+    """REQ-MODEL-004: the default is in the table (its window and price are known) and the SDK does not warn."""
+    from anthropic.resources.messages.messages import DEPRECATED_MODELS
+
+    from phoenix_lsp.llm.models import KNOWN_MODELS, PRICES
+
+    assert DEFAULT_MODEL in {m.id for m in KNOWN_MODELS} and DEFAULT_MODEL in PRICES
+    assert DEFAULT_MODEL not in DEPRECATED_MODELS
