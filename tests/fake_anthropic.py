@@ -40,7 +40,9 @@ at one of its breakpoints or up to 20 blocks before one; a prefix shorter than t
 kept; a 5th breakpoint is refused with a 400. ``usage`` answers what the request really contained: tokens
 are counted deterministically as bytes / 4 (rounded up) of each block's compact JSON without its
 ``cache_control``, in the key order sent (so a reordered key is a different prefix, as for the real API).
-Input figures a test scripts in ``Reply.usage`` replace the computed ones (all three).
+The cache writes are also split per TTL, as the API's ``usage.cache_creation`` object
+(``ephemeral_5m_input_tokens`` / ``ephemeral_1h_input_tokens``, flat keys in the records). Input figures a
+test scripts in ``Reply.usage`` replace the computed ones (all of them, the split included).
 
 Latency (for benchmarks only): ``ttft_base_s`` + uncached input tokens x ``prefill_s_per_token`` passes
 before the response headers, a model of the time to first token (both 0 by default).
@@ -248,8 +250,8 @@ class Reply:
         speaks for the whole input: the computed input figures are then not used (unset ones are 0)."""
         out_default = sum(len(b.pieces()) for b in self.blocks) or 1
         u = {"input_tokens": 10, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
-        scripted_input = {"input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"} & set(self.usage)
-        if scripted_input:
+        scripted_input = {"input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", *TTL_SPLIT}
+        if scripted_input & set(self.usage):
             u = {"input_tokens": 0, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
         else:
             u.update(computed or {})
@@ -354,6 +356,9 @@ MAX_BREAKPOINTS = 4
 #: A breakpoint finds a kept prefix that ends at most this many blocks before it (the API's lookback).
 LOOKBACK_BLOCKS = 20
 TTL_SECONDS = {"5m": 300.0, "1h": 3600.0}
+#: The usage keys of the cache writes per TTL (flat here; sent as the API's ``usage.cache_creation`` object).
+TTL_SPLIT_KEYS = {"5m": "ephemeral_5m_input_tokens", "1h": "ephemeral_1h_input_tokens"}
+TTL_SPLIT = tuple(TTL_SPLIT_KEYS.values())
 
 
 class CacheError(Exception):
@@ -486,10 +491,17 @@ class PromptCache:
                 written = position
         read = prefix[hit]
         creation = prefix[written] - read
+        split = dict.fromkeys(TTL_SPLIT, 0)  # the writes per TTL, as the API's cache_creation says
+        boundary = hit
+        for position, ttl in marks:
+            if boundary < position <= written and prefix[position] >= minimum:
+                split[TTL_SPLIT_KEYS[ttl]] += prefix[position] - prefix[boundary]
+                boundary = position
         return {
             "input_tokens": total - read - creation,
             "cache_creation_input_tokens": creation,
             "cache_read_input_tokens": read,
+            **split,
         }
 
 
@@ -664,6 +676,9 @@ class _Handler(BaseHTTPRequestHandler):
     ) -> dict[str, Any]:
         if not final:
             usage = {**usage, "output_tokens": 1}
+        sent: dict[str, Any] = {k: v for k, v in usage.items() if k not in TTL_SPLIT}
+        if set(TTL_SPLIT) & usage.keys():  # the writes per TTL, as the API reports them
+            sent["cache_creation"] = {k: usage.get(k, 0) for k in TTL_SPLIT}
         return {
             "id": _new_id("msg"),
             "type": "message",
@@ -672,7 +687,7 @@ class _Handler(BaseHTTPRequestHandler):
             "content": content,
             "stop_reason": reply.final_stop_reason() if final else None,
             "stop_sequence": None,
-            "usage": usage,
+            "usage": sent,
         }
 
     def _events(self, reply: Reply, model: str, usage: dict[str, int]) -> Iterator[tuple[dict[str, Any], bool]]:

@@ -90,6 +90,8 @@ Out = tuple[ConversationState, tuple[Effect, ...]]
 Handler = Callable[[ConversationState, Any], Out]
 
 USER_COMMANDS = {"/execute": Mode.UNRESTRICTED, "/plan": Mode.RESTRICTED}
+#: Notifications of what already happened, told before the status change of the same transition.
+TOLD_BEFORE_STATUS = frozenset({"error", "usage"})
 
 
 # ----------------------------------------------------------------------------------------------- helpers
@@ -783,14 +785,16 @@ def transition(state: ConversationState, event: Event) -> Out:
     if new is state:
         return new, effects
     persistence = _persistence(state, new)
-    # An error is told before the status that reports it (a client that prompts on "error" has the message);
-    # the status goes after persistence but before anything that acts on the world.
-    errors = tuple(e for e in effects if isinstance(e, Notify) and e.kind == "error")
-    if errors:
-        effects = tuple(e for e in effects if e not in errors)
+    # What already happened is told before the status it leads to: an error before the status that reports
+    # it (a client that prompts on "error" has the message), a response's usage before the status the
+    # response settles in (a client that acts on "idle" has the turn's tokens). The status goes after
+    # persistence but before anything that acts on the world.
+    told = tuple(e for e in effects if isinstance(e, Notify) and e.kind in TOLD_BEFORE_STATUS)
+    if told:
+        effects = tuple(e for e in effects if e not in told)
         status = tuple(e for e in persistence if isinstance(e, Notify))
         persistence = tuple(e for e in persistence if not isinstance(e, Notify))
-        return new, (*persistence, *errors, *status, *effects)
+        return new, (*persistence, *told, *status, *effects)
     return new, (*persistence, *effects)
 
 

@@ -135,12 +135,19 @@ class Message:
 
 @dataclass(frozen=True, slots=True)
 class Usage:
-    """Token usage reported by one LLM response."""
+    """Token usage reported by one LLM response.
+
+    ``cache_write_5m_tokens`` / ``cache_write_1h_tokens`` are the parts of ``cache_creation_input_tokens``
+    that the API reported as written with the 5-minute and the 1-hour TTL (its ``cache_creation`` split,
+    priced at different rates); both 0 when the split was not reported. They are not added to ``total``.
+    """
 
     input_tokens: int = 0
     output_tokens: int = 0
     cache_creation_input_tokens: int = 0
     cache_read_input_tokens: int = 0
+    cache_write_5m_tokens: int = 0
+    cache_write_1h_tokens: int = 0
 
     @property
     def total(self) -> int:
@@ -161,6 +168,8 @@ class UsageTotals:
     output_tokens: int = 0
     cache_creation_input_tokens: int = 0
     cache_read_input_tokens: int = 0
+    cache_write_5m_tokens: int = 0  # the reported TTL split of the cache writes (see Usage)
+    cache_write_1h_tokens: int = 0
 
     def add(self, usage: Usage | UsageTotals) -> UsageTotals:
         """These totals plus one request's usage (or plus other totals)."""
@@ -171,6 +180,8 @@ class UsageTotals:
             self.output_tokens + usage.output_tokens,
             self.cache_creation_input_tokens + usage.cache_creation_input_tokens,
             self.cache_read_input_tokens + usage.cache_read_input_tokens,
+            self.cache_write_5m_tokens + usage.cache_write_5m_tokens,
+            self.cache_write_1h_tokens + usage.cache_write_1h_tokens,
         )
 
 

@@ -68,7 +68,9 @@ class LlmRequest:
 
 @dataclass(frozen=True)
 class LlmSuccess:
-    """A complete answer: content blocks as plain dicts, the stop reason and the token usage."""
+    """A complete answer: content blocks as plain dicts, the stop reason and the token usage (``input_tokens``,
+    ``output_tokens``, ``cache_creation_input_tokens``, ``cache_read_input_tokens``, and the cache writes per
+    TTL ``cache_write_5m_tokens`` / ``cache_write_1h_tokens``, 0 when the API did not report them)."""
 
     content: list[dict[str, Any]]
     stop_reason: str
@@ -116,6 +118,12 @@ class _Accumulator:
             return
         for key in ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"):
             value = getattr(usage, key, None)
+            if isinstance(value, int):
+                self.usage[key] = value
+        split = getattr(usage, "cache_creation", None)  # the cache writes per TTL, when the API reports them
+        for key, ttl_key in (("cache_write_5m_tokens", "ephemeral_5m_input_tokens"),
+                             ("cache_write_1h_tokens", "ephemeral_1h_input_tokens")):
+            value = getattr(split, ttl_key, None)
             if isinstance(value, int):
                 self.usage[key] = value
 
@@ -190,6 +198,8 @@ class _Accumulator:
             "output_tokens": 0,
             "cache_creation_input_tokens": 0,
             "cache_read_input_tokens": 0,
+            "cache_write_5m_tokens": 0,
+            "cache_write_1h_tokens": 0,
         }
         usage.update(self.usage)
         content = [self.blocks[i] for i in sorted(self.blocks)]

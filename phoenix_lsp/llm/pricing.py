@@ -49,12 +49,23 @@ def estimate_usd(
     cache_write_tokens: int,
     cache_read_tokens: int,
     ttl: Literal["5m", "1h"] = "5m",
+    cache_write_5m_tokens: int = 0,
+    cache_write_1h_tokens: int = 0,
 ) -> float:
-    """The estimated cost in USD of the given tokens; cache writes are priced at ``ttl``'s rate."""
+    """The estimated cost in USD of the given tokens.
+
+    ``cache_write_5m_tokens`` / ``cache_write_1h_tokens`` are the parts of ``cache_write_tokens`` the API
+    reported per TTL (its ``cache_creation`` split): each is priced at its own rate. The rest of the cache
+    writes, whose TTL the API did not report, is priced at ``ttl``'s rate (the TTL the server asks for).
+    """
+    split = cache_write_5m_tokens + cache_write_1h_tokens
+    unsplit = max(cache_write_tokens - split, 0)
     total = (
         input_tokens * price.input
         + output_tokens * price.output
-        + cache_write_tokens * price.write(ttl)
+        + cache_write_5m_tokens * price.write("5m")
+        + cache_write_1h_tokens * price.write("1h")
+        + unsplit * price.write(ttl)
         + cache_read_tokens * price.read()
     )
     return total / 1_000_000

@@ -72,8 +72,8 @@ def model_prices(option: Mapping[str, Any] | None, environ: Mapping[str, str]) -
             table = json.loads(raw)
             if not isinstance(table, dict):
                 raise ValueError("it is not a JSON object")
-            for model, entry in table.items():
-                prices[str(model)] = _price(ModelPriceIn.model_validate(entry))
+            # all or nothing: the message below says the default prices are used
+            prices.update({str(model): _price(ModelPriceIn.model_validate(entry)) for model, entry in table.items()})
         except Exception as exc:
             problems.append(
                 f"phoenix-lsp: ignoring PHOENIX_MODEL_PRICES ({str(exc)[:200]}); using the default prices. Set it "

@@ -46,6 +46,8 @@ def token_usage(state: ConversationState, prices: Mapping[str, Price], ttl: Lite
             cache_write_tokens=total.cache_creation_input_tokens,
             cache_read_tokens=total.cache_read_input_tokens,
             ttl=ttl,
+            cache_write_5m_tokens=total.cache_write_5m_tokens,
+            cache_write_1h_tokens=total.cache_write_1h_tokens,
         )
         cost = {"usd": round(usd, 6), "isEstimate": True, "model": state.model, "note": ESTIMATE_NOTE}
     return {

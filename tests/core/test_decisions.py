@@ -10,7 +10,7 @@ from phoenix_lsp.core import machine
 from phoenix_lsp.core.effects import Notify, Reject, RequestLlm, SetTitle, UserCommand
 from phoenix_lsp.core.events import LlmDone, LlmFailed, SetPolicy, SetStyle, ToolDone, TriggerContinuation, UserMessage
 from phoenix_lsp.core.state import ConversationState, Error, Exhausted, Settings
-from phoenix_lsp.core.values import Mode, Policy, Style, Text, Usage
+from phoenix_lsp.core.values import Mode, Policy, Style, Text, ToolUse, Usage
 
 transition = machine.transition
 
@@ -88,3 +88,16 @@ def test_notifications_carry_previous_values_and_the_suggestion() -> None:
     assert notes(effects, "style") == [{"style": "development", "previous": "chat"}]
     [suggestion] = notes(effects, "suggestion")
     assert suggestion["mode"] == "unrestricted" and suggestion["command"] == "/execute" and suggestion["text"]
+
+
+@pytest.mark.req("REQ-CORE-007", "REQ-CACHE-005")
+def test_a_responses_usage_is_told_before_the_status_it_leads_to() -> None:
+    """A client that acts on the status (shows the turn's cost when it is idle) already has the usage."""
+    state, _ = transition(fresh(), UserMessage("hi"))
+    call = ToolUse("t1", "read_file", {"path": "a"})
+    state, effects = transition(state, LlmDone(1, (call,), "tool_use", Usage(30, 5)))
+    assert [e.kind for e in effects if isinstance(e, Notify)] == ["usage", "status"]
+    state, _ = transition(state, ToolDone("t1", "text", False))
+    _, effects = transition(state, LlmDone(2, (Text("ok"),), "end_turn", Usage(40, 2)))
+    assert [e.kind for e in effects if isinstance(e, Notify)] == ["usage", "status"]
+    assert notes(effects, "status")[0]["status"] == "idle"

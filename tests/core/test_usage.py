@@ -13,7 +13,8 @@ from phoenix_lsp.core.tools import SUBMIT_RESULT
 from phoenix_lsp.core.values import Mode, Text, ToolUse, Usage, UsageTotals
 
 COLD = Usage(input_tokens=1200, output_tokens=40)
-WARM = Usage(input_tokens=30, output_tokens=50, cache_creation_input_tokens=400, cache_read_input_tokens=1000)
+WARM = Usage(input_tokens=30, output_tokens=50, cache_creation_input_tokens=400, cache_read_input_tokens=1000,
+             cache_write_5m_tokens=100, cache_write_1h_tokens=300)
 
 
 def fresh(**fields: object) -> ConversationState:
@@ -26,7 +27,8 @@ def test_every_response_adds_to_the_conversations_totals() -> None:
     state, _ = transition(state, LlmDone(1, (Text("hello"),), "end_turn", COLD))
     state, _ = transition(state, UserMessage("again"))
     state, effects = transition(state, LlmDone(2, (Text("hello again"),), "end_turn", WARM))
-    assert state.usage == UsageTotals(2, 1230, 90, 400, 1000)
+    assert state.usage == UsageTotals(2, 1230, 90, 400, 1000, cache_write_5m_tokens=100, cache_write_1h_tokens=300)
+    assert state.context_tokens == WARM.total == 1480  # the TTL split is part of the cache writes, not added
     assert state.last_usage == WARM
     assert state.agents_usage == UsageTotals()
     assert any(isinstance(e, PersistState) for e in effects)  # stored with the state: survives restarts
@@ -34,6 +36,8 @@ def test_every_response_adds_to_the_conversations_totals() -> None:
     assert restored.usage == state.usage and restored.last_usage == WARM
     old = codec.encode_state(state).replace('"usage"', '"_gone"')  # a state stored before issue 16
     assert codec.decode_state(old, ()).usage == UsageTotals()
+    unsplit = codec.encode_state(state).replace('"cache_write_5m_tokens":100,', "")  # stored before the split
+    assert codec.decode_state(unsplit, ()).usage.cache_write_5m_tokens == 0
 
 
 @pytest.mark.req("REQ-CACHE-005")
@@ -67,7 +71,7 @@ def test_the_parent_adds_sub_agent_usage_whatever_it_is_doing() -> None:
     exhausted = fresh(status=Exhausted("s"))
     for state in (idle, busy, exhausted, transition(idle, SetMode(Mode.UNRESTRICTED))[0]):
         after, effects = transition(state, AgentUsage("p.t1.0", WARM))
-        assert after.agents_usage == UsageTotals(1, 30, 50, 400, 1000), state.status
+        assert after.agents_usage == UsageTotals(1, 30, 50, 400, 1000, 100, 300), state.status
         assert after.status == state.status and after.usage == state.usage
         assert any(isinstance(e, PersistState) for e in effects)
     assert isinstance(idle.status, Idle)

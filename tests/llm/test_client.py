@@ -54,6 +54,8 @@ async def test_text_streams_every_delta_in_order(fake_anthropic: FakeAnthropic, 
         "output_tokens": 321,
         "cache_creation_input_tokens": 0,
         "cache_read_input_tokens": 0,
+        "cache_write_5m_tokens": 0,
+        "cache_write_1h_tokens": 0,
     }
 
 

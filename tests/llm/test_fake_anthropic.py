@@ -200,13 +200,18 @@ def _cached_req(blocks: list[dict[str, Any]], model: str = "claude-sonnet-4-5", 
     return LlmRequest(model=model, system=system, messages=[{"role": "user", "content": blocks}], tools=None)
 
 
-async def _usage(fake: FakeAnthropic, request: LlmRequest) -> dict[str, int]:
+INPUT_FIGURES = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+
+
+async def _usage(fake: FakeAnthropic, request: LlmRequest, *, split: bool = False) -> dict[str, int]:
+    """The input figures of the answer (with ``split``, also the cache writes per TTL) as the client read them."""
     fake.enqueue(Reply.text_reply("ok"))
     client = LlmClient(api_key=KEY, base_url=fake.base_url)
     result = await client.stream(request, lambda t: None)
     await client.aclose()
     assert isinstance(result, LlmSuccess), result
-    return {k: v for k, v in result.usage.items() if k != "output_tokens"}
+    keys = (*INPUT_FIGURES, "cache_write_5m_tokens", "cache_write_1h_tokens") if split else INPUT_FIGURES
+    return {k: result.usage[k] for k in keys}
 
 
 def _tokens(blocks: list[dict[str, Any]]) -> int:
@@ -318,6 +323,29 @@ async def test_a_breakpoint_finds_a_kept_prefix_only_within_20_blocks(fake_anthr
     other = [_doc(300 + i, 10) for i in range(20)]
     usage = await _usage(fake_anthropic, _cached_req([head[0], _marked(head[1]), *other[:-1], _marked(other[-1])]))
     assert usage["cache_read_input_tokens"] == _tokens(head)
+
+
+async def test_cache_writes_are_reported_per_ttl_like_the_apis_cache_creation(fake_anthropic: FakeAnthropic) -> None:
+    hour = [_doc(0, 1500), _marked(_doc(1), "1h")]  # a 1-hour prefix (above the 1,024 minimum), then 5 minutes
+    five = [_doc(2, 300), _marked(_doc(3))]
+    first = await _usage(fake_anthropic, _cached_req([*hour, *five]), split=True)
+    assert first["cache_write_1h_tokens"] == _tokens(hour) and first["cache_write_5m_tokens"] == _tokens(five)
+    assert first["cache_creation_input_tokens"] == _tokens([*hour, *five])
+    recorded = fake_anthropic.requests[0].usage
+    assert recorded is not None and recorded["ephemeral_1h_input_tokens"] == _tokens(hour)
+    # the next request reads both entries and writes only its new 5-minute part
+    more = [_doc(4, 100), _marked(_doc(5))]
+    second = await _usage(fake_anthropic, _cached_req([*hour, *five, *more]), split=True)
+    assert second == {"input_tokens": 0, "cache_creation_input_tokens": _tokens(more),
+                      "cache_read_input_tokens": _tokens([*hour, *five]),
+                      "cache_write_5m_tokens": _tokens(more), "cache_write_1h_tokens": 0}
+    # an answer without the split (as from an older API) leaves both parts 0
+    fake_anthropic.enqueue(Reply.text_reply("ok", usage={"cache_creation_input_tokens": 70}))
+    client = LlmClient(api_key=KEY, base_url=fake_anthropic.base_url)
+    result = await client.stream(_cached_req([_doc(9)]), lambda t: None)
+    await client.aclose()
+    assert isinstance(result, LlmSuccess) and result.usage["cache_creation_input_tokens"] == 70
+    assert result.usage["cache_write_5m_tokens"] == result.usage["cache_write_1h_tokens"] == 0
 
 
 async def test_a_1h_breakpoint_after_a_5m_one_is_refused(fake_anthropic: FakeAnthropic) -> None:

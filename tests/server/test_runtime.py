@@ -269,7 +269,7 @@ async def test_a_text_turn_emits_numbered_events_in_order_and_persists_first(rig
     events = rig.sink.of(runtime.id)
     assert [p["seq"] for p in events] == list(range(1, len(events) + 1)), "seq is 1, 2, 3... with no gap"
     assert rig.sink.kinds(runtime.id) == [
-        "message", "status:awaiting_llm", "textDelta", "textDelta", "message", "status:idle", "usage",
+        "message", "status:awaiting_llm", "textDelta", "textDelta", "message", "usage", "status:idle",
     ]
     user, assistant = rig.sink.of(runtime.id, "message")
     assert user["message"]["role"] == "user" and assistant["message"]["role"] == "assistant"
@@ -316,7 +316,7 @@ async def test_interactive_bash_asks_runs_after_allow_and_goes_on(rig: Rig) -> N
     assert rest["status"] == "idle"
     assert rig.sink.kinds(runtime.id, asked["seq"]) == [
         "status:running_tool", "approvalResolved", "toolStart", "toolEnd", "message", "status:awaiting_llm",
-        "message", "status:idle", "usage",
+        "message", "usage", "status:idle",
     ]
     assert rig.sink.of(runtime.id, "approvalResolved")[0]["decision"] == "allow"
     assert rig.sink.withdrawn == [(runtime.id, asked["toolUseId"])], "the question is closed once answered"
@@ -435,7 +435,7 @@ async def test_a_retryable_failure_is_retried_and_shown(rig: Rig) -> None:
     assert retry["attempt"] == 1 and retry["maxAttempts"] == 3 and retry["delayMs"] == 1
     assert "529" in retry["reason"] or "overloaded" in retry["reason"]
     assert rig.sink.kinds(runtime.id) == [
-        "message", "status:awaiting_llm", "retry", "message", "status:idle", "usage",
+        "message", "status:awaiting_llm", "retry", "message", "usage", "status:idle",
     ], "the conversation stays awaiting_llm through the retry"
     assert rig.llm.requests[0].messages == rig.llm.requests[1].messages
 
