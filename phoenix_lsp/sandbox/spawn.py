@@ -476,8 +476,9 @@ class _Launcher:
             await asyncio.shield(self.exited)
 
     @staticmethod
-    async def drain(future: asyncio.Future[None], seconds: float) -> bool:
-        """Wait up to `seconds` for `future` (the end of a pipe, of the launcher); True when it came."""
+    async def drain(future: asyncio.Future[None], seconds: float | None) -> bool:
+        """Wait up to `seconds` (None: without a bound) for `future` (the end of a pipe, of the launcher);
+        True when it came."""
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(asyncio.shield(future), seconds)
         return future.done()
@@ -487,6 +488,11 @@ class _Launcher:
         included. Idempotent."""
         if self._reaped:
             return
+        if not self.exited.done():  # only after an unexpected error: never leave a launcher (and tree) behind
+            self.signal(signal.SIGKILL)
+            with contextlib.suppress(ChildProcessError):
+                os.waitid(os.P_PID, self.pid, os.WEXITED | os.WNOWAIT)
+            _kill_leftovers(self.pid, None)
         self._reaped = True
         for fd in (self.out_fd, self.err_fd):
             self.loop.remove_reader(fd)
@@ -562,7 +568,7 @@ async def run(req: SpawnRequest, timeout: float | None = None) -> RunResult:
             return result
         launcher = _Launcher(popen, capture)
         try:
-            if not await launcher.drain(launcher.exited, timeout if timeout is not None else float("inf")):
+            if not await launcher.drain(launcher.exited, timeout):
                 result.timed_out = True
                 await launcher.terminate()
             await _finish(launcher, result)
