@@ -5,6 +5,11 @@ Every command is started by the launcher (compiled helper or Python launcher), n
 the server is multi-threaded. The launcher is a child subreaper that owns the command's whole process
 tree. Its stdin is a "lifeline" pipe held by this process: if the server dies, the pipe closes and the
 launcher kills the tree. SIGTERM to the launcher means "kill the tree now" (cancel, timeout, shutdown).
+
+The server does not rely on the launcher alone (REQ-BASH-018, REQ-BASH-025): it watches the launcher
+through a pidfd, never waits on the output pipe without a bound, and when the launcher was killed (or
+stopped, then killed) it kills the command's process group and cgroups itself, before reaping the
+launcher whose pid names them; whatever still holds the output pipe after that is killed too.
 """
 
 from __future__ import annotations
