@@ -484,6 +484,8 @@ class _Launcher:
     async def drain(future: asyncio.Future[None], seconds: float | None) -> bool:
         """Wait up to `seconds` (None: without a bound) for `future` (the end of a pipe, of the launcher);
         True when it came."""
+        if future.done():
+            return True
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(asyncio.shield(future), seconds)
         return future.done()
