@@ -36,16 +36,6 @@ async def _plain(argv: list[str]) -> None:
     await proc.communicate()
 
 
-async def _median_ms(make: Any, n: int) -> float:
-    await make()  # warm-up (compiles the helper on first use, fills caches)
-    samples = []
-    for _ in range(n):
-        t = time.perf_counter()
-        await make()
-        samples.append((time.perf_counter() - t) * 1000)
-    return statistics.median(samples)
-
-
 def _descendants(root: int) -> list[int]:
     parent: dict[int, int] = {}
     for entry in os.scandir("/proc"):
@@ -96,37 +86,62 @@ def _pct(samples: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
+async def _interleaved_ms(makers: dict[str, Any], n: int) -> dict[str, float]:
+    """Median of each maker, sampled in turns (one of each per round) so that every figure and its
+    baseline see the same moments of the machine's load; each is warmed up first."""
+    for make in makers.values():
+        await make()
+    samples: dict[str, list[float]] = {name: [] for name in makers}
+    for _ in range(n):
+        for name, make in makers.items():
+            t = time.perf_counter()
+            await make()
+            samples[name].append((time.perf_counter() - t) * 1000)
+    return {name: statistics.median(values) for name, values in samples.items()}
+
+
 async def _figures(quick: bool) -> list[dict[str, Any]]:
     n = 30 if quick else 200
     support = probe()
     out: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory() as tmp:
         cwd = Path(tmp)
-        plain = await _median_ms(lambda: _plain(["bash", "-c", "true"]), n)
+        makers: dict[str, Any] = {"plain": lambda: _plain(["bash", "-c", "true"])}
+        req = spawn.SpawnRequest(("bash", "-c", "true"), cwd, restricted=True)
+        if support.available:
+            os.environ["PHOENIX_LSP_SANDBOX_LAUNCHER"] = "compiled"
+            build.reset_cache()
+            makers["compiled"] = lambda: spawn.run(req, timeout=30)
+        medians = await _interleaved_ms(makers, n)
+        plain = medians["plain"]
+        # bubblewrap in its own turns: the kernel tears its network namespace down after it exits, work
+        # that would land on whatever runs next (on 2 cores, the sample after it).
         bwrap_ms: float | None = None
         bwrap_note = ""
-        if shutil.which("bwrap"):
+        if not shutil.which("bwrap"):
+            bwrap_note = "bubblewrap not installed"
+        else:
             try:
-                bwrap_ms = await _median_ms(lambda: _plain([*BWRAP, "bash", "-c", "true"]), n)
+                bwrap_ms = (await _interleaved_ms({"bwrap": lambda: _plain([*BWRAP, "bash", "-c", "true"])},
+                                                  n))["bwrap"]
             except OSError as exc:
                 bwrap_note = f"bubblewrap could not run: {exc}"
-        else:
-            bwrap_note = "bubblewrap not installed"
         if support.available:
-            req = spawn.SpawnRequest(("bash", "-c", "true"), cwd, restricted=True)
-            for kind in ("compiled", "python"):
-                os.environ["PHOENIX_LSP_SANDBOX_LAUNCHER"] = kind
-                build.reset_cache()
-                sandboxed = await _median_ms(lambda: spawn.run(req, timeout=30), n if kind == "compiled"
-                                             else max(10, n // 10))
-                out.append({"name": f"sandboxed spawn of bash -c true ({kind} launcher), median",
-                            "value": round(sandboxed, 2), "unit": "ms",
-                            "baseline_name": "plain spawn of bash -c true, median",
-                            "baseline_value": round(plain, 2),
-                            "goal": "within 3 ms of plain" if kind == "compiled" else
-                            "fallback only (no C compiler): informational"})
+            # The Python launcher is ~20x slower: sampled on its own (fewer rounds), against the same plain.
+            os.environ["PHOENIX_LSP_SANDBOX_LAUNCHER"] = "python"
+            build.reset_cache()
+            python = await _interleaved_ms({"plain": makers["plain"],
+                                            "python": lambda: spawn.run(req, timeout=30)}, max(10, n // 10))
             os.environ.pop("PHOENIX_LSP_SANDBOX_LAUNCHER", None)
             build.reset_cache()
+            for kind, value, base in (("compiled", medians["compiled"], plain),
+                                      ("python", python["python"], python["plain"])):
+                out.append({"name": f"sandboxed spawn of bash -c true ({kind} launcher), median",
+                            "value": round(value, 2), "unit": "ms",
+                            "baseline_name": "plain spawn of bash -c true, median (sampled in turns)",
+                            "baseline_value": round(base, 2),
+                            "goal": "within 3 ms of plain" if kind == "compiled" else
+                            "fallback only (no C compiler): informational"})
             compiled = out[0]["value"]
             out.append({"name": "sandboxed spawn of bash -c true (compiled launcher), median",
                         "value": compiled, "unit": "ms",

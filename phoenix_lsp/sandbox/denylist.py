@@ -22,6 +22,7 @@ Settings: ``PHOENIX_LSP_DENY_READ`` (paths separated by ``os.pathsep``, ``~`` ex
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -31,7 +32,9 @@ __all__ = [
     "ALLOWED_DEVICES",
     "DEFAULT_DENY_READ",
     "DENY_READ_ENV",
+    "DenyCheck",
     "ReadRules",
+    "current_deny_read",
     "deny_read_paths",
     "read_rules",
 ]
@@ -101,6 +104,45 @@ def deny_read_paths(extra: Iterable[str] = (), data_dirs: Iterable[Path | str] =
         if path is not None:
             out[path] = None
     return tuple(out)
+
+
+_CURRENT_KEYS = ("HOME", "XDG_DATA_HOME", "PHOENIX_LSP_DATA_DIR", DENY_READ_ENV)
+
+
+def current_deny_read() -> tuple[Path, ...]:
+    """:func:`deny_read_paths` for the server's environment as it is now (cached per value of the variables
+    it depends on): the list when no ``denyRead`` setting was given."""
+    return _deny_read_for(tuple(os.environ.get(k, "") for k in _CURRENT_KEYS))
+
+
+@functools.lru_cache(maxsize=8)
+def _deny_read_for(_key: tuple[str, ...]) -> tuple[Path, ...]:
+    return deny_read_paths()
+
+
+class DenyCheck:
+    """The in-process twin of the kernel rule (REQ-BASH-026): tells whether a path lies in a deny-read
+    entry. Entries are resolved once, when the check is made (one per tool call), as :func:`read_rules`
+    resolves them, so the server's read tools and the kernel agree on where a denied entry really is."""
+
+    def __init__(self, denied: Iterable[Path]) -> None:
+        self._entries: list[tuple[str, str, Path]] = []
+        for entry in denied:
+            real = os.path.realpath(entry)
+            if real != "/":  # denying "/" is a misconfiguration, ignored as read_rules ignores it
+                self._entries.append((real, real.rstrip("/") + "/", entry))
+
+    def __bool__(self) -> bool:
+        return bool(self._entries)
+
+    def entry_for(self, path: str | os.PathLike[str], resolved: bool = False) -> Path | None:
+        """The deny-read entry covering `path` (the entry itself or anything beneath it; symlinks are
+        resolved unless `resolved` says `path` is real already), or None when `path` may be read."""
+        real = os.fspath(path) if resolved else os.path.realpath(path)
+        for denied_real, prefix, entry in self._entries:
+            if real == denied_real or real.startswith(prefix):
+                return entry
+        return None
 
 
 def invalid_entries(entries: Iterable[str]) -> list[str]:

@@ -549,7 +549,8 @@ def _run(o: _Options, self_pid: int, cgroup: _Cgroup | None, cgroups: list[_Cgro
     mode0 = os.fstat(0).st_mode
     lifeline = stat.S_ISFIFO(mode0) or stat.S_ISSOCK(mode0)
     killed: str | None = None
-    timeout = 0.01 if o.max_procs > 0 else None
+    # The watchdog counts the tree every 10 ms; with a pids cgroup a look at pids.events every 100 ms.
+    timeout = (0.1 if cgroup is not None else 0.01) if o.max_procs > 0 else None
     baseline = _machine_threads() if o.max_procs > 0 else -1
     limit_hit_at: float | None = None
     started_at = time.monotonic()

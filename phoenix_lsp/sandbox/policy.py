@@ -470,12 +470,12 @@ def _own_cgroup(controller: str) -> Path | None:
         if len(fields) < 5 or len(rfields) < 3:
             continue
         root, point, fstype, options = fields[3], fields[4], rfields[0], rfields[2]
-        path = v1_path if fstype == "cgroup" and controller in options.split(",") else \
+        member = v1_path if fstype == "cgroup" and controller in options.split(",") else \
             v2_path if fstype == "cgroup2" and v1_path is None else None
-        if path is None:
+        if member is None:
             continue
         # /proc/self/cgroup names the cgroup from the hierarchy's root; the mount shows `root` of it.
-        rel = os.path.relpath(path, root) if path.startswith(root) else None
+        rel = os.path.relpath(member, root) if member.startswith(root) else None
         if rel is None or rel.startswith(".."):
             continue
         candidate = Path(point) / rel
@@ -654,15 +654,6 @@ def rlimit_args(limits: Limits) -> list[str]:
 # ----------------------------------------------------------------------------------------- full policy
 
 
-_DENY_READ_KEYS = ("HOME", "XDG_DATA_HOME", "PHOENIX_LSP_DATA_DIR", denylist.DENY_READ_ENV)
-
-
-@functools.lru_cache(maxsize=8)
-def _default_deny_read(_key: tuple[str, ...]) -> tuple[Path, ...]:
-    """deny_read_paths() for the current environment; `_key` holds the variables it depends on."""
-    return denylist.deny_read_paths()
-
-
 _rules_cache: dict[tuple[Path, ...], tuple[float, denylist.ReadRules]] = {}
 
 
@@ -691,8 +682,7 @@ def restricted_args(abi: int, scratch: Path, limits: Limits, with_seccomp: bool,
     read_only = FS_EXECUTE | FS_READ_FILE | FS_READ_DIR
     dev_read = FS_READ_FILE
     dev_rw = FS_READ_FILE | FS_WRITE_FILE | (FS_TRUNCATE if abi >= 3 else 0)
-    denied = tuple(deny_read) if deny_read is not None else _default_deny_read(
-        tuple(os.environ.get(k, "") for k in _DENY_READ_KEYS))
+    denied = tuple(deny_read) if deny_read is not None else denylist.current_deny_read()
     rules = cached_read_rules(denied)
     args = ["-n", "-k", "-l", f"{handled_fs:x}:{handled_net:x}:{scoped:x}"]
     for path in rules.granted:  # -P: optional, never through a symlink, rights fitted to file or directory

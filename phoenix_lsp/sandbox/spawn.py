@@ -5,6 +5,11 @@ Every command is started by the launcher (compiled helper or Python launcher), n
 the server is multi-threaded. The launcher is a child subreaper that owns the command's whole process
 tree. Its stdin is a "lifeline" pipe held by this process: if the server dies, the pipe closes and the
 launcher kills the tree. SIGTERM to the launcher means "kill the tree now" (cancel, timeout, shutdown).
+
+The server does not rely on the launcher alone (REQ-BASH-018, REQ-BASH-025): it watches the launcher
+through a pidfd, never waits on the output pipe without a bound, and when the launcher was killed (or
+stopped, then killed) it kills the command's process group and cgroups itself, before reaping the
+launcher whose pid names them; whatever still holds the output pipe after that is killed too.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -252,6 +257,9 @@ def remove_tree(root: Path) -> bool:
     (``mkdir -m 300``) is given u+rwx first. At most one directory descriptor per level is open at a time
     for the walk down; each is closed before its parent is revisited.
     """
+    with contextlib.suppress(OSError):
+        os.rmdir(root)  # the common case, an empty directory: one syscall
+        return True
     flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
     def open_dir(name: str, parent: int | None) -> int:
@@ -341,38 +349,215 @@ def _remove_scratch(scratch: Path | None) -> None:
         remove_tree(scratch)
 
 
+def _pipe_holders(pipe_inode: int, exclude: int) -> list[int]:
+    """Processes (other than `exclude`, this server) that hold a descriptor on the pipe `pipe_inode`: what
+    keeps a command's output open after its launcher is gone. Only this user's processes are visible
+    unless we are root, which is exactly the set a command can have started."""
+    link = f"pipe:[{pipe_inode}]"
+    out: list[int] = []
+    with contextlib.suppress(OSError), os.scandir("/proc") as it:
+        for entry in it:
+            if not entry.name.isdigit() or int(entry.name) == exclude:
+                continue
+            try:
+                fds = os.listdir(f"/proc/{entry.name}/fd")
+            except OSError:
+                continue
+            for fd in fds:
+                try:
+                    if os.readlink(f"/proc/{entry.name}/fd/{fd}") == link:
+                        out.append(int(entry.name))
+                        break
+                except OSError:
+                    continue
+    return out
+
+
+def _kill_pipe_holders(pipe_inode: int) -> int:
+    """SIGKILL every process that still holds the command's output pipe; how many were found."""
+    holders = _pipe_holders(pipe_inode, os.getpid())
+    for pid in holders:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+    return len(holders)
+
+
 def _kill_leftovers(launcher_pid: int, command_pid: int | None) -> bool:
     """The server's backstop when the launcher died without killing the tree (it was SIGKILLed after not
-    answering SIGTERM, e.g. starved of CPU): kill the command's process group and every process in its
-    cgroups. True when nothing is left (always the case with a cgroup; without one, processes that left
-    the process group cannot be found and may survive)."""
+    answering SIGTERM, e.g. starved of CPU, or killed by anyone): kill the command's process group and
+    every process in its cgroups. True when nothing is left (always the case with a cgroup; without one,
+    processes that left the process group cannot be found here and may survive: the caller also kills
+    whatever still holds the output pipe). Called before the launcher is reaped, so its pid, which names
+    the cgroups, cannot have been reused meanwhile."""
     if command_pid:
         with contextlib.suppress(OSError):
             os.killpg(command_pid, signal.SIGKILL)
-    cgroups = policy.command_cgroups(launcher_pid)
-    if not cgroups:
+    if not any(path.exists() for path in policy.command_cgroups(launcher_pid)):
         return False
     return policy.kill_command_cgroups(launcher_pid) == 0
 
 
-async def _terminate(proc: asyncio.subprocess.Process) -> None:
-    """Ask the launcher to kill the tree (SIGTERM) and wait for it; SIGKILL it only as a last resort."""
-    if proc.returncode is not None:
-        return
-    with contextlib.suppress(ProcessLookupError):
-        proc.send_signal(signal.SIGTERM)
-    try:
-        await asyncio.wait_for(proc.wait(), TERMINATE_GRACE_S)
-    except TimeoutError:
-        with contextlib.suppress(ProcessLookupError):
-            proc.kill()
-        await proc.wait()
+class _Launcher:
+    """One launcher process watched from the event loop without ever blocking on its pipes.
+
+    asyncio's own subprocess support resolves ``wait()`` only once every pipe is closed (CPython 3.11),
+    so a tree member that outlives a killed launcher and keeps the output pipe open hung the call for
+    ever. Here the launcher's end is seen through a pidfd (a thread with ``waitid(WNOWAIT)`` where there
+    is none), without reaping it: its pid, which names the command's cgroups, stays ours until the
+    backstop has run. Output and status are read by non-blocking readers on the loop."""
+
+    def __init__(self, popen: subprocess.Popen[bytes], capture: OutputCapture) -> None:
+        assert popen.stdout is not None and popen.stderr is not None
+        self.popen = popen
+        self.pid = popen.pid
+        self.status = bytearray()
+        self.loop = asyncio.get_running_loop()
+        self.out_fd, self.err_fd = popen.stdout.fileno(), popen.stderr.fileno()
+        self.out_inode = os.fstat(self.out_fd).st_ino
+        self.out_eof: asyncio.Future[None] = self.loop.create_future()
+        self.err_eof: asyncio.Future[None] = self.loop.create_future()
+        self.exited: asyncio.Future[None] = self.loop.create_future()
+        self.returncode: int | None = None
+        self._pidfd = -1
+        self._reaped = False
+        for fd, sink, eof in ((self.out_fd, capture.feed, self.out_eof),
+                              (self.err_fd, self.status.extend, self.err_eof)):
+            os.set_blocking(fd, False)
+            self.loop.add_reader(fd, self._on_readable, fd, sink, eof)
+        try:
+            self._pidfd = os.pidfd_open(self.pid)
+        except (OSError, AttributeError):
+            threading.Thread(target=self._wait_thread, daemon=True, name=f"phoenix-wait-{self.pid}").start()
+        else:
+            self.loop.add_reader(self._pidfd, self._on_exit)
+
+    def _on_readable(self, fd: int, sink: Callable[[bytes], object], eof: asyncio.Future[None]) -> None:
+        try:
+            data = os.read(fd, 65536)
+        except BlockingIOError:
+            return
+        except OSError:
+            data = b""
+        if data:
+            sink(data)
+            return
+        self.loop.remove_reader(fd)
+        if not eof.done():
+            eof.set_result(None)
+
+    def _on_exit(self) -> None:
+        if self._pidfd >= 0:
+            self.loop.remove_reader(self._pidfd)
+        if not self.exited.done():
+            self.exited.set_result(None)
+
+    def _wait_thread(self) -> None:
+        with contextlib.suppress(ChildProcessError):
+            os.waitid(os.P_PID, self.pid, os.WEXITED | os.WNOWAIT)
+        with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits any more
+            self.loop.call_soon_threadsafe(self._on_exit)
+
+    def killed_by_signal(self) -> bool:
+        """The launcher has exited (it is not reaped yet) and a signal ended it."""
+        try:
+            info = os.waitid(os.P_PID, self.pid, os.WEXITED | os.WNOWAIT | os.WNOHANG)
+        except ChildProcessError:
+            return self.returncode is not None and self.returncode < 0
+        return info is not None and info.si_code in (os.CLD_KILLED, os.CLD_DUMPED)
+
+    def signal(self, signum: int) -> None:
+        if not self._reaped:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, signum)
+
+    async def terminate(self) -> None:
+        """Ask the launcher to kill the tree (SIGTERM) and wait for it to end; SIGKILL it only as a last
+        resort (a stopped or starved launcher)."""
+        if self.exited.done():
+            return
+        self.signal(signal.SIGTERM)
+        if not await self.drain(self.exited, TERMINATE_GRACE_S):
+            self.signal(signal.SIGKILL)
+            await asyncio.shield(self.exited)
+
+    @staticmethod
+    async def drain(future: asyncio.Future[None], seconds: float | None) -> bool:
+        """Wait up to `seconds` (None: without a bound) for `future` (the end of a pipe, of the launcher);
+        True when it came."""
+        if future.done():
+            return True
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.shield(future), seconds)
+        return future.done()
+
+    def reap(self) -> None:
+        """Reap the launcher (waiting if it still runs) and let go of every descriptor, the lifeline
+        included. Idempotent."""
+        if self._reaped:
+            return
+        if not self.exited.done():  # only after an unexpected error: never leave a launcher (and tree) behind
+            self.signal(signal.SIGKILL)
+            with contextlib.suppress(ChildProcessError):
+                os.waitid(os.P_PID, self.pid, os.WEXITED | os.WNOWAIT)
+            _kill_leftovers(self.pid, None)
+        self._reaped = True
+        for fd in (self.out_fd, self.err_fd):
+            self.loop.remove_reader(fd)
+        if self._pidfd >= 0:
+            self.loop.remove_reader(self._pidfd)
+            with contextlib.suppress(OSError):
+                os.close(self._pidfd)
+            self._pidfd = -1
+        for stream in (self.popen.stdin, self.popen.stdout, self.popen.stderr):
+            if stream is not None:
+                with contextlib.suppress(OSError):
+                    stream.close()
+        self.popen.wait()
+        self.returncode = self.popen.returncode
+
+
+async def _finish(launcher: _Launcher, result: RunResult) -> None:
+    """The launcher has ended: read its status, run the backstop when it did not stop the tree itself,
+    then drain the output for a bounded time and kill whatever still holds it (REQ-BASH-018,
+    REQ-BASH-025). Never waits on a pipe without a bound: orphans of a killed launcher may hold it."""
+    await launcher.drain(launcher.err_eof, TERMINATE_GRACE_S)  # only the launcher writes there
+    _parse_status(bytes(launcher.status).decode("utf-8", "replace"), result)
+    abnormal = launcher.killed_by_signal()
+    if abnormal and result.pid is not None:
+        # Killed before it could stop the tree (it did not answer SIGTERM in time, or something killed it).
+        result.backstop_stopped = await asyncio.to_thread(_kill_leftovers, launcher.pid, result.pid)
+    elif any(path.exists() for path in policy.command_cgroups(launcher.pid)):
+        # A launcher that ended normally removed its cgroups; one left behind is emptied all the same.
+        await asyncio.to_thread(policy.kill_command_cgroups, launcher.pid)
+    if not await launcher.drain(launcher.out_eof, 0.05 if abnormal else TERMINATE_GRACE_S):
+        # Something outside every cgroup and process group (no cgroup here, or an unrestricted command)
+        # still holds the output: those are the tree's survivors. Kill them, then look again.
+        found = await asyncio.to_thread(_kill_pipe_holders, launcher.out_inode)
+        if not await launcher.drain(launcher.out_eof, TERMINATE_GRACE_S):
+            await asyncio.to_thread(_kill_pipe_holders, launcher.out_inode)
+            result.backstop_stopped = False
+        elif found and not abnormal:
+            log.warning("sandbox: %d process(es) of a finished command still held its output; killed", found)
+
+
+async def _cancel_cleanup(launcher: _Launcher, result: RunResult) -> None:
+    """Cancel: stop the tree through the launcher, with the same backstop as a run's end."""
+    await launcher.terminate()
+    _parse_status(bytes(launcher.status).decode("utf-8", "replace"), result)
+    if launcher.killed_by_signal():
+        await asyncio.to_thread(_kill_leftovers, launcher.pid, result.pid)
+    if not await launcher.drain(launcher.out_eof, 0.05):
+        found = await asyncio.to_thread(_kill_pipe_holders, launcher.out_inode)
+        if found:
+            await launcher.drain(launcher.out_eof, TERMINATE_GRACE_S)
 
 
 async def run(req: SpawnRequest, timeout: float | None = None) -> RunResult:
     """Run `req` to completion (or timeout) and return its captured output and status.
 
     Cancelling the task that awaits this kills the whole process tree before CancelledError propagates.
+    Whatever happens to the launcher (killed, stopped), this returns; `backstop_stopped` says what the
+    server verified when the launcher could not stop the tree itself.
     """
     started = time.monotonic()
     scratch = _make_scratch(req.restricted)
@@ -383,55 +568,28 @@ async def run(req: SpawnRequest, timeout: float | None = None) -> RunResult:
         result.launcher = build.launcher().kind
         env = command_env(req.restricted, scratch, req.env)
         try:
-            proc = await asyncio.create_subprocess_exec(
-                *args, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE, env=env, close_fds=True)
+            popen = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, env=env, close_fds=True)
         except OSError as exc:
             result.setup_failure = SetupFailure("spawn", exc.errno or 0, str(exc))
             return result
-        assert proc.stdout is not None and proc.stderr is not None
-
-        async def pump() -> None:
-            assert proc.stdout is not None
-            while chunk := await proc.stdout.read(65536):
-                capture.feed(chunk)
-
-        pump_task = asyncio.ensure_future(pump())
-        status_task = asyncio.ensure_future(proc.stderr.read())
-        wait_task = asyncio.ensure_future(proc.wait())
+        launcher = _Launcher(popen, capture)
         try:
-            done, _ = await asyncio.wait({wait_task}, timeout=timeout)
-            if not done:
+            if not await launcher.drain(launcher.exited, timeout):
                 result.timed_out = True
-                await _terminate(proc)
-            await asyncio.gather(status_task, wait_task)
-            _parse_status(status_task.result().decode("utf-8", "replace"), result)
-            if proc.returncode is not None and proc.returncode < 0 and result.pid is not None:
-                # The launcher was killed by a signal before it could stop the tree itself (it did not
-                # answer SIGTERM in time, or something killed it): the tree must not outlive it.
-                result.backstop_stopped = await asyncio.to_thread(_kill_leftovers, proc.pid, result.pid)
-            # Survivors would hold the output pipe open forever: stop waiting for them after a grace.
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(asyncio.shield(pump_task), TERMINATE_GRACE_S)
-            if not pump_task.done():
-                pump_task.cancel()
-                result.backstop_stopped = False
+                await launcher.terminate()
+            await _finish(launcher, result)
         except asyncio.CancelledError:
             # Kill the tree even if we are cancelled again meanwhile, then let the cancel go on.
-            killer = asyncio.ensure_future(_terminate(proc))
+            killer = asyncio.ensure_future(_cancel_cleanup(launcher, result))
             while not killer.done():
                 with contextlib.suppress(asyncio.CancelledError):
                     await asyncio.shield(killer)
-            if proc.returncode is not None and proc.returncode < 0:
-                _kill_leftovers(proc.pid, result.pid)
-            for task in (pump_task, status_task, wait_task):
-                task.cancel()
             raise
         finally:
-            if proc.stdin is not None:
-                proc.stdin.close()
-        if result.pid is None and result.setup_failure is None and proc.returncode not in (None, 0):
-            result.setup_failure = SetupFailure("spawn", 0, f"launcher exited with {proc.returncode}")
+            launcher.reap()  # the launcher has ended by now; this closes the lifeline too
+        if result.pid is None and result.setup_failure is None and launcher.returncode not in (None, 0):
+            result.setup_failure = SetupFailure("spawn", 0, f"launcher exited with {launcher.returncode}")
         return result
     finally:
         _remove_scratch(scratch)
@@ -561,9 +719,14 @@ def _watch(job_future: concurrent.futures.Future[tuple[int, SetupFailure | None]
         result.setup_failure = SetupFailure("spawn", 0, f"launcher said {first.strip()!r}")
     job_future.set_result((result.pid or 0, result.setup_failure))
     popen.stderr.read()
-    popen.wait()
-    if popen.returncode < 0 and result.pid is not None:
+    # Wait for the launcher's end without reaping it: its pid names the cgroups the backstop empties.
+    try:
+        info = os.waitid(os.P_PID, popen.pid, os.WEXITED | os.WNOWAIT)
+    except ChildProcessError:
+        info = None
+    if info is not None and info.si_code in (os.CLD_KILLED, os.CLD_DUMPED) and result.pid is not None:
         _kill_leftovers(popen.pid, result.pid)  # the launcher was killed before it stopped the tree
+    popen.wait()
     if popen.stdin is not None:
         with contextlib.suppress(OSError):
             popen.stdin.close()

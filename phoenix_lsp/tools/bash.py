@@ -182,6 +182,10 @@ def _format(result: spawn.RunResult, ctx: BashContext, run: str, timeout: float)
                      "bytes for its whole process tree (shared memory included); allocations beyond it "
                      "failed or a process was killed.]")
         refused = True
+    if result.backstop_stopped is True and not result.timed_out:
+        notes.append("[phoenix-lsp: the sandbox launcher was killed while the command ran (not by phoenix-lsp); "
+                     "the server stopped the command's whole process tree itself. Run the command again if "
+                     "you need its result.]")
     if result.backstop_stopped is False:
         notes.append("[phoenix-lsp: warning: the sandbox launcher was killed before it could stop the "
                      "command, and some of the command's processes may still be running (no cgroup could "

@@ -2,7 +2,9 @@
 
 Available in both modes. Every path goes through :func:`resolve_in_workspace`, so nothing outside the
 conversation's working directory can be read, whether by ``..``, an absolute path or a symlink
-(REQ-BED-010). ``open_documents`` maps absolute paths to the editor's unsaved text: an open document wins
+(REQ-BED-010). In Restricted mode (sub-agents included) the deny-read list the kernel enforces on commands
+applies here too: a :class:`DenyCheck` refuses credentials and phoenix-lsp's own data, whether read, listed
+or searched (REQ-BASH-026). ``open_documents`` maps absolute paths to the editor's unsaved text: an open document wins
 over the disk, so the model sees what the user sees. Bad input gives an error :class:`ToolOutput`, never an
 exception (REQ-SEC-002).
 """
@@ -20,6 +22,7 @@ from typing import TypeVar
 
 import regex  # type: ignore[import-untyped]  # no stubs installed
 
+from phoenix_lsp.sandbox.denylist import DenyCheck
 from phoenix_lsp.tools.inputs import ListDirectoryInput, ReadFileInput, SearchFilesInput, ToolInput, validate
 from phoenix_lsp.tools.paths import PathError, resolve_in_workspace
 
@@ -105,6 +108,18 @@ def _open_text(open_documents: Mapping[Path, str], target: Path) -> str | None:
     return None
 
 
+def _denied(tool: str, shown: str, entry: Path) -> ToolOutput:
+    """What the model is told when a Restricted read reaches the deny-read list: what, why, what next."""
+    what = "is" if shown == str(entry) else f"lies under {entry}, which is"
+    return _error(
+        f"{tool}: {shown} {what} on the deny-read list (credentials and phoenix-lsp's own data), so it "
+        "cannot be read in Restricted mode: everything a tool reads is sent to the model provider, and the "
+        "kernel sandbox keeps commands away from it too. Work without it; if you need something from it, "
+        "ask the user to paste the part that is not secret (the list is in `phoenix-lsp doctor`; the user "
+        "can add entries with the denyRead setting, not remove the defaults)."
+    )
+
+
 def _is_binary(data: bytes) -> bool:
     return b"\x00" in data[:_BINARY_SNIFF]
 
@@ -118,8 +133,10 @@ def _display(root: Path, target: Path) -> str:
     return rel or "."
 
 
-def run_read_file(tool_input: object, root: Path, open_documents: Mapping[Path, str]) -> ToolOutput:
-    """Return lines of a file with 1-based line numbers; the editor's unsaved text wins over the disk."""
+def run_read_file(tool_input: object, root: Path, open_documents: Mapping[Path, str],
+                  deny: DenyCheck | None = None) -> ToolOutput:
+    """Return lines of a file with 1-based line numbers; the editor's unsaved text wins over the disk.
+    `deny`: the deny-read list (Restricted mode), checked before the editor's text or the disk is read."""
     checked = _parse(ReadFileInput, "read_file", tool_input)
     if isinstance(checked, ToolOutput):
         return checked
@@ -130,11 +147,20 @@ def run_read_file(tool_input: object, root: Path, open_documents: Mapping[Path, 
     except PathError as exc:
         return _error(str(exc))
     shown = _display(root, target)
+    if deny and (entry := deny.entry_for(target, resolved=True)) is not None:
+        return _denied("read_file", shown, entry)
     text = _open_text(open_documents, target)
     source = "editor (unsaved changes included)" if text is not None else "disk"
     if text is None:
         if target.is_dir():
             return _error(f"{shown} is a directory, not a file. Use list_directory to see what it contains.")
+        try:
+            mode = target.stat().st_mode
+        except OSError:
+            mode = stat.S_IFREG  # gone or unreadable: the read below says which
+        if not stat.S_ISREG(mode):  # a FIFO would block the read for ever; a device is never text
+            return _error(f"{shown} is not a regular file (a device, FIFO or socket); read_file reads text "
+                          "files only.")
         try:
             data = target.read_bytes()
         except FileNotFoundError:
@@ -171,8 +197,11 @@ def run_read_file(tool_input: object, root: Path, open_documents: Mapping[Path, 
     return ToolOutput(header + "\n" + "\n".join(out) + footer)
 
 
-def run_list_directory(tool_input: object, root: Path, open_documents: Mapping[Path, str]) -> ToolOutput:
-    """List one directory: sorted entries, '/' after directories, sizes of files, targets of symlinks."""
+def run_list_directory(tool_input: object, root: Path, open_documents: Mapping[Path, str],
+                       deny: DenyCheck | None = None) -> ToolOutput:
+    """List one directory: sorted entries, '/' after directories, sizes of files, targets of symlinks.
+    `deny`: the deny-read list (Restricted mode): a denied directory is not listed, a denied entry is
+    named but neither its size nor its target is shown."""
     del open_documents  # listing shows the disk; unsaved buffers change contents, not names
     checked = _parse(ListDirectoryInput, "list_directory", tool_input)
     if isinstance(checked, ToolOutput):
@@ -182,6 +211,8 @@ def run_list_directory(tool_input: object, root: Path, open_documents: Mapping[P
     except PathError as exc:
         return _error(str(exc))
     shown = _display(root, target)
+    if deny and (denied_by := deny.entry_for(target, resolved=True)) is not None:
+        return _denied("list_directory", shown, denied_by)
     try:
         with os.scandir(target) as it:
             entries = sorted(it, key=lambda e: e.name)
@@ -194,7 +225,9 @@ def run_list_directory(tool_input: object, root: Path, open_documents: Mapping[P
     lines = []
     for entry in entries[:LIST_MAX_ENTRIES]:
         try:
-            if entry.is_symlink():
+            if deny and deny.entry_for(entry.path) is not None:
+                lines.append(f"{entry.name}  (on the deny-read list: not readable in Restricted mode)")
+            elif entry.is_symlink():
                 lines.append(f"{entry.name} -> {os.readlink(entry.path)}")
             elif entry.is_dir():
                 lines.append(entry.name + "/")
@@ -222,19 +255,29 @@ def _glob_matches(rel: str, glob: str) -> bool:
     return glob.startswith("**/") and fnmatch.fnmatchcase(rel, glob[3:])
 
 
-def _walk(start: Path) -> Iterator[Path]:
+def _walk(start: Path, deny: DenyCheck | None = None, pruned: list[str] | None = None) -> Iterator[Path]:
+    """Files under `start` (itself when a file); never through a symlinked directory; denied directories
+    are not entered (their paths go to `pruned`)."""
     if not start.is_dir():
         yield start
         return
     for dirpath, dirnames, filenames in os.walk(start, followlinks=False):
         # .git holds objects, not the user's code; a search there is noise and slow.
         dirnames[:] = sorted(d for d in dirnames if d != ".git")
+        if deny:  # `start` is real and the walk follows no link, so these paths are real too
+            kept = [d for d in dirnames if deny.entry_for(os.path.join(dirpath, d), resolved=True) is None]
+            if pruned is not None and len(kept) != len(dirnames):
+                pruned += [os.path.join(dirpath, d) for d in dirnames if d not in kept]
+            dirnames[:] = kept
         for name in sorted(filenames):
             yield Path(dirpath, name)
 
 
-def run_search_files(tool_input: object, root: Path, open_documents: Mapping[Path, str]) -> ToolOutput:
-    """Find lines matching a regex in the text files under a path, with caps on files, size and matches."""
+def run_search_files(tool_input: object, root: Path, open_documents: Mapping[Path, str],
+                     deny: DenyCheck | None = None) -> ToolOutput:
+    """Find lines matching a regex in the text files under a path, with caps on files, size and matches.
+    `deny`: the deny-read list (Restricted mode): a denied start is refused, denied entries under it are
+    skipped (and counted in a note)."""
     checked = _parse(SearchFilesInput, "search_files", tool_input)
     if isinstance(checked, ToolOutput):
         return checked
@@ -250,6 +293,8 @@ def run_search_files(tool_input: object, root: Path, open_documents: Mapping[Pat
             f"search_files: the pattern {pattern_text!r} is not a valid regular expression ({exc}). "
             "Escape special characters such as ( [ . * + ? with a backslash."
         )
+    if deny and (denied_by := deny.entry_for(start, resolved=True)) is not None:
+        return _denied("search_files", _display(root, start), denied_by)
     if not start.exists() and _open_text(open_documents, start) is None:
         return _error(f"{_display(root, start)} does not exist. Use list_directory to find the right path.")
     real_root = os.path.realpath(root)
@@ -258,10 +303,15 @@ def run_search_files(tool_input: object, root: Path, open_documents: Mapping[Pat
     files = skipped_big = skipped_binary = timed_out = 0
     truncated = False
     deadline = time.monotonic() + SEARCH_TIME_BUDGET_S
-    for path in _walk(start):
+    pruned: list[str] = []
+    skipped_denied = 0
+    for path in _walk(start, deny, pruned):
         real = os.path.realpath(path)
         if not (real == real_root or real.startswith(real_root.rstrip(os.sep) + os.sep)):
             continue  # a symlink leading out of the working directory is never read
+        if deny and deny.entry_for(real, resolved=True) is not None:
+            skipped_denied += 1
+            continue
         rel = _display(root, Path(real)) if path.is_symlink() else _display(root, path)
         if glob is not None and not _glob_matches(rel, glob):
             continue
@@ -314,6 +364,9 @@ def run_search_files(tool_input: object, root: Path, open_documents: Mapping[Pat
         notes.append(f"{skipped_big} file(s) over {SEARCH_MAX_FILE_BYTES // 2**20} MB skipped")
     if skipped_binary:
         notes.append(f"{skipped_binary} binary file(s) skipped")
+    if skipped_denied or pruned:
+        notes.append(f"{skipped_denied + len(pruned)} path(s) on the deny-read list skipped (credentials and "
+                     "phoenix-lsp's data are not readable in Restricted mode)")
     if timed_out:
         notes.append(f"{timed_out} file(s) skipped because the pattern took too long on them; simplify it")
     tail = "".join(f"\n[{n}]" for n in notes)

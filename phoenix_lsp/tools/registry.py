@@ -42,6 +42,7 @@ from ..core.tools import (
     tools_for,
 )
 from ..core.values import Mode, ToolUse
+from ..sandbox.denylist import DenyCheck, current_deny_read
 from . import bash, inputs, patch, readonly
 from .inputs import ToolInput
 
@@ -186,10 +187,15 @@ class Registry:
 # ------------------------------------------------------------------------------------------------ runners
 
 
-def _read_tool(function: Callable[[object, Path, Mapping[Path, str]], readonly.ToolOutput]) -> Runner:
+def _read_tool(
+    function: Callable[[object, Path, Mapping[Path, str], DenyCheck | None], readonly.ToolOutput],
+) -> Runner:
     async def run_read(tool_input: ToolInput, call: ToolUse, ctx: ToolContext) -> ToolOutcome:
         documents = dict(ctx.open_documents())
-        result = await asyncio.to_thread(function, tool_input, ctx.working_directory, documents)
+        deny = None
+        if ctx.mode is Mode.RESTRICTED:  # the same list the kernel keeps commands from (REQ-BASH-026)
+            deny = DenyCheck(ctx.deny_read if ctx.deny_read is not None else current_deny_read())
+        result = await asyncio.to_thread(function, tool_input, ctx.working_directory, documents, deny)
         return ToolOutcome(result.text, result.is_error)
 
     return run_read

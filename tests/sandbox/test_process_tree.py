@@ -93,6 +93,23 @@ async def test_timeout_kills_the_whole_tree_and_keeps_partial_output(tmp_path: P
     assert not [pid for pid in pids if pid_alive(pid)]
 
 
+@pytest.mark.req("REQ-BASH-013", "REQ-BASH-025")
+@pytest.mark.parametrize("restricted", MODES)
+async def test_daemons_left_behind_die_when_the_command_ends(tmp_path: Path, restricted: bool, launcher: str) -> None:
+    # The command exits at once, leaving a setsid'd child, a double-forked one and a setsid'd one that keeps
+    # the output pipe open: the run ends promptly, and none of them is left.
+    ctx = BashContext(working_directory=tmp_path, restricted=restricted)
+    started = time.monotonic()
+    res = await run_bash({"command": "setsid sleep 300 >/dev/null 2>&1 & echo $!; "
+                                     "echo $( (setsid sleep 300 >/dev/null 2>&1 & echo $!) ); "
+                                     "( (setsid sh -c 'echo $$; exec sleep 300' &) ); sleep 0.3; echo done"}, ctx)
+    assert time.monotonic() - started < 5.0
+    assert res.outcome == "exited" and "done" in res.output, res.output
+    pids = [int(x) for x in res.output.split() if x.isdigit()]
+    assert len(pids) == 3, res.output
+    assert await exited(pids, 2) == []
+
+
 @pytest.mark.req("REQ-BASH-002")
 async def test_slow_mode_uses_the_slow_timeout(tmp_path: Path) -> None:
     ctx = BashContext(working_directory=tmp_path, restricted=False, default_timeout_s=0.3, slow_timeout_s=5)
