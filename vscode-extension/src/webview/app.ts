@@ -232,7 +232,7 @@ export class ChatApp {
   private renderModels(): void {
     const v = this.view;
     const current = v?.model ?? "";
-    const key = [current, this.modelsOpen, this.modelsVersion].join("|");
+    const key = [Boolean(v), current, this.modelsOpen, this.modelsVersion].join("|");
     if (this.same("models", key)) return;
     const b = this.el.modelButton;
     b.replaceChildren();
