@@ -235,3 +235,18 @@ def test_input_blocked_while_dialog_open(npm_test: NpmTest) -> None:
         "every key is consumed while the dialog is open",
         "the input is disabled while the dialog is open and every key goes to the dialog",
     )
+
+
+@pytest.mark.req("REQ-VSC-010")
+def test_the_model_is_chosen_in_the_header_and_the_palette(npm_test: NpmTest) -> None:
+    assert_passed(
+        npm_test,
+        "model choices list name and window, mark the model in use and the default",
+        "the built-in list says why; the API's list needs no note",
+        "the model in use is named by the list when it knows it, else by its id",
+        "a refused switch keeps the server's message and its reason",
+        "modelChanged switches the model, re-reads the usage against the new window and notes it",
+        "the header's model picker lists the models with their window, marks the one in use",
+        "a refused model switch shows the server's message in the banner",
+        "hostile model names and reasons stay text in the picker",
+    )

@@ -157,3 +157,20 @@ test("sub-agents nest under their parent with their own seq series and approvals
   feed(v, parent.next({ kind: "subAgentFinished", agentId: "agent-1", outcome: "submitted" }));
   assert.equal(v.subAgents["agent-1"].outcome, "submitted");
 });
+
+test("modelChanged switches the model, re-reads the usage against the new window and notes it (REQ-VSC-010)", () => {
+  const e = new Events();
+  const v = loaded({ model: "claude-sonnet-4-6", contextUsage: { usedTokens: 170_000, contextWindow: 1_000_000, fraction: 0.17 } });
+  assert.equal(v.model, "claude-sonnet-4-6", "the snapshot (getConversation) names the model in use");
+  assert.equal(v.contextWarning, false);
+  feed(v, e.next({ kind: "modelChanged", model: "claude-haiku-4-5", previous: "claude-sonnet-4-6", contextWindow: 200_000 }));
+  assert.equal(v.model, "claude-haiku-4-5");
+  assert.equal(v.usage?.contextWindow, 200_000);
+  assert.equal(v.usage?.fraction, 0.85);
+  assert.equal(v.contextWarning, true, "85% of the smaller window is past the 80% warning");
+  const note = v.items.find((i) => i.type === "notice");
+  assert.ok(note && note.type === "notice" && /claude-haiku-4-5.*claude-sonnet-4-6/.test(note.notice.text), JSON.stringify(v.items));
+  // a reload rebuilds the model from getConversation
+  const reloaded = apply(v, { type: "snapshot", snapshot: snapshot({ model: "claude-haiku-4-5", lastSeq: e.seq }), merge: false });
+  assert.equal(reloaded.model, "claude-haiku-4-5");
+});

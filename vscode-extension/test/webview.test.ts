@@ -280,3 +280,64 @@ test("a batch of host messages is applied in order and rendered once", () => {
   assert.equal(renders, 1);
   assert.match(root.querySelector("[data-role=assistant]")!.textContent!, /w0 w1 w2 .* w48 w49/);
 });
+
+const MODELS = {
+  models: [
+    { id: "claude-sonnet-4-6", name: "Claude Sonnet 4.6", contextWindow: 1_000_000 },
+    { id: "claude-haiku-4-5", name: "Claude Haiku 4.5", contextWindow: 200_000 },
+  ],
+  defaultModel: "claude-sonnet-4-6",
+  source: "builtin" as const,
+  reason: "The built-in list is shown because no API key is set; any model id can still be chosen.",
+};
+
+test("the header's model picker lists the models with their window, marks the one in use, says why the list is built-in, and switches with setModel (REQ-VSC-010)", () => {
+  const { app, e, posted, $, window } = mount({ model: "claude-sonnet-4-6" });
+  const button = $("[data-testid=model-button]")!;
+  assert.equal(button.dataset.model, "claude-sonnet-4-6", "the header shows the model in use (from getConversation)");
+  assert.match(button.textContent!, /claude-sonnet-4-6/);
+  assert.ok($("[data-testid=model-list]")!.classList.contains("hidden"));
+  button.click();
+  assert.deepEqual(posted.at(-1), { type: "listModels" }, "opening the picker asks the host for the list");
+  assert.ok(!$("[data-testid=model-list]")!.classList.contains("hidden"));
+  app.receive({ type: "models", models: MODELS });
+  assert.match(button.textContent!, /Claude Sonnet 4\.6/, "the header names the model once the list is known");
+  assert.equal($("[data-testid=model-reason]")!.textContent, MODELS.reason);
+  const options = [...window.document.querySelectorAll<HTMLElement>("[data-testid=model-option]")];
+  assert.deepEqual(options.map((o) => o.dataset.modelId), ["claude-sonnet-4-6", "claude-haiku-4-5"]);
+  assert.match(options[0].textContent!, /Claude Sonnet 4\.6.*1M tokens.*in use/);
+  assert.match(options[1].textContent!, /Claude Haiku 4\.5.*200K tokens/);
+  assert.deepEqual(options.map((o) => o.getAttribute("aria-selected")), ["true", "false"]);
+  options[1].click();
+  assert.deepEqual(posted.at(-1), { type: "setModel", model: "claude-haiku-4-5" });
+  assert.ok($("[data-testid=model-list]")!.classList.contains("hidden"), "the list closes after a choice");
+  // the header follows the event, not the click
+  assert.equal($("[data-testid=model-button]")!.dataset.model, "claude-sonnet-4-6");
+  app.receive({ type: "input", input: { type: "event", event: e.next({ kind: "modelChanged", model: "claude-haiku-4-5", previous: "claude-sonnet-4-6", contextWindow: 200_000 }) } });
+  assert.equal($("[data-testid=model-button]")!.dataset.model, "claude-haiku-4-5");
+  assert.match($("[data-testid=model-button]")!.textContent!, /Claude Haiku 4\.5/);
+  assert.match($(".badge.usage")!.title, /200,000/, "the usage badge reads against the new window");
+  // choosing the model in use again changes nothing
+  $("[data-testid=model-button]")!.click();
+  const again = window.document.querySelector<HTMLElement>("[data-testid=model-option][data-model-id=claude-haiku-4-5]")!;
+  const count = posted.length;
+  again.click();
+  assert.equal(posted.length, count, "no setModel for the model in use");
+});
+
+test("a refused model switch shows the server's message in the banner (REQ-VSC-010)", () => {
+  const { app, $ } = mount({ model: "claude-sonnet-4-6" });
+  const text = "The context in use (170,000 tokens) does not fit claude-haiku-4-5; claude-sonnet-4-6 still answers. Continue in a new conversation from a summary and choose the model there.";
+  app.receive({ type: "notice", level: "warning", text });
+  assert.equal($(".banner .warning")!.textContent, text);
+  assert.equal($("[data-testid=model-button]")!.dataset.model, "claude-sonnet-4-6");
+});
+
+test("hostile model names and reasons stay text in the picker (REQ-VSC-006, REQ-VSC-010)", () => {
+  const { app, window, $ } = mount({ model: HOSTILE });
+  $("[data-testid=model-button]")!.click();
+  app.receive({ type: "models", models: { models: [{ id: HOSTILE, name: HOSTILE, contextWindow: 1000 }], defaultModel: HOSTILE, source: "builtin", reason: HOSTILE } });
+  assert.equal(window.document.querySelectorAll("[data-testid=model-list] img, [data-testid=model-list] script, [data-testid=model-list] svg").length, 0);
+  assert.equal(window.document.querySelectorAll("[data-testid=model-button] img, [data-testid=model-button] script").length, 0);
+  assert.equal((window as unknown as { __pwned?: number }).__pwned, undefined);
+});

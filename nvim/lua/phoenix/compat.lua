@@ -25,6 +25,14 @@ function M.request(client, method, params, handler)
   return client.request(method, params, handler)
 end
 
+-- The same, waiting for the answer (at most timeout_ms): { err = ..., result = ... }, or nil on a timeout.
+function M.request_sync(client, method, params, timeout_ms)
+  if has("0.11") then
+    return client:request_sync(method, params, timeout_ms)
+  end
+  return client.request_sync(method, params, timeout_ms)
+end
+
 function M.notify(client, method, params)
   if has("0.11") then
     return client:notify(method, params)

@@ -188,6 +188,12 @@ function handle.styleChanged(ev)
   chat.note("style: " .. ev.style)
 end
 
+function handle.modelChanged(ev)
+  status.update({ model = ev.model })
+  chat.note(string.format("model: %s (was %s; %s-token context window)", ev.model, ev.previous or "?",
+    status.window_text(ev.contextWindow)))
+end
+
 function handle.styleSuggestion(ev)
   chat.note(ev.text .. " (" .. ev.command .. ")")
 end
@@ -301,6 +307,7 @@ catch_up = function(after)
       mode = conv.mode,
       policy = conv.approvalPolicy,
       style = conv.style,
+      model = conv.model,
       status = conv.status,
       last_seq = conv.lastSeq,
     })
@@ -357,6 +364,9 @@ local function start()
         if status.state.conversation then
           catch_up(0) -- after a restart the chat is restored from the server
         end
+        M.async(function()
+          M.list_models() -- the ids :PhoenixModel completes
+        end)
       end)
     end,
     on_exit = function(code, signal)
@@ -399,6 +409,7 @@ local function use(conv, cid)
     mode = conv.mode,
     policy = conv.approvalPolicy,
     style = conv.style,
+    model = conv.model,
     status = "idle",
     last_seq = 0,
     sandbox = conv.sandbox,
@@ -534,6 +545,100 @@ function M.set_style(style)
   end
 end
 
+-- ------------------------------------------------------------------------------------------ models
+
+M.models = nil -- the last phoenix/listModels answer (REQ-MODEL-001)
+
+-- Inside M.async: the models to choose from (the server answers within ~1.5 s, with its built-in list and
+-- a reason when the API cannot be asked). Returns the answer, or nil after telling the user why not.
+function M.list_models()
+  local err, result = M.call("phoenix/listModels", vim.empty_dict())
+  if err then
+    report("could not list the models: " .. error_text(err), vim.log.levels.WARN)
+    return nil
+  end
+  M.models = result
+  return result
+end
+
+-- The ids :PhoenixModel completes: from the last list the API gave, else asked now (at most 2 s; the built-in
+-- list is a stand-in until the API's answer arrives, which the server then keeps).
+function M.model_ids()
+  if not M.models or M.models.source ~= "api" then
+    local c = client()
+    local answer = c and compat.request_sync(c, "phoenix/listModels", vim.empty_dict(), 2000)
+    if answer and answer.result then
+      M.models = answer.result
+    end
+  end
+  local ids = {}
+  for _, m in ipairs(M.models and M.models.models or {}) do
+    table.insert(ids, m.id)
+  end
+  return ids
+end
+
+-- A picker entry: "Claude Haiku 4.5  claude-haiku-4-5 · 200K tokens  (in use)".
+function M.model_label(m, current, default)
+  local marks = {}
+  if m.id == current then
+    table.insert(marks, "in use")
+  end
+  if m.id == default then
+    table.insert(marks, "default")
+  end
+  local window = m.contextWindow and (" · " .. status.window_text(m.contextWindow) .. " tokens") or ""
+  local label = string.format("%s  %s%s", (m.name and m.name ~= "") and m.name or m.id, m.id, window)
+  if #marks > 0 then
+    label = label .. "  (" .. table.concat(marks, ", ") .. ")"
+  end
+  return (m.id == current and "● " or "  ") .. label
+end
+
+-- Switch the model of the active conversation (REQ-MODEL-003: between turns; a refusal, e.g. a context too
+-- large for the new window, is reported with the server's message, which says how to go on). Without an
+-- id: a picker (vim.ui.select, so Telescope or fzf-lua when they replace it) of the listed models, the one
+-- in use marked, with the reason when the list is the built-in one.
+function M.set_model(model)
+  if model and model ~= "" then
+    on_conversation("phoenix/setModel", function()
+      return { model = model }
+    end)
+    return
+  end
+  M.async(function()
+    local result = M.list_models()
+    if not result then
+      return
+    end
+    local current = status.state.model
+    local items = vim.deepcopy(result.models)
+    local known = false
+    for _, m in ipairs(items) do
+      known = known or m.id == current
+    end
+    if current and current ~= "" and not known then
+      table.insert(items, 1, { id = current, name = current, contextWindow = nil })
+    end
+    local title = "Phoenix model"
+    if result.source == "builtin" and result.reason then
+      report(result.reason, vim.log.levels.INFO)
+      title = "Phoenix model (built-in list)"
+    end
+    vim.ui.select(items, {
+      prompt = title,
+      kind = "phoenix_model",
+      format_item = function(m)
+        return M.model_label(m, current, result.defaultModel)
+      end,
+    }, function(m)
+      if m and m.id ~= current then
+        M.set_model(m.id)
+      end
+    end)
+  end)
+end
+
 -- Switch to a conversation and show it (REQ-PROTO-007: the whole history from the server).
 function M.open_conversation(cid)
   M.async(function()
@@ -652,6 +757,17 @@ local function commands()
       return STYLES
     end,
     desc = "Set the style",
+  })
+  command("PhoenixModel", function(opts)
+    M.set_model(opts.args ~= "" and opts.args or nil)
+  end, {
+    nargs = "?",
+    complete = function(lead)
+      return vim.tbl_filter(function(id)
+        return id:sub(1, #lead) == lead
+      end, M.model_ids())
+    end,
+    desc = "Choose the model of the conversation (a picker without an argument)",
   })
   command("PhoenixConversations", M.conversations, { desc = "List conversations and switch" })
   command("PhoenixNew", function()

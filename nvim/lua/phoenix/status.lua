@@ -6,6 +6,7 @@ M.state = {
   mode = nil,
   policy = nil,
   style = nil,
+  model = nil, -- the model that answers the active conversation (issue 17)
   status = nil,
   last_seq = 0,
   sandbox = nil,
@@ -38,19 +39,35 @@ function M.status_words(status)
   return WORDS[status] or status or ""
 end
 
--- For 'statusline' / lualine: "phoenix restricted · 🔒 interactive · chat · ready".
+-- For 'statusline' / lualine: "phoenix restricted · 🔒 interactive · chat · ready · claude-sonnet-4-6".
 function M.statusline()
   local s = M.state
   if not s.conversation then
     return "phoenix: no conversation"
   end
-  return string.format(
+  local line = string.format(
     "phoenix %s · %s · %s · %s",
     s.mode or "?",
     M.policy_label(s.policy),
     s.style or "?",
     M.status_words(s.status)
   )
+  if s.model and s.model ~= "" then
+    line = line .. " · " .. s.model
+  end
+  return line
+end
+
+-- A context window in words: 200000 -> "200K", 1000000 -> "1M".
+function M.window_text(tokens)
+  if type(tokens) ~= "number" then
+    return "?"
+  elseif tokens >= 1000000 and tokens % 100000 == 0 then
+    return string.format("%g", tokens / 1000000) .. "M"
+  elseif tokens >= 1000 then
+    return string.format("%d", math.floor(tokens / 1000 + 0.5)) .. "K"
+  end
+  return tostring(tokens)
 end
 
 function M.update(fields)

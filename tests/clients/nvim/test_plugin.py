@@ -532,3 +532,77 @@ def test_the_readme_setup_its_statusline_policy_style_and_new_conversation(
     assert "🔒 interactive · plan" in run.data["plan"]
     assert run.data["menus"] == [["chat", "discussion", "plan", "development", "task"]]
     assert run.data["new_chat"] is True and "· chat ·" in run.data["new"], "a new conversation starts in chat"
+
+
+MODELS = [
+    ("claude-sonnet-4-6", "Claude Sonnet 4.6", 1_000_000),
+    ("claude-haiku-4-5", "Claude Haiku 4.5", 200_000),
+    ("claude-opus-4-7", "Claude Opus 4.7", 1_000_000),
+]
+
+
+@pytest.mark.req("REQ-NVIM-005", "REQ-NVIM-015")
+def test_phoenix_model_switches_the_model_and_the_next_request_names_it(
+    fake_anthropic: FakeAnthropic, run_nvim: Any
+) -> None:
+    fake_anthropic.models = list(MODELS)
+    fake_anthropic.enqueue(
+        Reply.text_reply("first answer"), Reply.text_reply("second answer"), Reply.text_reply("third answer")
+    )
+    run = run_nvim(
+        """
+        local phoenix = T.setup()
+        vim.cmd("Phoenix")
+        T.wait("a conversation", function() return phoenix.state.conversation ~= nil end)
+        T.ok(phoenix.send("hi"), "send")
+        T.wait("the first answer", function()
+          return phoenix.state.status == "idle" and T.chat_text():find("first answer", 1, true) ~= nil
+        end)
+        T.data.before = phoenix.statusline()
+        T.data.first_model = phoenix.state.model
+        T.data.completion = vim.fn.getcompletion("PhoenixModel claude-h", "cmdline")
+        T.data.all = vim.fn.getcompletion("PhoenixModel ", "cmdline")
+        T.pick("Claude Haiku 4.5")  -- :PhoenixModel without an argument: a picker
+        vim.cmd("PhoenixModel")
+        T.wait("the picked model", function() return phoenix.state.model == "claude-haiku-4-5" end)
+        T.wait("the chat to show the change", function()
+          return T.chat_text():find("model: claude-haiku-4-5", 1, true) ~= nil
+        end)
+        T.data.after = phoenix.statusline()
+        T.ok(phoenix.send("again"), "send again")
+        T.wait("the second answer", function()
+          return phoenix.state.status == "idle" and T.chat_text():find("second answer", 1, true) ~= nil
+        end)
+        vim.cmd("PhoenixModel claude-opus-4-7")  -- with an argument
+        T.wait("the named model", function() return phoenix.state.model == "claude-opus-4-7" end)
+        -- a refusal shows the server's message and changes nothing
+        local notes, notify = {}, vim.notify
+        vim.notify = function(message) table.insert(notes, message) end
+        vim.cmd("PhoenixModel no!model")
+        T.wait("the refusal", function() return #notes > 0 end)
+        vim.notify = notify
+        T.data.refusal = notes
+        T.data.kept = phoenix.state.model
+        T.ok(phoenix.send("once more"), "send a third time")
+        T.wait("the third answer", function()
+          return phoenix.state.status == "idle" and T.chat_text():find("third answer", 1, true) ~= nil
+        end)
+        T.data.chat = T.chat_text()
+        """
+    )
+    data = run.data
+    first = data["first_model"]
+    assert first and first != "claude-haiku-4-5", data
+    assert data["before"].endswith(" · " + first), data["before"]
+    assert data["completion"] == ["claude-haiku-4-5"], data["completion"]
+    assert data["all"] == [m[0] for m in MODELS], data["all"]
+    menu = data["menus"][0]
+    assert len(menu) == 3 and "Claude Haiku 4.5  claude-haiku-4-5 · 200K tokens" in menu[1], menu
+    assert [line.startswith("● ") for line in menu] == [m[0] == first for m in MODELS], menu
+    assert "in use" in menu[[m[0] for m in MODELS].index(first)], menu
+    assert data["after"].endswith(" · claude-haiku-4-5"), data["after"]
+    assert "model: claude-haiku-4-5 (was " + first + "; 200K-token context window)" in data["chat"], data["chat"]
+    assert any("model" in n for n in data["refusal"]), data["refusal"]
+    assert data["kept"] == "claude-opus-4-7"
+    asked = [r.body["model"] for r in fake_anthropic.requests if isinstance(r.body, dict) and "messages" in r.body]
+    assert asked == [first, "claude-haiku-4-5", "claude-opus-4-7"], asked

@@ -27,9 +27,13 @@ CHOICE = f"{DIALOG_OPEN} [data-testid=dialog-choice]"
 SELECTED_CHOICE = f"{CHOICE}[aria-selected=true]"
 OPEN_DIFF = f"{DIALOG_OPEN} [data-testid=open-diff]"
 STATUS_IDLE = "[data-testid=status-line][data-status=idle]"
+MODEL_BUTTON = "[data-testid=model-button]"
+MODEL_LIST = "[data-testid=model-list]"
+MODEL_OPTION = f"{MODEL_LIST} [data-testid=model-option]"
 # The extension's mode item in the status bar: the workbench gives it the id "<extension id>.phoenix.mode".
 # Its text is matched case-sensitively ("Restricted" is not in "Unrestricted").
 MODE_ITEM_ID = "phoenix.mode"
+MODEL_ITEM_ID = "phoenix.model"
 RESTRICTED = r"(^|[^n])Restricted"
 UNRESTRICTED = "Unrestricted"
 

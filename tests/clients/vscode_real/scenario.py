@@ -33,6 +33,8 @@ ASK_LIST = "List the workspace with ls."
 ASK_LIST_AGAIN = "List it once more."
 LISTED = "That is the workspace."
 LISTED_AGAIN = "Listed again without asking."
+ASK_MODEL = "Which model answers now?"
+MODEL_ANSWER = "The model chosen in the header answers."
 
 SCRIPTS: dict[str, list[Callable[[], Reply]]] = {
     ASK_STREAM: [lambda: Reply.text_reply(STREAMED, deltas=12, delay_s=0.08)],
@@ -56,6 +58,7 @@ SCRIPTS: dict[str, list[Callable[[], Reply]]] = {
         lambda: Reply.tool_reply(ToolUseBlock("bash", {"command": "ls"})),
         lambda: Reply.text_reply(LISTED_AGAIN),
     ],
+    ASK_MODEL: [lambda: Reply.text_reply(MODEL_ANSWER)],
     ASK_PATCH_RELOAD: [
         lambda: Reply.tool_reply(_patch(PATCH_AFTER_RELOAD), text="An edit to approve after a reload."),
         lambda: Reply.text_reply("Done after the reload."),

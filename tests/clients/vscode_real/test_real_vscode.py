@@ -13,7 +13,9 @@ One journey, in order, as a user would take it:
    `ls *`, which the rules list shows, and the next `ls` runs without a dialog;
 5. a window reload while an approval is open: the view is rebuilt from the server (history and the open
    dialog), and the approval can still be answered;
-6. the palette's Restrict / Unrestrict commands move the status bar.
+6. the palette's Restrict / Unrestrict commands move the status bar;
+7. the header's model picker lists the fake API's models (name and window, the one in use marked); choosing
+   one switches the conversation (header and status bar follow modelChanged) and the next request names it.
 Screenshots of each step land in the artifacts directory printed at the start; with
 PHOENIX_UPDATE_SCREENSHOTS=1 the open-approval screenshot also replaces docs/images/vscode-approval.png.
 """
@@ -27,6 +29,10 @@ import pytest
 
 from tests.clients.vscode_real import scenario
 from tests.clients.vscode_real.chat import (
+    MODEL_BUTTON,
+    MODEL_ITEM_ID,
+    MODEL_LIST,
+    MODEL_OPTION,
     OPEN_DIFF,
     RESTRICTED,
     TIMELINE,
@@ -41,6 +47,12 @@ from tests.fake_anthropic import FakeAnthropic
 API_KEY = "sk-ant-real-vscode-test-0123456789"
 HELLO = "def greet(name):\n    return f'hello {name}'\n"
 DENIED = "The user denied this tool call."
+# GET /v1/models of the fake: the list the header's picker shows (REQ-MODEL-001)
+MODELS = [
+    ("claude-sonnet-4-6", "Claude Sonnet 4.6", 1_000_000),
+    ("claude-haiku-4-5", "Claude Haiku 4.5", 200_000),
+]
+SWITCH_TO = "claude-haiku-4-5"
 
 def _watch_streaming(chat: Chat) -> None:
     """Record every distinct text of the streaming answer as it changes (a MutationObserver in the webview)."""
@@ -64,11 +76,12 @@ def _watch_streaming(chat: Chat) -> None:
 @pytest.mark.req(
     "REQ-VSC-001", "REQ-VSC-003", "REQ-VSC-004", "REQ-VSC-005", "REQ-LAYER-008",
     "REQ-PERM-009", "REQ-PERM-011", "REQ-PERM-012", "REQ-PERM-013", "REQ-PERM-014", "REQ-PERM-020",
-    "REQ-PERM-021", "REQ-VSC-007",
+    "REQ-PERM-021", "REQ-VSC-007", "REQ-VSC-010",
 )
 def test_the_extension_in_a_real_vscode(vscode_deps: Deps, fake_anthropic: FakeAnthropic) -> None:
     vsix = package_extension(vscode_deps)
     fake_anthropic.handler = scenario.handler
+    fake_anthropic.models = list(MODELS)
     with start_rig(
         vsix=vsix,
         extension_id=extension_id(),
@@ -238,5 +251,29 @@ def test_the_extension_in_a_real_vscode(vscode_deps: Deps, fake_anthropic: FakeA
         chat.statusbar(RESTRICTED)
         d.call("command", title="Phoenix: Unrestrict (/execute)")
         chat.statusbar(UNRESTRICTED)
+
+        # 7. the header's model picker: the next request names the chosen model -------------------------------
+        in_use = d.call("inspect", **chat.wv, selector=MODEL_BUTTON)["items"][0]["attrs"].get("data-model")
+        assert in_use and in_use != SWITCH_TO, in_use
+        d.call("click", **chat.wv, selector=MODEL_BUTTON)
+        option = f"{MODEL_OPTION}[data-model-id={SWITCH_TO}]"
+        d.call("waitFor", **chat.wv, selector=option, hasText="200K tokens", timeout=30)
+        listed = d.call("inspect", **chat.wv, selector=MODEL_OPTION)["items"]
+        assert [o["attrs"].get("data-model-id") for o in listed] == [m[0] for m in MODELS], listed
+        marked = [o["attrs"].get("data-model-id") for o in listed if o["attrs"].get("aria-selected") == "true"]
+        assert marked == [in_use], listed
+        d.screenshot("model-picker")
+        d.call("click", **chat.wv, selector=option)
+        d.call("waitFor", **chat.wv, selector=f"{MODEL_LIST}.hidden", state="attached", timeout=30)
+        d.call("waitFor", **chat.wv, selector=f"{MODEL_BUTTON}[data-model={SWITCH_TO}]", hasText="Claude Haiku 4.5",
+               timeout=30)
+        chat.statusbar("Claude Haiku 4.5", item=MODEL_ITEM_ID)
+        before = len(fake_anthropic.requests)
+        chat.send(scenario.ASK_MODEL)
+        chat.wait_answer(scenario.MODEL_ANSWER)
+        chat.wait_idle()
+        asked = [r.body["model"] for r in fake_anthropic.requests[before:]
+                 if isinstance(r.body, dict) and "messages" in r.body]
+        assert asked and asked[0] == SWITCH_TO, asked
         d.screenshot("final")
         assert fake_anthropic.unexpected == 0 and not fake_anthropic.handler_errors

@@ -4,7 +4,7 @@
  */
 
 import type { ConversationView, ReducerInput } from "./reducer";
-import type { ConversationSummary, Decision } from "../protocol/wire";
+import type { ConversationSummary, Decision, ListModelsResult } from "../protocol/wire";
 
 export type ServerState = "starting" | "ready" | "failed" | "stopped";
 
@@ -15,6 +15,8 @@ export type HostMessage =
   | { type: "server"; state: ServerState; message?: string }
   | { type: "notice"; level: "info" | "warning" | "error"; text: string }
   | { type: "focusInput" }
+  /** the answer to the view's `listModels` (the header's model picker) */
+  | { type: "models"; models: ListModelsResult }
   /** several messages in one postMessage (the host batches per few ms: one IPC hop, one render) */
   | { type: "batch"; messages: HostMessage[] };
 
@@ -41,6 +43,9 @@ export type ViewMessage =
   | { type: "togglePolicy" }
   | { type: "toggleMode" }
   | { type: "setStyle" }
+  /** the header's model picker opened: the host asks the server for the list (`models` answers) */
+  | { type: "listModels" }
+  | { type: "setModel"; model: string }
   | { type: "cancel" }
   | { type: "newConversation" }
   | { type: "switchConversation"; conversationId?: string }

@@ -289,6 +289,17 @@ function applyEvent(view: ConversationView, e: PhoenixEvent): void {
     case "policyChanged":
       view.policy = e.policy;
       return;
+    case "modelChanged": {
+      // the new window changes the thresholds at once (REQ-MODEL-003): the usage is re-read against it
+      view.model = e.model;
+      if (view.usage && e.contextWindow > 0) {
+        const fraction = view.usage.usedTokens / e.contextWindow;
+        view.usage = { usedTokens: view.usage.usedTokens, contextWindow: e.contextWindow, fraction };
+        view.contextWarning = fraction >= CONTEXT_WARNING_FRACTION;
+      }
+      notice(view, e.seq, { level: "info", text: `Model: ${e.model} (was ${e.previous}).` });
+      return;
+    }
     case "approvalRequested": {
       const { kind: _k, seq: _s, time: _t, conversationId: _c, parentConversationId: _p, ...request } = e;
       view.pendingApproval = request;

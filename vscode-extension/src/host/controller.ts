@@ -9,10 +9,19 @@ import * as path from "node:path";
 import * as vscode from "vscode";
 import { findView, openRequest, type ConversationView } from "../core/reducer";
 import { STYLES, togglePolicy } from "../core/labels";
+import { modelChoices, modelListNote } from "../core/models";
 import type { HostMessage, ImageAttachment, ServerState, ViewMessage } from "../core/messages";
-import { errorKind, errorMessage, type PhoenixClient } from "../protocol/client";
+import { errorKind, errorMessage, errorReason, type PhoenixClient } from "../protocol/client";
 import { ConversationSession } from "../protocol/session";
-import type { AlwaysAllowRule, ConversationSummary, Decision, PhoenixEvent, SandboxInfo, SendMessageParams } from "../protocol/wire";
+import type {
+  AlwaysAllowRule,
+  ConversationSummary,
+  Decision,
+  ListModelsResult,
+  PhoenixEvent,
+  SandboxInfo,
+  SendMessageParams,
+} from "../protocol/wire";
 import { ChatViewProvider } from "./chatView";
 import { ProposedDocuments } from "./diffDocuments";
 import type { Logs } from "./logging";
@@ -37,6 +46,8 @@ export class Controller implements vscode.Disposable {
   private outbox: HostMessage[] = [];
   private flushTimer: ReturnType<typeof setTimeout> | undefined;
   private statusBarDirty = false;
+  /** the last model list the server gave (names for the status bar; the picker asks again each time) */
+  private models: ListModelsResult | undefined;
 
   constructor(
     private readonly context: vscode.ExtensionContext,
@@ -75,6 +86,8 @@ export class Controller implements vscode.Disposable {
     });
     this.session = session;
     this.setServer("ready");
+    // the models' names for the header and the status bar (the picker asks again when it opens)
+    this.listModels().catch((error) => this.logs.error("listing the models failed", error));
     await this.refreshList();
     const remembered = this.context.workspaceState.get<string>(ACTIVE_KEY);
     const candidate = remembered ?? this.conversations[0]?.conversationId;
@@ -103,7 +116,7 @@ export class Controller implements vscode.Disposable {
     this.statusBarDirty = false;
     const view = this.view;
     if (view && !view.sandbox && this.sandbox) view.sandbox = this.sandbox;
-    this.statusBar.update(view?.loaded ? view : undefined, this.server.state);
+    this.statusBar.update(view?.loaded ? view : undefined, this.server.state, this.models?.models);
   }
 
   // -------------------------------------------------------------------------------- view messages
@@ -160,6 +173,11 @@ export class Controller implements vscode.Disposable {
           return await this.toggleMode();
         case "setStyle":
           return await this.setStyle();
+        case "listModels":
+          await this.listModels();
+          return;
+        case "setModel":
+          return await this.setModel(m.model);
         case "cancel":
           return await this.cancel();
         case "newConversation":
@@ -182,7 +200,8 @@ export class Controller implements vscode.Disposable {
           return;
       }
     } catch (error) {
-      this.notice("error", errorMessage(error));
+      // a refused model switch is a warning: nothing changed, and the server's message says how to go on
+      this.notice(errorReason(error) === "context_too_large" ? "warning" : "error", errorMessage(error));
       if (errorKind(error) === "requestNotOpen" && this.session) void this.reload();
     }
   }
@@ -220,7 +239,7 @@ export class Controller implements vscode.Disposable {
     if (id) await this.open(id);
   }
 
-  async newConversation(extra: { continueFrom?: string } = {}): Promise<string> {
+  async newConversation(extra: { continueFrom?: string; model?: string } = {}): Promise<string> {
     const client = this.need();
     const defaults = conversationDefaults();
     const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
@@ -228,6 +247,7 @@ export class Controller implements vscode.Disposable {
       ...defaults,
       ...(folder ? { workingDirectory: folder } : {}),
       ...(extra.continueFrom ? { continueFrom: extra.continueFrom, seedWithSummary: true } : {}),
+      ...(extra.model ? { model: extra.model } : {}),
     });
     this.sandbox = result.sandbox;
     await this.open(result.conversationId);
@@ -303,6 +323,57 @@ export class Controller implements vscode.Disposable {
       { title: "Phoenix: style (how the agent talks; the mode is unchanged)" },
     );
     if (picked) await this.need().setStyle(view.conversationId, picked.label as (typeof STYLES)[number]);
+  }
+
+  /** Ask the server for the models (REQ-MODEL-001: at most ~1.5 s) and give the list to the chat view. */
+  async listModels(): Promise<ListModelsResult> {
+    const result = await this.need().listModels();
+    this.models = result;
+    this.post({ type: "models", models: result });
+    this.statusBarDirty = true;
+    return result;
+  }
+
+  /**
+   * Switch the open conversation's model (REQ-MODEL-003); without a conversation, start one with it.
+   * A refusal (busy, or a context too large for the new window) propagates with the server's message,
+   * which says what happened and how to go on; the header follows the `modelChanged` event.
+   */
+  async setModel(model: string): Promise<void> {
+    const view = this.view;
+    if (!view) {
+      await this.newConversation({ model });
+      return;
+    }
+    await this.need().setModel(view.conversationId, model);
+  }
+
+  /** The palette's “Phoenix: Choose Model”: the same list as the header's picker, in a quick pick. */
+  async chooseModel(): Promise<void> {
+    const result = await this.listModels();
+    const current = this.view?.model;
+    const note = modelListNote(result);
+    const picked = await vscode.window.showQuickPick(
+      modelChoices(result, current).map((c) => ({
+        label: `${c.current ? "$(check) " : ""}${c.label}`,
+        description: [c.description, c.current ? "in use" : "", c.isDefault ? "default" : ""].filter(Boolean).join(" · "),
+        id: c.id,
+        current: c.current,
+      })),
+      { title: "Phoenix: model of this conversation", placeHolder: note ?? "Choose the model that answers from the next turn" },
+    );
+    if (!picked || picked.current) return;
+    try {
+      await this.setModel(picked.id);
+    } catch (error) {
+      if (errorReason(error) === "context_too_large") {
+        const action = "Continue in a New Conversation";
+        const choice = await vscode.window.showWarningMessage(errorMessage(error), action);
+        if (choice === action) await this.continueInNew();
+        return;
+      }
+      throw error;
+    }
   }
 
   async cancel(): Promise<void> {

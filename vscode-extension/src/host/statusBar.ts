@@ -1,7 +1,12 @@
-/** Status bar: mode (with a warning when the sandbox is unavailable), approval policy, style (REQ-PERM-009). */
+/**
+ * Status bar: mode (with a warning when the sandbox is unavailable), approval policy, style (REQ-PERM-009)
+ * and the model in use (REQ-VSC-010).
+ */
 
 import * as vscode from "vscode";
 import { modeLabel, policyLabel, statusBarKey, styleLabel } from "../core/labels";
+import { modelLabel } from "../core/models";
+import type { ModelView } from "../protocol/wire";
 import type { ConversationView } from "../core/reducer";
 import type { ServerState } from "../core/messages";
 
@@ -9,6 +14,7 @@ export class StatusBar implements vscode.Disposable {
   private readonly mode = vscode.window.createStatusBarItem("phoenix.mode", vscode.StatusBarAlignment.Left, 50);
   private readonly policy = vscode.window.createStatusBarItem("phoenix.policy", vscode.StatusBarAlignment.Left, 49);
   private readonly style = vscode.window.createStatusBarItem("phoenix.style", vscode.StatusBarAlignment.Left, 48);
+  private readonly model = vscode.window.createStatusBarItem("phoenix.model", vscode.StatusBarAlignment.Left, 47);
 
   constructor() {
     this.mode.name = "Phoenix mode";
@@ -17,13 +23,15 @@ export class StatusBar implements vscode.Disposable {
     this.mode.command = "phoenix.vscode.toggleMode";
     this.policy.command = "phoenix.vscode.togglePolicy";
     this.style.command = "phoenix.vscode.setStyle";
+    this.model.name = "Phoenix model";
+    this.model.command = "phoenix.vscode.chooseModel";
   }
 
   private shown = "";
 
   /** Touches the items only when what they show changed (not on every streamed delta). */
-  update(view: ConversationView | undefined, server: ServerState): void {
-    const key = statusBarKey(view, server);
+  update(view: ConversationView | undefined, server: ServerState, models?: readonly ModelView[]): void {
+    const key = `${statusBarKey(view, server)}|${view?.model ?? ""}|${models?.length ?? 0}`;
     if (key === this.shown) return;
     this.shown = key;
     if (server !== "ready") {
@@ -34,6 +42,7 @@ export class StatusBar implements vscode.Disposable {
       this.mode.show();
       this.policy.hide();
       this.style.hide();
+      this.model.hide();
       return;
     }
     this.mode.command = "phoenix.vscode.toggleMode";
@@ -45,6 +54,7 @@ export class StatusBar implements vscode.Disposable {
       this.mode.show();
       this.policy.hide();
       this.style.hide();
+      this.model.hide();
       return;
     }
     const mode = modeLabel(view.mode, view.sandbox);
@@ -57,15 +67,21 @@ export class StatusBar implements vscode.Disposable {
     const style = styleLabel(view.style);
     this.style.text = style.text;
     this.style.tooltip = style.tooltip;
+    const model = modelLabel(view.model, models);
+    this.model.text = model.text;
+    this.model.tooltip = model.tooltip;
     this.mode.show();
     this.policy.show();
     this.style.show();
+    if (view.model) this.model.show();
+    else this.model.hide();
   }
 
   dispose(): void {
     this.mode.dispose();
     this.policy.dispose();
     this.style.dispose();
+    this.model.dispose();
   }
 }
 

@@ -36,6 +36,12 @@ export function errorKind(error: unknown): string | undefined {
   return rpcError(error)?.data?.kind;
 }
 
+/** `data.reason` of a refusal (`context_too_large` when a model switch does not fit, ...), or undefined. */
+export function errorReason(error: unknown): string | undefined {
+  const data = rpcError(error)?.data as { reason?: unknown } | undefined;
+  return typeof data?.reason === "string" ? data.reason : undefined;
+}
+
 /** A one-line message for the user: the server's own text (it says what, why and what next). */
 export function errorMessage(error: unknown): string {
   const rpc = rpcError(error);
@@ -102,6 +108,17 @@ export class PhoenixClient {
 
   listAlwaysAllowed(conversationId: string): Promise<W.ListAlwaysAllowedResult> {
     return this.request("listAlwaysAllowed", { conversationId });
+  }
+
+  /** The models to choose from (REQ-MODEL-001): the API's list, or the built-in one with a `reason`. */
+  listModels(refresh = false): Promise<W.ListModelsResult> {
+    return this.request("listModels", refresh ? { refresh } : {});
+  }
+
+  /** Switch the conversation's model between turns (REQ-MODEL-003); refused while busy or when the context does not fit. */
+  setModel(conversationId: string, model: string): Promise<W.SetModelResult> {
+    const params: W.SetModelParams = { conversationId, model };
+    return this.request("setModel", params);
   }
 
   /** Revoke one rule of the tool (`rule`), or every rule of it (REQ-PERM-021). */

@@ -42,6 +42,10 @@ export type AlwaysAllowScope = G.AlwaysAllowScope;
 export type RevokeAlwaysAllowParams = G.RevokeAlwaysAllowParams;
 export type RevokeAlwaysAllowResult = G.RevokeAlwaysAllowResult;
 export type ErrorData = G.ErrorData;
+export type ListModelsResult = G.ListModelsResult;
+export type ModelView = G.ModelView;
+export type SetModelParams = G.SetModelParams;
+export type SetModelResult = G.SetModelResult;
 
 export type PhoenixEvent = G.PhoenixEvent;
 export type EventKind = PhoenixEvent["kind"];

@@ -21,7 +21,8 @@ import { diffLines } from "../core/diff";
 import { renderMarkdown, stripTerminalEscapes } from "../core/markdown";
 import { isBusy, policyLabel, statusText } from "../core/labels";
 import type { HostMessage, ImageAttachment, ServerState, ViewMessage } from "../core/messages";
-import type { ConversationSummary } from "../protocol/wire";
+import { modelChoices, modelListNote, modelName, windowText } from "../core/models";
+import type { ConversationSummary, ListModelsResult } from "../protocol/wire";
 
 export interface AppOptions {
   /** HTML sanitiser for rendered markdown (DOMPurify in the webview) */
@@ -47,6 +48,9 @@ export class ChatApp {
   private conversations: ConversationSummary[] = [];
   private titles: Record<string, string> = {};
   private listOpen = false;
+  private modelsOpen = false;
+  private models: ListModelsResult | undefined;
+  private modelsVersion = 0;
   private images: ImageAttachment[] = [];
   private notices: { level: string; text: string }[] = [];
   private pending = false;
@@ -71,8 +75,15 @@ export class ChatApp {
     const header = this.add(root, "header", "bar");
     this.el.convButton = this.button(header, "", "conv-button", () => this.toggleList(), "Conversations");
     this.button(header, "", "icon-button codicon codicon-add", () => this.post({ type: "newConversation" }), "New conversation");
+    this.el.modelButton = this.button(header, "", "model-button", () => this.toggleModels(), "Model (click to choose)");
+    this.el.modelButton.dataset.testid = "model-button";
+    this.el.modelButton.setAttribute("aria-haspopup", "listbox");
     this.el.badges = this.add(header, "div", "badges");
     this.el.list = this.add(root, "div", "conv-list hidden");
+    this.el.models = this.add(root, "div", "model-list conv-list hidden");
+    this.el.models.dataset.testid = "model-list";
+    this.el.models.setAttribute("role", "listbox");
+    this.el.models.setAttribute("aria-label", "Models");
     this.el.banner = this.add(root, "div", "banner hidden");
     this.el.timeline = this.add(root, "main", "timeline");
     this.el.timeline.setAttribute("role", "log");
@@ -141,6 +152,10 @@ export class ChatApp {
       case "focusInput":
         this.input.focus();
         break;
+      case "models":
+        this.models = message.models;
+        this.modelsVersion++;
+        break;
     }
   }
 
@@ -180,6 +195,7 @@ export class ChatApp {
     const usage = v?.usage ? `${Math.round(v.usage.fraction * 100)}:${v.usage.usedTokens}:${v.contextWarning}` : "";
     const list = this.listOpen ? `${this.listVersion}:${v?.status}` : "";
     const key = [title, this.listOpen, list, v?.conversationId, v?.mode, v?.sandbox?.available, v?.policy, v?.style, usage].join("|");
+    this.renderModels();
     if (this.same("header", key)) return;
     this.el.convButton.textContent = "";
     this.icon(this.el.convButton, "comment-discussion");
@@ -210,6 +226,63 @@ export class ChatApp {
     }
     this.el.list.classList.toggle("hidden", !this.listOpen);
     if (this.listOpen) this.renderList();
+  }
+
+  /** The header's model button (the model in use, by name when the list knows it) and its list (REQ-VSC-010). */
+  private renderModels(): void {
+    const v = this.view;
+    const current = v?.model ?? "";
+    const key = [Boolean(v), current, this.modelsOpen, this.modelsVersion].join("|");
+    if (this.same("models", key)) return;
+    const b = this.el.modelButton;
+    b.replaceChildren();
+    b.dataset.model = current;
+    b.classList.toggle("hidden", !v);
+    b.setAttribute("aria-expanded", String(this.modelsOpen));
+    this.icon(b, "sparkle");
+    this.add(b, "span", "model-name").textContent = ` ${stripTerminalEscapes(modelName(current, this.models?.models) || "model")}`;
+    this.icon(b, this.modelsOpen ? "chevron-up" : "chevron-down");
+    b.title = current ? `Model: ${current} (click to choose another)` : "Model (click to choose)";
+    const list = this.el.models;
+    list.classList.toggle("hidden", !this.modelsOpen || !v);
+    list.replaceChildren();
+    if (!this.modelsOpen || !v) return;
+    if (!this.models) {
+      this.add(list, "div", "dim").textContent = "Asking the server for the models…";
+      return;
+    }
+    const note = modelListNote(this.models);
+    if (note) {
+      const n = this.add(list, "div", "model-reason dim");
+      n.dataset.testid = "model-reason";
+      n.textContent = stripTerminalEscapes(note);
+    }
+    for (const choice of modelChoices(this.models, current)) {
+      const row = this.add(list, "div", `conv-row model-row${choice.current ? " active" : ""}`);
+      const pick = this.button(row, "", "conv-pick model-pick", () => {
+        this.modelsOpen = false;
+        if (!choice.current) this.post({ type: "setModel", model: choice.id });
+        this.render();
+      });
+      pick.dataset.testid = "model-option";
+      pick.dataset.modelId = choice.id;
+      pick.setAttribute("role", "option");
+      pick.setAttribute("aria-selected", String(choice.current));
+      this.icon(pick, choice.current ? "check" : "blank");
+      this.add(pick, "span", "conv-row-title").textContent = ` ${stripTerminalEscapes(choice.label)}`;
+      const window = this.models.models.find((m) => m.id === choice.id)?.contextWindow;
+      const details = [choice.id, window ? `${windowText(window)} tokens` : "", choice.current ? "in use" : "", choice.isDefault ? "default" : ""];
+      this.add(pick, "span", "dim").textContent = ` · ${stripTerminalEscapes(details.filter(Boolean).join(" · "))}`;
+    }
+  }
+
+  private toggleModels(): void {
+    this.modelsOpen = !this.modelsOpen;
+    if (this.modelsOpen) {
+      this.listOpen = false;
+      this.post({ type: "listModels" }); // the host answers with `models`
+    }
+    this.render();
   }
 
   private renderList(): void {
@@ -672,6 +745,7 @@ export class ChatApp {
 
   private toggleList(): void {
     this.listOpen = !this.listOpen;
+    if (this.listOpen) this.modelsOpen = false;
     if (this.listOpen) this.post({ type: "switchConversation" }); // asks the host to refresh the list
     this.render();
   }

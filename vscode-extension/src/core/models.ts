@@ -1,0 +1,61 @@
+/**
+ * The words of the model picker (the chat header's list and the palette's quick pick) and of the model
+ * shown in the header and the status bar (issue 17, REQ-VSC-010). Pure, so the texts are unit-tested.
+ */
+
+import type { ListModelsResult, ModelView } from "../protocol/wire";
+
+/** A context window in words: 200000 -> "200K", 1000000 -> "1M". */
+export function windowText(tokens: number): string {
+  if (tokens >= 1_000_000 && tokens % 100_000 === 0) return `${tokens / 1_000_000}M`;
+  if (tokens >= 1_000) return `${Math.round(tokens / 1_000)}K`;
+  return String(tokens);
+}
+
+/** The name of model `id` when the list knows it, else the id itself (any id can be in use). */
+export function modelName(id: string, models: readonly ModelView[] | undefined): string {
+  return models?.find((m) => m.id === id)?.name || id;
+}
+
+/** The status bar's model item: the model's name, the id and the window in the tooltip. */
+export function modelLabel(id: string, models: readonly ModelView[] | undefined): { text: string; tooltip: string } {
+  const known = models?.find((m) => m.id === id);
+  const window = known ? `, a ${windowText(known.contextWindow)}-token context window` : "";
+  return { text: `$(sparkle) ${modelName(id, models)}`, tooltip: `Model: ${id}${window}. Click to choose another.` };
+}
+
+export interface ModelChoice {
+  id: string;
+  /** the model's name */
+  label: string;
+  /** id and window: "claude-sonnet-4-6 · 1M tokens" */
+  description: string;
+  /** the model the conversation uses now */
+  current: boolean;
+  /** what a new conversation uses unless it names one */
+  isDefault: boolean;
+}
+
+/**
+ * The picker's entries, in the server's order. The model in use is marked; when it is not in the list
+ * (an id chosen by hand, or a model the API no longer lists) it comes first, so it is still shown.
+ */
+export function modelChoices(result: ListModelsResult, current: string | undefined): ModelChoice[] {
+  const choices = result.models.map((m) => ({
+    id: m.id,
+    label: m.name || m.id,
+    description: `${m.id} · ${windowText(m.contextWindow)} tokens`,
+    current: m.id === current,
+    isDefault: m.id === result.defaultModel,
+  }));
+  if (current && !choices.some((c) => c.current)) {
+    choices.unshift({ id: current, label: current, description: `${current} · in use`, current: true, isDefault: false });
+  }
+  return choices;
+}
+
+/** Why the list is the built-in one (the server's sentence, shown above it), or undefined when it is the API's. */
+export function modelListNote(result: ListModelsResult): string | undefined {
+  if (result.source !== "builtin") return undefined;
+  return result.reason || "The built-in model list is shown (the API's list could not be read).";
+}

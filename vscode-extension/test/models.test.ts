@@ -1,0 +1,60 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { modelChoices, modelLabel, modelListNote, modelName, windowText } from "../src/core/models";
+import { errorMessage, errorReason } from "../src/protocol/client";
+import type { ListModelsResult } from "../src/protocol/wire";
+
+const API: ListModelsResult = {
+  models: [
+    { id: "claude-opus-4-7", name: "Claude Opus 4.7", contextWindow: 1_000_000 },
+    { id: "claude-sonnet-4-6", name: "Claude Sonnet 4.6", contextWindow: 1_000_000 },
+    { id: "claude-haiku-4-5", name: "Claude Haiku 4.5", contextWindow: 200_000 },
+  ],
+  defaultModel: "claude-sonnet-4-6",
+  source: "api",
+};
+
+test("model choices list name and window, mark the model in use and the default (REQ-VSC-010)", () => {
+  const choices = modelChoices(API, "claude-haiku-4-5");
+  assert.deepEqual(choices.map((c) => c.label), ["Claude Opus 4.7", "Claude Sonnet 4.6", "Claude Haiku 4.5"]);
+  assert.equal(choices[2].description, "claude-haiku-4-5 · 200K tokens");
+  assert.equal(choices[0].description, "claude-opus-4-7 · 1M tokens");
+  assert.deepEqual(choices.map((c) => c.current), [false, false, true]);
+  assert.deepEqual(choices.map((c) => c.isDefault), [false, true, false]);
+  // a model in use that the list does not know (an id chosen by hand) is still shown, first, as in use
+  const byHand = modelChoices(API, "my-proxy-model");
+  assert.equal(byHand[0].id, "my-proxy-model");
+  assert.equal(byHand[0].current, true);
+  assert.equal(byHand.filter((c) => c.current).length, 1);
+});
+
+test("the built-in list says why; the API's list needs no note (REQ-VSC-010)", () => {
+  assert.equal(modelListNote(API), undefined);
+  const reason = "The built-in list is shown because no API key is set; any model id can still be chosen.";
+  assert.equal(modelListNote({ ...API, source: "builtin", reason }), reason);
+  assert.match(modelListNote({ ...API, source: "builtin" })!, /built-in/);
+});
+
+test("the model in use is named by the list when it knows it, else by its id (REQ-VSC-010)", () => {
+  assert.equal(modelName("claude-haiku-4-5", API.models), "Claude Haiku 4.5");
+  assert.equal(modelName("other", API.models), "other");
+  assert.equal(modelName("other", undefined), "other");
+  const label = modelLabel("claude-haiku-4-5", API.models);
+  assert.equal(label.text, "$(sparkle) Claude Haiku 4.5");
+  assert.match(label.tooltip, /claude-haiku-4-5.*200K/);
+  assert.equal(windowText(200_000), "200K");
+  assert.equal(windowText(1_000_000), "1M");
+  assert.equal(windowText(1_500_000), "1.5M");
+});
+
+test("a refused switch keeps the server's message and its reason (REQ-VSC-010)", () => {
+  const refusal = {
+    code: -32006,
+    message: "The context in use does not fit claude-haiku-4-5's window; claude-sonnet-4-6 still answers. Continue in a new conversation.",
+    data: { kind: "notAllowed", reason: "context_too_large" },
+  };
+  assert.equal(errorReason(refusal), "context_too_large");
+  assert.equal(errorMessage(refusal), refusal.message);
+  assert.equal(errorReason({ code: -32002, message: "busy", data: { kind: "agentBusy" } }), undefined);
+  assert.equal(errorReason(new Error("x")), undefined);
+});
