@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from ..protocol.params import DiagnosticsAttachment, FileAttachment
+    from ..sandbox.denylist import DenyCheck
 
 MAX_BYTES = 256 * 1024
 
@@ -46,14 +47,6 @@ def _inside(real: str, places: Iterable[Path]) -> bool:
     return False
 
 
-def _denied(real: str, deny_read: Iterable[Path]) -> Path | None:
-    for entry in deny_read:
-        denied = os.path.realpath(entry)
-        if denied != "/" and (real == denied or real.startswith(denied.rstrip("/") + "/")):
-            return entry
-    return None
-
-
 def _shown(path: Path, working_directory: Path) -> str:
     try:
         return str(path.relative_to(working_directory))
@@ -67,7 +60,7 @@ def file_text(
     *,
     working_directory: Path,
     workspace: Sequence[Path],
-    deny_read: Iterable[Path],
+    deny: DenyCheck,
     open_documents: Mapping[Path, str],
 ) -> str:
     """The labelled text of a file attachment, or :class:`AttachmentError`."""
@@ -77,7 +70,7 @@ def file_text(
     if not _inside(real, [working_directory, *workspace]):
         raise AttachmentError(index, f"{shown} is outside the workspace and the conversation's working "
                               "directory, so it was not attached (nothing was sent). Attach files of the project.")
-    entry = _denied(real, deny_read)
+    entry = deny.entry_for(real, resolved=True)
     if entry is not None:
         raise AttachmentError(index, f"{shown} is on the deny-read list ({entry}: credentials and phoenix-lsp's own "
                               "data), so it was not attached (nothing was sent); its contents would go to the "

@@ -301,7 +301,7 @@ class PlainView:
 
     def path(self, conversation_id: str) -> Path:
         assert self.ls.hub is not None
-        return transcript.transcript_path(self.ls.hub.store.path.parent, conversation_id)
+        return Path(transcript.transcript_path(self.ls.hub.store.path.parent, conversation_id))
 
     def write(self, runtime: Runtime, draft: str | None = None) -> Path:
         """Rewrite the transcript, keeping the user's unsent draft (from the open buffer, else the file)."""
@@ -316,9 +316,9 @@ class PlainView:
     def _draft(self, path: Path) -> str:
         document = self.ls.workspace.text_documents.get(path.as_uri())
         if document is not None:
-            return transcript.draft_of(document.source)
+            return str(transcript.draft_of(document.source))
         try:
-            return transcript.draft_of(path.read_text(encoding="utf-8"))
+            return str(transcript.draft_of(path.read_text(encoding="utf-8")))
         except OSError:
             return ""
 

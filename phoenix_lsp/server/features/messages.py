@@ -25,20 +25,21 @@ values = LazyModule("phoenix_lsp.core.values")
 def read_attachments(ls: PhoenixServer, runtime: Runtime, p: p.SendMessageParams) -> list[str]:
     """The message's attachments as the labelled texts the model sees (REQ-ATTACH-001..003); a refusal is
     invalidParams naming ``attachments[i]`` and the file, and nothing of the message is kept."""
-    from ...sandbox.denylist import deny_read_paths
+    from ...sandbox.denylist import DenyCheck, current_deny_read
     from .. import attachments
     from .conversations import workspace_roots
 
     h = hub(ls)
     working_directory = Path(runtime.state.working_directory)
-    deny_read = h.config.deny_read if h.config.deny_read is not None else deny_read_paths()
+    # the same check as the read tools' (REQ-BASH-026): what the kernel keeps from commands is not attached
+    deny = DenyCheck(h.config.deny_read if h.config.deny_read is not None else current_deny_read())
     texts = []
     try:
         for i, item in enumerate(p.attachments):
             if item.kind == "file":
                 texts.append(attachments.file_text(
                     i, item, working_directory=working_directory, workspace=workspace_roots(ls),
-                    deny_read=deny_read, open_documents=h.sink.open_documents(),
+                    deny=deny, open_documents=h.sink.open_documents(),
                 ))
             else:
                 texts.append(attachments.diagnostics_text(i, item, working_directory=working_directory))
