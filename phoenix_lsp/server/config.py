@@ -7,15 +7,16 @@ option), what it must be and the default that is used instead; the server still 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
 
-from pydantic import Field, ValidationError
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import Field, ValidationError, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from ..llm.models import DEFAULT_MODEL
-from ..protocol.params import InitializationOptions
+from ..protocol.params import InitializationOptions, ModelPriceIn
 
 ENV_PREFIX = "PHOENIX_"
 
@@ -34,6 +35,23 @@ class Config(BaseSettings):
     agent_max_turns: int = Field(default=50, ge=1, description="model turns a sub-agent may take")
     agent_concurrency: int = Field(default=4, ge=1, description="sub-agents streaming at once")
     log_level: str = Field(default="INFO", pattern="(?i)^(DEBUG|INFO|WARNING|ERROR)$")
+    # prompt caching and prices (issue 16, REQ-CACHE-004/006)
+    prompt_cache: bool = Field(default=True, description="prompt caching on or off")
+    prompt_cache_ttl: Literal["5m", "1h"] = Field(default="5m", description="how long the API keeps a prefix")
+    model_prices: Annotated[dict[str, ModelPriceIn], NoDecode] = Field(
+        default_factory=dict, description="prices added to or replacing the built-in ones, per model (JSON)"
+    )
+
+    @field_validator("model_prices", mode="before")
+    @classmethod
+    def _json(cls, value: Any) -> Any:
+        """The variable holds JSON; decoded here, so text that is not JSON is reported like any bad value."""
+        if isinstance(value, str):
+            try:
+                return json.loads(value)
+            except ValueError:
+                raise ValueError("not valid JSON") from None
+        return value
 
 
 #: initialization option -> Config field
@@ -42,10 +60,21 @@ _OPTIONS = {
     "data_dir": "lsp_data_dir",
     "retry_base_ms": "retry_base_ms",
     "bash_timeout_s": "bash_timeout_s",
+    "prompt_cache": "prompt_cache",
+    "prompt_cache_ttl": "prompt_cache_ttl",
+}
+
+#: what a value must be, for the fields whose type says too little
+_RULES = {
+    "prompt_cache": "on or off",
+    "prompt_cache_ttl": "5m or 1h",
+    "model_prices": 'a JSON object such as {"claude-sonnet-4-6": {"input": 3, "output": 15}} (USD per million tokens)',
 }
 
 
 def _rule(field: str) -> str:
+    if field in _RULES:
+        return _RULES[field]
     info = Config.model_fields[field]
     kind = {int: "a whole number", float: "a number", str: "text"}.get(info.annotation, "a value")  # type: ignore[arg-type]
     for bound in info.metadata:
@@ -67,16 +96,18 @@ def load(options: InitializationOptions, environ: Mapping[str, str]) -> tuple[Co
             return Config(**given), problems
         except ValidationError as exc:
             error = exc.errors(include_url=False)[0]
-            field = str(error["loc"][0])
-            default = Config.model_fields[field].default
+            field, why = str(error["loc"][0]), str(error["msg"])
+            info = Config.model_fields[field]
+            default = info.get_default(call_default_factory=True)
             if field in given and field in _OPTIONS.values():
                 where = f"the initialization option {next(o for o, f in _OPTIONS.items() if f == field)}"
                 raw = given[field]
             else:
                 variable = ENV_PREFIX + field.upper()
                 where, raw = variable, environ.get(variable, "")
+            shown = {True: "on", False: "off"}.get(default, default) if field == "prompt_cache" else default
             problems.append(
-                f"phoenix-lsp: ignoring {where}={raw!r} ({error['msg']}); using the default {default}. "
+                f"phoenix-lsp: ignoring {where}={raw!r} ({why}); using the default {shown or 'none'}. "
                 f"Set it to {_rule(field)}."
             )
             given[field] = default  # an explicit value wins over the environment

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -12,76 +11,31 @@ from typing import TYPE_CHECKING, Any
 from ..sandbox.denylist import DENY_READ_ENV  # extra paths Restricted commands may not read
 
 if TYPE_CHECKING:  # the llm room is imported on first use: app.py imports this module at start-up
-    from ..llm.cache import CacheSettings, Ttl
+    from ..llm.cache import CacheSettings
     from ..llm.pricing import Price
+    from .config import Config
 
 #: Seconds before a background command is stopped.
 BACKGROUND_TIMEOUT_ENV = "PHOENIX_BACKGROUND_TIMEOUT_S"
 
 # ---------------------------------------------------------------------------------- prompt caching (issue 16)
 
-_SWITCH = {"on": True, "off": False, "true": True, "false": False, "1": True, "0": False}
-
-
-def prompt_cache(option: str | bool | None, ttl_option: str | None, environ: Mapping[str, str]) -> tuple[
-    CacheSettings, list[str]
-]:
-    """Caching on or off and its TTL: initialization options first, then ``PHOENIX_PROMPT_CACHE`` /
-    ``PHOENIX_PROMPT_CACHE_TTL``, else on with 5 minutes. Returns the settings and one message per bad value."""
+def prompt_cache(config: Config) -> CacheSettings:
+    """Caching on or off and its TTL (REQ-CACHE-004), from the settings model (options, then the environment)."""
     from ..llm.cache import CacheSettings
 
-    problems: list[str] = []
-    enabled = True
-    if isinstance(option, bool):
-        enabled = option
-    elif option is not None:
-        enabled = option == "on"
-    else:
-        raw = environ.get("PHOENIX_PROMPT_CACHE", "").strip()
-        if raw.lower() in _SWITCH:
-            enabled = _SWITCH[raw.lower()]
-        elif raw:
-            problems.append(
-                f"phoenix-lsp: ignoring PHOENIX_PROMPT_CACHE={raw!r} (not on or off); prompt caching stays on. "
-                "Set it to on or off."
-            )
-    ttl: Ttl = "5m"
-    raw_ttl = ttl_option if ttl_option is not None else environ.get("PHOENIX_PROMPT_CACHE_TTL", "").strip()
-    if raw_ttl in ("5m", "1h"):
-        ttl = "1h" if raw_ttl == "1h" else "5m"
-    elif raw_ttl:
-        problems.append(
-            f"phoenix-lsp: ignoring PHOENIX_PROMPT_CACHE_TTL={raw_ttl!r} (the API knows 5m and 1h); using 5m. "
-            "Set it to 5m or 1h."
-        )
-    return CacheSettings(enabled=enabled, ttl=ttl), problems
+    return CacheSettings(enabled=config.prompt_cache, ttl=config.prompt_cache_ttl)
 
 
-def model_prices(option: Mapping[str, Any] | None, environ: Mapping[str, str]) -> tuple[dict[str, Price], list[str]]:
-    """The price table: the defaults, overridden per model by ``PHOENIX_MODEL_PRICES`` (a JSON object
-    ``{"model": {"input": 3, "output": 15, "cacheWrite5m"?, "cacheWrite1h"?, "cacheRead"?}}``, USD per million
-    tokens) and then by the ``modelPrices`` initialization option (already validated)."""
+def model_prices(config: Config, option: Mapping[str, Any] | None) -> dict[str, Price]:
+    """The price table (REQ-CACHE-006): the known models' list prices, overridden or extended per model by
+    ``PHOENIX_MODEL_PRICES`` (the settings model's ``model_prices``) and then by the ``modelPrices`` option."""
     from ..llm.models import PRICES
-    from ..protocol.params import ModelPriceIn
 
     prices = dict(PRICES)
-    problems: list[str] = []
-    raw = environ.get("PHOENIX_MODEL_PRICES", "").strip()
-    if raw:
-        try:
-            table = json.loads(raw)
-            if not isinstance(table, dict):
-                raise ValueError("it is not a JSON object")
-            # all or nothing: the message below says the default prices are used
-            prices.update({str(model): _price(ModelPriceIn.model_validate(entry)) for model, entry in table.items()})
-        except Exception as exc:
-            problems.append(
-                f"phoenix-lsp: ignoring PHOENIX_MODEL_PRICES ({str(exc)[:200]}); using the default prices. Set it "
-                'to a JSON object such as {"claude-sonnet-4-6": {"input": 3, "output": 15}} (USD per million tokens).'
-            )
-    for model, entry in (option or {}).items():
-        prices[model] = _price(entry)
-    return prices, problems
+    for table in (config.model_prices, option or {}):
+        prices.update({model: _price(entry) for model, entry in table.items()})
+    return prices
 
 
 def _price(entry: Any) -> Price:

@@ -65,10 +65,9 @@ def _setup(ls: PhoenixServer) -> Hub:
             options = InitializationOptions.model_validate(raw)
         except Exception as exc:  # REQ-PROTO-034: report and fall back to defaults, never fail initialize
             _warn(ls, f"phoenix-lsp: ignoring invalid initializationOptions ({str(exc)[:300]}); using defaults.")
-    settings, problems = config.load(options, os.environ)
-    cache, more = models.prompt_cache(options.prompt_cache, options.prompt_cache_ttl, os.environ)
-    prices, most = models.model_prices(options.model_prices, os.environ)
-    problems += [*more, *most]  # issue 16: prompt caching and prices follow the same rule
+    settings, problems = config.load(options, os.environ)  # prompt caching and prices too (issue 16)
+    cache = models.prompt_cache(settings)
+    prices = models.model_prices(settings, options.model_prices)
     for problem in problems:
         _warn(ls, problem)
     guard = SecretGuard()
