@@ -366,7 +366,7 @@ async def test_context_exhaustion_fails_the_agent_without_summary_then_parent_re
     (tmp_path / "work").mkdir()
     (tmp_path / "work" / "big.txt").write_text("big\n")
     async with session(fake_anthropic, tmp_path) as s:
-        cid = await s.new()
+        cid = await s.new(model="claude-haiku-4-5")  # a 200k window; sub-agents answer with the parent's model
         since = await send(s, cid, "go")
         [first] = await spawned(s, cid)
         await s.wait_status(cid, "idle", timeout=20, since=since)
