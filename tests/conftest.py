@@ -2,11 +2,23 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from tests.fake_anthropic import fake_anthropic
 
 __all__ = ["fake_anthropic"]
+
+#: The state machine's property test runs this many examples in the fast tier (``-m "not slow"``), a tenth of
+#: the full suite's; ``PHOENIX_PROPERTY_EXAMPLES`` still decides when set.
+FAST_TIER_EXAMPLES = "100"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if (config.option.markexpr or "").replace(" ", "") == "notslow":
+        os.environ.setdefault("PHOENIX_PROPERTY_EXAMPLES", FAST_TIER_EXAMPLES)
+
 
 #: requirement id -> test node ids naming it, filled while collecting
 REQ_INDEX: dict[str, list[str]] = {}

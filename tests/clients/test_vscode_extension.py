@@ -22,6 +22,9 @@ from pathlib import Path
 
 import pytest
 
+# npm builds, lints, packages and runs the extension against the real server: minutes, not the fast tier
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[2]
 EXTENSION = ROOT / "vscode-extension"
 INSTALL = "scripts/install-vscode-extension-deps.sh"

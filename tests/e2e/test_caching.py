@@ -20,6 +20,8 @@ from phoenix_lsp.server.prompts import SUBAGENT
 from tests.e2e.harness import Session, last_seq, session, wait_idle
 from tests.fake_anthropic import FakeAnthropic, RecordedRequest, Reply, ToolUseBlock, system_text
 
+pytestmark = pytest.mark.slow  # each test starts the real server as a subprocess
+
 APP = "".join(f"def handler_{i}(request):\n    return compute(request, {i})  # keeps the service going\n\n"
               for i in range(60))
 

@@ -14,6 +14,8 @@ from lsprotocol import types
 from tests.e2e.harness import Buffers, Session, session, tool_results
 from tests.fake_anthropic import FakeAnthropic, Reply, ToolUseBlock
 
+pytestmark = pytest.mark.slow  # each test starts the real server as a subprocess
+
 SOURCE = "def add(a, b):\n    return a + b\n"
 
 

@@ -17,6 +17,8 @@ from tests.e2e.harness import last_seq, session, tool_results, wait_idle
 from tests.e2e.test_write_patch import unrestricted
 from tests.fake_anthropic import FakeAnthropic, Reply, ToolUseBlock
 
+pytestmark = pytest.mark.slow  # each test starts the real server as a subprocess
+
 SLOW = 60.0  # the first request imports the SDK, which takes seconds on a loaded CI machine
 
 

@@ -328,6 +328,7 @@ async def test_the_launcher_cannot_be_starved_by_its_command(restricted: Runner)
     assert "self-nice-ok" in res.output  # renicing itself is still allowed
 
 
+@pytest.mark.slow  # each case waits out the bounded drain after the launcher is gone
 @pytest.mark.req("REQ-BASH-018", "REQ-BASH-025")
 @pytest.mark.parametrize("signum", [signal.SIGKILL, signal.SIGSTOP])
 async def test_the_tree_is_stopped_even_when_the_launcher_is_gone(workspace: Path, signum: int) -> None:
@@ -341,6 +342,7 @@ async def test_the_tree_is_stopped_even_when_the_launcher_is_gone(workspace: Pat
     assert not [p for p in tree if pid_alive(p)]
 
 
+@pytest.mark.slow  # each case waits out the bounded drain after the launcher is gone
 @pytest.mark.req("REQ-BASH-025")
 @pytest.mark.parametrize("signum", [signal.SIGKILL, signal.SIGSTOP])
 async def test_orphans_holding_the_output_die_with_a_killed_launcher_without_cgroups(
