@@ -19,17 +19,18 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
-from ..core.state import RESTING_KINDS
-from ..core.values import Decision, ToolUse
 from .lazy import LazyModule
 
 if TYPE_CHECKING:
+    from ..core.values import ToolUse
     from ..protocol import events
     from .lsp import PhoenixServer
     from .runtime import Runtime
 
 ev = LazyModule("phoenix_lsp.protocol.events")  # pydantic is loaded after initialize (start-up budget)
 transcript = LazyModule("phoenix_lsp.server.transcript")  # imports the core: only when a plain client needs it
+core_state = LazyModule("phoenix_lsp.core.state")  # the core is loaded on first use, not at start-up
+values = LazyModule("phoenix_lsp.core.values")
 
 log = logging.getLogger(__name__)
 
@@ -168,7 +169,7 @@ class PlainClient:
             return
         if isinstance(event, ev.Status):
             token = self.progress.get(cid)
-            if event.status in RESTING_KINDS:
+            if event.status in core_state.RESTING_KINDS:
                 if token:
                     self.progress.pop(cid)
                     self._send(token, types.WorkDoneProgressEnd(message=end_words(event.status)))
@@ -214,12 +215,13 @@ class PlainClient:
 
     def ask_approval(self, runtime: Runtime, tool_use_id: str, call: ToolUse, description: str) -> None:
         text = approval_text(runtime, call, description)
-        actions = {"Allow": Decision.ALLOW, "Deny": Decision.DENY, "Always Allow": Decision.ALWAYS_ALLOW}
+        decision = values.Decision
+        actions = {"Allow": decision.ALLOW, "Deny": decision.DENY, "Always Allow": decision.ALWAYS_ALLOW}
 
         async def ask() -> None:
             choice = await self._show(tool_use_id, text, list(actions))
             if choice is not False:  # False: the client could not answer; the request stays open
-                runtime.answer_approval(tool_use_id, actions.get(str(choice or "Deny"), Decision.DENY))
+                runtime.answer_approval(tool_use_id, actions.get(str(choice or "Deny"), decision.DENY))
 
         self.requests[tool_use_id] = self.spawn(ask())
 
@@ -291,10 +293,11 @@ class PlainView:
             log.warning("could not write the transcript of %s (%s)", cid, exc)
         if kind != "status":
             return
-        if params["status"] not in RESTING_KINDS and cid not in self.shown:
+        resting = core_state.RESTING_KINDS
+        if params["status"] not in resting and cid not in self.shown:
             self.current = self.current or cid
             self.show(runtime, focus=False)
-        elif params["status"] in RESTING_KINDS and params.get("previous") not in RESTING_KINDS:
+        elif params["status"] in resting and params.get("previous") not in resting:
             self.turn_ended(runtime, params["status"])
 
     # ---------------------------------------------------------------------------------- transcript
