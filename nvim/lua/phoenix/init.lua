@@ -100,6 +100,39 @@ local function remember(conversation_id)
   pcall(vim.fn.writefile, { vim.fn.json_encode(data) }, state_path())
 end
 
+-- ------------------------------------------------------------------------------------------ instructions
+
+local function thousands(n)
+  local text, count = tostring(n), 1
+  while count > 0 do
+    text, count = text:gsub("^(%d+)(%d%d%d)", "%1,%2")
+  end
+  return text
+end
+
+-- The line at the top of the chat naming the project instructions in effect (REQ-NVIM-017), farthest first:
+-- "Instructions: ~/.config/phoenix-lsp/AGENTS.md (cut: 30,000 of 40,000 bytes kept) · AGENTS.md".
+function M.instructions_line(files)
+  if not files or #files == 0 then
+    return "Instructions: none (no AGENTS.md or CLAUDE.md found)"
+  end
+  local parts = {}
+  for _, f in ipairs(files) do
+    local text = attach_list.shown(M.root, f.path)
+    if f.problem and f.problem ~= vim.NIL then
+      text = text .. " (" .. f.problem .. ")"
+    elseif f.kept < f.size then
+      text = string.format("%s (cut: %s of %s bytes kept)", text, thousands(f.kept), thousands(f.size))
+    end
+    table.insert(parts, text)
+  end
+  return "Instructions: " .. table.concat(parts, " · ")
+end
+
+local function show_instructions(files)
+  chat.set_header({ M.instructions_line(files) })
+end
+
 -- ------------------------------------------------------------------------------------------ events
 
 local function ask_approval(ev)
@@ -312,6 +345,7 @@ catch_up = function(after)
       status = conv.status,
       last_seq = conv.lastSeq,
     })
+    show_instructions(conv.instructions)
     catching_up = false
     if conv.pendingApproval and dialog.current_id() ~= conv.pendingApproval.toolUseId then
       ask_approval(vim.tbl_extend("force", conv.pendingApproval, { conversationId = cid }))
@@ -431,6 +465,11 @@ local function ensure_conversation()
   end
   use(result, result.conversationId)
   chat.clear()
+  -- the instructions in effect are named by getConversation only (newConversation does not list them)
+  local _, conv = M.call("phoenix/getConversation", { conversationId = result.conversationId, limit = 1 })
+  if conv and status.state.conversation == result.conversationId then
+    show_instructions(conv.instructions)
+  end
   return true
 end
 
@@ -578,6 +617,27 @@ end
 -- The labels of the attachments that go with the next message.
 function M.attachments()
   return attach_list.labels()
+end
+
+-- Read the project instructions again for the active conversation (REQ-INSTR-002: between turns; they take
+-- effect from the next turn) and show the files now in effect.
+function M.reload_instructions()
+  M.async(function()
+    local cid = status.state.conversation
+    if not cid then
+      report("there is no conversation (:Phoenix starts one)", vim.log.levels.WARN)
+      return
+    end
+    local err, result = M.call("phoenix/reloadInstructions", { conversationId = cid })
+    if err then
+      report("could not reload the instructions: " .. error_text(err), vim.log.levels.WARN)
+      return
+    end
+    if status.state.conversation == cid then
+      show_instructions(result.instructions)
+      chat.note(result.changed and "instructions reloaded: the next turn uses them" or "instructions unchanged")
+    end
+  end)
 end
 
 -- The lines line1..line2 of the current buffer as a fenced block naming the file, then the question.
@@ -844,6 +904,8 @@ local function commands()
   command("PhoenixAttachProblems", M.attach_problems,
     { desc = "Attach the current buffer's diagnostics to the next message" })
   command("PhoenixAttachClear", M.clear_attachments, { desc = "Remove the attachments not sent yet" })
+  command("PhoenixReloadInstructions", M.reload_instructions,
+    { desc = "Read AGENTS.md / CLAUDE.md again for this conversation" })
   command("PhoenixCancel", M.cancel, { desc = "Cancel the current turn" })
   command("PhoenixMode", function(opts)
     M.set_mode(opts.args)
