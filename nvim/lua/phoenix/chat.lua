@@ -1,13 +1,22 @@
 -- The chat buffer: persisted messages rendered as Markdown, the answer streamed in as it arrives, and a
 -- window that follows the end only while the cursor is on the last line (scrolling up keeps the place).
+--
+-- The buffer is three parts: a header (the project instructions in effect), the conversation (the body), and
+-- a footer (the attachments that go with the next message, as chips). Each part is replaced on its own; the
+-- body's line numbers (stream_start) count from the body's first line, so a new header moves nothing.
 local M = {}
 
 local buf = nil
-local stream_start = nil -- 0-based line where the streamed (not yet persisted) answer begins
+local stream_start = nil -- 0-based line of the body where the streamed (not yet persisted) answer begins
+local header = {} -- the lines above the conversation
+local footer = {} -- the lines below it
+local body_count = 0 -- the conversation's lines
 
 local function valid()
   return buf and vim.api.nvim_buf_is_valid(buf)
 end
+
+local set_lines
 
 function M.buffer()
   if valid() then
@@ -21,6 +30,11 @@ function M.buffer()
   vim.bo[buf].filetype = "markdown"
   vim.bo[buf].modifiable = false
   stream_start = nil
+  body_count = 0
+  local lines = vim.list_extend(vim.list_extend({}, header), footer)
+  if #lines > 0 then
+    set_lines(0, -1, lines)
+  end
   return buf
 end
 
@@ -36,7 +50,7 @@ local function followers()
   return out
 end
 
-local function set_lines(first, last, lines)
+set_lines = function(first, last, lines)
   local follow = followers()
   vim.bo[buf].modifiable = true
   vim.api.nvim_buf_set_lines(buf, first, last, false, lines)
@@ -47,17 +61,40 @@ local function set_lines(first, last, lines)
   end
 end
 
-local function is_empty()
-  return vim.api.nvim_buf_line_count(buf) == 1 and vim.api.nvim_buf_get_lines(buf, 0, 1, false)[1] == ""
+-- Replace the lines first..last (0-based, last exclusive) of the whole buffer. A buffer always has a line: when
+-- header, body and footer are all empty, its one empty line is no part of them and is replaced too.
+local function write(first, last, lines)
+  if #header + body_count + #footer == 0 then
+    first, last = 0, -1
+  end
+  set_lines(first, last, lines)
+end
+
+-- Replace the lines first..last of the body (0-based, last exclusive; nil: to the body's end).
+local function set_body(first, last, lines)
+  last = last or body_count
+  write(#header + first, #header + last, lines)
+  body_count = body_count - (last - first) + #lines
 end
 
 function M.append(lines)
   M.buffer()
-  if is_empty() then
-    set_lines(0, -1, lines)
-  else
-    set_lines(-1, -1, lines)
-  end
+  set_body(body_count, body_count, lines)
+end
+
+-- The lines above the conversation (the project instructions in effect); {} removes them.
+function M.set_header(lines)
+  M.buffer()
+  write(0, #header, lines)
+  header = lines
+end
+
+-- The lines below the conversation (the attachments that go with the next message); {} removes them.
+function M.set_footer(lines)
+  M.buffer()
+  local first = #header + body_count
+  write(first, first + #footer, lines)
+  footer = lines
 end
 
 -- Which conversation the chat shows (b:phoenix_conversation, for statuslines and scripts).
@@ -65,10 +102,11 @@ function M.set_conversation(cid)
   vim.b[M.buffer()].phoenix_conversation = cid
 end
 
+-- Empty the conversation (the header and the footer stay).
 function M.clear()
   M.buffer()
   stream_start = nil
-  set_lines(0, -1, {})
+  set_body(0, nil, {})
 end
 
 local function split(text)
@@ -88,18 +126,35 @@ function M.stream(text)
   M.buffer()
   if not stream_start then
     M.append({ "", "## Phoenix", "" })
-    stream_start = vim.api.nvim_buf_line_count(buf) - 3
+    stream_start = body_count - 3
   end
-  local count = vim.api.nvim_buf_line_count(buf)
-  local last = vim.api.nvim_buf_get_lines(buf, count - 1, count, false)[1] or ""
+  local at = #header + body_count - 1
+  local last = vim.api.nvim_buf_get_lines(buf, at, at + 1, false)[1] or ""
   local pieces = split(last .. text)
-  set_lines(count - 1, count, pieces)
+  set_body(body_count - 1, body_count, pieces)
+end
+
+-- An attachment as the transcript keeps it (REQ-ATTACH-003: `<attachment path="..." lines="...">` and the
+-- text) is shown as one line naming it: "📄 calc.py, lines 2-3", "📄 problems in calc.py".
+local function attachment_line(text)
+  local label = text:match('^<attachment path="[^"\n]*" lines="([^"\n]*)">\n')
+  if label then
+    return "📄 " .. label
+  end
+  local path = text:match('^<attachment path="([^"\n]*)" kind="diagnostics">\n')
+  if path then
+    return "📄 problems in " .. path
+  end
+  return nil
 end
 
 local function render_blocks(message)
   local lines = {}
   for _, block in ipairs(message.content or {}) do
-    if block.type == "text" and block.text and block.text ~= "" then
+    local attached = block.type == "text" and block.text and attachment_line(block.text)
+    if attached then
+      table.insert(lines, attached)
+    elseif block.type == "text" and block.text and block.text ~= "" then
       vim.list_extend(lines, split(block.text))
     elseif block.type == "toolUse" then
       table.insert(lines, string.format("● %s %s", block.toolName, compact(block.arguments)))
@@ -130,7 +185,7 @@ function M.message(message)
     local lines = { "", "## Phoenix", "" }
     vim.list_extend(lines, body)
     if first then
-      set_lines(first, -1, lines)
+      set_body(first, nil, lines)
     else
       M.append(lines)
     end
@@ -175,7 +230,7 @@ end
 -- Drop a streamed answer that will never be persisted (a cancel, an error).
 function M.drop_stream()
   if stream_start and valid() then
-    set_lines(stream_start, -1, {})
+    set_body(stream_start, nil, {})
   end
   stream_start = nil
 end

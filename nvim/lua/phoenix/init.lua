@@ -10,6 +10,7 @@ local compat = require("phoenix.compat")
 local status = require("phoenix.status")
 local chat = require("phoenix.chat")
 local dialog = require("phoenix.dialog")
+local attach_list = require("phoenix.attach")
 
 local M = {}
 
@@ -97,6 +98,39 @@ local function remember(conversation_id)
   data[M.root] = conversation_id
   pcall(vim.fn.mkdir, vim.fn.fnamemodify(state_path(), ":h"), "p")
   pcall(vim.fn.writefile, { vim.fn.json_encode(data) }, state_path())
+end
+
+-- ------------------------------------------------------------------------------------------ instructions
+
+local function thousands(n)
+  local text, count = tostring(n), 1
+  while count > 0 do
+    text, count = text:gsub("^(%d+)(%d%d%d)", "%1,%2")
+  end
+  return text
+end
+
+-- The line at the top of the chat naming the project instructions in effect (REQ-NVIM-017), farthest first:
+-- "Instructions: ~/.config/phoenix-lsp/AGENTS.md (cut: 30,000 of 40,000 bytes kept) · AGENTS.md".
+function M.instructions_line(files)
+  if not files or #files == 0 then
+    return "Instructions: none (no AGENTS.md or CLAUDE.md found)"
+  end
+  local parts = {}
+  for _, f in ipairs(files) do
+    local text = attach_list.shown(M.root, f.path)
+    if f.problem and f.problem ~= vim.NIL then
+      text = text .. " (" .. f.problem .. ")"
+    elseif f.kept < f.size then
+      text = string.format("%s (cut: %s of %s bytes kept)", text, thousands(f.kept), thousands(f.size))
+    end
+    table.insert(parts, text)
+  end
+  return "Instructions: " .. table.concat(parts, " · ")
+end
+
+local function show_instructions(files)
+  chat.set_header({ M.instructions_line(files) })
 end
 
 -- ------------------------------------------------------------------------------------------ events
@@ -311,6 +345,7 @@ catch_up = function(after)
       status = conv.status,
       last_seq = conv.lastSeq,
     })
+    show_instructions(conv.instructions)
     catching_up = false
     if conv.pendingApproval and dialog.current_id() ~= conv.pendingApproval.toolUseId then
       ask_approval(vim.tbl_extend("force", conv.pendingApproval, { conversationId = cid }))
@@ -430,6 +465,11 @@ local function ensure_conversation()
   end
   use(result, result.conversationId)
   chat.clear()
+  -- the instructions in effect are named by getConversation only (newConversation does not list them)
+  local _, conv = M.call("phoenix/getConversation", { conversationId = result.conversationId, limit = 1 })
+  if conv and status.state.conversation == result.conversationId then
+    show_instructions(conv.instructions)
+  end
   return true
 end
 
@@ -464,19 +504,140 @@ function M.new_conversation()
   end)
 end
 
--- Send text (REQ-PERM-014: refused while an approval dialog is open).
+local function show_chips()
+  local chips = attach_list.chips()
+  chat.set_footer(chips ~= "" and { "", chips } or {})
+end
+
+-- Send text (REQ-PERM-014: refused while an approval dialog is open), with the pending attachments
+-- (REQ-NVIM-016): they are forgotten once the server took the message, and kept when it refused it.
 function M.send(text)
   if dialog.is_open() then
     report("answer the open approval first (Y allow, N deny, A always allow, Esc deny)", vim.log.levels.WARN)
     return false
   end
-  if not text or vim.trim(text) == "" then
+  text = text or ""
+  local items, entries = attach_list.take()
+  if vim.trim(text) == "" and #items == 0 then
     return false
   end
-  on_conversation("phoenix/sendMessage", function()
-    return { text = text }
+  M.async(function()
+    if not ensure_conversation() then
+      return
+    end
+    local params = { conversationId = status.state.conversation, text = text }
+    if #items > 0 then
+      params.attachments = items
+    end
+    local err = M.call("phoenix/sendMessage", params)
+    if err then
+      local kept = #items > 0 and " (the attachments are kept; :PhoenixAttachClear removes them)" or ""
+      report("not sent: " .. error_text(err) .. kept, vim.log.levels.WARN)
+      return
+    end
+    if #entries > 0 then
+      attach_list.sent(entries)
+      show_chips()
+    end
   end)
   return true
+end
+
+-- ------------------------------------------------------------------------------------------ attachments
+
+local function attached(label, problem)
+  if not label then
+    report(problem, vim.log.levels.WARN)
+    return
+  end
+  show_chips()
+  report(string.format("attached %s (%d with the next message)", label, #attach_list.pending))
+end
+
+-- The file of the current buffer, or nil after telling the user why there is none.
+local function current_file()
+  local bufnr = vim.api.nvim_get_current_buf()
+  local name = vim.api.nvim_buf_get_name(bufnr)
+  if vim.bo[bufnr].buftype ~= "" or name == "" then
+    report("the current buffer is not a file, so there is nothing to attach", vim.log.levels.WARN)
+    return nil
+  end
+  return bufnr, vim.fn.fnamemodify(name, ":p")
+end
+
+-- Attach the current buffer's file, or its lines line1..line2 (1-based) when given: read by the server from
+-- the buffer (unsaved text included) when it is attached to the server, else from disk.
+function M.attach_lines(line1, line2)
+  local _, path = current_file()
+  if path then
+    attached(attach_list.file(M.root, path, line1, line2))
+  end
+end
+
+-- Attach files by name (relative to the current directory; ~, %, $VAR and wildcards expanded).
+function M.attach_files(names)
+  for _, name in ipairs(names) do
+    local paths = vim.tbl_filter(function(path)
+      return path ~= ""
+    end, vim.split(vim.fn.expand(name), "\n", { plain = true }))
+    if #paths == 0 then
+      paths = { name } -- a name expand() cannot read: reported below as not found
+    end
+    for _, path in ipairs(paths) do
+      local full = vim.fn.fnamemodify(path, ":p"):gsub("/$", "")
+      if vim.fn.isdirectory(full) == 1 then
+        report(path .. " is a directory; attach the files in it (" .. path .. "/*)", vim.log.levels.WARN)
+      elseif vim.fn.filereadable(full) == 0 then
+        report(path .. " is not a file that can be read, so it was not attached", vim.log.levels.WARN)
+      else
+        attached(attach_list.file(M.root, full, nil, nil))
+      end
+    end
+  end
+end
+
+-- Attach the problems Neovim shows for the current buffer (vim.diagnostic), as they are now.
+function M.attach_problems()
+  local bufnr, path = current_file()
+  if path then
+    local label, count = attach_list.problems(M.root, bufnr, path)
+    if not label then
+      attached(nil, count) -- count: why not
+      return
+    end
+    attached(string.format("%s (%d %s)", label, count, count == 1 and "problem" or "problems"))
+  end
+end
+
+function M.clear_attachments()
+  attach_list.clear()
+  show_chips()
+end
+
+-- The labels of the attachments that go with the next message.
+function M.attachments()
+  return attach_list.labels()
+end
+
+-- Read the project instructions again for the active conversation (REQ-INSTR-002: between turns; they take
+-- effect from the next turn) and show the files now in effect.
+function M.reload_instructions()
+  M.async(function()
+    local cid = status.state.conversation
+    if not cid then
+      report("there is no conversation (:Phoenix starts one)", vim.log.levels.WARN)
+      return
+    end
+    local err, result = M.call("phoenix/reloadInstructions", { conversationId = cid })
+    if err then
+      report("could not reload the instructions: " .. error_text(err), vim.log.levels.WARN)
+      return
+    end
+    if status.state.conversation == cid then
+      show_instructions(result.instructions)
+      chat.note(result.changed and "instructions reloaded: the next turn uses them" or "instructions unchanged")
+    end
+  end)
 end
 
 -- The lines line1..line2 of the current buffer as a fenced block naming the file, then the question.
@@ -730,6 +891,21 @@ local function commands()
       prompt(nil, send)
     end
   end, { nargs = "*", range = true, desc = "Send a message (with a range: the selected lines and a question)" })
+  command("PhoenixAttach", function(opts)
+    if opts.range > 0 then
+      M.attach_lines(opts.line1, opts.line2)
+    else
+      M.attach_lines(nil, nil)
+    end
+  end, { range = true, desc = "Attach the selected lines (no range: the whole file) to the next message" })
+  command("PhoenixAttachFile", function(opts)
+    M.attach_files(opts.fargs)
+  end, { nargs = "+", complete = "file", desc = "Attach files to the next message" })
+  command("PhoenixAttachProblems", M.attach_problems,
+    { desc = "Attach the current buffer's diagnostics to the next message" })
+  command("PhoenixAttachClear", M.clear_attachments, { desc = "Remove the attachments not sent yet" })
+  command("PhoenixReloadInstructions", M.reload_instructions,
+    { desc = "Read AGENTS.md / CLAUDE.md again for this conversation" })
   command("PhoenixCancel", M.cancel, { desc = "Cancel the current turn" })
   command("PhoenixMode", function(opts)
     M.set_mode(opts.args)

@@ -105,6 +105,8 @@ def run_nvim(nvim: str, fake_anthropic: FakeAnthropic, tmp_path: Path) -> Any:
             "XDG_DATA_HOME": str(home / "data"),
             "XDG_STATE_HOME": str(home / "state"),
             "XDG_CACHE_HOME": str(home / "cache"),
+            # the user-level AGENTS.md (REQ-INSTR-001) is read from here, never from the real ~/.config
+            "PHOENIX_CONFIG_DIR": str(tmp_path / "user-config"),
             **(env or {}),
         }
         command = [nvim, "--headless", "--clean"]
