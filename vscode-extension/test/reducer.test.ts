@@ -174,3 +174,11 @@ test("modelChanged switches the model, re-reads the usage against the new window
   const reloaded = apply(v, { type: "snapshot", snapshot: snapshot({ model: "claude-haiku-4-5", lastSeq: e.seq }), merge: false });
   assert.equal(reloaded.model, "claude-haiku-4-5");
 });
+
+test("the instruction files in effect come from getConversation and are rebuilt by a fresh snapshot (REQ-INSTR-003)", () => {
+  const files = [{ path: "/home/user/project/AGENTS.md", size: 12, kept: 12 }];
+  const v = loaded({ instructions: files });
+  assert.deepEqual(v.instructions, files);
+  apply(v, { type: "snapshot", snapshot: snapshot({ instructions: [] }), merge: false });
+  assert.deepEqual(v.instructions, []);
+});

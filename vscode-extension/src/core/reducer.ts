@@ -14,6 +14,7 @@ import type {
   ContentBlock,
   ContextUsage,
   GetConversationResult,
+  InstructionFileView,
   Mode,
   PhoenixEvent,
   Policy,
@@ -80,6 +81,8 @@ export interface ConversationView {
   model: string;
   workingDirectory: string;
   sandbox?: SandboxInfo;
+  /** the project instruction files in effect, farthest first (REQ-INSTR-003) */
+  instructions: InstructionFileView[];
   lastSeq: number;
   /** Set when an event skipped a seq: catch up with `afterSeq` = this value. */
   gapAfter?: number;
@@ -116,6 +119,7 @@ export function emptyView(conversationId: string, parentConversationId?: string)
     policy: "interactive",
     model: "",
     workingDirectory: "",
+    instructions: [],
     lastSeq: 0,
     items: [],
     tools: {},
@@ -176,6 +180,7 @@ function applySnapshot(view: ConversationView, s: GetConversationResult, merge: 
   view.model = s.model;
   view.workingDirectory = s.workingDirectory;
   if (s.sandbox) view.sandbox = s.sandbox;
+  view.instructions = [...(s.instructions ?? [])];
   view.alwaysAllowed = [...s.alwaysAllowed];
   view.usage = s.contextUsage;
   view.contextWarning = s.contextUsage.fraction >= CONTEXT_WARNING_FRACTION;
