@@ -16,7 +16,8 @@ One journey, in order, as a user would take it:
 6. the palette's Restrict / Unrestrict commands move the status bar;
 7. the header's model picker lists the fake API's models (name and window, the one in use marked); choosing
    one switches the conversation (header and status bar follow modelChanged) and the next request names it;
-8. attachments: lines selected in the editor and added with "Phoenix: Add Selection to Phoenix", a file
+8. attachments: lines selected in the editor and added with "Phoenix: Add Selection to Phoenix" (its
+   keybinding, Ctrl+Alt+A), a file
    attached by typing `@` in the input and choosing it in the picker; both show as chips, go with the next
    message (the model sees `<attachment path=...>` for each) and leave the composer once sent.
 The project's AGENTS.md is named in the instructions line at the top of the conversation, also after the reload.
@@ -295,7 +296,9 @@ def test_the_extension_in_a_real_vscode(vscode_deps: Deps, fake_anthropic: FakeA
         d.call("press", key="Control+Home")
         d.call("press", key="Shift+ArrowDown")
         d.call("press", key="Shift+ArrowDown")  # lines 1-2 (the selection ends at the start of line 3)
-        d.call("command", title="Phoenix: Add Selection to Phoenix")
+        # its keybinding (the palette would not do here: the driver opens it with Escape first, which clears
+        # the editor's selection); the command and its context-menu entry are in package.json
+        d.call("press", key="Control+Alt+a")
         d.call("waitFor", **chat.wv, selector=CHIP, hasText="hello.py:1-2", timeout=30)
         d.call("type", **chat.wv, selector=INPUT, value="@note")
         d.call("waitFor", **chat.wv, selector=f"{FILE_OPTION}[data-path='notes.md']", timeout=30)
