@@ -273,6 +273,15 @@ def test_attachments_as_chips(npm_test: NpmTest) -> None:
     )
 
 
+@pytest.mark.req("REQ-ATTACH-003")
+def test_attachments_shown_in_the_transcript(npm_test: NpmTest) -> None:
+    assert_passed(
+        npm_test,
+        "a user message's attachment blocks become attachment items with their label",
+        "attachments in the transcript are folded under their label and shown as text",
+    )
+
+
 @pytest.mark.req("REQ-VSC-012", "REQ-INSTR-003")
 def test_instructions_line(npm_test: NpmTest) -> None:
     assert_passed(

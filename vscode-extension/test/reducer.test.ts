@@ -182,3 +182,26 @@ test("the instruction files in effect come from getConversation and are rebuilt 
   apply(v, { type: "snapshot", snapshot: snapshot({ instructions: [] }), merge: false });
   assert.deepEqual(v.instructions, []);
 });
+
+test("a user message's attachment blocks become attachment items with their label (REQ-ATTACH-003)", () => {
+  const v = loaded({
+    messages: [
+      {
+        seq: 1,
+        messageId: "u1",
+        role: "user",
+        createdAt: 0,
+        content: [
+          { type: "text", text: "look" },
+          { type: "text", text: '<attachment path="a.py" lines="a.py, lines 1-2">\nx = 1\ny = 2\n</attachment>' },
+          { type: "text", text: '<attachment path="a.py" kind="diagnostics">\nline 1: error: bad\n</attachment>' },
+        ],
+      },
+    ],
+    lastSeq: 1,
+  });
+  assert.deepEqual(
+    v.items.map((i) => (i.type === "attachment" ? [i.type, i.path, i.label, i.body] : [i.type])),
+    [["text"], ["attachment", "a.py", "a.py, lines 1-2", "x = 1\ny = 2\n"], ["attachment", "a.py", "problems in a.py", "line 1: error: bad\n"]],
+  );
+});

@@ -467,3 +467,26 @@ test("the instruction files in effect are listed at the top of the conversation,
   app.receive({ type: "reset", view: apply(emptyView(CID), { type: "snapshot", snapshot: snapshot({ instructions: [] }), merge: false }) });
   assert.ok(line.classList.contains("hidden"), "rebuilt from the next snapshot: none in effect");
 });
+
+test("attachments in the transcript are folded under their label and shown as text (REQ-ATTACH-003, REQ-VSC-006)", () => {
+  const { $, window } = mount({
+    messages: [
+      {
+        seq: 1,
+        messageId: "u1",
+        role: "user",
+        createdAt: 0,
+        content: [
+          { type: "text", text: "look" },
+          { type: "text", text: `<attachment path="a.py" lines="a.py, lines 1-2">\n${HOSTILE}\n</attachment>` },
+        ],
+      },
+    ],
+    lastSeq: 1,
+  });
+  const item = $("[data-testid=message][data-role=attachment]")!;
+  assert.equal(item.tagName, "DETAILS");
+  assert.equal(item.querySelector("summary")!.textContent!.trim(), "a.py, lines 1-2");
+  assert.equal(window.document.querySelectorAll("[data-role=attachment] img, [data-role=attachment] script, [data-role=attachment] svg").length, 0);
+  assert.equal((window as unknown as { __pwned?: number }).__pwned, undefined);
+});

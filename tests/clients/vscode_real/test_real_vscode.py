@@ -312,6 +312,10 @@ def test_the_extension_in_a_real_vscode(vscode_deps: Deps, fake_anthropic: FakeA
         chat.wait_answer(scenario.ATTACH_ANSWER)
         chat.wait_idle()
         d.call("waitFor", **chat.wv, selector=CHIP, state="detached", first=True, timeout=30)
+        # the transcript shows what was attached, folded under its label (REQ-ATTACH-003)
+        attached = f"{TIMELINE} [data-testid=message][data-role=attachment]"
+        d.call("waitFor", **chat.wv, selector=attached, hasText="hello.py, lines 1-2", timeout=30)
+        d.call("waitFor", **chat.wv, selector=attached, hasText="notes.md", timeout=30)
         sent = [r for r in fake_anthropic.requests[before:] if r.messages and r.messages[-1]["role"] == "user"]
         assert sent, "the attachments' message reached the model"
         content = sent[0].messages[-1]["content"]

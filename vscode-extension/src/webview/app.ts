@@ -469,6 +469,15 @@ export class ChatApp {
         this.markdown(el, item.text);
         return el;
       }
+      case "attachment": {
+        // what was attached, folded to its label (the model saw the body once, REQ-ATTACH-003)
+        const el = this.node("details", "msg user attachment-ref dim") as HTMLDetailsElement;
+        const summary = this.add(el, "summary", "");
+        this.icon(summary, "file");
+        this.add(summary, "span", "").textContent = ` ${stripTerminalEscapes(item.label)}`;
+        this.add(el, "pre", "attachment-body").textContent = stripTerminalEscapes(item.body);
+        return el;
+      }
       case "notice":
         return this.renderNotice(item.notice);
       case "tool":
