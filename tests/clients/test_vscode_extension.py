@@ -253,3 +253,43 @@ def test_the_model_is_chosen_in_the_header_and_the_palette(npm_test: NpmTest) ->
         "a refused model switch shows the server's message in the banner",
         "hostile model names and reasons stay text in the picker",
     )
+
+
+@pytest.mark.req("REQ-VSC-011", "REQ-ATTACH-001", "REQ-ATTACH-002")
+def test_attachments_as_chips(npm_test: NpmTest) -> None:
+    assert_passed(
+        npm_test,
+        "a selection becomes 0-based inclusive lines",
+        "file chips say the file and its lines, 1-based",
+        "editor diagnostics map to the wire's DiagnosticIn",
+        "chips are added once",
+        "@ at the caret opens a mention",
+        "the fuzzy filter ranks a name match first",
+        "the @ picker's exclude glob leaves out the usual directories",
+        "typing @ opens the file picker, which filters as the user types",
+        "@problems asks the host for the current file's diagnostics",
+        "chips from the host show, a chip's",
+        "a refused attachment keeps the draft and the chips",
+        "files dropped from the explorer are attached by their URIs",
+        "hostile file names stay text in chips and in the picker",
+        "attachments reach the server; a refused one names the file and its index",
+    )
+
+
+@pytest.mark.req("REQ-ATTACH-003")
+def test_attachments_shown_in_the_transcript(npm_test: NpmTest) -> None:
+    assert_passed(
+        npm_test,
+        "a user message's attachment blocks become attachment items with their label",
+        "attachments in the transcript are folded under their label and shown as text",
+    )
+
+
+@pytest.mark.req("REQ-VSC-012", "REQ-INSTR-003")
+def test_instructions_line(npm_test: NpmTest) -> None:
+    assert_passed(
+        npm_test,
+        "the instructions line shows paths relative to the workspace, the cut and the skipped",
+        "the instruction files in effect come from getConversation and are rebuilt by a fresh snapshot",
+        "the instruction files in effect are listed at the top of the conversation, relative to the workspace",
+    )

@@ -174,3 +174,34 @@ test("modelChanged switches the model, re-reads the usage against the new window
   const reloaded = apply(v, { type: "snapshot", snapshot: snapshot({ model: "claude-haiku-4-5", lastSeq: e.seq }), merge: false });
   assert.equal(reloaded.model, "claude-haiku-4-5");
 });
+
+test("the instruction files in effect come from getConversation and are rebuilt by a fresh snapshot (REQ-INSTR-003)", () => {
+  const files = [{ path: "/home/user/project/AGENTS.md", size: 12, kept: 12 }];
+  const v = loaded({ instructions: files });
+  assert.deepEqual(v.instructions, files);
+  apply(v, { type: "snapshot", snapshot: snapshot({ instructions: [] }), merge: false });
+  assert.deepEqual(v.instructions, []);
+});
+
+test("a user message's attachment blocks become attachment items with their label (REQ-ATTACH-003)", () => {
+  const v = loaded({
+    messages: [
+      {
+        seq: 1,
+        messageId: "u1",
+        role: "user",
+        createdAt: 0,
+        content: [
+          { type: "text", text: "look" },
+          { type: "text", text: '<attachment path="a.py" lines="a.py, lines 1-2">\nx = 1\ny = 2\n</attachment>' },
+          { type: "text", text: '<attachment path="a.py" kind="diagnostics">\nline 1: error: bad\n</attachment>' },
+        ],
+      },
+    ],
+    lastSeq: 1,
+  });
+  assert.deepEqual(
+    v.items.map((i) => (i.type === "attachment" ? [i.type, i.path, i.label, i.body] : [i.type])),
+    [["text"], ["attachment", "a.py", "a.py, lines 1-2", "x = 1\ny = 2\n"], ["attachment", "a.py", "problems in a.py", "line 1: error: bad\n"]],
+  );
+});

@@ -7,7 +7,8 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { JSDOM } from "jsdom";
 import createDOMPurify from "dompurify";
-import { ChatApp } from "../src/webview/app";
+import { ChatApp, droppedUris } from "../src/webview/app";
+import { diagnosticsChip, fileChip } from "../src/core/attachments";
 import { emptyView, apply } from "../src/core/reducer";
 import { SANITIZE_CONFIG } from "../src/core/markdown";
 import type { ViewMessage } from "../src/core/messages";
@@ -166,7 +167,8 @@ test("pasted images are attached and sent as base64 with the message (REQ-VSC-00
   input.value = "what is this?";
   input.focus();
   key("Enter");
-  assert.deepEqual(posted.at(-1), { type: "send", text: "what is this?", images: [{ mediaType: "image/png", data: "iVBORw==", name: "shot.png" }] });
+  assert.deepEqual(posted.at(-1), { type: "send", text: "what is this?", images: [{ mediaType: "image/png", data: "iVBORw==", name: "shot.png" }], attachments: [] });
+  app.receive({ type: "sendResult", ok: true });
   assert.equal($(".attachment"), null, "attachments go with the message");
 });
 
@@ -339,5 +341,152 @@ test("hostile model names and reasons stay text in the picker (REQ-VSC-006, REQ-
   app.receive({ type: "models", models: { models: [{ id: HOSTILE, name: HOSTILE, contextWindow: 1000 }], defaultModel: HOSTILE, source: "builtin", reason: HOSTILE } });
   assert.equal(window.document.querySelectorAll("[data-testid=model-list] img, [data-testid=model-list] script, [data-testid=model-list] svg").length, 0);
   assert.equal(window.document.querySelectorAll("[data-testid=model-button] img, [data-testid=model-button] script").length, 0);
+  assert.equal((window as unknown as { __pwned?: number }).__pwned, undefined);
+});
+
+// ------------------------------------------------------------------------------------- issue 17
+
+const FILES = ["src/hello.py", "docs/shell.md", "notes.md"].map((path) => ({ uri: `file:///home/user/project/${path}`, path }));
+
+function typeInto(window: Window & typeof globalThis, input: HTMLTextAreaElement, text: string) {
+  input.focus();
+  for (const ch of text) {
+    input.value += ch;
+    input.selectionStart = input.selectionEnd = input.value.length;
+    input.dispatchEvent(new window.Event("input", { bubbles: true }));
+  }
+}
+
+test("typing @ opens the file picker, which filters as the user types; Enter attaches the file as a chip (REQ-VSC-011)", () => {
+  const { app, posted, $, key, window } = mount();
+  const input = $("[data-testid=chat-input]") as HTMLTextAreaElement;
+  typeInto(window as never, input, "explain @");
+  assert.deepEqual(posted.at(-1), { type: "listFiles" }, "the host is asked for the workspace's files");
+  assert.ok(!$("[data-testid=file-picker]")!.classList.contains("hidden"));
+  app.receive({ type: "files", files: FILES });
+  const options = () => [...window.document.querySelectorAll("[data-testid=file-option]")].map((o) => (o as HTMLElement).dataset.path);
+  assert.deepEqual(options(), ["@problems", "notes.md", "src/hello.py", "docs/shell.md"]);
+  typeInto(window as never, input, "hel");
+  assert.deepEqual(options(), ["src/hello.py", "docs/shell.md"], "filtered as the user types");
+  assert.equal(posted.filter((m) => m.type === "listFiles").length, 1, "listed once per opening");
+  key("Enter");
+  assert.ok($("[data-testid=file-picker]")!.classList.contains("hidden"), "the picker closes");
+  assert.equal(input.value, "explain ", "the @query leaves the input");
+  const chip = $("[data-testid=attachment-chip]")!;
+  assert.equal(chip.textContent!.trim(), "hello.py");
+  assert.equal(chip.title, "src/hello.py (the whole file)");
+  assert.ok(!posted.some((m) => m.type === "send"), "choosing does not send");
+});
+
+test("@problems asks the host for the current file's diagnostics; Escape closes the picker (REQ-VSC-011)", () => {
+  const { posted, $, key, window } = mount();
+  const input = $("[data-testid=chat-input]") as HTMLTextAreaElement;
+  typeInto(window as never, input, "@prob");
+  key("Enter");
+  assert.deepEqual(posted.at(-1), { type: "attachProblems" });
+  assert.equal(input.value, "");
+  typeInto(window as never, input, "@");
+  key("Escape");
+  assert.ok($("[data-testid=file-picker]")!.classList.contains("hidden"));
+  assert.equal(input.value, "@", "Escape keeps what was typed");
+});
+
+test("chips from the host show, a chip's × removes it, and the rest are sent as attachments, cleared once accepted (REQ-VSC-011)", () => {
+  const { app, posted, $, key, window } = mount();
+  const sel = fileChip("file:///home/user/project/src/hello.py", "src/hello.py", { startLine: 0, endLine: 1 });
+  const other = fileChip("file:///home/user/project/notes.md", "notes.md");
+  const problems = diagnosticsChip("file:///home/user/project/src/hello.py", "src/hello.py", [{ line: 0, severity: "error", message: "bad" }]);
+  app.receive({ type: "attach", chips: [sel, other, problems] });
+  const chips = () => [...window.document.querySelectorAll("[data-testid=attachment-chip]")].map((c) => c.textContent!.trim());
+  assert.deepEqual(chips(), ["hello.py:1-2", "notes.md", "Problems: hello.py (1)"]);
+  (window.document.querySelectorAll("[data-testid=remove-attachment]")[1] as HTMLElement).click();
+  assert.deepEqual(chips(), ["hello.py:1-2", "Problems: hello.py (1)"]);
+  const input = $("[data-testid=chat-input]") as HTMLTextAreaElement;
+  input.value = "fix these";
+  input.focus();
+  key("Enter");
+  assert.deepEqual(posted.at(-1), { type: "send", text: "fix these", images: [], attachments: [sel.attachment, problems.attachment] });
+  assert.equal(chips().length, 2, "the draft stays until the server accepts it");
+  key("Enter");
+  assert.equal(posted.filter((m) => m.type === "send").length, 1, "one send at a time");
+  app.receive({ type: "sendResult", ok: true });
+  assert.deepEqual(chips(), []);
+  assert.equal(input.value, "");
+});
+
+test("a refused attachment keeps the draft and the chips, marks the chip and shows the server's message (REQ-VSC-011)", () => {
+  const { app, $, key, window } = mount();
+  const ok = fileChip("file:///home/user/project/a.py", "a.py");
+  const bad = fileChip("file:///etc/passwd", "/etc/passwd");
+  app.receive({ type: "attach", chips: [ok, bad] });
+  const input = $("[data-testid=chat-input]") as HTMLTextAreaElement;
+  input.value = "look";
+  input.focus();
+  key("Enter");
+  const message = "/etc/passwd is outside the workspace, so it was not attached (nothing was sent).";
+  app.receive({ type: "batch", messages: [{ type: "notice", level: "error", text: message }, { type: "sendResult", ok: false, refused: 1 }] });
+  assert.equal(input.value, "look");
+  const chips = [...window.document.querySelectorAll("[data-testid=attachment-chip]")] as HTMLElement[];
+  assert.deepEqual(chips.map((c) => c.dataset.refused), [undefined, "true"]);
+  assert.equal($(".banner .error")!.textContent, message);
+});
+
+test("files dropped from the explorer are attached by their URIs; images still as images (REQ-VSC-011)", () => {
+  const { posted, root, window } = mount();
+  const data = new Map<string, string>([["text/uri-list", "# from the explorer\r\nfile:///home/user/project/notes.md\r\nfile:///home/user/project/src/hello.py"]]);
+  const event = new window.Event("drop", { bubbles: true, cancelable: true }) as unknown as DragEvent;
+  Object.defineProperty(event, "dataTransfer", { value: { files: [], getData: (t: string) => data.get(t) ?? "" } });
+  root.dispatchEvent(event);
+  assert.deepEqual(posted.at(-1), { type: "attachUris", uris: ["file:///home/user/project/notes.md", "file:///home/user/project/src/hello.py"] });
+  assert.deepEqual(droppedUris({ getData: (t: string) => (t === "resourceurls" ? '["file:///a.py"]' : "") } as unknown as DataTransfer), ["file:///a.py"]);
+});
+
+test("hostile file names stay text in chips and in the picker (REQ-VSC-006)", () => {
+  const { app, $, window } = mount();
+  app.receive({ type: "attach", chips: [fileChip("file:///w/x", HOSTILE)] });
+  typeInto(window as never, $("[data-testid=chat-input]") as HTMLTextAreaElement, "@");
+  app.receive({ type: "files", files: [{ uri: "file:///w/x", path: HOSTILE }] });
+  assert.equal(window.document.querySelectorAll(".composer img, .composer script, .composer svg, .composer iframe").length, 0);
+  assert.equal((window as unknown as { __pwned?: number }).__pwned, undefined);
+});
+
+test("the instruction files in effect are listed at the top of the conversation, relative to the workspace (REQ-VSC-012)", () => {
+  const { app, $, window } = mount({
+    instructions: [
+      { path: "/home/user/.config/phoenix-lsp/AGENTS.md", size: 10, kept: 10 },
+      { path: "/home/user/project/AGENTS.md", size: 40000, kept: 32000 },
+      { path: "/home/user/project/sub/CLAUDE.md", size: 3, kept: 0, problem: "not UTF-8" },
+    ],
+  });
+  app.receive({ type: "workspace", folders: ["/home/user/project"], home: "/home/user" });
+  const line = $("[data-testid=instructions]")!;
+  assert.ok(!line.classList.contains("hidden"));
+  const files = [...window.document.querySelectorAll("[data-testid=instruction-file]")].map((f) => f.textContent);
+  assert.deepEqual(files, ["~/.config/phoenix-lsp/AGENTS.md", "AGENTS.md (cut: 32,000 of 40,000 bytes kept)", "sub/CLAUDE.md (skipped: not UTF-8)"]);
+  assert.equal(line.previousElementSibling?.classList.contains("banner"), true, "above the timeline");
+  app.receive({ type: "reset", view: apply(emptyView(CID), { type: "snapshot", snapshot: snapshot({ instructions: [] }), merge: false }) });
+  assert.ok(line.classList.contains("hidden"), "rebuilt from the next snapshot: none in effect");
+});
+
+test("attachments in the transcript are folded under their label and shown as text (REQ-ATTACH-003, REQ-VSC-006)", () => {
+  const { $, window } = mount({
+    messages: [
+      {
+        seq: 1,
+        messageId: "u1",
+        role: "user",
+        createdAt: 0,
+        content: [
+          { type: "text", text: "look" },
+          { type: "text", text: `<attachment path="a.py" lines="a.py, lines 1-2">\n${HOSTILE}\n</attachment>` },
+        ],
+      },
+    ],
+    lastSeq: 1,
+  });
+  const item = $("[data-testid=message][data-role=attachment]")!;
+  assert.equal(item.tagName, "DETAILS");
+  assert.equal(item.querySelector("summary")!.textContent!.trim(), "a.py, lines 1-2");
+  assert.equal(window.document.querySelectorAll("[data-role=attachment] img, [data-role=attachment] script, [data-role=attachment] svg").length, 0);
   assert.equal((window as unknown as { __pwned?: number }).__pwned, undefined);
 });

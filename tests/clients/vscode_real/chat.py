@@ -30,6 +30,9 @@ STATUS_IDLE = "[data-testid=status-line][data-status=idle]"
 MODEL_BUTTON = "[data-testid=model-button]"
 MODEL_LIST = "[data-testid=model-list]"
 MODEL_OPTION = f"{MODEL_LIST} [data-testid=model-option]"
+CHIP = "[data-testid=attachment-chip]"
+FILE_OPTION = "[data-testid=file-picker] [data-testid=file-option]"
+INSTRUCTION_FILE = "[data-testid=instructions] [data-testid=instruction-file]"
 # The extension's mode item in the status bar: the workbench gives it the id "<extension id>.phoenix.mode".
 # Its text is matched case-sensitively ("Restricted" is not in "Unrestricted").
 MODE_ITEM_ID = "phoenix.mode"

@@ -34,6 +34,8 @@ ASK_LIST_AGAIN = "List it once more."
 LISTED = "That is the workspace."
 LISTED_AGAIN = "Listed again without asking."
 ASK_MODEL = "Which model answers now?"
+ASK_ATTACH = "What do the attached lines and notes say?"
+ATTACH_ANSWER = "The selection greets; the notes are about the workspace."
 MODEL_ANSWER = "The model chosen in the header answers."
 
 SCRIPTS: dict[str, list[Callable[[], Reply]]] = {
@@ -59,6 +61,7 @@ SCRIPTS: dict[str, list[Callable[[], Reply]]] = {
         lambda: Reply.text_reply(LISTED_AGAIN),
     ],
     ASK_MODEL: [lambda: Reply.text_reply(MODEL_ANSWER)],
+    ASK_ATTACH: [lambda: Reply.text_reply(ATTACH_ANSWER)],
     ASK_PATCH_RELOAD: [
         lambda: Reply.tool_reply(_patch(PATCH_AFTER_RELOAD), text="An edit to approve after a reload."),
         lambda: Reply.text_reply("Done after the reload."),

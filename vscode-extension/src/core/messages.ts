@@ -4,7 +4,8 @@
  */
 
 import type { ConversationView, ReducerInput } from "./reducer";
-import type { ConversationSummary, Decision, ListModelsResult } from "../protocol/wire";
+import type { Attachment, ConversationSummary, Decision, ListModelsResult } from "../protocol/wire";
+import type { Chip, WorkspaceFile } from "./attachments";
 
 export type ServerState = "starting" | "ready" | "failed" | "stopped";
 
@@ -17,6 +18,17 @@ export type HostMessage =
   | { type: "focusInput" }
   /** the answer to the view's `listModels` (the header's model picker) */
   | { type: "models"; models: ListModelsResult }
+  /** chips for the composer (a selection, a dropped file, `@problems`): added to the draft */
+  | { type: "attach"; chips: Chip[] }
+  /** the answer to `listFiles`: the workspace's files for the `@` picker */
+  | { type: "files"; files: WorkspaceFile[] }
+  /**
+   * how a `send` ended: ok clears the draft (text, images and chips sent); refused keeps all of it, with
+   * `refused` the index of the attachment the server refused (`data.field` = `attachments[i]`)
+   */
+  | { type: "sendResult"; ok: boolean; refused?: number }
+  /** the workspace folders' paths (and the home directory) that paths are shown relative to */
+  | { type: "workspace"; folders: string[]; home?: string }
   /** several messages in one postMessage (the host batches per few ms: one IPC hop, one render) */
   | { type: "batch"; messages: HostMessage[] };
 
@@ -29,7 +41,13 @@ export interface ImageAttachment {
 
 export type ViewMessage =
   | { type: "ready" }
-  | { type: "send"; text: string; images: ImageAttachment[] }
+  | { type: "send"; text: string; images: ImageAttachment[]; attachments: Attachment[] }
+  /** the `@` picker opened: the host lists the workspace's files (`files` answers) */
+  | { type: "listFiles" }
+  /** `@problems`: the host attaches the current file's diagnostics (`attach` answers) */
+  | { type: "attachProblems" }
+  /** files dropped on the chat (from the explorer): the host attaches those in the workspace */
+  | { type: "attachUris"; uris: string[] }
   | {
       type: "answerApproval";
       conversationId: string;

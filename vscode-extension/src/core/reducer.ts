@@ -14,6 +14,7 @@ import type {
   ContentBlock,
   ContextUsage,
   GetConversationResult,
+  InstructionFileView,
   Mode,
   PhoenixEvent,
   Policy,
@@ -54,6 +55,8 @@ export interface Notice {
 export type Item = { key: string; seq: number; rev: number } & (
   | { type: "text"; role: "user" | "assistant"; text: string; tag?: string }
   | { type: "image"; role: "user" | "assistant"; mediaType: string }
+  /** an attachment the user sent (REQ-ATTACH-003): its label and the text the model saw */
+  | { type: "attachment"; path: string; label: string; body: string }
   | { type: "tool"; toolUseId: string }
   | { type: "stream"; requestId: string; text: string }
   | { type: "notice"; notice: Notice }
@@ -80,6 +83,8 @@ export interface ConversationView {
   model: string;
   workingDirectory: string;
   sandbox?: SandboxInfo;
+  /** the project instruction files in effect, farthest first (REQ-INSTR-003) */
+  instructions: InstructionFileView[];
   lastSeq: number;
   /** Set when an event skipped a seq: catch up with `afterSeq` = this value. */
   gapAfter?: number;
@@ -116,6 +121,7 @@ export function emptyView(conversationId: string, parentConversationId?: string)
     policy: "interactive",
     model: "",
     workingDirectory: "",
+    instructions: [],
     lastSeq: 0,
     items: [],
     tools: {},
@@ -176,6 +182,7 @@ function applySnapshot(view: ConversationView, s: GetConversationResult, merge: 
   view.model = s.model;
   view.workingDirectory = s.workingDirectory;
   if (s.sandbox) view.sandbox = s.sandbox;
+  view.instructions = [...(s.instructions ?? [])];
   view.alwaysAllowed = [...s.alwaysAllowed];
   view.usage = s.contextUsage;
   view.contextWarning = s.contextUsage.fraction >= CONTEXT_WARNING_FRACTION;
@@ -461,10 +468,16 @@ function addMessage(view: ConversationView, m: WireMessage): void {
 function addBlock(view: ConversationView, m: WireMessage, block: ContentBlock, index: number): void {
   const key = `m${m.seq}:${index}`;
   switch (block.type) {
-    case "text":
+    case "text": {
       if (!block.text) return;
+      const attached = m.role === "user" && !m.tag ? parseAttachment(block.text) : undefined;
+      if (attached) {
+        insert(view, { key, seq: m.seq, rev: 0, type: "attachment", ...attached });
+        return;
+      }
       insert(view, { key, seq: m.seq, rev: 0, type: "text", role: m.role, text: block.text, tag: m.tag });
       return;
+    }
     case "image":
       insert(view, { key, seq: m.seq, rev: 0, type: "image", role: m.role, mediaType: block.mediaType });
       return;
@@ -507,4 +520,15 @@ export function openRequest(view: ConversationView): OpenRequest | undefined {
     if (found) return found;
   }
   return undefined;
+}
+
+/**
+ * An attachment block of a user message as the server writes it (REQ-ATTACH-003):
+ * `<attachment path="a.py" lines="a.py, lines 1-2">…</attachment>` or `<attachment path="a.py" kind="diagnostics">`.
+ */
+export function parseAttachment(text: string): { path: string; label: string; body: string } | undefined {
+  const m = /^<attachment path="([^"\n]*)"(?: lines="([^"\n]*)")?(?: kind="(diagnostics)")?>\n([\s\S]*)<\/attachment>\s*$/.exec(text);
+  if (!m) return undefined;
+  const label = m[2] ?? (m[3] ? `problems in ${m[1]}` : m[1]);
+  return { path: m[1], label, body: m[4] };
 }

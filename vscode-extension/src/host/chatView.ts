@@ -10,6 +10,8 @@ export const CHAT_VIEW_ID = "phoenix.vscode.chat";
 export class ChatViewProvider implements vscode.WebviewViewProvider {
   private view: vscode.WebviewView | undefined;
   private ready = false;
+  /** messages that must not be lost while the view is not there yet (chips added from the editor) */
+  private queued: HostMessage[] = [];
 
   constructor(
     private readonly extensionUri: vscode.Uri,
@@ -34,7 +36,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
     view.webview.onDidReceiveMessage((message: ViewMessage) => {
       if (message.type === "ready") {
         this.ready = true;
-        for (const m of this.snapshot()) void view.webview.postMessage(m);
+        for (const m of [...this.snapshot(), ...this.queued.splice(0)]) void view.webview.postMessage(m);
         return;
       }
       this.onMessage(message);
@@ -50,6 +52,12 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
   post(message: HostMessage): void {
     if (!this.view || !this.ready) return; // the snapshot on "ready" covers it
     void this.view.webview.postMessage(message);
+  }
+
+  /** Post now, or when the view next says it is ready (a command may add chips before the view exists). */
+  postWhenReady(message: HostMessage): void {
+    if (this.view && this.ready) void this.view.webview.postMessage(message);
+    else this.queued.push(message);
   }
 
   get visible(): boolean {

@@ -5,16 +5,28 @@
  * conversations are remembered here.
  */
 
+import * as os from "node:os";
 import * as path from "node:path";
 import * as vscode from "vscode";
 import { findView, openRequest, type ConversationView } from "../core/reducer";
 import { STYLES, togglePolicy } from "../core/labels";
 import { modelChoices, modelListNote } from "../core/models";
+import {
+  diagnosticsChip,
+  excludeGlob,
+  fileChip,
+  MAX_LISTED_FILES,
+  selectionLines,
+  toDiagnosticIn,
+  type Chip,
+  type WorkspaceFile,
+} from "../core/attachments";
 import type { HostMessage, ImageAttachment, ServerState, ViewMessage } from "../core/messages";
-import { errorKind, errorMessage, errorReason, type PhoenixClient } from "../protocol/client";
+import { errorField, errorKind, errorMessage, errorReason, type PhoenixClient } from "../protocol/client";
 import { ConversationSession } from "../protocol/session";
 import type {
   AlwaysAllowRule,
+  Attachment,
   ConversationSummary,
   Decision,
   ListModelsResult,
@@ -126,6 +138,7 @@ export class Controller implements vscode.Disposable {
       { type: "server", state: this.server.state, message: this.server.message },
       { type: "conversations", conversations: this.conversations, activeId: this.view?.conversationId, titles: this.titles() },
       { type: "reset", view: this.view },
+      { type: "workspace", folders: (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath), home: os.homedir() },
     ];
   }
 
@@ -159,7 +172,14 @@ export class Controller implements vscode.Disposable {
         case "ready":
           return;
         case "send":
-          return await this.send(m.text, m.images);
+          return await this.sendFromView(m.text, m.images, m.attachments ?? []);
+        case "listFiles":
+          this.post({ type: "files", files: await this.listFiles() });
+          return;
+        case "attachProblems":
+          return await this.attachProblems();
+        case "attachUris":
+          return this.attachUris(m.uris);
         case "answerApproval":
           return await this.answerApproval(m.conversationId, m.toolUseId, m.decision, m.rule);
         case "answerUpgrade":
@@ -256,27 +276,114 @@ export class Controller implements vscode.Disposable {
     return result.conversationId;
   }
 
-  async send(text: string, images: ImageAttachment[]): Promise<void> {
+  /**
+   * The chat view's send: the view keeps its draft until `sendResult` says the server took it; a refused
+   * attachment (`invalidParams` with `data.field` = `attachments[i]`) shows the server's message, which
+   * names the file, and marks its chip.
+   */
+  private async sendFromView(text: string, images: ImageAttachment[], attachments: Attachment[]): Promise<void> {
+    let ok = false;
+    let refused: number | undefined;
+    try {
+      ok = await this.send(text, images, attachments);
+    } catch (error) {
+      const field = /^attachments\[(\d+)\]/.exec(errorField(error) ?? "");
+      if (field) refused = Number(field[1]);
+      throw error;
+    } finally {
+      this.post({ type: "sendResult", ok, ...(refused !== undefined ? { refused } : {}) });
+    }
+  }
+
+  /** Send a message; false when the server declined it in a way the user is told about (context exhausted). */
+  async send(text: string, images: ImageAttachment[], attachments: Attachment[] = []): Promise<boolean> {
     const client = this.need();
     const id = this.view?.conversationId ?? (await this.newConversation());
     try {
       await client.sendMessage({
         conversationId: id,
         text,
-        // the schema caps the list at 20 as a tuple type; the composer attaches at most 20
+        // the schema caps both lists at 20 as tuple types; the composer attaches at most 20 of each
         ...(images.length > 0
           ? { images: images.map((i) => ({ mediaType: i.mediaType, data: i.data })) as SendMessageParams["images"] }
           : {}),
+        ...(attachments.length > 0 ? { attachments: attachments as SendMessageParams["attachments"] } : {}),
       });
     } catch (error) {
       const kind = errorKind(error);
       if (kind === "contextExhausted") {
         this.notice("warning", `${errorMessage(error)} Use “Continue in a new conversation”.`);
-        return;
+        return false;
       }
       throw error;
     }
     this.scheduleListRefresh();
+    return true;
+  }
+
+  // ------------------------------------------------------------------------------- attachments
+
+  /** Give chips to the chat view (revealed first), even when it is not open yet. */
+  private async addChips(chips: Chip[]): Promise<void> {
+    if (chips.length === 0) return;
+    await this.chat.reveal();
+    this.chat.postWhenReady({ type: "attach", chips });
+    this.post({ type: "focusInput" });
+  }
+
+  private shownPath(uri: vscode.Uri): string {
+    return vscode.workspace.asRelativePath(uri, (vscode.workspace.workspaceFolders?.length ?? 0) > 1);
+  }
+
+  /**
+   * “Phoenix: Add Selection to Phoenix” (the editor's context menu and Ctrl+Alt+A): the active editor's file
+   * and the selected lines as a chip; without a selection, the whole file. The server reads the unsaved buffer.
+   */
+  async addSelection(): Promise<void> {
+    const editor = vscode.window.activeTextEditor;
+    if (!editor) throw new Error("No editor is active: open a file and select the lines to attach.");
+    const doc = editor.document;
+    if (doc.uri.scheme !== "file") throw new Error(`${doc.uri.toString()} is not a file on disk, so Phoenix cannot attach it.`);
+    const chips = editor.selections.map((s) => fileChip(doc.uri.toString(), this.shownPath(doc.uri), selectionLines(s.start, s.end)));
+    await this.addChips(chips);
+  }
+
+  /** `@problems`: the diagnostics of the active editor's file. */
+  private async attachProblems(): Promise<void> {
+    const editor = vscode.window.activeTextEditor;
+    if (!editor) throw new Error("@problems attaches the problems of the file in the active editor, and no editor is active.");
+    const uri = editor.document.uri;
+    const diagnostics = vscode.languages.getDiagnostics(uri).map((d) => toDiagnosticIn(d));
+    await this.addChips([diagnosticsChip(uri.toString(), this.shownPath(uri), diagnostics)]);
+  }
+
+  /** Files dropped on the chat: those in a workspace folder become chips; others are reported. */
+  private attachUris(uris: string[]): void {
+    const chips: Chip[] = [];
+    const outside: string[] = [];
+    for (const raw of uris) {
+      let uri: vscode.Uri;
+      try {
+        uri = /^[a-z][a-z0-9+.-]*:/i.test(raw) && !/^[a-z]:\\/i.test(raw) ? vscode.Uri.parse(raw, true) : vscode.Uri.file(raw);
+      } catch {
+        outside.push(raw);
+        continue;
+      }
+      if (uri.scheme === "file" && vscode.workspace.getWorkspaceFolder(uri)) chips.push(fileChip(uri.toString(), this.shownPath(uri)));
+      else outside.push(uri.scheme === "file" ? uri.fsPath : raw);
+    }
+    if (outside.length > 0) this.notice("warning", `Only files in the workspace can be attached; not attached: ${outside.join(", ")}.`);
+    if (chips.length > 0) this.post({ type: "attach", chips });
+  }
+
+  /** The workspace's files for the `@` picker: bounded, without the usual build and tool directories. */
+  async listFiles(): Promise<WorkspaceFile[]> {
+    const exclude = excludeGlob(
+      vscode.workspace.getConfiguration("files").get<Record<string, unknown>>("exclude"),
+      vscode.workspace.getConfiguration("search").get<Record<string, unknown>>("exclude"),
+    );
+    const uris = await vscode.workspace.findFiles("**/*", exclude, MAX_LISTED_FILES);
+    return uris.map((uri) => ({ uri: uri.toString(), path: this.shownPath(uri) }));
   }
 
   private async answerApproval(conversationId: string, toolUseId: string, decision: Decision, rule?: string): Promise<void> {

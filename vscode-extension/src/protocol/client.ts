@@ -42,6 +42,12 @@ export function errorReason(error: unknown): string | undefined {
   return typeof data?.reason === "string" ? data.reason : undefined;
 }
 
+/** `data.field` of an invalidParams error: the parameter refused (`attachments[2]`, ...), or undefined. */
+export function errorField(error: unknown): string | undefined {
+  const data = rpcError(error)?.data as { field?: unknown } | undefined;
+  return typeof data?.field === "string" ? data.field : undefined;
+}
+
 /** A one-line message for the user: the server's own text (it says what, why and what next). */
 export function errorMessage(error: unknown): string {
   const rpc = rpcError(error);

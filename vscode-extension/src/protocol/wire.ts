@@ -49,3 +49,9 @@ export type SetModelResult = G.SetModelResult;
 
 export type PhoenixEvent = G.PhoenixEvent;
 export type EventKind = PhoenixEvent["kind"];
+export type FileAttachment = G.FileAttachment;
+export type DiagnosticsAttachment = G.DiagnosticsAttachment;
+export type Attachment = FileAttachment | DiagnosticsAttachment;
+export type DiagnosticIn = G.DiagnosticIn;
+export type LineRange = G.LineRange;
+export type InstructionFileView = G.InstructionFileView;

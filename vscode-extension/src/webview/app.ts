@@ -23,6 +23,16 @@ import { isBusy, policyLabel, statusText } from "../core/labels";
 import type { HostMessage, ImageAttachment, ServerState, ViewMessage } from "../core/messages";
 import { modelChoices, modelListNote, modelName, windowText } from "../core/models";
 import type { ConversationSummary, ListModelsResult } from "../protocol/wire";
+import {
+  addChips,
+  fileChip,
+  fuzzyFilter,
+  instructionsLine,
+  mentionAt,
+  PROBLEMS,
+  type Chip,
+  type WorkspaceFile,
+} from "../core/attachments";
 
 export interface AppOptions {
   /** HTML sanitiser for rendered markdown (DOMPurify in the webview) */
@@ -38,6 +48,10 @@ interface Rendered {
 
 const MAX_IMAGES = 20;
 const IMAGE_TYPES = ["image/png", "image/jpeg", "image/gif", "image/webp"];
+/** what a drag from VS Code's explorer carries: URIs in one of these (the first found wins) */
+const URI_LIST_TYPES = ["application/vnd.code.uri-list", "text/uri-list", "resourceurls", "codefiles"];
+
+type PickerEntry = { kind: "problems" } | { kind: "file"; file: WorkspaceFile };
 
 export class ChatApp {
   view: ConversationView | undefined;
@@ -53,7 +67,18 @@ export class ChatApp {
   private modelsVersion = 0;
   private images: ImageAttachment[] = [];
   private notices: { level: string; text: string }[] = [];
-  private pending = false;
+  /** the composer's chips: attachments of the next message (issue 17) */
+  private chips: Chip[] = [];
+  /** the key of the chip the server refused last (shown marked until the draft changes) */
+  private refusedChip: string | undefined;
+  /** what was sent and not yet answered (`sendResult`): the draft stays until the server accepts it */
+  private sending: { text: string; images: ImageAttachment[]; chips: Chip[] } | undefined;
+  /** the `@` picker: where its `@` starts in the input, the query after it, the highlighted entry */
+  private picker: { start: number; query: string; selected: number } | undefined;
+  private files: WorkspaceFile[] | undefined;
+  private filesVersion = 0;
+  private folders: string[] = [];
+  private home: string | undefined;
   private rendered = new Map<string, Rendered>();
   /** what each part last rendered, so a frame rebuilds only the parts whose content changed */
   private shown: Record<string, string> = {};
@@ -85,6 +110,8 @@ export class ChatApp {
     this.el.models.setAttribute("role", "listbox");
     this.el.models.setAttribute("aria-label", "Models");
     this.el.banner = this.add(root, "div", "banner hidden");
+    this.el.instructions = this.add(root, "div", "instructions dim hidden");
+    this.el.instructions.dataset.testid = "instructions";
     this.el.timeline = this.add(root, "main", "timeline");
     this.el.timeline.setAttribute("role", "log");
     this.el.timeline.dataset.testid = "timeline";
@@ -99,10 +126,15 @@ export class ChatApp {
     this.el.dialog.dataset.testid = "approval-dialog";
     this.el.dialog.dataset.open = "false";
     const composer = this.add(root, "footer", "composer");
+    this.el.picker = this.add(composer, "div", "file-picker conv-list hidden");
+    this.el.picker.dataset.testid = "file-picker";
+    this.el.picker.setAttribute("role", "listbox");
+    this.el.picker.setAttribute("aria-label", "Attach a file");
     this.el.attachments = this.add(composer, "div", "attachments");
+    this.el.attachments.dataset.testid = "attachments";
     this.input = this.add(composer, "textarea", "input") as HTMLTextAreaElement;
     this.input.rows = 3;
-    this.input.placeholder = "Ask Phoenix… (Enter to send, Shift+Enter for a new line, Shift+Tab toggles the approval policy)";
+    this.input.placeholder = "Ask Phoenix… (Enter to send, Shift+Enter for a new line, @ attaches a file, Shift+Tab toggles the approval policy)";
     this.input.setAttribute("aria-label", "Message");
     this.input.dataset.testid = "chat-input";
     const actions = this.add(composer, "div", "composer-actions");
@@ -111,6 +143,7 @@ export class ChatApp {
     this.sendButton.dataset.testid = "send-button";
     this.doc.addEventListener("keydown", (e) => this.onKey(e), true);
     this.input.addEventListener("paste", (e) => this.onPaste(e));
+    this.input.addEventListener("input", () => this.onInput());
     root.addEventListener("dragover", (e) => e.preventDefault());
     root.addEventListener("drop", (e) => this.onDrop(e));
     this.render();
@@ -156,6 +189,22 @@ export class ChatApp {
         this.models = message.models;
         this.modelsVersion++;
         break;
+      case "attach":
+        this.chips = addChips(this.chips, message.chips);
+        this.refusedChip = undefined;
+        break;
+      case "files":
+        this.files = message.files;
+        this.filesVersion++;
+        break;
+      case "workspace":
+        this.folders = message.folders;
+        this.home = message.home;
+        this.shown.instructions = "";
+        break;
+      case "sendResult":
+        this.sendEnded(message.ok, message.refused);
+        break;
     }
   }
 
@@ -176,6 +225,7 @@ export class ChatApp {
     this.syncDialog();
     this.renderHeader();
     this.renderBanner();
+    this.renderInstructions();
     this.renderTimeline();
     this.renderStatus();
     this.renderDialog();
@@ -323,6 +373,27 @@ export class ChatApp {
     for (const n of this.notices) this.add(b, "div", n.level).textContent = stripTerminalEscapes(n.text);
   }
 
+  /** The line at the top of the conversation naming the project instruction files in effect (REQ-INSTR-003). */
+  private renderInstructions(): void {
+    const files = this.view?.instructions ?? [];
+    const entries = instructionsLine(files, this.folders, this.home);
+    if (this.same("instructions", `${this.view?.conversationId}|${entries.join("\n")}`)) return;
+    const line = this.el.instructions;
+    line.replaceChildren();
+    line.classList.toggle("hidden", entries.length === 0);
+    if (entries.length === 0) return;
+    this.icon(line, "book");
+    this.add(line, "span", "").textContent = " Instructions: ";
+    entries.forEach((entry, i) => {
+      if (i > 0) this.add(line, "span", "").textContent = " · ";
+      const f = files[i];
+      const el = this.add(line, "span", `instruction-file${f.problem ? " warning" : f.kept < f.size ? " cut" : ""}`);
+      el.dataset.testid = "instruction-file";
+      el.textContent = stripTerminalEscapes(entry);
+      el.title = f.path;
+    });
+  }
+
   private renderTimeline(): void {
     const timeline = this.el.timeline;
     const v = this.view;
@@ -398,6 +469,15 @@ export class ChatApp {
         this.markdown(el, item.text);
         return el;
       }
+      case "attachment": {
+        // what was attached, folded to its label (the model saw the body once, REQ-ATTACH-003)
+        const el = this.node("details", "msg user attachment-ref dim") as HTMLDetailsElement;
+        const summary = this.add(el, "summary", "");
+        this.icon(summary, "file");
+        this.add(summary, "span", "").textContent = ` ${stripTerminalEscapes(item.label)}`;
+        this.add(el, "pre", "attachment-body").textContent = stripTerminalEscapes(item.body);
+        return el;
+      }
       case "notice":
         return this.renderNotice(item.notice);
       case "tool":
@@ -413,7 +493,7 @@ export class ChatApp {
       const action = n.action;
       this.button(el, action.label, "link", () => {
         if (action.kind === "continueInNew") this.post({ type: "continueInNew" });
-        else if (action.kind === "sendCommand" && action.argument) this.post({ type: "send", text: action.argument, images: [] });
+        else if (action.kind === "sendCommand" && action.argument) this.post({ type: "send", text: action.argument, images: [], attachments: [] });
         else if (action.kind === "openSettings") this.post({ type: "openSettings" });
         else if (action.kind === "retryLast") this.retryLast();
       });
@@ -423,7 +503,7 @@ export class ChatApp {
 
   private retryLast(): void {
     const last = [...(this.view?.items ?? [])].reverse().find((i) => i.type === "text" && i.role === "user" && !i.tag);
-    if (last && last.type === "text") this.post({ type: "send", text: last.text, images: [] });
+    if (last && last.type === "text") this.post({ type: "send", text: last.text, images: [], attachments: [] });
   }
 
   private renderTool(v: ConversationView, card: ToolCard | undefined): HTMLElement {
@@ -644,7 +724,9 @@ export class ChatApp {
   private renderComposer(): void {
     const blocked = this.dialog !== undefined;
     const images = this.images.map((i) => `${i.name}:${i.data.length}`).join(",");
-    const key = [blocked, this.view ? isBusy(this.view.status) : "", this.view?.policy, images].join("|");
+    const chips = this.chips.map((c) => c.key).join(",");
+    const picker = this.picker ? `${this.picker.query}:${this.picker.selected}:${this.filesVersion}` : "";
+    const key = [blocked, this.view ? isBusy(this.view.status) : "", this.view?.policy, images, chips, this.refusedChip, picker, Boolean(this.sending)].join("|");
     if (this.same("composer", key)) return;
     this.input.disabled = blocked;
     this.root.classList.toggle("dialog-open", blocked);
@@ -668,6 +750,123 @@ export class ChatApp {
         this.render();
       }, `Remove ${image.name}`);
     });
+    for (const c of this.chips) {
+      const chip = this.add(att, "span", `attachment chip${c.key === this.refusedChip ? " refused" : ""}`);
+      chip.dataset.testid = "attachment-chip";
+      chip.dataset.kind = c.attachment.kind ?? "file";
+      chip.dataset.key = c.key;
+      if (c.key === this.refusedChip) chip.dataset.refused = "true";
+      chip.title = c.title;
+      this.icon(chip, c.attachment.kind === "diagnostics" ? "warning" : "file");
+      this.add(chip, "span", "chip-label").textContent = ` ${stripTerminalEscapes(c.label)}`;
+      const remove = this.button(chip, "", "icon-button codicon codicon-close", () => {
+        this.chips = this.chips.filter((x) => x.key !== c.key);
+        if (this.refusedChip === c.key) this.refusedChip = undefined;
+        this.render();
+      }, `Remove ${c.label}`);
+      remove.dataset.testid = "remove-attachment";
+    }
+    this.renderPicker();
+  }
+
+  // ------------------------------------------------------------------------------- the @ picker
+
+  private pickerEntries(): PickerEntry[] {
+    const p = this.picker;
+    if (!p) return [];
+    const entries: PickerEntry[] = [];
+    if (PROBLEMS.startsWith(p.query.toLowerCase())) entries.push({ kind: "problems" });
+    for (const file of fuzzyFilter(this.files ?? [], p.query, 30)) entries.push({ kind: "file", file });
+    return entries;
+  }
+
+  private renderPicker(): void {
+    const box = this.el.picker;
+    box.replaceChildren();
+    box.classList.toggle("hidden", !this.picker);
+    if (!this.picker) return;
+    const entries = this.pickerEntries();
+    const selected = Math.min(this.picker.selected, Math.max(entries.length - 1, 0));
+    entries.forEach((entry, i) => {
+      const row = this.add(box, "div", `conv-row picker-row${i === selected ? " active" : ""}`);
+      row.dataset.testid = "file-option";
+      row.setAttribute("role", "option");
+      row.setAttribute("aria-selected", String(i === selected));
+      if (entry.kind === "problems") {
+        row.dataset.path = "@problems";
+        this.icon(row, "warning");
+        this.add(row, "span", "").textContent = " @problems";
+        this.add(row, "span", "dim").textContent = " · the current file's problems";
+      } else {
+        row.dataset.path = entry.file.path;
+        this.icon(row, "file");
+        const slash = entry.file.path.lastIndexOf("/");
+        this.add(row, "span", "").textContent = ` ${stripTerminalEscapes(entry.file.path.slice(slash + 1))}`;
+        if (slash > 0) this.add(row, "span", "dim").textContent = ` · ${stripTerminalEscapes(entry.file.path.slice(0, slash))}`;
+      }
+      row.addEventListener("mousedown", (e) => e.preventDefault()); // keep the focus in the input
+      row.addEventListener("click", () => this.choose(entry));
+    });
+    if (!this.files) this.add(box, "div", "dim").textContent = "Listing the workspace's files…";
+    else if (entries.length === 0) this.add(box, "div", "dim").textContent = "No file matches.";
+  }
+
+  /** The input changed: open, follow or close the `@` picker. */
+  private onInput(): void {
+    if (this.refusedChip) this.refusedChip = undefined;
+    const mention = mentionAt(this.input.value, this.input.selectionStart ?? this.input.value.length);
+    if (!mention) {
+      if (this.picker) {
+        this.picker = undefined;
+        this.render();
+      }
+      return;
+    }
+    if (!this.picker) this.post({ type: "listFiles" }); // the host answers with `files`
+    const moved = this.picker?.query !== mention.query;
+    this.picker = { start: mention.start, query: mention.query, selected: moved ? 0 : (this.picker?.selected ?? 0) };
+    this.render();
+  }
+
+  /** Take the picker's choice: the `@query` leaves the input, a chip (or `@problems`) takes its place. */
+  private choose(entry: PickerEntry): void {
+    const p = this.picker;
+    if (!p) return;
+    const value = this.input.value;
+    const end = p.start + 1 + p.query.length;
+    this.input.value = value.slice(0, p.start) + value.slice(end);
+    this.input.selectionStart = this.input.selectionEnd = p.start;
+    this.picker = undefined;
+    if (entry.kind === "problems") this.post({ type: "attachProblems" });
+    else this.chips = addChips(this.chips, [fileChip(entry.file.uri, entry.file.path)]);
+    this.input.focus();
+    this.render();
+  }
+
+  /** Keys while the picker is open: arrows move, Enter / Tab choose, Escape closes. True when taken. */
+  private pickerKey(e: KeyboardEvent): boolean {
+    const p = this.picker;
+    if (!p || e.target !== this.input) return false;
+    const entries = this.pickerEntries();
+    if (e.key === "ArrowDown" || e.key === "ArrowUp") {
+      const n = Math.max(entries.length, 1);
+      p.selected = (Math.min(p.selected, n - 1) + (e.key === "ArrowDown" ? 1 : n - 1)) % n;
+    } else if ((e.key === "Enter" || e.key === "Tab") && !e.shiftKey && !e.isComposing) {
+      const entry = entries[Math.min(p.selected, entries.length - 1)];
+      if (!entry) return false;
+      e.preventDefault();
+      e.stopPropagation();
+      this.choose(entry);
+      return true;
+    } else if (e.key === "Escape") {
+      this.picker = undefined;
+    } else {
+      return false;
+    }
+    e.preventDefault();
+    e.stopPropagation();
+    this.render();
+    return true;
   }
 
   private sendOrCancel(): void {
@@ -678,14 +877,33 @@ export class ChatApp {
     this.send();
   }
 
+  /**
+   * Send the draft. It stays (text, images, chips) until the host says how the send ended (`sendResult`):
+   * a refused attachment keeps everything so the user can remove the chip and send again.
+   */
   private send(): void {
-    if (this.dialog || this.pending) return;
+    if (this.dialog || this.sending) return;
     const text = this.input.value.trim();
-    if (!text && this.images.length === 0) return;
-    this.post({ type: "send", text, images: this.images });
-    this.input.value = "";
-    this.images = [];
+    if (!text && this.images.length === 0 && this.chips.length === 0) return;
+    this.picker = undefined;
+    this.refusedChip = undefined;
+    this.sending = { text, images: [...this.images], chips: [...this.chips] };
+    this.post({ type: "send", text, images: this.images, attachments: this.chips.map((c) => c.attachment) });
     this.render();
+  }
+
+  private sendEnded(ok: boolean, refused?: number): void {
+    const sent = this.sending;
+    this.sending = undefined;
+    if (!sent) return;
+    if (ok) {
+      if (this.input.value.trim() === sent.text) this.input.value = "";
+      this.images = this.images.filter((i) => !sent.images.includes(i));
+      const keys = new Set(sent.chips.map((c) => c.key));
+      this.chips = this.chips.filter((c) => !keys.has(c.key));
+    } else if (refused !== undefined) {
+      this.refusedChip = sent.chips[refused]?.key;
+    }
   }
 
   private onKey(e: KeyboardEvent): void {
@@ -705,6 +923,7 @@ export class ChatApp {
       this.post({ type: "togglePolicy" });
       return;
     }
+    if (this.pickerKey(e)) return;
     if (e.target === this.input && e.key === "Enter" && !e.shiftKey && !e.isComposing) {
       e.preventDefault();
       this.send();
@@ -725,9 +944,12 @@ export class ChatApp {
     void this.attach(files);
   }
 
+  /** A drop: image files are attached as images; files dragged from VS Code's explorer (URIs) as file chips. */
   private onDrop(e: DragEvent): void {
     e.preventDefault();
     const files = [...(e.dataTransfer?.files ?? [])].filter((f) => IMAGE_TYPES.includes(f.type));
+    const uris = droppedUris(e.dataTransfer);
+    if (uris.length > 0) this.post({ type: "attachUris", uris });
     void this.attach(files);
   }
 
@@ -832,6 +1054,28 @@ function stateText(card: ToolCard): string {
     case "cancelled":
       return "cancelled";
   }
+}
+
+/** The URIs a drag from VS Code's explorer carries (a uri-list, or a JSON list of URIs or paths). */
+export function droppedUris(data: DataTransfer | null | undefined): string[] {
+  if (!data) return [];
+  for (const type of URI_LIST_TYPES) {
+    const raw = data.getData(type);
+    if (!raw) continue;
+    if (raw.trimStart().startsWith("[")) {
+      try {
+        const list = JSON.parse(raw) as unknown;
+        if (Array.isArray(list)) return list.filter((u): u is string => typeof u === "string");
+      } catch {
+        continue;
+      }
+    }
+    return raw
+      .split(/\r?\n/)
+      .map((l) => l.trim())
+      .filter((l) => l && !l.startsWith("#"));
+  }
+  return [];
 }
 
 function readBase64(file: File): Promise<string> {

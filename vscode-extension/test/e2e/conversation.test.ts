@@ -14,7 +14,7 @@ import * as path from "node:path";
 import { pathToFileURL, fileURLToPath } from "node:url";
 import { createInterface } from "node:readline";
 import { createMessageConnection, StreamMessageReader, StreamMessageWriter, type MessageConnection } from "vscode-jsonrpc/node";
-import { PhoenixClient, errorKind } from "../../src/protocol/client";
+import { PhoenixClient, errorField, errorKind, errorMessage } from "../../src/protocol/client";
 import { ConversationSession } from "../../src/protocol/session";
 import { applyUnifiedDiff } from "../../src/core/diff";
 import { openRequest, type ConversationView } from "../../src/core/reducer";
@@ -62,6 +62,7 @@ const REPLIES = [
   { text: "Done after the reload." },
   { tool_uses: [patchCall("toolu_p4", "five\n")] },
   { text: "Auto policy: no question asked." },
+  { text: "I see the first line and its problem." },
 ];
 
 let tmp: string;
@@ -323,6 +324,38 @@ test("a conversation with approvals through the extension's protocol client", { 
     assert.equal(readFileSync(path.join(work, "a.txt"), "utf8"), "one\ntwo\nfour\nfive\n", "policy auto ran the patch without asking");
     assert.ok(!events.some((e) => e.seq > seq && e.conversationId === view.conversationId && e.kind === "approvalRequested"));
   });
+});
+
+test("attachments reach the server; a refused one names the file and its index (REQ-VSC-011)", { timeout: 60_000 }, async () => {
+  const outside = path.join(tmp, "outside.txt");
+  writeFileSync(outside, "secret\n");
+  const created = await client.newConversation({ workingDirectory: work });
+  const s = newSession();
+  const view = await s.open(created.conversationId);
+  const a = pathToFileURL(path.join(work, "a.txt")).href;
+  await assert.rejects(
+    client.sendMessage({
+      conversationId: view.conversationId,
+      text: "look at these",
+      attachments: [{ kind: "file", uri: a }, { kind: "file", uri: pathToFileURL(outside).href }],
+    }),
+    (e: unknown) => errorField(e) === "attachments[1]" && errorMessage(e).includes("outside.txt"),
+    "the refusal names the attachment's index and the file",
+  );
+  assert.equal((await client.getConversation({ conversationId: view.conversationId })).messages.length, 0, "nothing was sent");
+  const seq = view.lastSeq;
+  await client.sendMessage({
+    conversationId: view.conversationId,
+    text: "look at this",
+    attachments: [
+      { kind: "file", uri: a, range: { startLine: 0, endLine: 0 } },
+      { kind: "diagnostics", uri: a, diagnostics: [{ line: 0, severity: "error", message: "bad first line", source: "lint" }] },
+    ],
+  });
+  await idle(s, seq);
+  const stored = JSON.stringify((await client.getConversation({ conversationId: view.conversationId })).messages);
+  assert.ok(stored.includes('<attachment path=\\"a.txt\\" lines=\\"a.txt, lines 1-1\\">'), stored);
+  assert.ok(stored.includes("bad first line"), stored);
 });
 
 test("no command id of the extension collides with one the server announces (REQ-VSC-009)", () => {
