@@ -21,7 +21,7 @@ local defaults = {
   init_options = nil,
   ui = "float", -- approvals: "float" (the seed 003 dialog) or "select" (vim.ui.select: Telescope, fzf, ...)
   chat_position = "right", -- "right", "bottom" or "current"
-  keys = { toggle_policy = "<S-Tab>", send = "i", cancel = "<C-c>" },
+  keys = { toggle_policy = "<S-Tab>", send = "i", cancel = "<C-c>", model = "gm" },
   restart = true, -- start the server again when it exits unexpectedly, and restore the chat from it
   state_file = nil, -- where the active conversation of each workspace is remembered across Neovim sessions
 }
@@ -129,8 +129,27 @@ function M.instructions_line(files)
   return "Instructions: " .. table.concat(parts, " · ")
 end
 
+-- The chat's header: the instructions in effect, then the model that answers and the key that picks another
+-- (REQ-NVIM-018: the chat's model picker). Either part is kept when only the other changes.
+local header_files = nil
+
+function M.model_line()
+  local key = M.config and M.config.keys and M.config.keys.model
+  local model = status.state.model
+  local line = "Model: " .. ((model and model ~= "") and model or "(none yet)")
+  if key then
+    line = line .. "  (" .. key .. " or :PhoenixModel to choose)"
+  end
+  return line
+end
+
+local function show_header()
+  chat.set_header({ M.instructions_line(header_files or {}), M.model_line() })
+end
+
 local function show_instructions(files)
-  chat.set_header({ M.instructions_line(files) })
+  header_files = files
+  show_header()
 end
 
 -- ------------------------------------------------------------------------------------------ events
@@ -224,6 +243,7 @@ end
 
 function handle.modelChanged(ev)
   status.update({ model = ev.model })
+  show_header()
   chat.note(string.format("model: %s (was %s; %s-token context window)", ev.model, ev.previous or "?",
     status.window_text(ev.contextWindow)))
 end
@@ -860,6 +880,9 @@ function M.open_chat()
   end)
   map(keys.cancel, M.cancel)
   map(keys.toggle_policy, M.toggle_policy)
+  map(keys.model, function()
+    M.set_model(nil)
+  end)
   if not status.state.conversation then
     M.new_conversation()
   end

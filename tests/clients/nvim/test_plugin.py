@@ -541,7 +541,7 @@ MODELS = [
 ]
 
 
-@pytest.mark.req("REQ-NVIM-005", "REQ-NVIM-015")
+@pytest.mark.req("REQ-NVIM-005", "REQ-NVIM-015", "REQ-NVIM-018")
 def test_phoenix_model_switches_the_model_and_the_next_request_names_it(
     fake_anthropic: FakeAnthropic, run_nvim: Any
 ) -> None:
@@ -560,6 +560,7 @@ def test_phoenix_model_switches_the_model_and_the_next_request_names_it(
         end)
         T.data.before = phoenix.statusline()
         T.data.first_model = phoenix.state.model
+        T.data.header_before = require("phoenix.chat").lines()[2]
         T.data.completion = vim.fn.getcompletion("PhoenixModel claude-h", "cmdline")
         T.data.all = vim.fn.getcompletion("PhoenixModel ", "cmdline")
         T.pick("Claude Haiku 4.5")  -- :PhoenixModel without an argument: a picker
@@ -569,6 +570,7 @@ def test_phoenix_model_switches_the_model_and_the_next_request_names_it(
           return T.chat_text():find("model: claude-haiku-4-5", 1, true) ~= nil
         end)
         T.data.after = phoenix.statusline()
+        T.data.header_after = require("phoenix.chat").lines()[2]
         T.ok(phoenix.send("again"), "send again")
         T.wait("the second answer", function()
           return phoenix.state.status == "idle" and T.chat_text():find("second answer", 1, true) ~= nil
@@ -588,6 +590,14 @@ def test_phoenix_model_switches_the_model_and_the_next_request_names_it(
           return phoenix.state.status == "idle" and T.chat_text():find("third answer", 1, true) ~= nil
         end)
         T.data.chat = T.chat_text()
+        -- the chat's own key opens the same picker (the header names it)
+        vim.api.nvim_set_current_win(vim.fn.bufwinid(require("phoenix.chat").buffer()))
+        T.pick("Claude Haiku 4.5")
+        T.keys("gm")
+        T.wait("the model picked with the chat's key", function() return phoenix.state.model == "claude-haiku-4-5" end)
+        T.wait("the header to follow", function()
+          return require("phoenix.chat").lines()[2]:find("Model: claude-haiku-4-5", 1, true) ~= nil
+        end)
         """
     )
     data = run.data
@@ -601,6 +611,9 @@ def test_phoenix_model_switches_the_model_and_the_next_request_names_it(
     assert [line.startswith("● ") for line in menu] == [m[0] == first for m in MODELS], menu
     assert "in use" in menu[[m[0] for m in MODELS].index(first)], menu
     assert data["after"].endswith(" · claude-haiku-4-5"), data["after"]
+    assert data["header_before"] == f"Model: {first}  (gm or :PhoenixModel to choose)", data["header_before"]
+    assert data["header_after"].startswith("Model: claude-haiku-4-5"), data["header_after"]
+    assert len(data["menus"]) == 2, data["menus"]  # the :PhoenixModel picker, then the chat key's
     assert "model: claude-haiku-4-5 (was " + first + "; 200K-token context window)" in data["chat"], data["chat"]
     assert any("model" in n for n in data["refusal"]), data["refusal"]
     assert data["kept"] == "claude-opus-4-7"
