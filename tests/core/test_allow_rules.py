@@ -6,7 +6,7 @@ import json
 from dataclasses import replace
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from phoenix_lsp import codec
@@ -248,6 +248,14 @@ def test_a_pending_approval_stored_under_its_old_id_name_loads_and_can_be_answer
     assert [e for e in effects if isinstance(e, Reject)] == []
 
 
+@pytest.mark.req("REQ-PERM-019")
+def test_a_newline_the_parser_would_join_into_one_command_proves_nothing() -> None:
+    # tree-sitter-bash reads the last line as `git rm -rf x`; bash runs `git`, then `rm -rf x`
+    assert simple_commands("git | git | git\nrm -rf x 2>/dev/null") is None
+    assert simple_commands("git \\\nstatus") == (("git", "status"),)  # a continued line is one command
+    assert simple_commands("git status\nls -la") == (("git", "status"), ("ls", "-la"))
+
+
 # ------------------------------------------------------------------------------------------ property
 
 WORDS = ["git", "status", "log", "rm", "-rf", "x", "ls", "-la", "npm", "run", "test", "*.py", "'a b'", "src"]
@@ -269,6 +277,7 @@ def command_lines(draw: st.DrawFn) -> tuple[str, list[tuple[str, ...]]]:
 
 
 @pytest.mark.req("REQ-PERM-019")
+@example(("git | git | git\nstatus 2>/dev/null", [("git",), ("git",), ("git",), ("status",)]), [("git",)])
 @settings(max_examples=400, deadline=None)
 @given(command_lines(), st.lists(st.sampled_from(PREFIXES), max_size=3))
 def test_a_rule_never_allows_a_line_with_an_unmatched_simple_command(
