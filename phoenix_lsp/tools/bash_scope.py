@@ -27,7 +27,7 @@ import itertools
 
 import tree_sitter
 
-from .bash_safety import _parser
+from .bash_safety import _parser, _text, _unescape_dquoted, _unescape_word  # one reading of bash's words
 
 #: Marks a word whose value bash decides at run time (``*.py``, ``{a,b}``, ``~``).
 DYNAMIC = "\x00"
@@ -40,25 +40,6 @@ _GLOB = set("*?[]{}~")
 
 class _Unprovable(Exception):
     """The line holds something whose effect a prefix rule cannot vouch for."""
-
-
-def _text(node: tree_sitter.Node) -> str:
-    return (node.text or b"").decode("utf-8", "replace")
-
-
-def _unescape(text: str, dquoted: bool) -> str:
-    out: list[str] = []
-    i = 0
-    while i < len(text):
-        c = text[i]
-        if c == "\\" and i + 1 < len(text) and (not dquoted or text[i + 1] in '$`"\\\n'):
-            if text[i + 1] != "\n":
-                out.append(text[i + 1])
-            i += 2
-            continue
-        out.append(c)
-        i += 1
-    return "".join(out)
 
 
 def _expands(raw: str) -> bool:
@@ -79,7 +60,7 @@ def _word(node: tree_sitter.Node) -> tuple[str, bool]:
     kind = node.type
     if kind in ("word", "number"):
         raw = _text(node)
-        return _unescape(raw, False), _expands(raw)
+        return _unescape_word(raw), _expands(raw)
     if kind == "raw_string":
         return _text(node)[1:-1], False
     if kind == "ansi_c_string":
@@ -92,7 +73,7 @@ def _word(node: tree_sitter.Node) -> tuple[str, bool]:
         for child in node.named_children:
             if child.type != "string_content":
                 raise _Unprovable  # an expansion inside double quotes
-            parts.append(_unescape(_text(child), True))
+            parts.append(_unescape_dquoted(_text(child)))
         return "".join(parts), False
     if kind == "concatenation":
         values = [_word(child) for child in node.children]
