@@ -271,6 +271,10 @@ def test_the_extension_in_a_real_vscode(vscode_deps: Deps, fake_anthropic: FakeA
         d.call("click", **chat.wv, selector=MODEL_BUTTON)
         option = f"{MODEL_OPTION}[data-model-id={SWITCH_TO}]"
         d.call("waitFor", **chat.wv, selector=option, hasText="200K tokens", timeout=30)
+        # the picker shows the list it has and asks again as it opens: a built-in list (the server's answer
+        # at start-up when the API was slower than 1.5 s) is replaced by the API's; wait for that
+        d.call("waitFor", **chat.wv, selector=f"{MODEL_OPTION}[data-model-id=claude-opus-4-1]", state="detached",
+               timeout=30)
         listed = d.call("inspect", **chat.wv, selector=MODEL_OPTION)["items"]
         assert [o["attrs"].get("data-model-id") for o in listed] == [m[0] for m in MODELS], listed
         marked = [o["attrs"].get("data-model-id") for o in listed if o["attrs"].get("aria-selected") == "true"]

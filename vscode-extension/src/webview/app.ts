@@ -186,8 +186,9 @@ export class ChatApp {
         this.input.focus();
         break;
       case "models":
+        // the picker asks again each time it opens: the same list again redraws nothing
+        if (JSON.stringify(message.models) !== JSON.stringify(this.models)) this.modelsVersion++;
         this.models = message.models;
-        this.modelsVersion++;
         break;
       case "attach":
         this.chips = addChips(this.chips, message.chips);
