@@ -80,7 +80,7 @@ def _setup(ls: PhoenixServer) -> Hub:
     store = Store(data_dir / DB_FILE_NAME if data_dir else Store.default_path(), guard=guard)
     logs.setup(store.path.parent, settings.log_level, guard)
     llm = LlmClient(api_key=api_key, base_url=options.anthropic_base_url, guard=guard)
-    sandbox, fewer = models.read_sandbox_settings(options.deny_read, options.background_timeout_s, store.path.parent)
+    sandbox, fewer = models.read_sandbox_settings(settings, options.deny_read, store.path.parent)
     for problem in fewer:  # issue 12: the same rule for the sandbox settings
         _warn(ls, problem)
     hub_config = rt.HubConfig(
