@@ -103,7 +103,9 @@ class PhoenixProtocol(LanguageServerProtocol):
             data = json.loads(body)
         except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
             why = "it is nested too deeply" if isinstance(exc, RecursionError) else str(exc)[:200]
-            self.answer_malformed(None, JsonRpcParseError(f"Parse error: the message is not JSON ({why})."))
+            # the id when it can still be read (a body cut short or padded): the request gets its answer
+            msg_id = transport.request_id(body[: transport.ID_WINDOW])
+            self.answer_malformed(msg_id, JsonRpcParseError(f"Parse error: the message is not JSON ({why})."))
             return
         problem, msg_id = envelope(data)
         if problem is not None:

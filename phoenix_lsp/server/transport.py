@@ -36,9 +36,10 @@ ID_WINDOW = 64 * 1024
 
 _LENGTH = re.compile(rb"^content-length:[ \t]*(\S*)[ \t\r]*$", re.I | re.M)
 _START = re.compile(rb"content-length:", re.I)
-#: a whole Content-Length line: what resynchronises a stream inside a refused body (JSON has no raw CR LF
-#: in its strings, so a body cannot hold one)
-_HEADER = re.compile(rb"content-length:[ \t]*[0-9]{1,19}[ \t]*\r\n", re.I)
+#: a whole Content-Length line (its value may be broken): where a body that announced more than it sent, or a
+#: refused one, ends. No JSON body holds one: such text can only be in a string, which has no raw CR LF and
+#: ends with a quote before the body does (hence no quote in the line).
+_HEADER = re.compile(rb'content-length:[^\r\n"]*\r\n', re.I)
 #: bytes kept at the end of what is thrown away: a header may be split across two reads
 _TAIL = 48
 _COLON = re.compile(r"\s*:\s*")
@@ -101,6 +102,10 @@ class Frames:
                     return None
                 continue
             header = bytes(self._buffer[:end])
+            starts = [m.start() for m in _START.finditer(header)]
+            if len(starts) > 1:  # which one is meant? none: resynchronise on the second
+                del self._buffer[: starts[1]]
+                return Refused("its header has more than one Content-Length")
             del self._buffer[: end + len(_END)]
             match = _LENGTH.search(header)
             value = match.group(1) if match else b""
@@ -110,7 +115,18 @@ class Frames:
             length, limit = int(value), self._limit()
             if length > limit:
                 return await self._refuse(length, limit)
-            while len(self._buffer) < length:
+            searched = 0
+            while True:  # a header inside the body means it announced more than it sent: resynchronise there
+                header_at = _HEADER.search(self._buffer, max(0, searched - _TAIL))
+                if header_at is not None and header_at.start() < length:
+                    sent = header_at.start()
+                    msg_id = request_id(bytes(self._buffer[:sent]))
+                    del self._buffer[:sent]
+                    return Refused(f"its Content-Length announced {length:,} bytes but the next message began "
+                                   f"after {sent:,}", msg_id)
+                if len(self._buffer) >= length:
+                    break
+                searched = len(self._buffer)
                 if not await self._more():
                     return None
             body = bytes(self._buffer[:length])
@@ -152,7 +168,10 @@ class Frames:
 
 def request_id(head: bytes) -> int | str | None:
     """The top-level ``"id"`` of the JSON object that ``head`` begins, when it is there and valid."""
-    text = head.decode("utf-8", "replace")
+    try:
+        text = head.decode("utf-8")
+    except UnicodeDecodeError as exc:  # up to the first byte that is not UTF-8 (the head may be cut in a char)
+        text = head[: exc.start].decode("utf-8")
     decoder = json.JSONDecoder()
     depth, i = 0, 0
     while i < len(text):

@@ -132,7 +132,7 @@ class Captured:
     ("body", "code", "msg_id"),
     [
         (b"{not json", -32700, None),
-        (b'{"jsonrpc":"2.0","id":1,"method":"x","params":' + b"[" * 100_000, -32700, None),
+        (b'{"jsonrpc":"2.0","id":1,"method":"x","params":' + b"[" * 100_000, -32700, 1),  # id still readable
         (b'{"jsonrpc":"2.0","id":"\xff\xfe","method":"x"}', -32700, None),
         (b'{"jsonrpc":"2.0","id":' + b"9" * 5000 + b',"method":"x"}', -32700, None),
         (b'{"jsonrpc":"2.0","id":3,"method":7}', -32600, 3),
@@ -180,3 +180,37 @@ def test_the_log_of_hostile_input_is_rate_limited() -> None:
     note = record()
     assert limit.filter(note) and "7 similar lines left out" in str(note.msg)
     assert limit.filter(logging.LogRecord("x", logging.INFO, __file__, 1, "info", None, None))
+
+
+@pytest.mark.req("REQ-PROTO-044")
+async def test_a_length_longer_than_what_was_sent_does_not_swallow_the_next_message() -> None:
+    short = b'{"jsonrpc":"2.0","id":"short","method":"x"}'
+    stream = Stream([frame(short, 500), frame(REQUEST)])  # announces 500, sends fewer, then the next message
+    refused, body = await stream.all()
+    assert isinstance(refused, Refused) and refused.msg_id == "short" and "announced 500" in refused.reason
+    assert body == REQUEST
+
+
+@pytest.mark.req("REQ-PROTO-044")
+async def test_a_header_with_two_lengths_is_refused_and_the_stream_resynchronised_on_the_second() -> None:
+    stream = Stream([b"Content-Length: 10\r\nContent-Length: 20\r\n" + b"\x00" * 50 + frame(REQUEST)])
+    items = await stream.all()
+    assert all(isinstance(item, Refused) for item in items[:-1]) and items[-1] == REQUEST
+
+
+@pytest.mark.req("REQ-PROTO-044")
+def test_a_string_where_an_lsp_array_belongs_costs_nothing() -> None:
+    """cattrs structured an array from any iterable: a string of n characters cost n element errors
+    (1.6 KB each: a 64 MB string would exhaust memory)."""
+    import tracemalloc
+
+    captured = Captured()
+    body = json.dumps({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
+        "textDocument": {"uri": "file:///a", "version": 1}, "contentChanges": "x" * 1_000_000}}).encode()
+    tracemalloc.start()
+    try:
+        captured.server.protocol.handle_body(body)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 20 * 1024 * 1024, f"{peak:,} bytes to refuse one malformed notification"
