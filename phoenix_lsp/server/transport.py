@@ -115,18 +115,16 @@ class Frames:
             length, limit = int(value), self._limit()
             if length > limit:
                 return await self._refuse(length, limit)
-            searched = 0
+            lines = _Lines()
             while True:  # a header inside the body means it announced more than it sent: resynchronise there
-                header_at = _HEADER.search(self._buffer, max(0, searched - _TAIL))
-                if header_at is not None and header_at.start() < length:
-                    sent = header_at.start()
+                sent = lines.header_before(self._buffer, length)
+                if sent is not None:
                     msg_id = request_id(bytes(self._buffer[:sent]))
                     del self._buffer[:sent]
                     return Refused(f"its Content-Length announced {length:,} bytes but the next message began "
                                    f"after {sent:,}", msg_id)
                 if len(self._buffer) >= length:
                     break
-                searched = len(self._buffer)
                 if not await self._more():
                     return None
             body = bytes(self._buffer[:length])
@@ -164,6 +162,28 @@ class Frames:
                 self._skip = 0
                 return False
         return True
+
+
+class _Lines:
+    """Finds a header line in a body as it arrives, looking only where a line ends (CR LF, which JSON bodies as
+    editors send them do not hold): the regular expression never runs over the whole body."""
+
+    def __init__(self) -> None:
+        self.pos = 0  # where the next line starts
+        self.seen = 0  # how far the buffer holds no line end (beyond pos)
+
+    def header_before(self, buffer: bytearray, length: int) -> int | None:
+        """Where a header line starting before ``length`` begins, if one has arrived."""
+        while self.pos < length:
+            end = buffer.find(b"\r\n", max(self.pos, self.seen))
+            if end < 0:
+                self.seen = max(0, len(buffer) - 1)  # a CR may be the last byte so far
+                return None  # the line goes on in what has not arrived yet
+            hit = _HEADER.search(buffer, max(self.pos, end - MAX_HEADER_BYTES), end + 2)
+            if hit is not None:
+                return hit.start() if hit.start() < length else None
+            self.pos = end + 2
+        return None
 
 
 def request_id(head: bytes) -> int | str | None:
