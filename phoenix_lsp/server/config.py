@@ -18,6 +18,7 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from ..llm.models import DEFAULT_MODEL
 from ..protocol.params import InitializationOptions, ModelPriceIn
+from .transport import DEFAULT_MAX_MESSAGE_BYTES
 
 ENV_PREFIX = "PHOENIX_"
 
@@ -36,6 +37,10 @@ class Config(BaseSettings):
     agent_max_turns: int = Field(default=50, ge=1, description="model turns a sub-agent may take")
     agent_concurrency: int = Field(default=4, ge=1, description="sub-agents streaming at once")
     log_level: str = Field(default="INFO", pattern="(?i)^(DEBUG|INFO|WARNING|ERROR)$")
+    max_message_bytes: int = Field(
+        default=DEFAULT_MAX_MESSAGE_BYTES, ge=64 * 1024, le=2**31 - 1,
+        description="the largest LSP message read; a longer one is refused and skipped (REQ-PROTO-044)",
+    )
     # prompt caching and prices (issue 16, REQ-CACHE-004/006)
     prompt_cache: bool = Field(default=True, description="prompt caching on or off")
     prompt_cache_ttl: Literal["5m", "1h"] = Field(default="5m", description="how long the API keeps a prefix")

@@ -96,6 +96,7 @@ def _setup(ls: PhoenixServer) -> Hub:
         config_dir=settings.config_dir,
         **sandbox,
     )
+    ls.max_message_bytes = settings.max_message_bytes
     hub: Hub = rt.Hub(store, llm, ls.sandbox, hub_config, ls)
     logging.getLogger(_pkg).addHandler(logs.ClientLogHandler(ls.window_log_message, guard))
     for problem in problems:
@@ -117,6 +118,10 @@ def setup(server: PhoenixServer) -> None:
 
     @server.feature(types.INITIALIZED)
     def initialized(ls: PhoenixServer, params: types.InitializedParams) -> None:
+        if ls.started:  # a second hub would lose what streams and announce open approvals again (REQ-PROTO-047)
+            log.warning("ignored a second initialized notification: the server is already set up")
+            return
+        ls.started = True
         try:
             ls.hub = hub = _setup(ls)
         except Exception as exc:  # say why every later request fails, instead of "not initialized"
