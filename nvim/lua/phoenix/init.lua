@@ -404,7 +404,7 @@ local function start()
     name = "phoenix",
     cmd = M.config.cmd,
     cmd_env = M.config.cmd_env,
-    root_dir = M.root,
+    root_dir = M.root ~= "" and M.root or "/",
     capabilities = capabilities,
     init_options = M.config.init_options,
     handlers = { ["phoenix/event"] = on_event },
@@ -478,7 +478,8 @@ local function ensure_conversation()
   if status.state.conversation then
     return true
   end
-  local err, result = M.call("phoenix/newConversation", { workingDirectory = M.root })
+  -- M.root has no trailing slash, so the root directory itself is "": the server refuses an empty path
+  local err, result = M.call("phoenix/newConversation", { workingDirectory = M.root ~= "" and M.root or "/" })
   if err then
     report("could not start a conversation: " .. error_text(err), vim.log.levels.ERROR)
     return false

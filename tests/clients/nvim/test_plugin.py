@@ -619,3 +619,23 @@ def test_phoenix_model_switches_the_model_and_the_next_request_names_it(
     assert data["kept"] == "claude-opus-4-7"
     asked = [r.body["model"] for r in fake_anthropic.requests if isinstance(r.body, dict) and "messages" in r.body]
     assert asked == [first, "claude-haiku-4-5", "claude-opus-4-7"], asked
+
+
+@pytest.mark.req("REQ-NVIM-001", "REQ-PROTO-046")
+def test_a_project_at_the_root_directory_starts_a_conversation(fake_anthropic: FakeAnthropic, run_nvim: Any) -> None:
+    """The plugin keeps its root without a trailing slash, so "/" became "": the server refuses an empty
+    working directory (it used to mean the workspace root silently), so the plugin must send "/"."""
+    run = run_nvim(
+        """
+        local phoenix = T.setup({ root_dir = "/" })
+        vim.cmd("Phoenix")
+        T.wait("a conversation", function() return phoenix.state.conversation ~= nil end)
+        phoenix.async(function()
+          local err, result = phoenix.call("phoenix/getConversation", { conversationId = phoenix.state.conversation })
+          T.data.err = err and tostring(err.message or err) or vim.NIL
+          T.data.wd = result and result.workingDirectory
+        end)
+        T.wait("the conversation", function() return T.data.err ~= nil end)
+        """
+    )
+    assert run.data["err"] is None and run.data["wd"] == "/", run.data
