@@ -11,6 +11,7 @@ import contextlib
 import functools
 import inspect
 import json
+import logging
 import os
 import signal
 import sys
@@ -23,10 +24,12 @@ from typing import Any
 import jsonschema
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
+from pygls.io_ import run_async
 from pytest_lsp import LanguageClient, client_capabilities
 from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
 
 from phoenix_lsp.protocol.converter import plain_converter
+from tests.e2e.zygote import Zygote, zygote
 from tests.fake_anthropic import FakeAnthropic
 
 EDITORS = ["visual_studio_code", "neovim"]
@@ -184,6 +187,18 @@ class Session:
         return max(self.seqs(conversation_id), default=0)
 
 
+async def _start_forked(client: LanguageClient, forks: Zygote, args: list[str], env: dict[str, str]) -> None:
+    """pygls's ``start_io``, with the server forked by this worker's zygote instead of a fresh interpreter."""
+    process = await forks.spawn(args, env)
+    client.protocol.set_writer(process.stdin)
+    connection = asyncio.create_task(run_async(stop_event=client._stop_event, reader=process.stdout,
+                                               protocol=client.protocol, logger=logging.getLogger("pygls.client"),
+                                               error_handler=client.report_server_error))
+    notify_exit = asyncio.create_task(client._server_exit())
+    client._server = process  # type: ignore[assignment]  # what pygls uses of a Process, see zygote.py
+    client._async_tasks.extend([connection, notify_exit])
+
+
 @contextlib.asynccontextmanager
 async def session(
     fake: FakeAnthropic,
@@ -243,8 +258,12 @@ async def session(
     # the user-level AGENTS.md of whoever runs the tests must not reach the prompts (REQ-INSTR-001)
     server_env = {**os.environ, **fake.env(API_KEY), "PHOENIX_RETRY_BASE_MS": "20",
                   "PHOENIX_CONFIG_DIR": str(tmp_path / "user-config"), **(env or {})}
-    command = [*(launcher or []), sys.executable, "-m", "phoenix_lsp", "serve", "--data-dir", str(data)]
-    await client.start_io(*command, env=server_env)
+    args = ["serve", "--data-dir", str(data)]
+    forks = zygote() if launcher is None else None
+    if forks is None:
+        await client.start_io(*(launcher or []), sys.executable, "-m", "phoenix_lsp", *args, env=server_env)
+    else:
+        await _start_forked(client, forks, args, server_env)
     caps = client_capabilities(editor)
     if rich:
         caps.experimental = {"phoenix": {"version": 1}}
