@@ -700,9 +700,8 @@ class _Handler(BaseHTTPRequestHandler):
                     False,
                 )
                 for piece in b.pieces():
-                    text = f"{time.monotonic_ns()};" if reply.stamp else piece
                     yield (
-                        {"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": text}},
+                        {"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": piece}},
                         True,
                     )
             else:
@@ -769,6 +768,8 @@ class _Handler(BaseHTTPRequestHandler):
                 return
             if is_delta and reply.delay_s and self._peer_closed(reply.delay_s):
                 raise _ClientGone
+            if reply.stamp and event.get("delta", {}).get("type") == "text_delta":
+                event["delta"]["text"] = f"{time.monotonic_ns()};"  # stamped when sent, after the pause
             payload = f"event: {event['type']}\ndata: {json.dumps(event, separators=(',', ':'))}\n\n".encode()
             self._write(b"%x\r\n%s\r\n" % (len(payload), payload), rec)
             rec.events_sent += 1
