@@ -110,6 +110,7 @@ class LlmLike(Protocol):
 class HubConfig:
     model: str
     retry_base_ms: int = 1000
+    retry_after_max_ms: int = 60_000  # the cap on a provider's retry-after (REQ-BED-006)
     bash_timeout_s: float | None = None
     agent_time_limit_s: float = 600.0
     agent_max_turns: int = 50
@@ -162,7 +163,8 @@ class Hub:
         """A new conversation. A sub-agent gets its parent's project instructions (REQ-INSTR-001)."""
         cid = conversation_id or uuid.uuid4().hex
         model = model or self.config.model
-        settings = Settings(retry_base_ms=self.config.retry_base_ms, context_window=context_window(model))
+        settings = Settings(retry_base_ms=self.config.retry_base_ms, retry_after_max_ms=self.config.retry_after_max_ms,
+                            context_window=context_window(model))
         if parent is not None:
             settings = replace(settings, max_turns=self.config.agent_max_turns)
             instructions = (parent.state.instructions, parent.state.instruction_files)
@@ -478,7 +480,8 @@ class Runtime:
         finally:
             self.llm_tasks.pop(effect.request_id, None)
         if isinstance(outcome, LlmFailure):
-            self.apply(LlmFailed(effect.request_id, outcome.retryable, outcome.message, outcome.status))
+            self.apply(LlmFailed(effect.request_id, outcome.retryable, outcome.message, outcome.status,
+                                 outcome.retry_after_ms))
             return
         content = tuple(self._block(b) for b in outcome.content if b.get("type") in ("text", "tool_use"))
         usage = Usage(**{k: int(v) for k, v in outcome.usage.items() if k in Usage.__dataclass_fields__})
