@@ -6,7 +6,8 @@ standard-LSP fallbacks of ``plain.PlainClient``. The server is the runtime's ``S
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import json
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -62,6 +63,23 @@ class PhoenixServer(LanguageServer):
             self.protocol.notify("phoenix/event", params)
         else:
             self.plain.event(event, params)
+
+    def event_batch(self, batch: Sequence[tuple[EventKinds, dict[str, Any]]]) -> None:
+        """Several events at once (the runtime's coalesced text deltas, REQ-PROTO-044): to a rich client on
+        stdio in one write, framed as pygls frames every message; one write instead of one per event is what
+        keeps many streams cheap (each write is a system call, and blocks while the client reads)."""
+        protocol = self.protocol
+        writer = protocol.writer
+        if not self.rich or writer is None or not getattr(protocol, "_include_headers", False):
+            for event, params in batch:
+                self.event(event, params)
+            return
+        header = f"Content-Type: {protocol.CONTENT_TYPE}; charset={protocol.CHARSET}\r\n\r\n"
+        frames = []
+        for _, params in batch:
+            body = json.dumps({"jsonrpc": "2.0", "method": "phoenix/event", "params": params})  # ASCII only
+            frames.append(f"Content-Length: {len(body)}\r\n{header}{body}")
+        writer.write("".join(frames).encode(protocol.CHARSET))  # stdio and TCP writers write at once
 
     def ask_approval(self, runtime: Runtime, tool_use_id: str, call: ToolUse) -> None:
         if not self.rich and self.hub is not None:

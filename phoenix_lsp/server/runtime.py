@@ -4,6 +4,14 @@ One ``Runtime`` per conversation, all on the server's event loop. ``apply`` runs
 its effects synchronously in order — persistence first (REQ-BED-007) — and starts asynchronous work (LLM
 requests, tools) as tasks whose outcomes come back through ``apply``. Cancelling is applied the moment it
 arrives; a late outcome of cancelled work carries a stale id and the core drops it (REQ-BED-005).
+
+Text deltas are coalesced (REQ-PROTO-044): the model's deltas wait in the hub's outbox, each appended to the
+conversation's pending ``textDelta`` event, until the event loop has handled what is ready, and at most once
+every ``HubConfig.event_coalesce_ms`` (a delta after a quiet spell goes at once; under load the flushes, each
+one store transaction, are paced), or at once when the outbox holds ``OUTBOX_FLUSH_BYTES``. A flush stores
+every pending event of every conversation in one transaction and only then sends them. Any other event, and
+any transition, first flushes the outbox, so seqs stay in order, what is stored is exactly what clients were
+sent, and nothing is sent that a crash could lose.
 """
 
 from __future__ import annotations
@@ -69,6 +77,22 @@ from . import prompts, wire
 
 log = logging.getLogger(__name__)
 
+#: The outbox is flushed at once when its text reaches this size (a burst from the model in one read).
+OUTBOX_FLUSH_BYTES = 256 * 1024
+#: A pending textDelta takes no more text than this; more starts the next event.
+MAX_DELTA_EVENT_BYTES = 64 * 1024
+
+
+@dataclass
+class _PendingDelta:
+    """A textDelta event whose seq is taken and whose text is still being gathered."""
+
+    runtime: Runtime
+    seq: int
+    request_id: int
+    parts: list[str]
+    size: int
+
 
 @dataclass(frozen=True)
 class Outcome:
@@ -111,6 +135,7 @@ class HubConfig:
     model: str
     retry_base_ms: int = 1000
     retry_after_max_ms: int = 60_000  # the cap on a provider's retry-after (REQ-BED-006)
+    event_coalesce_ms: float = 4.0  # text deltas are flushed (stored, then sent) at most this often (REQ-PROTO-044)
     bash_timeout_s: float | None = None
     agent_time_limit_s: float = 600.0
     agent_max_turns: int = 50
@@ -144,6 +169,63 @@ class Hub:
         self.runtimes: dict[str, Runtime] = {}
         self.agent_slots = asyncio.Semaphore(config.agent_concurrency)
         self.tasks: set[asyncio.Task[Any]] = set()
+        self.outbox: list[_PendingDelta] = []
+        self._outbox_bytes = 0
+        self._flush_soon: asyncio.Handle | None = None
+        self._flushed_at = float("-inf")  # the loop's time of the last flush
+
+    # ------------------------------------------------------------------------------- text deltas
+
+    def queue_text(self, runtime: Runtime, request_id: int, text: str) -> None:
+        """A text delta for ``runtime``'s clients: added to its pending textDelta event (a new one when there is
+        none, it belongs to another request or it is full), sent with the next flush."""
+        pending = runtime.pending_delta
+        if pending is None or pending.request_id != request_id or pending.size >= MAX_DELTA_EVENT_BYTES:
+            runtime.seq += 1
+            pending = _PendingDelta(runtime, runtime.seq, request_id, [], 0)
+            runtime.pending_delta = pending
+            self.outbox.append(pending)
+        pending.parts.append(text)
+        pending.size += len(text)
+        self._outbox_bytes += len(text)
+        if self._outbox_bytes >= OUTBOX_FLUSH_BYTES:
+            self.flush()
+        elif self._flush_soon is None:
+            # after the callbacks that are ready now (the deltas of one network read travel together), and not
+            # sooner than event_coalesce_ms after the previous flush (the deltas of many streams share one)
+            loop = asyncio.get_running_loop()
+            wait = self._flushed_at + self.config.event_coalesce_ms / 1000 - loop.time()
+            self._flush_soon = loop.call_later(wait, self.flush) if wait > 0 else loop.call_soon(self.flush)
+
+    def flush(self) -> None:
+        """Store every pending textDelta event in one transaction, then send them, in seq order."""
+        if self._flush_soon is not None:
+            self._flush_soon.cancel()
+            self._flush_soon = None
+        if not self.outbox:
+            return
+        self._flushed_at = asyncio.get_running_loop().time()
+        pending, self.outbox, self._outbox_bytes = self.outbox, [], 0
+        now = time.time()
+        out: list[tuple[ev.TextDelta, dict[str, Any]]] = []
+        rows: list[tuple[str, int, str]] = []
+        for p in pending:
+            runtime = p.runtime
+            if runtime.pending_delta is p:
+                runtime.pending_delta = None
+            text = self.store.guard.redact("".join(p.parts))  # whole: a secret split over deltas is found
+            event = ev.TextDelta(text=text, request_id=p.request_id, conversation_id=runtime.id,
+                                 seq=p.seq, time=now, parent_conversation_id=runtime.state.parent_id)
+            params = to_wire(event)
+            rows.append((runtime.id, p.seq, json.dumps(params)))
+            out.append((event, params))
+        self.store.append_events(rows)
+        send_all = getattr(self.sink, "event_batch", None)  # the LSP server sends a batch in one write
+        if send_all is not None:
+            send_all(out)
+        else:
+            for event, params in out:
+                self.sink.event(event, params)
 
     # -------------------------------------------------------------------------------- conversations
 
@@ -254,6 +336,7 @@ class Runtime:
         self.tool_tasks: dict[str, asyncio.Task[Any]] = {}
         self.clipboards: dict[str, str] = {}
         self.deadline: asyncio.Task[Any] | None = None  # a sub-agent's time limit (REQ-BED-008)
+        self.pending_delta: _PendingDelta | None = None  # the textDelta event still gathering text
 
     @property
     def id(self) -> str:
@@ -262,7 +345,9 @@ class Runtime:
     # ------------------------------------------------------------------------------------ events
 
     def emit(self, event: ev.EventKinds) -> int:
-        """Send one phoenix/event, numbered and stored first (so catch-up can rely on it)."""
+        """Send one phoenix/event, numbered and stored first (so catch-up can rely on it), after the text
+        deltas still in the outbox."""
+        self.hub.flush()
         self.seq += 1
         event = event.model_copy(
             update={"conversation_id": self.id, "seq": self.seq, "time": time.time(),
@@ -301,6 +386,7 @@ class Runtime:
         return outcome
 
     def _persist(self, effects: tuple[Effect, ...]) -> None:
+        self.hub.flush()  # the deltas shown so far come before whatever this transition stores and says
         messages = [e for e in effects if isinstance(e, PersistMessage)]
         now = time.time()
         if messages:
@@ -465,10 +551,8 @@ class Runtime:
                 summary=effect.purpose == "summary",
                 instruction=effect.instruction,
             )
-            guard = self.hub.store.guard
-
             def on_text(text: str) -> None:
-                self.emit(ev.TextDelta(text=guard.redact(text), request_id=effect.request_id))
+                self.hub.queue_text(self, effect.request_id, text)  # redacted when the event is made
 
             if state.is_subagent:
                 async with self.hub.agent_slots:

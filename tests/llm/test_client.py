@@ -431,7 +431,7 @@ async def test_concurrent_streams_overlap(fake_anthropic: FakeAnthropic, client:
     assert fake_anthropic.max_concurrency() == 8
 
 
-@pytest.mark.req("REQ-PROTO-030")
+@pytest.mark.req("REQ-PROTO-030", "REQ-PROTO-044")
 def test_a_big_answer_is_assembled_in_linear_time() -> None:
     """20 MB of text in 1 KB deltas: the answer is built once from its pieces. Adding each delta to the whole
     text so far copied ~200 GB (minutes at 100% CPU); joining takes milliseconds."""

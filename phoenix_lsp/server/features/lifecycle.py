@@ -88,6 +88,7 @@ def _setup(ls: PhoenixServer) -> Hub:
         model=settings.model,
         retry_base_ms=settings.retry_base_ms,
         retry_after_max_ms=settings.retry_after_max_ms,
+        event_coalesce_ms=settings.event_coalesce_ms,
         bash_timeout_s=settings.bash_timeout_s,
         agent_time_limit_s=settings.agent_time_limit_s,
         agent_max_turns=settings.agent_max_turns,
