@@ -356,17 +356,25 @@ class Store:
             self.guard.check(text, f"event {seq} of conversation {conversation_id!r}")
         if not events:
             return
+        ids = list(dict.fromkeys(conversation_id for conversation_id, _, _ in events))
         with self._write() as conn:
+            # one query for every conversation of the batch (a flush holds the deltas of many streams)
             last: dict[str, int | None] = {}
             count: dict[str, int] = {}  # the conversation's events once these are in
-            for conversation_id, seq, _ in events:
+            for start in range(0, len(ids), 500):  # SQLite's limit on bound parameters
+                chunk = ids[start : start + 500]
+                rows = conn.execute(
+                    "SELECT id, event_count, (SELECT MAX(seq) FROM events WHERE conversation_id = c.id) "
+                    f"FROM conversations AS c WHERE id IN ({','.join('?' * len(chunk))})",
+                    chunk,
+                ).fetchall()
+                for conversation_id, stored, top in rows:
+                    count[conversation_id] = int(stored)
+                    last[conversation_id] = None if top is None else int(top)
+            for conversation_id in ids:
                 if conversation_id not in last:
-                    row = conn.execute("SELECT event_count FROM conversations WHERE id = ?", (conversation_id,))
-                    stored = row.fetchone()
-                    if stored is None:
-                        raise UnknownConversationError(conversation_id)
-                    last[conversation_id] = _last_seq(conn, conversation_id)
-                    count[conversation_id] = int(stored[0])
+                    raise UnknownConversationError(conversation_id)
+            for conversation_id, seq, _ in events:
                 before = last[conversation_id]
                 if before is not None and seq <= before:
                     raise EventSeqError(
