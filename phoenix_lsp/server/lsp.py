@@ -6,7 +6,6 @@ standard-LSP fallbacks of ``plain.PlainClient``. The server is the runtime's ``S
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -64,10 +63,11 @@ class PhoenixServer(LanguageServer):
         else:
             self.plain.event(event, params)
 
-    def event_batch(self, batch: Sequence[tuple[EventKinds, dict[str, Any]]]) -> None:
-        """Several events at once (the runtime's coalesced text deltas, REQ-PROTO-044): to a rich client on
-        stdio in one write, framed as pygls frames every message; one write instead of one per event is what
-        keeps many streams cheap (each write is a system call, and blocks while the client reads)."""
+    def event_batch(self, batch: Sequence[tuple[EventKinds, dict[str, Any]]], texts: Sequence[str]) -> None:
+        """Events already stored, ``texts`` being each one's params as JSON (REQ-PROTO-044). To a rich client
+        on stdio or TCP they go in one write, framed as pygls frames every message, around the JSON already
+        made: one write instead of one per event keeps many streams cheap (each write is a system call, and
+        blocks while the client reads), and a 20 MB answer is not serialised a second time."""
         protocol = self.protocol
         writer = protocol.writer
         if not self.rich or writer is None or not getattr(protocol, "_include_headers", False):
@@ -76,8 +76,8 @@ class PhoenixServer(LanguageServer):
             return
         header = f"Content-Type: {protocol.CONTENT_TYPE}; charset={protocol.CHARSET}\r\n\r\n"
         frames = []
-        for _, params in batch:
-            body = json.dumps({"jsonrpc": "2.0", "method": "phoenix/event", "params": params})  # ASCII only
+        for text in texts:  # json.dumps escapes everything beyond ASCII: characters are bytes
+            body = f'{{"jsonrpc": "2.0", "method": "phoenix/event", "params": {text}}}'
             frames.append(f"Content-Length: {len(body)}\r\n{header}{body}")
         writer.write("".join(frames).encode(protocol.CHARSET))  # stdio and TCP writers write at once
 

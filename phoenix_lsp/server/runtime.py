@@ -23,7 +23,7 @@ import logging
 import os
 import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
@@ -220,11 +220,16 @@ class Hub:
             rows.append((runtime.id, p.seq, json.dumps(params)))
             out.append((event, params))
         self.store.append_events(rows)
-        send_all = getattr(self.sink, "event_batch", None)  # the LSP server sends a batch in one write
+        self.send(out, [text for _, _, text in rows])
+
+    def send(self, events: Sequence[tuple[ev.EventKinds, dict[str, Any]]], texts: Sequence[str]) -> None:
+        """Send stored events (``texts``: each one's JSON as stored). The LSP server sends them in one write,
+        framed around the stored JSON, so a big message is not serialised again."""
+        send_all = getattr(self.sink, "event_batch", None)
         if send_all is not None:
-            send_all(out)
+            send_all(events, texts)
         else:
-            for event, params in out:
+            for event, params in events:
                 self.sink.event(event, params)
 
     # -------------------------------------------------------------------------------- conversations
@@ -354,8 +359,9 @@ class Runtime:
                     "parent_conversation_id": self.state.parent_id}
         )
         params = to_wire(event)
-        self.hub.store.append_event(self.id, self.seq, json.dumps(params))
-        self.hub.sink.event(event, params)
+        text = json.dumps(params)
+        self.hub.store.append_event(self.id, self.seq, text)
+        self.hub.send([(event, params)], [text])
         return self.seq
 
     def check(self, event: Event) -> Reject | None:
@@ -393,8 +399,9 @@ class Runtime:
             items: list[tuple[int, str]] = []
             for e in messages:
                 seq = self.seq + 1 + len(items)  # the seq of the "message" event announcing it, just below
-                body = {"seq": seq, "time": now, "message": json.loads(codec.encode_message(e.message))}
-                items.append((e.index, json.dumps(body)))
+                # the encoded message is put in as it is: a 20 MB answer is not parsed and dumped again
+                body = f'{{"seq": {seq}, "time": {json.dumps(now)}, "message": {codec.encode_message(e.message)}}}'
+                items.append((e.index, body))
             self.hub.store.append_messages(self.id, items)
         if any(isinstance(e, PersistState) for e in effects):
             self.hub.store.save_state(self.id, codec.encode_state(self.state), self.state.status.kind, now)
