@@ -50,6 +50,9 @@ TOOL_INPUT_ERROR_KEY = "input_error"
 
 _API_KEY_HELP = "Set ANTHROPIC_API_KEY in the environment of the phoenix-lsp server (or the apiKey option)."
 
+#: The longest the stream's task works through buffered events before it lets the event loop run others.
+_SHARE_S = 0.002
+
 # Error types of an SSE ``event: error`` (HTTP 200 already sent) and the HTTP status they stand for.
 _STREAM_ERROR_STATUS: dict[str, int] = {
     "invalid_request_error": 400,
@@ -366,9 +369,15 @@ class LlmClient:
                 raise _Stalled("before the response headers") from exc
             raise
         acc = _Accumulator()
+        loop = asyncio.get_running_loop()
+        share_at = loop.time() + _SHARE_S
         try:
             async for event in stream:
                 acc.feed(event, on_text)
+                if loop.time() >= share_at:
+                    # a fast model fills each read with dozens of events: let other conversations' requests in
+                    await asyncio.sleep(0)
+                    share_at = loop.time() + _SHARE_S
         except httpx2.ReadTimeout as exc:
             where = f"after {acc.events} stream events" if acc.events else "after the response headers"
             raise _Stalled(where) from exc

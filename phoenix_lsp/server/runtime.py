@@ -116,7 +116,8 @@ NOTIFICATIONS: dict[str, type[ev.EventKinds]] = {
 
 
 class Sink(Protocol):
-    """What the runtime needs from the LSP side (implemented by the server)."""
+    """What the runtime needs from the LSP side (implemented by the server). A sink may also have
+    ``event_batch(events, texts)`` to send several stored events at once (see :meth:`Hub.send`)."""
 
     def event(self, event: ev.EventKinds, params: dict[str, Any]) -> None: ...
     def ask_approval(self, runtime: Runtime, tool_use_id: str, call: ToolUse) -> None: ...
@@ -213,7 +214,7 @@ class Hub:
             runtime = p.runtime
             if runtime.pending_delta is p:
                 runtime.pending_delta = None
-            text = self.store.guard.redact("".join(p.parts))  # whole: a secret split over deltas is found
+            text = self.store.guard.redact("".join(p.parts))  # a secret split between these deltas is found
             event = ev.TextDelta(text=text, request_id=p.request_id, conversation_id=runtime.id,
                                  seq=p.seq, time=now, parent_conversation_id=runtime.state.parent_id)
             params = to_wire(event)

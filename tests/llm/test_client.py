@@ -471,3 +471,33 @@ def test_a_text_block_never_closed_is_still_delivered() -> None:
     acc.feed(NS(type="content_block_delta", index=0, delta=NS(type="text_delta", text="lo")), lambda t: None)
     acc.feed(NS(type="message_stop"), lambda t: None)
     assert acc.result().content == [{"type": "text", "text": "Hello"}]
+
+
+@pytest.mark.req("REQ-PROTO-044", "REQ-PROTO-029")
+async def test_a_fast_stream_lets_other_tasks_run_between_its_events(
+    fake_anthropic: FakeAnthropic, client: LlmClient
+) -> None:
+    """A fast model's events arrive dozens to a read; working through them without a pause held the event loop
+    for as long as that took, and every other conversation's requests waited. The stream's task now lets
+    the loop run others at least every few milliseconds."""
+    fake_anthropic.enqueue(Reply.text_reply("w " * 200, deltas=200))
+    turns = 0
+    done = asyncio.Event()
+
+    async def other_conversation() -> None:
+        nonlocal turns
+        while not done.is_set():
+            turns += 1
+            await asyncio.sleep(0)
+
+    def slow_consumer(text: str) -> None:
+        time.sleep(0.001)  # 1 ms of work per delta: 200 ms in all, most of it on events already read
+
+    other = asyncio.create_task(other_conversation())
+    try:
+        result = await client.stream(make_request(), slow_consumer)
+    finally:
+        done.set()
+        await other
+    assert isinstance(result, LlmSuccess)
+    assert turns >= 40, f"the other task ran {turns} times while the stream took 200 ms of work"
