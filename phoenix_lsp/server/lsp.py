@@ -64,7 +64,7 @@ class PhoenixServer(LanguageServer):
             self.plain.event(event, params)
 
     def event_batch(self, batch: Sequence[tuple[EventKinds, dict[str, Any]]], texts: Sequence[str]) -> None:
-        """Events already stored, ``texts`` being each one's params as JSON (REQ-PROTO-044). To a rich client
+        """Events already stored, ``texts`` being each one's params as JSON (REQ-PROTO-049). To a rich client
         on stdio or TCP they go in one write, framed as pygls frames every message, around the JSON already
         made: one write instead of one per event keeps many streams cheap (each write is a system call, and
         blocks while the client reads), and a 20 MB answer is not serialised a second time."""

@@ -5,7 +5,7 @@ its effects synchronously in order — persistence first (REQ-BED-007) — and s
 requests, tools) as tasks whose outcomes come back through ``apply``. Cancelling is applied the moment it
 arrives; a late outcome of cancelled work carries a stale id and the core drops it (REQ-BED-005).
 
-Text deltas are coalesced (REQ-PROTO-044): the model's deltas wait in the hub's outbox, each appended to the
+Text deltas are coalesced (REQ-PROTO-049): the model's deltas wait in the hub's outbox, each appended to the
 conversation's pending ``textDelta`` event, until the event loop has handled what is ready, and at most once
 every ``HubConfig.event_coalesce_ms`` (a delta after a quiet spell goes at once; under load the flushes, each
 one store transaction, are paced), or at once when the outbox holds ``OUTBOX_FLUSH_BYTES``. A flush stores
@@ -136,7 +136,7 @@ class HubConfig:
     model: str
     retry_base_ms: int = 1000
     retry_after_max_ms: int = 60_000  # the cap on a provider's retry-after (REQ-BED-006)
-    event_coalesce_ms: float = 4.0  # text deltas are flushed (stored, then sent) at most this often (REQ-PROTO-044)
+    event_coalesce_ms: float = 4.0  # text deltas are flushed (stored, then sent) at most this often (REQ-PROTO-049)
     bash_timeout_s: float | None = None
     agent_time_limit_s: float = 600.0
     agent_max_turns: int = 50

@@ -431,7 +431,7 @@ async def test_concurrent_streams_overlap(fake_anthropic: FakeAnthropic, client:
     assert fake_anthropic.max_concurrency() == 8
 
 
-@pytest.mark.req("REQ-PROTO-030", "REQ-PROTO-044")
+@pytest.mark.req("REQ-PROTO-030", "REQ-PROTO-049")
 def test_a_big_answer_is_assembled_in_linear_time() -> None:
     """20 MB of text in 1 KB deltas: the answer is built once from its pieces. Adding each delta to the whole
     text so far copied ~200 GB (minutes at 100% CPU); joining takes milliseconds."""
@@ -473,7 +473,7 @@ def test_a_text_block_never_closed_is_still_delivered() -> None:
     assert acc.result().content == [{"type": "text", "text": "Hello"}]
 
 
-@pytest.mark.req("REQ-PROTO-044", "REQ-PROTO-029")
+@pytest.mark.req("REQ-PROTO-049", "REQ-PROTO-029")
 async def test_a_fast_stream_lets_other_tasks_run_between_its_events(
     fake_anthropic: FakeAnthropic, client: LlmClient
 ) -> None:

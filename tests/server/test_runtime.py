@@ -268,7 +268,7 @@ async def test_a_text_turn_emits_numbered_events_in_order_and_persists_first(rig
 
     events = rig.sink.of(runtime.id)
     assert [p["seq"] for p in events] == list(range(1, len(events) + 1)), "seq is 1, 2, 3... with no gap"
-    assert rig.sink.kinds(runtime.id) == [  # the two deltas came in one go: one event (REQ-PROTO-044)
+    assert rig.sink.kinds(runtime.id) == [  # the two deltas came in one go: one event (REQ-PROTO-049)
         "message", "status:awaiting_llm", "textDelta", "message", "usage", "status:idle",
     ]
     user, assistant = rig.sink.of(runtime.id, "message")
@@ -489,7 +489,7 @@ def stored_events(store: Store, cid: str) -> list[dict[str, Any]]:
     return [json.loads(text) for _, text in store.events_after(cid, 0, limit=10_000)]
 
 
-@pytest.mark.req("REQ-PROTO-044", "REQ-PROTO-020")
+@pytest.mark.req("REQ-PROTO-049", "REQ-PROTO-020")
 async def test_a_burst_of_deltas_costs_a_few_transactions_and_is_stored_as_sent(rig: Rig) -> None:
     """2,000 deltas arriving in one go (one network read of a fast model): a handful of events and of store
     transactions, not one of each per delta; the text arrives whole and in order; what is stored is exactly
@@ -510,7 +510,7 @@ async def test_a_burst_of_deltas_costs_a_few_transactions_and_is_stored_as_sent(
     assert stored_events(rig.store, runtime.id) == sent, "persisted = what the client saw"
 
 
-@pytest.mark.req("REQ-PROTO-044")
+@pytest.mark.req("REQ-PROTO-049")
 async def test_a_delta_is_sent_without_waiting_for_more(rig: Rig) -> None:
     """Coalescing never holds a delta back for the next one: a model that says a few words and then thinks
     has them shown while it thinks."""
@@ -525,7 +525,7 @@ async def test_a_delta_is_sent_without_waiting_for_more(rig: Rig) -> None:
     await rig.sink.rest(runtime.id)
 
 
-@pytest.mark.req("REQ-PROTO-044", "REQ-BED-005")
+@pytest.mark.req("REQ-PROTO-049", "REQ-BED-005")
 async def test_deltas_pending_at_a_cancel_come_before_it_and_nothing_partial_is_kept(rig: Rig) -> None:
     runtime = rig.new()
     gate = asyncio.Event()  # never set: the response never completes
@@ -542,7 +542,7 @@ async def test_deltas_pending_at_a_cancel_come_before_it_and_nothing_partial_is_
     assert [m["role"] for m in messages] == ["user"], "nothing partial is kept"
 
 
-@pytest.mark.req("REQ-PROTO-044")
+@pytest.mark.req("REQ-PROTO-049")
 async def test_deltas_close_together_share_an_event_and_the_first_goes_at_once(rig: Rig) -> None:
     runtime = rig.new()
     rig.hub.config.event_coalesce_ms = 500  # long, so that what shares a flush does not depend on timing
@@ -563,7 +563,7 @@ async def test_deltas_close_together_share_an_event_and_the_first_goes_at_once(r
     runtime.apply(Cancel())
 
 
-@pytest.mark.req("REQ-PROTO-044", "REQ-PROTO-022")
+@pytest.mark.req("REQ-PROTO-049", "REQ-PROTO-022")
 async def test_deltas_of_several_conversations_share_a_flush_but_keep_their_own_seqs(rig: Rig) -> None:
     first, second = rig.new(), rig.new()
     gates = asyncio.Event(), asyncio.Event()

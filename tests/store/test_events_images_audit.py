@@ -83,7 +83,7 @@ def test_only_the_newest_events_are_kept(db_path: Path, make_record: MakeRecord)
         assert raw.execute("SELECT COUNT(*) FROM events").fetchone()[0] == 3
 
 
-@pytest.mark.req("REQ-PROTO-044")
+@pytest.mark.req("REQ-PROTO-049")
 def test_events_of_several_conversations_are_stored_in_one_transaction(
     db_path: Path, make_record: MakeRecord
 ) -> None:

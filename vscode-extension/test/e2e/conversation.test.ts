@@ -47,7 +47,7 @@ const patchCall = (id: string, newText: string) => ({
 
 // The fake model's answers, in the order the turns below ask for them.
 const REPLIES = [
-  // paced like a model, 50 ms apart: deltas that arrive together are coalesced into one event (REQ-PROTO-044)
+  // paced like a model, 50 ms apart: deltas that arrive together are coalesced into one event (REQ-PROTO-049)
   { text: "Hello **there**, I am streaming this answer.", deltas: 6, delay_s: 0.05 },
   { tool_uses: [{ id: "toolu_up", name: "request_mode_upgrade", input: { reason: "I need to edit a.txt" } }] },
   { text: "Thanks, I can write now." },
