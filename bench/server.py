@@ -4,6 +4,7 @@
 - event latency: text delta leaves the fake LLM -> phoenix/event at the client (p50/p99, 10,000 deltas, loss and
   order checked), baseline: the same stamped stream read directly by the SDK client (no server in between);
 - start-up: process start -> initialize answered, and idle RSS, baseline: a bare `python -c pass`;
+- exit: `exit` notification after a shutdown -> process gone, baseline: a bare interpreter ending;
 - restore: 1,000 conversations / 100,000 messages in the store -> listConversations answered, baseline: the
   store's own list call in this process.
 
@@ -158,12 +159,27 @@ async def _direct_latencies(fake: _Fake, deltas: int) -> list[float]:
     return out
 
 
+def _frame(message: dict[str, Any]) -> bytes:
+    body = json.dumps(message).encode()
+    return b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+
+def _read_until_id(stdout: Any, wanted: int) -> None:
+    """Read framed messages until the answer with id `wanted` (notifications on the way are skipped)."""
+    while True:
+        length = 0
+        while (line := stdout.readline().strip()):
+            if line.lower().startswith(b"content-length:"):
+                length = int(line.split(b":")[1])
+        if json.loads(stdout.read(length)).get("id") == wanted:
+            return
+
+
 def _startup(quick: bool) -> list[dict[str, Any]]:
     runs = 3 if quick else 7
-    init = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize",
-                       "params": {"processId": None, "rootUri": None, "capabilities": {}}})
-    frame = f"Content-Length: {len(init)}\r\n\r\n{init}".encode()
-    starts, rss, base_starts, base_rss = [], [], [], []
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"processId": None, "rootUri": None, "capabilities": {}}}
+    starts, rss, base_starts, base_rss, exits, base_exits = [], [], [], [], [], []
     with tempfile.TemporaryDirectory() as tmp:
         env = {**os.environ, "ANTHROPIC_API_KEY": "sk-ant-bench-key-0000000000"}
         for _ in range(runs):
@@ -171,24 +187,33 @@ def _startup(quick: bool) -> list[dict[str, Any]]:
             proc = subprocess.Popen([sys.executable, "-m", "phoenix_lsp", "serve", "--data-dir", tmp],
                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
             assert proc.stdin and proc.stdout
-            proc.stdin.write(frame)
+            proc.stdin.write(_frame(init))
             proc.stdin.flush()
-            header = proc.stdout.readline()
+            _read_until_id(proc.stdout, 1)
             starts.append((time.perf_counter() - t0) * 1000)
-            assert header.startswith(b"Content-Length")
+            proc.stdin.write(_frame({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
+            proc.stdin.flush()
             time.sleep(0.3)
             rss.append(_rss_mb(proc.pid))
-            proc.kill()
+            proc.stdin.write(_frame({"jsonrpc": "2.0", "id": 2, "method": "shutdown"}))
+            proc.stdin.flush()
+            _read_until_id(proc.stdout, 2)
+            t0 = time.perf_counter()
+            proc.stdin.write(_frame({"jsonrpc": "2.0", "method": "exit"}))
+            proc.stdin.flush()
             proc.wait()
+            exits.append((time.perf_counter() - t0) * 1000)
             t0 = time.perf_counter()
             base = subprocess.Popen([sys.executable, "-c", "import sys; print(1, flush=True); sys.stdin.read()"],
                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-            assert base.stdout
+            assert base.stdin and base.stdout
             base.stdout.readline()
             base_starts.append((time.perf_counter() - t0) * 1000)
             base_rss.append(_rss_mb(base.pid))
-            base.kill()
+            t0 = time.perf_counter()
+            base.stdin.close()
             base.wait()
+            base_exits.append((time.perf_counter() - t0) * 1000)
     return [
         {
             "name": "start-up: process start -> initialize answered (median)",
@@ -205,6 +230,14 @@ def _startup(quick: bool) -> list[dict[str, Any]]:
             "baseline_name": "bare python interpreter RSS",
             "baseline_value": round(statistics.median(base_rss), 1),
             "goal": "< 100 MB",
+        },
+        {
+            "name": "exit: exit notification -> process gone (median)",
+            "value": round(statistics.median(exits), 1),
+            "unit": "ms",
+            "baseline_name": "bare python interpreter ending (median)",
+            "baseline_value": round(statistics.median(base_exits), 1),
+            "goal": "the editor is not kept waiting",
         },
     ]
 

@@ -49,10 +49,13 @@ def doctor() -> int:
     except Exception as exc:  # doctor must always answer
         print(f"sandbox: could not be checked ({exc})")
     print(f"data directory: {Store.default_path().parent}")
-    model = os.environ.get("PHOENIX_MODEL", "")
-    from .llm.models import DEFAULT_MODEL
+    from .protocol.params import InitializationOptions
+    from .server.config import load
 
-    print(f"model: {model or DEFAULT_MODEL}")
+    settings, problems = load(InitializationOptions(), os.environ)  # what a server started here would use
+    print(f"model: {settings.model}")
+    for problem in problems:
+        print(f"setting: {problem}")
     key = "set" if os.environ.get("ANTHROPIC_API_KEY") else "NOT set (export ANTHROPIC_API_KEY=... to chat)"
     print(f"ANTHROPIC_API_KEY: {key}")
     base = os.environ.get("ANTHROPIC_BASE_URL")

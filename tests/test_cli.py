@@ -24,6 +24,18 @@ def test_doctor_reports_protections_data_directory_and_model_but_never_the_key(t
     assert key not in text
 
 
+@pytest.mark.req("REQ-PROTO-036", "REQ-PROTO-034")
+def test_doctor_shows_the_settings_a_server_started_here_would_use(tmp_path: Path) -> None:
+    env = {**os.environ, "PHOENIX_LSP_DATA_DIR": str(tmp_path), "PHOENIX_MODEL": "claude-opus-4-1",
+           "PHOENIX_BACKGROUND_TIMEOUT_S": "soon"}
+    out = subprocess.run([sys.executable, "-m", "phoenix_lsp", "doctor"], env=env, capture_output=True, text=True,
+                         timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert "model: claude-opus-4-1" in out.stdout
+    [problem] = [line for line in out.stdout.splitlines() if line.startswith("setting: ")]
+    assert "PHOENIX_BACKGROUND_TIMEOUT_S='soon'" in problem and "one hour" in problem
+
+
 def test_help_lists_the_commands() -> None:
     out = subprocess.run([sys.executable, "-m", "phoenix_lsp", "--help"], capture_output=True, text=True, timeout=60)
     for command in ("serve", "chat", "doctor", "sandbox"):

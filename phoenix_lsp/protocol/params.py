@@ -9,6 +9,13 @@ from pydantic import Field, field_validator
 from ..core.values import Decision, Mode, Policy, Style
 from .base import Wire
 
+#: the largest number the store keeps (SQLite's INTEGER): a larger afterSeq / afterId is refused (REQ-PROTO-046)
+STORE_INT_MAX = 2**63 - 1
+#: LSP's uinteger, for line numbers
+UINTEGER_MAX = 2**31 - 1
+#: a path the OS takes (PATH_MAX, in characters; each component is checked by the OS itself)
+PATH_MAX = 4096
+
 
 class ConversationRef(Wire):
     """Names one conversation."""
@@ -24,11 +31,14 @@ class ImageIn(Wire):
 
 
 class NewConversationParams(Wire):
-    working_directory: str | None = None
+    working_directory: str | None = Field(
+        default=None, min_length=1, max_length=PATH_MAX,
+        description="an existing absolute directory; absent = the workspace root (empty is refused)",
+    )
     model: str | None = Field(default=None, min_length=1, max_length=200)
     style: Style = Style.CHAT
     approval_policy: Policy = Policy.INTERACTIVE
-    continue_from: str | None = None
+    continue_from: str | None = Field(default=None, min_length=1, max_length=200)
     seed_with_summary: bool = True
 
 
@@ -37,15 +47,15 @@ class ListConversationsParams(Wire):
 
 
 class GetConversationParams(ConversationRef):
-    after_seq: int | None = Field(default=None, ge=0)
+    after_seq: int | None = Field(default=None, ge=0, le=STORE_INT_MAX)
     limit: int = Field(default=100, ge=1, le=1000)
 
 
 class LineRange(Wire):
     """Lines of a file, 0-based and inclusive, as LSP numbers them."""
 
-    start_line: int = Field(ge=0)
-    end_line: int = Field(ge=0)
+    start_line: int = Field(ge=0, le=UINTEGER_MAX)
+    end_line: int = Field(ge=0, le=UINTEGER_MAX)
 
 
 class FileAttachment(Wire):
@@ -57,7 +67,7 @@ class FileAttachment(Wire):
 
 
 class DiagnosticIn(Wire):
-    line: int = Field(ge=0, description="0-based")
+    line: int = Field(ge=0, le=UINTEGER_MAX, description="0-based")
     severity: Literal["error", "warning", "information", "hint"] | None = None
     message: str = Field(max_length=4000)
     source: str | None = Field(default=None, max_length=200)
@@ -85,11 +95,11 @@ class SetModeParams(ConversationRef):
 
 class RespondToModeUpgradeParams(ConversationRef):
     approve: bool
-    tool_use_id: str | None = None
+    tool_use_id: str | None = Field(default=None, min_length=1, max_length=200)
 
 
 class RespondToApprovalParams(ConversationRef):
-    tool_use_id: str = Field(min_length=1)
+    tool_use_id: str = Field(min_length=1, max_length=200)
     decision: Decision
     rule: str | None = Field(
         default=None, max_length=2000,
@@ -106,7 +116,7 @@ class SetStyleParams(ConversationRef):
 
 
 class RevokeAlwaysAllowParams(ConversationRef):
-    tool_name: str = Field(min_length=1)
+    tool_name: str = Field(min_length=1, max_length=200)
     rule: str | None = Field(
         default=None, max_length=2000, description="one rule of the tool; absent = every rule of the tool"
     )
@@ -121,8 +131,8 @@ class SetModelParams(ConversationRef):
 
 
 class GetAuditLogParams(Wire):
-    conversation_id: str | None = None
-    after_id: int = Field(default=0, ge=0)
+    conversation_id: str | None = Field(default=None, min_length=1, max_length=200)
+    after_id: int = Field(default=0, ge=0, le=STORE_INT_MAX)
     limit: int = Field(default=100, ge=1, le=1000)
 
 

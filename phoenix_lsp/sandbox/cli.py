@@ -54,7 +54,7 @@ def doctor_lines(self_test: bool = True) -> list[str]:
     lines += [f"active: {text}" for text in support.active]
     lines.append(f"active: {policy.process_limit_protection()}")
     lines.append(f"active: {policy.memory_limit_protection()}")
-    denied = denylist.deny_read_paths()
+    denied = denylist.deny_read_paths(denylist.variable_entries())
     lines.append(f"active: deny-read (Landlock): {len(denied)} paths a restricted command cannot read, "
                  f"extend with {denylist.DENY_READ_ENV} or the denyRead option:")
     lines += [f"  denied: {path}{'' if path.exists() else ' (absent now)'}" for path in denied]

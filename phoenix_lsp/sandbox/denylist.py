@@ -37,6 +37,7 @@ __all__ = [
     "current_deny_read",
     "deny_read_paths",
     "read_rules",
+    "variable_entries",
 ]
 
 DENY_READ_ENV = "PHOENIX_LSP_DENY_READ"
@@ -80,9 +81,10 @@ def _expand(entry: str, home: Path) -> Path | None:
 def deny_read_paths(extra: Iterable[str] = (), data_dirs: Iterable[Path | str] = (),
                     environ: Mapping[str, str] | None = None, home: Path | None = None) -> tuple[Path, ...]:
     """Every path a restricted command may not read: the defaults, phoenix-lsp's own data directory (the
-    platform default, ``PHOENIX_LSP_DATA_DIR``, and each of `data_dirs`), the entries of
-    ``PHOENIX_LSP_DENY_READ`` and `extra` (the ``denyRead`` setting). Absolute, normalised, deduplicated,
-    in a stable order; relative entries are ignored (see :func:`invalid_entries`)."""
+    platform default, ``PHOENIX_LSP_DATA_DIR``, and each of `data_dirs`) and `extra` (the user's entries:
+    the server passes its settings' ``PHOENIX_LSP_DENY_READ`` and ``denyRead``; outside the server see
+    :func:`variable_entries`). Absolute, normalised, deduplicated, in a stable order; relative entries are
+    ignored (see :func:`invalid_entries`)."""
     from phoenix_lsp.store.paths import default_data_dir  # lazily: the store package is heavy to import
 
     env = os.environ if environ is None else environ
@@ -96,7 +98,6 @@ def deny_read_paths(extra: Iterable[str] = (), data_dirs: Iterable[Path | str] =
     # The platform default too when PHOENIX_LSP_DATA_DIR points elsewhere: an earlier server kept it there.
     entries.append(str(under_home(default_data_dir({k: v for k, v in env.items() if k != "PHOENIX_LSP_DATA_DIR"}))))
     entries += [str(d) for d in data_dirs]
-    entries += env.get(DENY_READ_ENV, "").split(os.pathsep)
     entries += list(extra)
     out: dict[Path, None] = {}
     for entry in entries:
@@ -104,6 +105,13 @@ def deny_read_paths(extra: Iterable[str] = (), data_dirs: Iterable[Path | str] =
         if path is not None:
             out[path] = None
     return tuple(out)
+
+
+def variable_entries(environ: Mapping[str, str] | None = None) -> list[str]:
+    """The entries of ``PHOENIX_LSP_DENY_READ``, for the sandbox used outside the server (``sandbox run``,
+    ``doctor``, a context without a list); the server reads the variable through its settings model."""
+    env = os.environ if environ is None else environ
+    return [entry for entry in env.get(DENY_READ_ENV, "").split(os.pathsep) if entry.strip()]
 
 
 _CURRENT_KEYS = ("HOME", "XDG_DATA_HOME", "PHOENIX_LSP_DATA_DIR", DENY_READ_ENV)
@@ -117,7 +125,7 @@ def current_deny_read() -> tuple[Path, ...]:
 
 @functools.lru_cache(maxsize=8)
 def _deny_read_for(_key: tuple[str, ...]) -> tuple[Path, ...]:
-    return deny_read_paths()
+    return deny_read_paths(variable_entries())
 
 
 class DenyCheck:

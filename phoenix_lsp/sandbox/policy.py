@@ -209,6 +209,7 @@ _JGE_K = 0x35
 _JSET_K = 0x45
 _AND_K = 0x54
 _RET_K = 0x06
+_JA = 0x05
 _X32_SYSCALL_BIT = 0x40000000
 
 
@@ -225,14 +226,23 @@ class _Asm:
     """A tiny classic-BPF assembler with forward labels (jump offsets are resolved at the end)."""
 
     def __init__(self) -> None:
-        self.ins: list[tuple[int, int | str, int | str, int]] = []
+        self.ins: list[tuple[int, int | str, int | str, int | str]] = []
         self.labels: dict[str, int] = {}
+        self._fresh = 0
 
     def op(self, code: int, k: int, jt: int | str = 0, jf: int | str = 0) -> None:
         self.ins.append((code, jt, jf, k))
 
+    def jump(self, target: str) -> None:
+        """An unconditional jump (BPF_JA): its 32-bit offset reaches any later instruction."""
+        self.ins.append((_JA, 0, 0, target))
+
     def label(self, name: str) -> None:
         self.labels[name] = len(self.ins)
+
+    def fresh(self, stem: str) -> str:
+        self._fresh += 1
+        return f"{stem}.{self._fresh}"
 
     def assemble(self) -> bytes:
         out = bytearray()
@@ -246,8 +256,35 @@ class _Asm:
                     offs.append(off)
                 else:
                     offs.append(target)
-            out += struct.pack("=HBBI", code, offs[0], offs[1], k & 0xFFFFFFFF)
+            value = self.labels[k] - (i + 1) if isinstance(k, str) else k
+            out += struct.pack("=HBBI", code, offs[0], offs[1], value & 0xFFFFFFFF)
         return bytes(out)
+
+    def search(self, actions: list[tuple[int, int]], leaf: int = 8) -> None:
+        """Return the action of the syscall number in the accumulator: a binary search over `actions`
+        ((number, return value), sorted by number), allowing every number it does not list. Each path is
+        a few comparisons long, so the kernel builds its per-syscall action cache quickly (it runs the
+        filter once per syscall number when the filter is installed, on every command). The return
+        instructions follow the search, in reach of every comparison."""
+        returns = {value: self.fresh("ret") for value in sorted({value for _, value in actions})}
+
+        def node(part: list[tuple[int, int]]) -> None:
+            if len(part) <= leaf:
+                for number, value in part:
+                    self.op(_JEQ_K, number, returns[value], 0)
+                self.op(_RET_K, _RET_ALLOW)
+                return
+            middle = len(part) // 2
+            upper = self.fresh("upper")
+            self.op(_JGE_K, part[middle][0], upper, 0)
+            node(part[:middle])
+            self.label(upper)
+            node(part[middle:])
+
+        node(actions)
+        for value, name in returns.items():
+            self.label(name)
+            self.op(_RET_K, value)
 
 
 def seccomp_supported_arch() -> bool:
@@ -271,36 +308,37 @@ def seccomp_program(machine: str | None = None, deny_memfd: bool = False) -> byt
     machine = machine or platform.machine()
     table = _SYSCALLS[machine]
     eperm = _RET_ERRNO | errno.EPERM
+    enosys = _RET_ERRNO | errno.ENOSYS
     a = _Asm()
     a.op(_LD_ABS_W, 4)  # arch
     a.op(_JEQ_K, _AUDIT_ARCH[machine], 1, 0)
     a.op(_RET_K, _RET_KILL_PROCESS)
     a.op(_LD_ABS_W, 0)  # syscall number
     if machine == "x86_64":
-        a.op(_JGE_K, _X32_SYSCALL_BIT, "deny", 0)
+        a.op(_JGE_K, _X32_SYSCALL_BIT, 0, 1)
+        a.op(_RET_K, eperm)
+    # The syscalls whose arguments decide, first (they are frequent: their checks below are short)...
     a.op(_JEQ_K, table["socket"], "socket", 0)
     a.op(_JEQ_K, table["socketpair"], "socket", 0)
     a.op(_JEQ_K, table["ioctl"], "ioctl", 0)
     a.op(_JEQ_K, table["fcntl"], "fcntl", 0)
     a.op(_JEQ_K, table["clone"], "clone", 0)
-    a.op(_JEQ_K, table["clone3"], "enosys", 0)  # its flags live in memory; libc then falls back to clone
     a.op(_JEQ_K, table["prlimit64"], "prlimit", 0)
     a.op(_JEQ_K, table["setpriority"], "setpriority", 0)
     a.op(_JEQ_K, table["ioprio_set"], "ioprio", 0)
     a.op(_JEQ_K, table["fallocate"], "fallocate", 0)
     for name in SELF_ONLY_BY_PID:
         a.op(_JEQ_K, table[name], "self_pid", 0)
+    # ... then the ones refused whatever their arguments, searched by number after those checks.
+    refused = {table[name]: eperm for names in DENIED_SYSCALLS.values() for name in names if name in table}
+    refused[table["clone3"]] = enosys  # its flags live in memory; libc then falls back to clone
     for name in SHARED_LIMIT_SYSCALLS:
         if name in table:
-            a.op(_JEQ_K, table[name], "enosys", 0)
+            refused[table[name]] = enosys
     if deny_memfd:
-        a.op(_JEQ_K, table["memfd_create"], "deny", 0)
-    for names in DENIED_SYSCALLS.values():  # (the assembler refuses a jump beyond BPF's 255 reach)
-        for name in names:
-            if name in table:
-                a.op(_JEQ_K, table[name], "deny", 0)
-    a.op(_RET_K, _RET_ALLOW)
-    # Classic BPF only jumps forward: the shared return instructions are at the very end.
+        refused[table["memfd_create"]] = eperm
+    a.jump("refused")
+    # Classic BPF only jumps forward: the argument checks and their shared returns follow.
     # socket(domain, type, ...) and socketpair(): AF_UNIX stream or seqpacket only. Only the low 32 bits
     # are compared because the kernel truncates these int arguments the same way.
     a.label("socket")
@@ -362,6 +400,8 @@ def seccomp_program(machine: str | None = None, deny_memfd: bool = False) -> byt
     a.op(_RET_K, _RET_ERRNO | errno.ENOSYS)
     a.label("eopnotsupp")
     a.op(_RET_K, _RET_ERRNO | errno.EOPNOTSUPP)
+    a.label("refused")
+    a.search(sorted(refused.items()))
     return a.assemble()
 
 

@@ -8,15 +8,17 @@ option), what it must be and the default that is used instead; the server still 
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from ..llm.models import DEFAULT_MODEL
 from ..protocol.params import InitializationOptions, ModelPriceIn
+from .transport import DEFAULT_MAX_MESSAGE_BYTES
 
 ENV_PREFIX = "PHOENIX_"
 
@@ -44,12 +46,32 @@ class Config(BaseSettings):
     agent_max_turns: int = Field(default=50, ge=1, description="model turns a sub-agent may take")
     agent_concurrency: int = Field(default=4, ge=1, description="sub-agents streaming at once")
     log_level: str = Field(default="INFO", pattern="(?i)^(DEBUG|INFO|WARNING|ERROR)$")
+    max_message_bytes: int = Field(
+        default=DEFAULT_MAX_MESSAGE_BYTES, ge=64 * 1024, le=2**31 - 1,
+        description="the largest LSP message read; a longer one is refused and skipped (REQ-PROTO-044)",
+    )
     # prompt caching and prices (issue 16, REQ-CACHE-004/006)
     prompt_cache: bool = Field(default=True, description="prompt caching on or off")
     prompt_cache_ttl: Literal["5m", "1h"] = Field(default="5m", description="how long the API keeps a prefix")
     model_prices: Annotated[dict[str, ModelPriceIn], NoDecode] = Field(
         default_factory=dict, description="prices added to or replacing the built-in ones, per model (JSON)"
     )
+    # the sandbox (issue 12, REQ-BASH-016/024)
+    lsp_deny_read: Annotated[tuple[str, ...], NoDecode] = Field(
+        default=(), description="more paths Restricted commands may not read (separated by ':'; the denyRead "
+        "option adds to them)"
+    )
+    background_timeout_s: float | None = Field(
+        default=None, gt=0, le=7 * 24 * 3600, description="a background command's time limit (None: one hour)"
+    )
+
+    @field_validator("lsp_deny_read", mode="before")
+    @classmethod
+    def _paths(cls, value: Any) -> Any:
+        """The variable holds paths separated by ``os.pathsep``; empty entries mean nothing."""
+        if isinstance(value, str):
+            return tuple(entry for entry in value.split(os.pathsep) if entry.strip())
+        return value
 
     @field_validator("model_prices", mode="before")
     @classmethod
@@ -71,6 +93,7 @@ _OPTIONS = {
     "bash_timeout_s": "bash_timeout_s",
     "prompt_cache": "prompt_cache",
     "prompt_cache_ttl": "prompt_cache_ttl",
+    "background_timeout_s": "background_timeout_s",
 }
 
 #: what a value must be, for the fields whose type says too little
@@ -81,11 +104,19 @@ _RULES = {
 }
 
 
+#: how a default of None is shown, for the fields where None means the tool's own default
+_SHOWN = {
+    "bash_timeout_s": "(30 s, 15 min for slow commands)",
+    "background_timeout_s": "(one hour)",
+}
+
+
 def _rule(field: str) -> str:
     if field in _RULES:
         return _RULES[field]
     info = Config.model_fields[field]
-    kind = {int: "a whole number", float: "a number", str: "text"}.get(info.annotation, "a value")  # type: ignore[arg-type]
+    types = [t for t in get_args(info.annotation) if t is not type(None)] or [info.annotation]
+    kind = {int: "a whole number", float: "a number", str: "text"}.get(types[0], "a value")
     for bound in info.metadata:
         for attribute, words in (("ge", "at least"), ("gt", "above"), ("le", "at most")):
             value = getattr(bound, attribute, None)
@@ -114,7 +145,9 @@ def load(options: InitializationOptions, environ: Mapping[str, str]) -> tuple[Co
             else:
                 variable = ENV_PREFIX + field.upper()
                 where, raw = variable, environ.get(variable, "")
-            shown = {True: "on", False: "off"}.get(default, default) if field == "prompt_cache" else default
+            shown: Any = _SHOWN.get(field) if default is None else default
+            if field == "prompt_cache":
+                shown = "on" if default else "off"
             problems.append(
                 f"phoenix-lsp: ignoring {where}={raw!r} ({why}); using the default {shown or 'none'}. "
                 f"Set it to {_rule(field)}."

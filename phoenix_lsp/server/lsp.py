@@ -2,19 +2,40 @@
 
 Rich clients (``capabilities.experimental.phoenix``) get ``phoenix/event``; plain clients get the
 standard-LSP fallbacks of ``plain.PlainClient``. The server is the runtime's ``Sink``.
+
+Hostile input (REQ-PROTO-044..048): the stream is read by ``transport``; ``PhoenixProtocol.handle_body`` checks
+each message before pygls handles it, answers every malformed request with the JSON-RPC error that says what is
+wrong, and keeps the lifecycle (one ``initialize``, nothing before it, no requests after ``shutdown``). Errors
+caused by the client go to the log, rate-limited, never to a popup.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import json
+import logging
+import sys
+import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from lsprotocol import types
+from pygls.exceptions import (
+    JsonRpcException,
+    JsonRpcInvalidParams,
+    JsonRpcInvalidRequest,
+    JsonRpcParseError,
+)
+from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol, lsp_method
+from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage
 
+from ..protocol.codes import CODES
 from ..protocol.converter import plain_converter
+from . import logs, transport
 from .plain import PlainClient
 
 if TYPE_CHECKING:
@@ -25,23 +46,171 @@ if TYPE_CHECKING:
 VERSION = "0.1.0"
 
 
+#: hostile input is logged here (rate-limited, logs.HOSTILE_INPUT_LOGGERS), never shown as a popup
+hostile = logging.getLogger(transport.__name__)
+
+
+def envelope(data: Any) -> tuple[str | None, Any]:
+    """What is wrong with a parsed message as JSON-RPC 2.0 (None when nothing), and the id to answer it with:
+    its own when it is a request with a valid id, else None (JSON-RPC's ``null``)."""
+    if not isinstance(data, dict):
+        what = "a batch (an array), which LSP does not use" if isinstance(data, list) else type(data).__name__
+        return f"a message must be a JSON object, got {what}", None
+    msg_id = data.get("id")
+    valid_id = isinstance(msg_id, str) or (isinstance(msg_id, int) and not isinstance(msg_id, bool))
+    answer_id = msg_id if valid_id else None
+    if data.get("jsonrpc") != "2.0":
+        return 'its "jsonrpc" member must be "2.0"', answer_id
+    if "id" in data and not valid_id:
+        return f'its "id" must be a string or an integer, got {json.dumps(msg_id)[:40]}', None
+    if "method" in data:
+        if not isinstance(data["method"], str):
+            return 'its "method" must be a string', answer_id
+    elif "id" not in data or ("result" not in data and "error" not in data):
+        return 'it is neither a request, a notification nor an answer (no "method", or no "result"/"error")', None
+    return None, answer_id
+
+
 class PhoenixProtocol(LanguageServerProtocol):
-    """Adds ``capabilities.experimental.phoenix`` to the InitializeResult (pygls builds it after our handler)."""
+    """Adds ``capabilities.experimental.phoenix`` to the InitializeResult (pygls builds it after our handler),
+    and checks every message before pygls handles it."""
 
     _server: PhoenixServer
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.initialize_received = False
+
     @lsp_method(types.INITIALIZE)
     def lsp_initialize(self, params: types.InitializeParams) -> Any:
+        if self.initialize_received:  # LSP: initialize is sent once; a second one must not change the client
+            raise JsonRpcInvalidRequest(
+                "initialize was already received: a server is initialized once and keeps the capabilities of its "
+                "first initialize. Start a new server process to initialize again."
+            )
+        self.initialize_received = True
         result = yield from super().lsp_initialize(params)
         result.capabilities.experimental = self._server.experimental
         return result
+
+    # ------------------------------------------------------------------------------ hostile input
+
+    def handle_body(self, body: bytes) -> None:
+        """One message's body: parsed, checked, then handled by pygls. A malformed request is answered with the
+        error that says what is wrong; whatever the body, nothing raises out of here (SystemExit of ``exit``
+        excepted)."""
+        try:
+            data = json.loads(body)
+        except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
+            why = "it is nested too deeply" if isinstance(exc, RecursionError) else str(exc)[:200]
+            # the id when it can still be read (a body cut short or padded): the request gets its answer
+            msg_id = transport.request_id(body[: transport.ID_WINDOW])
+            self.answer_malformed(msg_id, JsonRpcParseError(f"Parse error: the message is not JSON ({why})."))
+            return
+        problem, msg_id = envelope(data)
+        if problem is not None:
+            is_request = not isinstance(data, dict) or "method" in data
+            self.answer_malformed(msg_id if is_request else None, JsonRpcInvalidRequest(
+                f"Invalid request: {problem}. Send JSON-RPC 2.0 as LSP does."), answer=is_request)
+            return
+        method = data.get("method")
+        if method is not None and "params" not in data:
+            data["params"] = None  # JSON-RPC: params may be omitted (Neovim's request(method, nil)), REQ-PROTO-045
+        try:
+            message = self.structure_message(data)
+        except Exception as exc:
+            detail = _why(exc)
+            error = JsonRpcInvalidParams(f"Invalid params for {method}: {detail}.") if method else None
+            if method is not None and "id" in data:
+                assert error is not None
+                self.answer_malformed(msg_id, error)
+            else:
+                kind = f"notification {method!r}" if method else f"answer to request {msg_id!r}"
+                hostile.warning("ignored a malformed %s: %s", kind, detail)
+            return
+        try:
+            self.handle_message(message)
+        except Exception:  # a bug of ours, or of pygls: logged, and the server goes on
+            hostile.exception("failed to handle a %s message", method or "response")
+
+    def structure_message(self, data: dict[str, Any]) -> Any:
+        """pygls's, for a checked envelope, without its per-message traceback in the log."""
+        if "id" in data and "method" not in data:
+            if "error" in data:
+                return self._converter.structure(data, types.ResponseErrorMessage)
+            kind = self._result_types.pop(data["id"], None) or JsonRPCResponseMessage
+            return self._converter.structure(data, kind)
+        default = JsonRPCRequestMessage if "id" in data else JsonRPCNotification
+        return self._converter.structure(data, self.get_message_type(data["method"]) or default)
+
+    def answer_malformed(self, msg_id: Any, error: JsonRpcException, *, answer: bool = True) -> None:
+        """Log a malformed message (rate-limited) and, for a request, answer it with ``error``."""
+        hostile.warning("malformed message (request %r): %s", msg_id, error.message)
+        if answer:
+            self.answer_error(msg_id, error.to_response_error())
+
+    def answer_error(self, msg_id: Any, error: types.ResponseError) -> None:
+        """Answer a request with an error; with ``"id": null`` when its id could not be read (JSON-RPC)."""
+        if msg_id is None:  # pygls would leave the id out, and JSON-RPC wants it there, null
+            body = {"code": error.code, "message": error.message}
+            self._send_data({"jsonrpc": "2.0", "id": None, "error": body})
+        else:
+            self._send_response(msg_id, error=error)
+
+    def refuse(self, refused: transport.Refused) -> None:
+        """A message the transport did not read (too long, broken header): logged, and answered when its id
+        was seen."""
+        hostile.error("refused a message: %s. It was skipped; the stream goes on with the next message.",
+                      refused.reason)
+        if refused.msg_id is not None:
+            self._send_response(refused.msg_id, error=JsonRpcInvalidRequest(
+                f"Message refused: {refused.reason} (PHOENIX_MAX_MESSAGE_BYTES sets the limit). It was not read: "
+                "send less (e.g. fewer or smaller images or attachments)."
+            ).to_response_error())
+
+    def handle_message(self, message: Any) -> None:
+        """The LSP lifecycle around pygls's dispatch: before ``initialize`` a request is answered -32002 and a
+        notification dropped (``exit`` excepted); after ``shutdown`` a request is answered -32600."""
+        method = getattr(message, "method", None)
+        is_request = method is not None and hasattr(message, "id")
+        if method is not None and not self.initialize_received and method not in (types.INITIALIZE, types.EXIT):
+            hostile.warning("dropped %r received before initialize", method)
+            if is_request:
+                self._send_response(message.id, error=types.ResponseError(
+                    CODES["notInitialized"], f"{method} came before initialize: send initialize first.",
+                    {"kind": "notInitialized"}))
+            return
+        if self._shutdown and is_request and method != types.EXIT:
+            self._send_response(message.id, error=JsonRpcInvalidRequest(
+                f"{method} came after shutdown: the server is stopping and answers nothing more; send exit."
+            ).to_response_error())
+            return
+        super().handle_message(message)
+
+
+def _why(exc: BaseException) -> str:
+    """A cattrs structuring error in one line: the first problem and where it is."""
+    cause = exc.__cause__ or exc
+    try:
+        from cattrs import transform_error
+
+        problems = transform_error(cause)
+    except Exception:
+        problems = [str(cause)]
+    return "; ".join(problems[:3])[:300] or type(cause).__name__
 
 
 class PhoenixServer(LanguageServer):
     """One hub of conversations, and what the server knows about its client."""
 
+    protocol: PhoenixProtocol
+
     def __init__(self, data_dir: str | None = None) -> None:
         super().__init__("phoenix-lsp", VERSION, protocol_cls=PhoenixProtocol, converter_factory=plain_converter)
+        logs.limit_hostile_input_logs()
+        #: the largest message body read (Config.max_message_bytes, set with the settings in initialized)
+        self.max_message_bytes = transport.DEFAULT_MAX_MESSAGE_BYTES
+        self.started = False  # initialized was received (a second one changes nothing)
         self.experimental: dict[str, Any] = {}
         self.init_options: Any = None
         self.setup_error: str | None = None
@@ -50,6 +219,50 @@ class PhoenixServer(LanguageServer):
         self.hub: Hub | None = None
         self.rich = False
         self.plain = PlainClient(self, self.spawn)
+
+    # --------------------------------------------------------------------------- transport (REQ-PROTO-044)
+
+    def message_limit(self) -> int:
+        return self.max_message_bytes
+
+    def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
+        """pygls's ``start_io`` with the stream read by ``transport``."""
+        self._stop_event = stop = threading.Event()
+        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+        read = transport.stdin_reader(stdin or sys.stdin.buffer, self.thread_pool)
+        try:
+            asyncio.run(transport.serve(read, self.protocol, stop, self.message_limit))
+        except BrokenPipeError:
+            logging.getLogger(__name__).error("the connection to the client is lost: shutting down")
+        except (KeyboardInterrupt, SystemExit):
+            pass
+        finally:
+            self.shutdown()  # type: ignore[no-untyped-call]  # pygls is untyped here
+
+    def start_tcp(self, host: str, port: int) -> None:
+        """pygls's ``start_tcp`` with each connection read by ``transport``."""
+        self._stop_event = stop = threading.Event()
+
+        async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            self.protocol.set_writer(writer)  # pygls writes bytes to it
+            await transport.serve(transport.stream_reader(reader), self.protocol, stop, self.message_limit)
+            self.shutdown()  # type: ignore[no-untyped-call]  # pygls is untyped here
+
+        async def listen() -> None:
+            self._server = server = await asyncio.start_server(connection, host, port)
+            addresses = ", ".join(str(sock.getsockname()) for sock in server.sockets)
+            logging.getLogger(__name__).info("Serving on %s", addresses)
+            async with server:
+                await server.serve_forever()
+
+        with contextlib.suppress(asyncio.CancelledError):
+            asyncio.run(listen())
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        """pygls shows every error as an "Error in server" popup; here they go to the log (rate-limited).
+        Requests already carry their error in the answer; popups are for what the user must act on, and the
+        features show those themselves (REQ-PROTO-048)."""
+        hostile.error("%s: %s", getattr(source, "__name__", source), error)
 
     def spawn(self, coro: Any) -> Any:
         assert self.hub is not None

@@ -8,15 +8,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..sandbox.denylist import DENY_READ_ENV  # extra paths Restricted commands may not read
-
 if TYPE_CHECKING:  # the llm room is imported on first use: app.py imports this module at start-up
     from ..llm.cache import CacheSettings
     from ..llm.pricing import Price
     from .config import Config
-
-#: Seconds before a background command is stopped.
-BACKGROUND_TIMEOUT_ENV = "PHOENIX_BACKGROUND_TIMEOUT_S"
 
 # ---------------------------------------------------------------------------------- prompt caching (issue 16)
 
@@ -42,36 +37,26 @@ def _price(entry: Any) -> Price:
     from ..llm.pricing import Price
 
     return Price(entry.input, entry.output, entry.cache_write_5m, entry.cache_write_1h, entry.cache_read)
-def read_sandbox_settings(deny_read: list[str] | None, background_timeout_s: float | None, data_dir: Path,
+def read_sandbox_settings(config: Config, deny_read: list[str] | None, data_dir: Path,
                           environ: Mapping[str, str] | None = None) -> tuple[dict[str, Any], list[str]]:
     """The sandbox fields of the hub's configuration and the problems to show the user.
 
     ``deny_read`` (the ``denyRead`` initialization option) adds to the defaults and to
-    ``PHOENIX_LSP_DENY_READ``; the server's own data directory is always denied. ``background_timeout_s``
-    (``backgroundTimeoutS``) wins over ``PHOENIX_BACKGROUND_TIMEOUT_S``. A bad value is reported and
-    ignored, never fatal.
+    ``PHOENIX_LSP_DENY_READ`` (the settings model's ``lsp_deny_read``); the server's own data directory is
+    always denied. An entry that is not an absolute path is reported and ignored, the others still apply
+    (dropping a whole list for one typo would expose what the user meant to hide). The background time
+    limit comes from the settings model, where a bad value is reported like any other.
     """
     from ..sandbox.denylist import deny_read_paths, invalid_entries
 
     env = os.environ if environ is None else environ
     problems: list[str] = []
-    entries = list(deny_read or [])
-    bad = invalid_entries(entries + env.get(DENY_READ_ENV, "").split(os.pathsep))
+    entries = [*config.lsp_deny_read, *(deny_read or [])]
+    bad = invalid_entries(entries)
     if bad:
         problems.append(f"phoenix-lsp: ignoring deny-read entries that are not absolute paths: {bad!r}. "
                         "Write them as /abs/path or ~/path.")
     settings: dict[str, Any] = {"deny_read": deny_read_paths(entries, [data_dir], env)}
-    timeout = background_timeout_s
-    raw = env.get(BACKGROUND_TIMEOUT_ENV, "").strip()
-    if timeout is None and raw:
-        try:
-            timeout = float(raw)
-            if not timeout > 0:
-                raise ValueError("must be positive")
-        except ValueError as exc:
-            problems.append(f"phoenix-lsp: ignoring {BACKGROUND_TIMEOUT_ENV}={raw!r} ({exc}); background "
-                            "commands keep the default limit of one hour. Set it to a number of seconds.")
-            timeout = None
-    if timeout is not None:
-        settings["background_timeout_s"] = timeout
+    if config.background_timeout_s is not None:
+        settings["background_timeout_s"] = config.background_timeout_s
     return settings, problems

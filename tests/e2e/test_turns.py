@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import io
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -140,8 +141,11 @@ async def test_auth_error_goes_straight_to_error_naming_the_key(
 async def test_seq_is_plus_one_per_conversation_across_concurrent_turns(
     fake_anthropic: FakeAnthropic, tmp_path: Path
 ) -> None:
-    def by_content(body: dict[str, Any]) -> Reply:
+    both_asked = threading.Barrier(2, timeout=30)  # neither answers before the other asked: they overlap
+
+    def by_content(body: dict[str, Any]) -> Reply:  # runs in the fake server's thread for that request
         text = str(body["messages"][-1]["content"])
+        both_asked.wait()
         return Reply.text_reply(("alpha " if "alpha" in text else "beta ") * 40, deltas=40, delay_s=0.002)
 
     fake_anthropic.handler = by_content

@@ -149,6 +149,7 @@ async def test_the_servers_data_directory_is_not_readable(restricted: Runner, ho
 @pytest.mark.req("REQ-BASH-016")
 async def test_the_user_extends_the_list(workspace: Path, home: Path, tmp_path: Path,
                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    from phoenix_lsp.server.config import Config
     from phoenix_lsp.server.settings import read_sandbox_settings
 
     by_env, by_option = tmp_path / "vault", tmp_path / "company-tokens.txt"
@@ -156,7 +157,7 @@ async def test_the_user_extends_the_list(workspace: Path, home: Path, tmp_path: 
     (by_env / "key").write_text(SECRET)
     by_option.write_text(SECRET)
     monkeypatch.setenv("PHOENIX_LSP_DENY_READ", f"{by_env}:relative/ignored")
-    settings, problems = read_sandbox_settings([str(by_option)], None, tmp_path / "data")
+    settings, problems = read_sandbox_settings(Config(), [str(by_option)], tmp_path / "data")
     assert "relative/ignored" in problems[0]
     # The context the server gives every conversation, sub-agents included (runtime passes config.deny_read).
     ctx = BashContext(working_directory=workspace, restricted=True, deny_read=settings["deny_read"])

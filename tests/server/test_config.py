@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from phoenix_lsp.protocol.params import InitializationOptions
@@ -27,3 +29,33 @@ def test_an_option_wins_over_the_environment(monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.setenv("PHOENIX_RETRY_BASE_MS", "20")
     config, problems = load(InitializationOptions(model="from-option"), {})
     assert (config.model, config.retry_base_ms, problems) == ("from-option", 20, [])
+
+
+@pytest.mark.req("REQ-PROTO-034", "REQ-BASH-023")
+def test_the_background_limit_follows_the_same_rule(monkeypatch: pytest.MonkeyPatch) -> None:
+    """PHOENIX_BACKGROUND_TIMEOUT_S used to be read beside the settings model, with rules of its own."""
+    monkeypatch.setenv("PHOENIX_BACKGROUND_TIMEOUT_S", "-5")
+    config, problems = load(InitializationOptions(), {"PHOENIX_BACKGROUND_TIMEOUT_S": "-5"})
+    assert config.background_timeout_s is None  # the bash tool's own limit
+    [problem] = problems
+    assert "PHOENIX_BACKGROUND_TIMEOUT_S='-5'" in problem and "one hour" in problem and "above 0" in problem
+    monkeypatch.setenv("PHOENIX_BACKGROUND_TIMEOUT_S", "90")
+    assert load(InitializationOptions(), {})[0].background_timeout_s == 90
+    assert load(InitializationOptions(background_timeout_s=7), {})[0].background_timeout_s == 7  # option wins
+
+
+@pytest.mark.req("REQ-PROTO-034", "REQ-BASH-016")
+def test_the_deny_read_variable_is_read_by_the_settings_model(monkeypatch: pytest.MonkeyPatch,
+                                                              tmp_path: Path) -> None:
+    from phoenix_lsp.server.settings import read_sandbox_settings
+
+    monkeypatch.setenv("PHOENIX_LSP_DENY_READ", f"{tmp_path}/vault::relative/typo")
+    config, problems = load(InitializationOptions(deny_read=["/srv/tokens"]), {})
+    assert (config.lsp_deny_read, problems) == ((f"{tmp_path}/vault", "relative/typo"), [])
+    settings, fewer = read_sandbox_settings(config, ["/srv/tokens"], tmp_path / "data")
+    denied = {str(p) for p in settings["deny_read"]}
+    assert {f"{tmp_path}/vault", "/srv/tokens", f"{tmp_path}/data"} <= denied  # the variable, the option, data
+    assert len(fewer) == 1 and "relative/typo" in fewer[0]  # one typo is reported, the other entries still apply
+    monkeypatch.delenv("PHOENIX_LSP_DENY_READ")
+    settings, _ = read_sandbox_settings(load(InitializationOptions(), {})[0], None, tmp_path / "data")
+    assert f"{tmp_path}/vault" not in {str(p) for p in settings["deny_read"]}

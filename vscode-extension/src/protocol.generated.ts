@@ -183,6 +183,9 @@ export interface PhoenixProtocol {
  * via the `definition` "NewConversationParams".
  */
 export interface NewConversationParams {
+  /**
+   * an existing absolute directory; absent = the workspace root (empty is refused)
+   */
   workingDirectory?: string | null;
   model?: string | null;
   style?: Style;

@@ -64,11 +64,18 @@ def setup(server: PhoenixServer) -> None:
     def new_conversation(ls: PhoenixServer, p: p.NewConversationParams) -> r.NewConversationResult:
         conversations = hub(ls)
         warm_sdk()
-        cwd = p.working_directory or (ls.workspace.root_path if ls.workspace.root_path else None) or os.getcwd()
+        given = p.working_directory  # absent means the workspace root; empty is refused by its model
+        cwd = given if given is not None else ls.workspace.root_path or os.getcwd()
         path = Path(cwd)
-        if not path.is_absolute() or not path.is_dir():
-            raise invalid("workingDirectory", f"Invalid params: 'workingDirectory': {cwd!r} is not an existing "
-                          "absolute directory. Give the folder the agent should work in.")
+        try:
+            usable = path.is_absolute() and path.is_dir()
+        except (OSError, ValueError) as exc:  # e.g. a name longer than the OS takes (REQ-PROTO-046)
+            raise invalid("workingDirectory", f"Invalid params: 'workingDirectory': {cwd[:200]!r} cannot be used "
+                          f"({exc.strerror if isinstance(exc, OSError) else exc}). Give the folder the agent "
+                          "should work in.") from None
+        if not usable:
+            raise invalid("workingDirectory", f"Invalid params: 'workingDirectory': {cwd[:200]!r} is not an "
+                          "existing absolute directory. Give the folder the agent should work in.")
         origin: Runtime | None = None
         if p.continue_from:
             origin = conversation(ls, p.continue_from)

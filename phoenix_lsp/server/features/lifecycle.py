@@ -81,7 +81,7 @@ def _setup(ls: PhoenixServer) -> Hub:
     logs.setup(store.path.parent, settings.log_level, guard)
     llm = LlmClient(api_key=api_key, base_url=options.anthropic_base_url, guard=guard,
                     idle_timeout_s=settings.llm_idle_timeout_s)
-    sandbox, fewer = models.read_sandbox_settings(options.deny_read, options.background_timeout_s, store.path.parent)
+    sandbox, fewer = models.read_sandbox_settings(settings, options.deny_read, store.path.parent)
     for problem in fewer:  # issue 12: the same rule for the sandbox settings
         _warn(ls, problem)
     hub_config = rt.HubConfig(
@@ -99,6 +99,7 @@ def _setup(ls: PhoenixServer) -> Hub:
         config_dir=settings.config_dir,
         **sandbox,
     )
+    ls.max_message_bytes = settings.max_message_bytes
     hub: Hub = rt.Hub(store, llm, ls.sandbox, hub_config, ls)
     logging.getLogger(_pkg).addHandler(logs.ClientLogHandler(ls.window_log_message, guard))
     for problem in problems:
@@ -120,6 +121,10 @@ def setup(server: PhoenixServer) -> None:
 
     @server.feature(types.INITIALIZED)
     def initialized(ls: PhoenixServer, params: types.InitializedParams) -> None:
+        if ls.started:  # a second hub would lose what streams and announce open approvals again (REQ-PROTO-047)
+            log.warning("ignored a second initialized notification: the server is already set up")
+            return
+        ls.started = True
         try:
             ls.hub = hub = _setup(ls)
         except Exception as exc:  # say why every later request fails, instead of "not initialized"
