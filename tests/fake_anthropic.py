@@ -168,7 +168,10 @@ class Reply:
     - ``hang_after_events``: send that many SSE events, then send nothing until the client disconnects
       (bounded by ``hang_limit_s``);
     - ``sse_error``: after the content, send an ``event: error`` with this error type (e.g.
-      ``overloaded_error``) instead of finishing, as the real API does for mid-stream failures.
+      ``overloaded_error``) instead of finishing, as the real API does for mid-stream failures;
+    - ``headers``: extra response headers (e.g. ``retry-after`` on a 429).
+
+    :meth:`stalled` stalls before the headers or mid-stream (no byte at all) until the client gives up.
     """
 
     blocks: list[Block] = field(default_factory=list)
@@ -185,6 +188,7 @@ class Reply:
     hang_limit_s: float = 30.0
     sse_error: str | None = None
     stamp: bool = False  # replace each text delta with "<send time in monotonic ns>;" (latency benchmarks)
+    headers: dict[str, str] = field(default_factory=dict)
 
     # -- constructors --------------------------------------------------------------------------------
     @classmethod
@@ -203,9 +207,22 @@ class Reply:
         return cls(blocks=blocks, **kw)
 
     @classmethod
-    def error(cls, status: int, message: str | None = None, error_type: str | None = None) -> Reply:
-        """An HTTP error answer with an Anthropic-style body ``{"type":"error","error":{...}}``."""
-        return cls(status=status, error_message=message, error_type=error_type)
+    def error(
+        cls, status: int, message: str | None = None, error_type: str | None = None, **headers: str
+    ) -> Reply:
+        """An HTTP error answer with an Anthropic-style body ``{"type":"error","error":{...}}``; keyword
+        arguments are response headers, ``_`` written ``-`` (``retry_after="2"`` sends ``retry-after: 2``)."""
+        sent = {name.replace("_", "-"): value for name, value in headers.items()}
+        return cls(status=status, error_message=message, error_type=error_type, headers=sent)
+
+    @classmethod
+    def stalled(cls, before_headers: bool = False, *, after_events: int = 3, limit_s: float = 30.0) -> Reply:
+        """Send no byte at all until the client disconnects (or ``limit_s`` passes): before the response
+        headers, or after the headers and ``after_events`` stream events (0: right after the headers)."""
+        if before_headers:
+            return cls(blocks=[TextBlock("never sent")], headers_delay_s=limit_s)
+        return cls(blocks=[TextBlock("stalls after a few words", 8)], hang_after_events=after_events,
+                   hang_limit_s=limit_s)
 
     @classmethod
     def dropped(cls, text: str = "partial answer that never ends", *, after_events: int = 4) -> Reply:
@@ -223,7 +240,7 @@ class Reply:
 
         Keys: ``text``, ``deltas``, ``tool_uses`` (list of ``{name, input, id?}``), ``stop_reason``,
         ``usage``, ``delay_s``, ``headers_delay_s``, ``status``, ``error_message``, ``error_type``,
-        ``drop_after_events``, ``hang_after_events``, ``hang_limit_s``, ``sse_error``.
+        ``drop_after_events``, ``hang_after_events``, ``hang_limit_s``, ``sse_error``, ``headers``.
         """
         d = dict(d)
         blocks: list[Block] = []
@@ -550,12 +567,16 @@ class _Handler(BaseHTTPRequestHandler):
         if rec.first_byte_at is None:
             rec.first_byte_at = time.monotonic()
 
-    def _send_json(self, status: int, payload: Any, rec: RecordedRequest | None = None) -> None:
+    def _send_json(
+        self, status: int, payload: Any, rec: RecordedRequest | None = None, headers: dict[str, str] | None = None
+    ) -> None:
         body = json.dumps(payload).encode()
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))
         self.send_header("request-id", _new_id("req"))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
         self.end_headers()
         self.wfile.write(body)
         self.wfile.flush()
@@ -646,7 +667,7 @@ class _Handler(BaseHTTPRequestHandler):
             if self._peer_closed(reply.headers_delay_s):
                 raise _ClientGone
         if reply.status >= 400:
-            self._send_error(reply.status, reply.error_message, rec, reply.error_type)
+            self._send_error(reply.status, reply.error_message, rec, reply.error_type, reply.headers)
             return
         usage = reply.full_usage(fake.cache.use(body))
         rec.usage = usage
@@ -661,12 +682,17 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(200, self._message_json(reply, model, reply.content_json(), True, usage), rec)
 
     def _send_error(
-        self, status: int, message: str | None, rec: RecordedRequest, error_type: str | None = None
+        self,
+        status: int,
+        message: str | None,
+        rec: RecordedRequest,
+        error_type: str | None = None,
+        headers: dict[str, str] | None = None,
     ) -> None:
         etype = error_type or ERROR_TYPES.get(status, "api_error" if status >= 500 else "invalid_request_error")
         msg = message or _DEFAULT_ERROR_MESSAGES.get(status, f"fake error {status}")
         try:
-            self._send_json(status, {"type": "error", "error": {"type": etype, "message": msg}}, rec)
+            self._send_json(status, {"type": "error", "error": {"type": etype, "message": msg}}, rec, headers)
         except (BrokenPipeError, ConnectionResetError, OSError) as exc:
             raise _ClientGone from exc
 
@@ -700,9 +726,8 @@ class _Handler(BaseHTTPRequestHandler):
                     False,
                 )
                 for piece in b.pieces():
-                    text = f"{time.monotonic_ns()};" if reply.stamp else piece
                     yield (
-                        {"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": text}},
+                        {"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": piece}},
                         True,
                     )
             else:
@@ -769,6 +794,8 @@ class _Handler(BaseHTTPRequestHandler):
                 return
             if is_delta and reply.delay_s and self._peer_closed(reply.delay_s):
                 raise _ClientGone
+            if reply.stamp and event.get("delta", {}).get("type") == "text_delta":
+                event["delta"]["text"] = f"{time.monotonic_ns()};"  # stamped when sent, after the pause
             payload = f"event: {event['type']}\ndata: {json.dumps(event, separators=(',', ':'))}\n\n".encode()
             self._write(b"%x\r\n%s\r\n" % (len(payload), payload), rec)
             rec.events_sent += 1

@@ -817,8 +817,9 @@ class Chat:
                     what = f"{event.tool_name}: {event.rule}"
                 screen.line(f"[approvals] {what} {verb} in this conversation", "dim")
             case ev.Retry():
+                asked = "" if event.retry_after_ms is None else f" (the API asked for {event.retry_after_ms} ms)"
                 screen.line(
-                    f"[retry] attempt {event.attempt}/{event.max_attempts} in {event.delay_ms} ms: "
+                    f"[retry] attempt {event.attempt}/{event.max_attempts} in {event.delay_ms} ms{asked}: "
                     f"{first_line(event.reason)}",
                     "yellow",
                 )

@@ -30,10 +30,13 @@ class LlmDone:
 
 @dataclass(frozen=True, slots=True)
 class LlmFailed:
+    """A failed LLM request. ``retry_after_ms``: how long the provider asked us to wait (REQ-BED-006)."""
+
     request_id: int
     retryable: bool
     message: str
     status: int | None = None
+    retry_after_ms: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -380,6 +380,8 @@ def _on_llm_failed(state: ConversationState, ev: LlmFailed) -> Out:
     if ev.retryable and status.attempt < retries:  # REQ-BED-006
         attempt = status.attempt + 1
         delay = state.settings.retry_base_ms * 2 ** (attempt - 1)
+        if ev.retry_after_ms is not None:  # the provider's longer wait is honoured, up to the cap
+            delay = max(delay, min(ev.retry_after_ms, state.settings.retry_after_max_ms))
         state, rid = _new_request(state)
         new_status = replace(status, request_id=rid, attempt=attempt)
         request = RequestLlm(rid, attempt, delay)
@@ -387,14 +389,15 @@ def _on_llm_failed(state: ConversationState, ev: LlmFailed) -> Out:
             request = RequestLlm(
                 rid, attempt, delay, "summary", texts.summary_instruction(status.unexecuted)
             )
-        notice = Notify(
-            "retry", {"attempt": attempt, "maxAttempts": retries, "delayMs": delay, "reason": ev.message}
-        )
-        return replace(state, status=new_status), (notice, request)
-    if ev.retryable:
-        message = f"The LLM request failed after {retries} retries: {ev.message}. Send a message to try again."
+        detail: dict[str, object] = {"attempt": attempt, "maxAttempts": retries, "delayMs": delay, "reason": ev.message}
+        if ev.retry_after_ms is not None:
+            detail["retryAfterMs"] = ev.retry_after_ms
+        return replace(state, status=new_status), (Notify("retry", detail), request)
+    reason = ev.message.rstrip().rstrip(".")
+    if ev.retryable:  # REQ-BED-006: said once, by the core; the reason never promises another retry
+        message = f"The LLM request failed after {retries} retries: {reason}. Send a message to try again."
     else:
-        message = f"The LLM request failed: {ev.message}"
+        message = f"The LLM request failed: {reason}."
     if isinstance(status, Summarizing):  # REQ-BED-020: fall back, never block the user
         summary = texts.SUMMARY_FALLBACK.format(reason=ev.message)
         state = _append(state, Message("assistant", (Text(summary),), tag="continuation"))

@@ -165,6 +165,7 @@ class Settings:
 
     max_retries: int = 3
     retry_base_ms: int = 1000
+    retry_after_max_ms: int = 60_000  # the longest provider-requested wait honoured (REQ-BED-006)
     warn_ratio: float = 0.8
     continue_ratio: float = 0.9
     context_window: int = 200_000

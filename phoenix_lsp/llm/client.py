@@ -7,7 +7,12 @@ Contract of :meth:`LlmClient.stream`:
 
 - calls ``on_text`` for every text delta, in order, as it arrives;
 - never raises for API or network errors: they come back as :class:`LlmFailure` with a message that says
-  what happened and what to do;
+  what happened and what to do if it persists (never whether it will be retried: the core decides that and
+  says so in its own event), with the delay the provider asked for (``retry-after-ms`` / ``retry-after``
+  headers of a 429 or 529) in :attr:`LlmFailure.retry_after_ms`;
+- notices a stalled stream: when no byte arrives for ``idle_timeout_s`` (before the response headers or
+  between two stream events) the request fails as retryable, instead of waiting out ``timeout_s``;
+- costs time linear in the answer's size (text deltas are kept as pieces and joined once);
 - when its task is cancelled, closes the HTTP connection at once (the server sees the disconnect) and
   re-raises ``CancelledError``; nothing partial is returned;
 - a ``tool_use`` block whose streamed input is not a valid JSON object does not fail the call: the block
@@ -22,11 +27,14 @@ Contract of :meth:`LlmClient.stream`:
 from __future__ import annotations
 
 import asyncio
+import email.utils
 import json
 import logging
+import math
 import os
 import re
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -41,6 +49,9 @@ log = logging.getLogger(__name__)
 TOOL_INPUT_ERROR_KEY = "input_error"
 
 _API_KEY_HELP = "Set ANTHROPIC_API_KEY in the environment of the phoenix-lsp server (or the apiKey option)."
+
+#: The longest the stream's task works through buffered events before it lets the event loop run others.
+_SHARE_S = 0.002
 
 # Error types of an SSE ``event: error`` (HTTP 200 already sent) and the HTTP status they stand for.
 _STREAM_ERROR_STATUS: dict[str, int] = {
@@ -79,11 +90,38 @@ class LlmSuccess:
 
 @dataclass(frozen=True)
 class LlmFailure:
-    """A failed call. ``retryable`` is True for 408/409/429/5xx/529, network errors, timeouts, cut streams."""
+    """A failed call. ``retryable`` is True for 408/409/429/5xx/529, network errors, timeouts, stalled and cut
+    streams. ``retry_after_ms`` is how long the provider asked us to wait (``retry-after-ms`` or
+    ``retry-after`` of the response), None when it did not say."""
 
     retryable: bool
     status: int | None
     message: str
+    retry_after_ms: int | None = None
+
+
+def retry_after_ms(headers: Mapping[str, str] | None, now: float | None = None) -> int | None:
+    """The wait a response asks for, in ms: ``retry-after-ms`` (milliseconds, Anthropic's and OpenAI's), else
+    ``retry-after`` (seconds, or an HTTP date, RFC 9110); None when neither is there or usable."""
+    if not headers:
+        return None
+    for name, scale in (("retry-after-ms", 1.0), ("retry-after", 1000.0)):
+        raw = headers.get(name)
+        if raw is None:
+            continue
+        try:
+            value = float(raw.strip()) * scale
+        except ValueError:
+            if scale == 1.0:
+                continue
+            try:
+                when = email.utils.parsedate_to_datetime(raw)
+            except (TypeError, ValueError, IndexError):
+                continue
+            value = (when.timestamp() - (time.time() if now is None else now)) * 1000
+        if math.isfinite(value) and value >= 0:
+            return math.ceil(value)
+    return None
 
 
 def is_retryable_status(status: int) -> bool:
@@ -103,12 +141,22 @@ class _StreamError(Exception):
     """The stream itself was malformed or ended early."""
 
 
+class _Stalled(Exception):
+    """No byte arrived for the idle timeout; ``where`` says at which point of the answer."""
+
+    def __init__(self, where: str) -> None:
+        super().__init__(where)
+        self.where = where
+
+
 @dataclass
 class _Accumulator:
     """Builds the final message from raw stream events."""
 
     blocks: dict[int, dict[str, Any]] = field(default_factory=dict)
+    texts: dict[int, list[str]] = field(default_factory=dict)  # a text block's pieces, joined when it ends
     partial_json: dict[int, list[str]] = field(default_factory=dict)
+    events: int = 0
     usage: dict[str, int] = field(default_factory=dict)
     stop_reason: str | None = None
     stopped: bool = False
@@ -128,6 +176,7 @@ class _Accumulator:
                 self.usage[key] = value
 
     def feed(self, event: Any, on_text: Callable[[str], None]) -> None:
+        self.events += 1
         kind = getattr(event, "type", None)
         if kind == "content_block_delta":
             delta = event.delta
@@ -136,7 +185,8 @@ class _Accumulator:
             if block is None:
                 raise _StreamError(f"content_block_delta for unknown block index {event.index}")
             if dtype == "text_delta":
-                block["text"] = block.get("text", "") + delta.text
+                # kept as pieces: adding each delta to the whole text so far made a big answer quadratic
+                self.texts.setdefault(event.index, []).append(delta.text)
                 try:
                     on_text(delta.text)
                 except Exception as exc:
@@ -152,7 +202,8 @@ class _Accumulator:
         elif kind == "content_block_start":
             cb = event.content_block
             if cb.type == "text":
-                self.blocks[event.index] = {"type": "text", "text": cb.text or ""}
+                self.blocks[event.index] = {"type": "text", "text": ""}
+                self.texts[event.index] = [cb.text or ""]
             elif cb.type == "tool_use":
                 self.blocks[event.index] = {"type": "tool_use", "id": cb.id, "name": cb.name, "input": {}}
             else:  # thinking, redacted_thinking, server tools...: keep the SDK's own JSON form
@@ -170,6 +221,8 @@ class _Accumulator:
 
     def _finish_block(self, index: int) -> None:
         block = self.blocks.get(index)
+        if index in self.texts and block is not None:
+            block["text"] = "".join(self.texts.pop(index))
         if block is None or block.get("type") != "tool_use":
             return
         raw = "".join(self.partial_json.pop(index, []))
@@ -191,7 +244,7 @@ class _Accumulator:
     def result(self) -> LlmSuccess:
         if not self.stopped:
             raise _StreamError("the stream ended before message_stop (connection cut mid-answer)")
-        for index in list(self.partial_json):  # a tool block never closed: still deliver what came
+        for index in [*self.texts, *self.partial_json]:  # a block never closed: still deliver what came
             self._finish_block(index)
         usage = {
             "input_tokens": 0,
@@ -210,7 +263,8 @@ class LlmClient:
     """Streams Messages API calls through the official SDK (constructed on first use).
 
     ``api_key`` / ``base_url`` override ``ANTHROPIC_API_KEY`` / ``ANTHROPIC_BASE_URL``; ``timeout_s``
-    bounds each HTTP read/connect.
+    bounds the connect and the whole wait for the response; ``idle_timeout_s`` (at most ``timeout_s``) bounds
+    each wait for the next byte, so a stream that stalls is noticed (REQ-BED-025).
     """
 
     def __init__(
@@ -219,6 +273,7 @@ class LlmClient:
         base_url: str | None = None,
         timeout_s: float = 600,
         guard: SecretGuard | None = None,
+        idle_timeout_s: float | None = None,
     ) -> None:
         key = api_key if api_key is not None else os.environ.get("ANTHROPIC_API_KEY")
         # Surrounding whitespace is a copy-paste accident (e.g. a trailing newline in a secrets file).
@@ -228,6 +283,7 @@ class LlmClient:
             self._guard.add_secret(self._api_key)
         self._base_url = base_url if base_url is not None else os.environ.get("ANTHROPIC_BASE_URL") or None
         self._timeout_s = timeout_s
+        self._idle_s = min(idle_timeout_s, timeout_s) if idle_timeout_s is not None else timeout_s
         self._sdk: AsyncAnthropic | None = None
 
     def __repr__(self) -> str:
@@ -241,13 +297,15 @@ class LlmClient:
 
     def _client(self) -> AsyncAnthropic:
         if self._sdk is None:
+            import httpx2
             from anthropic import AsyncAnthropic  # lazy: the SDK takes long to import
 
             self._sdk = AsyncAnthropic(
                 api_key=self._api_key,
                 base_url=self._base_url,
                 max_retries=0,  # the core owns retries (3, exponential backoff, visible to the user)
-                timeout=self._timeout_s,
+                # a read waits at most the idle timeout for its next bytes (the headers, an event, a ping)
+                timeout=httpx2.Timeout(self._timeout_s, read=self._idle_s),
             )
         return self._sdk
 
@@ -300,11 +358,29 @@ class LlmClient:
             kwargs["system"] = request.system
         if request.tools is not None:
             kwargs["tools"] = request.tools
-        stream = await self._client().messages.create(**kwargs)
+        import httpx2
+
+        try:
+            stream = await self._client().messages.create(**kwargs)
+        except httpx2.ReadTimeout as exc:
+            raise _Stalled("before the response headers") from exc
+        except Exception as exc:
+            if isinstance(exc.__cause__, httpx2.ReadTimeout):  # the SDK wraps it in APITimeoutError
+                raise _Stalled("before the response headers") from exc
+            raise
         acc = _Accumulator()
+        loop = asyncio.get_running_loop()
+        share_at = loop.time() + _SHARE_S
         try:
             async for event in stream:
                 acc.feed(event, on_text)
+                if loop.time() >= share_at:
+                    # a fast model fills each read with dozens of events: let other conversations' requests in
+                    await asyncio.sleep(0)
+                    share_at = loop.time() + _SHARE_S
+        except httpx2.ReadTimeout as exc:
+            where = f"after {acc.events} stream events" if acc.events else "after the response headers"
+            raise _Stalled(where) from exc
         finally:
             # On cancellation (or any error) this closes the socket of an unfinished response at once,
             # so the server sees the disconnect and stops generating.
@@ -326,12 +402,20 @@ class LlmClient:
             )
         if isinstance(exc, anthropic.APIStatusError):
             return self._status_failure(exc, request)
+        if isinstance(exc, _Stalled):
+            return LlmFailure(
+                True,
+                None,
+                f"The stream from the Anthropic API at {self.base_url} stalled: nothing arrived for "
+                f"{self._idle_s:g} s {exc.where}. If this persists, check the network or ANTHROPIC_BASE_URL "
+                "(PHOENIX_LLM_IDLE_TIMEOUT_S sets how long to wait).",
+            )
         if isinstance(exc, anthropic.APITimeoutError | httpx2.TimeoutException):
             return LlmFailure(
                 True,
                 None,
                 f"The Anthropic API at {self.base_url} did not answer within {self._timeout_s:g} s "
-                "(timeout). It will be retried; if this persists check the network or ANTHROPIC_BASE_URL.",
+                "(timeout). If this persists, check the network or ANTHROPIC_BASE_URL.",
             )
         if isinstance(exc, anthropic.APIConnectionError | httpx2.TransportError | _StreamError):
             cause = exc.__cause__ if isinstance(exc, anthropic.APIConnectionError) and exc.__cause__ else exc
@@ -339,13 +423,13 @@ class LlmClient:
             return LlmFailure(
                 True,
                 None,
-                f"Lost the connection to the Anthropic API at {self.base_url} ({detail}). It will be retried; "
-                "if this persists check the network or ANTHROPIC_BASE_URL.",
+                f"Lost the connection to the Anthropic API at {self.base_url} ({detail}). If this persists, "
+                "check the network or ANTHROPIC_BASE_URL.",
             )
         if isinstance(exc, json.JSONDecodeError | ValueError | KeyError | AttributeError):
             # A malformed event from the API (or a proxy in between): a server-side fault, worth a retry.
             detail = self._redact(f"{type(exc).__name__}: {exc}")
-            return LlmFailure(True, None, f"The Anthropic API sent a malformed stream ({detail}). It will be retried.")
+            return LlmFailure(True, None, f"The Anthropic API sent a malformed stream ({detail}).")
         detail = self._redact(f"{type(exc).__name__}: {exc}")
         return LlmFailure(False, None, f"Unexpected error while calling the Anthropic API: {detail}.")
 
@@ -380,14 +464,20 @@ class LlmClient:
                 "continuation to shrink the conversation."
             )
         elif status == 429:
-            text = f"Rate limited by the Anthropic API (HTTP 429){where}.{said} It will be retried after a pause."
+            text = (
+                f"Rate limited by the Anthropic API (HTTP 429){where}.{said} If this persists, check your "
+                "organisation's rate limits."
+            )
         elif status == 529:
-            text = f"The Anthropic API is overloaded (HTTP 529){where}.{said} It will be retried after a pause."
+            text = f"The Anthropic API is overloaded (HTTP 529){where}.{said} If this persists, try again later."
         elif status >= 500:
-            text = f"The Anthropic API had a server error (HTTP {status}){where}.{said} It will be retried."
+            text = f"The Anthropic API had a server error (HTTP {status}){where}.{said}"
         else:
             text = f"The Anthropic API answered HTTP {status}{where}.{said or ' No reason was given.'}"
-        return LlmFailure(retryable, None if mid_stream else status, text)
+        # an SSE error event has no headers of its own; a 429/529 response says how long to wait
+        response = None if mid_stream else getattr(exc, "response", None)
+        wait = retry_after_ms(getattr(response, "headers", None)) if retryable else None
+        return LlmFailure(retryable, None if mid_stream else status, text, wait)
 
     def _redact(self, text: str | None) -> str:
         """Remove the API key (and URL credentials) from text that came from elsewhere."""

@@ -154,8 +154,12 @@ class Retry(EventBase):
     kind: Literal["retry"] = "retry"
     attempt: int
     max_attempts: int
-    delay_ms: int
+    delay_ms: int = Field(description="how long the server waits before the attempt (backoff, or the provider's "
+                          "retry-after up to the server's cap)")
     reason: str
+    retry_after_ms: int | None = Field(
+        default=None, description="the wait the provider asked for (retry-after of a 429/529), when it did"
+    )
 
 
 class Usage(EventBase):

@@ -32,6 +32,15 @@ class Config(BaseSettings):
     lsp_data_dir: Path | None = Field(default=None, description="where conversations are stored")
     config_dir: Path | None = Field(default=None, description="where the user-level AGENTS.md is (REQ-INSTR-001)")
     retry_base_ms: int = Field(default=1000, ge=0, le=60_000, description="first retry delay of the LLM")
+    retry_after_max_ms: int = Field(
+        default=60_000, ge=0, le=600_000, description="the longest retry-after of a 429/529 that is waited out"
+    )
+    event_coalesce_ms: float = Field(
+        default=4.0, ge=0, le=100, description="text deltas are stored and sent at most this often (REQ-PROTO-049)"
+    )
+    llm_idle_timeout_s: float = Field(
+        default=45.0, ge=0.1, le=600, description="a model stream that sends nothing this long has stalled"
+    )
     bash_timeout_s: float | None = Field(default=None, gt=0, le=3600, description="bash's default timeout")
     agent_time_limit_s: float = Field(default=600.0, ge=0.001, description="a sub-agent's time limit")
     agent_max_turns: int = Field(default=50, ge=1, description="model turns a sub-agent may take")

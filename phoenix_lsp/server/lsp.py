@@ -17,7 +17,7 @@ import json
 import logging
 import sys
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
@@ -275,6 +275,24 @@ class PhoenixServer(LanguageServer):
             self.protocol.notify("phoenix/event", params)
         else:
             self.plain.event(event, params)
+
+    def event_batch(self, batch: Sequence[tuple[EventKinds, dict[str, Any]]], texts: Sequence[str]) -> None:
+        """Events already stored, ``texts`` being each one's params as JSON (REQ-PROTO-049). To a rich client
+        on stdio or TCP they go in one write, framed as pygls frames every message, around the JSON already
+        made: one write instead of one per event keeps many streams cheap (each write is a system call, and
+        blocks while the client reads), and a 20 MB answer is not serialised a second time."""
+        protocol = self.protocol
+        writer = protocol.writer
+        if not self.rich or writer is None or not getattr(protocol, "_include_headers", False):
+            for event, params in batch:
+                self.event(event, params)
+            return
+        header = f"Content-Type: {protocol.CONTENT_TYPE}; charset={protocol.CHARSET}\r\n\r\n"
+        frames = []
+        for text in texts:  # json.dumps escapes everything beyond ASCII: characters are bytes
+            body = f'{{"jsonrpc": "2.0", "method": "phoenix/event", "params": {text}}}'
+            frames.append(f"Content-Length: {len(body)}\r\n{header}{body}")
+        writer.write("".join(frames).encode(protocol.CHARSET))  # stdio and TCP writers write at once
 
     def ask_approval(self, runtime: Runtime, tool_use_id: str, call: ToolUse) -> None:
         if not self.rich and self.hub is not None:

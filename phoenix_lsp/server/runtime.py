@@ -4,6 +4,14 @@ One ``Runtime`` per conversation, all on the server's event loop. ``apply`` runs
 its effects synchronously in order — persistence first (REQ-BED-007) — and starts asynchronous work (LLM
 requests, tools) as tasks whose outcomes come back through ``apply``. Cancelling is applied the moment it
 arrives; a late outcome of cancelled work carries a stale id and the core drops it (REQ-BED-005).
+
+Text deltas are coalesced (REQ-PROTO-049): the model's deltas wait in the hub's outbox, each appended to the
+conversation's pending ``textDelta`` event, until the event loop has handled what is ready, and at most once
+every ``HubConfig.event_coalesce_ms`` (a delta after a quiet spell goes at once; under load the flushes, each
+one store transaction, are paced), or at once when the outbox holds ``OUTBOX_FLUSH_BYTES``. A flush stores
+every pending event of every conversation in one transaction and only then sends them. Any other event, and
+any transition, first flushes the outbox, so seqs stay in order, what is stored is exactly what clients were
+sent, and nothing is sent that a crash could lose.
 """
 
 from __future__ import annotations
@@ -15,7 +23,7 @@ import logging
 import os
 import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
@@ -69,6 +77,22 @@ from . import prompts, wire
 
 log = logging.getLogger(__name__)
 
+#: The outbox is flushed at once when its text reaches this size (a burst from the model in one read).
+OUTBOX_FLUSH_BYTES = 256 * 1024
+#: A pending textDelta takes no more text than this; more starts the next event.
+MAX_DELTA_EVENT_BYTES = 64 * 1024
+
+
+@dataclass
+class _PendingDelta:
+    """A textDelta event whose seq is taken and whose text is still being gathered."""
+
+    runtime: Runtime
+    seq: int
+    request_id: int
+    parts: list[str]
+    size: int
+
 
 @dataclass(frozen=True)
 class Outcome:
@@ -92,7 +116,8 @@ NOTIFICATIONS: dict[str, type[ev.EventKinds]] = {
 
 
 class Sink(Protocol):
-    """What the runtime needs from the LSP side (implemented by the server)."""
+    """What the runtime needs from the LSP side (implemented by the server). A sink may also have
+    ``event_batch(events, texts)`` to send several stored events at once (see :meth:`Hub.send`)."""
 
     def event(self, event: ev.EventKinds, params: dict[str, Any]) -> None: ...
     def ask_approval(self, runtime: Runtime, tool_use_id: str, call: ToolUse) -> None: ...
@@ -110,6 +135,8 @@ class LlmLike(Protocol):
 class HubConfig:
     model: str
     retry_base_ms: int = 1000
+    retry_after_max_ms: int = 60_000  # the cap on a provider's retry-after (REQ-BED-006)
+    event_coalesce_ms: float = 4.0  # text deltas are flushed (stored, then sent) at most this often (REQ-PROTO-049)
     bash_timeout_s: float | None = None
     agent_time_limit_s: float = 600.0
     agent_max_turns: int = 50
@@ -143,6 +170,68 @@ class Hub:
         self.runtimes: dict[str, Runtime] = {}
         self.agent_slots = asyncio.Semaphore(config.agent_concurrency)
         self.tasks: set[asyncio.Task[Any]] = set()
+        self.outbox: list[_PendingDelta] = []
+        self._outbox_bytes = 0
+        self._flush_soon: asyncio.Handle | None = None
+        self._flushed_at = float("-inf")  # the loop's time of the last flush
+
+    # ------------------------------------------------------------------------------- text deltas
+
+    def queue_text(self, runtime: Runtime, request_id: int, text: str) -> None:
+        """A text delta for ``runtime``'s clients: added to its pending textDelta event (a new one when there is
+        none, it belongs to another request or it is full), sent with the next flush."""
+        pending = runtime.pending_delta
+        if pending is None or pending.request_id != request_id or pending.size >= MAX_DELTA_EVENT_BYTES:
+            runtime.seq += 1
+            pending = _PendingDelta(runtime, runtime.seq, request_id, [], 0)
+            runtime.pending_delta = pending
+            self.outbox.append(pending)
+        pending.parts.append(text)
+        pending.size += len(text)
+        self._outbox_bytes += len(text)
+        if self._outbox_bytes >= OUTBOX_FLUSH_BYTES:
+            self.flush()
+        elif self._flush_soon is None:
+            # after the callbacks that are ready now (the deltas of one network read travel together), and not
+            # sooner than event_coalesce_ms after the previous flush (the deltas of many streams share one)
+            loop = asyncio.get_running_loop()
+            wait = self._flushed_at + self.config.event_coalesce_ms / 1000 - loop.time()
+            self._flush_soon = loop.call_later(wait, self.flush) if wait > 0 else loop.call_soon(self.flush)
+
+    def flush(self) -> None:
+        """Store every pending textDelta event in one transaction, then send them, in seq order."""
+        if self._flush_soon is not None:
+            self._flush_soon.cancel()
+            self._flush_soon = None
+        if not self.outbox:
+            return
+        self._flushed_at = asyncio.get_running_loop().time()
+        pending, self.outbox, self._outbox_bytes = self.outbox, [], 0
+        now = time.time()
+        out: list[tuple[ev.TextDelta, dict[str, Any]]] = []
+        rows: list[tuple[str, int, str]] = []
+        for p in pending:
+            runtime = p.runtime
+            if runtime.pending_delta is p:
+                runtime.pending_delta = None
+            text = self.store.guard.redact("".join(p.parts))  # a secret split between these deltas is found
+            event = ev.TextDelta(text=text, request_id=p.request_id, conversation_id=runtime.id,
+                                 seq=p.seq, time=now, parent_conversation_id=runtime.state.parent_id)
+            params = to_wire(event)
+            rows.append((runtime.id, p.seq, json.dumps(params)))
+            out.append((event, params))
+        self.store.append_events(rows)
+        self.send(out, [text for _, _, text in rows])
+
+    def send(self, events: Sequence[tuple[ev.EventKinds, dict[str, Any]]], texts: Sequence[str]) -> None:
+        """Send stored events (``texts``: each one's JSON as stored). The LSP server sends them in one write,
+        framed around the stored JSON, so a big message is not serialised again."""
+        send_all = getattr(self.sink, "event_batch", None)
+        if send_all is not None:
+            send_all(events, texts)
+        else:
+            for event, params in events:
+                self.sink.event(event, params)
 
     # -------------------------------------------------------------------------------- conversations
 
@@ -162,7 +251,8 @@ class Hub:
         """A new conversation. A sub-agent gets its parent's project instructions (REQ-INSTR-001)."""
         cid = conversation_id or uuid.uuid4().hex
         model = model or self.config.model
-        settings = Settings(retry_base_ms=self.config.retry_base_ms, context_window=context_window(model))
+        settings = Settings(retry_base_ms=self.config.retry_base_ms, retry_after_max_ms=self.config.retry_after_max_ms,
+                            context_window=context_window(model))
         if parent is not None:
             settings = replace(settings, max_turns=self.config.agent_max_turns)
             instructions = (parent.state.instructions, parent.state.instruction_files)
@@ -252,6 +342,7 @@ class Runtime:
         self.tool_tasks: dict[str, asyncio.Task[Any]] = {}
         self.clipboards: dict[str, str] = {}
         self.deadline: asyncio.Task[Any] | None = None  # a sub-agent's time limit (REQ-BED-008)
+        self.pending_delta: _PendingDelta | None = None  # the textDelta event still gathering text
 
     @property
     def id(self) -> str:
@@ -260,15 +351,18 @@ class Runtime:
     # ------------------------------------------------------------------------------------ events
 
     def emit(self, event: ev.EventKinds) -> int:
-        """Send one phoenix/event, numbered and stored first (so catch-up can rely on it)."""
+        """Send one phoenix/event, numbered and stored first (so catch-up can rely on it), after the text
+        deltas still in the outbox."""
+        self.hub.flush()
         self.seq += 1
         event = event.model_copy(
             update={"conversation_id": self.id, "seq": self.seq, "time": time.time(),
                     "parent_conversation_id": self.state.parent_id}
         )
         params = to_wire(event)
-        self.hub.store.append_event(self.id, self.seq, json.dumps(params))
-        self.hub.sink.event(event, params)
+        text = json.dumps(params)
+        self.hub.store.append_event(self.id, self.seq, text)
+        self.hub.send([(event, params)], [text])
         return self.seq
 
     def check(self, event: Event) -> Reject | None:
@@ -299,14 +393,16 @@ class Runtime:
         return outcome
 
     def _persist(self, effects: tuple[Effect, ...]) -> None:
+        self.hub.flush()  # the deltas shown so far come before whatever this transition stores and says
         messages = [e for e in effects if isinstance(e, PersistMessage)]
         now = time.time()
         if messages:
             items: list[tuple[int, str]] = []
             for e in messages:
                 seq = self.seq + 1 + len(items)  # the seq of the "message" event announcing it, just below
-                body = {"seq": seq, "time": now, "message": json.loads(codec.encode_message(e.message))}
-                items.append((e.index, json.dumps(body)))
+                # the encoded message is put in as it is: a 20 MB answer is not parsed and dumped again
+                body = f'{{"seq": {seq}, "time": {json.dumps(now)}, "message": {codec.encode_message(e.message)}}}'
+                items.append((e.index, body))
             self.hub.store.append_messages(self.id, items)
         if any(isinstance(e, PersistState) for e in effects):
             self.hub.store.save_state(self.id, codec.encode_state(self.state), self.state.status.kind, now)
@@ -463,10 +559,8 @@ class Runtime:
                 summary=effect.purpose == "summary",
                 instruction=effect.instruction,
             )
-            guard = self.hub.store.guard
-
             def on_text(text: str) -> None:
-                self.emit(ev.TextDelta(text=guard.redact(text), request_id=effect.request_id))
+                self.hub.queue_text(self, effect.request_id, text)  # redacted when the event is made
 
             if state.is_subagent:
                 async with self.hub.agent_slots:
@@ -478,7 +572,8 @@ class Runtime:
         finally:
             self.llm_tasks.pop(effect.request_id, None)
         if isinstance(outcome, LlmFailure):
-            self.apply(LlmFailed(effect.request_id, outcome.retryable, outcome.message, outcome.status))
+            self.apply(LlmFailed(effect.request_id, outcome.retryable, outcome.message, outcome.status,
+                                 outcome.retry_after_ms))
             return
         content = tuple(self._block(b) for b in outcome.content if b.get("type") in ("text", "tool_use"))
         usage = Usage(**{k: int(v) for k, v in outcome.usage.items() if k in Usage.__dataclass_fields__})

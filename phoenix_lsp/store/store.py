@@ -347,29 +347,54 @@ class Store:
         ``seq`` must be greater than every stored seq of the conversation. Only the newest
         ``max_events_per_conversation`` events are kept; older ones are dropped in the same transaction.
         """
-        self.guard.check(json, f"event {seq} of conversation {conversation_id!r}")
+        self.append_events([(conversation_id, seq, json)])
+
+    def append_events(self, events: Sequence[tuple[str, int, str]]) -> None:
+        """Store ``(conversation_id, seq, json)`` events, of one or several conversations, in one transaction:
+        all of them or (on any error) none. The rules of :meth:`append_event` hold for each, in order."""
+        for conversation_id, seq, text in events:
+            self.guard.check(text, f"event {seq} of conversation {conversation_id!r}")
+        if not events:
+            return
+        ids = list(dict.fromkeys(conversation_id for conversation_id, _, _ in events))
         with self._write() as conn:
-            row = conn.execute("SELECT event_count FROM conversations WHERE id = ?", (conversation_id,)).fetchone()
-            if row is None:
-                raise UnknownConversationError(conversation_id)
-            last = _last_seq(conn, conversation_id)
-            if last is not None and seq <= last:
-                raise EventSeqError(
-                    f"event seq {seq} for conversation {conversation_id!r} is not greater than the last "
-                    f"stored seq {last}; seqs must strictly increase so clients can detect gaps - "
-                    "continue from last_seq() + 1"
-                )
-            conn.execute(
-                "INSERT INTO events (conversation_id, seq, json) VALUES (?, ?, ?)",
-                (conversation_id, seq, json),
+            # one query for every conversation of the batch (a flush holds the deltas of many streams)
+            last: dict[str, int | None] = {}
+            count: dict[str, int] = {}  # the conversation's events once these are in
+            for start in range(0, len(ids), 500):  # SQLite's limit on bound parameters
+                chunk = ids[start : start + 500]
+                rows = conn.execute(
+                    "SELECT id, event_count, (SELECT MAX(seq) FROM events WHERE conversation_id = c.id) "
+                    f"FROM conversations AS c WHERE id IN ({','.join('?' * len(chunk))})",
+                    chunk,
+                ).fetchall()
+                for conversation_id, stored, top in rows:
+                    count[conversation_id] = int(stored)
+                    last[conversation_id] = None if top is None else int(top)
+            for conversation_id in ids:
+                if conversation_id not in last:
+                    raise UnknownConversationError(conversation_id)
+            for conversation_id, seq, _ in events:
+                before = last[conversation_id]
+                if before is not None and seq <= before:
+                    raise EventSeqError(
+                        f"event seq {seq} for conversation {conversation_id!r} is not greater than the last "
+                        f"stored seq {before}; seqs must strictly increase so clients can detect gaps - "
+                        "continue from last_seq() + 1"
+                    )
+                last[conversation_id] = seq
+                count[conversation_id] += 1
+            conn.executemany(
+                "INSERT INTO events (conversation_id, seq, json) VALUES (?, ?, ?)", list(events)
             )
-            excess = int(row[0]) + 1 - self._max_events
-            if excess > 0:
-                conn.execute(
-                    "DELETE FROM events WHERE conversation_id = ? AND seq IN ("
-                    "SELECT seq FROM events WHERE conversation_id = ? ORDER BY seq LIMIT ?)",
-                    (conversation_id, conversation_id, excess),
-                )
+            for conversation_id, total in count.items():
+                excess = total - self._max_events
+                if excess > 0:
+                    conn.execute(
+                        "DELETE FROM events WHERE conversation_id = ? AND seq IN ("
+                        "SELECT seq FROM events WHERE conversation_id = ? ORDER BY seq LIMIT ?)",
+                        (conversation_id, conversation_id, excess),
+                    )
 
     def events_after(self, conversation_id: str, seq: int, limit: int = 1000) -> list[tuple[int, str]]:
         """Up to ``limit`` ``(seq, json)`` events with a seq greater than ``seq``, oldest first.

@@ -68,7 +68,7 @@ def test_an_error_is_told_before_the_status_that_reports_it() -> None:
     assert isinstance(state.status, Error)
     kinds = [e.kind for e in effects if isinstance(e, Notify)]
     assert kinds == ["error", "status"]
-    assert notes(effects, "error") == [{"message": "The LLM request failed: HTTP 401: bad key", "errorKind": "llm"}]
+    assert notes(effects, "error") == [{"message": "The LLM request failed: HTTP 401: bad key.", "errorKind": "llm"}]
     assert notes(effects, "status") == [{"status": "error", "previous": "awaiting_llm", "mode": "restricted"}]
 
 

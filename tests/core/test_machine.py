@@ -251,6 +251,33 @@ def test_retries_three_times_with_backoff_then_error() -> None:
 
 
 @pytest.mark.req("REQ-BED-006")
+def test_retry_after_is_honoured_up_to_the_cap_and_shown() -> None:
+    state, _ = run(fresh(settings=Settings(retry_base_ms=100, retry_after_max_ms=30_000)), UserMessage("hi"))
+    # longer than the backoff: waited; shorter: the backoff wins; beyond the cap: the cap
+    asked = [(5_000, 5_000), (50, 200), (3_600_000, 30_000)]
+    for rid, (retry_after, waited) in enumerate(asked, start=1):
+        state, effects = transition(state, LlmFailed(rid, True, "rate limited (HTTP 429)", 429, retry_after))
+        (request,) = of(effects, RequestLlm)
+        assert request.delay_ms == waited
+        (notice,) = of(effects, Notify)
+        assert notice.kind == "retry"
+        assert notice.detail["delayMs"] == waited and notice.detail["retryAfterMs"] == retry_after
+    state, effects = transition(state, LlmFailed(4, True, "rate limited (HTTP 429)", 429, 1_000))
+    assert isinstance(state.status, Error) and not of(effects, RequestLlm)
+
+
+@pytest.mark.req("REQ-BED-006")
+def test_exhausted_retries_say_so_once() -> None:
+    state, _ = run(fresh(settings=Settings(retry_base_ms=1)), UserMessage("hi"))
+    for rid in (1, 2, 3, 4):
+        state, _ = transition(state, LlmFailed(rid, True, "The API is overloaded (HTTP 529).", 529))
+    assert isinstance(state.status, Error)
+    assert state.status.message == (
+        "The LLM request failed after 3 retries: The API is overloaded (HTTP 529). Send a message to try again."
+    )
+
+
+@pytest.mark.req("REQ-BED-006")
 def test_auth_error_goes_to_error_at_once() -> None:
     state, _ = run(fresh(), UserMessage("hi"))
     state, effects = transition(state, LlmFailed(1, False, "authentication failed: check ANTHROPIC_API_KEY", 401))

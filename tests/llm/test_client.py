@@ -3,12 +3,21 @@
 from __future__ import annotations
 
 import asyncio
+import email.utils
 import socket
+import time
 from typing import Any
 
 import pytest
 
-from phoenix_lsp.llm.client import TOOL_INPUT_ERROR_KEY, LlmClient, LlmFailure, LlmRequest, LlmSuccess
+from phoenix_lsp.llm.client import (
+    TOOL_INPUT_ERROR_KEY,
+    LlmClient,
+    LlmFailure,
+    LlmRequest,
+    LlmSuccess,
+    retry_after_ms,
+)
 from tests.fake_anthropic import FakeAnthropic, Reply, TextBlock, ToolUseBlock
 
 TOOLS: list[dict[str, Any]] = [
@@ -154,11 +163,11 @@ ERROR_CASES = [
     (403, False, ["HTTP 403", "ANTHROPIC_API_KEY", "claude-test-model"]),
     (404, False, ["HTTP 404", "claude-test-model", "model name"]),
     (413, False, ["HTTP 413", "too large"]),
-    (429, True, ["HTTP 429", "rate limit", "retried"]),
-    (500, True, ["HTTP 500", "server error", "retried"]),
-    (502, True, ["HTTP 502", "retried"]),
-    (503, True, ["HTTP 503", "retried"]),
-    (529, True, ["HTTP 529", "overloaded", "retried"]),
+    (429, True, ["HTTP 429", "rate limit"]),
+    (500, True, ["HTTP 500", "server error"]),
+    (502, True, ["HTTP 502"]),
+    (503, True, ["HTTP 503"]),
+    (529, True, ["HTTP 529", "overloaded"]),
 ]
 
 
@@ -175,7 +184,43 @@ async def test_error_statuses_are_classified(
     assert result.retryable is retryable
     for word in words:
         assert word.lower() in result.message.lower(), result.message
+    # whether it is retried is the core's decision, told in its own event: the failure never promises it
+    assert "retried" not in result.message and "will be" not in result.message, result.message
+    assert result.retry_after_ms is None  # the fake sent no retry-after
     assert seen == []
+
+
+@pytest.mark.req("REQ-BED-006")
+@pytest.mark.parametrize(
+    ("status", "headers", "expected"),
+    [
+        (429, {"retry_after": "7"}, 7000),
+        (529, {"retry_after_ms": "1500"}, 1500),
+        (429, {"retry_after": "30", "retry_after_ms": "2500"}, 2500),  # the precise one wins
+        (429, {"retry_after": "0.25"}, 250),
+        (529, {"retry_after": "soon"}, None),  # unusable: the core's own backoff applies
+        (400, {"retry_after": "5"}, None),  # not retried: nothing to wait for
+    ],
+    ids=["429-seconds", "529-ms", "ms-wins", "fraction", "garbage", "400"],
+)
+async def test_retry_after_is_read_from_the_response(
+    fake_anthropic: FakeAnthropic, client: LlmClient, status: int, headers: dict[str, str], expected: int | None
+) -> None:
+    fake_anthropic.enqueue(Reply.error(status, **headers))
+    result = await client.stream(make_request(), lambda t: None)
+    assert isinstance(result, LlmFailure)
+    assert result.retry_after_ms == expected
+
+
+@pytest.mark.req("REQ-BED-006")
+def test_retry_after_as_an_http_date() -> None:
+    now = 1_700_000_000.0
+    date = email.utils.formatdate(now + 12, usegmt=True)
+    assert retry_after_ms({"retry-after": date}, now=now) == 12_000
+    assert retry_after_ms({"retry-after": email.utils.formatdate(now - 5, usegmt=True)}, now=now) is None
+    assert retry_after_ms({}, now=now) is None
+    assert retry_after_ms({"retry-after": "-3"}, now=now) is None
+    assert retry_after_ms({"retry-after": "nan"}, now=now) is None
 
 
 @pytest.mark.req("REQ-BED-006")
@@ -215,16 +260,51 @@ async def test_error_event_mid_stream_is_classified(
     assert "mid-stream" in result.message
 
 
-@pytest.mark.req("REQ-BED-006")
-async def test_read_timeout_is_retryable(fake_anthropic: FakeAnthropic) -> None:
-    fake_anthropic.enqueue(Reply(blocks=[TextBlock("late")], headers_delay_s=10))
-    client = LlmClient(api_key="k", base_url=fake_anthropic.base_url, timeout_s=0.3)
-    result = await client.stream(make_request(), lambda t: None)
-    await client.aclose()
+@pytest.mark.req("REQ-BED-025")
+@pytest.mark.parametrize(
+    ("reply", "where"),
+    [
+        (Reply.stalled(before_headers=True), "before the response headers"),
+        (Reply.stalled(after_events=0), "after the response headers"),
+        (Reply.stalled(after_events=4), "after 4 stream events"),
+    ],
+    ids=["before-headers", "after-headers", "mid-answer"],
+)
+async def test_a_stalled_stream_fails_after_the_idle_timeout(
+    fake_anthropic: FakeAnthropic, reply: Reply, where: str
+) -> None:
+    """No byte for the idle timeout is a retryable failure that says where it stalled, long before the
+    request's own timeout (600 s by default, 30 s here), and the connection is closed."""
+    fake_anthropic.enqueue(reply)
+    client = LlmClient(api_key="k", base_url=fake_anthropic.base_url, timeout_s=30, idle_timeout_s=0.4)
+    seen: list[str] = []
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    try:
+        result = await client.stream(make_request(), seen.append)
+    finally:
+        await client.aclose()
+    assert loop.time() - started < 10
     assert isinstance(result, LlmFailure)
-    assert result.retryable
-    assert "timeout" in result.message.lower() or "did not answer" in result.message
-    assert await fake_anthropic.await_for(lambda rs: rs[0].disconnected, timeout=3)
+    assert result.retryable and result.status is None
+    assert "stalled" in result.message and where in result.message and "0.4 s" in result.message, result.message
+    assert "PHOENIX_LLM_IDLE_TIMEOUT_S" in result.message  # what to change if the model is just slow
+    assert (seen != []) is (where == "after 4 stream events")
+    assert await fake_anthropic.await_for(lambda rs: rs[0].disconnected, timeout=5)
+
+
+@pytest.mark.req("REQ-BED-025")
+async def test_a_slow_stream_that_keeps_sending_is_not_a_stall(fake_anthropic: FakeAnthropic) -> None:
+    """The idle timeout is between bytes, not for the whole answer: deltas 0.1 s apart for well over the
+    idle timeout are one good answer."""
+    fake_anthropic.enqueue(Reply.text_reply("a b c d e f g h i j", deltas=10, delay_s=0.1))
+    client = LlmClient(api_key="k", base_url=fake_anthropic.base_url, timeout_s=30, idle_timeout_s=0.4)
+    try:
+        result = await client.stream(make_request(), lambda t: None)
+    finally:
+        await client.aclose()
+    assert isinstance(result, LlmSuccess), result
+    assert result.content == [{"type": "text", "text": "a b c d e f g h i j"}]
 
 
 def _closed_port() -> int:
@@ -349,3 +429,75 @@ async def test_concurrent_streams_overlap(fake_anthropic: FakeAnthropic, client:
     for name, pieces in outputs.items():
         assert "".join(pieces) == f"{name}:" + "y" * 500  # each stream got its own answer, unmixed
     assert fake_anthropic.max_concurrency() == 8
+
+
+@pytest.mark.req("REQ-PROTO-030", "REQ-PROTO-049")
+def test_a_big_answer_is_assembled_in_linear_time() -> None:
+    """20 MB of text in 1 KB deltas: the answer is built once from its pieces. Adding each delta to the whole
+    text so far copied ~200 GB (minutes at 100% CPU); joining takes milliseconds."""
+    from types import SimpleNamespace as NS
+
+    from phoenix_lsp.llm.client import _Accumulator
+
+    piece = "y" * 1023 + "\n"
+    acc = _Accumulator()
+    seen = 0
+
+    def on_text(text: str) -> None:
+        nonlocal seen
+        seen += len(text)
+
+    started = time.perf_counter()
+    acc.feed(NS(type="content_block_start", index=0, content_block=NS(type="text", text="")), on_text)
+    delta = NS(type="content_block_delta", index=0, delta=NS(type="text_delta", text=piece))
+    for _ in range(20 * 1024):
+        acc.feed(delta, on_text)
+    acc.feed(NS(type="content_block_stop", index=0), on_text)
+    acc.feed(NS(type="message_stop"), on_text)
+    result = acc.result()
+    elapsed = time.perf_counter() - started
+    assert seen == 20 * 1024 * 1024 and len(result.content[0]["text"]) == seen
+    assert elapsed < 5, f"{elapsed:.1f} s to assemble 20 MB"
+
+
+@pytest.mark.req("REQ-BED-003")
+def test_a_text_block_never_closed_is_still_delivered() -> None:
+    from types import SimpleNamespace as NS
+
+    from phoenix_lsp.llm.client import _Accumulator
+
+    acc = _Accumulator()
+    acc.feed(NS(type="content_block_start", index=0, content_block=NS(type="text", text="Hel")), lambda t: None)
+    acc.feed(NS(type="content_block_delta", index=0, delta=NS(type="text_delta", text="lo")), lambda t: None)
+    acc.feed(NS(type="message_stop"), lambda t: None)
+    assert acc.result().content == [{"type": "text", "text": "Hello"}]
+
+
+@pytest.mark.req("REQ-PROTO-049", "REQ-PROTO-029")
+async def test_a_fast_stream_lets_other_tasks_run_between_its_events(
+    fake_anthropic: FakeAnthropic, client: LlmClient
+) -> None:
+    """A fast model's events arrive dozens to a read; working through them without a pause held the event loop
+    for as long as that took, and every other conversation's requests waited. The stream's task now lets
+    the loop run others at least every few milliseconds."""
+    fake_anthropic.enqueue(Reply.text_reply("w " * 200, deltas=200))
+    turns = 0
+    done = asyncio.Event()
+
+    async def other_conversation() -> None:
+        nonlocal turns
+        while not done.is_set():
+            turns += 1
+            await asyncio.sleep(0)
+
+    def slow_consumer(text: str) -> None:
+        time.sleep(0.001)  # 1 ms of work per delta: 200 ms in all, most of it on events already read
+
+    other = asyncio.create_task(other_conversation())
+    try:
+        result = await client.stream(make_request(), slow_consumer)
+    finally:
+        done.set()
+        await other
+    assert isinstance(result, LlmSuccess)
+    assert turns >= 40, f"the other task ran {turns} times while the stream took 200 ms of work"

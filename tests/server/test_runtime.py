@@ -268,14 +268,14 @@ async def test_a_text_turn_emits_numbered_events_in_order_and_persists_first(rig
 
     events = rig.sink.of(runtime.id)
     assert [p["seq"] for p in events] == list(range(1, len(events) + 1)), "seq is 1, 2, 3... with no gap"
-    assert rig.sink.kinds(runtime.id) == [
-        "message", "status:awaiting_llm", "textDelta", "textDelta", "message", "usage", "status:idle",
+    assert rig.sink.kinds(runtime.id) == [  # the two deltas came in one go: one event (REQ-PROTO-049)
+        "message", "status:awaiting_llm", "textDelta", "message", "usage", "status:idle",
     ]
     user, assistant = rig.sink.of(runtime.id, "message")
     assert user["message"]["role"] == "user" and assistant["message"]["role"] == "assistant"
     assert json.dumps(user["message"]).count("How is this project built?") == 1
     assert "It builds with make." in json.dumps(assistant["message"])
-    assert [p["text"] for p in rig.sink.of(runtime.id, "textDelta")] == ["It builds ", "with make."]
+    assert [p["text"] for p in rig.sink.of(runtime.id, "textDelta")] == ["It builds with make."]
     statuses = rig.sink.of(runtime.id, "status")
     assert [(s["previous"], s["status"]) for s in statuses] == [("idle", "awaiting_llm"), ("awaiting_llm", "idle")]
     usage = rig.sink.of(runtime.id, "usage")[0]
@@ -462,6 +462,125 @@ async def test_cancel_while_streaming_persists_nothing_partial(rig: Rig) -> None
     runtime.apply(UserMessage("again"))
     await rig.sink.rest(runtime.id, rest["seq"])
     assert "partial ans" not in json.dumps(rig.llm.requests[-1].messages)
+
+
+# ------------------------------------------------------------------------------ coalesced text deltas
+
+
+@dataclass
+class CountingStore:
+    """Counts the store's event writes (each one is a SQLite transaction)."""
+
+    store: Store
+    writes: int = 0
+
+    def install(self) -> None:
+        for name in ("append_event", "append_events"):
+            real = getattr(self.store, name)
+
+            def counted(*args: Any, _real: Any = real, **kw: Any) -> Any:
+                self.writes += 1
+                return _real(*args, **kw)
+
+            setattr(self.store, name, counted)
+
+
+def stored_events(store: Store, cid: str) -> list[dict[str, Any]]:
+    return [json.loads(text) for _, text in store.events_after(cid, 0, limit=10_000)]
+
+
+@pytest.mark.req("REQ-PROTO-049", "REQ-PROTO-020")
+async def test_a_burst_of_deltas_costs_a_few_transactions_and_is_stored_as_sent(rig: Rig) -> None:
+    """2,000 deltas arriving in one go (one network read of a fast model): a handful of events and of store
+    transactions, not one of each per delta; the text arrives whole and in order; what is stored is exactly
+    what was sent."""
+    runtime = rig.new()
+    pieces = tuple(f"<{i:05d}>" + "x" * 120 for i in range(2_000))  # 256 KB
+    rig.llm.enqueue(Step(text("".join(pieces)), deltas=pieces))
+    counter = CountingStore(rig.store)
+    counter.install()
+    runtime.apply(UserMessage("a long answer, please"))
+    await rig.sink.rest(runtime.id)
+    deltas = rig.sink.of(runtime.id, "textDelta")
+    assert "".join(d["text"] for d in deltas) == "".join(pieces)
+    assert 1 <= len(deltas) <= 8, len(deltas)
+    assert counter.writes <= 20, f"{counter.writes} event transactions for {len(pieces)} deltas"
+    sent = rig.sink.of(runtime.id)
+    assert [p["seq"] for p in sent] == list(range(1, len(sent) + 1))
+    assert stored_events(rig.store, runtime.id) == sent, "persisted = what the client saw"
+
+
+@pytest.mark.req("REQ-PROTO-049")
+async def test_a_delta_is_sent_without_waiting_for_more(rig: Rig) -> None:
+    """Coalescing never holds a delta back for the next one: a model that says a few words and then thinks
+    has them shown while it thinks."""
+    runtime = rig.new()
+    gate = asyncio.Event()
+    rig.llm.enqueue(Step(text("Let me think. Done."), deltas=("Let me ", "think."), gate=gate))
+    runtime.apply(UserMessage("go"))
+    delta = await rig.sink.wait_event(runtime.id, "textDelta")
+    assert delta["text"] == "Let me think." and runtime.state.status.kind == "awaiting_llm"
+    assert stored_events(rig.store, runtime.id)[-1] == delta
+    gate.set()
+    await rig.sink.rest(runtime.id)
+
+
+@pytest.mark.req("REQ-PROTO-049", "REQ-BED-005")
+async def test_deltas_pending_at_a_cancel_come_before_it_and_nothing_partial_is_kept(rig: Rig) -> None:
+    runtime = rig.new()
+    gate = asyncio.Event()  # never set: the response never completes
+    rig.llm.enqueue(Step(text("never"), deltas=("first words",), gate=gate))
+    runtime.apply(UserMessage("go"))
+    await rig.sink.wait_event(runtime.id, "textDelta")
+    request_id = runtime.state.status.request_id  # type: ignore[union-attr]
+    rig.hub.queue_text(runtime, request_id, " and more")  # arrived in the same tick as the cancel
+    runtime.apply(Cancel())
+    assert rig.sink.kinds(runtime.id)[-2:] == ["textDelta", "status:idle"], "a delta never follows the idle"
+    assert rig.sink.of(runtime.id, "textDelta")[-1]["text"] == " and more"
+    assert stored_events(rig.store, runtime.id) == rig.sink.of(runtime.id), "persisted = what the client saw"
+    messages = [json.loads(m)["message"] for m in rig.store.load(runtime.id).messages]
+    assert [m["role"] for m in messages] == ["user"], "nothing partial is kept"
+
+
+@pytest.mark.req("REQ-PROTO-049")
+async def test_deltas_close_together_share_an_event_and_the_first_goes_at_once(rig: Rig) -> None:
+    runtime = rig.new()
+    rig.hub.config.event_coalesce_ms = 500  # long, so that what shares a flush does not depend on timing
+    gate = asyncio.Event()
+    rig.llm.enqueue(Step(text("never"), deltas=("first",), gate=gate))
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    runtime.apply(UserMessage("go"))
+    await rig.sink.wait_event(runtime.id, "textDelta")
+    assert loop.time() - started < 0.4, "the first delta after a quiet spell is not held back"
+    request_id = runtime.state.status.request_id  # type: ignore[union-attr]
+    rig.hub.queue_text(runtime, request_id, "second ")
+    await asyncio.sleep(0)  # a later network read
+    rig.hub.queue_text(runtime, request_id, "third")
+    await rig.sink.wait_until(lambda: len(rig.sink.of(runtime.id, "textDelta")) == 2, "the second flush")
+    assert [d["text"] for d in rig.sink.of(runtime.id, "textDelta")] == ["first", "second third"]
+    assert stored_events(rig.store, runtime.id) == rig.sink.of(runtime.id)
+    runtime.apply(Cancel())
+
+
+@pytest.mark.req("REQ-PROTO-049", "REQ-PROTO-022")
+async def test_deltas_of_several_conversations_share_a_flush_but_keep_their_own_seqs(rig: Rig) -> None:
+    first, second = rig.new(), rig.new()
+    gates = asyncio.Event(), asyncio.Event()
+    rig.llm.enqueue(Step(text("one"), deltas=("o", "ne"), gate=gates[0]), Step(text("two"), deltas=("tw", "o"),
+                                                                               gate=gates[1]))
+    first.apply(UserMessage("1"))
+    second.apply(UserMessage("2"))
+    for runtime in (first, second):
+        await rig.sink.wait_event(runtime.id, "textDelta")
+    for gate in gates:
+        gate.set()
+    for runtime, answer in ((first, "one"), (second, "two")):
+        await rig.sink.rest(runtime.id)
+        sent = rig.sink.of(runtime.id)
+        assert [p["seq"] for p in sent] == list(range(1, len(sent) + 1))
+        assert "".join(p["text"] for p in rig.sink.of(runtime.id, "textDelta")) == answer
+        assert stored_events(rig.store, runtime.id) == sent
 
 
 @pytest.mark.req("REQ-BED-007", "REQ-PROTO-020")

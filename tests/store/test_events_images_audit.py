@@ -83,6 +83,31 @@ def test_only_the_newest_events_are_kept(db_path: Path, make_record: MakeRecord)
         assert raw.execute("SELECT COUNT(*) FROM events").fetchone()[0] == 3
 
 
+@pytest.mark.req("REQ-PROTO-049")
+def test_events_of_several_conversations_are_stored_in_one_transaction(
+    db_path: Path, make_record: MakeRecord
+) -> None:
+    """The outbox's write: every event or none; the seq and retention rules hold for each conversation."""
+    a, b = make_record(), make_record()
+    with Store(db_path, max_events_per_conversation=3) as store:
+        store.create_conversation(a)
+        store.create_conversation(b)
+        store.append_events([(a.id, 1, '"a1"'), (b.id, 1, '"b1"'), (a.id, 2, '"a2"')])
+        assert store.events_after(a.id, 0) == [(1, '"a1"'), (2, '"a2"')]
+        assert store.events_after(b.id, 0) == [(1, '"b1"')]
+        # one bad event (a seq not above the previous one of its conversation) and nothing is stored
+        for bad in ([(b.id, 2, '"b2"'), (a.id, 3, '"a3"'), (a.id, 3, '"again"')],
+                    [(a.id, 3, '"a3"'), (b.id, 1, '"b1 again"')],
+                    [(a.id, 3, '"a3"'), ("ghost", 1, "{}")]):
+            with pytest.raises((EventSeqError, UnknownConversationError)):
+                store.append_events(bad)
+            assert store.last_seq(a.id) == 2 and store.last_seq(b.id) == 1
+        store.append_events([(a.id, seq, json.dumps(seq)) for seq in range(3, 8)])
+        assert [seq for seq, _ in store.events_after(a.id, 0)] == [5, 6, 7]  # the newest 3 are kept
+        assert store.check_integrity() == []
+        store.append_events([])
+
+
 @pytest.mark.req("REQ-BED-013")
 def test_images_are_content_addressed_and_idempotent(db_path: Path) -> None:
     png = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 40

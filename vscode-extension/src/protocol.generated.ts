@@ -1765,8 +1765,15 @@ export interface Retry {
   kind: "retry";
   attempt: number;
   maxAttempts: number;
+  /**
+   * how long the server waits before the attempt (backoff, or the provider's retry-after up to the server's cap)
+   */
   delayMs: number;
   reason: string;
+  /**
+   * the wait the provider asked for (retry-after of a 429/529), when it did
+   */
+  retryAfterMs?: number;
 }
 /**
  * After every model response: how full the context is, and what the requests cost (issue 16).

@@ -79,13 +79,16 @@ def _setup(ls: PhoenixServer) -> Hub:
     data_dir = Path(given) if given else settings.lsp_data_dir
     store = Store(data_dir / DB_FILE_NAME if data_dir else Store.default_path(), guard=guard)
     logs.setup(store.path.parent, settings.log_level, guard)
-    llm = LlmClient(api_key=api_key, base_url=options.anthropic_base_url, guard=guard)
+    llm = LlmClient(api_key=api_key, base_url=options.anthropic_base_url, guard=guard,
+                    idle_timeout_s=settings.llm_idle_timeout_s)
     sandbox, fewer = models.read_sandbox_settings(settings, options.deny_read, store.path.parent)
     for problem in fewer:  # issue 12: the same rule for the sandbox settings
         _warn(ls, problem)
     hub_config = rt.HubConfig(
         model=settings.model,
         retry_base_ms=settings.retry_base_ms,
+        retry_after_max_ms=settings.retry_after_max_ms,
+        event_coalesce_ms=settings.event_coalesce_ms,
         bash_timeout_s=settings.bash_timeout_s,
         agent_time_limit_s=settings.agent_time_limit_s,
         agent_max_turns=settings.agent_max_turns,

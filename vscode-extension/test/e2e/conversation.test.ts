@@ -47,7 +47,8 @@ const patchCall = (id: string, newText: string) => ({
 
 // The fake model's answers, in the order the turns below ask for them.
 const REPLIES = [
-  { text: "Hello **there**, I am streaming this answer.", deltas: 6 },
+  // paced like a model, 50 ms apart: deltas that arrive together are coalesced into one event (REQ-PROTO-049)
+  { text: "Hello **there**, I am streaming this answer.", deltas: 6, delay_s: 0.05 },
   { tool_uses: [{ id: "toolu_up", name: "request_mode_upgrade", input: { reason: "I need to edit a.txt" } }] },
   { text: "Thanks, I can write now." },
   { tool_uses: [patchCall("toolu_p1", "two\n")] },
