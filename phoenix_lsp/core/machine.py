@@ -269,8 +269,6 @@ def _on_user_message(state: ConversationState, ev: UserMessage) -> Out:
             "This conversation's context window is full, so it accepts no more messages. Start a new "
             "conversation from its summary (phoenix/newConversation with continueFrom).",
         )
-    if isinstance(state.status, Finished):
-        return _reject(state, "finished", "This sub-agent has finished; it accepts no more messages.")
     if not ev.text.strip() and not ev.images and not ev.attachments:
         return _reject(state, "empty_message", "The message is empty: send some text, an image or an attachment.")
     attached = tuple(Text(a) for a in ev.attachments)
@@ -340,7 +338,8 @@ def _llm_answer(state: ConversationState, ev: LlmDone, status: AwaitingLlm | Sum
             state = _close_batch(state, Batch(calls, skipped))
         if state.is_subagent:  # REQ-BED-024: fail at once, no continuation
             reason = texts.CONTEXT_EXHAUSTED_AGENT.format(percent=round(ratio * 100))
-            return _finish_agent(state, False, reason)
+            state, more = _finish_agent(state, False, reason)
+            return state, (usage, *more)
         state, rid = _new_request(state)
         names = tuple(c.name for c in calls)
         state = _settle(state, Summarizing(rid, 0, names))
@@ -360,14 +359,16 @@ def _llm_answer(state: ConversationState, ev: LlmDone, status: AwaitingLlm | Sum
             # the limit is the number of model turns: this one may still submit, but not ask for another
             skipped = tuple(ToolResult(c.id, texts.TURN_LIMIT.format(turns=limit), True) for c in calls)
             state = _close_batch(state, Batch(calls, skipped))
-            return _finish_agent(state, False, texts.TURN_LIMIT.format(turns=limit))
+            state, more = _finish_agent(state, False, texts.TURN_LIMIT.format(turns=limit))
+            return state, (*effects, *more)
         state, more = _dispatch(state, Batch(calls))
         return state, (*effects, *more)
     if ev.stop_reason in ("max_tokens", "pause_turn") and message is not None:  # REQ-BED-003: keep going
         state, more = _request_turn(state)
         return state, (*effects, *more)
     if state.is_subagent:
-        return _finish_agent(state, False, texts.NO_SUBMIT)
+        state, more = _finish_agent(state, False, texts.NO_SUBMIT)
+        return state, (*effects, *more)
     return _settle(state, Idle()), tuple(effects)
 
 
