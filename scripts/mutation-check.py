@@ -110,7 +110,8 @@ def report(modules: list[str], show_diffs: bool) -> bool:
 
     listed = equivalent_names()
     ok = True
-    print(f"\n{'file':<16}{'mutants':>8}{'killed':>8}{'logic':>7}{'text':>6}{'timeout':>8}{'other':>7}  (survived)")
+    print(f"\n{'file':<16}{'mutants':>8}{'killed':>8}{'survived: logic':>16}{'text':>6}{'timeout':>8}{'other':>7}"
+          f"{'logic killed':>14}")
     for module in modules:
         path = CORE / f"{module}.py"
         data = SourceFileMutationData(path=path)
@@ -119,10 +120,12 @@ def report(modules: list[str], show_diffs: bool) -> bool:
         bad: list[tuple[str, str]] = []
         for name, code in sorted(data.exit_code_by_key.items(), key=lambda kv: _natural(kv[0])):
             status = status_by_exit_code[code]
+            kind = classify(name, path)
+            counts[f"all {kind}"] += 1
             if status == "killed" or status == "caught by type check":
                 counts["killed"] += 1
+                counts[f"killed {kind}"] += 1
             elif status in ("survived", "no tests"):
-                kind = classify(name, path)
                 counts[kind] += 1
                 if kind == "logic" and name not in listed:
                     bad.append((name, status))
@@ -133,10 +136,12 @@ def report(modules: list[str], show_diffs: bool) -> bool:
             else:
                 counts["other"] += 1
                 bad.append((name, status))
-        total = sum(counts.values())
+        total = len(data.exit_code_by_key)
+        logic = counts["all logic"]
+        share = f"{counts['killed logic']}/{logic} ({100 * counts['killed logic'] / logic:.1f}%)" if logic else "-"
         print(
-            f"{module + '.py':<16}{total:>8}{counts['killed']:>8}{counts['logic']:>7}{counts['text']:>6}"
-            f"{counts['timeout']:>8}{counts['other']:>7}"
+            f"{module + '.py':<16}{total:>8}{counts['killed']:>8}{counts['logic']:>16}{counts['text']:>6}"
+            f"{counts['timeout']:>8}{counts['other']:>7}  {share}"
         )
         for name, status in bad:
             ok = False
