@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 
 import pytest
+from hypothesis import Phase, settings
 
 from tests.fake_anthropic import fake_anthropic
 
@@ -21,6 +22,10 @@ MUTATION_EXAMPLES = "10"
 def pytest_configure(config: pytest.Config) -> None:
     if "MUTANT_UNDER_TEST" in os.environ:
         os.environ.setdefault("PHOENIX_PROPERTY_EXAMPLES", MUTATION_EXAMPLES)
+        # a failing example is not shrunk (shrinking can outlast mutmut's time limit, and a killed mutant
+        # needs no minimal example), and none is saved for the next mutant: each verdict stands alone
+        settings.register_profile("mutation", phases=(Phase.explicit, Phase.generate), database=None)
+        settings.load_profile("mutation")
     elif (config.option.markexpr or "").replace(" ", "") == "notslow":
         os.environ.setdefault("PHOENIX_PROPERTY_EXAMPLES", FAST_TIER_EXAMPLES)
 

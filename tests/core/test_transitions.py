@@ -698,6 +698,11 @@ UNKNOWN_MESSAGE = ("Unknown tool 'format_disk': this conversation has no such to
             after(s, (UPGRADE, READ), status=RunningTool(Batch((UPGRADE, READ), (
                 result(UPGRADE, texts.ALREADY_UNRESTRICTED),)))),
             (status("running_tool", "awaiting_llm", U), RunTool(READ, U)))),
+        (WU, (ToolUse("t1", "spawn_agents", {"tasks": []}), READ), lambda s: (
+            after(s, (ToolUse("t1", "spawn_agents", {"tasks": []}), READ), status=RunningTool(Batch((
+                ToolUse("t1", "spawn_agents", {"tasks": []}), READ), (ToolResult(
+                    "t1", "spawn_agents needs 'tasks': a non-empty list of task descriptions (strings).", True),)))),
+            (status("running_tool", "awaiting_llm", U), RunTool(READ, U)))),
         (WR, (ToolUse("t1", "request_mode_upgrade", {}), READ), lambda s: (
             after(s, (ToolUse("t1", "request_mode_upgrade", {}), READ), status=RunningTool(Batch((
                 ToolUse("t1", "request_mode_upgrade", {}), READ), (ToolResult(
@@ -706,7 +711,7 @@ UNKNOWN_MESSAGE = ("Unknown tool 'format_disk': this conversation has no such to
     ],
     ids=["unknown", "bad input", "patch refused", "ask", "ask bash prefix", "upgrade", "already",
          "empty reason", "reason not a string", "spawn", "spawn without sandbox", "refused then upgrade",
-         "already, then the next call", "no reason, then the next call"],
+         "already, then the next call", "a bad spawn, then the next call", "no reason, then the next call"],
 )
 def test_dispatch(
     start: ConversationState, calls: tuple[ToolUse, ...],
