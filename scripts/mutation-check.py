@@ -13,7 +13,7 @@ literal with a space in it, or a literal part of an f-string); anything else is 
 operator, a number, a condition, an argument, or a code or key string such as "mode" or "toolUseId".
 
 The exit status is 1 when a logic mutant survived, or timed out, in a checked file, unless it is listed as
-equivalent in tests/core/mutants.md (a line starting with "- `<mutant name>`"). Text-only survivors are
+equivalent in tests/core/mutants.md (its full name in backquotes, with the reason). Text-only survivors are
 reported, never fatal. Runs mutmut niced, with at most ``--max-children`` test processes (default 2).
 """
 
@@ -100,7 +100,7 @@ def diff(name: str, path: Path) -> str:
 def equivalent_names() -> set[str]:
     if not EQUIVALENT.exists():
         return set()
-    return set(re.findall(r"^\s*- `([\w.ǁ]+__mutmut_\d+)`", EQUIVALENT.read_text(), re.MULTILINE))
+    return set(re.findall(r"`([\w.ǁ]+__mutmut_\d+)`", EQUIVALENT.read_text()))
 
 
 def report(modules: list[str], show_diffs: bool) -> bool:
