@@ -3,7 +3,7 @@
 
     .venv/bin/python scripts/mutation-check.py                      # permissions.py: what CI runs
     .venv/bin/python scripts/mutation-check.py state machine        # other files of phoenix_lsp/core
-    .venv/bin/python scripts/mutation-check.py --all                # the whole core (tens of minutes)
+    .venv/bin/python scripts/mutation-check.py --all                # the whole core (about 12 minutes on 2 cores)
     .venv/bin/python scripts/mutation-check.py --no-run machine     # only report the last run's results
 
 mutmut (configured in pyproject's [tool.mutmut]) changes one thing in the code at a time (a mutant) and runs
@@ -12,7 +12,9 @@ the thing it changed. A survivor is *text only* when all it changes is the wordi
 literal with a space in it, or a literal part of an f-string); anything else is a *logic* survivor: an
 operator, a number, a condition, an argument, or a code or key string such as "mode" or "toolUseId".
 
-The exit status is 1 when a logic mutant survived, or timed out, in a checked file, unless it is listed as
+A mutant that made a test hang (a *timeout*) counts as caught, and is reported.
+
+The exit status is 1 when a logic mutant survived in a checked file, unless it is listed as
 equivalent in tests/core/mutants.md (its full name in backquotes, with the reason). Text-only survivors are
 reported, never fatal. Runs mutmut niced, with at most ``--max-children`` test processes (default 2).
 """
@@ -129,10 +131,8 @@ def report(modules: list[str], show_diffs: bool) -> bool:
                 counts[kind] += 1
                 if kind == "logic" and name not in listed:
                     bad.append((name, status))
-            elif status == "timeout":
+            elif status == "timeout":  # the mutant made a test hang: caught, but reported
                 counts["timeout"] += 1
-                if name not in listed:
-                    bad.append((name, status))
             else:
                 counts["other"] += 1
                 bad.append((name, status))
