@@ -3,7 +3,7 @@
 
     .venv/bin/python scripts/mutation-check.py                      # permissions.py: what CI runs
     .venv/bin/python scripts/mutation-check.py state machine        # other files of phoenix_lsp/core
-    .venv/bin/python scripts/mutation-check.py --all                # the whole core (about 12 minutes on 2 cores)
+    .venv/bin/python scripts/mutation-check.py --all                # the whole core (8-12 minutes on 2 cores)
     .venv/bin/python scripts/mutation-check.py --no-run machine     # only report the last run's results
 
 mutmut (configured in pyproject's [tool.mutmut]) changes one thing in the code at a time (a mutant) and runs

@@ -3,13 +3,13 @@
 Each row starts from a state built directly (the status it is in, what it remembers) and gives the whole
 expected outcome: the new state as the old one with what changed, and every effect in order, persistence
 first. A mutant of machine.py changes at least one of them. Messages are checked for what they must say
-(what happened, why, what to do next), not word for word: those rows compare them by the helper ``says``.
+(what happened, why, what to do next), not word for word: refusals are compared by ``refused``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 import pytest
 
@@ -150,12 +150,9 @@ def usage_note(used: int, window: int = 200_000) -> Notify:
     return Notify("usage", {"usedTokens": used, "contextWindow": window, "fraction": round(used / window, 4)})
 
 
-def run_tool(call: ToolUse, mode: Mode) -> RunTool:
-    return RunTool(call, mode)
-
-
 def refused(message: str = "", code: str = "") -> Callable[[Effects], None]:
-    """A check for a refusal: one Reject with ``code`` whose message holds each ``;``-separated part."""
+    """A check for a refusal: one Reject with ``code`` whose message holds each ``;``-separated part (a part
+    starting with ``^`` is how the message begins)."""
 
     def check(effects: Effects) -> None:
         assert len(effects) == 1 and isinstance(effects[0], Reject), effects
@@ -179,7 +176,6 @@ class Row:
     event: Event
     after: ConversationState | None
     effects: Effects | Callable[[Effects], None]
-    marks: tuple[str, ...] = field(default=())
 
 
 def check(row: Row) -> None:
