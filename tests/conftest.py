@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 
 import pytest
+from hypothesis import Phase, settings
 
 from tests.fake_anthropic import fake_anthropic
 
@@ -13,10 +14,19 @@ __all__ = ["fake_anthropic"]
 #: The state machine's property test runs this many examples in the fast tier (``-m "not slow"``), a tenth of
 #: the full suite's; ``PHOENIX_PROPERTY_EXAMPLES`` still decides when set.
 FAST_TIER_EXAMPLES = "100"
+#: ... and this many under mutation testing (mutmut sets MUTANT_UNDER_TEST): it runs once per mutant, and the
+#: table tests are what must kill the mutants; the property test only adds to them.
+MUTATION_EXAMPLES = "10"
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    if (config.option.markexpr or "").replace(" ", "") == "notslow":
+    if "MUTANT_UNDER_TEST" in os.environ:
+        os.environ.setdefault("PHOENIX_PROPERTY_EXAMPLES", MUTATION_EXAMPLES)
+        # a failing example is not shrunk (shrinking can outlast mutmut's time limit, and a killed mutant
+        # needs no minimal example), and none is saved for the next mutant: each verdict stands alone
+        settings.register_profile("mutation", phases=(Phase.explicit, Phase.generate), database=None)
+        settings.load_profile("mutation")
+    elif (config.option.markexpr or "").replace(" ", "") == "notslow":
         os.environ.setdefault("PHOENIX_PROPERTY_EXAMPLES", FAST_TIER_EXAMPLES)
 
 
@@ -26,6 +36,10 @@ REQ_INDEX: dict[str, list[str]] = {}
 
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
+        if "MUTANT_UNDER_TEST" in os.environ:
+            # mutmut 3.8 records which test covers which function by ``item._nodeid``, which pytest 9 no longer
+            # has (it is ``nodeid``); nodes keep a __dict__, so the old name can be given back.
+            item._nodeid = item.nodeid  # type: ignore[attr-defined]
         for marker in item.iter_markers("req"):
             for req in marker.args:
                 REQ_INDEX.setdefault(str(req), []).append(item.nodeid)

@@ -139,18 +139,18 @@ def _settle(state: ConversationState, status: Status) -> ConversationState:
     return replace(state, status=status, notes=())
 
 
-def _close_batch(state: ConversationState, batch: Batch) -> ConversationState:
+def _close_batch(state: ConversationState, results: tuple[ToolResult, ...]) -> ConversationState:
     """Write all of a finished batch's results as one user message (REQ-BED-004), plus pending notes."""
-    blocks: tuple[Text | ToolResult, ...] = (*batch.results, *(Text(n) for n in state.notes))
+    blocks: tuple[Text | ToolResult, ...] = (*results, *(Text(n) for n in state.notes))
     return replace(_append(state, Message("user", blocks)), notes=())
 
 
-def _fill(batch: Batch, running: str, queued: str) -> Batch:
-    """Answer the current call with ``running`` and every queued call with ``queued`` (synthetic results)."""
+def _fill(batch: Batch, running: str, queued: str) -> tuple[ToolResult, ...]:
+    """The batch's results, with the current call answered ``running`` and every queued call ``queued``."""
     results = list(batch.results)
     for i, call in enumerate(batch.calls[len(batch.results) :]):
         results.append(ToolResult(call.id, running if i == 0 else queued, is_error=True))
-    return Batch(batch.calls, tuple(results))
+    return tuple(results)
 
 
 def _note_mode(state: ConversationState, mode: Mode, actor: Actor, via: str) -> Out:
@@ -223,7 +223,7 @@ def _dispatch(state: ConversationState, batch: Batch) -> Out:
             batch = batch.answer(ToolResult(call.id, texts.SUBMITTED))
             while not batch.complete:
                 batch = batch.answer(ToolResult(batch.current.id, texts.AFTER_SUBMIT, is_error=True))
-            state, more = _finish_agent(_close_batch(state, batch), True, result)
+            state, more = _finish_agent(_close_batch(state, batch.results), True, result)
             return state, (*effects, *more)
         if isinstance(verdict, Ask):
             effects += [
@@ -234,7 +234,7 @@ def _dispatch(state: ConversationState, batch: Batch) -> Out:
         assert isinstance(verdict, Allow)
         effects.append(RunTool(call, state.mode))
         return replace(state, status=RunningTool(batch)), tuple(effects)
-    state, more = _request_turn(_close_batch(state, batch))
+    state, more = _request_turn(_close_batch(state, batch.results))
     return state, (*effects, *more)
 
 
@@ -269,8 +269,6 @@ def _on_user_message(state: ConversationState, ev: UserMessage) -> Out:
             "This conversation's context window is full, so it accepts no more messages. Start a new "
             "conversation from its summary (phoenix/newConversation with continueFrom).",
         )
-    if isinstance(state.status, Finished):
-        return _reject(state, "finished", "This sub-agent has finished; it accepts no more messages.")
     if not ev.text.strip() and not ev.images and not ev.attachments:
         return _reject(state, "empty_message", "The message is empty: send some text, an image or an attachment.")
     attached = tuple(Text(a) for a in ev.attachments)
@@ -337,10 +335,11 @@ def _llm_answer(state: ConversationState, ev: LlmDone, status: AwaitingLlm | Sum
     if ratio >= state.settings.continue_ratio:  # REQ-BED-019: no tool of this response runs
         if calls:
             skipped = tuple(ToolResult(c.id, texts.CONTEXT_NOT_EXECUTED, is_error=True) for c in calls)
-            state = _close_batch(state, Batch(calls, skipped))
+            state = _close_batch(state, skipped)
         if state.is_subagent:  # REQ-BED-024: fail at once, no continuation
             reason = texts.CONTEXT_EXHAUSTED_AGENT.format(percent=round(ratio * 100))
-            return _finish_agent(state, False, reason)
+            state, more = _finish_agent(state, False, reason)
+            return state, (usage, *more)
         state, rid = _new_request(state)
         names = tuple(c.name for c in calls)
         state = _settle(state, Summarizing(rid, 0, names))
@@ -359,15 +358,17 @@ def _llm_answer(state: ConversationState, ev: LlmDone, status: AwaitingLlm | Sum
         if state.is_subagent and limit is not None and state.turns >= limit and not submits:
             # the limit is the number of model turns: this one may still submit, but not ask for another
             skipped = tuple(ToolResult(c.id, texts.TURN_LIMIT.format(turns=limit), True) for c in calls)
-            state = _close_batch(state, Batch(calls, skipped))
-            return _finish_agent(state, False, texts.TURN_LIMIT.format(turns=limit))
+            state = _close_batch(state, skipped)
+            state, more = _finish_agent(state, False, texts.TURN_LIMIT.format(turns=limit))
+            return state, (*effects, *more)
         state, more = _dispatch(state, Batch(calls))
         return state, (*effects, *more)
     if ev.stop_reason in ("max_tokens", "pause_turn") and message is not None:  # REQ-BED-003: keep going
         state, more = _request_turn(state)
         return state, (*effects, *more)
     if state.is_subagent:
-        return _finish_agent(state, False, texts.NO_SUBMIT)
+        state, more = _finish_agent(state, False, texts.NO_SUBMIT)
+        return state, (*effects, *more)
     return _settle(state, Idle()), tuple(effects)
 
 

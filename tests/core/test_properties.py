@@ -8,20 +8,27 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from typing import Any, get_args
 
 import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
+from pydantic.alias_generators import to_camel
 
 from phoenix_lsp import codec
 from phoenix_lsp.core import machine
 from phoenix_lsp.core.effects import (
     AskApproval,
+    AskUpgrade,
+    Audit,
     Effect,
+    Notify,
     PersistMessage,
     PersistState,
     Reject,
+    RejectCode,
+    ReportToParent,
     RunTool,
     SpawnAgents,
 )
@@ -58,6 +65,10 @@ from phoenix_lsp.core.state import (
 )
 from phoenix_lsp.core.tools import TOOL_KINDS, ToolKind
 from phoenix_lsp.core.values import Decision, Mode, Policy, Style, Text, ToolUse, Usage
+from phoenix_lsp.protocol import events as ev
+from phoenix_lsp.protocol.base import Wire
+from phoenix_lsp.protocol.views import AgentRef, TokenCounts
+from phoenix_lsp.server import wire
 
 #: a gate that lets the events that end a run's progress through one time in four
 RARE = st.integers(0, 3)
@@ -74,6 +85,85 @@ INPUTS = {
     "submit_result": [{"result": "done"}, {"result": 1}],
 }
 USAGES = [0, *([1_000] * 12), 165_000, 185_000, 199_999]
+
+
+# ------------------------------------------------------------------------------- effects on the wire
+# Each effect as the server puts it on the wire (phoenix_lsp/server/runtime.py: ``_execute``, ``_notify``): the
+# core's payload must hold every field the protocol model needs, and no key the model does not know (a key
+# the model ignores is a field the client never gets).
+
+ZERO_TOKENS = TokenCounts(input_tokens=0, output_tokens=0, cache_write_tokens=0, cache_read_tokens=0)
+NOTIFY_MODELS: dict[str, type[Wire]] = {
+    "status": ev.Status,
+    "mode": ev.ModeChanged,
+    "model": ev.ModelChanged,
+    "style": ev.StyleChanged,
+    "policy": ev.PolicyChanged,
+    "retry": ev.Retry,
+    "suggestion": ev.StyleSuggestionEvent,
+    "tool_refused": ev.ToolRefused,
+    "error": ev.Error,
+    "always_allow": ev.AlwaysAllowChanged,
+    "usage": ev.Usage,
+}
+
+
+def _validate(model: type[Wire], detail: dict[str, Any], extra: dict[str, Any] | None = None) -> None:
+    known = {to_camel(name) for name in model.model_fields}
+    unknown = set(detail) - known
+    assert not unknown, f"{model.__name__} has no field {unknown}: {detail}"
+    model.model_validate({**detail, **(extra or {})})  # raises on a missing or mistyped field
+
+
+def check_wire(effect: Effect) -> None:
+    """``effect``'s payload is what the protocol model it becomes needs (issue 18)."""
+    if isinstance(effect, Notify):
+        d = dict(effect.detail)
+        if effect.kind == "usage":  # the server adds the billed tokens
+            _validate(ev.Usage, d, {"total": ZERO_TOKENS, "subAgents": ZERO_TOKENS})
+        elif effect.kind == "context":
+            state = d.pop("state")
+            if state == "exhausted":
+                _validate(ev.Continuation, d)
+            else:
+                assert state in ("warning", "continuing"), state
+                d.pop("manual", None)  # the server tells a manual continuation apart by nothing else
+                _validate(ev.ContextWarning if state == "warning" else ev.ContinuationStarted, d)
+        elif effect.kind == "approval_resolved":
+            assert set(d) == {"request", "toolUseId", "decision"}, d
+            if d["request"] == "upgrade":
+                assert d["decision"] in ("approve", "deny", "cancelled"), d
+                ev.UpgradeResolved(tool_use_id=d["toolUseId"], approved=d["decision"] == "approve",
+                                   cancelled=d["decision"] == "cancelled")
+            else:
+                assert d["request"] == "approval", d
+                ev.ApprovalResolved.model_validate({"toolUseId": d["toolUseId"], "decision": d["decision"]})
+        else:
+            _validate(NOTIFY_MODELS[effect.kind], d)
+    elif isinstance(effect, AskApproval):
+        ev.ApprovalRequested(tool_use_id=effect.call.id, tool_name=effect.call.name, description="d",
+                             arguments=dict(effect.call.input), scopes=[wire.scope_to_wire(s) for s in effect.scopes])
+        assert effect.scopes, "Always Allow always offers at least the narrowest scope"
+    elif isinstance(effect, AskUpgrade):
+        ev.UpgradeRequested(tool_use_id=effect.tool_use_id, reason=effect.reason)
+        assert effect.reason.strip()
+    elif isinstance(effect, RunTool):
+        ev.ToolStart(tool_use_id=effect.call.id, tool_name=effect.call.name, arguments=dict(effect.call.input),
+                     mode=effect.mode)
+    elif isinstance(effect, SpawnAgents):
+        assert effect.agents
+        ev.SubAgentsSpawned(tool_use_id=effect.tool_use_id,
+                            agents=[AgentRef(conversation_id=a.agent_id, task=a.task) for a in effect.agents])
+    elif isinstance(effect, ReportToParent):
+        ev.SubAgentFinished(agent_id=effect.agent_id, outcome="submitted" if effect.ok else "failed",
+                            reason=None if effect.ok else effect.result)
+        assert effect.ok or effect.result.strip(), "a failure says why"
+    elif isinstance(effect, PersistMessage):
+        ev.MessageAdded(message=wire.message_to_wire(effect.message, 1, effect.index, 0.0))
+    elif isinstance(effect, Reject):
+        assert effect.code in get_args(RejectCode) and effect.message.strip()
+    elif isinstance(effect, Audit):
+        assert effect.action and all(isinstance(k, str) for k in effect.detail)
 
 
 @dataclass
@@ -157,6 +247,7 @@ class ConversationMachine(RuleBasedStateMachine):
             assert after.mode is before.mode
         # seed 000 invariant 3 / REQ-PATCH-009: no write-capable effect while Restricted
         for e in effects:
+            check_wire(e)
             if isinstance(e, RunTool):
                 assert e.mode is after.mode, "a tool runs under the current mode"
                 if TOOL_KINDS.get(e.call.name) is ToolKind.WRITE:
