@@ -36,7 +36,7 @@ class Config(BaseSettings):
         default=60_000, ge=0, le=600_000, description="the longest retry-after of a 429/529 that is waited out"
     )
     event_coalesce_ms: float = Field(
-        default=4.0, ge=0, le=100, description="text deltas are stored and sent at most this often (REQ-PROTO-049)"
+        default=1.0, ge=0, le=100, description="text deltas are stored and sent at most this often (REQ-PROTO-049)"
     )
     llm_idle_timeout_s: float = Field(
         default=45.0, ge=0.1, le=600, description="a model stream that sends nothing this long has stalled"

@@ -136,7 +136,7 @@ class HubConfig:
     model: str
     retry_base_ms: int = 1000
     retry_after_max_ms: int = 60_000  # the cap on a provider's retry-after (REQ-BED-006)
-    event_coalesce_ms: float = 4.0  # text deltas are flushed (stored, then sent) at most this often (REQ-PROTO-049)
+    event_coalesce_ms: float = 1.0  # text deltas are flushed (stored, then sent) at most this often (REQ-PROTO-049)
     bash_timeout_s: float | None = None
     agent_time_limit_s: float = 600.0
     agent_max_turns: int = 50

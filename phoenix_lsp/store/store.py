@@ -8,6 +8,7 @@ import json
 import math
 import os
 import sqlite3
+import threading
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -42,6 +43,32 @@ Synchronous = Literal["NORMAL", "FULL"]
 _CONVERSATION_COLUMNS = "id, parent_id, origin_id, is_subagent, working_directory, model, title, created_at"
 
 
+class _Checkpointer(threading.Thread):
+    """Copies the write-ahead log back into the database on its own thread and connection, every
+    ``INTERVAL_S`` (a passive checkpoint: it never waits for the writer, and readers keep reading), so that no
+    write of the store's owner pays for it. Used with ``wal_autocheckpoint`` off on the owner's connection."""
+
+    INTERVAL_S = 0.5
+
+    def __init__(self, path: Path, busy_timeout_s: float) -> None:
+        super().__init__(name="phoenix-store-checkpoint", daemon=True)
+        self._path, self._timeout = path, busy_timeout_s
+        self._stopping = threading.Event()
+
+    def run(self) -> None:
+        conn = sqlite3.connect(self._path, isolation_level=None, timeout=self._timeout)
+        try:
+            while not self._stopping.wait(self.INTERVAL_S):
+                with contextlib.suppress(sqlite3.Error):  # busy or closing: the next round catches up
+                    conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+        finally:
+            conn.close()
+
+    def stop(self) -> None:
+        self._stopping.set()
+        self.join(timeout=10)
+
+
 class Store:
     """A phoenix-lsp database: conversations, messages, events, images and the audit log.
 
@@ -67,6 +94,7 @@ class Store:
         synchronous: Synchronous = "NORMAL",
         migrations: Sequence[Migration] = MIGRATIONS,
         busy_timeout_s: float = 5.0,
+        checkpoint_in_background: bool = False,
     ) -> None:
         if max_events_per_conversation < 1:
             raise InvalidRecordError(
@@ -93,6 +121,13 @@ class Store:
             self._conn.execute(f"PRAGMA synchronous = {synchronous}")
             self._conn.execute("PRAGMA foreign_keys = ON")
             self._schema_version = migrate(self._conn, migrations, where=str(self._path))
+            self._checkpointer: _Checkpointer | None = None
+            if checkpoint_in_background:
+                # The write that crosses SQLite's 1,000-page mark would otherwise copy the log back into the
+                # database, with an fsync, on the caller's thread: the server's event loop (REQ-PROTO-049).
+                self._conn.execute("PRAGMA wal_autocheckpoint = 0")
+                self._checkpointer = _Checkpointer(self._path, busy_timeout_s)
+                self._checkpointer.start()
         except BaseException:
             self._conn.close()
             raise
@@ -115,7 +150,11 @@ class Store:
         return self._schema_version
 
     def close(self) -> None:
-        """Close the connection. Everything is already committed; closing only releases the file."""
+        """Close the connection. Everything is already committed; closing only releases the file (the last
+        connection to close copies the write-ahead log back and removes it)."""
+        if self._checkpointer is not None:
+            self._checkpointer.stop()
+            self._checkpointer = None
         self._conn.close()
 
     def __enter__(self) -> Store:

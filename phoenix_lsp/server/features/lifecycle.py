@@ -77,7 +77,8 @@ def _setup(ls: PhoenixServer) -> Hub:
     # the client's option, then the command line's --data-dir, then PHOENIX_LSP_DATA_DIR
     given = options.data_dir or ls.data_dir
     data_dir = Path(given) if given else settings.lsp_data_dir
-    store = Store(data_dir / DB_FILE_NAME if data_dir else Store.default_path(), guard=guard)
+    store = Store(data_dir / DB_FILE_NAME if data_dir else Store.default_path(), guard=guard,
+                  checkpoint_in_background=True)
     logs.setup(store.path.parent, settings.log_level, guard)
     llm = LlmClient(api_key=api_key, base_url=options.anthropic_base_url, guard=guard,
                     idle_timeout_s=settings.llm_idle_timeout_s)
