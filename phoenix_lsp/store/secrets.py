@@ -52,7 +52,8 @@ class SecretGuard:
             value = environ.get(name, "")
             if len(value) >= MIN_SECRET_LENGTH:
                 found.append((f"the value of {name}", value))
-        found.extend(("a registered secret", value) for value in self._extra)
+        known = {value for _label, value in found}  # the server registers the key it read from the variable too
+        found.extend(("a registered secret", value) for value in sorted(self._extra) if value not in known)
         return found
 
     def check(self, text: str, what: str) -> None:

@@ -91,3 +91,19 @@ def test_guard_redacts_longest_secret_first() -> None:
     assert guard.redact("x abcdefgh-12345678 y abcdefgh z") == "x [REDACTED] y [REDACTED] z"
     with pytest.raises(SecretLeakError, match="the value of INNER"):
         guard.check("..abcdefgh..", "a test text")
+
+
+@pytest.mark.req("REQ-SEC-001", "REQ-PROTO-049")
+def test_a_key_known_twice_is_looked_for_once_and_stays_refused_when_the_variable_goes() -> None:
+    """The server registers the key it read from ANTHROPIC_API_KEY: every text was scanned for it twice (a
+    20 MB answer is checked as it streams and again when stored)."""
+    key = "sk-ant-known-twice-0123456789"
+    env = {"ANTHROPIC_API_KEY": key}
+    guard = SecretGuard(["ANTHROPIC_API_KEY"], environ=env)
+    guard.add_secret(key)
+    assert [value for _label, value in guard._secrets()] == [key]
+    with pytest.raises(SecretLeakError, match="the value of ANTHROPIC_API_KEY"):
+        guard.check(f"..{key}..", "a test text")
+    env.clear()  # the variable is gone: the registered copy still guards
+    with pytest.raises(SecretLeakError, match="a registered secret"):
+        guard.check(f"..{key}..", "a test text")
