@@ -191,10 +191,11 @@ def _startup(quick: bool) -> list[dict[str, Any]]:
             proc.stdin.flush()
             _read_until_id(proc.stdout, 1)
             starts.append((time.perf_counter() - t0) * 1000)
+            time.sleep(0.3)
+            rss.append(_rss_mb(proc.pid))  # idle after initialize, before the client's initialized
             proc.stdin.write(_frame({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
             proc.stdin.flush()
             time.sleep(0.3)
-            rss.append(_rss_mb(proc.pid))
             proc.stdin.write(_frame({"jsonrpc": "2.0", "id": 2, "method": "shutdown"}))
             proc.stdin.flush()
             _read_until_id(proc.stdout, 2)

@@ -6,11 +6,12 @@ import logging
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
-from ..store.secrets import SecretGuard
+if TYPE_CHECKING:  # lsp.py imports this module at start-up; the store (and the core under it) load later
+    from ..store.secrets import SecretGuard
 
 
 class RedactingFormatter(logging.Formatter):

@@ -30,7 +30,7 @@ def _answer(stdout: IO[bytes], wanted: int) -> dict[str, Any]:
 
 
 @pytest.mark.slow
-@pytest.mark.req("REQ-PROTO-034")
+@pytest.mark.req("REQ-PROTO-050", "REQ-PROTO-034")
 def test_exit_closes_the_store(tmp_path: Path) -> None:
     env = {**os.environ, "ANTHROPIC_API_KEY": "sk-ant-exit-test-0000000000"}
     proc = subprocess.Popen([sys.executable, "-m", "phoenix_lsp", "serve", "--data-dir", str(tmp_path)],
