@@ -203,9 +203,11 @@ def request_id(head: bytes) -> int | str | None:
                 return None
             if depth == 1 and key == "id" and (colon := _COLON.match(text, i)):
                 try:
-                    value, _ = decoder.raw_decode(text, colon.end())
+                    value, end = decoder.raw_decode(text, colon.end())
                 except ValueError:
                     return None
+                if isinstance(value, int) and end == len(text):
+                    return None  # the digits may go on in bytes not read yet: 181 of 18104 is another request
                 valid = isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
                 return value if valid else None
             continue

@@ -92,6 +92,25 @@ def test_the_id_of_a_refused_request_is_found_at_the_top_level_only() -> None:
     assert request_id(b'{"id":true}') is None and request_id(b'{"i') is None
 
 
+@pytest.mark.req("REQ-PROTO-044")
+def test_an_id_cut_by_the_end_of_what_arrived_is_not_taken_for_another() -> None:
+    """Found by the fuzz bench: a refused request whose first bytes ended inside its id ("181" of 18104) was
+    answered with id 181, and 18104 never."""
+    assert request_id(b'{"jsonrpc": "2.0", "id": 181') is None
+    assert request_id(b'{"jsonrpc": "2.0", "id": 18104,') == 18104
+    assert request_id(b'{"jsonrpc": "2.0", "id": 18104}') == 18104
+    assert request_id(b'{"jsonrpc": "2.0", "id": "18') is None  # a string is whole only with its quote
+
+
+async def test_a_refused_request_split_inside_its_id_is_answered_with_its_id() -> None:
+    body = b'{"jsonrpc": "2.0", "id": 18104, "method": "phoenix/listConversations", "params": {}}'
+    head = b"Content-Length: %d\r\n\r\n" % (2 * LIMIT)
+    cut = body.index(b"04,")
+    stream = Stream([head + body[:cut], body[cut:] + b"x" * 100, frame(REQUEST)])
+    items = await stream.all()
+    assert isinstance(items[0], Refused) and items[0].msg_id == 18104, items[0]
+
+
 @pytest.mark.req("REQ-PROTO-048")
 @pytest.mark.parametrize(
     ("message", "problem"),
