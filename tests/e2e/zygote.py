@@ -16,11 +16,13 @@ start a fresh interpreter as before; start-up itself is tested and measured with
 from __future__ import annotations
 
 import asyncio
+import atexit
 import contextlib
 import importlib
 import json
 import os
 import select
+import shutil
 import signal
 import socket
 import struct
@@ -177,6 +179,7 @@ class Zygote:
 
     def __init__(self) -> None:
         self._dir = tempfile.mkdtemp(prefix="phoenix-zygote-")
+        atexit.register(shutil.rmtree, self._dir, ignore_errors=True)  # its socket; the zygote ends with us
         self.path = str(Path(self._dir) / "socket")
         self.process = subprocess.Popen(
             [sys.executable, "-c", f"from tests.e2e.zygote import serve; serve({self.path!r})"],
