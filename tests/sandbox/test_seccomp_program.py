@@ -16,15 +16,22 @@ EPERM, ENOSYS, EOPNOTSUPP = (0x00050000 | e for e in (errno.EPERM, errno.ENOSYS,
 
 def run(program: bytes, nr: int, args: tuple[int, ...] = (), arch: int | None = None,
         machine: str = "x86_64") -> int:
-    """What the kernel would return for this syscall: a small interpreter of the instructions seccomp
-    accepts (loads of struct seccomp_data, ALU and, conditional and unconditional forward jumps, returns)."""
+    """What the kernel would return for this syscall."""
+    return execute(program, nr, args, arch, machine)[0]
+
+
+def execute(program: bytes, nr: int, args: tuple[int, ...] = (), arch: int | None = None,
+            machine: str = "x86_64") -> tuple[int, int]:
+    """The return value for this syscall and how many instructions gave it: a small interpreter of the
+    instructions seccomp accepts (loads of struct seccomp_data, ALU and, conditional and unconditional forward
+    jumps, returns)."""
     words = [0] * 16  # struct seccomp_data: nr, arch, ip (2 words), args (6 x 2 words)
     words[0], words[1] = nr, policy._AUDIT_ARCH[machine] if arch is None else arch
     for i, value in enumerate(args):
         words[4 + 2 * i], words[5 + 2 * i] = value & 0xFFFFFFFF, value >> 32
     ins = [struct.unpack_from("=HBBI", program, i) for i in range(0, len(program), 8)]
     pc, acc = 0, 0
-    for _ in range(len(ins)):  # forward jumps only: at most one pass
+    for step in range(1, len(ins) + 1):  # forward jumps only: at most one pass
         code, jt, jf, k = ins[pc]
         if code == 0x20:  # BPF_LD | BPF_W | BPF_ABS
             assert k % 4 == 0 and k < 64
@@ -37,7 +44,7 @@ def run(program: bytes, nr: int, args: tuple[int, ...] = (), arch: int | None = 
             hit = acc == k if code == 0x15 else acc >= k if code == 0x35 else bool(acc & k)
             pc += 1 + (jt if hit else jf)
         elif code == 0x06:  # BPF_RET | BPF_K
-            return k
+            return k, step
         else:
             raise AssertionError(f"instruction {code:#x} at {pc} is not expected in this filter")
     raise AssertionError("the program ran off its end")
@@ -100,25 +107,6 @@ def test_the_filter_is_small_enough_to_install_fast() -> None:
     for machine in ("x86_64", "aarch64"):
         program = policy.seccomp_program(machine)
         names = {nr: name for name, nr in policy._SYSCALLS[machine].items()}
-        longest = max(_steps(program, nr, machine) for nr in range(max(names) + 64))
+        longest = max(execute(program, nr, machine=machine)[1] for nr in range(max(names) + 64))
         assert longest <= 32, longest  # 121 with the linear chain
 
-
-def _steps(program: bytes, nr: int, machine: str) -> int:
-    ins = [struct.unpack_from("=HBBI", program, i) for i in range(0, len(program), 8)]
-    pc, acc, steps = 0, 0, 0
-    words = {0: nr, 4: policy._AUDIT_ARCH[machine]}
-    while True:
-        code, jt, jf, k = ins[pc]
-        steps += 1
-        if code == 0x20:
-            acc, pc = words.get(k, 0), pc + 1
-        elif code == 0x54:
-            acc, pc = acc & k, pc + 1
-        elif code == 0x05:
-            pc += 1 + k
-        elif code in (0x15, 0x35, 0x45):
-            hit = acc == k if code == 0x15 else acc >= k if code == 0x35 else bool(acc & k)
-            pc += 1 + (jt if hit else jf)
-        else:
-            return steps

@@ -653,3 +653,15 @@ async def test_project_instructions_reach_every_request_byte_stable_and_sub_agen
     assert runtime.apply(UserMessage("again")).reject is None
     await rig.sink.rest(runtime.id, after=rig.sink.last_seq(runtime.id))
     assert system(rig.llm.requests[-1]).endswith("new rules") and rules not in system(rig.llm.requests[-1])
+
+
+@pytest.mark.req("REQ-PROTO-037")
+def test_the_property_tests_notification_models_are_the_ones_the_server_sends() -> None:
+    """tests/core validates every Notify payload against the event it becomes; that map must not drift from
+    the server's (the kinds the server maps one to one, and the ones it handles itself)."""
+    from phoenix_lsp.protocol import events as ev
+    from phoenix_lsp.server.runtime import NOTIFICATIONS
+    from tests.core.test_properties import NOTIFY_MODELS
+
+    special = {"status": ev.Status, "mode": ev.ModeChanged, "model": ev.ModelChanged, "usage": ev.Usage}
+    assert {**NOTIFICATIONS, **special} == NOTIFY_MODELS
