@@ -64,6 +64,10 @@ class Config(BaseSettings):
     background_timeout_s: float | None = Field(
         default=None, gt=0, le=7 * 24 * 3600, description="a background command's time limit (None: one hour)"
     )
+    # the agent route's script engine (issue 14, REQ-AGENT-010/022); not used by the server yet
+    agent_engine: Literal["monty", "null"] = Field(
+        default="monty", description="the script engine of the agent route: monty, or null (runs nothing)"
+    )
 
     @field_validator("lsp_deny_read", mode="before")
     @classmethod
@@ -100,6 +104,7 @@ _OPTIONS = {
 _RULES = {
     "prompt_cache": "on or off",
     "prompt_cache_ttl": "5m or 1h",
+    "agent_engine": "monty or null",
     "model_prices": 'a JSON object such as {"claude-sonnet-4-6": {"input": 3, "output": 15}} (USD per million tokens)',
 }
 

@@ -1,0 +1,222 @@
+"""The agent route's contracts (seed 004, REQ-AGENT-011/012): what the orchestrator and an engine exchange.
+
+They are wire models (camelCase JSON, frozen, see ``protocol/base.py``): the engine worker receives an
+``ExecutionUnit`` and answers with a ``ResultEnvelope`` as JSON, and the same values will travel in
+``phoenix/*`` events once the orchestrator exists. Nothing here runs code.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from enum import StrEnum
+from typing import Any, Literal
+
+from pydantic import Field, model_validator
+
+from ..protocol.base import Wire
+
+ENGINE_NAMES = ("monty", "null")
+EngineName = Literal["monty", "null"]
+
+
+class ErrorKind(StrEnum):
+    """The five kinds of the seed's error taxonomy (REQ-AGENT-012)."""
+
+    TOOL = "TOOL"  # a host function (later: an MCP tool) failed
+    CODE = "CODE"  # the script is wrong: refused by the static check, or raised
+    POLICY = "POLICY"  # the script asked for something it may not have
+    BUDGET = "BUDGET"  # a per-unit limit was reached
+    SANDBOX = "SANDBOX"  # the engine itself failed: crash, watchdog, protocol, disabled
+
+
+class ErrorCode:
+    """The codes used so far, by kind. Open-ended: REQ-AGENT-012 lists examples, not a closed set."""
+
+    # CODE
+    STATIC_CHECK = "STATIC_CHECK"  # a forbidden construct, or a syntax error, found before running
+    CODE_SIZE = "CODE_SIZE"  # the script is longer than maxCodeBytes; refused before running
+    RUNTIME_ERROR = "RUNTIME_ERROR"
+    # TOOL
+    TOOL_ERROR = "TOOL_ERROR"
+    # POLICY
+    CAPABILITY_DENIED = "CAPABILITY_DENIED"
+    # BUDGET
+    CPU_LIMIT = "CPU_LIMIT"
+    MEM_LIMIT = "MEM_LIMIT"
+    DEPTH_LIMIT = "DEPTH_LIMIT"
+    OUTPUT_LIMIT = "OUTPUT_LIMIT"
+    MAX_TOOL_CALLS = "MAX_TOOL_CALLS"
+    # SANDBOX
+    PROC_CRASH = "PROC_CRASH"
+    TIMEOUT = "TIMEOUT"
+    PROTOCOL = "PROTOCOL"
+    UNAVAILABLE = "UNAVAILABLE"
+
+
+class AgentError(Wire):
+    """One typed failure: ``{kind, code, message}``."""
+
+    kind: ErrorKind
+    code: str = Field(min_length=1, pattern=r"^[A-Z][A-Z0-9_]*$")
+    message: str = ""
+
+
+class Budgets(Wire):
+    """Per-unit limits (REQ-AGENT-013). The defaults suit a short data-shaping script."""
+
+    cpu_s: float = Field(default=2.0, gt=0, le=600, description="execution time of the script (host calls excluded)")
+    memory_bytes: int = Field(default=64 << 20, ge=1 << 20, le=4 << 30, description="the interpreter's heap")
+    max_depth: int = Field(default=200, ge=10, le=1000, description="function call depth")
+    max_output_bytes: int = Field(default=64 * 1024, ge=256, le=16 << 20, description="printed text + result JSON")
+    max_code_bytes: int = Field(default=16 * 1024, ge=64, le=1 << 20, description="script size, UTF-8")
+    max_tool_calls: int = Field(default=100, ge=0, le=10_000, description="host calls per unit")
+
+
+class ExecutionUnit(Wire):
+    """One script to run: its code, its inputs (``params``, bound as variables), the host functions it may
+    call (``allowedTools``) and its budgets."""
+
+    engine: EngineName = "monty"
+    code: str
+    params: dict[str, Any] = Field(default_factory=dict)
+    allowed_tools: tuple[str, ...] = ()
+    budgets: Budgets = Field(default_factory=Budgets)
+
+    @model_validator(mode="after")
+    def _names(self) -> ExecutionUnit:
+        for name in (*self.params, *self.allowed_tools):
+            if not name.isidentifier() or name.startswith("_"):
+                raise ValueError(f"{name!r} is not a usable variable or function name")
+        clash = set(self.params) & set(self.allowed_tools)
+        if clash:
+            raise ValueError(f"{sorted(clash)} named both as a param and as a tool")
+        return self
+
+
+class ArtifactHandle(Wire):
+    """A large result kept out of the model's context (REQ-AGENT-023)."""
+
+    handle: str = Field(pattern=r"^artifact://\S+$")
+    type: str = Field(min_length=1)  # table | text | json | ...
+    size: int = Field(ge=0)
+
+
+class Metrics(Wire):
+    """What one unit cost."""
+
+    cpu_ms: float = 0.0  # execution time inside the engine (host calls excluded)
+    wall_ms: float = 0.0  # the whole execute, process start included
+    mem_mb: float | None = None  # the worker's peak RSS, when known
+    tool_calls: int = 0
+    tokens: int = 0
+
+
+class ResultEnvelope(Wire):
+    """The answer to one unit: ``ok`` with a ``result`` (the script's last expression, JSON), or an ``error``."""
+
+    ok: bool
+    result: Any = None
+    error: AgentError | None = None
+    output: str = ""  # what the script printed
+    summary: str = ""
+    artifacts: tuple[ArtifactHandle, ...] = ()
+    state_updates: dict[str, Any] = Field(default_factory=dict)
+    metrics: Metrics = Field(default_factory=Metrics)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> ResultEnvelope:
+        if self.ok == (self.error is not None):
+            raise ValueError("an envelope is ok with no error, or not ok with an error")
+        return self
+
+    @classmethod
+    def failure(cls, kind: ErrorKind, code: str, message: str, metrics: Metrics | None = None) -> ResultEnvelope:
+        return cls(ok=False, error=AgentError(kind=kind, code=code, message=message), metrics=metrics or Metrics())
+
+
+class ApprovalRequest(Wire):
+    """What an approval node asks for (decided by the approval flow, REQ-AGENT-015; not built yet)."""
+
+    tool: str = Field(min_length=1)
+    summary: str = ""
+
+
+class PlanNode(Wire):
+    """One node: a script (``unit``) or an approval, with the state keys it reads and writes."""
+
+    id: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_-]*$")
+    kind: Literal["script", "approval"] = "script"
+    depends_on: tuple[str, ...] = ()
+    inputs: tuple[str, ...] = ()  # state keys this node reads
+    outputs: tuple[str, ...] = ()  # state keys this node writes
+    unit: ExecutionUnit | None = None
+    approval: ApprovalRequest | None = None
+
+    @model_validator(mode="after")
+    def _body(self) -> PlanNode:
+        if self.kind == "script" and (self.unit is None or self.approval is not None):
+            raise ValueError(f"script node {self.id!r} needs a unit and no approval")
+        if self.kind == "approval" and (self.approval is None or self.unit is not None):
+            raise ValueError(f"approval node {self.id!r} needs an approval request and no unit")
+        return self
+
+
+class Plan(Wire):
+    """A small DAG (REQ-AGENT-004/011). Validated: unique ids, dependencies on existing nodes, no cycle, and
+    every input is the output of a node this one depends on (directly or not) or a plan input."""
+
+    goal: str
+    constraints: tuple[str, ...] = ()
+    inputs: tuple[str, ...] = ()  # state keys given before the first node runs
+    nodes: tuple[PlanNode, ...] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _dag(self) -> Plan:
+        ids = [node.id for node in self.nodes]
+        duplicates = sorted({i for i in ids if ids.count(i) > 1})
+        if duplicates:
+            raise ValueError(f"node ids used twice: {duplicates}")
+        by_id = {node.id: node for node in self.nodes}
+        for node in self.nodes:
+            unknown = [d for d in node.depends_on if d not in by_id]
+            if unknown:
+                raise ValueError(f"node {node.id!r} depends on unknown nodes {unknown}")
+        self.order()  # raises on a cycle
+        for node in self.nodes:
+            visible = set(self.inputs)
+            for ancestor in self._ancestors(node.id, by_id):
+                visible.update(by_id[ancestor].outputs)
+            missing = [key for key in node.inputs if key not in visible]
+            if missing:
+                raise ValueError(f"node {node.id!r} reads {missing}, which no node it depends on writes")
+        return self
+
+    @staticmethod
+    def _ancestors(node_id: str, by_id: dict[str, PlanNode]) -> set[str]:
+        seen: set[str] = set()
+        stack = list(by_id[node_id].depends_on)
+        while stack:
+            current = stack.pop()
+            if current not in seen:
+                seen.add(current)
+                stack.extend(by_id[current].depends_on)
+        return seen
+
+    def order(self) -> list[str]:
+        """Node ids in dependency order (Kahn; ties kept in plan order). Raises ValueError on a cycle."""
+        remaining = {node.id: set(node.depends_on) for node in self.nodes}
+        done: list[str] = []
+        while remaining:
+            ready = [i for i, deps in remaining.items() if not deps - set(done)]
+            if not ready:
+                raise ValueError(f"the plan has a cycle among {sorted(remaining)}")
+            for i in ready:
+                del remaining[i]
+            done.extend(ready)
+        return done
+
+    def hash(self) -> str:
+        """sha256 of the plan's canonical JSON (sorted keys, camelCase): the same plan, the same hash."""
+        text = json.dumps(self.model_dump(mode="json", by_alias=True), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(text.encode()).hexdigest()

@@ -1,0 +1,69 @@
+"""The engine interface (REQ-AGENT-007), the NullSandbox, and the choice of engine by configuration
+(``PHOENIX_AGENT_ENGINE``: ``monty`` | ``null``; acceptance 10: swapping is configuration, not code)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol, runtime_checkable
+
+from ..protocol.base import Wire
+from .contracts import EngineName, ErrorCode, ErrorKind, ExecutionUnit, ResultEnvelope
+
+#: a host function a script may call: JSON values in, a JSON value out; an exception is a TOOL error
+HostFunction = Callable[..., Any]
+
+
+class SandboxHealth(Wire):
+    """Whether the engine can run units here, and if not why."""
+
+    engine: str
+    ok: bool
+    detail: str = ""
+
+
+@runtime_checkable
+class SandboxEngine(Protocol):
+    """What the orchestrator may use of an engine, and nothing more."""
+
+    name: str
+
+    def execute(self, unit: ExecutionUnit) -> ResultEnvelope:
+        """Run one unit to its end. Never raises for anything the unit does: every failure is an envelope
+        with a typed error (REQ-AGENT-012). Blocking; the server calls it off its event loop."""
+        ...
+
+    def health(self) -> SandboxHealth: ...
+
+    def capabilities(self) -> list[str]:
+        """The host functions (later: MCP tool wrappers) a unit of this engine may be allowed to call."""
+        ...
+
+
+class NullSandbox:
+    """The engine that runs nothing: every unit is refused with ``SANDBOX``/``UNAVAILABLE`` and a message
+    saying how to turn the real engine on. It is healthy (it works as designed) and offers no tools."""
+
+    name = "null"
+
+    def execute(self, unit: ExecutionUnit) -> ResultEnvelope:
+        return ResultEnvelope.failure(
+            ErrorKind.SANDBOX, ErrorCode.UNAVAILABLE,
+            "no script engine is configured (PHOENIX_AGENT_ENGINE=null); nothing was run. Set "
+            "PHOENIX_AGENT_ENGINE=monty to run scripts.")
+
+    def health(self) -> SandboxHealth:
+        return SandboxHealth(engine=self.name, ok=True, detail="runs nothing by design")
+
+    def capabilities(self) -> list[str]:
+        return []
+
+
+def make_engine(name: EngineName, host_functions: Mapping[str, HostFunction] | None = None) -> SandboxEngine:
+    """The engine configuration names (``Config.agent_engine``), with the host functions it may offer."""
+    if name == "null":
+        return NullSandbox()
+    if name == "monty":
+        from .monty_engine import MontyEngine
+
+        return MontyEngine(host_functions or {})
+    raise ValueError(f"unknown engine {name!r}")

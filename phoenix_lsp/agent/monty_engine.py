@@ -1,0 +1,284 @@
+"""The pydantic-monty engine, host side (REQ-AGENT-008/009/013).
+
+One execute = one worker process (``phoenix_lsp.agent.worker``, the same Python), started by the
+project's sandbox launcher in Restricted mode: Landlock (read-only filesystem, writes only to a private
+scratch directory, no TCP), seccomp, no capabilities, rlimits (CPU, address space, open files,
+processes) and a memory cgroup where available. The launcher's stdin is the lifeline: if this process dies
+the tree dies. pydantic-monty itself runs the script in a ``monty`` subprocess of the worker, which inherits
+all of that.
+
+The watchdog here: each wait for the worker is bounded (start-up grace + the unit's CPU budget + a grace,
+with the time spent in host functions not counted); past it the tree is killed and the unit ends with
+``SANDBOX``/``TIMEOUT``. Anything on the channel that is not the protocol ends it with
+``SANDBOX``/``PROTOCOL``.
+
+Not long-lived yet: every unit pays the worker's cold start (see bench/agent_engine.py); a pool of warm
+sandboxed workers is the next step.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import os
+import select
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from ..sandbox import policy, spawn
+from ..sandbox.policy import Limits
+from . import static_check
+from .contracts import AgentError, ErrorCode, ErrorKind, ExecutionUnit, Metrics, ResultEnvelope
+from .engine import HostFunction, SandboxHealth
+
+#: time the worker gets to start (Python, pydantic_monty, the monty pool) before its CPU budget counts
+STARTUP_GRACE_S = 10.0
+#: beyond the unit's CPU budget, before the watchdog kills (monty's own limit should fire first)
+WATCHDOG_GRACE_S = 2.0
+#: the longest protocol line accepted from the worker
+MAX_LINE_BYTES = 16 << 20
+#: memory for the worker's Python and the monty process, on top of the script's heap budget
+MEMORY_OVERHEAD = 256 << 20
+
+
+class _Violation(Exception):
+    """The worker broke the protocol."""
+
+
+class MontyEngine:
+    """Runs units in a sandboxed pydantic-monty worker; `host_functions` are what units may be allowed."""
+
+    name = "monty"
+
+    def __init__(self, host_functions: Mapping[str, HostFunction], *, restricted: bool = True) -> None:
+        self._functions = dict(host_functions)
+        self._restricted = restricted
+
+    def capabilities(self) -> list[str]:
+        return sorted(self._functions)
+
+    def health(self) -> SandboxHealth:
+        try:
+            import pydantic_monty
+            from pydantic_monty._binary import find_monty_binary
+
+            binary = find_monty_binary()
+        except (ImportError, FileNotFoundError) as exc:
+            return SandboxHealth(engine=self.name, ok=False, detail=f"pydantic-monty is not usable: {exc}")
+        if self._restricted and policy.landlock_abi() is None:
+            return SandboxHealth(engine=self.name, ok=False, detail="the Restricted sandbox (Landlock) is not "
+                                 "available on this system; the engine does not run scripts unsandboxed")
+        return SandboxHealth(engine=self.name, ok=True,
+                             detail=f"pydantic-monty {pydantic_monty.__version__} ({binary})")
+
+    def execute(self, unit: ExecutionUnit) -> ResultEnvelope:
+        started = time.monotonic()
+        denied = sorted(set(unit.allowed_tools) - set(self._functions))
+        if denied:
+            return ResultEnvelope.failure(ErrorKind.POLICY, ErrorCode.CAPABILITY_DENIED,
+                                          f"the engine offers no tool named {denied}; nothing was run")
+        refused = static_check.check(unit.code, unit.budgets.max_code_bytes)
+        if refused is not None:
+            return ResultEnvelope(ok=False, error=refused)
+        try:
+            envelope = self._run(unit)
+        except spawn.SandboxUnavailable as exc:
+            envelope = ResultEnvelope.failure(ErrorKind.SANDBOX, ErrorCode.UNAVAILABLE, str(exc))
+        wall_ms = (time.monotonic() - started) * 1000
+        return envelope.model_copy(update={"metrics": envelope.metrics.model_copy(update={"wall_ms": wall_ms})})
+
+    # ------------------------------------------------------------------------------------------ the worker
+
+    def _limits(self, unit: ExecutionUnit) -> Limits:
+        budgets = unit.budgets
+        return Limits(
+            address_space=None,  # the memory cgroup and monty's heap limit bound memory; see specs
+            cpu_seconds=math.ceil(budgets.cpu_s + STARTUP_GRACE_S),
+            max_processes=64,
+            file_size=1 << 20,
+            open_files=256,
+            memory=budgets.memory_bytes + MEMORY_OVERHEAD,
+            disk=4 << 20,
+        )
+
+    def _run(self, unit: ExecutionUnit) -> ResultEnvelope:
+        scratch = Path(tempfile.mkdtemp(prefix="phoenix-agent-"))
+        fifo = scratch / "replies"
+        launcher: subprocess.Popen[bytes] | None = None
+        replies = -1
+        try:
+            (scratch / "unit.json").write_text(unit.model_dump_json(by_alias=True), encoding="utf-8")
+            os.mkfifo(fifo, 0o600)
+            replies = os.open(fifo, os.O_RDWR | os.O_NONBLOCK | os.O_CLOEXEC)  # never blocks, even alone
+            argv = (sys.executable, "-I", "-m", "phoenix_lsp.agent.worker", str(fifo))
+            request = spawn.SpawnRequest(argv=argv, cwd=scratch, restricted=self._restricted,
+                                         limits=self._limits(unit), env=_worker_env())
+            args = spawn.launcher_args(request, scratch if self._restricted else None)
+            env = spawn.command_env(self._restricted, scratch, request.env)
+            launcher = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        stderr=subprocess.PIPE, env=env, close_fds=True)
+            return self._converse(unit, launcher, replies)
+        finally:
+            if launcher is not None:
+                _stop(launcher)
+            if replies >= 0:
+                os.close(replies)
+            spawn.remove_tree(scratch)
+
+    def _converse(self, unit: ExecutionUnit, launcher: subprocess.Popen[bytes], replies: int) -> ResultEnvelope:
+        assert launcher.stdout is not None
+        out = launcher.stdout.fileno()
+        os.set_blocking(out, False)
+        budget_s = STARTUP_GRACE_S + unit.budgets.cpu_s + WATCHDOG_GRACE_S  # host-call time not counted
+        buffer = bytearray()
+        calls = 0
+        while True:
+            try:
+                line, budget_s = _read_line(out, buffer, budget_s)
+            except TimeoutError:
+                return ResultEnvelope.failure(
+                    ErrorKind.SANDBOX, ErrorCode.TIMEOUT,
+                    f"the worker did not finish within its budget ({unit.budgets.cpu_s:g} s of execution "
+                    f"plus {STARTUP_GRACE_S + WATCHDOG_GRACE_S:g} s of grace); it was killed",
+                    Metrics(tool_calls=calls))
+            except _Violation as exc:
+                return _protocol(str(exc), calls)
+            if line is None:
+                return _ended(launcher, calls)
+            try:
+                message = json.loads(line)
+            except ValueError:
+                return _protocol("a line that is not JSON", calls)
+            if not isinstance(message, dict):
+                return _protocol("a message that is not an object", calls)
+            if "done" in message:
+                try:
+                    envelope = ResultEnvelope.model_validate(message["done"])
+                except ValidationError as exc:
+                    return _protocol(f"an invalid envelope ({exc.error_count()} errors)", calls)
+                return envelope
+            if "call" not in message:
+                return _protocol("an unknown message", calls)
+            calls += 1
+            reply = self._call(unit, message)
+            try:
+                _write_all(replies, (json.dumps(reply) + "\n").encode(), STARTUP_GRACE_S)
+            except TimeoutError:
+                return _protocol("a worker that does not read its replies", calls)
+
+    def _call(self, unit: ExecutionUnit, message: dict[str, Any]) -> dict[str, Any]:
+        """Run one host call for the worker: only a tool the unit allows (checked again here, whatever the
+        worker says), with JSON arguments; the answer is JSON, or a typed error."""
+        name, args, kwargs = message.get("call"), message.get("args", []), message.get("kwargs", {})
+        if not isinstance(name, str) or name not in unit.allowed_tools or name not in self._functions:
+            return {"error": _err(ErrorKind.POLICY, ErrorCode.CAPABILITY_DENIED, f"{name!r} is not allowed")}
+        if not isinstance(args, list) or not isinstance(kwargs, dict):
+            return {"error": _err(ErrorKind.SANDBOX, ErrorCode.PROTOCOL, "malformed call")}
+        try:
+            value = self._functions[name](*args, **kwargs)
+            return {"return": json.loads(json.dumps(value))}
+        except Exception as exc:  # a tool's failure is the script's business (TOOL), not the server's
+            return {"error": _err(ErrorKind.TOOL, ErrorCode.TOOL_ERROR, f"{name}: {type(exc).__name__}: {exc}")}
+
+
+def _worker_env() -> dict[str, str]:
+    """The worker needs nothing from the server's environment: a fixed minimum."""
+    return {"PATH": os.defpath, "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0"}
+
+
+def _err(kind: ErrorKind, code: str, message: str) -> dict[str, Any]:
+    return AgentError(kind=kind, code=code, message=message).model_dump(mode="json")
+
+
+def _protocol(what: str, calls: int) -> ResultEnvelope:
+    return ResultEnvelope.failure(ErrorKind.SANDBOX, ErrorCode.PROTOCOL,
+                                  f"the engine worker sent {what}; it was killed", Metrics(tool_calls=calls))
+
+
+def _read_line(fd: int, buffer: bytearray, budget_s: float) -> tuple[bytes | None, float]:
+    """The next line from the worker (None at end of file) and the budget left."""
+    while True:
+        end = buffer.find(b"\n")
+        if end >= 0:
+            line = bytes(buffer[:end])
+            del buffer[: end + 1]
+            return line, budget_s
+        if len(buffer) > MAX_LINE_BYTES:
+            raise _Violation(f"a line over {MAX_LINE_BYTES} bytes")
+        if budget_s <= 0:
+            raise TimeoutError
+        before = time.monotonic()
+        ready, _, _ = select.select([fd], [], [], budget_s)
+        budget_s -= time.monotonic() - before
+        if not ready:
+            continue
+        try:
+            data = os.read(fd, 1 << 16)
+        except BlockingIOError:
+            continue
+        if not data:
+            return (bytes(buffer) if buffer else None), budget_s
+        buffer += data
+
+
+def _write_all(fd: int, data: bytes, timeout_s: float) -> None:
+    deadline = time.monotonic() + timeout_s
+    view = memoryview(data)
+    while view:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError
+        _, ready, _ = select.select([], [fd], [], left)
+        if ready:
+            with contextlib.suppress(BlockingIOError):
+                view = view[os.write(fd, view):]
+
+
+def _ended(launcher: subprocess.Popen[bytes], calls: int) -> ResultEnvelope:
+    """The worker closed its output without an envelope: killed by an rlimit, or crashed."""
+    assert launcher.stderr is not None
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        launcher.wait(spawn.TERMINATE_GRACE_S)
+    status = spawn.RunResult(capture=spawn.OutputCapture())
+    with contextlib.suppress(OSError, ValueError):
+        os.set_blocking(launcher.stderr.fileno(), False)
+        spawn._parse_status((launcher.stderr.read() or b"").decode("utf-8", "replace"), status)
+    metrics = Metrics(tool_calls=calls)
+    if status.signal in (signal.SIGXCPU, signal.SIGKILL) and status.killed is None:
+        return ResultEnvelope.failure(ErrorKind.BUDGET, ErrorCode.CPU_LIMIT,
+                                      f"the worker was killed by signal {status.signal} (CPU rlimit)", metrics)
+    if status.memory_limit_hits:
+        return ResultEnvelope.failure(ErrorKind.BUDGET, ErrorCode.MEM_LIMIT, "the worker hit its memory limit",
+                                      metrics)
+    if status.setup_failure is not None:
+        return ResultEnvelope.failure(ErrorKind.SANDBOX, ErrorCode.UNAVAILABLE,
+                                      f"the sandbox could not start the worker: {status.setup_failure.describe()}",
+                                      metrics)
+    return ResultEnvelope.failure(ErrorKind.SANDBOX, ErrorCode.PROC_CRASH,
+                                  f"the worker ended without an answer (exit {status.exit_code})", metrics)
+
+
+def _stop(launcher: subprocess.Popen[bytes]) -> None:
+    """End the launcher and so the whole tree (SIGTERM: it kills the tree; SIGKILL as a last resort), then
+    reap it and close every pipe, the lifeline included."""
+    if launcher.poll() is None:
+        with contextlib.suppress(ProcessLookupError):
+            launcher.send_signal(signal.SIGTERM)
+        try:
+            launcher.wait(spawn.TERMINATE_GRACE_S)
+        except subprocess.TimeoutExpired:
+            launcher.kill()
+            launcher.wait()
+    for stream in (launcher.stdin, launcher.stdout, launcher.stderr):
+        if stream is not None:
+            with contextlib.suppress(OSError):
+                stream.close()

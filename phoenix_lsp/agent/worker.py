@@ -1,0 +1,160 @@
+"""The engine worker: runs ONE unit with pydantic-monty and exits (``python -m phoenix_lsp.agent.worker``).
+
+Started by ``MontyEngine`` under the Restricted kernel sandbox (no network, writes only to its scratch
+directory, rlimits). Protocol, one JSON object per line:
+
+- the unit is read from ``<scratch>/unit.json`` (written before the start);
+- worker -> host, on the original stdout: ``{"call": name, "args": [...], "kwargs": {...}}`` for each host
+  function the script calls, then one ``{"done": envelope}``;
+- host -> worker, on the FIFO named by argv[1]: ``{"return": value}`` or ``{"error": {kind, code, message}}``.
+
+Nothing else may reach the host: fds 1 and 2 are pointed at /dev/null before anything is imported, so a
+warning or a stray print cannot corrupt the protocol. Standard library and pydantic_monty only (no pydantic
+models here: the host validates the envelope), to keep the start cheap.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import sys
+import time
+from typing import Any, TextIO
+
+FROZEN_CLOCK = datetime.datetime(2000, 1, 1, tzinfo=datetime.UTC)
+RANDOM_SEED = 0
+
+
+class _Stop(Exception):
+    """A host call failed in a way the script may not recover from (budget, policy)."""
+
+
+def _error(kind: str, code: str, message: str) -> dict[str, Any]:
+    return {"kind": kind, "code": code, "message": message}
+
+
+def _classify(exc: BaseException) -> dict[str, Any]:
+    import pydantic_monty as pm
+
+    if isinstance(exc, pm.MontySyntaxError):
+        return _error("CODE", "STATIC_CHECK", exc.display(format="type-msg"))
+    if isinstance(exc, pm.MontyCrashedError):
+        return _error("SANDBOX", "PROC_CRASH", str(exc))
+    if isinstance(exc, pm.MontyRuntimeError):
+        text = exc.display(format="type-msg")
+        kind = text.split(":", 1)[0].strip()
+        if kind == "TimeoutError" and "time limit" in text:
+            return _error("BUDGET", "CPU_LIMIT", text)
+        if kind == "MemoryError":
+            return _error("BUDGET", "MEM_LIMIT", text)
+        if kind == "RecursionError":
+            return _error("BUDGET", "DEPTH_LIMIT", text)
+        return _error("CODE", "RUNTIME_ERROR", exc.display(format="traceback")[-2000:])
+    return _error("SANDBOX", "PROC_CRASH", f"{type(exc).__name__}: {exc}")
+
+
+def run(unit: dict[str, Any], out: TextIO, replies: TextIO) -> dict[str, Any]:
+    """Run `unit`; return the envelope (a dict in the ResultEnvelope's wire shape)."""
+    import pydantic_monty as pm
+
+    budgets = unit.get("budgets", {})
+    max_output = int(budgets.get("maxOutputBytes", 64 * 1024))
+    max_calls = int(budgets.get("maxToolCalls", 100))
+    printed: list[str] = []
+    state: dict[str, Any] = {"printed": 0, "calls": 0, "stop": None, "tool_error": None, "waited": 0.0}
+
+    def sink(_stream: str, text: str) -> None:
+        state["printed"] += len(text.encode())
+        if state["printed"] <= max_output:
+            printed.append(text)
+
+    def tool(name: str) -> Any:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            stop = state["stop"]
+            if stop is not None:
+                raise _Stop(stop["message"])
+            state["calls"] += 1
+            if state["calls"] > max_calls:
+                state["stop"] = _error("BUDGET", "MAX_TOOL_CALLS", f"more than {max_calls} tool calls")
+                raise _Stop(f"more than {max_calls} tool calls")
+            asked = time.perf_counter()
+            out.write(json.dumps({"call": name, "args": list(args), "kwargs": kwargs}) + "\n")
+            out.flush()
+            line = replies.readline()
+            state["waited"] += time.perf_counter() - asked
+            reply = json.loads(line) if line else {"error": _error("SANDBOX", "PROTOCOL", "no reply")}
+            if "error" in reply:
+                error = reply["error"]
+                if error.get("kind") in ("POLICY", "BUDGET", "SANDBOX"):
+                    state["stop"] = error
+                elif state["tool_error"] is None:
+                    state["tool_error"] = error
+                raise RuntimeError(f"{name} failed: {error.get('message', '')}")
+            return reply.get("return")
+
+        return call
+
+    limits: Any = {
+        "max_feed_duration_secs": float(budgets.get("cpuS", 2.0)),
+        "max_memory": int(budgets.get("memoryBytes", 64 << 20)),
+        "max_recursion_depth": int(budgets.get("maxDepth", 200)),
+        "max_suspensions": 1000 + 10 * max_calls,
+    }
+    os_policy: Any = {"datetime": FROZEN_CLOCK, "random_start": {"seed": RANDOM_SEED}, "sleep": "zero",
+                      "process_time": "zero"}
+    started = time.perf_counter()
+    result: Any = None
+    error: dict[str, Any] | None = None
+    try:
+        with pm.Monty() as pool, pool.checkout(limits=limits, os_policy=os_policy) as session:
+            result = session.feed_run(
+                unit["code"], inputs=dict(unit.get("params", {})),
+                external_lookup={name: tool(name) for name in unit.get("allowedTools", ())},
+                print_callback=sink)
+    except pm.MontyError as exc:
+        error = _classify(exc)
+    # the run's time in the engine (pool start and interpreter), host calls excluded
+    cpu_ms = (time.perf_counter() - started - state["waited"]) * 1000
+    if state["stop"] is not None:  # wins even when the script caught the exception
+        error = state["stop"]
+    elif error is not None and error["code"] == "RUNTIME_ERROR" and state["tool_error"] is not None:
+        error = state["tool_error"]
+    output = "".join(printed)
+    if error is None:
+        try:
+            encoded = json.dumps(result)
+        except (TypeError, ValueError) as exc:
+            error = _error("CODE", "RUNTIME_ERROR", f"the result is not JSON: {exc}")
+        else:
+            if state["printed"] + len(encoded.encode()) > max_output:
+                error = _error("BUDGET", "OUTPUT_LIMIT", f"printed text and result exceed {max_output} bytes")
+    if error is None and state["printed"] > max_output:
+        error = _error("BUDGET", "OUTPUT_LIMIT", f"printed text exceeds {max_output} bytes")
+    metrics = {"cpuMs": cpu_ms, "toolCalls": min(state["calls"], max_calls)}
+    if error is not None:
+        return {"ok": False, "error": error, "output": output, "metrics": metrics}
+    return {"ok": True, "result": result, "output": output, "metrics": metrics}
+
+
+def main(argv: list[str]) -> int:
+    out_fd = os.dup(1)
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, 1)
+    os.dup2(null, 2)
+    out = os.fdopen(out_fd, "w", encoding="utf-8")
+    scratch = os.path.dirname(argv[1])
+    with open(os.path.join(scratch, "unit.json"), encoding="utf-8") as f:
+        unit = json.load(f)
+    with open(argv[1], encoding="utf-8") as replies:
+        try:
+            envelope = run(unit, out, replies)
+        except Exception as exc:  # never silent: the host sees what broke
+            envelope = {"ok": False, "error": _error("SANDBOX", "PROC_CRASH", f"{type(exc).__name__}: {exc}")}
+    out.write(json.dumps({"done": envelope}) + "\n")
+    out.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
