@@ -50,6 +50,9 @@ def _classify(exc: BaseException) -> dict[str, Any]:
             return _error("BUDGET", "MEM_LIMIT", text)
         if kind == "RecursionError":
             return _error("BUDGET", "DEPTH_LIMIT", text)
+        if kind == "PermissionError" or "is not supported in this environment" in text:
+            # the run-time line behind the static check: no OS handler, so files and environment are refused
+            return _error("POLICY", "CAPABILITY_DENIED", text)
         return _error("CODE", "RUNTIME_ERROR", exc.display(format="traceback")[-2000:])
     return _error("SANDBOX", "PROC_CRASH", f"{type(exc).__name__}: {exc}")
 
