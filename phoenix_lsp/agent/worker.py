@@ -106,19 +106,20 @@ def run(unit: dict[str, Any], out: TextIO, replies: TextIO) -> dict[str, Any]:
     }
     os_policy: Any = {"datetime": FROZEN_CLOCK, "random_start": {"seed": RANDOM_SEED}, "sleep": "zero",
                       "process_time": "zero"}
-    started = time.perf_counter()
+    started = 0.0
     result: Any = None
     error: dict[str, Any] | None = None
     try:
         with pm.Monty() as pool, pool.checkout(limits=limits, os_policy=os_policy) as session:
+            started = time.perf_counter()
             result = session.feed_run(
                 unit["code"], inputs=dict(unit.get("params", {})),
                 external_lookup={name: tool(name) for name in unit.get("allowedTools", ())},
                 print_callback=sink)
     except pm.MontyError as exc:
         error = _classify(exc)
-    # the run's time in the engine (pool start and interpreter), host calls excluded
-    cpu_ms = (time.perf_counter() - started - state["waited"]) * 1000
+    # the script's execution time in the engine (the feed; pool start and host calls excluded)
+    cpu_ms = (time.perf_counter() - started - state["waited"]) * 1000 if started else 0.0
     if state["stop"] is not None:  # wins even when the script caught the exception
         error = state["stop"]
     elif error is not None and error["code"] == "RUNTIME_ERROR" and state["tool_error"] is not None:
