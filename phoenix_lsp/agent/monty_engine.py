@@ -48,6 +48,8 @@ WATCHDOG_GRACE_S = 2.0
 MAX_LINE_BYTES = 16 << 20
 #: memory for the worker's Python and the monty process, on top of the script's heap budget
 MEMORY_OVERHEAD = 256 << 20
+#: virtual memory per process (RLIMIT_AS): a bound even where no memory cgroup can be made
+ADDRESS_SPACE = 4 << 30
 
 
 class _Violation(Exception):
@@ -97,6 +99,9 @@ class MontyEngine:
             envelope = self._run(unit)
         except spawn.SandboxUnavailable as exc:
             envelope = ResultEnvelope.failure(ErrorKind.SANDBOX, ErrorCode.UNAVAILABLE, str(exc))
+        except OSError as exc:  # no launcher, no FIFO, no scratch: the engine cannot start here
+            envelope = ResultEnvelope.failure(ErrorKind.SANDBOX, ErrorCode.UNAVAILABLE,
+                                              f"the engine worker could not be started: {exc}")
         wall_ms = (time.monotonic() - started) * 1000
         return envelope.model_copy(update={"metrics": envelope.metrics.model_copy(update={"wall_ms": wall_ms})})
 
@@ -105,7 +110,7 @@ class MontyEngine:
     def _limits(self, unit: ExecutionUnit) -> Limits:
         budgets = unit.budgets
         return Limits(
-            address_space=None,  # the memory cgroup and monty's heap limit bound memory; see specs
+            address_space=ADDRESS_SPACE,
             cpu_seconds=math.ceil(budgets.cpu_s + STARTUP_GRACE_S),
             max_processes=64,
             file_size=1 << 20,
@@ -257,12 +262,12 @@ def _ended(launcher: subprocess.Popen[bytes], calls: int) -> ResultEnvelope:
         os.set_blocking(launcher.stderr.fileno(), False)
         spawn._parse_status((launcher.stderr.read() or b"").decode("utf-8", "replace"), status)
     metrics = Metrics(tool_calls=calls)
+    if status.memory_limit_hits:  # before the signal: the memory cgroup's OOM kill is a SIGKILL too
+        return ResultEnvelope.failure(ErrorKind.BUDGET, ErrorCode.MEM_LIMIT, "the worker hit its memory limit",
+                                      metrics)
     if status.signal in (signal.SIGXCPU, signal.SIGKILL) and status.killed is None:
         return ResultEnvelope.failure(ErrorKind.BUDGET, ErrorCode.CPU_LIMIT,
                                       f"the worker was killed by signal {status.signal} (CPU rlimit)", metrics)
-    if status.memory_limit_hits:
-        return ResultEnvelope.failure(ErrorKind.BUDGET, ErrorCode.MEM_LIMIT, "the worker hit its memory limit",
-                                      metrics)
     if status.setup_failure is not None:
         return ResultEnvelope.failure(ErrorKind.SANDBOX, ErrorCode.UNAVAILABLE,
                                       f"the sandbox could not start the worker: {status.setup_failure.describe()}",

@@ -63,3 +63,15 @@ def test_the_host_refuses_a_call_the_unit_does_not_allow_whatever_the_worker_say
     unit = ExecutionUnit(code="1", allowed_tools=())
     reply = MontyEngine({"echo": lambda x: x})._call(unit, {"call": "echo", "args": [1]})
     assert reply["error"]["kind"] == "POLICY" and reply["error"]["code"] == "CAPABILITY_DENIED"
+
+
+@pytest.mark.req("REQ-AGENT-007")
+def test_an_engine_that_cannot_start_answers_with_an_error_not_an_exception(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_launcher(*args: object, **kwargs: object) -> None:
+        raise FileNotFoundError(2, "No such file or directory", "helper")
+
+    monkeypatch.setattr(subprocess, "Popen", no_launcher)
+    envelope = MontyEngine({}).execute(ExecutionUnit(code="1"))
+    assert envelope.error is not None
+    assert (envelope.error.kind, envelope.error.code) == (ErrorKind.SANDBOX, "UNAVAILABLE")
