@@ -90,8 +90,9 @@ def test_each_budget_ends_the_unit_with_its_own_code(code: str, budgets: Budgets
 @pytest.mark.req("REQ-AGENT-008")
 def test_the_same_unit_gives_the_same_result() -> None:
     engine = MontyEngine(Recorder().functions())
-    unit = ExecutionUnit(code=THREE_CALLS + "\n{'n': len(rows), 'ids': sorted(r['id'] for r in rows)}",
-                         allowed_tools=("get_record",))
+    # set order and str hashes included: each run is a fresh worker, and neither may vary between them
+    unit = ExecutionUnit(code=THREE_CALLS + "\n{'n': len(rows), 'set': list({'alpha', 'beta', 'gamma', 'delta'}),"
+                         " 'hash': hash('alpha'), 'id': id(rows)}", allowed_tools=("get_record",))
     first, second = engine.execute(unit), engine.execute(unit)
     assert first.ok and first.model_dump(exclude={"metrics"}) == second.model_dump(exclude={"metrics"})
 
