@@ -65,6 +65,9 @@ class MontyEngine:
                  check_scripts: bool = True) -> None:
         """`restricted` and `check_scripts` are False only in tests and benchmarks: to measure the sandbox's
         cost, and to show that the worker's run-time settings hold on their own behind the static check."""
+        for name in host_functions:
+            if not name.isidentifier() or name.startswith("_") or name in static_check.FORBIDDEN_NAMES:
+                raise ValueError(f"{name!r} cannot be a host function: scripts could never call it")
         self._functions = dict(host_functions)
         self._restricted = restricted
         self._check_scripts = check_scripts

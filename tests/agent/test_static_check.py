@@ -78,3 +78,10 @@ def test_a_unit_naming_a_tool_the_engine_does_not_offer_is_refused(monkeypatch: 
     envelope = MontyEngine(Recorder().functions()).execute(ExecutionUnit(code="1", allowed_tools=("delete_all",)))
     assert envelope.error is not None
     assert (envelope.error.kind, envelope.error.code) == (ErrorKind.POLICY, "CAPABILITY_DENIED")
+
+
+@pytest.mark.req("REQ-AGENT-008")
+@pytest.mark.parametrize("name", ["open", "time", "_hidden", "not-a-name"])
+def test_a_host_function_no_script_could_call_is_refused_when_the_engine_is_made(name: str) -> None:
+    with pytest.raises(ValueError, match="cannot be a host function"):
+        MontyEngine({name: lambda: None})
