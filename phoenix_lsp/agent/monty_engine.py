@@ -168,8 +168,9 @@ class MontyEngine:
                 return _ended(launcher, calls)
             try:
                 message = json.loads(line)
-            except ValueError:
-                return _protocol("a line that is not JSON", calls)
+            except ValueError:  # e.g. a traceback of a worker that failed before its protocol began
+                shown = line[:300].decode("utf-8", "replace")
+                return _protocol(f"a line that is not JSON ({shown!r})", calls)
             if not isinstance(message, dict):
                 return _protocol("a message that is not an object", calls)
             if "done" in message:

@@ -49,6 +49,8 @@ def test_anything_but_the_protocol_is_a_protocol_error(worker_code: str) -> None
     envelope = converse(worker_code, ExecutionUnit(code="1"))
     assert envelope.error is not None
     assert (envelope.error.kind, envelope.error.code) == (ErrorKind.SANDBOX, "PROTOCOL")
+    if "hello" in worker_code:  # what the worker said is shown, so a start-up traceback can be read
+        assert "hello, host" in envelope.error.message
 
 
 @pytest.mark.req("REQ-AGENT-009")
