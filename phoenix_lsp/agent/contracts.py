@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from enum import StrEnum
 from typing import Any, Literal
 
@@ -17,6 +18,22 @@ from pydantic import Field, model_validator
 from ..protocol.base import Wire
 
 ENGINE_NAMES = ("monty", "null")
+
+#: a tool's URI (REQ-AGENT-014): ``mcp://<server>/<tool>``, optionally with a scope query
+#: (``mcp://records/update_record?fields=status``); ``<server>`` is the server's key in the MCP registry
+TOOL_URI = re.compile(r"^mcp://(?P<server>[A-Za-z][A-Za-z0-9_-]{0,63})/(?P<tool>[A-Za-z][A-Za-z0-9_.-]{0,127})"
+                      r"(?:\?(?P<scope>[^\s#]*))?$")
+
+
+def function_name(tool: str) -> str:
+    """The name a script calls ``tool`` by: an identifier as is; ``mcp://records/list_records`` (any scope
+    dropped) as ``records_list_records``. Raises ValueError for anything else."""
+    if tool.isidentifier():
+        return tool
+    match = TOOL_URI.match(tool)
+    if match is None:
+        raise ValueError(f"{tool!r} is neither a tool URI (mcp://<server>/<tool>) nor a function name")
+    return re.sub(r"[^A-Za-z0-9_]", "_", f"{match['server']}_{match['tool']}")
 EngineName = Literal["monty", "null"]
 
 
@@ -62,6 +79,15 @@ class AgentError(Wire):
     message: str = ""
 
 
+class ToolFailure(Exception):
+    """Raised by a host function to fail one call with a typed error (e.g. ``TOOL``/``NOT_FOUND``,
+    ``POLICY``/``APPROVAL_DENIED``); any other exception is ``TOOL``/``TOOL_ERROR``."""
+
+    def __init__(self, error: AgentError) -> None:
+        super().__init__(error.message)
+        self.error = error
+
+
 class Budgets(Wire):
     """Per-unit limits (REQ-AGENT-013). The defaults suit a short data-shaping script."""
 
@@ -74,8 +100,9 @@ class Budgets(Wire):
 
 
 class ExecutionUnit(Wire):
-    """One script to run: its code, its inputs (``params``, bound as variables), the host functions it may
-    call (``allowedTools``) and its budgets."""
+    """One script to run: its code, its inputs (``params``, bound as variables), the tools it may call
+    (``allowedTools``: tool URIs, or plain function names for engine-level tests; a script calls each by
+    ``function_name``) and its budgets."""
 
     engine: EngineName = "monty"
     code: str
@@ -85,13 +112,20 @@ class ExecutionUnit(Wire):
 
     @model_validator(mode="after")
     def _names(self) -> ExecutionUnit:
-        for name in (*self.params, *self.allowed_tools):
+        functions = [function_name(tool) for tool in self.allowed_tools]
+        for name in (*self.params, *functions):
             if not name.isidentifier() or name.startswith("_"):
                 raise ValueError(f"{name!r} is not a usable variable or function name")
-        clash = set(self.params) & set(self.allowed_tools)
+        if len(set(functions)) != len(functions):
+            raise ValueError(f"two allowed tools share a function name: {sorted(functions)}")
+        clash = set(self.params) & set(functions)
         if clash:
             raise ValueError(f"{sorted(clash)} named both as a param and as a tool")
         return self
+
+    def functions(self) -> dict[str, str]:
+        """function name -> the allowed tool it calls."""
+        return {function_name(tool): tool for tool in self.allowed_tools}
 
 
 class ArtifactHandle(Wire):

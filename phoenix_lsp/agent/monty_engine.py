@@ -37,7 +37,7 @@ from pydantic import ValidationError
 from ..sandbox import policy, spawn
 from ..sandbox.policy import Limits
 from . import static_check
-from .contracts import AgentError, ErrorCode, ErrorKind, ExecutionUnit, Metrics, ResultEnvelope
+from .contracts import AgentError, ErrorCode, ErrorKind, ExecutionUnit, Metrics, ResultEnvelope, ToolFailure
 from .engine import HostFunction, SandboxHealth
 
 #: time the worker gets to start (Python, pydantic_monty, the monty pool) before its CPU budget counts
@@ -91,7 +91,7 @@ class MontyEngine:
 
     def execute(self, unit: ExecutionUnit) -> ResultEnvelope:
         started = time.monotonic()
-        denied = sorted(set(unit.allowed_tools) - set(self._functions))
+        denied = sorted(set(unit.functions()) - set(self._functions))
         if denied:
             return ResultEnvelope.failure(ErrorKind.POLICY, ErrorCode.CAPABILITY_DENIED,
                                           f"the engine offers no tool named {denied}; nothing was run")
@@ -192,13 +192,15 @@ class MontyEngine:
         """Run one host call for the worker: only a tool the unit allows (checked again here, whatever the
         worker says), with JSON arguments; the answer is JSON, or a typed error."""
         name, args, kwargs = message.get("call"), message.get("args", []), message.get("kwargs", {})
-        if not isinstance(name, str) or name not in unit.allowed_tools or name not in self._functions:
+        if not isinstance(name, str) or name not in unit.functions() or name not in self._functions:
             return {"error": _err(ErrorKind.POLICY, ErrorCode.CAPABILITY_DENIED, f"{name!r} is not allowed")}
         if not isinstance(args, list) or not isinstance(kwargs, dict):
             return {"error": _err(ErrorKind.SANDBOX, ErrorCode.PROTOCOL, "malformed call")}
         try:
             value = self._functions[name](*args, **kwargs)
             return {"return": json.loads(json.dumps(value))}
+        except ToolFailure as failure:
+            return {"error": failure.error.model_dump(mode="json")}
         except Exception as exc:  # a tool's failure is the script's business (TOOL), not the server's
             return {"error": _err(ErrorKind.TOOL, ErrorCode.TOOL_ERROR, f"{name}: {type(exc).__name__}: {exc}")}
 

@@ -15,6 +15,7 @@ from phoenix_lsp.agent.contracts import (
     Plan,
     PlanNode,
     ResultEnvelope,
+    function_name,
 )
 
 
@@ -96,3 +97,15 @@ def test_errors_are_one_of_five_kinds_with_a_code() -> None:
         ResultEnvelope(ok=True, error=error)
     with pytest.raises(ValidationError, match="ok with no error"):
         ResultEnvelope(ok=False)
+
+
+def test_tool_uris_are_called_by_their_function_names() -> None:
+    unit = ExecutionUnit(code="x", allowed_tools=("mcp://records/list_records", "mcp://records/update-record?fields=status"))
+    assert unit.functions() == {"records_list_records": "mcp://records/list_records",
+                                "records_update_record": "mcp://records/update-record?fields=status"}
+    assert function_name("get") == "get"
+    for bad in ("http://x/y", "mcp://records", "mcp://1x/y", "mcp://a/b c"):
+        with pytest.raises(ValueError):
+            function_name(bad)
+    with pytest.raises(ValidationError):  # two tools one function name
+        ExecutionUnit(code="x", allowed_tools=("mcp://a/b_c", "mcp://a_b/c"))
