@@ -97,6 +97,24 @@ class Budgets(Wire):
     max_output_bytes: int = Field(default=64 * 1024, ge=256, le=16 << 20, description="printed text + result JSON")
     max_code_bytes: int = Field(default=16 * 1024, ge=64, le=1 << 20, description="script size, UTF-8")
     max_tool_calls: int = Field(default=100, ge=0, le=10_000, description="host calls per unit")
+    max_context_bytes: int = Field(default=4096, ge=256, le=1 << 20, description=(
+        "the node's token cap, in bytes: what of its result may enter the model's context; the rest becomes "
+        "an artifact (REQ-AGENT-006)"))
+
+
+class RunBudgets(Wire):
+    """Per-run limits (REQ-AGENT-013)."""
+
+    max_nodes: int = Field(default=16, ge=1, le=200, description="nodes in one plan, approval nodes included")
+    wall_clock_s: float = Field(default=300.0, gt=0, le=3600, description="the whole run, approvals excluded")
+    max_tool_calls: int = Field(default=500, ge=0, le=100_000, description="host calls in one run")
+
+
+class BudgetsFile(Wire):
+    """The budgets file (``PHOENIX_BUDGETS``): defaults for every node, and the run's limits."""
+
+    node: Budgets = Field(default_factory=Budgets)
+    run: RunBudgets = Field(default_factory=RunBudgets)
 
 
 class ExecutionUnit(Wire):
