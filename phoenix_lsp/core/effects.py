@@ -50,6 +50,15 @@ class RunTool:
 
 
 @dataclass(frozen=True, slots=True)
+class AnswerHostCall:
+    """The answer to a HostCall: it may go ahead, or not (``message`` says why, for the script's error)."""
+
+    call_id: str
+    allowed: bool
+    message: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class CancelTool:
     tool_use_id: str
 
@@ -181,6 +190,7 @@ Effect = (
     | RequestLlm
     | CancelLlm
     | RunTool
+    | AnswerHostCall
     | CancelTool
     | AskApproval
     | AskUpgrade

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .values import Decision, Image, InstructionFile, Mode, Policy, Style, Text, ToolUse, Usage
+from .tools import ToolKind
+from .values import Decision, Image, InstructionFile, Mode, Policy, Route, Style, Text, ToolUse, Usage
 
 
 @dataclass(frozen=True, slots=True)
@@ -16,6 +17,7 @@ class UserMessage:
     images: tuple[Image, ...] = ()
     #: files and diagnostics the user attached, as the labelled text the model sees once (REQ-ATTACH-003)
     attachments: tuple[str, ...] = ()
+    route: Route = Route.ASK  # REQ-AGENT-001: the route this message takes
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +47,17 @@ class ToolDone:
     output: str
     is_error: bool = False
     refused_by_sandbox: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class HostCall:
+    """A running plan (the ``run_plan`` call ``tool_use_id``) wants to make one host call: ``call`` names the
+    MCP tool (its id is unique to this host call; an approval node asks with the node's write tool), and
+    ``kind`` is the tool's scope from the capability manifest. Answered by an AnswerHostCall effect."""
+
+    tool_use_id: str
+    call: ToolUse
+    kind: ToolKind
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,6 +157,7 @@ Event = (
     | LlmDone
     | LlmFailed
     | ToolDone
+    | HostCall
     | Cancel
     | Stop
     | ApprovalAnswer

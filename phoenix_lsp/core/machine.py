@@ -13,6 +13,7 @@ from typing import Any
 
 from . import texts
 from .effects import (
+    AnswerHostCall,
     AskApproval,
     AskUpgrade,
     Audit,
@@ -39,6 +40,7 @@ from .events import (
     ApprovalAnswer,
     Cancel,
     Event,
+    HostCall,
     LlmDone,
     LlmFailed,
     RevokeAlwaysAllow,
@@ -54,7 +56,7 @@ from .events import (
     UserMessage,
 )
 from .events import Restore as RestoreEvent
-from .permissions import Allow, Ask, Refuse, decide
+from .permissions import Allow, Ask, Refuse, decide, decide_host
 from .rules import AllowRule, add_rule, scopes_for
 from .state import (
     BUSY,
@@ -72,7 +74,7 @@ from .state import (
     Status,
     Summarizing,
 )
-from .tools import MAX_AGENTS_PER_CALL, REQUEST_MODE_UPGRADE, SPAWN_AGENTS, SUBMIT_RESULT
+from .tools import MAX_AGENTS_PER_CALL, REQUEST_MODE_UPGRADE, RUN_PLAN, SPAWN_AGENTS, SUBMIT_RESULT, ToolKind
 from .values import (
     Actor,
     AgentSlot,
@@ -274,7 +276,7 @@ def _on_user_message(state: ConversationState, ev: UserMessage) -> Out:
     attached = tuple(Text(a) for a in ev.attachments)
     content: tuple[Text | Image, ...] = ((Text(ev.text),) if ev.text else ()) + attached + ev.images
     first = not any(m.role == "user" and not m.tag for m in state.history)
-    state = replace(_append(state, Message("user", content)), turns=0)
+    state = replace(_append(state, Message("user", content)), turns=0, route=ev.route)
     state, effects = _request_turn(state)
     return state, ((SetTitle(ev.text[:80]),) if first else ()) + effects
 
@@ -282,7 +284,8 @@ def _on_user_message(state: ConversationState, ev: UserMessage) -> Out:
 def _busy(state: ConversationState) -> Out:
     status = state.status
     if isinstance(status, AwaitingApproval):
-        why = f"it is waiting for your approval of {status.batch.current.name} (tool call {status.tool_use_id})"
+        name = (status.host_call or status.batch.current).name
+        why = f"it is waiting for your approval of {name} (tool call {status.tool_use_id})"
     elif isinstance(status, AwaitingUpgrade):
         why = "it is waiting for your answer to its request for Unrestricted mode"
     else:
@@ -431,7 +434,7 @@ def _on_approval(state: ConversationState, ev: ApprovalAnswer) -> Out:
             f"There is no pending approval {ev.tool_use_id}: it was already answered, cancelled, or never "
             f"existed.{pending} Nothing was changed.",
         )
-    call = status.batch.current
+    call = status.host_call or status.batch.current
     resolved: dict[str, object] = {"tool": call.name, "decision": ev.decision.value}
     rule: AllowRule | None = None
     if ev.decision is Decision.ALWAYS_ALLOW:  # REQ-PERM-020: one of the offered scopes, the narrowest by default
@@ -455,12 +458,17 @@ def _on_approval(state: ConversationState, ev: ApprovalAnswer) -> Out:
                                      "decision": ev.decision.value}),
     ]
     if ev.decision is Decision.DENY:  # REQ-PERM-004
+        if status.host_call is not None:  # the plan goes on; the script's call fails
+            effects.append(AnswerHostCall(call.id, False, texts.DENIED))
+            return replace(state, status=RunningTool(status.batch)), tuple(effects)
         state, more = _dispatch(state, status.batch.answer(ToolResult(call.id, texts.DENIED, True)))
         return state, (*effects, *more)
     if rule is not None and rule not in state.always_allow:
         state = replace(state, always_allow=add_rule(state.always_allow, rule))
         effects.append(Audit(Actor.USER, "alwaysAllowGranted", _rule_detail(rule)))
         effects.append(Notify("always_allow", {**_rule_wire(rule), "allowed": True}))  # REQ-PROTO-021
+    if status.host_call is not None:  # decided again: the mode may have changed while it waited
+        return _answer_host(replace(state, status=RunningTool(status.batch)), call, effects)
     # The mode may have changed while the request was open (/plan): decide again under the current mode.
     verdict = decide(state, call)
     if isinstance(verdict, Refuse):
@@ -469,6 +477,41 @@ def _on_approval(state: ConversationState, ev: ApprovalAnswer) -> Out:
         return state, (*effects, *more)
     effects.append(RunTool(call, state.mode))
     return replace(state, status=RunningTool(status.batch)), tuple(effects)
+
+
+def _on_host_call(state: ConversationState, ev: HostCall) -> Out:
+    """A running plan asks to make one host call (REQ-AGENT-014/015): the permission function decides."""
+    status = state.status
+    assert isinstance(status, RunningTool)
+    current = status.batch.current
+    if ev.tool_use_id != current.id or current.name != RUN_PLAN:
+        return _reject(state, "stale", f"Host call {ev.call.id} belongs to {ev.tool_use_id}, which is not a running "
+                                       "plan; it was not made.")
+    verdict = decide_host(state, ev.call, ev.kind)
+    if isinstance(verdict, Ask):
+        return replace(state, status=AwaitingApproval(status.batch, ev.call.id, ev.call)), (
+            AskApproval(ev.call, scopes_for(state.always_allow, ev.call)),
+            Audit(Actor.AGENT, "approvalRequested", {"tool": ev.call.name, "toolUseId": ev.call.id,
+                                                    "plan": ev.tool_use_id}),
+        )
+    return _answer_host(state, ev.call, [], ev.kind)
+
+
+def _answer_host(state: ConversationState, call: ToolUse, effects: list[Effect],
+                 kind: ToolKind = ToolKind.WRITE) -> Out:
+    """Answer a host call that needs no question now: allowed, or refused (audited like a tool refusal)."""
+    verdict = decide_host(state, call, kind)
+    if isinstance(verdict, Refuse):
+        effects += [
+            Notify("tool_refused", {"toolUseId": call.id, "toolName": call.name, "by": "mode"}),
+            Audit(Actor.SYSTEM, "toolRefused", {"tool": call.name, "by": "mode"}),
+            AnswerHostCall(call.id, False, verdict.message),
+        ]
+        return state, tuple(effects)
+    if kind is ToolKind.WRITE:  # every write's go-ahead is on record (REQ-AGENT-015)
+        effects.append(Audit(Actor.SYSTEM, "hostCallAllowed", {"tool": call.name, "toolUseId": call.id}))
+    effects.append(AnswerHostCall(call.id, True))
+    return state, tuple(effects)
 
 
 def _on_upgrade(state: ConversationState, ev: UpgradeAnswer) -> Out:
@@ -505,6 +548,13 @@ def _on_set_mode(state: ConversationState, ev: SetMode, via: str = "setMode") ->
     # A running tool keeps the mode it started with; every later call sees the new one (REQ-PATCH-009).
     state, effects = _note_mode(state, ev.mode, Actor.USER, via)
     status = state.status
+    if isinstance(status, AwaitingApproval) and status.host_call is not None:
+        if isinstance(decide_host(state, status.host_call, ToolKind.WRITE), Ask):
+            return state, effects
+        resolved = Notify("approval_resolved", {"request": "approval", "toolUseId": status.tool_use_id,
+                                                "decision": "superseded"})
+        running = replace(state, status=RunningTool(status.batch))
+        return _answer_host(running, status.host_call, [*effects, resolved])
     if isinstance(status, AwaitingApproval) and not isinstance(decide(state, status.batch.current), Ask):
         # The call waiting for approval has not started: it is decided again under the new mode
         # (a patch is refused, bash runs sandboxed) instead of asking about something that cannot run.
@@ -630,6 +680,11 @@ def _on_cancel(state: ConversationState, ev: Cancel | Stop) -> Out:
             batch = status.batch.answer(_agents_result(status.batch.current, slots))
             state = _close_batch(state, _fill(batch, queued, queued))
             return _settle(state, Idle()), tuple(effects)
+        elif isinstance(status, AwaitingApproval) and status.host_call is not None:
+            # the plan is running and waits for this answer: it is stopped, and told no
+            resolved = {"request": "approval", "toolUseId": status.tool_use_id, "decision": "cancelled"}
+            effects += [Notify("approval_resolved", resolved), AnswerHostCall(status.tool_use_id, False, running),
+                        CancelTool(status.batch.current.id)]
         else:
             request = "upgrade" if isinstance(status, AwaitingUpgrade) else "approval"
             resolved = {"request": request, "toolUseId": status.batch.current.id, "decision": "cancelled"}
@@ -695,12 +750,12 @@ def _on_restore(state: ConversationState, ev: RestoreEvent) -> Out:
         if isinstance(status, RunningTool | AwaitingApproval | AwaitingAgents):
             state = _close_batch(state, _fill(status.batch, texts.RESTART_RUNNING, texts.RESTART_QUEUED))
         return _settle(state, Finished(False, "stopped because the server restarted")), ()
-    if isinstance(status, AwaitingApproval):
+    if isinstance(status, AwaitingApproval) and status.host_call is None:
         call = status.batch.current
         return state, (AskApproval(call, scopes_for(state.always_allow, call)),)
     if isinstance(status, AwaitingUpgrade):
         return state, (AskUpgrade(status.batch.current.id, status.reason),)
-    if isinstance(status, RunningTool):
+    if isinstance(status, RunningTool | AwaitingApproval):  # a plan waiting for a host call's approval
         state = _close_batch(state, _fill(status.batch, texts.RESTART_RUNNING, texts.RESTART_QUEUED))
     elif isinstance(status, AwaitingAgents):
         # what had been submitted survives; the others are reported as stopped by the restart
@@ -741,7 +796,7 @@ TABLE: Mapping[type, Mapping[type, Handler]] = {
     Finished: {RestoreEvent: _on_restore, Stop: _on_cancel, SetStyle: _on_set_style, AgentUsage: _on_agent_usage},
     AwaitingLlm: {**_BUSY, LlmDone: _on_llm_done, LlmFailed: _on_llm_failed},
     Summarizing: {**_BUSY, LlmDone: _on_llm_done, LlmFailed: _on_llm_failed},
-    RunningTool: {**_BUSY, ToolDone: _on_tool_done},
+    RunningTool: {**_BUSY, ToolDone: _on_tool_done, HostCall: _on_host_call},
     AwaitingApproval: _BUSY,
     AwaitingUpgrade: _BUSY,
     AwaitingAgents: {**_BUSY, AgentEnded: _on_agent_ended},

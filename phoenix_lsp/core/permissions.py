@@ -17,6 +17,10 @@ from .values import Mode, Policy, ToolUse
 PATCH_DISABLED = (
     "Patch tool is disabled in Restricted mode. Use request_mode_upgrade to request write access."
 )
+#: REQ-AGENT-014: an MCP write in Restricted gets the patch tool's refusal, naming the tool
+HOST_WRITE_DISABLED = (
+    "{tool} is disabled in Restricted mode: it changes data. Use request_mode_upgrade to request write access."
+)
 SUBAGENT_WRITE_DISABLED = (
     "{tool} is disabled: this sub-agent runs in Restricted mode and cannot change mode. Report what should "
     "change through submit_result; the parent conversation can make the change."
@@ -44,7 +48,7 @@ Verdict = Allow | Ask | Refuse
 
 def decide(state: ConversationState, call: ToolUse) -> Verdict:
     """May ``call`` run now, must the user be asked first, or is it refused (and why)?"""
-    available = tools_for(state.is_subagent)
+    available = tools_for(state.is_subagent, state.route)
     if call.name not in available:
         return Refuse(
             f"Unknown tool '{call.name}': this conversation has no such tool. "
@@ -52,7 +56,7 @@ def decide(state: ConversationState, call: ToolUse) -> Verdict:
             "unknown_tool",
         )
     kind = TOOL_KINDS[call.name]
-    if kind in (ToolKind.READ, ToolKind.CONTROL):
+    if kind in (ToolKind.READ, ToolKind.CONTROL, ToolKind.PLAN):
         return Allow()
     if state.mode is Mode.RESTRICTED:
         if kind is ToolKind.WRITE:
@@ -61,6 +65,24 @@ def decide(state: ConversationState, call: ToolUse) -> Verdict:
             return Refuse(PATCH_DISABLED, "mode")
         # EXEC in Restricted runs inside the kernel sandbox: read-only and offline, so no question to ask.
         return Allow()
+    if state.policy is Policy.AUTO or covers(state.always_allow, call):
+        return Allow()
+    return Ask()
+
+
+def decide_host(state: ConversationState, call: ToolUse, kind: ToolKind) -> Verdict:
+    """May a host call of a running plan (an MCP tool a script calls, or an approval node) go ahead?
+
+    ``kind`` is the tool's scope from the capability manifest: READ or WRITE (the manifest has already
+    refused tools it does not allow). Reads go ahead in every mode; writes are what the patch tool is:
+    refused in Restricted, asked about under the interactive policy unless always allowed (REQ-AGENT-014/015).
+    """
+    if kind is ToolKind.READ:
+        return Allow()
+    if kind is not ToolKind.WRITE:
+        return Refuse(f"A host call must be a read or a write, not {kind.value}; nothing was run.", "unknown_tool")
+    if state.mode is Mode.RESTRICTED:
+        return Refuse(HOST_WRITE_DISABLED.format(tool=call.name), "mode")
     if state.policy is Policy.AUTO or covers(state.always_allow, call):
         return Allow()
     return Ask()

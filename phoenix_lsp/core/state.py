@@ -12,6 +12,7 @@ from .values import (
     Message,
     Mode,
     Policy,
+    Route,
     Style,
     ToolResult,
     ToolUse,
@@ -64,10 +65,15 @@ class RunningTool:
 
 @dataclass(frozen=True, slots=True)
 class AwaitingApproval:
-    """Policy interactive: the current call waits for Allow / Deny / Always Allow (REQ-PERM-002)."""
+    """Policy interactive: the current call waits for Allow / Deny / Always Allow (REQ-PERM-002).
+
+    ``host_call``: the call waiting is not the batch's current call but a host call of the plan it runs
+    (REQ-AGENT-015); the plan keeps running once it is answered. ``tool_use_id`` is then the host call's id.
+    """
 
     batch: Batch
     tool_use_id: str
+    host_call: ToolUse | None = None
     kind: Literal["awaiting_approval"] = "awaiting_approval"
 
 
@@ -202,3 +208,4 @@ class ConversationState:
     #: byte-stable in between, so the prompt cache keeps working
     instructions: str = ""
     instruction_files: tuple[InstructionFile, ...] = ()
+    route: Route = Route.ASK  # the route of the latest user message (REQ-AGENT-001): its turns' tools

@@ -8,12 +8,15 @@ from __future__ import annotations
 
 from enum import StrEnum
 
+from .values import Route
+
 
 class ToolKind(StrEnum):
     READ = "read"  # never changes anything: allowed in every mode without asking
     EXEC = "exec"  # runs commands: kernel-sandboxed in Restricted, asks under the interactive policy otherwise
     WRITE = "write"  # changes files: refused in Restricted, asks under the interactive policy otherwise
     CONTROL = "control"  # implemented by the core itself (upgrade request, sub-agents, result submission)
+    PLAN = "plan"  # runs a plan of scripts: allowed as a whole, every host call in it decided on its own
 
 
 READ_FILE = "read_file"
@@ -24,6 +27,8 @@ PATCH = "patch"
 REQUEST_MODE_UPGRADE = "request_mode_upgrade"
 SPAWN_AGENTS = "spawn_agents"
 SUBMIT_RESULT = "submit_result"
+DESCRIBE_TOOLS = "describe_tools"
+RUN_PLAN = "run_plan"
 
 TOOL_KINDS: dict[str, ToolKind] = {
     READ_FILE: ToolKind.READ,
@@ -34,12 +39,18 @@ TOOL_KINDS: dict[str, ToolKind] = {
     REQUEST_MODE_UPGRADE: ToolKind.CONTROL,
     SPAWN_AGENTS: ToolKind.CONTROL,
     SUBMIT_RESULT: ToolKind.CONTROL,
+    DESCRIBE_TOOLS: ToolKind.READ,
+    RUN_PLAN: ToolKind.PLAN,
 }
 
 _STANDARD = (READ_FILE, LIST_DIRECTORY, SEARCH_FILES, BASH, PATCH)
 
 #: The tools a user conversation offers the model. Fixed for the life of the conversation (REQ-BED-017).
 CONVERSATION_TOOLS: tuple[str, ...] = (*_STANDARD, REQUEST_MODE_UPGRADE, SPAWN_AGENTS)
+
+#: The agent route's tools: the conversation's, then the two that reach MCP tools through plans (seed 004).
+#: Appended, so the ask route's definitions are a prefix and never change (REQ-AGENT-002).
+AGENT_TOOLS: tuple[str, ...] = (*CONVERSATION_TOOLS, DESCRIBE_TOOLS, RUN_PLAN)
 
 #: The tools a sub-agent gets: the standard ones plus result submission; no nesting, no upgrade (REQ-BED-009/018).
 SUBAGENT_TOOLS: tuple[str, ...] = (*_STANDARD, SUBMIT_RESULT)
@@ -48,6 +59,9 @@ SUBAGENT_TOOLS: tuple[str, ...] = (*_STANDARD, SUBMIT_RESULT)
 MAX_AGENTS_PER_CALL = 10
 
 
-def tools_for(is_subagent: bool) -> tuple[str, ...]:
-    """The fixed tool list of a conversation."""
-    return SUBAGENT_TOOLS if is_subagent else CONVERSATION_TOOLS
+def tools_for(is_subagent: bool, route: Route = Route.ASK) -> tuple[str, ...]:
+    """The tool list of a conversation's turn: fixed for the life of the conversation on one route
+    (REQ-BED-017); sub-agents always take the ask route."""
+    if is_subagent:
+        return SUBAGENT_TOOLS
+    return AGENT_TOOLS if route is Route.AGENT else CONVERSATION_TOOLS

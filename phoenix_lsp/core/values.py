@@ -35,6 +35,16 @@ class Policy(StrEnum):
     INTERACTIVE = "interactive"
 
 
+class Route(StrEnum):
+    """How a user message is processed (seed 004; ``specs/agent-mode.md``): a third layer beside mode and style
+    that never grants or revokes anything. ``ask``: the conversation loop calls tools directly. ``agent``: the
+    model also gets ``describe_tools`` and ``run_plan``, whose scripts call MCP tools, each call decided like a
+    tool call (``permissions.decide_host``)."""
+
+    ASK = "ask"
+    AGENT = "agent"
+
+
 class Decision(StrEnum):
     """The user's answer to an approval."""
 

@@ -33,12 +33,15 @@ __all__ = [
     "OPERATIONS",
     "RUNS",
     "BashInput",
+    "DescribeToolsInput",
     "ListDirectoryInput",
     "PatchInput",
     "PatchItem",
+    "PlanNodeInput",
     "ReadFileInput",
     "Reindent",
     "RequestModeUpgradeInput",
+    "RunPlanInput",
     "SearchFilesInput",
     "SpawnAgentsInput",
     "SubmitResultInput",
@@ -192,6 +195,35 @@ class SpawnAgentsInput(ToolInput):
 
 class SubmitResultInput(ToolInput):
     result: str = Field(description="The complete result of the task.")
+
+
+# ------------------------------------------------------------------------------------ the agent route
+
+ToolUri = Annotated[str, Field(pattern=r"^mcp://[A-Za-z][A-Za-z0-9_-]*/[A-Za-z][A-Za-z0-9_.-]*(\?\S*)?$")]
+Key = Annotated[str, Field(pattern=r"^[A-Za-z][A-Za-z0-9_]*$", max_length=64)]
+
+
+class DescribeToolsInput(ToolInput):
+    tools: list[ToolUri] = Field(min_length=1, max_length=20, description="Tool URIs from the catalogue.")
+
+
+class PlanNodeInput(ToolInput):
+    id: Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_-]*$", max_length=64)] = Field(
+        description="Unique node id.")
+    code: NonEmpty = Field(description=(
+        "Python-subset script. Its inputs are variables; it calls each of its tools as a function "
+        "(mcp://server/tool as server_tool(**arguments)); its last expression must be a dict holding every output."))
+    tools: list[ToolUri] = Field(default_factory=list, description="The tools the script may call.")
+    depends_on: list[str] = Field(default_factory=list, description="Node ids that must finish first.")
+    inputs: list[Key] = Field(default_factory=list, description="State keys the script reads (outputs of nodes it "
+                                                                 "depends on).")
+    outputs: list[Key] = Field(default_factory=list, description="Keys of its result dict that later nodes read.")
+
+
+class RunPlanInput(ToolInput):
+    goal: NotBlank = Field(description="What the plan achieves, in one sentence.")
+    constraints: list[str] = Field(default_factory=list, description="Limits the plan respects.")
+    nodes: list[PlanNodeInput] = Field(min_length=1, max_length=50, description="The plan's nodes (a DAG).")
 
 
 # ---------------------------------------------------------------------------------------------- schemas

@@ -25,15 +25,17 @@ import asyncio
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from ..core.state import AwaitingAgents, AwaitingApproval, AwaitingUpgrade, Batch, ConversationState, RunningTool
 from ..core.tools import (
     BASH,
+    DESCRIBE_TOOLS,
     LIST_DIRECTORY,
     PATCH,
     READ_FILE,
     REQUEST_MODE_UPGRADE,
+    RUN_PLAN,
     SEARCH_FILES,
     SPAWN_AGENTS,
     SUBMIT_RESULT,
@@ -41,7 +43,7 @@ from ..core.tools import (
     ToolKind,
     tools_for,
 )
-from ..core.values import Mode, ToolUse
+from ..core.values import Mode, Route, ToolUse
 from ..sandbox.denylist import DenyCheck, current_deny_read
 from . import bash, inputs, patch, readonly
 from .inputs import ToolInput
@@ -60,6 +62,14 @@ __all__ = [
 ]
 
 
+class AgentTools(Protocol):
+    """What the agent route's two tools need from the server (``server/agent_route.py``)."""
+
+    async def describe(self, tools: list[str]) -> tuple[str, bool]: ...
+
+    async def run_plan(self, plan: inputs.RunPlanInput, call: ToolUse) -> tuple[str, bool]: ...
+
+
 @dataclass(frozen=True)
 class ToolContext:
     """Everything a runner may need about the conversation the call belongs to."""
@@ -74,6 +84,8 @@ class ToolContext:
     bash_timeout_s: float | None = None  # the default bash timeout (None: 30 s)
     deny_read: tuple[Path, ...] | None = None  # what Restricted may not read (None: the sandbox's defaults)
     background_timeout_s: float | None = None  # a background job's time limit (None: bash's default)
+    agent: AgentTools | None = None  # the agent route's MCP tools and orchestrator (None: not available)
+    agent_unavailable: str = "the agent route is not configured on this server"  # why, when agent is None
 
 
 @dataclass(frozen=True)
@@ -101,9 +113,12 @@ class Tool:
     def kind(self) -> ToolKind:
         return TOOL_KINDS[self.name]
 
-    def definition(self, working_directory: str) -> dict[str, Any]:
-        """The tool definition the model is given: name, description and the generated input schema."""
+    def definition(self, working_directory: str, catalogue: str = "") -> dict[str, Any]:
+        """The tool definition the model is given: name, description and the generated input schema.
+        ``catalogue``: run_plan's list of the MCP tools scripts may call."""
         description = self.description
+        if self.name == RUN_PLAN and catalogue:
+            description += "\n\n" + catalogue
         if self.states_working_directory:
             description += f"\n\nWorking directory: {working_directory}"
         return {"name": self.name, "description": description, "input_schema": inputs.input_schema(self.input_model)}
@@ -121,9 +136,11 @@ class Registry:
     def names(self) -> tuple[str, ...]:
         return tuple(self.tools)
 
-    def definitions(self, is_subagent: bool, working_directory: str) -> list[dict[str, Any]]:
-        """The conversation's fixed tool definitions, in the core's order; fresh dicts, equal on every call."""
-        return [self.tools[name].definition(working_directory) for name in tools_for(is_subagent)]
+    def definitions(self, is_subagent: bool, working_directory: str, route: Route = Route.ASK,
+                    catalogue: str = "") -> list[dict[str, Any]]:
+        """The conversation's tool definitions on ``route``, in the core's order; fresh dicts, equal on every
+        call of the same route (the agent route's are the ask route's plus two, REQ-AGENT-002)."""
+        return [self.tools[name].definition(working_directory, catalogue) for name in tools_for(is_subagent, route)]
 
     def describe(self, name: str) -> str:
         tool = self.tools.get(name)
@@ -224,6 +241,32 @@ async def _run_patch(tool_input: ToolInput, call: ToolUse, ctx: ToolContext) -> 
     return ToolOutcome(text, is_error)
 
 
+async def _run_describe(tool_input: inputs.DescribeToolsInput, call: ToolUse, ctx: ToolContext) -> ToolOutcome:
+    if ctx.agent is None:
+        return ToolOutcome(f"describe_tools is not available: {ctx.agent_unavailable}.", True)
+    return ToolOutcome(*await ctx.agent.describe(list(tool_input.tools)))
+
+
+async def _run_plan(tool_input: inputs.RunPlanInput, call: ToolUse, ctx: ToolContext) -> ToolOutcome:
+    if ctx.agent is None:
+        return ToolOutcome(f"run_plan is not available: {ctx.agent_unavailable}. Nothing was run.", True)
+    return ToolOutcome(*await ctx.agent.run_plan(tool_input, call))
+
+
+_DESCRIBE = (
+    "The input schemas of MCP tools from run_plan's catalogue, with the function name a script calls each by. "
+    "Ask only for the tools your plan will use."
+)
+_RUN_PLAN = (
+    "Run a plan: a small DAG of nodes, each a short script in a Python subset (no imports, files, clock or "
+    "network) that may call only the MCP tools it lists, as functions. Prefer one plan that reads, filters and "
+    "updates inside scripts over tool results passing through the conversation: you get back each node's "
+    "status and its result dict when small; large results become artifact:// handles with a description of "
+    "their shape. A node's inputs are the outputs of nodes it depends on. Writes are checked like any write "
+    "(Restricted refuses them; the user may be asked per call). Failures come back typed as KIND/CODE: re-plan "
+    "with a smaller scope, or report what failed."
+)
+
 _UPGRADE = (
     "Request upgrade from Restricted to Unrestricted mode. Only available in Restricted mode. User must approve "
     "the request."
@@ -265,6 +308,8 @@ REGISTRY = Registry(
         Tool(REQUEST_MODE_UPGRADE, _UPGRADE, inputs.RequestModeUpgradeInput),
         Tool(SPAWN_AGENTS, _SPAWN, inputs.SpawnAgentsInput),
         Tool(SUBMIT_RESULT, _SUBMIT, inputs.SubmitResultInput),
+        Tool(DESCRIBE_TOOLS, _DESCRIBE, inputs.DescribeToolsInput, _run_describe),
+        Tool(RUN_PLAN, _RUN_PLAN, inputs.RunPlanInput, _run_plan),
     )
 )
 

@@ -19,6 +19,7 @@ from pydantic.alias_generators import to_camel
 from phoenix_lsp import codec
 from phoenix_lsp.core import machine
 from phoenix_lsp.core.effects import (
+    AnswerHostCall,
     AskApproval,
     AskUpgrade,
     Audit,
@@ -37,6 +38,7 @@ from phoenix_lsp.core.events import (
     ApprovalAnswer,
     Cancel,
     Event,
+    HostCall,
     LlmDone,
     LlmFailed,
     Restore,
@@ -64,7 +66,7 @@ from phoenix_lsp.core.state import (
     Summarizing,
 )
 from phoenix_lsp.core.tools import TOOL_KINDS, ToolKind
-from phoenix_lsp.core.values import Decision, Mode, Policy, Style, Text, ToolUse, Usage
+from phoenix_lsp.core.values import Decision, Mode, Policy, Route, Style, Text, ToolUse, Usage
 from phoenix_lsp.protocol import events as ev
 from phoenix_lsp.protocol.base import Wire
 from phoenix_lsp.protocol.views import AgentRef, TokenCounts
@@ -76,7 +78,9 @@ EXAMPLES = int(os.environ.get("PHOENIX_PROPERTY_EXAMPLES", "1000"))
 
 # weighted towards the tools whose permissions matter
 TOOL_NAMES = [*TOOL_KINDS, "invented_tool", "bash", "bash", "patch", "patch", "patch", "request_mode_upgrade",
-              "request_mode_upgrade", "spawn_agents", "submit_result"]
+              "request_mode_upgrade", "spawn_agents", "submit_result", "run_plan", "run_plan"]
+#: the MCP tools a plan's scripts call (their kind comes from the capability manifest, outside the core)
+HOST_TOOLS = ["mcp://records/update_record", "mcp://records/list_records", "mcp://other/delete"]
 INPUTS = {
     "bash": [{"command": "ls"}, {"command": 3}, {}],
     "patch": [{"path": "a.py", "patches": []}, {}],
@@ -187,6 +191,7 @@ class ConversationMachine(RuleBasedStateMachine):
         self.state: ConversationState
         self.tool_counter = 0
         self.last: Step | None = None
+        self.host_kinds: dict[str, ToolKind] = {}  # host call id -> the kind it was asked with
 
     @initialize(
         sandbox=st.sampled_from([True, True, False]),
@@ -260,7 +265,22 @@ class ConversationMachine(RuleBasedStateMachine):
                     ), "interactive policy must ask first"
                 assert TOOL_KINDS.get(e.call.name) is not None, "an invented tool never runs"
             if isinstance(e, AskApproval):
-                assert after.mode is Mode.UNRESTRICTED and TOOL_KINDS[e.call.name] in (ToolKind.WRITE, ToolKind.EXEC)
+                kind = TOOL_KINDS.get(e.call.name) or self.host_kinds[e.call.id]
+                assert after.mode is Mode.UNRESTRICTED and kind in (ToolKind.WRITE, ToolKind.EXEC)
+            # REQ-AGENT-014/015: a plan's write goes ahead only Unrestricted, and only under auto, an always-allow
+            # rule or the user's Allow of that very call; every answer is to a call that was asked about
+            if isinstance(e, AnswerHostCall):
+                kind = self.host_kinds[e.call_id]
+                if e.allowed and kind is ToolKind.WRITE:
+                    answered = (isinstance(event, ApprovalAnswer) and event.tool_use_id == e.call_id
+                                and event.decision is not Decision.DENY)
+                    assert before.mode is Mode.UNRESTRICTED and after.mode is Mode.UNRESTRICTED
+                    call = ToolUse(e.call_id, HOST_TOOLS[0], {})
+                    assert answered or after.policy is Policy.AUTO or any(
+                        r.tool in HOST_TOOLS for r in after.always_allow) or covers(after.always_allow, call), (
+                        "a write host call needs auto, always-allow or the user's Allow")
+                if isinstance(event, Cancel):
+                    assert not e.allowed
             # REQ-BED-018: sub-agents start Restricted whenever the sandbox exists
             if isinstance(e, SpawnAgents):
                 assert e.mode is (Mode.RESTRICTED if after.sandbox else Mode.UNRESTRICTED)
@@ -344,7 +364,15 @@ class ConversationMachine(RuleBasedStateMachine):
             tokens = data.draw(st.sampled_from(USAGES))
             self.step(LlmDone(status.request_id, tuple(content), stop, Usage(input_tokens=tokens)))
         elif isinstance(status, RunningTool):
-            self.step(ToolDone(status.batch.current.id, "output", data.draw(st.booleans()), data.draw(st.booleans())))
+            current = status.batch.current
+            if current.name == "run_plan" and data.draw(st.integers(0, 2)) != 0:
+                self.tool_counter += 1
+                call = ToolUse(f"h{self.tool_counter}", data.draw(st.sampled_from(HOST_TOOLS)), {"id": 1})
+                kind = data.draw(st.sampled_from([ToolKind.WRITE, ToolKind.WRITE, ToolKind.READ]))
+                self.host_kinds[call.id] = kind
+                self.step(HostCall(current.id, call, kind))
+                return
+            self.step(ToolDone(current.id, "output", data.draw(st.booleans()), data.draw(st.booleans())))
         elif isinstance(status, AwaitingApproval):
             self.step(ApprovalAnswer(status.tool_use_id, data.draw(st.sampled_from(Decision))))
         elif isinstance(status, AwaitingUpgrade):
@@ -353,7 +381,8 @@ class ConversationMachine(RuleBasedStateMachine):
             waiting = [a.agent_id for a in status.agents if not a.done]
             self.step(AgentEnded(waiting[0], data.draw(st.booleans()), "result"))
         else:
-            self.step(UserMessage(data.draw(st.sampled_from(["hello", "hello", "fix it", "/execute", "/plan", ""]))))
+            text = data.draw(st.sampled_from(["hello", "hello", "fix it", "/execute", "/plan", ""]))
+            self.step(UserMessage(text, route=data.draw(st.sampled_from(Route))))
 
     @precondition(lambda self: isinstance(self.state.status, BUSY))
     @rule(command=st.sampled_from(["/plan", "setMode"]))
@@ -385,7 +414,9 @@ class ConversationMachine(RuleBasedStateMachine):
             # REQ-BED-007: after a restart nothing is running; only requests waiting for the user survive
             kind = self.state.status.kind
             assert kind not in ("awaiting_llm", "running_tool", "awaiting_agents", "summarizing")
-            if isinstance(before.status, AwaitingApproval | AwaitingUpgrade) and not before.is_subagent:
+            waiting = isinstance(before.status, AwaitingUpgrade) or (
+                isinstance(before.status, AwaitingApproval) and before.status.host_call is None)
+            if waiting and not before.is_subagent:
                 assert self.state.status == before.status
 
     @rule(
@@ -397,9 +428,14 @@ class ConversationMachine(RuleBasedStateMachine):
             st.builds(ApprovalAnswer, st.sampled_from(["bogus", "t1"]), st.sampled_from(Decision)),
             st.builds(UpgradeAnswer, st.booleans()),
             st.builds(AgentEnded, st.sampled_from(["nobody", "c.t1.0"]), st.booleans(), st.just("r")),
+            st.builds(HostCall, st.sampled_from(["t1", "t-stale"]),
+                      st.builds(ToolUse, st.sampled_from(["h-junk"]), st.sampled_from(HOST_TOOLS), st.just({})),
+                      st.sampled_from([ToolKind.WRITE, ToolKind.READ, ToolKind.EXEC])),
         )
     )
     def junk(self, event: Event) -> None:
+        if isinstance(event, HostCall):
+            self.host_kinds[event.call.id] = event.kind
         self.step(event)
 
 
