@@ -31,6 +31,7 @@ from typing import Any, Protocol
 from .. import codec
 from ..core import machine
 from ..core.effects import (
+    AnswerHostCall,
     AskApproval,
     AskUpgrade,
     Audit,
@@ -64,7 +65,7 @@ from ..core.events import (
     UserMessage,
 )
 from ..core.state import BUSY, RESTING_KINDS, ConversationState, Settings
-from ..core.values import Decision, InstructionFile, Message, Mode, Policy, Style, Text, ToolUse, Usage
+from ..core.values import Decision, InstructionFile, Message, Mode, Policy, Route, Style, Text, ToolUse, Usage
 from ..llm.cache import CacheSettings
 from ..llm.models import PRICES, context_window
 from ..llm.pricing import Price
@@ -147,6 +148,7 @@ class HubConfig:
     deny_read: tuple[Path, ...] | None = None  # None: sandbox defaults (see sandbox/denylist.py)
     background_timeout_s: float | None = None
     config_dir: Path | None = None  # the user-level AGENTS.md's directory; None: the platform's config dir
+    agent: Any = None  # the agent route (server/agent_route.py ``AgentRoute``), or None: not set up
 
 
 class NotFound(Exception):
@@ -343,6 +345,8 @@ class Runtime:
         self.clipboards: dict[str, str] = {}
         self.deadline: asyncio.Task[Any] | None = None  # a sub-agent's time limit (REQ-BED-008)
         self.pending_delta: _PendingDelta | None = None  # the textDelta event still gathering text
+        #: host calls of a running plan waiting for the core's answer: call id -> (allowed, message)
+        self.host_calls: dict[str, asyncio.Future[tuple[bool, str]]] = {}
 
     @property
     def id(self) -> str:
@@ -421,6 +425,10 @@ class Runtime:
             case CancelTool():
                 if task := self.tool_tasks.pop(effect.tool_use_id, None):
                     task.cancel()
+            case AnswerHostCall():
+                waiting = self.host_calls.pop(effect.call_id, None)
+                if waiting is not None and not waiting.done():
+                    waiting.set_result((effect.allowed, effect.message))
             case AskApproval():
                 self.emit(ev.ApprovalRequested(**self.approval_fields(effect.call)))
                 self.hub.sink.ask_approval(self, effect.call.id, effect.call)
@@ -549,12 +557,16 @@ class Runtime:
             if effect.delay_ms:
                 await asyncio.sleep(effect.delay_ms / 1000)
             state = self.state
+            catalogue = ""
+            if state.route is Route.AGENT and not state.is_subagent and self.hub.config.agent is not None:
+                catalogue = await self.hub.config.agent.catalogue_text()  # MCP discovery, once per server
+                state = self.state
             request = build_request(  # cache breakpoints, summary tools and instruction: llm/cache.py
                 model=state.model,
                 system=prompts.system_prompt(state.style, state.working_directory, state.is_subagent,
                                              self._started_restricted(), state.instructions),
                 messages=wire.history_to_api(state.history, self.hub.store.get_image),
-                tools=registry.definitions(state.is_subagent, state.working_directory),
+                tools=registry.definitions(state.is_subagent, state.working_directory, state.route, catalogue),
                 cache=self.hub.config.cache,
                 summary=effect.purpose == "summary",
                 instruction=effect.instruction,
@@ -634,9 +646,34 @@ class Runtime:
             bash_timeout_s=self.hub.config.bash_timeout_s,
             deny_read=self.hub.config.deny_read,
             background_timeout_s=self.hub.config.background_timeout_s,
+            **self._agent_context(),
         )
         done = await registry.run(call, context)
         return done.output, done.is_error, done.refused_by_sandbox
+
+    def _agent_context(self) -> dict[str, Any]:
+        route = self.hub.config.agent
+        if route is None:
+            return {}
+        if route.unavailable is not None:
+            return {"agent_unavailable": route.unavailable}
+        return {"agent": route.tools_for(self)}
+
+    async def host_call(self, tool_use_id: str, call: ToolUse, kind: Any) -> tuple[bool, str]:
+        """Ask the core whether a running plan's host call may go ahead (REQ-AGENT-014/015); waits for the
+        user's answer when the policy asks. A refused event is a no with the refusal's message."""
+        from ..core.events import HostCall
+
+        waiting: asyncio.Future[tuple[bool, str]] = asyncio.get_running_loop().create_future()
+        self.host_calls[call.id] = waiting
+        outcome = self.apply(HostCall(tool_use_id, call, kind))
+        if outcome.reject is not None:
+            self.host_calls.pop(call.id, None)
+            return False, outcome.reject.message
+        try:
+            return await waiting
+        finally:
+            self.host_calls.pop(call.id, None)
 
     # ------------------------------------------------------------------------------------ sub-agents
 

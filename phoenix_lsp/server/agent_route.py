@@ -1,0 +1,221 @@
+"""The agent route in the server (seed 004, ``specs/agent-mode.md``): what ``describe_tools`` and ``run_plan`` do.
+
+One :class:`AgentRoute` per server holds what its conversations share: the MCP client (``agent/mcp_hub.py``),
+the capability manifest's policy gate, the budgets, the artifact store and the deterministic result cache.
+:class:`ConversationAgent` binds it to one conversation and is the orchestrator's ``Host``:
+
+- a plan is prepared (validated, approval nodes inserted, every tool checked against the manifest) and run by
+  the executor in a worker thread, so the event loop keeps answering requests;
+- every host call a script makes passes the manifest's gate (allow/deny, scope, rate) and then the core's
+  permission function (``Runtime.host_call``: reads go ahead, writes are refused in Restricted and asked about
+  per call under the interactive policy), and only then reaches the MCP server;
+- the model gets the reducer's compact text, redacted like every tool output; big results stay in artifacts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import logging
+import threading
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from ..agent.contracts import AgentError, ErrorCode, ErrorKind, PlanNode, ToolFailure, function_name
+from ..core import texts
+from ..core.tools import ToolKind
+from ..core.values import ToolUse
+
+if TYPE_CHECKING:
+    from ..tools.inputs import RunPlanInput
+    from .runtime import Runtime
+
+log = logging.getLogger(__name__)
+
+#: the longest one MCP call may take before it is a TOOL/TIMEOUT
+CALL_TIMEOUT_S = 60.0
+#: the longest the catalogue may take to gather (MCP servers starting) before a turn goes on without it
+CATALOGUE_TIMEOUT_S = 20.0
+
+
+class AgentRoute:
+    """The agent route of one server. ``unavailable`` says why the route cannot run (an invalid settings file,
+    REQ-AGENT-022); the ask route never depends on any of this."""
+
+    def __init__(self, *, engine: str, settings: Any, problem: str | None, redact: Callable[[str], str],
+                 add_secret: Callable[[str], None], sample_rate: float = 0.1) -> None:
+        self.engine = engine
+        self.settings = settings  # agent.settings.AgentConfig, or None when ``problem`` says why not
+        self.unavailable = problem
+        self.redact = redact
+        self.sample_rate = sample_rate
+        self._catalogue: str | None = None
+        self._lock = asyncio.Lock()
+        self.hub: Any = None
+        self.gate: Any = None
+        self.artifacts: Any = None
+        self.cache: Any = None
+        if settings is not None:
+            from ..agent.artifacts import ArtifactStore
+            from ..agent.cache import ResultCache
+            from ..agent.mcp_hub import McpHub
+            from ..agent.policy_gate import PolicyGate
+
+            self.hub = McpHub(settings.registry, manifest=settings.manifest)
+            for secret in self.hub.secret_values():  # an MCP credential is a secret like the API key
+                add_secret(secret)
+            self.gate = PolicyGate(settings.manifest)
+            self.artifacts = ArtifactStore(settings.artifact_dir)
+            self.cache = ResultCache()
+
+    # ------------------------------------------------------------------------------------ catalogue
+
+    async def catalogue_text(self) -> str:
+        """run_plan's list of the tools scripts may call: names and one-line descriptions only; schemas are
+        loaded when a plan is about to use a tool (describe_tools). Gathered once per server."""
+        if self.hub is None:
+            return f"No MCP tools: {self.unavailable}." if self.unavailable else "No MCP tools are configured."
+        async with self._lock:
+            if self._catalogue is None:
+                try:
+                    tools = await asyncio.wait_for(asyncio.to_thread(self.hub.catalogue), CATALOGUE_TIMEOUT_S)
+                except Exception as exc:  # a server that does not start must not stop the turn
+                    log.warning("MCP catalogue unavailable: %s", exc)
+                    return f"The MCP tools are unavailable right now: {self.redact(str(exc))[:300]}."
+                lines = ["MCP tools (call describe_tools for the arguments of those you will use):"]
+                for tool in tools:
+                    if self.gate.check_tool(tool.uri) is not None:
+                        continue  # the manifest does not allow it: not offered at all
+                    kind = self.gate.kind(tool.uri)
+                    summary = " ".join((tool.description or "").split())[:160]
+                    lines.append(f"- {tool.uri} [{kind}] as {function_name(tool.uri)}(): {summary}")
+                self._catalogue = self.redact("\n".join(lines))
+            return self._catalogue
+
+    def tools_for(self, runtime: Runtime) -> ConversationAgent:
+        return ConversationAgent(self, runtime)
+
+    def close(self) -> None:
+        if self.hub is not None:
+            self.hub.close()
+
+
+class ConversationAgent:
+    """The agent route's tools for one conversation, and the orchestrator's Host while a plan runs."""
+
+    def __init__(self, route: AgentRoute, runtime: Runtime) -> None:
+        self.route = route
+        self.runtime = runtime
+        self.loop = asyncio.get_running_loop()
+        self.tool_use_id = ""
+        self._ids = itertools.count(1)
+
+    # --------------------------------------------------------------------------------- the two tools
+
+    async def describe(self, tools: list[str]) -> tuple[str, bool]:
+        route = self.route
+        if route.hub is None:
+            return f"No MCP tools are available: {route.unavailable or 'none are configured'}.", True
+        parts: list[str] = []
+        failed = False
+        for uri in tools:
+            refused = route.gate.check_tool(uri)
+            if refused is not None:
+                parts.append(f"{uri}: {refused.kind}/{refused.code}: {refused.message}")
+                failed = True
+                continue
+            try:
+                schema = await asyncio.to_thread(route.hub.schema, uri)
+            except ToolFailure as failure:
+                parts.append(f"{uri}: {failure.error.kind}/{failure.error.code}: {failure.error.message}")
+                failed = True
+                continue
+            parts.append(f"{uri} [{route.gate.kind(uri)}] — call as {function_name(uri)}(**arguments); "
+                         f"arguments schema: {json.dumps(schema, sort_keys=True, separators=(',', ':'))}")
+        return route.redact("\n".join(parts)), failed and len(parts) == len(tools) and all(
+            ": " in p for p in parts) and failed
+
+    async def run_plan(self, plan: RunPlanInput, call: ToolUse) -> tuple[str, bool]:
+        from ..agent.executor import run
+        from ..agent.planner import PlanRefused, prepare
+        from ..agent.reducer import reduce
+
+        route = self.route
+        self.tool_use_id = call.id
+        raw = _raw_plan(plan)
+        try:
+            prepared = await asyncio.to_thread(prepare, raw, self, route.settings.budgets)
+        except PlanRefused as refused:
+            error = refused.error
+            return route.redact(f"The plan was not run: {error.kind}/{error.code}: {error.message}"), True
+        cancelled = threading.Event()
+        try:
+            report = await asyncio.to_thread(
+                run, prepared, host=self, engine_name=route.engine, budgets=route.settings.budgets,
+                artifacts=route.artifacts, cache=route.cache, cancelled=cancelled,
+                sample_rate=route.sample_rate, redact=route.redact)
+        except asyncio.CancelledError:
+            cancelled.set()  # the executor stops at the next node; a waiting host call was answered no
+            raise
+        text = reduce(report)
+        return route.redact(text), report.outcome == "failed"
+
+    # ------------------------------------------------------------------------------------------ Host
+
+    def tool_kind(self, tool: str) -> Literal["read", "write"]:
+        kind: Literal["read", "write"] = self.route.gate.kind(tool)
+        return kind
+
+    def check_tool(self, tool: str) -> AgentError | None:
+        error: AgentError | None = self.route.gate.check_tool(tool)
+        return error
+
+    def versions(self, tools: Sequence[str]) -> dict[str, str]:
+        versions: dict[str, str] = self.route.hub.versions(list(tools))
+        return versions
+
+    def call(self, tool: str, arguments: dict[str, Any]) -> Any:
+        """One host call from a script (a worker thread): the manifest's gate, the core's decision, then MCP."""
+        refused = self.route.gate.check_call(tool, arguments)
+        if refused is not None:
+            raise ToolFailure(refused)
+        self._decide(tool, arguments, self.tool_kind(tool))
+        return self.route.hub.call(tool, arguments, CALL_TIMEOUT_S)
+
+    def approve(self, node: PlanNode) -> AgentError | None:
+        """An approval node (REQ-AGENT-015): decided like a write of its tool, asked about under interactive."""
+        request = node.approval
+        assert request is not None
+        try:
+            self._decide(request.tool, {"approvalNode": node.id, "summary": request.summary}, "write")
+        except ToolFailure as failure:
+            return failure.error
+        return None
+
+    def _decide(self, tool: str, arguments: dict[str, Any], kind: str) -> None:
+        call = ToolUse(f"{self.tool_use_id}.{next(self._ids)}", tool, dict(arguments))
+        kinds = {"read": ToolKind.READ, "write": ToolKind.WRITE}
+        future = asyncio.run_coroutine_threadsafe(
+            self.runtime.host_call(self.tool_use_id, call, kinds[kind]), self.loop)
+        allowed, message = future.result()
+        if not allowed:
+            code = ErrorCode.APPROVAL_DENIED if message == texts.DENIED else ErrorCode.CAPABILITY_DENIED
+            raise ToolFailure(AgentError(kind=ErrorKind.POLICY, code=code, message=message))
+
+
+def _raw_plan(plan: RunPlanInput) -> dict[str, Any]:
+    """run_plan's input (the model's compact form) as the contracts' Plan: each node a script unit."""
+    nodes = []
+    for node in plan.nodes:
+        nodes.append({
+            "id": node.id, "kind": "script", "dependsOn": list(node.depends_on), "inputs": list(node.inputs),
+            "outputs": list(node.outputs),
+            "unit": {"code": node.code, "allowedTools": list(node.tools)},
+        })
+    return {"goal": plan.goal, "constraints": list(plan.constraints), "nodes": nodes}
+
+
+def artifact_dir(data_dir: Path) -> Path:
+    return data_dir / "artifacts"
