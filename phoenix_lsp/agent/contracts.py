@@ -76,6 +76,7 @@ class ErrorCode:
     TIMEOUT = "TIMEOUT"
     PROTOCOL = "PROTOCOL"
     UNAVAILABLE = "UNAVAILABLE"
+    CANCELLED = "CANCELLED"  # the run was cancelled while the unit ran (it is reported as cancelled)
     # TOOL (a tool that answers too late) and SANDBOX (the watchdog) share TIMEOUT
 
 

@@ -19,7 +19,10 @@ is skipped as "no script engine", so a plan on the null engine ends ``failed`` w
 
 Per run: ``wallClockS`` counts from the start, minus the time spent in ``host.approve`` (approvals wait for
 a human); once it is spent, the remaining nodes fail with ``BUDGET``/``WALL_CLOCK``, and a unit never gets
-more CPU time than the run has left. ``cancelled`` is checked between nodes: the rest are ``cancelled``.
+more CPU time than the run has left. ``cancelled`` is checked between nodes (the rest are ``cancelled``)
+and by every tool call, which then stops its unit (the node is ``cancelled`` too). A write node runs only
+behind approval nodes covering each of its write tools (the planner inserts them; a plan that skipped the
+planner fails ``POLICY``/``APPROVAL_DENIED`` there).
 """
 
 from __future__ import annotations
@@ -120,7 +123,7 @@ def run(plan: Plan, *, host: Host, engine_name: EngineName, budgets: BudgetsFile
              cancelled=cancelled, clock=clock, state=state, calls=CallBudget(budgets.run.max_tool_calls))
     names = sorted({function_name(tool) for node in plan.nodes if node.unit is not None
                     for tool in node.unit.allowed_tools})
-    r.engine = make_engine(engine_name, host_functions(host, names, r.resolve, r.calls))
+    r.engine = make_engine(engine_name, host_functions(host, names, r.resolve, r.calls, cancelled))
     by_id = {node.id: node for node in plan.nodes}
     run_started_ns = time.time_ns()
     r.started = clock()
@@ -148,10 +151,14 @@ def _base(node: PlanNode, r: _Run) -> dict[str, Any]:
                                   else r.budgets.node.max_context_bytes)}
 
 
+def _stopped(r: _Run) -> bool:
+    return r.cancelled is not None and r.cancelled.is_set()
+
+
 def _step(r: _Run, node: PlanNode) -> NodeReport:
     """One node: skipped, cancelled, out of time, or run."""
     base = _base(node, r)
-    if r.cancelled is not None and r.cancelled.is_set():
+    if _stopped(r):
         return NodeReport(**base, status="cancelled", reason="the run was cancelled before this node started")
     for dep in node.depends_on:
         upstream = r.reports[dep]
@@ -222,7 +229,22 @@ def _checked(node: PlanNode, envelope: ResultEnvelope) -> ResultEnvelope:
         f"without {missing}", envelope.metrics)
 
 
+def _unapproved(r: _Run, node: PlanNode) -> list[str]:
+    """The write tools of a script node that no approval node it depends on covers (a plan that did not go
+    through the planner): such a node never runs."""
+    assert node.unit is not None
+    approved = {r.reports[dep].tools[0] for dep in node.depends_on
+                if r.reports[dep].kind == "approval" and r.reports[dep].tools}
+    return [tool for tool in node.unit.allowed_tools if r.host.tool_kind(tool) != "read" and tool not in approved]
+
+
 def _script(r: _Run, node: PlanNode, base: dict[str, Any]) -> NodeReport:
+    unapproved = _unapproved(r, node)
+    if unapproved:
+        return NodeReport(**base, status="failed", error=_error(
+            ErrorKind.POLICY, ErrorCode.APPROVAL_DENIED,
+            f"node {node.id!r} may call the write tools {unapproved}, and no approval node before it covers "
+            "them; nothing was run. Submit the plan through the planner, which inserts them"))
     unit = _unit(r, node)
     if isinstance(unit, AgentError):
         return NodeReport(**base, status="failed", attempts=0, error=unit)
@@ -247,8 +269,13 @@ def _script(r: _Run, node: PlanNode, base: dict[str, Any]) -> NodeReport:
         error = envelope.error
         if error is None or write or attempts >= 2 or not retryable(error) or r.engine.name == "null":
             break
+        if _stopped(r) or r.elapsed() >= r.budgets.run.wall_clock_s:
+            break  # no second try past a cancellation or the run's time
     if error is not None and error.kind == ErrorKind.SANDBOX and error.code == ErrorCode.UNAVAILABLE:
         r.engine_down = error
+    if error is not None and error.code == ErrorCode.CANCELLED and _stopped(r):
+        return NodeReport(**base, status="cancelled", attempts=attempts, metrics=metrics,
+                          reason="the run was cancelled while this node ran; its tool calls after that were not made")
     if key is not None and r.cache is not None and envelope.ok:
         r.cache.put(key, envelope)
     return _finish(r, node, base, envelope, attempts=attempts, cached=False, metrics=metrics)

@@ -78,15 +78,18 @@ def arguments(name: str, args: Sequence[Any], kwargs: Mapping[str, Any]) -> dict
                 f"{' and keywords' if kwargs else ''}. Call it again with keywords"))
 
 
-def host_functions(host: Host, names: Iterable[str], resolve: Callable[[str], str],
-                   budget: CallBudget) -> dict[str, HostFunction]:
+def host_functions(host: Host, names: Iterable[str], resolve: Callable[[str], str], budget: CallBudget,
+                   cancelled: threading.Event | None = None) -> dict[str, HostFunction]:
     """The functions a script sees, by the name it calls them (``function_name``). `resolve` gives the tool
     URI a name stands for in the unit running now (two nodes may allow the same tool with different scopes:
     ``mcp://records/update_record?fields=status``). Each call counts against the run's `budget` and goes
-    through ``host.call``."""
+    through ``host.call``; once `cancelled` is set, a call stops its unit (``SANDBOX``/``CANCELLED``)."""
 
     def wrap(name: str) -> HostFunction:
         def call(*args: Any, **kwargs: Any) -> Any:
+            if cancelled is not None and cancelled.is_set():
+                raise ToolFailure(AgentError(kind=ErrorKind.SANDBOX, code=ErrorCode.CANCELLED,
+                                             message="the run was cancelled; the tool was not called"))
             payload = arguments(name, args, kwargs)
             budget.take()
             return host.call(resolve(name), payload)

@@ -31,21 +31,23 @@ def size(value: Any) -> int:
     return len(canonical_json(value).encode("utf-8", "surrogatepass"))
 
 
+def _keys(keys: list[str]) -> str:
+    cut = [key if len(key) <= 40 else key[:39] + "…" for key in keys[:MAX_KEYS_SHOWN]]
+    more = len(keys) - MAX_KEYS_SHOWN
+    return ", ".join(cut) + (f" (+{more} more)" if more > 0 else "")
+
+
 def shape(value: Any) -> str:
     """A short description of a value's shape, never its content."""
     if isinstance(value, list):
         if value and all(isinstance(row, dict) for row in value):
             keys = sorted({str(k) for row in value for k in row})
-            shown = ", ".join(keys[:MAX_KEYS_SHOWN]) + (f" (+{len(keys) - MAX_KEYS_SHOWN} more)"
-                                                         if len(keys) > MAX_KEYS_SHOWN else "")
-            return f"list of {len(value)} objects with keys {shown}"
+            return f"list of {len(value)} objects with keys {_keys(keys)}"
         kinds = sorted({type(item).__name__ for item in value})
         return f"list of {len(value)} items ({', '.join(kinds)})" if value else "empty list"
     if isinstance(value, dict):
         keys = sorted(str(k) for k in value)
-        shown = ", ".join(keys[:MAX_KEYS_SHOWN]) + (f" (+{len(keys) - MAX_KEYS_SHOWN} more)"
-                                                     if len(keys) > MAX_KEYS_SHOWN else "")
-        return f"object with {len(keys)} keys: {shown}"
+        return f"object with {len(keys)} keys: {_keys(keys)}"
     if isinstance(value, str):
         return f"text of {len(value)} characters"
     return type(value).__name__

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from phoenix_lsp.agent.artifacts import ArtifactStore
-from phoenix_lsp.agent.contracts import BudgetsFile, ErrorKind, RunBudgets
+from phoenix_lsp.agent.contracts import BudgetsFile, ErrorKind, ExecutionUnit, Plan, PlanNode, RunBudgets
 from phoenix_lsp.agent.executor import run
 from phoenix_lsp.agent.host import Host
 from phoenix_lsp.agent.planner import prepare
@@ -199,3 +199,28 @@ def test_the_null_engine_runs_a_plan_end_to_end_to_a_clear_degraded_result(tmp_p
     assert nodes["approve_close_1"].status == "skipped" and host.asked == [] and host.calls == []
     assert nodes["other"].status == "skipped" and "no script engine" in nodes["other"].reason
     assert "PHOENIX_AGENT_ENGINE" in report.summary and "answer without the agent route" in report.summary
+
+
+@needs_sandbox
+@pytest.mark.req("REQ-AGENT-005")
+def test_a_cancellation_during_a_unit_stops_its_next_tool_call(tmp_path: Path) -> None:
+    cancelled = threading.Event()
+    host = InMemoryRecordsHost(on_call=lambda _tool: cancelled.set())
+    report = execute({"goal": "g", "nodes": [
+        node("a", "[records_get_record(id=1), records_get_record(id=2)]", (GET,)),
+        node("b", "1"),
+    ]}, host, tmp_path, cancelled=cancelled)
+    assert [(n.id, n.status) for n in report.nodes] == [("a", "cancelled"), ("b", "cancelled")]
+    assert len(host.calls) == 1 and report.nodes[0].attempts == 1 and report.outcome == "cancelled"
+
+
+@pytest.mark.req("REQ-AGENT-015")
+def test_a_write_without_an_approval_node_never_runs_even_if_the_planner_was_bypassed(tmp_path: Path) -> None:
+    host = InMemoryRecordsHost()
+    plan = Plan(goal="g", nodes=(PlanNode(id="w", unit=ExecutionUnit(
+        code="records_update_record(id=1, fields={})", allowed_tools=(UPDATE,))),))
+    report = run(plan, host=host, engine_name="monty", budgets=BudgetsFile(),
+                 artifacts=ArtifactStore(tmp_path))
+    [w] = report.nodes
+    assert code_of(w) == (ErrorKind.POLICY, "APPROVAL_DENIED") and w.attempts == 0 and host.calls == []
+    assert UPDATE in w.error.message  # type: ignore[union-attr]
