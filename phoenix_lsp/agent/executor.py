@@ -15,7 +15,8 @@ Errors (REQ-AGENT-018): a node is tried once more when it is idempotent (none of
 error is retryable (``SANDBOX``/*, ``TOOL``/``TOOL_ERROR``, ``UNAVAILABLE`` or ``TIMEOUT``); never after
 ``NOT_FOUND``, ``CODE``, ``POLICY`` or ``BUDGET``, and never a write. The null engine's refusal
 (``SANDBOX``/``UNAVAILABLE``) is not retried: it is the configuration, not an accident; every node after it
-is skipped as "no script engine", so a plan on the null engine ends ``failed`` with that one clear reason.
+is skipped as "no script engine", and on the null engine no approval is asked (nothing would run behind
+it), so a plan on the null engine ends ``failed`` with that one clear reason.
 
 Per run: ``wallClockS`` counts from the start, minus the time spent in ``host.approve`` (approvals wait for
 a human); once it is spent, the remaining nodes fail with ``BUDGET``/``WALL_CLOCK``, and a unit never gets
@@ -27,6 +28,7 @@ planner fails ``POLICY``/``APPROVAL_DENIED`` there).
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -56,6 +58,8 @@ from .host import CallBudget, Host, host_functions
 from .reducer import compact, summarize, summary_hash
 from .report import NodeReport, Outcome, PolicyDecision, RunReport, Totals
 from .telemetry import NodeTiming, emit
+
+log = logging.getLogger(__name__)
 
 RETRYABLE_TOOL_CODES = frozenset({ErrorCode.TOOL_ERROR, ErrorCode.UNAVAILABLE, ErrorCode.TIMEOUT})
 #: the least CPU time a unit is given when the run's wall clock is nearly spent
@@ -137,8 +141,11 @@ def run(plan: Plan, *, host: Host, engine_name: EngineName, budgets: BudgetsFile
                        nodes=nodes, totals=_totals(nodes, r), policy=tuple(r.policy))
     summary = summarize(report)
     report = report.model_copy(update={"summary": summary, "summary_hash": summary_hash(summary)})
-    emit(report, r.timings, tracer=tracer, sample_rate=sample_rate, redact=redact,
-         start_ns=run_started_ns, end_ns=max(time.time_ns(), run_started_ns))
+    try:
+        emit(report, r.timings, tracer=tracer, sample_rate=sample_rate, redact=redact,
+             start_ns=run_started_ns, end_ns=max(time.time_ns(), run_started_ns))
+    except Exception as exc:  # telemetry never costs a run its result
+        log.warning("agent: telemetry failed: %s: %s", type(exc).__name__, exc)
     return report
 
 
@@ -165,9 +172,11 @@ def _step(r: _Run, node: PlanNode) -> NodeReport:
         if upstream.status != "ok":
             how = {"failed": "failed", "skipped": "was skipped", "cancelled": "was cancelled"}[upstream.status]
             return NodeReport(**base, status="skipped", reason=f"it depends on {dep}, which {how}")
-    if r.engine_down is not None and node.kind == "script":
-        return NodeReport(**base, status="skipped",
-                          reason=f"no script engine: {r.engine_down.message}")
+    if r.engine_down is not None:
+        return NodeReport(**base, status="skipped", reason=f"no script engine: {r.engine_down.message}")
+    if node.kind == "approval" and r.engine is not None and r.engine.name == "null":
+        return NodeReport(**base, status="skipped", reason="no script engine (PHOENIX_AGENT_ENGINE=null): the "
+                          "write it guards cannot run, so nobody was asked")
     if r.elapsed() >= r.budgets.run.wall_clock_s:
         return NodeReport(**base, status="failed", error=_error(
             ErrorKind.BUDGET, ErrorCode.WALL_CLOCK,
@@ -251,10 +260,15 @@ def _script(r: _Run, node: PlanNode, base: dict[str, Any]) -> NodeReport:
     write = r.is_write(node)
     key = None
     if r.cache is not None and not write:
-        key = cache_key(unit, r.engine_name, r.host.versions(list(unit.allowed_tools)))
-        hit = r.cache.get(key)
-        if hit is not None:
-            return _finish(r, node, base, hit, attempts=0, cached=True)
+        try:
+            versions = r.host.versions(list(unit.allowed_tools))
+        except Exception as exc:  # no versions, no safe key: run it, uncached
+            log.warning("agent: no tool versions for node %s (%s); not cached", node.id, exc)
+        else:
+            key = cache_key(unit, r.engine_name, versions)
+            hit = r.cache.get(key)
+            if hit is not None:
+                return _finish(r, node, base, hit, attempts=0, cached=True)
     assert r.engine is not None
     attempts = 0
     metrics = Metrics()
@@ -263,6 +277,9 @@ def _script(r: _Run, node: PlanNode, base: dict[str, Any]) -> NodeReport:
         r.current = unit
         try:
             envelope = _checked(node, r.engine.execute(unit))
+        except Exception as exc:  # an engine must not raise (SandboxEngine.execute); if it does, it crashed
+            envelope = ResultEnvelope.failure(ErrorKind.SANDBOX, ErrorCode.PROC_CRASH,
+                                              f"the engine failed: {type(exc).__name__}: {exc}")
         finally:
             r.current = None
         metrics = _add(metrics, envelope.metrics)

@@ -180,7 +180,7 @@ def test_cancellation_between_nodes_cancels_the_rest(tmp_path: Path) -> None:
     report = execute({"goal": "g", "nodes": [
         node("write", "records_update_record(id=1, fields={})", (UPDATE,)),
         node("other", "1"),
-    ]}, host, tmp_path, engine="null", cancelled=cancelled)
+    ]}, host, tmp_path, cancelled=cancelled)  # the engine never runs: the approval cancels first
     assert [(n.id, n.status) for n in report.nodes] == [
         ("approve_write_1", "ok"), ("write", "cancelled"), ("other", "cancelled")]
     assert report.outcome == "cancelled" and host.calls == []
@@ -190,14 +190,17 @@ def test_cancellation_between_nodes_cancels_the_rest(tmp_path: Path) -> None:
 @pytest.mark.req("REQ-AGENT-010")
 def test_the_null_engine_runs_a_plan_end_to_end_to_a_clear_degraded_result(tmp_path: Path) -> None:
     host = InMemoryRecordsHost()
-    report = execute({**CLOSE_BLOCKED, "nodes": [*CLOSE_BLOCKED["nodes"], node("other", "1")]}, host, tmp_path,
-                     engine="null")
+    report = execute({**CLOSE_BLOCKED, "nodes": [
+        node("touch", "records_update_record(id=1)", (UPDATE,)), *CLOSE_BLOCKED["nodes"], node("other", "1")]},
+        host, tmp_path, engine="null")
     nodes = by_id(report)
     assert report.engine == "null" and report.outcome == "failed"
     assert code_of(nodes["read"]) == (ErrorKind.SANDBOX, "UNAVAILABLE") and nodes["read"].attempts == 1
     assert nodes["pick"].status == "skipped" and nodes["close"].status == "skipped"
     assert nodes["approve_close_1"].status == "skipped" and host.asked == [] and host.calls == []
     assert nodes["other"].status == "skipped" and "no script engine" in nodes["other"].reason
+    # an approval whose write cannot run is not asked, even before the engine's first refusal
+    assert nodes["approve_touch_1"].status == "skipped" and "nobody was asked" in nodes["approve_touch_1"].reason
     assert "PHOENIX_AGENT_ENGINE" in report.summary and "answer without the agent route" in report.summary
 
 

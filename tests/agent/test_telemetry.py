@@ -24,18 +24,21 @@ from .records_host import LIST, UPDATE, InMemoryRecordsHost
 SECRET = "sk-test-0123456789"
 
 
-def traced(raw: dict[str, Any], tmp_path: Path, **kwargs: Any) -> tuple[RunReport, list[ReadableSpan]]:
+def traced(raw: dict[str, Any], tmp_path: Path, engine: str = "null",
+           **kwargs: Any) -> tuple[RunReport, list[ReadableSpan]]:
     exporter = InMemorySpanExporter()
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     host = InMemoryRecordsHost()
-    report = run(prepare(raw, host, BudgetsFile()), host=host, engine_name="null", budgets=BudgetsFile(),
+    report = run(prepare(raw, host, BudgetsFile()), host=host, engine_name=engine,  # type: ignore[arg-type]
+                 budgets=BudgetsFile(),
                  artifacts=ArtifactStore(tmp_path), tracer=provider.get_tracer("test"),
                  redact=lambda text: text.replace(SECRET, "[REDACTED]"), **kwargs)
     return report, list(exporter.get_finished_spans())
 
 
 def approval_only(goal: str) -> dict[str, Any]:
+    """A plan that succeeds without running a unit (on the monty engine; the null engine asks no approval)."""
     return {"goal": goal, "nodes": [{"id": "ok", "kind": "approval", "approval": {"tool": UPDATE}}]}
 
 
@@ -67,12 +70,12 @@ def test_a_failed_run_has_its_node_spans_with_errors_and_everything_is_redacted(
 
 @pytest.mark.req("REQ-AGENT-020")
 def test_a_successful_run_has_node_spans_only_when_sampled(tmp_path: Path) -> None:
-    report, spans = traced(approval_only("g"), tmp_path, sample_rate=0.0)
+    report, spans = traced(approval_only("g"), tmp_path, "monty", sample_rate=0.0)
     assert report.outcome == "ok" and [s.name for s in spans] == ["agent.run"]
     run_attributes = spans[0].attributes
     assert run_attributes is not None and run_attributes["agent.sampled"] is False
     assert list(run_attributes["agent.policy"]) == [f"ok {UPDATE} granted"]  # type: ignore[arg-type]
-    _, spans = traced(approval_only("g"), tmp_path, sample_rate=1.0)
+    _, spans = traced(approval_only("g"), tmp_path, "monty", sample_rate=1.0)
     assert sorted(s.name for s in spans) == ["agent.node", "agent.run"]
     # the sample is a function of the plan hash: the same plan is sampled, or not, every time
     rate = 0.5
