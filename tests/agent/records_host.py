@@ -50,8 +50,8 @@ class InMemoryRecordsHost:
         return "read" if tool.split("?")[0] in READS else "write"
 
     def check_tool(self, tool: str) -> AgentError | None:
-        if tool.split("?")[0] in READS | WRITES:
-            return None
+        if tool.split("?")[0] in READS | WRITES or tool.startswith("mcp://records/"):
+            return None  # the manifest allows the records server's tools (an unknown one is a write)
         return AgentError(kind=ErrorKind.POLICY, code=ErrorCode.CAPABILITY_DENIED,
                           message=f"{tool} is not in the capability manifest")
 

@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from phoenix_lsp.agent.artifacts import ArtifactStore
 from phoenix_lsp.agent.contracts import BudgetsFile, ErrorKind, ExecutionUnit, Plan, PlanNode, RunBudgets
@@ -227,3 +229,37 @@ def test_a_write_without_an_approval_node_never_runs_even_if_the_planner_was_byp
     [w] = report.nodes
     assert code_of(w) == (ErrorKind.POLICY, "APPROVAL_DENIED") and w.attempts == 0 and host.calls == []
     assert UPDATE in w.error.message  # type: ignore[union-attr]
+
+
+@st.composite
+def approval_dags(draw: st.DrawFn) -> tuple[dict[str, Any], set[str]]:
+    count = draw(st.integers(1, 8))
+    nodes: list[dict[str, Any]] = []
+    for index in range(count):
+        deps = draw(st.lists(st.sampled_from(range(index)), unique=True, max_size=index)) if index else []
+        nodes.append({"id": f"n{index}", "kind": "approval", "dependsOn": [f"n{d}" for d in deps],
+                      "approval": {"tool": f"mcp://records/tool{index}"}})
+    refused = draw(st.sets(st.sampled_from([f"mcp://records/tool{index}" for index in range(count)])))
+    return {"goal": "g", "nodes": draw(st.permutations(nodes))}, refused
+
+
+@pytest.mark.req("REQ-AGENT-005", "REQ-AGENT-018")
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(approval_dags())
+def test_a_node_runs_only_after_its_dependencies_and_only_if_they_all_succeeded(
+        tmp_path: Path, case: tuple[dict[str, Any], set[str]]) -> None:
+    raw, refused = case
+    host = InMemoryRecordsHost()
+    host.refuse = set(refused)
+    report = execute(raw, host, tmp_path)  # approval nodes only: no unit runs
+    nodes = by_id(report)
+    deps = {n["id"]: n["dependsOn"] for n in raw["nodes"]}
+    for node_id, report_node in nodes.items():
+        ran = node_id in host.asked
+        upstream_ok = all(nodes[d].status == "ok" for d in deps[node_id])
+        assert ran == upstream_ok
+        assert all(host.asked.index(d) < host.asked.index(node_id) for d in deps[node_id] if ran)
+        tool = f"mcp://records/tool{node_id[1:]}"
+        expected = ("failed" if tool in refused else "ok") if upstream_ok else "skipped"
+        assert report_node.status == expected
+    assert report.outcome == ("ok" if all(n.status == "ok" for n in report.nodes) else "failed")
