@@ -54,21 +54,30 @@ class ErrorCode:
     STATIC_CHECK = "STATIC_CHECK"  # a forbidden construct, or a syntax error, found before running
     CODE_SIZE = "CODE_SIZE"  # the script is longer than maxCodeBytes; refused before running
     RUNTIME_ERROR = "RUNTIME_ERROR"
+    PLAN_INVALID = "PLAN_INVALID"  # the submitted plan does not validate; nothing ran
+    MISSING_OUTPUT = "MISSING_OUTPUT"  # a script's result lacks a declared output key
     # TOOL
     TOOL_ERROR = "TOOL_ERROR"
+    NOT_FOUND = "NOT_FOUND"  # the tool says the item does not exist (MCP 404): never retried
+    INVALID_ARGUMENTS = "INVALID_ARGUMENTS"  # a script called a tool with arguments it cannot take
     # POLICY
     CAPABILITY_DENIED = "CAPABILITY_DENIED"
+    APPROVAL_DENIED = "APPROVAL_DENIED"
     # BUDGET
     CPU_LIMIT = "CPU_LIMIT"
     MEM_LIMIT = "MEM_LIMIT"
     DEPTH_LIMIT = "DEPTH_LIMIT"
     OUTPUT_LIMIT = "OUTPUT_LIMIT"
     MAX_TOOL_CALLS = "MAX_TOOL_CALLS"
+    MAX_NODES = "MAX_NODES"  # per run
+    WALL_CLOCK = "WALL_CLOCK"  # per run
     # SANDBOX
     PROC_CRASH = "PROC_CRASH"
     TIMEOUT = "TIMEOUT"
     PROTOCOL = "PROTOCOL"
     UNAVAILABLE = "UNAVAILABLE"
+    CANCELLED = "CANCELLED"  # the run was cancelled while the unit ran (it is reported as cancelled)
+    # TOOL (a tool that answers too late) and SANDBOX (the watchdog) share TIMEOUT
 
 
 class AgentError(Wire):

@@ -128,7 +128,9 @@ class MontyEngine:
         launcher: subprocess.Popen[bytes] | None = None
         replies = -1
         try:
-            (scratch / "unit.json").write_text(unit.model_dump_json(by_alias=True), encoding="utf-8")
+            # the worker binds each tool by the name scripts call it (``function_name``), not by its URI
+            wire = {**unit.model_dump(mode="json", by_alias=True), "functions": sorted(unit.functions())}
+            (scratch / "unit.json").write_text(json.dumps(wire), encoding="utf-8")
             os.mkfifo(fifo, 0o600)
             replies = os.open(fifo, os.O_RDWR | os.O_NONBLOCK | os.O_CLOEXEC)  # never blocks, even alone
             argv = (sys.executable, "-I", "-m", "phoenix_lsp.agent.worker", str(fifo))

@@ -3,7 +3,8 @@
 Started by ``MontyEngine`` under the Restricted kernel sandbox (no network, writes only to its scratch
 directory, rlimits). Protocol, one JSON object per line:
 
-- the unit is read from ``<scratch>/unit.json`` (written before the start);
+- the unit is read from ``<scratch>/unit.json`` (written before the start), with ``functions``: the names
+  its allowed tools are called by (``mcp://records/get_record`` is ``records_get_record``);
 - worker -> host, on the original stdout: ``{"call": name, "args": [...], "kwargs": {...}}`` for each host
   function the script calls, then one ``{"done": envelope}``;
 - host -> worker, on the FIFO named by argv[1]: ``{"return": value}`` or ``{"error": {kind, code, message}}``.
@@ -114,7 +115,7 @@ def run(unit: dict[str, Any], out: TextIO, replies: TextIO) -> dict[str, Any]:
             started = time.perf_counter()
             result = session.feed_run(
                 unit["code"], inputs=dict(unit.get("params", {})),
-                external_lookup={name: tool(name) for name in unit.get("allowedTools", ())},
+                external_lookup={name: tool(name) for name in unit.get("functions", ())},
                 print_callback=sink)
     except pm.MontyError as exc:
         error = _classify(exc)

@@ -42,6 +42,16 @@ def test_a_script_calls_its_host_functions_and_returns_json() -> None:
 
 
 @pytest.mark.req("REQ-AGENT-008")
+def test_a_tool_uri_is_called_by_its_function_name() -> None:
+    calls: list[dict[str, Any]] = []
+    engine = MontyEngine({"records_get_record": lambda **kwargs: calls.append(kwargs) or {"id": kwargs["id"]}})
+    envelope = engine.execute(ExecutionUnit(code="records_get_record(id=3)['id']",
+                                            allowed_tools=("mcp://records/get_record?fields=id",)))
+    assert envelope.ok, envelope.error
+    assert envelope.result == 3 and calls == [{"id": 3}]
+
+
+@pytest.mark.req("REQ-AGENT-008")
 def test_params_are_variables_and_only_allowed_tools_exist() -> None:
     recorder = Recorder()
     engine = MontyEngine(recorder.functions())

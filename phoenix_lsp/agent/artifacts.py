@@ -1,0 +1,122 @@
+"""Artifacts (REQ-AGENT-023): large results kept on disk, out of the model's context, named by a handle.
+
+Content-addressed: ``artifact://sha256-<hex>``, where the digest covers the type and the bytes, so the same
+value always gives the same handle (REQ-AGENT-021) and a second ``put`` writes nothing. A value is stored as
+UTF-8 text (a ``str``: type ``text``) or canonical JSON (sorted keys, no spaces: type ``table`` for a list of
+objects, ``json`` otherwise). A handle is validated strictly before any file is touched: only that exact
+form is accepted, so no handle can name a path outside the directory. Writes are atomic (a temporary file in
+the same directory, then a rename), and a value over the store's size cap is refused.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import re
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from .contracts import ArtifactHandle
+
+HANDLE = re.compile(r"artifact://sha256-(?P<digest>[0-9a-f]{64})")
+TYPES = ("table", "text", "json")
+#: the default cap on one artifact (a node's output is bounded by maxOutputBytes, at most 16 MiB)
+MAX_ARTIFACT_BYTES = 32 << 20
+
+
+class InvalidHandle(ValueError):
+    """Not an artifact handle of this store's form (``artifact://sha256-<64 hex>``)."""
+
+
+class ArtifactNotFound(LookupError):
+    """A well-formed handle with no artifact behind it (or one whose content no longer matches)."""
+
+
+class ArtifactTooLarge(ValueError):
+    """The value is over the store's size cap."""
+
+
+def canonical_json(value: Any) -> str:
+    """The one JSON text of `value`: sorted keys, no spaces, non-ASCII kept."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def encode(value: Any) -> tuple[str, bytes]:
+    """(type, bytes) of a value as it is stored."""
+    if isinstance(value, str):
+        return "text", value.encode("utf-8", "surrogatepass")
+    kind = "table" if isinstance(value, list) and value and all(isinstance(row, dict) for row in value) else "json"
+    return kind, canonical_json(value).encode("utf-8", "surrogatepass")
+
+
+def digest(kind: str, data: bytes) -> str:
+    return hashlib.sha256(kind.encode() + b"\n" + data).hexdigest()
+
+
+def parse_handle(handle: str | ArtifactHandle) -> str:
+    """The digest of a handle; raises InvalidHandle for anything but ``artifact://sha256-<64 lowercase hex>``."""
+    text = handle.handle if isinstance(handle, ArtifactHandle) else handle
+    match = HANDLE.fullmatch(text) if isinstance(text, str) else None
+    if match is None:
+        shown = repr(text)[:80]
+        raise InvalidHandle(f"{shown} is not an artifact handle; a handle is artifact://sha256-<64 hex digits>, "
+                            "exactly as a result gave it")
+    return match["digest"]
+
+
+class ArtifactStore:
+    """The artifact directory (``PHOENIX_ARTIFACT_DIR``)."""
+
+    def __init__(self, directory: Path | str, *, max_bytes: int = MAX_ARTIFACT_BYTES) -> None:
+        self.directory = Path(directory)
+        self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+        self.max_bytes = max_bytes
+
+    def _path(self, hexdigest: str, kind: str) -> Path:
+        return self.directory / f"sha256-{hexdigest}.{kind}"
+
+    def put(self, value: Any) -> ArtifactHandle:
+        """Store `value` (a str, or any JSON value) and return its handle; the same value, the same handle."""
+        kind, data = encode(value)
+        if len(data) > self.max_bytes:
+            raise ArtifactTooLarge(f"the value is {len(data)} bytes; an artifact may hold {self.max_bytes}. "
+                                   "Produce a smaller result (filter or aggregate in the script)")
+        hexdigest = digest(kind, data)
+        path = self._path(hexdigest, kind)
+        if not path.exists():
+            fd, temporary = tempfile.mkstemp(prefix=".put-", dir=self.directory)
+            try:
+                with os.fdopen(fd, "wb") as out:
+                    out.write(data)
+                    out.flush()
+                    os.fsync(out.fileno())
+                os.replace(temporary, path)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(temporary)
+                raise
+        return ArtifactHandle(handle=f"artifact://sha256-{hexdigest}", type=kind, size=len(data))
+
+    def get(self, handle: str | ArtifactHandle) -> tuple[ArtifactHandle, bytes]:
+        """The artifact behind `handle`: its handle (with type and size) and its bytes. Raises InvalidHandle
+        for a malformed handle (before touching any file) and ArtifactNotFound when there is none."""
+        hexdigest = parse_handle(handle)
+        for kind in TYPES:
+            path = self._path(hexdigest, kind)
+            try:
+                fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+            except FileNotFoundError:
+                continue
+            except OSError as exc:  # e.g. a symlink planted in the directory
+                raise ArtifactNotFound(f"artifact://sha256-{hexdigest} cannot be read: {exc.strerror}") from exc
+            with os.fdopen(fd, "rb") as f:
+                data = f.read(self.max_bytes + 1)
+            if len(data) > self.max_bytes or digest(kind, data) != hexdigest:
+                raise ArtifactNotFound(f"artifact://sha256-{hexdigest} is damaged (its content does not match "
+                                       "its handle); run the plan again to recreate it")
+            return ArtifactHandle(handle=f"artifact://sha256-{hexdigest}", type=kind, size=len(data)), data
+        raise ArtifactNotFound(f"no artifact artifact://sha256-{hexdigest} in the artifact directory; it may have "
+                               "been removed: run the plan again to recreate it")
