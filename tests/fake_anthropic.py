@@ -44,8 +44,9 @@ The cache writes are also split per TTL, as the API's ``usage.cache_creation`` o
 (``ephemeral_5m_input_tokens`` / ``ephemeral_1h_input_tokens``, flat keys in the records). Input figures a
 test scripts in ``Reply.usage`` replace the computed ones (all of them, the split included).
 
-Latency (for benchmarks only): ``ttft_base_s`` + uncached input tokens x ``prefill_s_per_token`` passes
-before the response headers, a model of the time to first token (both 0 by default).
+Latency (for benchmarks only): ``ttft_base_s`` + uncached input tokens x ``prefill_s_per_token`` + output
+tokens x ``decode_s_per_token`` passes before the response headers: a model of a request's latency (all 0 by
+default). With ``count_output_tokens`` the output tokens are counted like the input (bytes / 4 of each block).
 """
 
 from __future__ import annotations
@@ -670,9 +671,12 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_error(reply.status, reply.error_message, rec, reply.error_type, reply.headers)
             return
         usage = reply.full_usage(fake.cache.use(body))
+        if fake.count_output_tokens and "output_tokens" not in reply.usage:  # counted like input: bytes / 4
+            usage["output_tokens"] = sum(count_tokens(block) for block in reply.content_json()) or 1
         rec.usage = usage
         uncached = usage["input_tokens"] + usage["cache_creation_input_tokens"]
         ttft = fake.ttft_base_s + uncached * fake.prefill_s_per_token
+        ttft += usage["output_tokens"] * fake.decode_s_per_token  # the whole answer is decoded before it is sent
         if ttft and self._peer_closed(ttft):
             raise _ClientGone
         model = reply.model or body["model"]
@@ -845,6 +849,8 @@ class FakeAnthropic:
         self.cache = PromptCache()  # the prompt cache of issue 16, shared by every request to this fake
         self.ttft_base_s = 0.0  # latency model for benchmarks: base + uncached input tokens x prefill rate
         self.prefill_s_per_token = 0.0
+        self.decode_s_per_token = 0.0  # ... + output tokens x decode rate (benchmarks)
+        self.count_output_tokens = False  # output tokens as bytes / 4 of the answer's blocks, like input
         #: GET /v1/models: (id, display name, max input tokens or None); a status other than 200 fails it
         self.models: list[tuple[str, str, int | None]] = [("claude-sonnet-4-6", "Claude Sonnet 4.6", 1_000_000)]
         self.models_status = 200
@@ -1119,12 +1125,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--handler", help="module:function returning a Reply (or None) for a request body")
     parser.add_argument("--api-key", help="answer 401 unless x-api-key equals this")
     parser.add_argument("--self-benchmark", action="store_true", help="measure the fake's own throughput")
+    parser.add_argument("--ttft-s", type=float, default=0.0, help="latency model: base time to first token")
+    parser.add_argument("--prefill-s-per-token", type=float, default=0.0, help="... + uncached input tokens x this")
+    parser.add_argument("--decode-s-per-token", type=float, default=0.0, help="... + output tokens x this")
+    parser.add_argument("--count-output-tokens", action="store_true", help="output tokens = bytes / 4 of the answer")
     args = parser.parse_args(argv)
     if args.self_benchmark:
         run_self_benchmark()
         return 0
 
     fake = FakeAnthropic(args.host, args.port, expected_api_key=args.api_key)
+    fake.ttft_base_s, fake.prefill_s_per_token = args.ttft_s, args.prefill_s_per_token
+    fake.decode_s_per_token, fake.count_output_tokens = args.decode_s_per_token, args.count_output_tokens
     if args.script:
         with open(args.script, encoding="utf-8") as fh:
             script = json.load(fh)

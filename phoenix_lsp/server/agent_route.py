@@ -119,28 +119,25 @@ class ConversationAgent:
         if route.hub is None:
             return f"No MCP tools are available: {route.unavailable or 'none are configured'}.", True
         parts: list[str] = []
-        failed = False
+        failures = 0
         for uri in tools:
             refused = route.gate.check_tool(uri)
+            if refused is None:
+                try:
+                    schema = await asyncio.to_thread(route.hub.schema, uri)
+                except ToolFailure as failure:
+                    refused = failure.error
             if refused is not None:
                 parts.append(f"{uri}: {refused.kind}/{refused.code}: {refused.message}")
-                failed = True
-                continue
-            try:
-                schema = await asyncio.to_thread(route.hub.schema, uri)
-            except ToolFailure as failure:
-                parts.append(f"{uri}: {failure.error.kind}/{failure.error.code}: {failure.error.message}")
-                failed = True
+                failures += 1
                 continue
             parts.append(f"{uri} [{route.gate.kind(uri)}] — call as {function_name(uri)}(**arguments); "
                          f"arguments schema: {json.dumps(schema, sort_keys=True, separators=(',', ':'))}")
-        return route.redact("\n".join(parts)), failed and len(parts) == len(tools) and all(
-            ": " in p for p in parts) and failed
+        return route.redact("\n".join(parts)), failures == len(tools)
 
     async def run_plan(self, plan: RunPlanInput, call: ToolUse) -> tuple[str, bool]:
         from ..agent.executor import run
         from ..agent.planner import PlanRefused, prepare
-        from ..agent.reducer import reduce
 
         route = self.route
         self.tool_use_id = call.id
@@ -159,8 +156,9 @@ class ConversationAgent:
         except asyncio.CancelledError:
             cancelled.set()  # the executor stops at the next node; a waiting host call was answered no
             raise
-        text = reduce(report)
-        return route.redact(text), report.outcome == "failed"
+        log.info("agent run %s: plan %s, %s, %d nodes, %d tool calls, %.0f ms", call.id, report.plan_hash[:12],
+                 report.outcome, len(report.nodes), report.totals.tool_calls, report.totals.wall_ms)
+        return route.redact(report.summary), report.outcome == "failed"
 
     # ------------------------------------------------------------------------------------------ Host
 

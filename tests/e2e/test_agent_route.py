@@ -1,0 +1,252 @@
+"""End-to-end: the agent route (issue 14, seed 004) through the real server, the real sandboxed script engine and
+a real MCP server (``tests/agent/records_server.py``, started by the server from its registry over stdio).
+
+The model is the fake Anthropic server: it plans like a model would (describe_tools, then run_plan, then an
+answer), and its recorded requests show what the model was told.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.agent.mcp_helpers import TOKEN, TOKEN_VARIABLE, stdio_entry
+from tests.e2e.harness import API_KEY, Session, last_seq, session, tool_results, wait_idle
+from tests.e2e.test_write_patch import unrestricted
+from tests.fake_anthropic import FakeAnthropic, RecordedRequest, Reply, ToolUseBlock
+
+pytestmark = [pytest.mark.slow, pytest.mark.req("REQ-AGENT-003", "REQ-AGENT-005", "REQ-AGENT-014")]
+
+LIST = "mcp://records/list_records"
+UPDATE = "mcp://records/update_record"
+#: the task of the benchmark, small: among the 50 records, the open ones of priority >= 4 get "triaged"
+TRIAGE = """rows = records_list_records()["records"]
+picked = [r["id"] for r in rows if r["status"] == "open" and r["priority"] >= 4]
+for i in picked:
+    records_update_record(id=i, fields={"status": "triaged"})
+{"updated": picked}
+"""
+
+
+def expected_ids() -> list[int]:
+    from tests.agent.records_server import dataset
+
+    return [r["id"] for r in dataset() if r["status"] == "open" and r["priority"] >= 4]
+
+
+def agent_files(tmp_path: Path, *, manifest: dict[str, Any] | None = None) -> dict[str, str]:
+    """The server's environment for the agent route: a registry with the records server, a manifest."""
+    data = tmp_path / "records.json"
+    registry = tmp_path / "registry.json"
+    registry.write_text(json.dumps({"servers": {"records": stdio_entry(data)}}))
+    capabilities = tmp_path / "capabilities.json"
+    capabilities.write_text(json.dumps(manifest or {
+        "allow": ["mcp://records/*"], "deny": ["mcp://records/crash"],
+        "tools": {UPDATE: {"scope": "write"}}}))
+    return {"PHOENIX_MCP_REGISTRY": str(registry), "PHOENIX_CAPABILITIES": str(capabilities),
+            TOKEN_VARIABLE: TOKEN}
+
+
+def records(tmp_path: Path) -> list[dict[str, Any]]:
+    return list(json.loads((tmp_path / "records.json").read_text()))
+
+
+def plan(code: str = TRIAGE, tools: tuple[str, ...] = (LIST, UPDATE)) -> ToolUseBlock:
+    return ToolUseBlock("run_plan", {"goal": "triage the urgent open records", "nodes": [
+        {"id": "triage", "code": code, "tools": list(tools), "outputs": ["updated"]}]})
+
+
+async def agent_turn(s: Session, cid: str, *replies: Reply, text: str = "triage the urgent open records",
+                     wait: bool = True) -> list[RecordedRequest]:
+    s.fake.enqueue(*replies)
+    before, mark = len(s.fake.requests), last_seq(s, cid)
+    await s.request("phoenix/sendMessage", {"conversationId": cid, "text": text, "route": "agent"})
+    if wait:
+        await wait_idle(s, cid, mark, timeout=120)
+    return s.fake.requests[before:]
+
+
+def result_of(request: RecordedRequest, block: ToolUseBlock) -> dict[str, Any]:
+    return tool_results(request)[block.id]
+
+
+@pytest.mark.req("REQ-AGENT-004", "REQ-AGENT-006", "REQ-AGENT-017", "REQ-AGENT-023")
+async def test_a_plan_reads_filters_and_updates_inside_the_engine(fake_anthropic: FakeAnthropic,
+                                                                  tmp_path: Path) -> None:
+    async with session(fake_anthropic, tmp_path, env=agent_files(tmp_path)) as s:
+        cid = await unrestricted(s, "auto")
+        describe = ToolUseBlock("describe_tools", {"tools": [LIST, UPDATE]})
+        run = plan()
+        requests = await agent_turn(s, cid, Reply.tool_reply(describe), Reply.tool_reply(run),
+                                    Reply.text_reply("Triaged the urgent open records."))
+        assert len(requests) == 3
+        # the agent route's tools: the ask route's, then describe_tools and run_plan, whose catalogue lists the
+        # MCP tools by name and description only (schemas come with describe_tools)
+        names = requests[0].tool_names()
+        assert names is not None and names[-2:] == ["describe_tools", "run_plan"]
+        catalogue = next(t for t in requests[0].body["tools"] if t["name"] == "run_plan")["description"]
+        assert f"{LIST} [read] as records_list_records()" in catalogue
+        assert f"{UPDATE} [write]" in catalogue and "mcp://records/crash" not in catalogue  # denied: not offered
+        assert "input_schema" not in catalogue and '"properties"' not in catalogue
+        schemas = result_of(requests[1], describe)["content"]
+        assert "records_update_record(**arguments)" in schemas and '"fields"' in schemas
+        # the plan ran: the 12 records changed in the MCP server; the model got a compact result
+        ids = expected_ids()
+        assert len(ids) >= 5
+        assert sorted(r["id"] for r in records(tmp_path) if r["status"] == "triaged") == ids
+        summary = result_of(requests[2], run)
+        assert summary.get("is_error") is not True
+        text = summary["content"]
+        assert "triage" in text and json.dumps(ids) in text.replace(", ", ",")
+        assert "description" not in text and len(text) < 2000  # no raw records reach the model
+        # one tool start and end in the conversation's events, like any tool (REQ-AGENT-003)
+        starts = [e for e in s.of("toolStart", cid) if e["toolName"] == "run_plan"]
+        assert len(starts) == 1
+
+
+@pytest.mark.req("REQ-AGENT-006", "REQ-AGENT-023", "REQ-PROTO-028")
+async def test_a_large_result_becomes_an_artifact_the_client_can_fetch(fake_anthropic: FakeAnthropic,
+                                                                       tmp_path: Path) -> None:
+    async with session(fake_anthropic, tmp_path, env=agent_files(tmp_path)) as s:
+        cid = await unrestricted(s, "auto")
+        run = ToolUseBlock("run_plan", {"goal": "all records", "nodes": [
+            {"id": "dump", "code": "{'rows': records_list_records()['records']}", "tools": [LIST], "outputs": ["rows"]}]})
+        requests = await agent_turn(s, cid, Reply.tool_reply(run), Reply.text_reply("ok"))
+        text = result_of(requests[1], run)["content"]
+        assert "artifact://" in text and "list of 50 objects" in text and "description" in text  # shape only
+        assert len(text) < 2000
+        handle = text[text.index("artifact://"):].split()[0].rstrip(".,;)")
+        artifact = await s.request("phoenix/getArtifact", {"handle": handle})
+        import base64
+
+        rows = json.loads(base64.b64decode(artifact["data"]))
+        assert rows == json.loads((tmp_path / "records.json").read_text()) and artifact["size"] > 20_000
+        error = await s.error("phoenix/getArtifact", {"handle": "artifact://sha256-../../etc/passwd"})
+        assert error.code == -32602 and "handle" in error.message
+
+
+@pytest.mark.req("REQ-AGENT-014", "REQ-AGENT-015")
+async def test_a_write_in_restricted_is_refused_like_the_patch_tool(fake_anthropic: FakeAnthropic,
+                                                                     tmp_path: Path) -> None:
+    async with session(fake_anthropic, tmp_path, env=agent_files(tmp_path)) as s:
+        cid = await s.new()  # Restricted: the sandbox exists here
+        run = plan()
+        requests = await agent_turn(s, cid, Reply.tool_reply(run), Reply.text_reply("I could not."))
+        text = result_of(requests[1], run)["content"]
+        assert "POLICY/" in text and "Restricted mode" in text and "request_mode_upgrade" in text
+        assert all(r["status"] != "triaged" for r in records(tmp_path))  # nothing changed
+        audit = await s.request("phoenix/getAuditLog", {"conversationId": cid})
+        assert any(e["kind"] == "toolRefused" and e["details"].get("tool") == UPDATE for e in audit["entries"])
+
+
+@pytest.mark.req("REQ-AGENT-015")
+async def test_every_write_waits_for_its_approval(fake_anthropic: FakeAnthropic, tmp_path: Path) -> None:
+    async with session(fake_anthropic, tmp_path, env=agent_files(tmp_path)) as s:
+        cid = await unrestricted(s, "interactive")
+        code = ("for i in ids:\n    records_update_record(id=i, fields={'status': 'triaged'})\n"
+                "{'done': ids}")
+        run = ToolUseBlock("run_plan", {"goal": "triage 1 and 2", "nodes": [
+            {"id": "write", "code": f"ids = [1, 2]\n{code}", "tools": [UPDATE], "outputs": ["done"]}]})
+        s.fake.enqueue(Reply.tool_reply(run), Reply.text_reply("done"))
+        mark = last_seq(s, cid)
+        await s.request("phoenix/sendMessage", {"conversationId": cid, "text": "go", "route": "agent"})
+        asked: list[dict[str, Any]] = []
+        for decision in ("allow", "allow", "deny"):  # the approval node, then each call
+            event = await s.wait_event(lambda e: e["conversationId"] == cid and e["kind"] == "approvalRequested"
+                                       and e["seq"] > mark and e not in asked, timeout=60)
+            asked.append(event)
+            assert event["toolName"] == UPDATE
+            # nothing is written before its approval is answered
+            changed = [r["id"] for r in records(tmp_path) if r["status"] == "triaged"]
+            assert changed == ([] if len(asked) < 3 else [1])
+            await s.request("phoenix/respondToApproval", {"conversationId": cid, "toolUseId": event["toolUseId"],
+                                                          "decision": decision})
+        await wait_idle(s, cid, mark, timeout=60)
+        assert "approvalNode" in asked[0]["arguments"]
+        assert [a["arguments"].get("id") for a in asked[1:]] == [1, 2]
+        assert [r["id"] for r in records(tmp_path) if r["status"] == "triaged"] == [1]  # 2 was denied
+        text = result_of(s.fake.requests[-1], run)["content"]
+        assert "APPROVAL_DENIED" in text
+        audit = await s.request("phoenix/getAuditLog", {"conversationId": cid})
+        resolved = [e["details"]["decision"] for e in audit["entries"] if e["kind"] == "approvalResolved"]
+        assert resolved == ["allow", "allow", "deny"]
+
+
+@pytest.mark.req("REQ-AGENT-016", "REQ-SEC-001")
+async def test_no_secret_reaches_the_model_the_store_the_logs_or_the_artifacts(fake_anthropic: FakeAnthropic,
+                                                                              tmp_path: Path) -> None:
+    env = agent_files(tmp_path)
+    async with session(fake_anthropic, tmp_path, env=env) as s:
+        cid = await unrestricted(s, "auto")
+        # a script that tries to get at the credential: no environment, and the token is not in any reply
+        leak = "{'env': str(records_list_records()['records'][0])}"
+        run = ToolUseBlock("run_plan", {"goal": "look", "nodes": [
+            {"id": "a", "code": leak, "tools": [LIST], "outputs": ["env"]}]})
+        await agent_turn(s, cid, Reply.tool_reply(ToolUseBlock("describe_tools", {"tools": [LIST]})),
+                         Reply.tool_reply(run), Reply.text_reply("ok"), text=f"my token is {TOKEN}")
+        await agent_turn(s, cid, Reply.tool_reply(plan()), Reply.text_reply("ok"))
+    written = [p for p in (tmp_path / "data").rglob("*") if p.is_file()]
+    assert any(p.suffix == ".json" for p in written if "artifacts" in p.parts) or written
+    for secret in (TOKEN, API_KEY):
+        for path in written:
+            assert secret.encode() not in path.read_bytes(), f"{secret[:6]}... written to {path.name}"
+        for request in fake_anthropic.requests:
+            assert secret not in json.dumps(request.body), "a secret reached the model"
+    assert any("[REDACTED" in json.dumps(r.body) for r in fake_anthropic.requests)  # the pasted one was caught
+
+
+@pytest.mark.req("REQ-AGENT-022")
+async def test_an_invalid_settings_file_makes_the_route_unavailable_and_ask_still_works(
+        fake_anthropic: FakeAnthropic, tmp_path: Path) -> None:
+    env = agent_files(tmp_path)
+    Path(env["PHOENIX_CAPABILITIES"]).write_text("{not json")
+    async with session(fake_anthropic, tmp_path, env=env) as s:
+        cid = await s.new()
+        error = await s.error("phoenix/sendMessage", {"conversationId": cid, "text": "go", "route": "agent"})
+        assert "PHOENIX_CAPABILITIES" in error.message and "capabilities.json" in error.message
+        s.fake.enqueue(Reply.text_reply("hello"))
+        mark = last_seq(s, cid)
+        await s.request("phoenix/sendMessage", {"conversationId": cid, "text": "hi", "route": "ask"})
+        await wait_idle(s, cid, mark)
+
+
+@pytest.mark.req("REQ-AGENT-002")
+async def test_the_ask_route_sends_the_same_bytes_with_or_without_the_agent_route(
+        fake_anthropic: FakeAnthropic, tmp_path: Path) -> None:
+    bodies = []
+    for configured in (False, True):
+        base = tmp_path / ("on" if configured else "off")
+        base.mkdir()
+        env = agent_files(base) if configured else {}
+        async with session(fake_anthropic, base, env=env) as s:
+            cid = await s.new(workingDirectory=str(tmp_path))
+            before = len(fake_anthropic.requests)
+            s.fake.enqueue(Reply.tool_reply(ToolUseBlock("list_directory", {"path": "."}, id="tu-fixed")),
+                           Reply.text_reply("hello"))
+            mark = last_seq(s, cid)
+            await s.request("phoenix/sendMessage", {"conversationId": cid, "text": "hi"})
+            await wait_idle(s, cid, mark)
+            bodies.append([json.dumps(r.body, sort_keys=True) for r in fake_anthropic.requests[before:]])
+    assert len(bodies[0]) == 2 and bodies[0] == bodies[1]
+
+
+@pytest.mark.req("REQ-AGENT-003")
+async def test_switching_routes_between_messages_keeps_one_conversation(fake_anthropic: FakeAnthropic,
+                                                                        tmp_path: Path) -> None:
+    async with session(fake_anthropic, tmp_path, env=agent_files(tmp_path)) as s:
+        cid = await unrestricted(s, "auto")
+        requests = await agent_turn(s, cid, Reply.tool_reply(plan()), Reply.text_reply("triaged"))
+        assert "run_plan" in (requests[0].tool_names() or [])
+        s.fake.enqueue(Reply.text_reply("12 records"))
+        mark = last_seq(s, cid)
+        await s.request("phoenix/sendMessage", {"conversationId": cid, "text": "how many?", "route": "ask"})
+        await wait_idle(s, cid, mark)
+        ask = s.fake.requests[-1]
+        assert "run_plan" not in (ask.tool_names() or [])
+        assert any(b.get("type") == "tool_use" and b.get("name") == "run_plan"
+                   for m in ask.messages for b in (m["content"] if isinstance(m["content"], list) else []))
+        history = await s.request("phoenix/getConversation", {"conversationId": cid})
+        assert [m["role"] for m in history["messages"]][-2:] == ["user", "assistant"]
