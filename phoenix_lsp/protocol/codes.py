@@ -13,5 +13,6 @@ CODES: dict[str, int] = {
     "sandboxUnavailable": -32004,
     "contextExhausted": -32005,
     "notAllowed": -32006,
+    "settingsNotSaved": -32007,
     "setupFailed": -32603,
 }

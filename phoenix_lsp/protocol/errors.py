@@ -58,6 +58,11 @@ class SetupFailedData(Wire):
     kind: Literal["setupFailed"] = "setupFailed"
 
 
+class SettingsNotSavedData(Wire):
+    kind: Literal["settingsNotSaved"] = "settingsNotSaved"
+    path: str = Field(description="the settings file that could not be written")
+
+
 ErrorData = Annotated[
     InvalidParamsData
     | ConversationNotFoundData
@@ -67,6 +72,7 @@ ErrorData = Annotated[
     | ContextExhaustedData
     | NotAllowedData
     | NotInitializedData
-    | SetupFailedData,
+    | SetupFailedData
+    | SettingsNotSavedData,
     Field(discriminator="kind"),
 ]

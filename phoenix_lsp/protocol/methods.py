@@ -34,6 +34,8 @@ _ALL = (
     Method("phoenix/getAuditLog", p.GetAuditLogParams, r.GetAuditLogResult),
     Method("phoenix/listAlwaysAllowed", p.ConversationRef, r.ListAlwaysAllowedResult),
     Method("phoenix/revokeAlwaysAllow", p.RevokeAlwaysAllowParams, r.RevokeAlwaysAllowResult),
+    Method("phoenix/getRoute", p.GetRouteParams, r.GetRouteResult),
+    Method("phoenix/setRoute", p.SetRouteParams, r.SetRouteResult),
 )
 
 #: method name -> its models, in the order specs/protocol.md lists them

@@ -16,6 +16,10 @@ UINTEGER_MAX = 2**31 - 1
 #: a path the OS takes (PATH_MAX, in characters; each component is checked by the OS itself)
 PATH_MAX = 4096
 
+#: how a user message is processed (specs/modes.md): ``ask``, the conversation loop where the model calls tools
+#: directly, or ``agent``, the orchestrator of specs/agent-mode.md
+Route = Literal["ask", "agent"]
+
 
 class ConversationRef(Wire):
     """Names one conversation."""
@@ -87,6 +91,9 @@ class SendMessageParams(ConversationRef):
     attachments: list[Annotated[FileAttachment | DiagnosticsAttachment, Field(discriminator="kind")]] = Field(
         default_factory=list, max_length=20
     )
+    route: Route | None = Field(
+        default=None, description="how this message is processed; absent = the route persisted by phoenix/setRoute"
+    )
 
 
 class SetModeParams(ConversationRef):
@@ -128,6 +135,14 @@ class ListModelsParams(Wire):
 
 class SetModelParams(ConversationRef):
     model: str = Field(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9][A-Za-z0-9._:@/\[\]-]*$")
+
+
+class GetRouteParams(Wire):
+    """phoenix/getRoute takes no params (an empty object)."""
+
+
+class SetRouteParams(Wire):
+    route: Route = Field(description="the route every client of this machine uses from now on")
 
 
 class GetAuditLogParams(Wire):

@@ -9,6 +9,7 @@ from pydantic import Field
 from ..core.state import StatusKind
 from ..core.values import Actor, Decision, Mode, Policy, Style
 from .base import Wire
+from .params import Route
 from .views import (
     AlwaysAllowRule,
     ContextUsage,
@@ -150,6 +151,15 @@ class SetModelResult(Wire):
     previous: str
     changed: bool
     context_window: int
+
+
+class GetRouteResult(Wire):
+    route: Route = Field(description="the route persisted in the data directory (`ask` when none is)")
+
+
+class SetRouteResult(Wire):
+    route: Route
+    previous: Route = Field(description="the route persisted before this call")
 
 
 class TriggerContinuationResult(Wire):

@@ -12,12 +12,12 @@ import sys
 from typing import NoReturn
 
 from . import commands, confirm
-from .features import audit, conversations, lifecycle, messages, models, modes
+from .features import audit, conversations, lifecycle, messages, models, modes, route
 from .lsp import PhoenixServer
 
 #: the phoenix/* features, then what plain clients use: executeCommand and code actions (commands.py), and the
 #: check that an open document shows an edit the editor says it applied (confirm.py)
-FEATURES = (lifecycle, conversations, messages, modes, models, audit, confirm, commands)
+FEATURES = (lifecycle, conversations, messages, modes, models, route, audit, confirm, commands)
 
 
 def create() -> PhoenixServer:

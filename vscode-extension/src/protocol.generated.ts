@@ -98,7 +98,8 @@ export type ErrorData =
   | ContextExhaustedData
   | NotAllowedData
   | NotInitializedData
-  | SetupFailedData;
+  | SetupFailedData
+  | SettingsNotSavedData;
 
 /**
  * The phoenix/* requests (params and result), the phoenix/event notification, the data of JSON-RPC errors and the initialization options. Generated from phoenix_lsp/protocol; do not edit.
@@ -172,6 +173,14 @@ export interface PhoenixProtocol {
     "phoenix/revokeAlwaysAllow": {
       params: RevokeAlwaysAllowParams;
       result: RevokeAlwaysAllowResult;
+    };
+    "phoenix/getRoute": {
+      params: GetRouteParams;
+      result: GetRouteResult;
+    };
+    "phoenix/setRoute": {
+      params: SetRouteParams;
+      result: SetRouteResult;
     };
   };
   event: PhoenixEvent;
@@ -955,6 +964,10 @@ export interface SendMessageParams {
         FileAttachment | DiagnosticsAttachment,
         FileAttachment | DiagnosticsAttachment
       ];
+  /**
+   * how this message is processed; absent = the route persisted by phoenix/setRoute
+   */
+  route?: ("ask" | "agent") | null;
 }
 /**
  * An image pasted or dropped into a message.
@@ -1309,6 +1322,44 @@ export interface RevokeAlwaysAllowParams {
  */
 export interface RevokeAlwaysAllowResult {
   revoked: boolean;
+}
+/**
+ * phoenix/getRoute takes no params (an empty object).
+ *
+ * This interface was referenced by `PhoenixProtocol`'s JSON-Schema
+ * via the `definition` "GetRouteParams".
+ */
+export interface GetRouteParams {}
+/**
+ * This interface was referenced by `PhoenixProtocol`'s JSON-Schema
+ * via the `definition` "GetRouteResult".
+ */
+export interface GetRouteResult {
+  /**
+   * the route persisted in the data directory (`ask` when none is)
+   */
+  route: "ask" | "agent";
+}
+/**
+ * This interface was referenced by `PhoenixProtocol`'s JSON-Schema
+ * via the `definition` "SetRouteParams".
+ */
+export interface SetRouteParams {
+  /**
+   * the route every client of this machine uses from now on
+   */
+  route: "ask" | "agent";
+}
+/**
+ * This interface was referenced by `PhoenixProtocol`'s JSON-Schema
+ * via the `definition` "SetRouteResult".
+ */
+export interface SetRouteResult {
+  route: "ask" | "agent";
+  /**
+   * the route persisted before this call
+   */
+  previous: "ask" | "agent";
 }
 /**
  * This interface was referenced by `PhoenixProtocol`'s JSON-Schema
@@ -2084,6 +2135,17 @@ export interface NotInitializedData {
  */
 export interface SetupFailedData {
   kind: "setupFailed";
+}
+/**
+ * This interface was referenced by `PhoenixProtocol`'s JSON-Schema
+ * via the `definition` "SettingsNotSavedData".
+ */
+export interface SettingsNotSavedData {
+  kind: "settingsNotSaved";
+  /**
+   * the settings file that could not be written
+   */
+  path: string;
 }
 /**
  * What a client may set in ``initializationOptions``; bad values are reported and replaced by defaults.

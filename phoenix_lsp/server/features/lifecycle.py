@@ -34,6 +34,8 @@ METHODS = [
     "phoenix/getAuditLog",
     "phoenix/listAlwaysAllowed",
     "phoenix/revokeAlwaysAllow",
+    "phoenix/getRoute",
+    "phoenix/setRoute",
 ]
 
 

@@ -1,0 +1,52 @@
+"""The route of every message (specs/agent-mode.md, REQ-AGENT-001): phoenix/getRoute and phoenix/setRoute, kept
+in ``ui_settings.json`` in the data directory so every client of every server on this machine sees one choice.
+Each answers at once: one small file read (and, for setRoute, one atomic write)."""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+from ..errors import PhoenixError
+from ..lazy import LazyModule
+from ..lsp import PhoenixServer
+from ..requests import hub, request
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from ...protocol import params as p
+    from ...protocol import results as r
+
+res = LazyModule("phoenix_lsp.protocol.results")
+ui_settings = LazyModule("phoenix_lsp.server.ui_settings")  # loaded on first use (start-up budget)
+
+log = logging.getLogger(__name__)
+
+
+def data_dir(ls: PhoenixServer) -> Path:
+    """The data directory this server uses (where its database is)."""
+    return hub(ls).store.path.parent
+
+
+def setup(server: PhoenixServer) -> None:
+    @request(server, "phoenix/getRoute")
+    def get_route(ls: PhoenixServer, p: p.GetRouteParams) -> r.GetRouteResult:
+        return res.GetRouteResult(route=ui_settings.read_route(data_dir(ls)))  # type: ignore[no-any-return]
+
+    @request(server, "phoenix/setRoute")
+    def set_route(ls: PhoenixServer, p: p.SetRouteParams) -> r.SetRouteResult:
+        where = data_dir(ls)
+        try:
+            previous = ui_settings.write_route(where, p.route)
+        except OSError as exc:
+            path = ui_settings.settings_path(where)
+            log.warning("setRoute: could not write %s: %s", path, exc)
+            raise PhoenixError(
+                "settingsNotSaved",
+                f"The route was not changed: {path} could not be written ({exc.strerror or exc}). Make the data "
+                "directory writable (phoenix-lsp doctor shows it) and choose the route again.",
+                path=str(path),
+            ) from None
+        log.info("route: %s (was %s), in %s", p.route, previous, ui_settings.settings_path(where))
+        return res.SetRouteResult(route=p.route, previous=previous)  # type: ignore[no-any-return]
