@@ -36,6 +36,7 @@ _ALL = (
     Method("phoenix/revokeAlwaysAllow", p.RevokeAlwaysAllowParams, r.RevokeAlwaysAllowResult),
     Method("phoenix/getRoute", p.GetRouteParams, r.GetRouteResult),
     Method("phoenix/setRoute", p.SetRouteParams, r.SetRouteResult),
+    Method("phoenix/getArtifact", p.GetArtifactParams, r.GetArtifactResult),
 )
 
 #: method name -> its models, in the order specs/protocol.md lists them

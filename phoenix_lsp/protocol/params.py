@@ -145,6 +145,10 @@ class SetRouteParams(Wire):
     route: Route = Field(description="the route every client of this machine uses from now on")
 
 
+class GetArtifactParams(Wire):
+    handle: str = Field(min_length=1, max_length=200, description="an `artifact://` handle from a plan's result")
+
+
 class GetAuditLogParams(Wire):
     conversation_id: str | None = Field(default=None, min_length=1, max_length=200)
     after_id: int = Field(default=0, ge=0, le=STORE_INT_MAX)

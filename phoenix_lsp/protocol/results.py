@@ -157,6 +157,14 @@ class GetRouteResult(Wire):
     route: Route = Field(description="the route persisted in the data directory (`ask` when none is)")
 
 
+class GetArtifactResult(Wire):
+    handle: str
+    type: str = Field(description="`json`, `table` (a list of objects) or `text`")
+    size: int = Field(ge=0, description="bytes of the artifact")
+    media_type: str = Field(description="`application/json` or `text/plain; charset=utf-8`")
+    data: str = Field(description="the artifact's bytes, base64")
+
+
 class SetRouteResult(Wire):
     route: Route
     previous: Route = Field(description="the route persisted before this call")

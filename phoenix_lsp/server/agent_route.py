@@ -53,31 +53,39 @@ class AgentRoute:
         self.sample_rate = sample_rate
         self._catalogue: str | None = None
         self._lock = asyncio.Lock()
-        self.hub: Any = None
+        self._started = threading.Lock()
+        self.hub: Any = None  # the MCP client and the gate start on first use: the SDK is a heavy import
         self.gate: Any = None
         self.artifacts: Any = None
         self.cache: Any = None
         if settings is not None:
             from ..agent.artifacts import ArtifactStore
             from ..agent.cache import ResultCache
-            from ..agent.mcp_hub import McpHub
-            from ..agent.policy_gate import PolicyGate
 
-            self.hub = McpHub(settings.registry, manifest=settings.manifest)
-            for secret in self.hub.secret_values():  # an MCP credential is a secret like the API key
-                add_secret(secret)
-            self.gate = PolicyGate(settings.manifest)
             self.artifacts = ArtifactStore(settings.artifact_dir)
             self.cache = ResultCache()
+            for secret in _referenced_secrets(settings.registry):  # an MCP credential is a secret like the key
+                add_secret(secret)
+
+    def start(self) -> None:
+        """Create the MCP client and the policy gate (blocking: call it off the event loop)."""
+        with self._started:
+            if self.hub is None and self.settings is not None:
+                from ..agent.mcp_hub import McpHub
+                from ..agent.policy_gate import PolicyGate
+
+                self.gate = PolicyGate(self.settings.manifest)
+                self.hub = McpHub(self.settings.registry, manifest=self.settings.manifest)
 
     # ------------------------------------------------------------------------------------ catalogue
 
     async def catalogue_text(self) -> str:
         """run_plan's list of the tools scripts may call: names and one-line descriptions only; schemas are
         loaded when a plan is about to use a tool (describe_tools). Gathered once per server."""
-        if self.hub is None:
-            return f"No MCP tools: {self.unavailable}." if self.unavailable else "No MCP tools are configured."
+        if self.settings is None:
+            return f"No MCP tools: {self.unavailable}"
         async with self._lock:
+            await asyncio.to_thread(self.start)
             if self._catalogue is None:
                 try:
                     tools = await asyncio.wait_for(asyncio.to_thread(self.hub.catalogue), CATALOGUE_TIMEOUT_S)
@@ -95,6 +103,7 @@ class AgentRoute:
             return self._catalogue
 
     def tools_for(self, runtime: Runtime) -> ConversationAgent:
+        self.start()  # already done by the turn's catalogue, unless the conversation was restored mid-turn
         return ConversationAgent(self, runtime)
 
     def close(self) -> None:
@@ -215,5 +224,32 @@ def _raw_plan(plan: RunPlanInput) -> dict[str, Any]:
     return {"goal": plan.goal, "constraints": list(plan.constraints), "nodes": nodes}
 
 
-def artifact_dir(data_dir: Path) -> Path:
-    return data_dir / "artifacts"
+def _referenced_secrets(registry: Any) -> list[str]:
+    """The values the registry's ``secretsRef`` entries name (``env:NAME``), as they are now: the guard learns
+    them before any MCP server starts, so no log, store, prompt or artifact can carry one (REQ-AGENT-016)."""
+    import os
+
+    found = []
+    for server in registry.servers.values():
+        for reference in (getattr(server, "secrets_ref", None) or {}).values():
+            if isinstance(reference, str) and reference.startswith("env:"):
+                value = os.environ.get(reference[4:])
+                if value:
+                    found.append(value)
+    return found
+
+
+def setup_route(settings: Any, data_dir: Path, guard: Any) -> AgentRoute:
+    """The server's agent route from its settings (REQ-AGENT-022): an invalid file makes it unavailable, with
+    the file's setting, path and error; the ask route never depends on it."""
+    from ..agent.agent_config import AgentConfigError, load_agent_config
+
+    loaded = load_agent_config(settings, data_dir)
+    if isinstance(loaded, AgentConfigError):
+        log.warning("%s", loaded.describe())
+        return AgentRoute(engine=settings.agent_engine, settings=None, problem=loaded.describe(),
+                          redact=guard.redact, add_secret=guard.add_secret)
+    for warning in loaded.warnings:
+        log.warning("agent route: %s", warning)
+    return AgentRoute(engine=settings.agent_engine, settings=loaded, problem=None, redact=guard.redact,
+                      add_secret=guard.add_secret, sample_rate=settings.agent_trace_sample)

@@ -36,6 +36,7 @@ METHODS = [
     "phoenix/revokeAlwaysAllow",
     "phoenix/getRoute",
     "phoenix/setRoute",
+    "phoenix/getArtifact",
 ]
 
 
@@ -103,6 +104,9 @@ def _setup(ls: PhoenixServer) -> Hub:
         **sandbox,
     )
     ls.max_message_bytes = settings.max_message_bytes
+    from ..agent_route import setup_route
+
+    hub_config.agent = setup_route(settings, store.path.parent, guard)  # nothing heavy until the route is used
     hub: Hub = rt.Hub(store, llm, ls.sandbox, hub_config, ls)
     logging.getLogger(_pkg).addHandler(logs.ClientLogHandler(ls.window_log_message, guard))
     for problem in problems:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import base64
 import binascii
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..errors import invalid, refusal
 from ..lazy import LazyModule
@@ -48,6 +48,19 @@ def read_attachments(ls: PhoenixServer, runtime: Runtime, p: p.SendMessageParams
     return texts
 
 
+def message_route(ls: PhoenixServer, p: p.SendMessageParams) -> Any:
+    """The message's route (REQ-AGENT-001): its own, else the one the user chose last (ui_settings.json). The
+    agent route with invalid settings files is refused, saying which file and why (REQ-AGENT-022)."""
+    from ..ui_settings import read_route
+
+    h = hub(ls)
+    route = p.route or read_route(h.store.path.parent)
+    agent = h.config.agent
+    if route == "agent" and agent is not None and agent.unavailable is not None:
+        raise invalid("route", f"Invalid params: 'route': {agent.unavailable} Send with route 'ask' meanwhile.")
+    return values.Route(route)
+
+
 def setup(server: PhoenixServer) -> None:
     @request(server, "phoenix/sendMessage")
     def send_message(ls: PhoenixServer, p: p.SendMessageParams) -> r.SendMessageResult:
@@ -55,6 +68,7 @@ def setup(server: PhoenixServer) -> None:
 
         runtime = conversation(ls, p.conversation_id)
         store = hub(ls).store
+        route = message_route(ls, p)
         # Ask the core first (its images not stored yet): a refused message stores nothing, not even its images.
         unstored = tuple(values.Image("", img.media_type) for img in p.images)
         reject = runtime.check(events.UserMessage(p.text, unstored, ("",) * len(p.attachments)))
@@ -71,7 +85,7 @@ def setup(server: PhoenixServer) -> None:
                 raise invalid(f"images[{i}]", f"Invalid params: 'images[{i}]': {reason}") from None
             images.append(values.Image(store.put_image(data, media_type), media_type))
         # a pasted API key never reaches the model, the store or the events (REQ-SEC-001)
-        outcome = apply(runtime, events.UserMessage(store.guard.redact(p.text), tuple(images), attached))
+        outcome = apply(runtime, events.UserMessage(store.guard.redact(p.text), tuple(images), attached, route))
         message_id = str(len(runtime.state.history) - 1)
         if outcome.command is not None:
             return res.SendMessageResult(  # type: ignore[no-any-return]

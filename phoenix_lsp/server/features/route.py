@@ -1,13 +1,14 @@
 """The route of every message (specs/agent-mode.md, REQ-AGENT-001): phoenix/getRoute and phoenix/setRoute, kept
 in ``ui_settings.json`` in the data directory so every client of every server on this machine sees one choice.
-Each answers at once: one small file read (and, for setRoute, one atomic write)."""
+Each answers at once: one small file read (and, for setRoute, one atomic write). And the agent route's
+artifacts, by handle: phoenix/getArtifact (REQ-PROTO-028)."""
 
 from __future__ import annotations
 
 import logging
 from typing import TYPE_CHECKING
 
-from ..errors import PhoenixError
+from ..errors import PhoenixError, invalid
 from ..lazy import LazyModule
 from ..lsp import PhoenixServer
 from ..requests import hub, request
@@ -50,3 +51,22 @@ def setup(server: PhoenixServer) -> None:
             ) from None
         log.info("route: %s (was %s), in %s", p.route, previous, ui_settings.settings_path(where))
         return res.SetRouteResult(route=p.route, previous=previous)  # type: ignore[no-any-return]
+
+    @request(server, "phoenix/getArtifact")
+    def get_artifact(ls: PhoenixServer, p: p.GetArtifactParams) -> r.GetArtifactResult:
+        import base64
+
+        from ...agent.artifacts import ArtifactNotFound, InvalidHandle
+
+        route = hub(ls).config.agent
+        if route is None or route.artifacts is None:
+            why = route.unavailable if route is not None and route.unavailable else "the agent route is not set up"
+            raise invalid("handle", f"Invalid params: 'handle': no artifacts can be read: {why}")
+        try:
+            artifact, data = route.artifacts.get(p.handle)
+        except (InvalidHandle, ArtifactNotFound) as exc:
+            raise invalid("handle", f"Invalid params: 'handle': {exc}") from None
+        media = "text/plain; charset=utf-8" if artifact.type == "text" else "application/json"
+        return res.GetArtifactResult(  # type: ignore[no-any-return]
+            handle=artifact.handle, type=artifact.type, size=artifact.size, media_type=media,
+            data=base64.b64encode(data).decode("ascii"))
