@@ -56,6 +56,11 @@ class ErrorCode:
     RUNTIME_ERROR = "RUNTIME_ERROR"
     # TOOL
     TOOL_ERROR = "TOOL_ERROR"
+    NOT_FOUND = "NOT_FOUND"  # no such tool, or the tool says what it was asked for does not exist
+    INVALID_ARGUMENTS = "INVALID_ARGUMENTS"  # the arguments do not fit the tool's input schema
+    RESULT_TOO_LARGE = "RESULT_TOO_LARGE"  # the tool answered more than the MCP client accepts
+    # (TOOL also uses UNAVAILABLE and TIMEOUT, below: the MCP server is down or did not answer in time)
+    RATE_LIMITED = "RATE_LIMITED"  # a POLICY code (the manifest's rate limit), listed with the codes the MCP work adds
     # POLICY
     CAPABILITY_DENIED = "CAPABILITY_DENIED"
     # BUDGET
