@@ -110,6 +110,7 @@ class _Server:
     error: str | None = None
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     connects: int = 0
+    stderr: IO[str] | None = None  # a stdio server's stderr, kept while it runs
 
 
 class McpHub:
@@ -157,6 +158,13 @@ class McpHub:
         """``uri -> "server@version"`` for these tools (connecting as needed): what a node's result depends
         on, for caching (REQ-AGENT-019). Raises ``ToolFailure`` as ``call`` does."""
         return self._submit(self._versions(list(uris)), self._connect_timeout_s * 2 + _GRACE_S)
+
+    def cached_schemas(self) -> dict[str, list[str]]:
+        """``"server@version" -> the tools whose schema was handed out``: what the schema cache holds."""
+        return self._submit(self._cached(), 5.0)
+
+    async def _cached(self) -> dict[str, list[str]]:
+        return {key: sorted(tools) for key, tools in self._schemas.items() if tools}
 
     def health(self) -> list[McpServerHealth]:
         """The state of every server of the registry; connects to none."""
@@ -251,13 +259,11 @@ class McpHub:
                 await self._disconnect(server)
                 why = f"did not connect and initialize within {timeout:g} s"
                 raise self._unavailable(server, why, stderr) from None
-            except ToolFailure:
-                await self._disconnect(server)
-                raise
             except Exception as exc:  # whatever the transport raised, the server is unusable
-                await self._disconnect(server)
+                await self._disconnect(server)  # first: the server's stderr is then complete
                 raise self._unavailable(server, f"could not be started or reached ({_describe(exc)})",
                                         stderr) from None
+            server.stderr = stderr
             server.connects += 1
             if server.version != version:
                 if server.version is not None:
@@ -275,10 +281,12 @@ class McpHub:
         detail = ""
         if stderr is not None:
             with contextlib.suppress(OSError, ValueError):
-                stderr.seek(0)
-                tail = stderr.read()[-MAX_SERVER_STDERR:].strip()
+                stderr.seek(0, os.SEEK_END)
+                stderr.seek(max(0, stderr.tell() - MAX_SERVER_STDERR))
+                tail = stderr.read().strip()
                 if tail:
-                    detail = f"; its stderr ends with: {tail[-500:]}"
+                    detail = f"; its stderr ends with: {tail[-500:]!r}"
+            stderr.close()
         message = self._scrub(f"MCP server {server.name!r} {why}{detail}. Check its entry in the MCP registry "
                               "and that it runs; the next call tries again")
         server.error = message
@@ -327,10 +335,10 @@ class McpHub:
         finally:
             if server.task is asyncio.current_task():
                 server.session = None
-            stderr.close()
 
     async def _disconnect(self, server: _Server) -> None:
         task, server.task, server.session = server.task, None, None
+        stderr, server.stderr = server.stderr, None
         if server.stop is not None:
             server.stop.set()
         if task is not None and not task.done():
@@ -340,6 +348,8 @@ class McpHub:
                 task.cancel()
                 with contextlib.suppress(BaseException):
                     await task
+        if stderr is not None:
+            stderr.close()
 
     async def _close_all(self) -> None:
         await asyncio.gather(*(self._disconnect(s) for s in self._servers.values()), return_exceptions=True)

@@ -11,7 +11,8 @@ Run: ``python tests/agent/records_server.py --data FILE [--version V | --version
   request must also carry the header ``Authorization: Bearer <token>``.
 - ``--version`` sets ``serverInfo.version`` (default 1.0.0); from version 2 on, ``update_record`` has an
   extra optional argument ``reason``, so a test sees a schema change with a version bump.
-- Test-only tools: ``slow(seconds)`` (sleeps), ``crash()`` (the process exits at once), ``big(kb)``.
+- Test-only tools: ``slow(seconds)`` (sleeps), ``crash()`` (the process exits at once), ``big(kb)``,
+  ``pid()``.
 """
 
 from __future__ import annotations
@@ -118,6 +119,11 @@ def build(data: Path, version: str) -> MCPServer:
     def crash() -> str:
         """The server process ends at once."""
         os._exit(3)
+
+    @server.tool(annotations=READ)
+    def pid() -> int:
+        """The server's process id."""
+        return os.getpid()
 
     @server.tool(annotations=READ)
     def big(kb: int) -> str:
