@@ -56,6 +56,8 @@ DEFAULT_CONNECT_TIMEOUT_S = 10.0
 DEFAULT_MAX_RESULT_BYTES = 1 << 20
 #: of a server's stderr, what is kept to explain why it did not start
 MAX_SERVER_STDERR = 2048
+#: resolved secrets shorter than this are not scrubbed from messages (they would garble every word)
+MIN_SECRET_CHARS = 4
 #: extra time the blocking wrappers give the event loop beyond a call's own timeouts
 _GRACE_S = 5.0
 #: JSON-RPC error codes the SDK uses
@@ -111,6 +113,7 @@ class _Server:
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     connects: int = 0
     stderr: IO[str] | None = None  # a stdio server's stderr, kept while it runs
+    http_status: int | None = None  # the last HTTP error status an HTTP server answered
 
 
 class McpHub:
@@ -210,7 +213,7 @@ class McpHub:
         with self._secrets_lock:
             values = [s.get_secret_value() for s in self._secrets]
         for value in values:
-            if value:
+            if len(value) >= MIN_SECRET_CHARS:
                 text = text.replace(value, "[secret]")
         return text
 
@@ -249,6 +252,7 @@ class McpHub:
             await self._disconnect(server)
             secrets = self._resolve(server)
             ready: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+            server.http_status = None
             server.stop = asyncio.Event()
             stderr = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")  # noqa: SIM115 - closed by the session
             server.task = asyncio.create_task(self._run_session(server, secrets, ready, server.stop, stderr))
@@ -261,8 +265,12 @@ class McpHub:
                 raise self._unavailable(server, why, stderr) from None
             except Exception as exc:  # whatever the transport raised, the server is unusable
                 await self._disconnect(server)  # first: the server's stderr is then complete
-                raise self._unavailable(server, f"could not be started or reached ({_describe(exc)})",
-                                        stderr) from None
+                why = f"could not be started or reached ({_describe(exc)})"
+                if server.http_status is not None:
+                    why = f"answered HTTP {server.http_status} ({_describe(exc)})"
+                    if server.http_status in (401, 403):
+                        why += "; check the credentials its secretsRef refers to"
+                raise self._unavailable(server, why, stderr) from None
             server.stderr = stderr
             server.connects += 1
             if server.version != version:
@@ -317,6 +325,11 @@ class McpHub:
                     headers = {**config.headers, **{k: v.get_secret_value() for k, v in secrets.items()}}
                     client = create_mcp_http_client(headers=headers, timeout=httpx2.Timeout(
                         self._connect_timeout_s, read=300.0))
+                    async def record(response: Any) -> None:
+                        if response.status_code >= 400:
+                            server.http_status = response.status_code
+
+                    client.event_hooks["response"].append(record)
                     await stack.enter_async_context(client)
                     read, write = await stack.enter_async_context(streamable_http_client(
                         config.url, http_client=client, max_sse_event_size=self._max_result_bytes + 65536))
