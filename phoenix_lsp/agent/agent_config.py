@@ -42,8 +42,9 @@ if TYPE_CHECKING:
 SECRET_REF = re.compile(r"^env:(?P<name>[A-Za-z_][A-Za-z0-9_]*)$")
 #: a server's key in the registry (the ``<server>`` of ``mcp://<server>/<tool>``)
 SERVER_NAME = r"^[A-Za-z][A-Za-z0-9_-]{0,63}$"
-#: a tool pattern of the manifest: a tool URI whose server and tool parts may hold ``*``/``?`` globs
-TOOL_PATTERN = re.compile(r"^mcp://(?P<server>[A-Za-z0-9_*?.-]{1,64})/(?P<tool>[A-Za-z0-9_*?.-]{1,128})"
+#: a tool pattern of the manifest: a tool URI whose server and tool parts may hold ``*`` globs (not ``?``,
+#: which starts a scope)
+TOOL_PATTERN = re.compile(r"^mcp://(?P<server>[A-Za-z0-9_*.-]{1,64})/(?P<tool>[A-Za-z0-9_*.-]{1,128})"
                           r"(?:\?(?P<scope>[^\s#]*))?$")
 MAX_FILE_BYTES = 1 << 20
 
@@ -146,7 +147,7 @@ def _check_pattern(pattern: str, *, scope_allowed: bool) -> str:
     match = TOOL_PATTERN.match(pattern)
     if match is None:
         raise ValueError(f"{pattern!r} is not a tool URI pattern (mcp://<server>/<tool>, where both parts may "
-                         "use * and ?, e.g. mcp://records/*)")
+                         "use *, e.g. mcp://records/*)")
     if match["scope"] is not None and not scope_allowed:
         raise ValueError(f"{pattern!r}: only allow entries may carry a scope (?argument=values)")
     if match["scope"] is not None:
@@ -197,15 +198,16 @@ class CapabilityManifest(_File):
         names = set()
         for pattern in (*self.allow, *self.deny, *self.tools, *self.rate_limits):
             match = TOOL_PATTERN.match(pattern)
-            if match is not None and not any(c in match["server"] for c in "*?"):
+            if match is not None and "*" not in match["server"]:
                 names.add(match["server"])
         return names
 
 
 def matches(pattern: str, uri: str) -> bool:
     """Whether a manifest pattern (scope ignored) covers a tool URI (scope ignored): a glob on the whole
-    ``mcp://server/tool`` (``*`` and ``?`` as in shell patterns, case-sensitive)."""
-    return fnmatch.fnmatchcase(uri.split("?", 1)[0], pattern.split("?", 1)[0])
+    ``mcp://server/tool`` where ``*`` matches any run of characters (``/`` included), case-sensitive."""
+    glob = pattern.split("?", 1)[0].replace("[", "[[]")
+    return fnmatch.fnmatchcase(uri.split("?", 1)[0], glob)
 
 
 class AgentConfig(Wire):
