@@ -22,6 +22,8 @@ def entry(port: int) -> dict[str, object]:
     return {"url": f"http://127.0.0.1:{port}/mcp", "headers": {"X-Client": "phoenix-tests"},
             "secretsRef": {"Authorization": f"env:{AUTH_VARIABLE}"}}
 
+pytestmark = pytest.mark.req("REQ-AGENT-017", "REQ-AGENT-012")
+
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[int, Path]]:
@@ -59,6 +61,7 @@ def test_errors_map_over_http(hub: McpHub) -> None:
     assert hub.call("mcp://records/get_record", {"id": 1})["id"] == 1
 
 
+@pytest.mark.req("REQ-AGENT-016")
 def test_a_wrong_token_is_unavailable_and_never_shown(served: tuple[int, Path],
                                                       caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.DEBUG)

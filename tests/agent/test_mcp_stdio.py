@@ -22,6 +22,8 @@ from .mcp_helpers import TOKEN, TOKEN_VARIABLE, registry, stdio_entry
 
 MANIFEST = CapabilityManifest.model_validate({"tools": {"mcp://records/search_records": {"kind": "write"}}})
 
+pytestmark = pytest.mark.req("REQ-AGENT-017", "REQ-AGENT-012")
+
 
 @pytest.fixture(scope="module")
 def data(tmp_path_factory: pytest.TempPathFactory) -> Path:
@@ -121,6 +123,7 @@ def test_calls_from_many_threads_at_once(hub: McpHub) -> None:
     assert got == list(range(1, 25))
 
 
+@pytest.mark.req("REQ-AGENT-016")
 def test_the_secret_never_shows(hub: McpHub, data: Path, caplog: pytest.LogCaptureFixture) -> None:
     """The server only starts with RECORDS_TOKEN set from secretsRef; the token is nowhere we write."""
     caplog.set_level(logging.DEBUG)
@@ -137,12 +140,14 @@ def test_the_secret_never_shows(hub: McpHub, data: Path, caplog: pytest.LogCaptu
 # ------------------------------------------------------------------------------------- own servers
 
 
+@pytest.mark.req("REQ-AGENT-016")
 def test_a_missing_secret_is_unavailable_naming_the_variable(tmp_path: Path) -> None:
     with McpHub(registry(records=stdio_entry(tmp_path / "r.json")), environ={}) as hub:
         missing = failure(hub, "mcp://records/get_record", {"id": 1})
     assert missing.error.code == ErrorCode.UNAVAILABLE and TOKEN_VARIABLE in missing.error.message
 
 
+@pytest.mark.req("REQ-AGENT-016")
 def test_a_wrong_secret_keeps_the_server_from_starting_and_is_not_shown(tmp_path: Path,
                                                                         caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.DEBUG)
