@@ -18,12 +18,22 @@ from __future__ import annotations
 import datetime
 import json
 import os
+import re
 import sys
 import time
 from typing import Any, TextIO
 
 FROZEN_CLOCK = datetime.datetime(2000, 1, 1, tzinfo=datetime.UTC)
 RANDOM_SEED = 0
+
+
+def _function_name(tool: str) -> str:
+    """``contracts.function_name`` again (no pydantic here): the name a script calls an allowed tool by,
+    ``mcp://records/get_record?x=y`` -> ``records_get_record``. The host validated the unit."""
+    if tool.isidentifier():
+        return tool
+    server, _, rest = tool.removeprefix("mcp://").partition("/")
+    return re.sub(r"[^A-Za-z0-9_]", "_", f"{server}_{rest.split('?', 1)[0]}")
 
 
 class _Stop(Exception):
@@ -114,7 +124,7 @@ def run(unit: dict[str, Any], out: TextIO, replies: TextIO) -> dict[str, Any]:
             started = time.perf_counter()
             result = session.feed_run(
                 unit["code"], inputs=dict(unit.get("params", {})),
-                external_lookup={name: tool(name) for name in unit.get("allowedTools", ())},
+                external_lookup={_function_name(t): tool(_function_name(t)) for t in unit.get("allowedTools", ())},
                 print_callback=sink)
     except pm.MontyError as exc:
         error = _classify(exc)
