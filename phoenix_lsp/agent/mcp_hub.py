@@ -79,6 +79,8 @@ class ToolInfo(Wire):
     kind: Literal["read", "write"]
     #: where ``kind`` came from: the capability manifest, the server's ``readOnlyHint``, or the safe default
     kind_source: Literal["manifest", "annotation", "default"]
+    #: the server's ``readOnlyHint`` annotation, if it gave one
+    read_only_hint: bool | None = None
 
 
 class McpServerHealth(Wire):
@@ -146,6 +148,11 @@ class McpHub:
         """Every tool of every server that can be reached, in registry then listing order. A server that
         cannot be reached is left out (and logged; ``health()`` says why)."""
         return self._submit(self._catalogue(), self._connect_timeout_s * max(1, len(self._servers)) + _GRACE_S)
+
+    def info(self, uri: str) -> ToolInfo:
+        """One tool's catalogue entry (its kind included). Raises ``ToolFailure`` (``NOT_FOUND``,
+        ``UNAVAILABLE``)."""
+        return self._submit(self._info(uri), self._connect_timeout_s * 2 + _GRACE_S)
 
     def schema(self, uri: str) -> dict[str, Any]:
         """The input schema (JSON Schema) of a tool, loaded on first use and cached per ``server@version``."""
@@ -418,13 +425,19 @@ class McpHub:
             except ToolFailure as failure:
                 log.warning("catalogue: %s", failure.error.message)
                 continue
-            for tool in tools.values():
-                uri = f"mcp://{server.name}/{tool.name}"
-                hint = tool.annotations.read_only_hint if tool.annotations is not None else None
-                kind, source = resolve_kind(self._manifest, uri, hint)
-                out.append(ToolInfo(uri=uri, server=server.name, name=tool.name, kind=kind, kind_source=source,
-                                    description=self._scrub(tool.description or "")))
+            out.extend(self._tool_info(server, tool) for tool in tools.values())
         return out
+
+    def _tool_info(self, server: _Server, tool: Any) -> ToolInfo:
+        uri = f"mcp://{server.name}/{tool.name}"
+        hint = tool.annotations.read_only_hint if tool.annotations is not None else None
+        kind, source = resolve_kind(self._manifest, uri, hint)
+        return ToolInfo(uri=uri, server=server.name, name=tool.name, kind=kind, kind_source=source,
+                        read_only_hint=hint, description=self._scrub(tool.description or ""))
+
+    async def _info(self, uri: str) -> ToolInfo:
+        server, tool = await self._tool(uri)
+        return self._tool_info(server, tool)
 
     async def _tool(self, uri: str) -> tuple[_Server, Any]:
         try:
