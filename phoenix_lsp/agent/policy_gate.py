@@ -11,7 +11,7 @@ The gate answers three questions from the manifest alone, and nothing else:
   server's ``readOnlyHint`` annotation (True: read); else ``write``, the safe default.
 
 **Scope rule.** A scope is the query of a tool URI: ``argument=value[,value...]`` parts joined by ``&``
-(``mcp://records/update_record?fields=status,priority&owner=ana``). Each part restricts the argument of
+(``mcp://records/update_record?fields=status,priority&owner=infra``). Each part restricts the argument of
 that name, when the call gives it (an argument absent or ``null`` is not restricted; an argument the
 scope does not name is not restricted):
 

@@ -30,7 +30,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import ToolAnnotations
 
 STATUSES = ("open", "in_progress", "blocked", "done")
-OWNERS = ("ana", "bo", "chen", "dee", "eli")
+OWNERS = ("infra", "web", "data", "mobile", "support")
 READ = ToolAnnotations(read_only_hint=True)
 WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True)
 

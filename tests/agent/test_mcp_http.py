@@ -45,8 +45,8 @@ def test_catalogue_schema_and_calls_over_http(hub: McpHub, served: tuple[int, Pa
     assert hub.schema("mcp://records/update_record")["required"] == ["id", "fields"]
     assert hub.versions(["mcp://records/get_record"]) == {"mcp://records/get_record": "records@1.0.0"}
     assert len(hub.call("mcp://records/list_records", {})["records"]) == 50
-    hub.call("mcp://records/update_record", {"id": 9, "fields": {"owner": "zed"}})
-    assert {r["id"]: r for r in json.loads(served[1].read_text())}[9]["owner"] == "zed"
+    hub.call("mcp://records/update_record", {"id": 9, "fields": {"owner": "platform"}})
+    assert {r["id"]: r for r in json.loads(served[1].read_text())}[9]["owner"] == "platform"
 
 
 def test_errors_map_over_http(hub: McpHub) -> None:
