@@ -8,14 +8,15 @@ blocking and thread-safe, because the engine's host functions are synchronous an
   them) and the sessions persist. A connection that is lost (the server died, the HTTP endpoint went away)
   fails the call in flight with ``TOOL``/``UNAVAILABLE``; the next call connects again.
 - Tool listings (``tools/list``, which in MCP carries every tool's input schema) are cached per
-  ``server@version`` (``serverInfo.version`` from ``initialize``): a reconnection that finds a new version
-  drops the old version's entries. A listing with a ``ttlMs`` cache hint is listed again once it is stale;
-  without one it lasts as long as the version. ``catalogue()`` gives no schemas; ``schema(uri)`` hands one
-  out on first use (REQ-AGENT-004: the planner loads a schema only when a node uses the tool).
+  ``server@version`` (``serverInfo.version`` from ``server/discover`` or ``initialize``): a reconnection
+  that finds a new version drops the old version's entries. A listing with a ``ttlMs`` cache hint (2026
+  protocol) is listed again once it is stale; without one it lasts as long as the version. ``catalogue()``
+  gives no schemas; ``schema(uri)`` hands one out on first use (REQ-AGENT-004: the planner loads a schema
+  only when a node uses the tool).
 - Secrets: a server's ``secretsRef`` (``env:NAME``) is resolved here, from ``environ``, when the hub
   connects: into the stdio server's environment, or into HTTP headers. The values are held as ``SecretStr``
   and scrubbed from every message the hub produces (errors, logs, the catalogue). The engine never sees them.
-- Bounds: a connect timeout (connect + ``initialize``), a per-call timeout, a result size cap
+- Bounds: a connect timeout (connect + handshake), a per-call timeout, a result size cap
   (``TOOL``/``RESULT_TOO_LARGE``), at most ``MAX_SERVER_STDERR`` bytes of a server's stderr kept to explain a
   failed start.
 
@@ -37,7 +38,7 @@ import re
 import tempfile
 import threading
 import time
-from collections.abc import Coroutine, Iterable, Mapping
+from collections.abc import Callable, Coroutine, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import IO, Any, Literal, TypeVar
 
@@ -124,12 +125,16 @@ class McpHub:
     def __init__(self, registry: McpRegistry, *, manifest: CapabilityManifest | None = None,
                  environ: Mapping[str, str] | None = None,
                  connect_timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S,
-                 max_result_bytes: int = DEFAULT_MAX_RESULT_BYTES) -> None:
+                 max_result_bytes: int = DEFAULT_MAX_RESULT_BYTES,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        """``environ``: where ``secretsRef`` is resolved (default: this process's environment); ``clock``
+        (monotonic seconds): what ``ttlMs`` freshness hints are measured on."""
         self._registry = registry
         self._manifest = manifest or CapabilityManifest()
         self._environ = dict(os.environ if environ is None else environ)
         self._connect_timeout_s = connect_timeout_s
         self._max_result_bytes = max_result_bytes
+        self._clock = clock
         self._secrets: list[SecretStr] = []
         self._secrets_lock = threading.Lock()
         self._schemas: dict[str, dict[str, dict[str, Any]]] = {}  # server@version -> tool -> input schema
@@ -311,6 +316,7 @@ class McpHub:
     async def _run_session(self, server: _Server, secrets: dict[str, SecretStr], ready: asyncio.Future[Any],
                            stop: asyncio.Event, stderr: IO[str]) -> None:
         """One connection, from start to end, in one task (the SDK's contexts are entered and left here)."""
+        from mcp.client._probe import negotiate_auto
         from mcp.client.session import ClientSession
 
         try:
@@ -341,8 +347,11 @@ class McpHub:
                     read, write = await stack.enter_async_context(streamable_http_client(
                         config.url, http_client=client, max_sse_event_size=self._max_result_bytes + 65536))
                 session = await stack.enter_async_context(ClientSession(read, write))
-                result = await session.initialize()
-                version = (result.server_info.version if result.server_info else "") or "unversioned"
+                # the SDK's own connect policy (its Client's mode="auto"): server/discover for servers of the
+                # 2026 protocol (whose listings carry ttlMs hints), else the initialize handshake
+                await negotiate_auto(session)
+                info = session.server_info
+                version = (info.version if info is not None else "") or "unversioned"
                 if not ready.done():
                     ready.set_result((session, version))
                 await stop.wait()
@@ -384,7 +393,7 @@ class McpHub:
         """The server's tools (a cached listing while fresh and of the same version)."""
         session = await self._session(server)
         fresh = server.tools is not None and (
-            server.ttl_s is None or time.monotonic() - server.listed_at < server.ttl_s)
+            server.ttl_s is None or self._clock() - server.listed_at < server.ttl_s)
         if fresh:
             assert server.tools is not None
             return server.tools
@@ -408,7 +417,7 @@ class McpHub:
             raise await self._lost(server, f"did not list its tools within {self._connect_timeout_s:g} s") from None
         except Exception as exc:  # any failure of the listing
             raise await self._lost(server, f"failed to list its tools ({_describe(exc)})") from None
-        server.tools, server.listed_at = tools, time.monotonic()
+        server.tools, server.listed_at = tools, self._clock()
         server.ttl_s = ttl_ms / 1000 if ttl_ms else None
         key = f"{server.name}@{server.version}"
         cached = self._schemas.get(key, {})

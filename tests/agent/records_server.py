@@ -12,7 +12,8 @@ Run: ``python tests/agent/records_server.py --data FILE [--version V | --version
 - ``--version`` sets ``serverInfo.version`` (default 1.0.0); from version 2 on, ``update_record`` has an
   extra optional argument ``reason``, so a test sees a schema change with a version bump.
 - Test-only tools: ``slow(seconds)`` (sleeps), ``crash()`` (the process exits at once), ``big(kb)``,
-  ``pid()``.
+  ``pid()``, ``listings()`` (how many times ``tools/list`` was answered; ``--list-ttl-ms`` adds a
+  ``ttlMs`` hint to it).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from typing import Any
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp_types import ToolAnnotations
+from mcp_types import ListToolsResult, ToolAnnotations
 
 STATUSES = ("open", "in_progress", "blocked", "done")
 OWNERS = ("infra", "web", "data", "mobile", "support")
@@ -52,8 +53,21 @@ def dataset() -> list[dict[str, Any]]:
     return records
 
 
-def build(data: Path, version: str) -> MCPServer:
-    server = MCPServer("records", version=version)
+class _Records(MCPServer):
+    """The SDK's server, with a freshness hint on its tool listing (``--list-ttl-ms``) and a count of them."""
+
+    list_ttl_ms: int | None = None
+    listings = 0
+
+    async def _handle_list_tools(self, ctx: Any, params: Any) -> ListToolsResult:
+        self.listings += 1
+        result = await super()._handle_list_tools(ctx, params)
+        return result if self.list_ttl_ms is None else result.model_copy(update={"ttl_ms": self.list_ttl_ms})
+
+
+def build(data: Path, version: str, list_ttl_ms: int | None = None) -> MCPServer:
+    server = _Records("records", version=version)
+    server.list_ttl_ms = list_ttl_ms
     if not data.exists():
         data.write_text(json.dumps(dataset(), indent=1), encoding="utf-8")
 
@@ -121,6 +135,11 @@ def build(data: Path, version: str) -> MCPServer:
         os._exit(3)
 
     @server.tool(annotations=READ)
+    def listings() -> int:
+        """How many times the tools were listed."""
+        return server.listings
+
+    @server.tool(annotations=READ)
     def pid() -> int:
         """The server's process id."""
         return os.getpid()
@@ -139,6 +158,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--version", default="1.0.0")
     parser.add_argument("--version-file", type=Path, help="read the version from this file")
     parser.add_argument("--http", type=int, metavar="PORT")
+    parser.add_argument("--list-ttl-ms", type=int, help="a ttlMs freshness hint on tools/list")
     parser.add_argument("--expect-token-file", type=Path)
     args = parser.parse_args(argv)
     if args.expect_token_file is not None:
@@ -149,7 +169,7 @@ def main(argv: list[str] | None = None) -> int:
         print("records_server: RECORDS_TOKEN is missing or wrong; refusing to start", file=sys.stderr)
         return 2
     version = args.version_file.read_text(encoding="utf-8").strip() if args.version_file else args.version
-    server = build(args.data, version)
+    server = build(args.data, version, args.list_ttl_ms)
     if args.http is None:
         server.run("stdio")
         return 0

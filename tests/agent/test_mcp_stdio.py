@@ -184,6 +184,26 @@ def test_a_crash_is_unavailable_then_the_next_call_reconnects_and_a_new_version_
         assert hub.cached_schemas() == {"records@2.0.0": ["get_record", "update_record"]}
 
 
+def test_a_ttl_hint_on_the_tool_listing_is_respected(tmp_path: Path) -> None:
+    now = [0.0]
+    entry = stdio_entry(tmp_path / "r.json", "--list-ttl-ms", "30000")
+    with McpHub(registry(records=entry), environ={TOKEN_VARIABLE: TOKEN}, clock=lambda: now[0]) as hub:
+        hub.catalogue()
+        hub.catalogue()
+        hub.schema("mcp://records/get_record")
+        assert hub.call("mcp://records/listings", {}) == {"result": 1}  # fresh: listed once
+        now[0] += 31
+        hub.catalogue()
+        assert hub.call("mcp://records/listings", {}) == {"result": 2}  # stale: listed again
+    # without a hint, the listing lasts as long as the server's version
+    with McpHub(registry(records=stdio_entry(tmp_path / "r.json")), environ={TOKEN_VARIABLE: TOKEN},
+                clock=lambda: now[0]) as hub:
+        hub.catalogue()
+        now[0] += 10_000
+        hub.catalogue()
+        assert hub.call("mcp://records/listings", {}) == {"result": 1}
+
+
 def test_close_ends_the_server_process_and_refuses_further_calls(tmp_path: Path) -> None:
     hub = McpHub(registry(records=stdio_entry(tmp_path / "r.json")), environ={TOKEN_VARIABLE: TOKEN})
     pid = hub.call("mcp://records/pid", {})["result"]
