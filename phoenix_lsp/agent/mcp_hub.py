@@ -40,7 +40,7 @@ import threading
 import time
 from collections.abc import Callable, Coroutine, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import IO, Any, Literal, TypeVar
+from typing import IO, Any, Literal, TextIO, TypeVar, cast
 
 from pydantic import SecretStr
 
@@ -329,7 +329,7 @@ class McpHub:
                     argv = config.argv()
                     params = StdioServerParameters(command=argv[0], args=argv[1:], env=env,
                                                    cwd=str(config.cwd) if config.cwd else None)
-                    read, write = await stack.enter_async_context(stdio_client(params, errlog=stderr))
+                    read, write = await stack.enter_async_context(stdio_client(params, errlog=cast(TextIO, stderr)))
                 else:
                     import httpx2
                     from mcp.client.streamable_http import streamable_http_client
@@ -540,7 +540,7 @@ def _describe(exc: BaseException) -> str:
 def _schema_problem(schema: dict[str, Any], arguments: dict[str, Any]) -> str | None:
     """The first way ``arguments`` break the input schema, or None (or None if the schema is unusable)."""
     try:
-        import jsonschema
+        import jsonschema  # type: ignore[import-untyped]
     except ImportError:  # the server checks them too
         return None
     try:

@@ -73,15 +73,17 @@ def scope_violation(scope: Mapping[str, frozenset[str]], arguments: Mapping[str,
         value = arguments.get(name)
         if value is None:
             continue
+        touched: list[str | None]
         if isinstance(value, dict):
             touched = [str(key) for key in value]
         elif isinstance(value, list):
-            touched = [_as_text(item) for item in value]  # type: ignore[misc]
+            touched = [_as_text(item) for item in value]
         else:
-            touched = [_as_text(value)]  # type: ignore[list-item]
-        if any(item is None for item in touched):
+            touched = [_as_text(value)]
+        texts = [item for item in touched if item is not None]
+        if len(texts) != len(touched):
             return f"the argument {name!r} may only hold {sorted(allowed)}, and holds something else"
-        outside = sorted({item for item in touched if item not in allowed})  # type: ignore[misc]
+        outside = sorted({item for item in texts if item not in allowed})
         if outside:
             return f"the argument {name!r} may only touch {sorted(allowed)}, not {outside}"
     return None

@@ -107,16 +107,17 @@ def build(data: Path, version: str, list_ttl_ms: int | None = None) -> MCPServer
         data.write_text(json.dumps(records, indent=1), encoding="utf-8")
         return record
 
-    if version.split(".")[0].isdigit() and int(version.split(".")[0]) >= 2:
-        @server.tool(annotations=WRITE)
-        def update_record(id: int, fields: dict[str, Any], reason: str = "") -> dict[str, Any]:
-            """Change some fields of one record."""
-            return _update(id, fields)
-    else:
-        @server.tool(annotations=WRITE)
-        def update_record(id: int, fields: dict[str, Any]) -> dict[str, Any]:
-            """Change some fields of one record."""
-            return _update(id, fields)
+    def update_record_v2(id: int, fields: dict[str, Any], reason: str = "") -> dict[str, Any]:
+        """Change some fields of one record."""
+        return _update(id, fields)
+
+    def update_record(id: int, fields: dict[str, Any]) -> dict[str, Any]:
+        """Change some fields of one record."""
+        return _update(id, fields)
+
+    major = version.split(".")[0]
+    server.add_tool(update_record_v2 if major.isdigit() and int(major) >= 2 else update_record,
+                    name="update_record", annotations=WRITE)
 
     @server.tool()
     def describe(text: str) -> str:

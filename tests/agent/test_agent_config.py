@@ -84,7 +84,7 @@ def test_a_command_may_be_one_string(tmp_path: Path) -> None:
 def test_an_invalid_file_names_its_setting_path_and_error(tmp_path: Path, setting: str, field: str,
                                                           content: Any, why: str) -> None:
     path = write(tmp_path, "file.json", content)
-    loaded = load_agent_config(Config(**{field: path}), tmp_path)
+    loaded = load_agent_config(Config.model_validate({field: path}), tmp_path)
     assert isinstance(loaded, AgentConfigError), loaded
     assert loaded.setting == setting and loaded.path == path and why in loaded.message
     described = loaded.describe()

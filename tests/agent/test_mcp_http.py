@@ -7,6 +7,7 @@ import json
 import logging
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -50,10 +51,11 @@ def test_catalogue_schema_and_calls_over_http(hub: McpHub, served: tuple[int, Pa
 
 
 def test_errors_map_over_http(hub: McpHub) -> None:
-    cases = [("mcp://records/get_record", {"id": 404}, {}, ErrorCode.NOT_FOUND),
-             ("mcp://records/get_record", {"id": [1]}, {}, ErrorCode.INVALID_ARGUMENTS),
-             ("mcp://records/nope", {}, {}, ErrorCode.NOT_FOUND),
-             ("mcp://records/slow", {"seconds": 5}, {"timeout_s": 0.5}, ErrorCode.TIMEOUT)]
+    cases: list[tuple[str, dict[str, Any], dict[str, float], str]] = [
+        ("mcp://records/get_record", {"id": 404}, {}, ErrorCode.NOT_FOUND),
+        ("mcp://records/get_record", {"id": [1]}, {}, ErrorCode.INVALID_ARGUMENTS),
+        ("mcp://records/nope", {}, {}, ErrorCode.NOT_FOUND),
+        ("mcp://records/slow", {"seconds": 5}, {"timeout_s": 0.5}, ErrorCode.TIMEOUT)]
     for uri, arguments, options, code in cases:
         with pytest.raises(ToolFailure) as caught:
             hub.call(uri, arguments, **options)

@@ -51,7 +51,7 @@ def test_something_that_is_not_a_tool_uri_is_denied() -> None:
         assert refused is not None and refused.code == ErrorCode.CAPABILITY_DENIED
 
 
-SCOPED = {"allow": ["mcp://records/*", "mcp://records/update_record?fields=status,priority&id=1,2,3"]}
+SCOPED: dict[str, Any] = {"allow": ["mcp://records/*", "mcp://records/update_record?fields=status,priority&id=1,2,3"]}
 
 
 @pytest.mark.parametrize(("arguments", "allowed"), [
