@@ -10,7 +10,7 @@ the MCP SDK: reading the configuration stays cheap.
 
 Secrets are never written in these files: a server's ``secretsRef`` maps an environment variable (stdio) or
 an HTTP header to a reference (``env:NAME``), resolved by the MCP client when it connects (see
-``mcp_hub.py``).
+``mcp_hub.py``). For a header the variable holds the header's whole value (``Bearer ...``).
 """
 
 from __future__ import annotations

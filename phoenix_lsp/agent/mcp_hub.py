@@ -18,7 +18,8 @@ blocking and thread-safe, because the engine's host functions are synchronous an
   and scrubbed from every message the hub produces (errors, logs, the catalogue). The engine never sees them.
 - Bounds: a connect timeout (connect + handshake), a per-call timeout, a result size cap
   (``TOOL``/``RESULT_TOO_LARGE``), at most ``MAX_SERVER_STDERR`` bytes of a server's stderr kept to explain a
-  failed start.
+  failed start. The cap is checked on the decoded result: over HTTP the SDK also bounds each streamed event
+  (cap + 64 KiB), but over stdio it reads a message whole before the hub sees it.
 
 Error mapping (all ``ToolFailure(AgentError(kind=TOOL, ...))``): unknown server or tool, or a tool result
 that says not found: ``NOT_FOUND``; arguments that do not fit the input schema (checked here with
