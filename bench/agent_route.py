@@ -198,7 +198,8 @@ async def _direct(arm: str, fake: Any, hub: Any, workdir: Path) -> tuple[float, 
     return wall, _tokens(fake.requests[before:])
 
 
-async def _agent(fake: Any, tmp: Path, env: dict[str, str], data: Path, runs: int) -> list[tuple[float, int, list[int]]]:
+async def _agent(fake: Any, tmp: Path, env: dict[str, str], data: Path,
+                 runs: int) -> list[tuple[float, int, list[int]]]:
     """Agent-route runs in one fresh server: the first is cold (its MCP server starts), the others warm."""
     from tests.e2e.harness import last_seq, session, wait_idle
 
@@ -256,17 +257,17 @@ async def _run(quick: bool) -> list[dict[str, Any]]:
                 hub.close()
     finally:
         fake.stop()
-    for wall, _tokens_used, triaged in agent:
+    for _wall, _tokens_used, triaged in agent:
         assert triaged == expected, f"agent arm left {triaged}, not {expected}"
     cold_wall, agent_tokens, _ = agent[0]
     warm = sorted(w for w, _t, _x in agent[1:])
     warm_wall = warm[len(warm) // 2]
     unit = "tokens"
-    for arm, (wall, tokens) in direct.items():
+    for arm, (_wall, tokens) in direct.items():
         saved = 1 - agent_tokens / tokens
         rows.append({"name": f"tokens, agent vs direct {arm} ({saved:.1%} fewer; goal >= 85%)",
                      "value": agent_tokens, "unit": unit, "baseline_name": f"direct {arm}", "baseline_value": tokens})
-    for arm, (wall, tokens) in direct.items():
+    for arm, (wall, _tokens) in direct.items():
         faster = 1 - warm_wall / wall
         rows.append({"name": f"wall time, agent warm vs direct {arm} ({faster:.1%} lower; goal >= 30%)",
                      "value": round(warm_wall, 2), "unit": "s", "baseline_name": f"direct {arm}",

@@ -9,6 +9,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -56,6 +57,8 @@ def doctor() -> int:
     print(f"model: {settings.model}")
     for problem in problems:
         print(f"setting: {problem}")
+    for line in agent_lines(settings, settings.lsp_data_dir or Store.default_path().parent):
+        print(line)
     key = "set" if os.environ.get("ANTHROPIC_API_KEY") else "NOT set (export ANTHROPIC_API_KEY=... to chat)"
     print(f"ANTHROPIC_API_KEY: {key}")
     base = os.environ.get("ANTHROPIC_BASE_URL")
@@ -64,6 +67,24 @@ def doctor() -> int:
     for line in instruction_lines(Path.cwd()):
         print(line)
     return 0
+
+
+def agent_lines(settings: Any, data_dir: Path) -> list[str]:
+    """The agent route's files as a server started here would read them (REQ-AGENT-022)."""
+    try:
+        from .agent.agent_config import AgentConfigError, load_agent_config
+
+        agent = load_agent_config(settings, data_dir)
+    except Exception as exc:  # doctor must always answer
+        return [f"agent route: could not be checked ({exc})"]
+    if isinstance(agent, AgentConfigError):
+        return [agent.describe()]
+    servers = ", ".join(f"{name} ({server.transport})" for name, server in agent.registry.servers.items())
+    lines = [f"agent route: engine {settings.agent_engine}; MCP servers: {servers or 'none'}; "
+             f"{len(agent.manifest.allow)} allow and {len(agent.manifest.deny)} deny entries; "
+             f"artifacts in {agent.artifact_dir}"]
+    lines.extend(f"agent route: {warning}" for warning in agent.warnings)
+    return lines
 
 
 def instruction_lines(working_directory: Path) -> list[str]:

@@ -58,10 +58,13 @@ class ErrorCode:
     MISSING_OUTPUT = "MISSING_OUTPUT"  # a script's result lacks a declared output key
     # TOOL
     TOOL_ERROR = "TOOL_ERROR"
-    NOT_FOUND = "NOT_FOUND"  # the tool says the item does not exist (MCP 404): never retried
-    INVALID_ARGUMENTS = "INVALID_ARGUMENTS"  # a script called a tool with arguments it cannot take
+    NOT_FOUND = "NOT_FOUND"  # no such tool, or the tool says what it was asked for does not exist
+    INVALID_ARGUMENTS = "INVALID_ARGUMENTS"  # the arguments do not fit the tool's input schema
+    RESULT_TOO_LARGE = "RESULT_TOO_LARGE"  # the tool answered more than the MCP client accepts
+    # (TOOL also uses UNAVAILABLE and TIMEOUT, below: the MCP server is down or did not answer in time)
     # POLICY
     CAPABILITY_DENIED = "CAPABILITY_DENIED"
+    RATE_LIMITED = "RATE_LIMITED"  # the manifest's rate limit for the tool
     APPROVAL_DENIED = "APPROVAL_DENIED"
     # BUDGET
     CPU_LIMIT = "CPU_LIMIT"

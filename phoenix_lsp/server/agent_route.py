@@ -19,7 +19,7 @@ import itertools
 import json
 import logging
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -96,7 +96,7 @@ class AgentRoute:
                 for tool in tools:
                     if self.gate.check_tool(tool.uri) is not None:
                         continue  # the manifest does not allow it: not offered at all
-                    kind = self.gate.kind(tool.uri)
+                    kind = tool.kind
                     summary = " ".join((tool.description or "").split())[:160]
                     lines.append(f"- {tool.uri} [{kind}] as {function_name(tool.uri)}(): {summary}")
                 self._catalogue = self.redact("\n".join(lines))
@@ -140,7 +140,7 @@ class ConversationAgent:
                 parts.append(f"{uri}: {refused.kind}/{refused.code}: {refused.message}")
                 failures += 1
                 continue
-            parts.append(f"{uri} [{route.gate.kind(uri)}] — call as {function_name(uri)}(**arguments); "
+            parts.append(f"{uri} [{self.tool_kind(uri)}] — call as {function_name(uri)}(**arguments); "
                          f"arguments schema: {json.dumps(schema, sort_keys=True, separators=(',', ':'))}")
         return route.redact("\n".join(parts)), failures == len(tools)
 
@@ -172,7 +172,9 @@ class ConversationAgent:
     # ------------------------------------------------------------------------------------------ Host
 
     def tool_kind(self, tool: str) -> Literal["read", "write"]:
-        kind: Literal["read", "write"] = self.route.gate.kind(tool)
+        from ..agent.mcp_tools import tool_kind
+
+        kind: Literal["read", "write"] = tool_kind(self.route.hub, self.route.gate, tool)
         return kind
 
     def check_tool(self, tool: str) -> AgentError | None:
@@ -185,31 +187,28 @@ class ConversationAgent:
 
     def call(self, tool: str, arguments: dict[str, Any]) -> Any:
         """One host call from a script (a worker thread): the manifest's gate, the core's decision, then MCP."""
-        refused = self.route.gate.check_call(tool, arguments)
-        if refused is not None:
-            raise ToolFailure(refused)
-        self._decide(tool, arguments, self.tool_kind(tool))
-        return self.route.hub.call(tool, arguments, CALL_TIMEOUT_S)
+        from ..agent.mcp_tools import call_tool
+
+        return call_tool(self.route.hub, self.route.gate, tool, arguments, timeout_s=CALL_TIMEOUT_S,
+                         permit=self._permit)
 
     def approve(self, node: PlanNode) -> AgentError | None:
         """An approval node (REQ-AGENT-015): decided like a write of its tool, asked about under interactive."""
         request = node.approval
         assert request is not None
-        try:
-            self._decide(request.tool, {"approvalNode": node.id, "summary": request.summary}, "write")
-        except ToolFailure as failure:
-            return failure.error
-        return None
+        return self._permit(request.tool, "write", {"approvalNode": node.id, "summary": request.summary})
 
-    def _decide(self, tool: str, arguments: dict[str, Any], kind: str) -> None:
+    def _permit(self, tool: str, kind: str, arguments: Mapping[str, Any]) -> AgentError | None:
+        """The core's permission function decides (REQ-SEC-003), waiting for the user where it asks."""
         call = ToolUse(f"{self.tool_use_id}.{next(self._ids)}", tool, dict(arguments))
         kinds = {"read": ToolKind.READ, "write": ToolKind.WRITE}
         future = asyncio.run_coroutine_threadsafe(
             self.runtime.host_call(self.tool_use_id, call, kinds[kind]), self.loop)
         allowed, message = future.result()
-        if not allowed:
-            code = ErrorCode.APPROVAL_DENIED if message == texts.DENIED else ErrorCode.CAPABILITY_DENIED
-            raise ToolFailure(AgentError(kind=ErrorKind.POLICY, code=code, message=message))
+        if allowed:
+            return None
+        code = ErrorCode.APPROVAL_DENIED if message == texts.DENIED else ErrorCode.CAPABILITY_DENIED
+        return AgentError(kind=ErrorKind.POLICY, code=code, message=message)
 
 
 def _raw_plan(plan: RunPlanInput) -> dict[str, Any]:

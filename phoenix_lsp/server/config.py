@@ -68,6 +68,15 @@ class Config(BaseSettings):
     agent_engine: Literal["monty", "null"] = Field(
         default="monty", description="the script engine of the agent route: monty, or null (runs nothing)"
     )
+    # the agent route's files (issue 14, REQ-AGENT-022); read by phoenix_lsp.agent.agent_config
+    mcp_registry: Path | None = Field(default=None, description="the MCP registry file (JSON; none: no MCP tools)")
+    capabilities: Path | None = Field(
+        default=None, description="the capability manifest (JSON; none: no MCP tool is allowed)"
+    )
+    budgets: Path | None = Field(default=None, description="the agent route's budgets file (JSON; none: defaults)")
+    artifact_dir: Path | None = Field(
+        default=None, description="where the agent route keeps artifacts (none: artifacts/ in the data directory)"
+    )
 
     @field_validator("lsp_deny_read", mode="before")
     @classmethod
@@ -113,6 +122,7 @@ _RULES = {
 _SHOWN = {
     "bash_timeout_s": "(30 s, 15 min for slow commands)",
     "background_timeout_s": "(one hour)",
+    "artifact_dir": "(artifacts/ in the data directory)",
 }
 
 

@@ -113,7 +113,8 @@ async def test_a_large_result_becomes_an_artifact_the_client_can_fetch(fake_anth
     async with session(fake_anthropic, tmp_path, env=agent_files(tmp_path)) as s:
         cid = await unrestricted(s, "auto")
         run = ToolUseBlock("run_plan", {"goal": "all records", "nodes": [
-            {"id": "dump", "code": "{'rows': records_list_records()['records']}", "tools": [LIST], "outputs": ["rows"]}]})
+            {"id": "dump", "code": "{'rows': records_list_records()['records']}", "tools": [LIST],
+             "outputs": ["rows"]}]})
         requests = await agent_turn(s, cid, Reply.tool_reply(run), Reply.text_reply("ok"))
         text = result_of(requests[1], run)["content"]
         assert "artifact://" in text and "list of 50 objects" in text and "description" in text  # shape only
