@@ -1,7 +1,7 @@
 """The agent route against direct tool calls (issue 14; REQ-AGENT-024 fewer tokens, REQ-AGENT-025 lower latency).
 
 The task: among the 50 records of a real MCP server (``tests/agent/records_server.py``, the same SDK, started
-over stdio), mark "triaged" every open record of priority 4 or more (12 of them). Three arms do it:
+over stdio), mark "triaged" every open record (12 of them). Three arms do it:
 
 - **agent**: the real server on the agent route: the model calls ``describe_tools`` for the two tools it needs,
   then ``run_plan`` with one script that reads, filters and updates inside the sandboxed engine, then answers
@@ -47,10 +47,10 @@ PREFILL_S_PER_TOKEN = 1 / 20_000
 DECODE_S_PER_TOKEN = 1 / 80
 QUICK_SCALE = 0.25  # --quick: every rate x this (same ratios, shorter run)
 
-TASK = "Mark every open record with priority 4 or more as triaged, then tell me which ones you changed."
+TASK = "Mark every open record as triaged, then tell me which ones you changed."
 LIST, SEARCH, UPDATE = "mcp://records/list_records", "mcp://records/search_records", "mcp://records/update_record"
 TRIAGE = """rows = records_list_records()["records"]
-picked = [r["id"] for r in rows if r["status"] == "open" and r["priority"] >= 4]
+picked = [r["id"] for r in rows if r["status"] == "open"]
 for i in picked:
     records_update_record(id=i, fields={"status": "triaged"})
 {"updated": picked}
@@ -60,7 +60,7 @@ for i in picked:
 def _expected() -> list[int]:
     from tests.agent.records_server import dataset
 
-    return sorted(r["id"] for r in dataset() if r["status"] == "open" and r["priority"] >= 4)
+    return sorted(r["id"] for r in dataset() if r["status"] == "open")
 
 
 # ------------------------------------------------------------------------------------- the replayed model
@@ -100,10 +100,10 @@ class Model:
                 return Reply.tool_reply(ToolUseBlock("describe_tools", {"tools": [LIST, UPDATE]}),
                                         text="I'll check the arguments of the two tools I need.")
             if turn == 1:
-                plan = {"goal": "triage the urgent open records", "constraints": ["only open, priority >= 4"],
+                plan = {"goal": "triage the open records", "constraints": ["only the open ones"],
                         "nodes": [{"id": "triage", "code": TRIAGE, "tools": [LIST, UPDATE], "outputs": ["updated"]}]}
                 return Reply.tool_reply(ToolUseBlock("run_plan", plan), text=(
-                    "One script can read the records, pick the open ones with priority 4 or more and update "
+                    "One script can read the records, pick the open ones and update "
                     "them, so no record has to pass through this conversation."))
             ids = [int(i) for i in re.findall(r"\d+", _text(results[0]).split('"updated"', 1)[-1].split("]")[0])]
             return Reply.text_reply(self._answer(ids))
@@ -111,7 +111,7 @@ class Model:
             if self.arm == "naive":
                 return Reply.tool_reply(ToolUseBlock("records_list_records", {}), text="Let me list the records.")
             return Reply.tool_reply(ToolUseBlock("records_search_records", {
-                "status": "open", "min_priority": 4, "fields": ["id"]}), text="Let me find the open urgent ones.")
+                "status": "open", "fields": ["id"]}), text="Let me find the open ones.")
         found = self._found(body)
         done = sum(1 for m in body["messages"] for b in (m["content"] if isinstance(m["content"], list) else [])
                    if isinstance(b, dict) and b.get("type") == "tool_use" and b.get("name") == "records_update_record")
@@ -130,13 +130,12 @@ class Model:
             for block in message["content"] if isinstance(message["content"], list) else []:
                 if isinstance(block, dict) and block.get("type") == "tool_result":
                     rows = json.loads(_text(block))["records"]
-                    return sorted(r["id"] for r in rows
-                                  if r.get("status", "open") == "open" and r.get("priority", 5) >= 4)
+                    return sorted(r["id"] for r in rows if r.get("status", "open") == "open")
         return []
 
     @staticmethod
     def _answer(ids: list[int]) -> str:
-        return (f"Done: I marked {len(ids)} records as triaged, every open record with priority 4 or more: "
+        return (f"Done: I marked {len(ids)} records as triaged, every record that was open: "
                 f"{', '.join(map(str, ids))}. Nothing else was changed.")
 
 
@@ -238,7 +237,7 @@ async def _run(quick: bool) -> list[dict[str, Any]]:
             entry = stdio_entry(data)
             (tmp / "registry.json").write_text(json.dumps({"servers": {"records": entry}}))
             (tmp / "capabilities.json").write_text(json.dumps({
-                "allow": ["mcp://records/*"], "tools": {UPDATE: {"scope": "write"}}}))
+                "allow": ["mcp://records/*"], "tools": {UPDATE: {"kind": "write"}}}))
             env = {"PHOENIX_MCP_REGISTRY": str(tmp / "registry.json"),
                    "PHOENIX_CAPABILITIES": str(tmp / "capabilities.json"), TOKEN_VARIABLE: TOKEN}
             os.environ[TOKEN_VARIABLE] = TOKEN

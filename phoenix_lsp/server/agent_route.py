@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from ..agent.contracts import AgentError, ErrorCode, ErrorKind, PlanNode, ToolFailure, function_name
+from ..agent.contracts import AgentError, EngineName, ErrorCode, ErrorKind, PlanNode, ToolFailure, function_name
 from ..core import texts
 from ..core.tools import ToolKind
 from ..core.values import ToolUse
@@ -44,7 +44,7 @@ class AgentRoute:
     """The agent route of one server. ``unavailable`` says why the route cannot run (an invalid settings file,
     REQ-AGENT-022); the ask route never depends on any of this."""
 
-    def __init__(self, *, engine: str, settings: Any, problem: str | None, redact: Callable[[str], str],
+    def __init__(self, *, engine: EngineName, settings: Any, problem: str | None, redact: Callable[[str], str],
                  add_secret: Callable[[str], None], sample_rate: float = 0.1) -> None:
         self.engine = engine
         self.settings = settings  # agent.settings.AgentConfig, or None when ``problem`` says why not

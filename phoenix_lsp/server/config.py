@@ -64,9 +64,13 @@ class Config(BaseSettings):
     background_timeout_s: float | None = Field(
         default=None, gt=0, le=7 * 24 * 3600, description="a background command's time limit (None: one hour)"
     )
-    # the agent route's script engine (issue 14, REQ-AGENT-010/022); not used by the server yet
+    # the agent route's script engine (issue 14, REQ-AGENT-010/022)
     agent_engine: Literal["monty", "null"] = Field(
         default="monty", description="the script engine of the agent route: monty, or null (runs nothing)"
+    )
+    agent_trace_sample: float = Field(
+        default=0.1, ge=0, le=1, description="the share of successful agent runs traced node by node (failed "
+        "runs always are, REQ-AGENT-020)"
     )
     # the agent route's files (issue 14, REQ-AGENT-022); read by phoenix_lsp.agent.agent_config
     mcp_registry: Path | None = Field(default=None, description="the MCP registry file (JSON; none: no MCP tools)")
