@@ -10,7 +10,7 @@ import argparse
 import importlib
 import sys
 
-MODULES = ["core", "store", "patch", "sandbox", "server", "cache", "fuzz", "streams", "agent_engine"]
+MODULES = ["core", "store", "patch", "sandbox", "server", "cache", "fuzz", "streams", "agent_engine", "agent_route"]
 
 
 def print_table(rows: list[dict[str, object]]) -> None:

@@ -91,10 +91,13 @@ def build(data: Path, version: str, list_ttl_ms: int | None = None) -> MCPServer
         return find(load(), id)
 
     @server.tool(annotations=READ)
-    def search_records(status: str | None = None, min_priority: int | None = None) -> dict[str, Any]:
-        """Records with this status and at least this priority."""
+    def search_records(status: str | None = None, min_priority: int | None = None,
+                       fields: list[str] | None = None) -> dict[str, Any]:
+        """Records with this status and at least this priority; only the given fields of each, if any."""
         found = [r for r in load() if (status is None or r["status"] == status)
                  and (min_priority is None or r["priority"] >= min_priority)]
+        if fields:
+            found = [{k: v for k, v in r.items() if k in fields} for r in found]
         return {"records": found}
 
     def _update(id: int, fields: dict[str, Any]) -> dict[str, Any]:
