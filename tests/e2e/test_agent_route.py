@@ -254,3 +254,82 @@ async def test_switching_routes_between_messages_keeps_one_conversation(fake_ant
                    for m in ask.messages for b in (m["content"] if isinstance(m["content"], list) else []))
         history = await s.request("phoenix/getConversation", {"conversationId": cid})
         assert [m["role"] for m in history["messages"]][-2:] == ["user", "assistant"]
+
+
+def one_node(code: str, tools: tuple[str, ...] = (LIST,), node_id: str = "n") -> ToolUseBlock:
+    return ToolUseBlock("run_plan", {"goal": "check", "nodes": [
+        {"id": node_id, "code": code, "tools": list(tools), "outputs": []}]})
+
+
+@pytest.mark.req("REQ-AGENT-008", "REQ-AGENT-012", "REQ-AGENT-013")
+async def test_loops_imports_files_env_and_clock_end_typed_and_the_conversation_goes_on(
+        fake_anthropic: FakeAnthropic, tmp_path: Path) -> None:
+    env = {**agent_files(tmp_path), "PHOENIX_BUDGETS": str(tmp_path / "budgets.json")}
+    (tmp_path / "budgets.json").write_text(json.dumps({"node": {"cpuS": 1.0}}))
+    tries = {
+        "while True:\n    pass": "BUDGET/CPU_LIMIT",
+        "import os\nos.listdir('/')": "CODE/STATIC_CHECK",
+        "open('/etc/hostname').read()": "CODE/STATIC_CHECK",
+        "x = __import__('os')": "CODE/STATIC_CHECK",
+        "records_update_record(id=1, fields={})": "is not defined",  # not among the node's tools: no such function
+    }
+    async with session(fake_anthropic, tmp_path, env=env) as s:
+        cid = await unrestricted(s, "auto")
+        for code, expected in tries.items():
+            run = one_node(code)
+            requests = await agent_turn(s, cid, Reply.tool_reply(run), Reply.text_reply("noted"))
+            text = result_of(requests[1], run)["content"]
+            assert expected in text, (code, text)
+        assert all(r["status"] != "triaged" for r in records(tmp_path))
+
+
+@pytest.mark.req("REQ-AGENT-014")
+async def test_a_plan_naming_a_denied_tool_runs_nothing(fake_anthropic: FakeAnthropic, tmp_path: Path) -> None:
+    manifest = {"allow": ["mcp://records/list_records"], "deny": [UPDATE]}
+    async with session(fake_anthropic, tmp_path, env=agent_files(tmp_path, manifest=manifest)) as s:
+        cid = await unrestricted(s, "auto")
+        read = ToolUseBlock("run_plan", {"goal": "read then write", "nodes": [
+            {"id": "read", "code": "{'n': len(records_list_records()['records'])}", "tools": [LIST],
+             "outputs": ["n"]},
+            {"id": "write", "code": "records_update_record(id=1, fields={'status': 'x'})\n{}", "tools": [UPDATE],
+             "depends_on": ["read"]}]})
+        requests = await agent_turn(s, cid, Reply.tool_reply(read), Reply.text_reply("ok"))
+        text = result_of(requests[1], read)["content"]
+        assert "POLICY/CAPABILITY_DENIED" in text and "not run" in text
+        assert all(r["status"] != "x" for r in records(tmp_path))
+
+
+@pytest.mark.req("REQ-AGENT-010")
+async def test_the_null_engine_is_configuration_only_and_degrades_clearly(fake_anthropic: FakeAnthropic,
+                                                                           tmp_path: Path) -> None:
+    env = {**agent_files(tmp_path), "PHOENIX_AGENT_ENGINE": "null"}
+    async with session(fake_anthropic, tmp_path, env=env) as s:
+        cid = await unrestricted(s, "auto")
+        run = one_node("{'n': len(records_list_records()['records'])}")
+        requests = await agent_turn(s, cid, Reply.tool_reply(run), Reply.text_reply("the engine is off"))
+        text = result_of(requests[1], run)["content"]
+        assert "SANDBOX/UNAVAILABLE" in text and "PHOENIX_AGENT_ENGINE" in text, text
+        write = plan()  # a plan with a write: nobody is asked to approve what cannot run
+        requests = await agent_turn(s, cid, Reply.tool_reply(write), Reply.text_reply("the engine is off"))
+        text = result_of(requests[1], write)["content"]
+        assert "nobody was asked" in text and not s.of("approvalRequested", cid), text
+        assert all(r["status"] != "triaged" for r in records(tmp_path))
+
+
+@pytest.mark.req("REQ-AGENT-019", "REQ-AGENT-021")
+async def test_the_same_plan_gives_the_same_summary_and_artifacts(fake_anthropic: FakeAnthropic,
+                                                                   tmp_path: Path) -> None:
+    runs = []
+    for name in ("first", "second"):  # two servers: nothing shared but the data and the artifact directory
+        base = tmp_path / name
+        base.mkdir()
+        env = {**agent_files(tmp_path), "PHOENIX_ARTIFACT_DIR": str(tmp_path / "artifacts")}
+        async with session(fake_anthropic, base, env=env) as s:
+            cid = await unrestricted(s, "auto")
+            dump = ToolUseBlock("run_plan", {"goal": "open ones", "nodes": [
+                {"id": "open", "code": "{'rows': [r for r in records_list_records()['records'] "
+                                       "if r['status'] == 'open']}", "tools": [LIST], "outputs": ["rows"]}]})
+            requests = await agent_turn(s, cid, Reply.tool_reply(dump), Reply.text_reply("ok"))
+            runs.append(result_of(requests[1], dump)["content"])
+    assert runs[0] == runs[1] and "artifact://" in runs[0]
+    assert len(list((tmp_path / "artifacts").rglob("*"))) >= 1
