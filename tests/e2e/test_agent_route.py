@@ -333,3 +333,29 @@ async def test_the_same_plan_gives_the_same_summary_and_artifacts(fake_anthropic
             runs.append(result_of(requests[1], dump)["content"])
     assert runs[0] == runs[1] and "artifact://" in runs[0]
     assert len(list((tmp_path / "artifacts").rglob("*"))) >= 1
+
+
+@pytest.mark.req("REQ-AGENT-015", "REQ-BED-005")
+async def test_cancel_while_a_write_waits_for_approval_stops_the_plan_and_writes_nothing(
+        fake_anthropic: FakeAnthropic, tmp_path: Path) -> None:
+    async with session(fake_anthropic, tmp_path, env=agent_files(tmp_path)) as s:
+        cid = await unrestricted(s, "interactive")
+        write = plan()
+        s.fake.enqueue(Reply.tool_reply(write))
+        mark = last_seq(s, cid)
+        await s.request("phoenix/sendMessage", {"conversationId": cid, "text": "go", "route": "agent"})
+        asked = await s.wait_event(lambda e: e["conversationId"] == cid and e["kind"] == "approvalRequested"
+                                   and e["seq"] > mark, timeout=60)
+        await s.request("phoenix/cancel", {"conversationId": cid})
+        await wait_idle(s, cid, mark, timeout=60)
+        resolved = [e for e in s.of("approvalResolved", cid) if e["toolUseId"] == asked["toolUseId"]]
+        assert resolved and resolved[-1]["decision"] == "cancelled"
+        error = await s.error("phoenix/respondToApproval", {"conversationId": cid, "toolUseId": asked["toolUseId"],
+                                                             "decision": "allow"})
+        assert "no pending approval" in error.message  # a late Allow changes nothing
+        assert all(r["status"] != "triaged" for r in records(tmp_path))
+        # the conversation goes on: the next agent turn runs a plan again
+        read = one_node("{'n': len(records_list_records()['records'])}")
+        requests = await agent_turn(s, cid, Reply.tool_reply(read), Reply.text_reply("50"))
+        assert '"n":50' in result_of(requests[1], read)["content"].replace(" ", "")
+        assert all(r["status"] != "triaged" for r in records(tmp_path))

@@ -359,12 +359,13 @@ async def test_orphans_holding_the_output_die_with_a_killed_launcher_without_cgr
 async def _kill_the_launcher_mid_run(req: spawn.SpawnRequest, signum: int) -> tuple[spawn.RunResult, list[int]]:
     """Start `req`, wait until its tree is up, kill or stop its launcher; the run must still end, quickly
     for a killed launcher, after the timeout and the terminate grace for a stopped one."""
+    before = set(_children(os.getpid()))  # this worker's other children (an MCP server of another module...)
     task = asyncio.ensure_future(spawn.run(req, timeout=6))
     launcher = 0
     tree: list[int] = []
     for _ in range(400):
         await asyncio.sleep(0.02)
-        children = _children(os.getpid())
+        children = [pid for pid in _children(os.getpid()) if pid not in before]
         if children:
             launcher = children[0]
             tree = _descendants(launcher)

@@ -47,10 +47,13 @@ def _tree_complete(tree: list[int]) -> bool:
 @pytest.mark.parametrize("restricted", MODES)
 async def test_cancel_kills_the_whole_tree(tmp_path: Path, restricted: bool, launcher: str) -> None:
     ctx = BashContext(working_directory=tmp_path, restricted=restricted)
+    # processes this worker already had (another module's MCP server, the test zygote) are not the tree
+    before = set(_descendants_of(os.getpid()))
     task = asyncio.ensure_future(run_bash({"command": TREE}, ctx))
     # Watch the tree from outside (this test process is the launcher's parent).
-    tree = await eventually(lambda: (t := _descendants_of(os.getpid())) and _tree_complete(t) and t,
-                            "the tree is up: launcher, bash, burner, 3 sleepers")
+    tree = await eventually(
+        lambda: (t := [p for p in _descendants_of(os.getpid()) if p not in before]) and _tree_complete(t) and t,
+        "the tree is up: launcher, bash, burner, 3 sleepers")
     assert len(tree) >= 6, tree
     started = time.monotonic()
     task.cancel()
