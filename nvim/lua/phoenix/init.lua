@@ -153,6 +153,14 @@ local function show_header()
   chat.set_header({ M.instructions_line(header_files or {}), M.model_line(), M.route_line() })
 end
 
+-- Redraw the header when it is shown already (before the conversation names its instructions it is not: a
+-- header then would read "Instructions: none" until they arrive).
+local function refresh_header()
+  if header_files then
+    show_header()
+  end
+end
+
 local function show_instructions(files)
   header_files = files
   show_header()
@@ -844,7 +852,7 @@ function M.read_route()
     return nil
   end
   status.update({ route = result.route })
-  show_header()
+  refresh_header()
   return result.route
 end
 
@@ -875,7 +883,7 @@ function M.set_route(route)
       return
     end
     status.update({ route = result.route })
-    show_header()
+    refresh_header()
     chat.note(string.format("route: %s (was %s; every client on this machine)", result.route, result.previous))
   end)
 end
