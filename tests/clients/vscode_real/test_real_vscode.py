@@ -22,7 +22,9 @@ One journey, in order, as a user would take it:
    message (the model sees `<attachment path=...>` for each) and leave the composer once sent.
 9. the route selector beside the model (Ask / Agent): Ask at first (the server's getRoute); a click on Agent
    persists it in ui_settings.json in the data directory, which a second server process reports too; after a
-   window reload (a new server) the selector shows Agent again, read from the server; back to Ask.
+   window reload (a new server) the selector shows Agent again, read from the server; back to Ask, then Agent
+   once more through the palette's "Phoenix: Choose Route", and the next phoenix/sendMessage (seen in the
+   language client's trace) carries `route: "agent"`.
 The project's AGENTS.md is named in the instructions line at the top of the conversation, also after the reload.
 Screenshots of each step land in the artifacts directory printed at the start; with
 PHOENIX_UPDATE_SCREENSHOTS=1 the open-approval screenshot also replaces docs/images/vscode-approval.png.
@@ -365,3 +367,13 @@ def test_the_extension_in_a_real_vscode(vscode_deps: Deps, fake_anthropic: FakeA
         assert json.loads(route_file.read_text(encoding="utf-8")) == {"route": "ask"}
         assert route_of(rig.data_dir, rig.workspace) == "ask"
         assert fake_anthropic.unexpected == 0 and not fake_anthropic.handler_errors
+        # the palette's quick pick, and the route on the wire: the next sendMessage names it. Its answer is not
+        # waited for (what the agent route sends the model is the orchestrator's, not this test's)
+        d.call("command", title="Phoenix: Choose Route (Ask / Agent)", opensQuickInput=True)
+        d.call("click", selector=".quick-input-widget .monaco-list-row", hasText="an orchestrator", first=True)
+        d.call("waitFor", **chat.wv, selector=f"{ROUTE_SELECTOR}[data-route=agent]", timeout=30)
+        assert json.loads(route_file.read_text(encoding="utf-8")) == {"route": "agent"}
+        chat.trace_traffic()
+        chat.send(scenario.ASK_MODEL)
+        [params] = chat.wait_sent("phoenix/sendMessage")
+        assert params.get("route") == "agent" and params.get("text") == scenario.ASK_MODEL, params
