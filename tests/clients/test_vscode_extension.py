@@ -255,6 +255,18 @@ def test_the_model_is_chosen_in_the_header_and_the_palette(npm_test: NpmTest) ->
     )
 
 
+@pytest.mark.req("REQ-PROTO-051", "REQ-PROTO-052")
+def test_the_route_is_chosen_beside_the_model_and_sent_with_every_message(npm_test: NpmTest) -> None:
+    """Issue 14's route selector (REQ-AGENT-001, which specs/deferred.md still lists: its id joins once removed)."""
+    assert_passed(
+        npm_test,
+        "the route selector offers ask (the default, first) and agent, each with its words",
+        "every sendMessage carries the selected route; before the server has said, none",
+        "the route selector beside the model shows the host's route, posts setRoute for the other one",
+        "the route through the extension's client: ask by default, setRoute persists agent in ui_settings.json",
+    )
+
+
 @pytest.mark.req("REQ-VSC-011", "REQ-ATTACH-001", "REQ-ATTACH-002")
 def test_attachments_as_chips(npm_test: NpmTest) -> None:
     assert_passed(

@@ -152,6 +152,20 @@ class RawServer:
         self._arrived.set()
 
 
+def route_of(data_dir: Path, workdir: Path) -> str:
+    """The route a NEW server process on ``data_dir`` reports (phoenix/getRoute), beside any server running on it:
+    what every other client of the machine would be told."""
+
+    async def ask() -> str:
+        async with raw_server(data_dir) as server:
+            await server.initialize(workdir)
+            answer = await server.request("phoenix/getRoute", {})
+            assert "result" in answer, answer
+            return str(answer["result"]["route"])
+
+    return asyncio.run(ask())
+
+
 def _key(msg_id: Any) -> Any:
     """Answers are kept by (type, id): the request ``1`` and the request ``"1"`` are different requests."""
     return (type(msg_id).__name__, msg_id)

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.harness import session
+from tests.e2e.raw import raw_server
 from tests.fake_anthropic import FakeAnthropic
 
 pytestmark = pytest.mark.slow  # each test starts the real server as a subprocess
@@ -141,3 +142,21 @@ async def test_a_file_that_cannot_be_written_is_a_clear_error_and_changes_nothin
         assert await s.request("phoenix/getRoute", {}) == {"route": "ask"}
     assert (data / "ui_settings.json").is_dir()
     assert [p.name for p in data.iterdir() if p.name.endswith(".tmp")] == [], "no temporary file is left"
+
+
+@pytest.mark.req("REQ-PROTO-051", "REQ-PROTO-052")
+async def test_one_choice_for_every_server_on_the_data_directory(fake_anthropic: FakeAnthropic, tmp_path: Path) -> None:
+    """Two server processes on one data directory (say VS Code's and Neovim's): a route set through one is what
+    the other reports, whether it started before or after, and either way round; nothing is cached per process."""
+    data = tmp_path / "data"
+    async with session(fake_anthropic, tmp_path, data_dir=data) as first:
+        assert await first.request("phoenix/setRoute", {"route": "agent"}) == {"route": "agent", "previous": "ask"}
+        async with raw_server(data) as second:  # started afterwards, while the first still runs
+            await second.initialize(first.workdir)
+            assert (await second.request("phoenix/getRoute", {}))["result"] == {"route": "agent"}
+            answer = await second.request("phoenix/setRoute", {"route": "ask"})
+            assert answer["result"] == {"route": "ask", "previous": "agent"}, answer
+            assert await first.request("phoenix/getRoute", {}) == {"route": "ask"}
+            await first.request("phoenix/setRoute", {"route": "agent"})
+            assert (await second.request("phoenix/getRoute", {}))["result"] == {"route": "agent"}
+    assert _file(data) == {"route": "agent"}

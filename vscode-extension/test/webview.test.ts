@@ -327,6 +327,36 @@ test("the header's model picker lists the models with their window, marks the on
   assert.equal(posted.length, count, "no setModel for the model in use");
 });
 
+test("the route selector beside the model shows the host's route, posts setRoute for the other one, and follows the host's answer (REQ-AGENT-001)", () => {
+  const { app, posted, $, window } = mount({ model: "claude-sonnet-4-6" });
+  const group = $("[data-testid=route-selector]")!;
+  assert.equal(group.getAttribute("role"), "radiogroup");
+  assert.ok(group.classList.contains("hidden"), "hidden until the server has said which route is in use");
+  assert.equal(group.previousElementSibling, $("[data-testid=model-button]"), "right after the model button");
+  app.receive({ type: "route", route: "ask" });
+  assert.ok(!group.classList.contains("hidden"));
+  assert.equal(group.dataset.route, "ask");
+  const options = () => [...window.document.querySelectorAll<HTMLElement>("[data-testid=route-option]")];
+  assert.deepEqual(options().map((o) => [o.dataset.route, o.textContent, o.getAttribute("role"), o.getAttribute("aria-checked")]), [
+    ["ask", "Ask", "radio", "true"],
+    ["agent", "Agent", "radio", "false"],
+  ]);
+  const count = posted.length;
+  options()[0].click();
+  assert.equal(posted.length, count, "the route in use again: nothing posted");
+  options()[1].click();
+  assert.deepEqual(posted.at(-1), { type: "setRoute", route: "agent" });
+  assert.equal(group.dataset.route, "ask", "the selector follows the host's answer, not the click");
+  app.receive({ type: "route", route: "agent" });
+  assert.equal(group.dataset.route, "agent");
+  assert.deepEqual(options().map((o) => o.getAttribute("aria-checked")), ["false", "true"]);
+  assert.ok(options()[1].classList.contains("active") && !options()[0].classList.contains("active"));
+  // the route is the machine's, not the conversation's: it stays across a conversation switch
+  app.receive({ type: "reset", view: undefined });
+  assert.equal(group.dataset.route, "agent");
+  assert.ok(!group.classList.contains("hidden"));
+});
+
 test("a refused model switch shows the server's message in the banner (REQ-VSC-010)", () => {
   const { app, $ } = mount({ model: "claude-sonnet-4-6" });
   const text = "The context in use (170,000 tokens) does not fit claude-haiku-4-5; claude-sonnet-4-6 still answers. Continue in a new conversation from a summary and choose the model there.";

@@ -143,8 +143,22 @@ function M.model_line()
   return line
 end
 
+-- The route beside the model (REQ-AGENT-001): the machine's choice, read from the server at start.
+function M.route_line()
+  local route = status.state.route
+  return "Route: " .. (route or "(not known yet)") .. "  (:PhoenixRoute ask|agent to choose)"
+end
+
 local function show_header()
-  chat.set_header({ M.instructions_line(header_files or {}), M.model_line() })
+  chat.set_header({ M.instructions_line(header_files or {}), M.model_line(), M.route_line() })
+end
+
+-- Redraw the header when it is shown already (before the conversation names its instructions it is not: a
+-- header then would read "Instructions: none" until they arrive).
+local function refresh_header()
+  if header_files then
+    show_header()
+  end
 end
 
 local function show_instructions(files)
@@ -420,6 +434,7 @@ local function start()
           catch_up(0) -- after a restart the chat is restored from the server
         end
         M.async(function()
+          M.read_route() -- the route every message is sent with (REQ-AGENT-001)
           M.list_models() -- the ids :PhoenixModel completes
         end)
       end)
@@ -549,6 +564,9 @@ function M.send(text)
     local params = { conversationId = status.state.conversation, text = text }
     if #items > 0 then
       params.attachments = items
+    end
+    if status.state.route then
+      params.route = status.state.route -- the selected route goes with every message (REQ-AGENT-001)
     end
     local err = M.call("phoenix/sendMessage", params)
     if err then
@@ -821,6 +839,55 @@ function M.set_model(model)
   end)
 end
 
+-- ------------------------------------------------------------------------------------------ route
+
+M.ROUTES = { "ask", "agent" }
+
+-- Inside M.async: the route the server keeps for this machine (phoenix/getRoute); nil after telling why not
+-- (messages are then sent without one, and the server uses its own).
+function M.read_route()
+  local err, result = M.call("phoenix/getRoute", vim.empty_dict())
+  if err then
+    report("could not read the route: " .. error_text(err), vim.log.levels.WARN)
+    return nil
+  end
+  status.update({ route = result.route })
+  refresh_header()
+  return result.route
+end
+
+-- Choose the route of the next messages, for every client of this machine (phoenix/setRoute: the server
+-- persists it). Without a route: a picker of the two. A refusal shows the server's message and changes nothing.
+function M.set_route(route)
+  if not route or route == "" then
+    local current = status.state.route
+    vim.ui.select(M.ROUTES, {
+      prompt = "Phoenix route",
+      kind = "phoenix_route",
+      format_item = function(r)
+        local words = r == "ask" and "the model answers and calls tools itself"
+          or "an orchestrator plans and runs scripts"
+        return (r == current and "● " or "  ") .. r .. "  (" .. words .. ")"
+      end,
+    }, function(r)
+      if r and r ~= current then
+        M.set_route(r)
+      end
+    end)
+    return
+  end
+  M.async(function()
+    local err, result = M.call("phoenix/setRoute", { route = route })
+    if err then
+      report("the route was not changed: " .. error_text(err), vim.log.levels.WARN)
+      return
+    end
+    status.update({ route = result.route })
+    refresh_header()
+    chat.note(string.format("route: %s (was %s; every client on this machine)", result.route, result.previous))
+  end)
+end
+
 -- Switch to a conversation and show it (REQ-PROTO-007: the whole history from the server).
 function M.open_conversation(cid)
   M.async(function()
@@ -968,6 +1035,17 @@ local function commands()
       end, M.model_ids())
     end,
     desc = "Choose the model of the conversation (a picker without an argument)",
+  })
+  command("PhoenixRoute", function(opts)
+    M.set_route(opts.args ~= "" and opts.args or nil)
+  end, {
+    nargs = "?",
+    complete = function(lead)
+      return vim.tbl_filter(function(r)
+        return r:sub(1, #lead) == lead
+      end, M.ROUTES)
+    end,
+    desc = "Choose the route of the next messages: ask or agent (a picker without an argument)",
   })
   command("PhoenixConversations", M.conversations, { desc = "List conversations and switch" })
   command("PhoenixNew", function()

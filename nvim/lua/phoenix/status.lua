@@ -7,6 +7,7 @@ M.state = {
   policy = nil,
   style = nil,
   model = nil, -- the model that answers the active conversation (issue 17)
+  route = nil, -- the route of every message: "ask" or "agent", the machine's choice (issue 14; nil: not known yet)
   status = nil,
   last_seq = 0,
   sandbox = nil,
@@ -39,7 +40,8 @@ function M.status_words(status)
   return WORDS[status] or status or ""
 end
 
--- For 'statusline' / lualine: "phoenix restricted · 🔒 interactive · chat · ready · claude-sonnet-4-6".
+-- For 'statusline' / lualine: "phoenix restricted · 🔒 interactive · chat · ready · ask · claude-sonnet-4-6"
+-- (the route, then the model).
 function M.statusline()
   local s = M.state
   if not s.conversation then
@@ -52,6 +54,9 @@ function M.statusline()
     s.style or "?",
     M.status_words(s.status)
   )
+  if s.route then
+    line = line .. " · " .. s.route
+  end
   if s.model and s.model ~= "" then
     line = line .. " · " .. s.model
   end

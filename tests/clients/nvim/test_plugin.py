@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from tests.e2e.harness import tool_results
+from tests.e2e.raw import route_of
 from tests.fake_anthropic import FakeAnthropic, Reply, ToolUseBlock
 
 pytestmark = pytest.mark.slow
@@ -639,3 +640,92 @@ def test_a_project_at_the_root_directory_starts_a_conversation(fake_anthropic: F
         """
     )
     assert run.data["err"] is None and run.data["wd"] == "/", run.data
+
+
+@pytest.mark.req("REQ-NVIM-005", "REQ-PROTO-051", "REQ-PROTO-052")
+def test_phoenix_route_chooses_the_route_for_the_machine_and_every_message_carries_it(
+    fake_anthropic: FakeAnthropic, run_nvim: Any
+) -> None:
+    """:PhoenixRoute (issue 14, REQ-AGENT-001): the route read at start (getRoute), shown beside the model in the
+    chat's header and the statusline, switched with setRoute (persisted in ui_settings.json in the data
+    directory), and sent as `route` with every phoenix/sendMessage. No answer to a message sent with `agent` is
+    waited for: what that route does is the orchestrator's."""
+    fake_anthropic.enqueue(Reply.text_reply("first answer"), Reply.text_reply("second answer"))
+    run = run_nvim(
+        """
+        local phoenix = T.setup()
+        local chat = require("phoenix.chat")
+        T.wait("the route from the server", function() return phoenix.state.route ~= nil end)
+        T.data.first_route = phoenix.state.route
+        -- what the plugin hands the LSP client for each sendMessage, and how each was answered
+        local compat = require("phoenix.compat")
+        local request = compat.request
+        T.data.sent, T.data.answers = {}, {}
+        compat.request = function(c, method, params, handler)
+          if method ~= "phoenix/sendMessage" then
+            return request(c, method, params, handler)
+          end
+          table.insert(T.data.sent, vim.deepcopy(params))
+          return request(c, method, params, function(err, result)
+            table.insert(T.data.answers, err and tostring(err.message or err) or "accepted")
+            handler(err, result)
+          end)
+        end
+        vim.cmd("Phoenix")
+        T.wait("a conversation", function() return phoenix.state.conversation ~= nil end)
+        T.wait("the route in the header", function() return (chat.lines()[3] or ""):find("Route: ask", 1, true) end)
+        T.data.header_before = chat.lines()[3]
+        T.ok(phoenix.send("hi"), "send")
+        T.wait("the first answer", function()
+          return phoenix.state.status == "idle" and T.chat_text():find("first answer", 1, true) ~= nil
+        end)
+        T.data.statusline_before = phoenix.statusline()
+        T.data.completion = vim.fn.getcompletion("PhoenixRoute a", "cmdline")
+        T.pick("agent")  -- :PhoenixRoute without an argument: a picker
+        vim.cmd("PhoenixRoute")
+        T.wait("the agent route", function() return phoenix.state.route == "agent" end)
+        T.wait("the chat to note it", function() return T.chat_text():find("route: agent (was ask", 1, true) end)
+        T.data.header_after = chat.lines()[3]
+        T.data.statusline_after = phoenix.statusline()
+        T.data.file = vim.fn.json_decode(table.concat(vim.fn.readfile(T.data_dir .. "/ui_settings.json"), " "))
+        phoenix.async(function()
+          local _, result = phoenix.call("phoenix/getRoute", vim.empty_dict())
+          T.data.server_route = result and result.route or "none"
+        end)
+        T.wait("the server's route", function() return T.data.server_route ~= nil end)
+        -- a route that is none is refused with the server's message, and nothing changes
+        local notes, notify = {}, vim.notify
+        vim.notify = function(message) table.insert(notes, message) end
+        vim.cmd("PhoenixRoute fast")
+        T.wait("the refusal", function() return #notes > 0 end)
+        vim.notify = notify
+        T.data.refusal = notes
+        T.data.kept = phoenix.state.route
+        -- the next message carries the chosen route
+        T.ok(phoenix.send("second"), "send again")
+        T.wait("the second message's answer", function() return #T.data.answers == 2 end)
+        -- with an argument, both ways
+        vim.cmd("PhoenixRoute ask")
+        T.wait("ask", function() return phoenix.state.route == "ask" end)
+        vim.cmd("PhoenixRoute agent")
+        T.wait("agent again", function() return phoenix.state.route == "agent" end)
+        """
+    )
+    data = run.data
+    assert data["first_route"] == "ask", data
+    assert data["header_before"] == "Route: ask  (:PhoenixRoute ask|agent to choose)", data["header_before"]
+    assert " · ready · ask · " in data["statusline_before"], data["statusline_before"]
+    assert data["completion"] == ["ask", "agent"], data["completion"]
+    assert data["menus"][0][0].startswith("● ask") and "agent" in data["menus"][0][1], data["menus"]
+    assert data["header_after"].startswith("Route: agent"), data["header_after"]
+    assert " · ready · agent · " in data["statusline_after"], data["statusline_after"]
+    assert data["file"] == {"route": "agent"}, data["file"]
+    assert data["server_route"] == "agent", data
+    assert any("route" in n and "'ask' or 'agent'" in n for n in data["refusal"]), data["refusal"]
+    assert data["kept"] == "agent"
+    assert [m.get("route") for m in data["sent"]] == ["ask", "agent"], data["sent"]
+    assert [m["text"] for m in data["sent"]] == ["hi", "second"], data["sent"]
+    assert data["answers"] == ["accepted", "accepted"], data["answers"]
+    # the file the server wrote, and what a server started afterwards on the same data directory reports
+    assert json.loads((run.data_dir / "ui_settings.json").read_text()) == {"route": "agent"}
+    assert route_of(run.data_dir, run.workdir) == "agent"

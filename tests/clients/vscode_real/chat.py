@@ -6,7 +6,10 @@ vscode-extension/src/webview/app.ts), never its class names; the status bar item
 
 from __future__ import annotations
 
+import json
+import re
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +33,8 @@ STATUS_IDLE = "[data-testid=status-line][data-status=idle]"
 MODEL_BUTTON = "[data-testid=model-button]"
 MODEL_LIST = "[data-testid=model-list]"
 MODEL_OPTION = f"{MODEL_LIST} [data-testid=model-option]"
+ROUTE_SELECTOR = "[data-testid=route-selector]"
+ROUTE_OPTION = f"{ROUTE_SELECTOR} [data-testid=route-option]"
 CHIP = "[data-testid=attachment-chip]"
 FILE_OPTION = "[data-testid=file-picker] [data-testid=file-option]"
 INSTRUCTION_FILE = "[data-testid=instructions] [data-testid=instruction-file]"
@@ -52,7 +57,9 @@ def phoenix_settings(data_dir: Path) -> dict[str, Any]:
     return {
         "phoenix.server.command": server_command(),
         "phoenix.server.args": ["serve", "--data-dir", str(data_dir)],
-        "phoenix.trace.server": "messages",
+        # the LSP traffic with its params, in the "Phoenix Trace" channel: vscode-languageclient traces only
+        # while that channel's log level is Trace (Chat.trace_traffic), so until then this costs nothing
+        "phoenix.trace.server": "verbose",
     }
 
 
@@ -129,6 +136,35 @@ class Chat:
             logs = [p for p in self.rig.logs() if p.name == "Phoenix.log"]
             text = logs[-1].read_text(errors="replace")[-3000:] if logs else "(no Phoenix.log)"
             raise AssertionError(f"the Phoenix server did not start; the extension's log:\n{text}")
+
+    def trace_traffic(self) -> None:
+        """Set the "Phoenix Trace" channel's log level to Trace ("Developer: Set Log Level..."), so the language
+        client writes each request with its params to that channel's log file (see ``sent``)."""
+        quick = ".quick-input-widget"
+        self.d.call("command", title="Developer: Set Log Level...", opensQuickInput=True)
+        self.d.call("fill", selector=f"{quick} .quick-input-box input", value="Phoenix Trace")
+        self.d.call("click", selector=f"{quick} .monaco-list-row", hasText="Phoenix Trace", first=True)
+        self.d.call("waitFor", selector=f"{quick} .monaco-list-row", hasText="Warning", first=True, timeout=30)
+        self.d.call("click", selector=f"{quick} .monaco-list-row", hasTextRegex=r"^\s*Trace", first=True)
+        self.d.call("waitFor", selector=quick, state="hidden", timeout=30)
+
+    def wait_sent(self, method: str, count: int = 1, timeout: float = 30) -> list[dict[str, Any]]:
+        """The params of the ``method`` requests the extension sent while tracing (``trace_traffic``), read from
+        the "Phoenix Trace" log files once there are ``count``. A file another process writes, which nothing
+        announces: re-read as ``Rig.wait_document`` re-reads the editor's documents."""
+        pattern = re.compile(rf"Sending request '{re.escape(method)} - \(\d+\)'\.\s*Params: (\{{.*?\n\}})", re.S)
+        deadline = time.monotonic() + timeout
+        found: list[dict[str, Any]] = []
+        while time.monotonic() < deadline:
+            found = [
+                json.loads(m.group(1))
+                for log in self.rig.logs() if log.name == "Phoenix Trace.log"
+                for m in pattern.finditer(log.read_text(errors="replace"))
+            ]
+            if len(found) >= count:
+                return found
+            time.sleep(0.05)
+        raise TimeoutError(f"{method}: {len(found)} of {count} requests in the Phoenix Trace log: {found}")
 
     def statusbar(self, regex: str, timeout: float = 30, item: str = MODE_ITEM_ID) -> None:
         """Wait until the extension's status bar ``item`` (default: the mode) shows ``regex``."""

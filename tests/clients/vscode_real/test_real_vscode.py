@@ -20,6 +20,11 @@ One journey, in order, as a user would take it:
    keybinding, Ctrl+Alt+A), a file
    attached by typing `@` in the input and choosing it in the picker; both show as chips, go with the next
    message (the model sees `<attachment path=...>` for each) and leave the composer once sent.
+9. the route selector beside the model (Ask / Agent): Ask at first (the server's getRoute); a click on Agent
+   persists it in ui_settings.json in the data directory, which a second server process reports too; after a
+   window reload (a new server) the selector shows Agent again, read from the server; back to Ask, then Agent
+   once more through the palette's "Phoenix: Choose Route", and the next phoenix/sendMessage (seen in the
+   language client's trace) carries `route: "agent"`.
 The project's AGENTS.md is named in the instructions line at the top of the conversation, also after the reload.
 Screenshots of each step land in the artifacts directory printed at the start; with
 PHOENIX_UPDATE_SCREENSHOTS=1 the open-approval screenshot also replaces docs/images/vscode-approval.png.
@@ -27,6 +32,7 @@ PHOENIX_UPDATE_SCREENSHOTS=1 the open-approval screenshot also replaces docs/ima
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 
@@ -44,6 +50,8 @@ from tests.clients.vscode_real.chat import (
     MODEL_OPTION,
     OPEN_DIFF,
     RESTRICTED,
+    ROUTE_OPTION,
+    ROUTE_SELECTOR,
     TIMELINE,
     TOOL_CARD,
     UNRESTRICTED,
@@ -51,6 +59,7 @@ from tests.clients.vscode_real.chat import (
     phoenix_settings,
 )
 from tests.clients.vscode_real.rig import ROOT, Deps, extension_id, package_extension, start_rig
+from tests.e2e.raw import route_of
 from tests.fake_anthropic import FakeAnthropic
 
 API_KEY = "sk-ant-real-vscode-test-0123456789"
@@ -87,7 +96,7 @@ def _watch_streaming(chat: Chat) -> None:
 @pytest.mark.req(
     "REQ-VSC-001", "REQ-VSC-003", "REQ-VSC-004", "REQ-VSC-005", "REQ-LAYER-008",
     "REQ-PERM-009", "REQ-PERM-011", "REQ-PERM-012", "REQ-PERM-013", "REQ-PERM-014", "REQ-PERM-020",
-    "REQ-PERM-021", "REQ-VSC-007", "REQ-VSC-010", "REQ-VSC-011", "REQ-VSC-012",
+    "REQ-PERM-021", "REQ-VSC-007", "REQ-VSC-010", "REQ-VSC-011", "REQ-VSC-012", "REQ-PROTO-051", "REQ-PROTO-052",
 )
 def test_the_extension_in_a_real_vscode(vscode_deps: Deps, fake_anthropic: FakeAnthropic) -> None:
     vsix = package_extension(vscode_deps)
@@ -115,6 +124,8 @@ def test_the_extension_in_a_real_vscode(vscode_deps: Deps, fake_anthropic: FakeA
         chat.open()
         chat.widen()
         chat.wait_server_ready()
+        # the route selector beside the model shows the server's route: ask, nothing persisted yet
+        d.call("waitFor", **chat.wv, selector=f"{ROUTE_SELECTOR}[data-route=ask]", timeout=30)
         _watch_streaming(chat)
         chat.send(scenario.ASK_STREAM)
         chat.wait_answer(scenario.STREAMED)
@@ -330,4 +341,39 @@ def test_the_extension_in_a_real_vscode(vscode_deps: Deps, fake_anthropic: FakeA
         assert "def greet(name):" in text, text
         assert '<attachment path="notes.md"' in text and NOTES in text, text
         d.screenshot("final")
+
+        # 9. the route selector: Agent for every client of the machine, read back by a new server ------------
+        # (no message is sent with Agent here: what the agent route sends the model is the orchestrator's)
+        route_file = rig.data_dir / "ui_settings.json"
+        assert not route_file.exists(), "the default route is not written until one is chosen"
+        d.call("click", **chat.wv, selector=f"{ROUTE_OPTION}[data-route=agent]")
+        d.call("waitFor", **chat.wv, selector=f"{ROUTE_SELECTOR}[data-route=agent]", timeout=30)
+        checked = d.call("inspect", **chat.wv, selector=ROUTE_OPTION)["items"]
+        assert [(o["attrs"].get("data-route"), o["attrs"].get("aria-checked")) for o in checked] == [
+            ("ask", "false"), ("agent", "true")
+        ], checked
+        assert json.loads(route_file.read_text(encoding="utf-8")) == {"route": "agent"}
+        assert route_of(rig.data_dir, rig.workspace) == "agent", "a second server process reports the choice"
+        d.screenshot("route-agent")
+        host_before, servers_before = rig.wait_probe()["extensionHostPid"], rig.server_pids()
+        d.call("reload", timeout=120)
+        rig.wait_new_extension_host(host_before)
+        rig.wait_server_pids(lambda pids: len(pids) == 1 and pids != servers_before)
+        chat.open()
+        # the new server's getRoute, not anything the old window kept
+        d.call("waitFor", **chat.wv, selector=f"{ROUTE_SELECTOR}[data-route=agent]", timeout=90)
+        d.call("click", **chat.wv, selector=f"{ROUTE_OPTION}[data-route=ask]")
+        d.call("waitFor", **chat.wv, selector=f"{ROUTE_SELECTOR}[data-route=ask]", timeout=30)
+        assert json.loads(route_file.read_text(encoding="utf-8")) == {"route": "ask"}
+        assert route_of(rig.data_dir, rig.workspace) == "ask"
         assert fake_anthropic.unexpected == 0 and not fake_anthropic.handler_errors
+        # the palette's quick pick, and the route on the wire: the next sendMessage names it. Its answer is not
+        # waited for (what the agent route sends the model is the orchestrator's, not this test's)
+        d.call("command", title="Phoenix: Choose Route (Ask / Agent)", opensQuickInput=True)
+        d.call("click", selector=".quick-input-widget .monaco-list-row", hasText="an orchestrator", first=True)
+        d.call("waitFor", **chat.wv, selector=f"{ROUTE_SELECTOR}[data-route=agent]", timeout=30)
+        assert json.loads(route_file.read_text(encoding="utf-8")) == {"route": "agent"}
+        chat.trace_traffic()
+        chat.send(scenario.ASK_MODEL)
+        [params] = chat.wait_sent("phoenix/sendMessage")
+        assert params.get("route") == "agent" and params.get("text") == scenario.ASK_MODEL, params

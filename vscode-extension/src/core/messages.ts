@@ -4,7 +4,7 @@
  */
 
 import type { ConversationView, ReducerInput } from "./reducer";
-import type { Attachment, ConversationSummary, Decision, ListModelsResult } from "../protocol/wire";
+import type { Attachment, ConversationSummary, Decision, ListModelsResult, Route } from "../protocol/wire";
 import type { Chip, WorkspaceFile } from "./attachments";
 
 export type ServerState = "starting" | "ready" | "failed" | "stopped";
@@ -18,6 +18,8 @@ export type HostMessage =
   | { type: "focusInput" }
   /** the answer to the view's `listModels` (the header's model picker) */
   | { type: "models"; models: ListModelsResult }
+  /** the route the next messages take (from phoenix/getRoute at start, then each phoenix/setRoute's answer) */
+  | { type: "route"; route: Route }
   /** chips for the composer (a selection, a dropped file, `@problems`): added to the draft */
   | { type: "attach"; chips: Chip[] }
   /** the answer to `listFiles`: the workspace's files for the `@` picker */
@@ -64,6 +66,8 @@ export type ViewMessage =
   /** the header's model picker opened: the host asks the server for the list (`models` answers) */
   | { type: "listModels" }
   | { type: "setModel"; model: string }
+  /** the header's route selector: the user chose another route (the host persists it with phoenix/setRoute) */
+  | { type: "setRoute"; route: Route }
   | { type: "cancel" }
   | { type: "newConversation" }
   | { type: "switchConversation"; conversationId?: string }

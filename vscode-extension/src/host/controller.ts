@@ -11,6 +11,7 @@ import * as vscode from "vscode";
 import { findView, openRequest, type ConversationView } from "../core/reducer";
 import { STYLES, togglePolicy } from "../core/labels";
 import { modelChoices, modelListNote } from "../core/models";
+import { ROUTES, routeLabel, withRoute } from "../core/routes";
 import {
   diagnosticsChip,
   excludeGlob,
@@ -31,6 +32,7 @@ import type {
   Decision,
   ListModelsResult,
   PhoenixEvent,
+  Route,
   SandboxInfo,
   SendMessageParams,
 } from "../protocol/wire";
@@ -60,6 +62,11 @@ export class Controller implements vscode.Disposable {
   private statusBarDirty = false;
   /** the last model list the server gave (names for the status bar; the picker asks again each time) */
   private models: ListModelsResult | undefined;
+  /**
+   * The route every message is sent with (REQ-AGENT-001): read from the server at its start (phoenix/getRoute),
+   * then what the user chose (phoenix/setRoute). The server keeps it for the whole machine, not this window.
+   */
+  private route: Route | undefined;
 
   constructor(
     private readonly context: vscode.ExtensionContext,
@@ -100,6 +107,7 @@ export class Controller implements vscode.Disposable {
     this.setServer("ready");
     // the models' names for the header and the status bar (the picker asks again when it opens)
     this.listModels().catch((error) => this.logs.error("listing the models failed", error));
+    this.readRoute().catch((error) => this.logs.error("reading the route failed (messages take the server's route)", error));
     await this.refreshList();
     const remembered = this.context.workspaceState.get<string>(ACTIVE_KEY);
     const candidate = remembered ?? this.conversations[0]?.conversationId;
@@ -139,6 +147,7 @@ export class Controller implements vscode.Disposable {
       { type: "conversations", conversations: this.conversations, activeId: this.view?.conversationId, titles: this.titles() },
       { type: "reset", view: this.view },
       { type: "workspace", folders: (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath), home: os.homedir() },
+      ...(this.route ? [{ type: "route" as const, route: this.route }] : []),
     ];
   }
 
@@ -198,6 +207,8 @@ export class Controller implements vscode.Disposable {
           return;
         case "setModel":
           return await this.setModel(m.model);
+        case "setRoute":
+          return await this.setRoute(m.route);
         case "cancel":
           return await this.cancel();
         case "newConversation":
@@ -300,15 +311,20 @@ export class Controller implements vscode.Disposable {
     const client = this.need();
     const id = this.view?.conversationId ?? (await this.newConversation());
     try {
-      await client.sendMessage({
-        conversationId: id,
-        text,
-        // the schema caps both lists at 20 as tuple types; the composer attaches at most 20 of each
-        ...(images.length > 0
-          ? { images: images.map((i) => ({ mediaType: i.mediaType, data: i.data })) as SendMessageParams["images"] }
-          : {}),
-        ...(attachments.length > 0 ? { attachments: attachments as SendMessageParams["attachments"] } : {}),
-      });
+      await client.sendMessage(
+        withRoute(
+          {
+            conversationId: id,
+            text,
+            // the schema caps both lists at 20 as tuple types; the composer attaches at most 20 of each
+            ...(images.length > 0
+              ? { images: images.map((i) => ({ mediaType: i.mediaType, data: i.data })) as SendMessageParams["images"] }
+              : {}),
+            ...(attachments.length > 0 ? { attachments: attachments as SendMessageParams["attachments"] } : {}),
+          },
+          this.route, // the selected route goes with every message (REQ-AGENT-001)
+        ),
+      );
     } catch (error) {
       const kind = errorKind(error);
       if (kind === "contextExhausted") {
@@ -453,6 +469,40 @@ export class Controller implements vscode.Disposable {
       return;
     }
     await this.need().setModel(view.conversationId, model);
+  }
+
+  /** Ask the server for the route (REQ-PROTO-051) and give it to the chat view's selector. */
+  async readRoute(): Promise<Route> {
+    const { route } = await this.need().getRoute();
+    this.route = route;
+    this.post({ type: "route", route });
+    return route;
+  }
+
+  /**
+   * Switch the route (REQ-PROTO-052): persisted by the server for every client on this machine, used from the
+   * next message. The selector follows the server's answer; a refusal keeps the route and shows why.
+   */
+  async setRoute(route: Route): Promise<void> {
+    const result = await this.need().setRoute(route);
+    this.route = result.route;
+    this.post({ type: "route", route: result.route });
+    this.logs.info(`route: ${result.route} (was ${result.previous})`);
+  }
+
+  /** The palette's “Phoenix: Choose Route”: the selector's two routes in a quick pick. */
+  async chooseRoute(): Promise<void> {
+    const current = this.route ?? (await this.readRoute());
+    const picked = await vscode.window.showQuickPick(
+      ROUTES.map((r) => ({
+        label: `${r === current ? "$(check) " : ""}${routeLabel(r).text}`,
+        description: r === current ? "in use" : undefined,
+        detail: routeLabel(r).tooltip,
+        route: r,
+      })),
+      { title: "Phoenix: route of the next messages (every client on this machine)" },
+    );
+    if (picked && picked.route !== current) await this.setRoute(picked.route);
   }
 
   /** The palette's “Phoenix: Choose Model”: the same list as the header's picker, in a quick pick. */

@@ -127,6 +127,17 @@ export class PhoenixClient {
     return this.request("setModel", params);
   }
 
+  /** The route persisted for this machine (REQ-PROTO-051): `ask` unless a client chose `agent`. */
+  getRoute(): Promise<W.GetRouteResult> {
+    return this.request("getRoute", {});
+  }
+
+  /** Persist the route every client uses from now on (REQ-PROTO-052); answers the previous one too. */
+  setRoute(route: W.Route): Promise<W.SetRouteResult> {
+    const params: W.SetRouteParams = { route };
+    return this.request("setRoute", params);
+  }
+
   /** Revoke one rule of the tool (`rule`), or every rule of it (REQ-PERM-021). */
   revokeAlwaysAllow(conversationId: string, toolName: string, rule?: string): Promise<W.RevokeAlwaysAllowResult> {
     const params: W.RevokeAlwaysAllowParams = { conversationId, toolName, ...(rule !== undefined ? { rule } : {}) };

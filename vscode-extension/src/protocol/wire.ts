@@ -46,6 +46,11 @@ export type ListModelsResult = G.ListModelsResult;
 export type ModelView = G.ModelView;
 export type SetModelParams = G.SetModelParams;
 export type SetModelResult = G.SetModelResult;
+/** how a message is processed: `ask` (the model calls tools) or `agent` (the orchestrator), specs/modes.md */
+export type Route = G.GetRouteResult["route"];
+export type GetRouteResult = G.GetRouteResult;
+export type SetRouteParams = G.SetRouteParams;
+export type SetRouteResult = G.SetRouteResult;
 
 export type PhoenixEvent = G.PhoenixEvent;
 export type EventKind = PhoenixEvent["kind"];

@@ -22,7 +22,8 @@ import { renderMarkdown, stripTerminalEscapes } from "../core/markdown";
 import { isBusy, policyLabel, statusText } from "../core/labels";
 import type { HostMessage, ImageAttachment, ServerState, ViewMessage } from "../core/messages";
 import { modelChoices, modelListNote, modelName, windowText } from "../core/models";
-import type { ConversationSummary, ListModelsResult } from "../protocol/wire";
+import { ROUTES, routeLabel } from "../core/routes";
+import type { ConversationSummary, ListModelsResult, Route } from "../protocol/wire";
 import {
   addChips,
   fileChip,
@@ -65,6 +66,8 @@ export class ChatApp {
   private modelsOpen = false;
   private models: ListModelsResult | undefined;
   private modelsVersion = 0;
+  /** the route of the next messages (the host's `route`; undefined until the server has said) */
+  private route: Route | undefined;
   private images: ImageAttachment[] = [];
   private notices: { level: string; text: string }[] = [];
   /** the composer's chips: attachments of the next message (issue 17) */
@@ -103,6 +106,18 @@ export class ChatApp {
     this.el.modelButton = this.button(header, "", "model-button", () => this.toggleModels(), "Model (click to choose)");
     this.el.modelButton.dataset.testid = "model-button";
     this.el.modelButton.setAttribute("aria-haspopup", "listbox");
+    // the route selector, beside the model (REQ-AGENT-001): one button per route, the selected one checked
+    this.el.routes = this.add(header, "div", "route-selector hidden");
+    this.el.routes.dataset.testid = "route-selector";
+    this.el.routes.setAttribute("role", "radiogroup");
+    this.el.routes.setAttribute("aria-label", "Route");
+    for (const route of ROUTES) {
+      const label = routeLabel(route);
+      const option = this.button(this.el.routes, label.text, `route-option ${route}`, () => this.chooseRoute(route), label.tooltip);
+      option.dataset.testid = "route-option";
+      option.dataset.route = route;
+      option.setAttribute("role", "radio");
+    }
     this.el.badges = this.add(header, "div", "badges");
     this.el.list = this.add(root, "div", "conv-list hidden");
     this.el.models = this.add(root, "div", "model-list conv-list hidden");
@@ -190,6 +205,9 @@ export class ChatApp {
         if (JSON.stringify(message.models) !== JSON.stringify(this.models)) this.modelsVersion++;
         this.models = message.models;
         break;
+      case "route":
+        this.route = message.route;
+        break;
       case "attach":
         this.chips = addChips(this.chips, message.chips);
         this.refusedChip = undefined;
@@ -247,6 +265,7 @@ export class ChatApp {
     const list = this.listOpen ? `${this.listVersion}:${v?.status}` : "";
     const key = [title, this.listOpen, list, v?.conversationId, v?.mode, v?.sandbox?.available, v?.policy, v?.style, usage].join("|");
     this.renderModels();
+    this.renderRoute();
     if (this.same("header", key)) return;
     this.el.convButton.textContent = "";
     this.icon(this.el.convButton, "comment-discussion");
@@ -325,6 +344,26 @@ export class ChatApp {
       const details = [choice.id, window ? `${windowText(window)} tokens` : "", choice.current ? "in use" : "", choice.isDefault ? "default" : ""];
       this.add(pick, "span", "dim").textContent = ` · ${stripTerminalEscapes(details.filter(Boolean).join(" · "))}`;
     }
+  }
+
+  /** The route selector: hidden until the host knows the route; the selected route checked (REQ-AGENT-001). */
+  private renderRoute(): void {
+    const current = this.route;
+    if (this.same("route", String(current))) return;
+    const group = this.el.routes;
+    group.classList.toggle("hidden", current === undefined);
+    group.dataset.route = current ?? "";
+    for (const option of group.querySelectorAll<HTMLElement>("[data-testid=route-option]")) {
+      const checked = option.dataset.route === current;
+      option.setAttribute("aria-checked", String(checked));
+      option.classList.toggle("active", checked);
+    }
+  }
+
+  /** A click on a route: the host persists it (phoenix/setRoute) and answers with `route`; the same route is a no-op. */
+  private chooseRoute(route: Route): void {
+    if (route === this.route) return;
+    this.post({ type: "setRoute", route });
   }
 
   private toggleModels(): void {

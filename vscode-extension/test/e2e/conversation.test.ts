@@ -359,6 +359,26 @@ test("attachments reach the server; a refused one names the file and its index (
   assert.ok(stored.includes("bad first line"), stored);
 });
 
+test("the route through the extension's client: ask by default, setRoute persists agent in ui_settings.json, a message takes a route (REQ-AGENT-001)", { timeout: 30_000 }, async () => {
+  const file = path.join(tmp, "data", "ui_settings.json");
+  assert.deepEqual(await client.getRoute(), { route: "ask" });
+  assert.deepEqual(await client.setRoute("agent"), { route: "agent", previous: "ask" });
+  assert.deepEqual(JSON.parse(readFileSync(file, "utf8")), { route: "agent" });
+  assert.deepEqual(await client.getRoute(), { route: "agent" });
+  await assert.rejects(
+    client.setRoute("fast" as "agent"),
+    (e: unknown) => errorField(e) === "route" && errorKind(e) === "invalidParams" && /'ask' or 'agent'/.test(errorMessage(e)),
+  );
+  // a route outside the two is refused in sendMessage too: the field is in its params
+  const created = await client.newConversation({ workingDirectory: work });
+  await assert.rejects(
+    client.sendMessage({ conversationId: created.conversationId, text: "hi", route: "fast" as "ask" }),
+    (e: unknown) => errorField(e) === "route",
+  );
+  assert.deepEqual(await client.setRoute("ask"), { route: "ask", previous: "agent" });
+  assert.deepEqual(JSON.parse(readFileSync(file, "utf8")), { route: "ask" });
+});
+
 test("no command id of the extension collides with one the server announces (REQ-VSC-009)", () => {
   const manifest = JSON.parse(readFileSync(path.join(ROOT, "vscode-extension", "package.json"), "utf8")) as {
     contributes: { commands: { command: string }[] };
