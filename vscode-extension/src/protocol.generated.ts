@@ -182,6 +182,10 @@ export interface PhoenixProtocol {
       params: SetRouteParams;
       result: SetRouteResult;
     };
+    "phoenix/getArtifact": {
+      params: GetArtifactParams;
+      result: GetArtifactResult;
+    };
   };
   event: PhoenixEvent;
   errorData: ErrorData;
@@ -1360,6 +1364,39 @@ export interface SetRouteResult {
    * the route persisted before this call
    */
   previous: "ask" | "agent";
+}
+/**
+ * This interface was referenced by `PhoenixProtocol`'s JSON-Schema
+ * via the `definition` "GetArtifactParams".
+ */
+export interface GetArtifactParams {
+  /**
+   * an `artifact://` handle from a plan's result
+   */
+  handle: string;
+}
+/**
+ * This interface was referenced by `PhoenixProtocol`'s JSON-Schema
+ * via the `definition` "GetArtifactResult".
+ */
+export interface GetArtifactResult {
+  handle: string;
+  /**
+   * `json`, `table` (a list of objects) or `text`
+   */
+  type: string;
+  /**
+   * bytes of the artifact
+   */
+  size: number;
+  /**
+   * `application/json` or `text/plain; charset=utf-8`
+   */
+  mediaType: string;
+  /**
+   * the artifact's bytes, base64
+   */
+  data: string;
 }
 /**
  * This interface was referenced by `PhoenixProtocol`'s JSON-Schema
