@@ -86,21 +86,29 @@ class AgentRoute:
             return f"No MCP tools: {self.unavailable}"
         async with self._lock:
             await asyncio.to_thread(self.start)
-            if self._catalogue is None:
-                try:
-                    tools = await asyncio.wait_for(asyncio.to_thread(self.hub.catalogue), CATALOGUE_TIMEOUT_S)
-                except Exception as exc:  # a server that does not start must not stop the turn
-                    log.warning("MCP catalogue unavailable: %s", exc)
-                    return f"The MCP tools are unavailable right now: {self.redact(str(exc))[:300]}."
-                lines = ["MCP tools (call describe_tools for the arguments of those you will use):"]
-                for tool in tools:
-                    if self.gate.check_tool(tool.uri) is not None:
-                        continue  # the manifest does not allow it: not offered at all
-                    kind = tool.kind
-                    summary = " ".join((tool.description or "").split())[:160]
-                    lines.append(f"- {tool.uri} [{kind}] as {function_name(tool.uri)}(): {summary}")
-                self._catalogue = self.redact("\n".join(lines))
-            return self._catalogue
+            if self._catalogue is not None:
+                return self._catalogue
+            try:
+                tools = await asyncio.wait_for(asyncio.to_thread(self.hub.catalogue), CATALOGUE_TIMEOUT_S)
+            except Exception as exc:  # a server that does not start must not stop the turn
+                log.warning("MCP catalogue unavailable: %s", exc)
+                return f"The MCP tools are unavailable right now: {self.redact(str(exc))[:300]}."
+            lines = ["MCP tools (call describe_tools for the arguments of those you will use):"]
+            for tool in tools:
+                if self.gate.check_tool(tool.uri) is not None:
+                    continue  # the manifest does not allow it: not offered at all
+                summary = " ".join((tool.description or "").split())[:160]
+                lines.append(f"- {tool.uri} [{tool.kind}] as {function_name(tool.uri)}(): {summary}")
+            down = [f"{h.server} ({h.error})" for h in self.hub.health() if h.error]
+            if down:
+                lines.append(f"Unreachable now: {'; '.join(down)[:300]}.")
+            elif len(lines) == 1:
+                lines = ["No MCP tool is available: the registry (PHOENIX_MCP_REGISTRY) lists none, or the manifest "
+                         "(PHOENIX_CAPABILITIES) allows none. Plans can still compute."]
+            text = self.redact("\n".join(lines))
+            if not down:  # kept for the server's life (the prompt cache wants it stable); gathered again if not
+                self._catalogue = text
+            return text
 
     def tools_for(self, runtime: Runtime) -> ConversationAgent:
         self.start()  # already done by the turn's catalogue, unless the conversation was restored mid-turn

@@ -359,3 +359,19 @@ async def test_cancel_while_a_write_waits_for_approval_stops_the_plan_and_writes
         requests = await agent_turn(s, cid, Reply.tool_reply(read), Reply.text_reply("50"))
         assert '"n":50' in result_of(requests[1], read)["content"].replace(" ", "")
         assert all(r["status"] != "triaged" for r in records(tmp_path))
+
+
+@pytest.mark.req("REQ-AGENT-017")
+async def test_an_mcp_server_that_does_not_start_is_said_and_the_turn_goes_on(fake_anthropic: FakeAnthropic,
+                                                                               tmp_path: Path) -> None:
+    import sys
+
+    env = agent_files(tmp_path)
+    registry = json.loads(Path(env["PHOENIX_MCP_REGISTRY"]).read_text())
+    registry["servers"]["broken"] = {"command": [sys.executable, "-c", "import sys; sys.exit('no config here')"]}
+    Path(env["PHOENIX_MCP_REGISTRY"]).write_text(json.dumps(registry))
+    async with session(fake_anthropic, tmp_path, env=env) as s:
+        cid = await unrestricted(s, "auto")
+        requests = await agent_turn(s, cid, Reply.text_reply("ok"))
+        catalogue = next(t for t in requests[0].body["tools"] if t["name"] == "run_plan")["description"]
+        assert LIST in catalogue and "Unreachable now: broken" in catalogue
