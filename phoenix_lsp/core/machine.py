@@ -502,11 +502,12 @@ def _answer_host(state: ConversationState, call: ToolUse, effects: list[Effect],
     """Answer a host call that needs no question now: allowed, or refused (audited like a tool refusal)."""
     verdict = decide_host(state, call, kind)
     if isinstance(verdict, Refuse):
-        effects += [
-            Notify("tool_refused", {"toolUseId": call.id, "toolName": call.name, "by": "mode"}),
-            Audit(Actor.SYSTEM, "toolRefused", {"tool": call.name, "by": "mode"}),
-            AnswerHostCall(call.id, False, verdict.message),
-        ]
+        if verdict.reason == "mode":  # the user's mode refused it: said like a refused tool call
+            effects += [
+                Notify("tool_refused", {"toolUseId": call.id, "toolName": call.name, "by": "mode"}),
+                Audit(Actor.SYSTEM, "toolRefused", {"tool": call.name, "by": "mode"}),
+            ]
+        effects.append(AnswerHostCall(call.id, False, verdict.message))
         return state, tuple(effects)
     if kind is ToolKind.WRITE:  # every write's go-ahead is on record (REQ-AGENT-015)
         effects.append(Audit(Actor.SYSTEM, "hostCallAllowed", {"tool": call.name, "toolUseId": call.id}))

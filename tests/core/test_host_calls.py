@@ -146,7 +146,9 @@ def test_a_host_call_for_another_tool_call_is_stale() -> None:
     assert of(effects, Reject)[0].code == "stale"  # only a running plan makes host calls
 
 
-def test_a_host_call_of_another_kind_is_refused() -> None:
+def test_a_host_call_of_another_kind_is_refused_without_blaming_the_mode() -> None:
     state = planning(run(fresh(policy=Policy.AUTO), UserMessage("/execute"))[0])
     _, effects = transition(state, host(1, ToolKind.EXEC))
-    assert answers(effects)[0].allowed is False
+    assert answers(effects) == [AnswerHostCall(
+        "h1", False, "A host call must be a read or a write, not exec; nothing was run.")]
+    assert not of(effects, Notify) and not of(effects, Audit)  # a server bug, not the user's mode
