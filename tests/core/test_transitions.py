@@ -15,6 +15,7 @@ import pytest
 
 from phoenix_lsp.core import machine, texts
 from phoenix_lsp.core.effects import (
+    AnswerHostCall,
     AskApproval,
     AskUpgrade,
     Audit,
@@ -40,6 +41,7 @@ from phoenix_lsp.core.events import (
     ApprovalAnswer,
     Cancel,
     Event,
+    HostCall,
     LlmDone,
     LlmFailed,
     Restore,
@@ -55,7 +57,7 @@ from phoenix_lsp.core.events import (
     UpgradeAnswer,
     UserMessage,
 )
-from phoenix_lsp.core.permissions import PATCH_DISABLED, SUBAGENT_WRITE_DISABLED
+from phoenix_lsp.core.permissions import HOST_WRITE_DISABLED, PATCH_DISABLED, SUBAGENT_WRITE_DISABLED
 from phoenix_lsp.core.rules import AllowRule
 from phoenix_lsp.core.state import (
     AwaitingAgents,
@@ -72,6 +74,7 @@ from phoenix_lsp.core.state import (
     Settings,
     Summarizing,
 )
+from phoenix_lsp.core.tools import ToolKind
 from phoenix_lsp.core.values import (
     Actor,
     AgentSlot,
@@ -82,6 +85,7 @@ from phoenix_lsp.core.values import (
     Message,
     Mode,
     Policy,
+    Route,
     Style,
     Text,
     ToolResult,
@@ -1170,6 +1174,109 @@ RESTART_FILLED = results(result(BASH, texts.RESTART_RUNNING), result(READ, texts
                                result(READ3, texts.RESTART_QUEUED))), status("idle", "awaiting_agents", U))),
 )
 def test_restore(row: Row) -> None:
+    check(row)
+
+
+# ---------------------------------------------------------------------------------- a plan's host calls
+
+PLAN = ToolUse("t1", "run_plan", {"goal": "g"})
+UPDATE = "mcp://records/update_record"
+HOST = ToolUse("t1.1", UPDATE, {"id": 1})
+HOST_READ = ToolUse("t1.2", "mcp://records/list_records", {})
+PLANNING = (ASKED, assistant(PLAN))
+REFUSED_WRITE = HOST_WRITE_DISABLED.format(tool=UPDATE)
+WHOLE = AllowRule(UPDATE)
+
+
+def plan_running(mode: Mode = U, **fields: object) -> ConversationState:
+    return conv(mode, route=Route.AGENT, history=PLANNING, status=RunningTool(Batch((PLAN,))), **fields)
+
+
+def plan_waiting(mode: Mode = U, **fields: object) -> ConversationState:
+    return conv(mode, route=Route.AGENT, history=PLANNING, status=AwaitingApproval(Batch((PLAN,)), "t1.1", HOST),
+                **fields)
+
+
+def host(call: ToolUse = HOST, kind: ToolKind = ToolKind.WRITE, plan: str = "t1") -> HostCall:
+    return HostCall(plan, call, kind)
+
+
+def allowed_write(call: ToolUse = HOST) -> tuple[Audit, AnswerHostCall]:
+    return Audit(Actor.SYSTEM, "hostCallAllowed", {"tool": call.name, "toolUseId": call.id}), AnswerHostCall(
+        call.id, True)
+
+
+def refused_by_mode(call: ToolUse = HOST) -> Effects:
+    return (Notify("tool_refused", {"toolUseId": call.id, "toolName": call.name, "by": "mode"}),
+            Audit(Actor.SYSTEM, "toolRefused", {"tool": call.name, "by": "mode"}),
+            AnswerHostCall(call.id, False, REFUSED_WRITE))
+
+
+def resolved(decision: str, *, rule: str | None = None) -> tuple[Audit, Notify]:
+    detail: dict[str, object] = {"tool": UPDATE, "decision": decision}
+    if rule is not None:
+        detail["rule"] = rule
+    return Audit(Actor.USER, "approvalResolved", detail), Notify(
+        "approval_resolved", {"request": "approval", "toolUseId": "t1.1", "decision": decision})
+
+
+CANCEL_FILLED = results(result(PLAN, texts.CANCELLED_RUNNING))
+RESTART_PLAN = results(result(PLAN, texts.RESTART_RUNNING))
+
+
+@pytest.mark.req("REQ-AGENT-014", "REQ-AGENT-015", "REQ-SEC-003")
+@rows(
+    Row("a read goes ahead in Restricted", plan_running(R), host(HOST_READ, ToolKind.READ), None,
+        (AnswerHostCall("t1.2", True),)),
+    Row("a read goes ahead under interactive", plan_running(U), host(HOST_READ, ToolKind.READ), None,
+        (AnswerHostCall("t1.2", True),)),
+    Row("a write is refused in Restricted", plan_running(R), host(), None, refused_by_mode()),
+    Row("a write under auto", plan_running(U, policy=Policy.AUTO), host(), None, allowed_write()),
+    Row("an always-allowed write", plan_running(U, always_allow=(WHOLE,)), host(), None, allowed_write()),
+    Row("a write under interactive is asked about", plan_running(U), host(), plan_waiting(U),
+        (PersistState(), status("awaiting_approval", "running_tool", U), AskApproval(HOST, (WHOLE,)),
+         Audit(Actor.AGENT, "approvalRequested", {"tool": UPDATE, "toolUseId": "t1.1", "plan": "t1"}))),
+    Row("a kind that is neither", plan_running(U, policy=Policy.AUTO), host(kind=ToolKind.EXEC), None,
+        (AnswerHostCall("t1.1", False, "A host call must be a read or a write, not exec; nothing was run."),)),
+    Row("for another call", plan_running(U), host(plan="t9"), None,
+        refused("^Host call t1.1 belongs to t9, which is not a running plan", "stale")),
+    Row("from a call that is no plan", conv(U, status=RunningTool(Batch((BASH,)))), host(), None,
+        refused("^Host call t1.1 belongs to t1", "stale")),
+    Row("while another waits", plan_waiting(U), host(HOST_READ, ToolKind.READ), None,
+        refused(f"approval of {UPDATE} (tool call t1.1)", "busy")),
+    Row("Allow", plan_waiting(U), ApprovalAnswer("t1.1", Decision.ALLOW), plan_running(U),
+        (PersistState(), status("running_tool", "awaiting_approval", U), *resolved("allow"), *allowed_write())),
+    Row("Deny", plan_waiting(U), ApprovalAnswer("t1.1", Decision.DENY), plan_running(U),
+        (PersistState(), status("running_tool", "awaiting_approval", U), *resolved("deny"),
+         AnswerHostCall("t1.1", False, texts.DENIED))),
+    Row("Always Allow", plan_waiting(U), ApprovalAnswer("t1.1", Decision.ALWAYS_ALLOW),
+        plan_running(U, always_allow=(WHOLE,)),
+        (PersistState(), status("running_tool", "awaiting_approval", U), *resolved("alwaysAllow", rule=WHOLE.label),
+         Audit(Actor.USER, "alwaysAllowGranted", {"tool": UPDATE, "rule": WHOLE.label}),
+         Notify("always_allow", {"toolName": UPDATE, "rule": WHOLE.rule, "scope": "tool", "allowed": True}),
+         *allowed_write())),
+    Row("an answer for the plan's own id", plan_waiting(U), ApprovalAnswer("t1", Decision.ALLOW), None,
+        refused("no pending approval t1;The pending one is t1.1", "no_such_approval")),
+    Row("/plan while it waits", plan_waiting(U), SetMode(R), plan_running(R, notes=(texts.MODE_NOTE[R],)),
+        (PersistState(), status("running_tool", "awaiting_approval", R),
+         Notify("mode", {"mode": "restricted", "previous": "unrestricted", "actor": "user", "via": "setMode"}),
+         Audit(Actor.USER, "modeChanged", {"mode": "restricted", "via": "setMode"}),
+         Notify("approval_resolved", {"request": "approval", "toolUseId": "t1.1", "decision": "superseded"}),
+         *refused_by_mode())),
+    Row("auto while it waits: asked already, still asked", plan_waiting(U), SetPolicy(Policy.AUTO),
+        plan_waiting(U, policy=Policy.AUTO),
+        (PersistState(), Notify("policy", {"policy": "auto", "previous": "interactive"}),
+         Audit(Actor.USER, "policyChanged", {"policy": "auto"}))),
+    Row("cancel while it waits", plan_waiting(U), Cancel(),
+        conv(U, route=Route.AGENT, history=(*PLANNING, CANCEL_FILLED), status=Idle()),
+        (*persisted(2, CANCEL_FILLED), status("idle", "awaiting_approval", U),
+         Notify("approval_resolved", {"request": "approval", "toolUseId": "t1.1", "decision": "cancelled"}),
+         AnswerHostCall("t1.1", False, texts.CANCELLED_RUNNING), CancelTool("t1"))),
+    Row("a restart while it waits", plan_waiting(U), Restore(),
+        conv(U, route=Route.AGENT, history=(*PLANNING, RESTART_PLAN), status=Idle()),
+        (*persisted(2, RESTART_PLAN), status("idle", "awaiting_approval", U))),
+)
+def test_host_calls(row: Row) -> None:
     check(row)
 
 
