@@ -37,6 +37,8 @@ ASK_MODEL = "Which model answers now?"
 ASK_ATTACH = "What do the attached lines and notes say?"
 ATTACH_ANSWER = "The selection greets; the notes are about the workspace."
 MODEL_ANSWER = "The model chosen in the header answers."
+ASK_PLAN = "Add one, two and three in a plan."
+PLAN_ANSWER = "The plan says six."
 
 SCRIPTS: dict[str, list[Callable[[], Reply]]] = {
     ASK_STREAM: [lambda: Reply.text_reply(STREAMED, deltas=12, delay_s=0.08)],
@@ -61,6 +63,11 @@ SCRIPTS: dict[str, list[Callable[[], Reply]]] = {
         lambda: Reply.text_reply(LISTED_AGAIN),
     ],
     ASK_MODEL: [lambda: Reply.text_reply(MODEL_ANSWER)],
+    ASK_PLAN: [  # the agent route: a plan that computes in the sandboxed engine, then the answer
+        lambda: Reply.tool_reply(ToolUseBlock("run_plan", {"goal": "add 1, 2 and 3", "nodes": [
+            {"id": "add", "code": "{'sum': sum([1, 2, 3])}", "outputs": ["sum"]}]}), text="One small plan."),
+        lambda: Reply.text_reply(PLAN_ANSWER),
+    ],
     ASK_ATTACH: [lambda: Reply.text_reply(ATTACH_ANSWER)],
     ASK_PATCH_RELOAD: [
         lambda: Reply.tool_reply(_patch(PATCH_AFTER_RELOAD), text="An edit to approve after a reload."),

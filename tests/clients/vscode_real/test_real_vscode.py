@@ -24,7 +24,8 @@ One journey, in order, as a user would take it:
    persists it in ui_settings.json in the data directory, which a second server process reports too; after a
    window reload (a new server) the selector shows Agent again, read from the server; back to Ask, then Agent
    once more through the palette's "Phoenix: Choose Route", and the next phoenix/sendMessage (seen in the
-   language client's trace) carries `route: "agent"`.
+   language client's trace) carries `route: "agent"`; its answer, and then a plan the model runs on the agent
+   route (computed in the sandboxed engine), are rendered in the same chat view.
 The project's AGENTS.md is named in the instructions line at the top of the conversation, also after the reload.
 Screenshots of each step land in the artifacts directory printed at the start; with
 PHOENIX_UPDATE_SCREENSHOTS=1 the open-approval screenshot also replaces docs/images/vscode-approval.png.
@@ -343,7 +344,6 @@ def test_the_extension_in_a_real_vscode(vscode_deps: Deps, fake_anthropic: FakeA
         d.screenshot("final")
 
         # 9. the route selector: Agent for every client of the machine, read back by a new server ------------
-        # (no message is sent with Agent here: what the agent route sends the model is the orchestrator's)
         route_file = rig.data_dir / "ui_settings.json"
         assert not route_file.exists(), "the default route is not written until one is chosen"
         d.call("click", **chat.wv, selector=f"{ROUTE_OPTION}[data-route=agent]")
@@ -367,8 +367,7 @@ def test_the_extension_in_a_real_vscode(vscode_deps: Deps, fake_anthropic: FakeA
         assert json.loads(route_file.read_text(encoding="utf-8")) == {"route": "ask"}
         assert route_of(rig.data_dir, rig.workspace) == "ask"
         assert fake_anthropic.unexpected == 0 and not fake_anthropic.handler_errors
-        # the palette's quick pick, and the route on the wire: the next sendMessage names it. Its answer is not
-        # waited for (what the agent route sends the model is the orchestrator's, not this test's)
+        # the palette's quick pick, and the route on the wire: the next sendMessage names it
         d.call("command", title="Phoenix: Choose Route (Ask / Agent)", opensQuickInput=True)
         d.call("click", selector=".quick-input-widget .monaco-list-row", hasText="an orchestrator", first=True)
         d.call("waitFor", **chat.wv, selector=f"{ROUTE_SELECTOR}[data-route=agent]", timeout=30)
@@ -377,3 +376,16 @@ def test_the_extension_in_a_real_vscode(vscode_deps: Deps, fake_anthropic: FakeA
         chat.send(scenario.ASK_MODEL)
         [params] = chat.wait_sent("phoenix/sendMessage")
         assert params.get("route") == "agent" and params.get("text") == scenario.ASK_MODEL, params
+        chat.wait_answer(scenario.MODEL_ANSWER)
+        chat.wait_idle()
+        # the agent route in the same chat view: a plan runs in the sandboxed engine, its answer is rendered
+        before = len(fake_anthropic.requests)
+        chat.send(scenario.ASK_PLAN)
+        chat.wait_answer(scenario.PLAN_ANSWER)
+        chat.wait_idle()
+        asked = fake_anthropic.requests[before:]
+        assert all("run_plan" in (r.tool_names or []) for r in asked), [r.tool_names for r in asked]
+        results = [b for r in asked for b in (r.messages[-1]["content"] if isinstance(r.messages[-1]["content"], list)
+                                               else []) if isinstance(b, dict) and b.get("type") == "tool_result"]
+        assert len(results) == 1 and '{"sum":6}' in str(results[0]["content"]).replace(" ", ""), results
+        d.screenshot("route-agent-plan")
