@@ -648,9 +648,12 @@ def test_phoenix_route_chooses_the_route_for_the_machine_and_every_message_carri
 ) -> None:
     """:PhoenixRoute (issue 14, REQ-AGENT-001): the route read at start (getRoute), shown beside the model in the
     chat's header and the statusline, switched with setRoute (persisted in ui_settings.json in the data
-    directory), and sent as `route` with every phoenix/sendMessage. No answer to a message sent with `agent` is
-    waited for: what that route does is the orchestrator's."""
-    fake_anthropic.enqueue(Reply.text_reply("first answer"), Reply.text_reply("second answer"))
+    directory), and sent as `route` with every phoenix/sendMessage. The message sent with `agent` runs a plan (in
+    the sandboxed engine) whose answer shows in the same chat."""
+    plan = ToolUseBlock("run_plan", {"goal": "add 1, 2 and 3", "nodes": [
+        {"id": "add", "code": "{'sum': sum([1, 2, 3])}", "outputs": ["sum"]}]})
+    fake_anthropic.enqueue(Reply.text_reply("first answer"), Reply.tool_reply(plan),
+                           Reply.text_reply("the plan says six"))
     run = run_nvim(
         """
         local phoenix = T.setup()
@@ -704,6 +707,9 @@ def test_phoenix_route_chooses_the_route_for_the_machine_and_every_message_carri
         -- the next message carries the chosen route
         T.ok(phoenix.send("second"), "send again")
         T.wait("the second message's answer", function() return #T.data.answers == 2 end)
+        T.wait("the plan's answer", function()
+          return phoenix.state.status == "idle" and T.chat_text():find("the plan says six", 1, true) ~= nil
+        end)
         -- with an argument, both ways
         vim.cmd("PhoenixRoute ask")
         T.wait("ask", function() return phoenix.state.route == "ask" end)
@@ -729,3 +735,8 @@ def test_phoenix_route_chooses_the_route_for_the_machine_and_every_message_carri
     # the file the server wrote, and what a server started afterwards on the same data directory reports
     assert json.loads((run.data_dir / "ui_settings.json").read_text()) == {"route": "agent"}
     assert route_of(run.data_dir, run.workdir) == "agent"
+    # the agent route reached the model: run_plan offered, the plan computed, its result told
+    ask, agent, answered = fake_anthropic.requests[-3:]
+    assert "run_plan" not in (ask.tool_names or []) and "run_plan" in (agent.tool_names or [])
+    told = [b for b in answered.messages[-1]["content"] if isinstance(b, dict) and b.get("type") == "tool_result"]
+    assert len(told) == 1 and '{"sum":6}' in str(told[0]["content"]).replace(" ", ""), told
