@@ -65,6 +65,10 @@ class _ServerBase(_File):
         "environment variable (stdio) or HTTP header (http) -> a reference such as env:RECORDS_TOKEN, resolved "
         "from the environment of the server process when it connects; never the secret itself"))
     connect_timeout_s: float | None = Field(default=None, gt=0, le=300)
+    trust_annotations: bool = Field(default=False, description=(
+        "take the server's readOnlyHint as a tool's kind where the manifest names none. MCP annotations are the "
+        "server's own claim, so by default they are not trusted: a tool the manifest does not call read is a "
+        "write (refused in Restricted, asked about under the interactive policy)"))
 
     @field_validator("secrets_ref")
     @classmethod

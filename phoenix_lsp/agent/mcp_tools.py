@@ -63,10 +63,9 @@ def call_tool(hub: McpHub, gate: PolicyGate, uri: str, arguments: Mapping[str, A
 
 
 def tool_kind(hub: McpHub, gate: PolicyGate, uri: str) -> Kind:
-    """The tool's kind: the manifest's, else the server's ``readOnlyHint``, else ``write`` (also when the
-    tool cannot be looked up: the safe answer)."""
+    """The tool's kind: the manifest's, else the server's ``readOnlyHint`` if the registry trusts that server's
+    annotations, else ``write`` (also when the tool cannot be looked up: the safe answer)."""
     try:
-        hint = hub.info(uri).read_only_hint
+        return hub.info(uri).kind
     except ToolFailure:
-        hint = None
-    return gate.kind(uri, hint)
+        return gate.kind(uri)

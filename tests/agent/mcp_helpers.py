@@ -22,15 +22,16 @@ TOKEN_VARIABLE = "PHX_TEST_RECORDS_TOKEN"
 
 
 def stdio_entry(data: Path, *extra: str, secret: str = TOKEN_VARIABLE,
-                token_file: Path | None = None) -> dict[str, Any]:
+                token_file: Path | None = None, trust: bool = True) -> dict[str, Any]:
     """A registry entry starting the records server over stdio. The expected token reaches the server by a
-    file of its own (not through the registry): only ``secretsRef`` can make it start."""
+    file of its own (not through the registry): only ``secretsRef`` can make it start. ``trust``: its
+    readOnlyHint annotations count (the test server says the truth about its tools)."""
     if token_file is None:
         token_file = data.with_suffix(".expected")
         token_file.write_text(TOKEN, encoding="utf-8")
     return {"command": [sys.executable, str(SERVER)],
             "args": ["--data", str(data), "--expect-token-file", str(token_file), *extra],
-            "secretsRef": {"RECORDS_TOKEN": f"env:{secret}"}}
+            "secretsRef": {"RECORDS_TOKEN": f"env:{secret}"}, "trustAnnotations": trust}
 
 
 def registry(**servers: dict[str, Any]) -> McpRegistry:

@@ -21,7 +21,7 @@ AUTH_VARIABLE = "PHX_TEST_RECORDS_AUTH"
 
 def entry(port: int) -> dict[str, object]:
     return {"url": f"http://127.0.0.1:{port}/mcp", "headers": {"X-Client": "phoenix-tests"},
-            "secretsRef": {"Authorization": f"env:{AUTH_VARIABLE}"}}
+            "secretsRef": {"Authorization": f"env:{AUTH_VARIABLE}"}, "trustAnnotations": True}
 
 pytestmark = pytest.mark.req("REQ-AGENT-017", "REQ-AGENT-012")
 

@@ -236,3 +236,16 @@ def _alive(pid: int) -> bool:
         return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
     except OSError:
         return False
+
+
+@pytest.mark.req("REQ-AGENT-014")
+def test_a_server_s_read_only_hints_count_only_if_the_registry_trusts_it(tmp_path: Path) -> None:
+    """MCP annotations are the server's own claim: untrusted, a tool the manifest does not call read is a write
+    (so Restricted refuses it and the interactive policy asks), whatever its readOnlyHint says."""
+    data = tmp_path / "records.json"
+    with McpHub(registry(records=stdio_entry(data, trust=False)), manifest=MANIFEST,
+                environ={**os.environ, TOKEN_VARIABLE: TOKEN}) as untrusted:
+        tools = {t.name: t for t in untrusted.catalogue()}
+    assert tools["get_record"].read_only_hint is True  # what the server claims, still shown
+    assert (tools["get_record"].kind, tools["get_record"].kind_source) == ("write", "default")
+    assert (tools["search_records"].kind, tools["search_records"].kind_source) == ("write", "manifest")
