@@ -176,6 +176,9 @@ def test_the_extension_in_a_real_vscode(vscode_deps: Deps, fake_anthropic: FakeA
         d.call("waitFor", selector=".monaco-diff-editor .view-lines", hasText="patched by phoenix", timeout=30)
         d.screenshot("open-diff")
         assert rig.document_text(hello) == HELLO, "opening the diff changes nothing"
+        # the palette is opened with Escape then F1: first make sure the focus is in the diff editor, not in the
+        # dialog (where Escape means Deny); which of the two has it right after "Open diff" is a race
+        d.call("click", selector=".monaco-diff-editor .modified .view-lines")
         d.call("command", title="View: Close Editor")
         d.call("waitFor", selector=".monaco-diff-editor", state="detached", timeout=30)
         # Up/Down move the focus, Enter confirms it (REQ-PERM-012)
