@@ -10,15 +10,14 @@ the same directory, then a rename), and a value over the store's size cap is ref
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
 import re
-import tempfile
 from pathlib import Path
 from typing import Any
 
+from ..atomic import write_bytes
 from .contracts import ArtifactHandle
 
 HANDLE = re.compile(r"artifact://sha256-(?P<digest>[0-9a-f]{64})")
@@ -87,17 +86,7 @@ class ArtifactStore:
         hexdigest = digest(kind, data)
         path = self._path(hexdigest, kind)
         if not path.exists():
-            fd, temporary = tempfile.mkstemp(prefix=".put-", dir=self.directory)
-            try:
-                with os.fdopen(fd, "wb") as out:
-                    out.write(data)
-                    out.flush()
-                    os.fsync(out.fileno())
-                os.replace(temporary, path)
-            except BaseException:
-                with contextlib.suppress(OSError):
-                    os.unlink(temporary)
-                raise
+            write_bytes(path, data)
         return ArtifactHandle(handle=f"artifact://sha256-{hexdigest}", type=kind, size=len(data))
 
     def get(self, handle: str | ArtifactHandle) -> tuple[ArtifactHandle, bytes]:

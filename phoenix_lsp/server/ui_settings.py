@@ -9,13 +9,12 @@ are atomic (a temporary file in the same directory, then ``os.replace``) and kee
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
-import os
-import tempfile
 from pathlib import Path
 from typing import Any, Literal, cast, get_args
+
+from ..atomic import write_bytes
 
 log = logging.getLogger(__name__)
 
@@ -86,16 +85,5 @@ def write_route(data_dir: Path, route: Route) -> Route:
     data = dict(data or {})
     data[ROUTE_KEY] = route
     data_dir.mkdir(parents=True, exist_ok=True)
-    fd, temp = tempfile.mkstemp(prefix=f".{FILE_NAME}.", suffix=".tmp", dir=data_dir)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            json.dump(data, out, indent=2, ensure_ascii=False)
-            out.write("\n")
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(temp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
-        raise
+    write_bytes(path, (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
     return previous
