@@ -97,11 +97,18 @@ def build() -> dict[str, Any]:
     event = _add(defs, "PhoenixEvent", Event, "serialization")
     errors = _add(defs, "ErrorData", ErrorData, "serialization")
     options = _add(defs, "InitializationOptions", InitializationOptions, "validation")
+    # the agent route's contracts (seed 004, REQ-AGENT-011): what run_plan's plans become and what a unit answers
+    from ..agent import contracts
+
+    agent = {model.__name__: {"$ref": _add(defs, model.__name__, model, "serialization")}
+             for model in (contracts.Plan, contracts.ExecutionUnit, contracts.ResultEnvelope,
+                           contracts.ArtifactHandle, contracts.AgentError)}
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": "PhoenixProtocol",
         "description": "The phoenix/* requests (params and result), the phoenix/event notification, the data "
-        "of JSON-RPC errors and the initialization options. Generated from phoenix_lsp/protocol; do not edit.",
+        "of JSON-RPC errors, the initialization options and the agent route's contracts. Generated from "
+        "phoenix_lsp/protocol and phoenix_lsp/agent/contracts.py; do not edit.",
         "type": "object",
         "properties": {
             "requests": {
@@ -113,8 +120,10 @@ def build() -> dict[str, Any]:
             "event": {"$ref": event},
             "errorData": {"$ref": errors},
             "initializationOptions": {"$ref": options},
+            "agentContracts": {"type": "object", "properties": agent, "required": list(agent),
+                               "additionalProperties": False},
         },
-        "required": ["requests", "event", "errorData", "initializationOptions"],
+        "required": ["requests", "event", "errorData", "initializationOptions", "agentContracts"],
         "additionalProperties": False,
         "$defs": dict(sorted(defs.items())),
     }

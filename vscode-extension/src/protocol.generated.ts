@@ -100,9 +100,16 @@ export type ErrorData =
   | NotInitializedData
   | SetupFailedData
   | SettingsNotSavedData;
+/**
+ * The five kinds of the seed's error taxonomy (REQ-AGENT-012).
+ *
+ * This interface was referenced by `PhoenixProtocol`'s JSON-Schema
+ * via the `definition` "ErrorKind".
+ */
+export type ErrorKind = "TOOL" | "CODE" | "POLICY" | "BUDGET" | "SANDBOX";
 
 /**
- * The phoenix/* requests (params and result), the phoenix/event notification, the data of JSON-RPC errors and the initialization options. Generated from phoenix_lsp/protocol; do not edit.
+ * The phoenix/* requests (params and result), the phoenix/event notification, the data of JSON-RPC errors, the initialization options and the agent route's contracts. Generated from phoenix_lsp/protocol and phoenix_lsp/agent/contracts.py; do not edit.
  */
 export interface PhoenixProtocol {
   requests: {
@@ -190,6 +197,13 @@ export interface PhoenixProtocol {
   event: PhoenixEvent;
   errorData: ErrorData;
   initializationOptions: InitializationOptions;
+  agentContracts: {
+    Plan: Plan;
+    ExecutionUnit: ExecutionUnit;
+    ResultEnvelope: ResultEnvelope;
+    ArtifactHandle: ArtifactHandle;
+    AgentError: AgentError;
+  };
 }
 /**
  * This interface was referenced by `PhoenixProtocol`'s JSON-Schema
@@ -2217,4 +2231,151 @@ export interface ModelPriceIn {
   cacheWrite5m?: number | null;
   cacheWrite1h?: number | null;
   cacheRead?: number | null;
+}
+/**
+ * A small DAG (REQ-AGENT-004/011). Validated: unique ids, dependencies on existing nodes, no cycle, and
+ * every input is the output of a node this one depends on (directly or not) or a plan input.
+ *
+ * This interface was referenced by `PhoenixProtocol`'s JSON-Schema
+ * via the `definition` "Plan".
+ */
+export interface Plan {
+  goal: string;
+  constraints: string[];
+  inputs: string[];
+  /**
+   * @minItems 1
+   */
+  nodes: [PlanNode, ...PlanNode[]];
+}
+/**
+ * One node: a script (``unit``) or an approval, with the state keys it reads and writes.
+ *
+ * This interface was referenced by `PhoenixProtocol`'s JSON-Schema
+ * via the `definition` "PlanNode".
+ */
+export interface PlanNode {
+  id: string;
+  kind: "script" | "approval";
+  dependsOn: string[];
+  inputs: string[];
+  outputs: string[];
+  unit?: ExecutionUnit;
+  approval?: ApprovalRequest;
+}
+/**
+ * One script to run: its code, its inputs (``params``, bound as variables), the tools it may call
+ * (``allowedTools``: tool URIs, or plain function names for engine-level tests; a script calls each by
+ * ``function_name``) and its budgets.
+ *
+ * This interface was referenced by `PhoenixProtocol`'s JSON-Schema
+ * via the `definition` "ExecutionUnit".
+ */
+export interface ExecutionUnit {
+  engine: "monty" | "null";
+  code: string;
+  params: {
+    [k: string]: unknown;
+  };
+  allowedTools: string[];
+  budgets: Budgets;
+}
+/**
+ * Per-unit limits (REQ-AGENT-013). The defaults suit a short data-shaping script.
+ *
+ * This interface was referenced by `PhoenixProtocol`'s JSON-Schema
+ * via the `definition` "Budgets".
+ */
+export interface Budgets {
+  /**
+   * execution time of the script (host calls excluded)
+   */
+  cpuS: number;
+  /**
+   * the interpreter's heap
+   */
+  memoryBytes: number;
+  /**
+   * function call depth
+   */
+  maxDepth: number;
+  /**
+   * printed text + result JSON
+   */
+  maxOutputBytes: number;
+  /**
+   * script size, UTF-8
+   */
+  maxCodeBytes: number;
+  /**
+   * host calls per unit
+   */
+  maxToolCalls: number;
+  /**
+   * the node's token cap, in bytes: what of its result may enter the model's context; the rest becomes an artifact (REQ-AGENT-006)
+   */
+  maxContextBytes: number;
+}
+/**
+ * What an approval node asks for (decided by the approval flow, REQ-AGENT-015; not built yet).
+ *
+ * This interface was referenced by `PhoenixProtocol`'s JSON-Schema
+ * via the `definition` "ApprovalRequest".
+ */
+export interface ApprovalRequest {
+  tool: string;
+  summary: string;
+}
+/**
+ * The answer to one unit: ``ok`` with a ``result`` (the script's last expression, JSON), or an ``error``.
+ *
+ * This interface was referenced by `PhoenixProtocol`'s JSON-Schema
+ * via the `definition` "ResultEnvelope".
+ */
+export interface ResultEnvelope {
+  ok: boolean;
+  result: unknown;
+  error?: AgentError;
+  output: string;
+  summary: string;
+  artifacts: ArtifactHandle[];
+  stateUpdates: {
+    [k: string]: unknown;
+  };
+  metrics: Metrics;
+}
+/**
+ * One typed failure: ``{kind, code, message}``.
+ *
+ * This interface was referenced by `PhoenixProtocol`'s JSON-Schema
+ * via the `definition` "AgentError".
+ */
+export interface AgentError {
+  kind: ErrorKind;
+  code: string;
+  message: string;
+}
+/**
+ * A large result kept out of the model's context (REQ-AGENT-023).
+ *
+ * This interface was referenced by `PhoenixProtocol`'s JSON-Schema
+ * via the `definition` "ArtifactHandle".
+ */
+export interface ArtifactHandle {
+  handle: string;
+  type: string;
+  size: number;
+}
+/**
+ * What one unit cost.
+ *
+ * This interface was referenced by `PhoenixProtocol`'s JSON-Schema
+ * via the `definition` "Metrics".
+ */
+export interface Metrics {
+  cpuMs: number;
+  wallMs: number;
+  memMb?: number;
+  toolCalls: number;
+  tokens: number;
 }
