@@ -54,19 +54,25 @@ async function paletteCommand(title, timeout, opensQuickInput = false) {
   const deadline = Date.now() + timeout;
   const input = page.locator(".quick-input-widget .quick-input-box input");
   const row = page.locator(".quick-input-widget .monaco-list-row").filter({ hasText: title }).first();
+  // The palette can also close by itself between finding the row and clicking it (the workbench restoring
+  // its editors after a reload takes the focus): then the whole attempt starts again. A click that timed out
+  // did not happen, so a command never runs twice.
+  const within = (ms) => Math.max(1, Math.min(ms, deadline - Date.now()));
   for (let attempt = 1; ; attempt++) {
     await page.keyboard.press("Escape");
     await page.keyboard.press("F1");
-    await input.waitFor({ state: "visible", timeout: Math.max(1, deadline - Date.now()) });
-    await input.fill(`>${title}`);
     try {
-      await row.waitFor({ state: "visible", timeout: Math.max(1, Math.min(3000, deadline - Date.now())) });
+      await input.waitFor({ state: "visible", timeout: within(10000) });
+      await input.fill(`>${title}`);
+      await row.waitFor({ state: "visible", timeout: within(3000) });
+      await row.click({ timeout: within(5000) });
       break;
     } catch (e) {
-      if (Date.now() >= deadline) throw new Error(`command palette: no command "${title}" after ${attempt} attempts`);
+      if (Date.now() >= deadline) {
+        throw new Error(`command palette: "${title}" not run after ${attempt} attempts: ${String(e).split("\n")[0]}`);
+      }
     }
   }
-  await row.click({ timeout: Math.max(1, deadline - Date.now()) });
   if (opensQuickInput) return; // the command shows a quick pick of its own: the caller waits for it
   await page.locator(".quick-input-widget").waitFor({ state: "hidden", timeout: Math.max(1, deadline - Date.now()) });
 }
