@@ -140,17 +140,20 @@ class ConversationAgent:
         for uri in tools:
             refused = route.gate.check_tool(uri)
             if refused is None:
-                try:
-                    schema = await asyncio.to_thread(route.hub.schema, uri)
+                try:  # both may reach the MCP server: off the event loop
+                    schema, kind = await asyncio.to_thread(self._schema_and_kind, uri)
                 except ToolFailure as failure:
                     refused = failure.error
             if refused is not None:
                 parts.append(f"{uri}: {refused.kind}/{refused.code}: {refused.message}")
                 failures += 1
                 continue
-            parts.append(f"{uri} [{self.tool_kind(uri)}] — call as {function_name(uri)}(**arguments); "
+            parts.append(f"{uri} [{kind}] — call as {function_name(uri)}(**arguments); "
                          f"arguments schema: {json.dumps(schema, sort_keys=True, separators=(',', ':'))}")
         return route.redact("\n".join(parts)), failures == len(tools)
+
+    def _schema_and_kind(self, uri: str) -> tuple[dict[str, Any], str]:
+        return self.route.hub.schema(uri), self.tool_kind(uri)
 
     async def run_plan(self, plan: RunPlanInput, call: ToolUse) -> tuple[str, bool]:
         from ..agent.executor import run
