@@ -297,7 +297,8 @@ class RecordedRequest:
     body: Any
     headers: dict[str, str] = field(repr=False)  # may hold the API key: never in reprs
     started_at: float
-    ended_at: float | None = None
+    ended_at: float | None = None  # the handler returned (after the last write, or after the client went away)
+    last_write_at: float | None = None  # the reply's last bytes began to go out: a client cannot have read them
     first_byte_at: float | None = None
     status: int | None = None
     events_sent: int = 0
@@ -335,10 +336,21 @@ class RecordedRequest:
         auth = self.headers.get("authorization", "")
         return auth[len("Bearer ") :] if auth.startswith("Bearer ") else None
 
+    @property
+    def served_until(self) -> float | None:
+        """When serving ended, for overlaps: the last write's start, else the handler's end (``None``: still serving).
+
+        ``ended_at`` is stamped after the last write, so a client that has read the reply may start its next
+        request first, and two sequential requests would seem to overlap; ``last_write_at`` cannot be later
+        than anything the client does after reading the reply.
+        """
+        return self.last_write_at if self.last_write_at is not None else self.ended_at
+
     def overlaps(self, other: RecordedRequest) -> bool:
         """Whether the two requests were being served at the same time."""
-        a_end = self.ended_at if self.ended_at is not None else time.monotonic()
-        b_end = other.ended_at if other.ended_at is not None else time.monotonic()
+        now = time.monotonic()
+        a_end = self.served_until if self.served_until is not None else now
+        b_end = other.served_until if other.served_until is not None else now
         return self.started_at < b_end and other.started_at < a_end
 
     def to_json(self) -> dict[str, Any]:
@@ -349,6 +361,7 @@ class RecordedRequest:
             "body": self.body,
             "started_at": self.started_at,
             "ended_at": self.ended_at,
+            "last_write_at": self.last_write_at,
             "first_byte_at": self.first_byte_at,
             "status": self.status,
             "events_sent": self.events_sent,
@@ -578,6 +591,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("request-id", _new_id("req"))
         for name, value in (headers or {}).items():
             self.send_header(name, value)
+        if rec is not None:
+            rec.last_write_at = time.monotonic()
         self.end_headers()
         self.wfile.write(body)
         self.wfile.flush()
@@ -800,10 +815,14 @@ class _Handler(BaseHTTPRequestHandler):
                 raise _ClientGone
             if reply.stamp and event.get("delta", {}).get("type") == "text_delta":
                 event["delta"]["text"] = f"{time.monotonic_ns()};"  # stamped when sent, after the pause
+            if event["type"] == "message_stop":  # a client may stop reading here, before the terminating chunk
+                rec.last_write_at = time.monotonic()
             payload = f"event: {event['type']}\ndata: {json.dumps(event, separators=(',', ':'))}\n\n".encode()
             self._write(b"%x\r\n%s\r\n" % (len(payload), payload), rec)
             rec.events_sent += 1
             self.server.fake._changed(rec)
+        if rec.last_write_at is None:
+            rec.last_write_at = time.monotonic()
         self._write(b"0\r\n\r\n", rec)
         rec.completed = True
 
@@ -993,7 +1012,7 @@ class FakeAnthropic:
         now = time.monotonic()
         for r in self.requests:
             points.append((r.started_at, 1))
-            points.append((r.ended_at if r.ended_at is not None else now, -1))
+            points.append((r.served_until if r.served_until is not None else now, -1))
         points.sort(key=lambda p: (p[0], p[1]))  # ends before starts at equal times: touching != overlap
         best = cur = 0
         for _, d in points:

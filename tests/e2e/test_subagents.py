@@ -281,16 +281,13 @@ async def test_subagent_of_unrestricted_parent_is_restricted_by_the_kernel(
     assert not s.edits, "a restricted sub-agent must never send a workspace edit"
 
 
-def peak(requests: list[RecordedRequest], slack: float = 0.05) -> int:
-    """How many of ``requests`` were served at the same instant.
-
-    Each interval is cut short by ``slack`` seconds at its end: the client may start its next request as soon
-    as it has read the last event, a moment before the fake's thread stamps ``ended_at``.
-    """
+def peak(requests: list[RecordedRequest]) -> int:
+    """How many of ``requests`` were served at the same instant (each up to its ``served_until``)."""
     points: list[tuple[float, int]] = []
     for r in requests:
-        assert r.ended_at is not None, "a request is still being served"
-        points += [(r.started_at, 1), (max(r.started_at, r.ended_at - slack), -1)]
+        end = r.served_until
+        assert end is not None, "a request is still being served"
+        points += [(r.started_at, 1), (end, -1)]
     best = current = 0
     for _, step in sorted(points, key=lambda p: (p[0], p[1])):
         current += step

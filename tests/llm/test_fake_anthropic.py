@@ -11,6 +11,7 @@ import json
 import subprocess
 import sys
 import threading
+import time
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,15 @@ from typing import Any
 import pytest
 
 from phoenix_lsp.llm.client import LlmClient, LlmFailure, LlmRequest, LlmSuccess
-from tests.fake_anthropic import FakeAnthropic, Reply, ToolUseBlock, count_tokens, system_text
+from tests.fake_anthropic import (
+    FakeAnthropic,
+    RecordedRequest,
+    Reply,
+    ToolUseBlock,
+    _Handler,
+    count_tokens,
+    system_text,
+)
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -125,6 +134,38 @@ def test_overlap_is_computed_from_recorded_intervals(fake_anthropic: FakeAnthrop
         t.join()
     assert fake_anthropic.max_concurrency() == 3
     assert fake_anthropic.requests[2].overlaps(fake_anthropic.requests[3])
+
+
+def test_a_handler_slow_to_finish_after_its_last_write_is_not_an_overlap(
+    fake_anthropic: FakeAnthropic, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The client reads the whole reply and starts its next request before the fake's thread, descheduled
+    after its last write (a busy machine), stamps ``ended_at``: still sequential, not an overlap."""
+    fake_anthropic.handler = lambda body: Reply.text_reply("abc", deltas=3)
+    write = _Handler._write
+
+    def slow_after_the_last_chunk(self: _Handler, data: bytes, rec: RecordedRequest) -> None:
+        write(self, data, rec)
+        if data == b"0\r\n\r\n":
+            time.sleep(0.3)
+
+    monkeypatch.setattr(_Handler, "_write", slow_after_the_last_chunk)
+
+    def one() -> None:  # a new connection each time (a kept-alive one would wait for the handler to return)
+        r = urllib.request.Request(
+            f"{fake_anthropic.base_url}/v1/messages",
+            data=json.dumps({"model": "m", "messages": [], "stream": True}).encode(),
+            headers={"content-type": "application/json", "connection": "close"},
+        )
+        with urllib.request.urlopen(r, timeout=5) as resp:
+            resp.read()
+
+    one()
+    one()
+    assert fake_anthropic.wait_for(lambda rs: len(rs) == 2 and all(r.ended_at is not None for r in rs), timeout=5)
+    a, b = fake_anthropic.requests
+    assert b.started_at < a.ended_at, "the second request started while the first's thread was still running"
+    assert not a.overlaps(b) and fake_anthropic.max_concurrency() == 1
 
 
 @pytest.mark.req("REQ-BED-003")
