@@ -72,6 +72,8 @@ class ErrorCode:
     DEPTH_LIMIT = "DEPTH_LIMIT"
     OUTPUT_LIMIT = "OUTPUT_LIMIT"
     MAX_TOOL_CALLS = "MAX_TOOL_CALLS"
+    STRING_LIMIT = "STRING_LIMIT"  # a string longer than maxStringLength crossed the engine's boundary
+    ARRAY_LIMIT = "ARRAY_LIMIT"  # a list or object larger than maxArraySize crossed the engine's boundary
     MAX_NODES = "MAX_NODES"  # per run
     WALL_CLOCK = "WALL_CLOCK"  # per run
     # SANDBOX
@@ -109,6 +111,12 @@ class Budgets(Wire):
     max_output_bytes: int = Field(default=64 * 1024, ge=256, le=16 << 20, description="printed text + result JSON")
     max_code_bytes: int = Field(default=16 * 1024, ge=64, le=1 << 20, description="script size, UTF-8")
     max_tool_calls: int = Field(default=100, ge=0, le=10_000, description="host calls per unit")
+    max_string_length: int = Field(default=1 << 20, ge=64, le=64 << 20, description=(
+        "characters in one string of the unit's params, a host call's arguments or answer, or the result "
+        "(inside the script the memory limit bounds strings)"))
+    max_array_size: int = Field(default=100_000, ge=16, le=10_000_000, description=(
+        "items in one list or object of the unit's params, a host call's arguments or answer, or the result "
+        "(inside the script the memory limit bounds collections)"))
     max_context_bytes: int = Field(default=4096, ge=256, le=1 << 20, description=(
         "the node's token cap, in bytes: what of its result may enter the model's context; the rest becomes "
         "an artifact (REQ-AGENT-006)"))

@@ -58,6 +58,28 @@ def _classify(exc: BaseException) -> dict[str, Any]:
     return _error("SANDBOX", "PROC_CRASH", f"{type(exc).__name__}: {exc}")
 
 
+def _oversize(value: Any, where: str, max_string: int, max_items: int) -> dict[str, Any] | None:
+    """A BUDGET error when ``value`` (JSON: nested lists and dicts) holds a string longer than ``max_string``
+    characters or a list or dict of more than ``max_items`` items, else None. Walked without recursion."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if len(item) > max_string:
+                return _error("BUDGET", "STRING_LIMIT", f"{where} holds a string of {len(item)} characters; "
+                              f"the limit is {max_string} (budget maxStringLength)")
+        elif isinstance(item, list | tuple | dict):
+            if len(item) > max_items:
+                return _error("BUDGET", "ARRAY_LIMIT", f"{where} holds a collection of {len(item)} items; "
+                              f"the limit is {max_items} (budget maxArraySize)")
+            if isinstance(item, dict):
+                stack.extend(item.keys())
+                stack.extend(item.values())
+            else:
+                stack.extend(item)
+    return None
+
+
 def run(unit: dict[str, Any], out: TextIO, replies: TextIO) -> dict[str, Any]:
     """Run `unit`; return the envelope (a dict in the ResultEnvelope's wire shape)."""
     import pydantic_monty as pm
@@ -65,6 +87,12 @@ def run(unit: dict[str, Any], out: TextIO, replies: TextIO) -> dict[str, Any]:
     budgets = unit.get("budgets", {})
     max_output = int(budgets.get("maxOutputBytes", 64 * 1024))
     max_calls = int(budgets.get("maxToolCalls", 100))
+    max_string = int(budgets.get("maxStringLength", 1 << 20))
+    max_items = int(budgets.get("maxArraySize", 100_000))
+
+    def oversize(value: Any, where: str) -> dict[str, Any] | None:
+        return _oversize(value, where, max_string, max_items)
+
     printed: list[str] = []
     state: dict[str, Any] = {"printed": 0, "calls": 0, "stop": None, "tool_error": None, "waited": 0.0}
 
@@ -82,6 +110,10 @@ def run(unit: dict[str, Any], out: TextIO, replies: TextIO) -> dict[str, Any]:
             if state["calls"] > max_calls:
                 state["stop"] = _error("BUDGET", "MAX_TOOL_CALLS", f"more than {max_calls} tool calls")
                 raise _Stop(f"more than {max_calls} tool calls")
+            too_big = oversize([args, kwargs], f"the arguments of {name}")
+            if too_big is not None:
+                state["stop"] = too_big
+                raise _Stop(too_big["message"])
             asked = time.perf_counter()
             out.write(json.dumps({"call": name, "args": list(args), "kwargs": kwargs}) + "\n")
             out.flush()
@@ -95,7 +127,12 @@ def run(unit: dict[str, Any], out: TextIO, replies: TextIO) -> dict[str, Any]:
                 elif state["tool_error"] is None:
                     state["tool_error"] = error
                 raise RuntimeError(f"{name} failed: {error.get('message', '')}")
-            return reply.get("return")
+            answer = reply.get("return")
+            too_big = oversize(answer, f"the answer of {name}")
+            if too_big is not None:
+                state["stop"] = too_big
+                raise _Stop(too_big["message"])
+            return answer
 
         return call
 
@@ -109,7 +146,9 @@ def run(unit: dict[str, Any], out: TextIO, replies: TextIO) -> dict[str, Any]:
                       "process_time": "zero"}
     started = 0.0
     result: Any = None
-    error: dict[str, Any] | None = None
+    error = oversize(unit.get("params", {}), "the params")
+    if error is not None:
+        return {"ok": False, "error": error, "output": "", "metrics": {"cpuMs": 0.0, "toolCalls": 0}}
     try:
         with pm.Monty() as pool, pool.checkout(limits=limits, os_policy=os_policy) as session:
             started = time.perf_counter()
@@ -126,6 +165,8 @@ def run(unit: dict[str, Any], out: TextIO, replies: TextIO) -> dict[str, Any]:
     elif error is not None and error["code"] == "RUNTIME_ERROR" and state["tool_error"] is not None:
         error = state["tool_error"]
     output = "".join(printed)
+    if error is None:
+        error = oversize(result, "the result")
     if error is None:
         try:
             encoded = json.dumps(result)

@@ -98,6 +98,46 @@ def test_each_budget_ends_the_unit_with_its_own_code(code: str, budgets: Budgets
     assert len(recorder.calls) <= budgets.max_tool_calls
 
 
+SMALL = Budgets(max_string_length=100, max_array_size=20)
+
+
+@pytest.mark.req("REQ-AGENT-008", "REQ-AGENT-013")
+@pytest.mark.parametrize(("code", "params", "where", "expected"), [
+    ("'x' * 101", {}, "the result", "STRING_LIMIT"),
+    ("list(range(21))", {}, "the result", "ARRAY_LIMIT"),
+    ("{'rows': [{'id': i} for i in range(21)]}", {}, "the result", "ARRAY_LIMIT"),  # nested
+    ("{('k' * 101): 1}", {}, "the result", "STRING_LIMIT"),  # a key is a string too
+    ("len(text)", {"text": "y" * 101}, "the params", "STRING_LIMIT"),
+    ("get_record('z' * 101)", {}, "the arguments of get_record", "STRING_LIMIT"),
+    ("get_record(list(range(21)))", {}, "the arguments of get_record", "ARRAY_LIMIT"),
+    ("big()", {}, "the answer of big", "ARRAY_LIMIT"),
+    ("try:\n    big()\nexcept Exception:\n    0", {}, "the answer of big", "ARRAY_LIMIT"),  # not catchable
+])
+def test_strings_and_arrays_over_their_limits_end_the_unit_where_they_cross(
+    code: str, params: dict[str, Any], where: str, expected: str
+) -> None:
+    """No string or collection over its limit enters or leaves the engine: params, host calls both ways and
+    the result (inside the script, the memory limit bounds them)."""
+    recorder = Recorder()
+    functions = {**recorder.functions(), "big": lambda: list(range(21))}
+    envelope = MontyEngine(functions).execute(ExecutionUnit(
+        code=code, params=params, budgets=SMALL, allowed_tools=("get_record", "big")))
+    assert kind_code(envelope) == (ErrorKind.BUDGET, expected), envelope.error
+    assert envelope.error is not None and envelope.error.message.startswith(where), envelope.error.message
+    assert recorder.calls == [], "an oversized call never reaches the host"
+
+
+@pytest.mark.req("REQ-AGENT-013")
+def test_strings_and_arrays_at_their_limits_pass() -> None:
+    recorder = Recorder()
+    code = "rows = [get_record(i) for i in range(2)]\n{'text': 'x' * 100, 'items': list(range(20)), 'n': len(rows)}"
+    envelope = MontyEngine(recorder.functions()).execute(ExecutionUnit(
+        code=code, params={"text": "y" * 100}, budgets=SMALL.model_copy(update={"max_output_bytes": 4096}),
+        allowed_tools=("get_record",)))
+    assert envelope.ok, envelope.error
+    assert envelope.result["n"] == 2 and len(recorder.calls) == 2
+
+
 @pytest.mark.req("REQ-AGENT-008")
 def test_the_same_unit_gives_the_same_result() -> None:
     engine = MontyEngine(Recorder().functions())

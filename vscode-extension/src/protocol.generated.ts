@@ -2312,6 +2312,14 @@ export interface Budgets {
    */
   maxToolCalls: number;
   /**
+   * characters in one string of the unit's params, a host call's arguments or answer, or the result (inside the script the memory limit bounds strings)
+   */
+  maxStringLength: number;
+  /**
+   * items in one list or object of the unit's params, a host call's arguments or answer, or the result (inside the script the memory limit bounds collections)
+   */
+  maxArraySize: number;
+  /**
    * the node's token cap, in bytes: what of its result may enter the model's context; the rest becomes an artifact (REQ-AGENT-006)
    */
   maxContextBytes: number;
