@@ -101,6 +101,13 @@ def run(unit: dict[str, Any], out: TextIO, replies: TextIO) -> dict[str, Any]:
         if state["printed"] <= max_output:
             printed.append(text)
 
+    def stop_if_oversize(value: Any, where: str) -> None:
+        """End the script, past any ``except`` of its own, when ``value`` is over a size limit."""
+        too_big = oversize(value, where)
+        if too_big is not None:
+            state["stop"] = too_big
+            raise _Stop(too_big["message"])
+
     def tool(name: str) -> Any:
         def call(*args: Any, **kwargs: Any) -> Any:
             stop = state["stop"]
@@ -110,10 +117,7 @@ def run(unit: dict[str, Any], out: TextIO, replies: TextIO) -> dict[str, Any]:
             if state["calls"] > max_calls:
                 state["stop"] = _error("BUDGET", "MAX_TOOL_CALLS", f"more than {max_calls} tool calls")
                 raise _Stop(f"more than {max_calls} tool calls")
-            too_big = oversize([args, kwargs], f"the arguments of {name}")
-            if too_big is not None:
-                state["stop"] = too_big
-                raise _Stop(too_big["message"])
+            stop_if_oversize([args, kwargs], f"the arguments of {name}")
             asked = time.perf_counter()
             out.write(json.dumps({"call": name, "args": list(args), "kwargs": kwargs}) + "\n")
             out.flush()
@@ -128,10 +132,7 @@ def run(unit: dict[str, Any], out: TextIO, replies: TextIO) -> dict[str, Any]:
                     state["tool_error"] = error
                 raise RuntimeError(f"{name} failed: {error.get('message', '')}")
             answer = reply.get("return")
-            too_big = oversize(answer, f"the answer of {name}")
-            if too_big is not None:
-                state["stop"] = too_big
-                raise _Stop(too_big["message"])
+            stop_if_oversize(answer, f"the answer of {name}")
             return answer
 
         return call
