@@ -14,27 +14,13 @@ from typing import Any
 import pytest
 
 from tests.agent.mcp_helpers import TOKEN, TOKEN_VARIABLE, stdio_entry
+from tests.agent.triage_flow import LIST, TRIAGE, UPDATE
+from tests.agent.triage_flow import expected as expected_ids
 from tests.e2e.harness import API_KEY, Session, last_seq, session, tool_results, wait_idle
 from tests.e2e.test_write_patch import unrestricted
 from tests.fake_anthropic import FakeAnthropic, RecordedRequest, Reply, ToolUseBlock
 
 pytestmark = [pytest.mark.slow, pytest.mark.req("REQ-AGENT-003", "REQ-AGENT-005", "REQ-AGENT-014")]
-
-LIST = "mcp://records/list_records"
-UPDATE = "mcp://records/update_record"
-#: the task of the benchmark: among the 50 records, the 12 open ones get "triaged"
-TRIAGE = """rows = records_list_records()["records"]
-picked = [r["id"] for r in rows if r["status"] == "open"]
-for i in picked:
-    records_update_record(id=i, fields={"status": "triaged"})
-{"updated": picked}
-"""
-
-
-def expected_ids() -> list[int]:
-    from tests.agent.records_server import dataset
-
-    return [r["id"] for r in dataset() if r["status"] == "open"]
 
 
 def agent_files(tmp_path: Path, *, manifest: dict[str, Any] | None = None) -> dict[str, str]:
