@@ -6,14 +6,16 @@ vscode-extension/src/webview/app.ts), never its class names; the status bar item
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tests.clients.vscode_real.rig import ROOT, Driver, Rig
+from tests.clients.vscode_real.rig import ROOT, Driver, DriverError, Rig
 
 # The chat webview's test ids (vscode-extension/src/webview/app.ts).
 INPUT = "[data-testid=chat-input]"
@@ -71,6 +73,8 @@ class Chat:
         self.rig = rig
         self.d: Driver = rig.driver
         self.wv: dict[str, Any] = {"frame": "webview", "extensionId": rig.extension_id}
+        self.answers_before: list[str] = []  # the assistant messages' texts when the last message was sent
+        self.recorded: Callable[[], list[Any]] = list  # the fake model's requests, when the test has one (diagnose)
 
     def open(self) -> None:
         self.d.call("command", title="Phoenix: Open Chat", timeout=60)
@@ -83,16 +87,53 @@ class Chat:
             self.d.call("dragEdge", selector=".part.sidebar", dx=width - box["width"])
 
     def send(self, text: str, button: bool = False) -> None:
-        """Type ``text`` and send it with Enter (or a click on the send button)."""
+        """Type ``text`` and send it with Enter (or a click on the send button). The assistant messages shown
+        before are noted, so that ``wait_answer`` waits for a new one."""
         self.d.call("waitFor", **self.wv, selector=f"{INPUT}:not([disabled])", timeout=60)
+        shown = self.d.call("inspect", **self.wv, selector=ASSISTANT)["items"]
+        self.answers_before = [str(item["text"]) for item in shown]
         self.d.call("fill", **self.wv, selector=INPUT, value=text)
         if button:
             self.d.call("click", **self.wv, selector=SEND)
         else:
             self.d.call("press", **self.wv, selector=INPUT, key="Enter")
 
-    def wait_answer(self, text: str, timeout: float = 60) -> None:
-        self.d.call("waitFor", **self.wv, selector=ASSISTANT, hasText=text, first=True, timeout=timeout)
+    def wait_answer(self, text: str, timeout: float = 60, *, new: bool = True) -> None:
+        """Wait for an assistant message saying ``text`` that came after the last ``send`` (``new``), or for any
+        (``new=False``: e.g. a transcript restored after a reload). Without ``new`` a repeated prompt's
+        earlier answer would pass at once, while the server is still busy with the new one."""
+        wanted = " ".join(text.split()).casefold()  # as Playwright's hasText compares
+        seen = sum(wanted in " ".join(before.split()).casefold() for before in self.answers_before) if new else 0
+        try:
+            self.d.call("waitFor", **self.wv, selector=ASSISTANT, hasText=text, nth=seen, timeout=timeout)
+        except DriverError as exc:
+            raise AssertionError(f"no assistant message says {text!r} after {timeout:g} s\n{self.diagnose()}") from exc
+
+    def diagnose(self) -> str:
+        """What the chat view, the server's log and the fake model (``recorded``) show now, for a failure's
+        message: CI keeps the output, not the artifacts."""
+        lines = ["timeline (last 8 messages):"]
+        with contextlib.suppress(Exception):
+            snap = self.d.call("inspect", **self.wv, selector=f"{TIMELINE} [data-testid=message]", timeout=5)
+            for item in snap["items"][-8:]:
+                lines.append(f"  [{item['attrs'].get('data-role')}] {' '.join(str(item['text']).split())[:200]}")
+        with contextlib.suppress(Exception):
+            state = self.input_state()
+            lines.append(f"input: {state['value']!r}, disabled={state['disabled']}")
+        with contextlib.suppress(Exception):
+            status = self.d.call("inspect", **self.wv, selector="[data-testid=status-line]", timeout=5)["items"]
+            lines.append(f"status line: {[(s['attrs'].get('data-status'), s['text']) for s in status]}")
+        for record in self.recorded()[-4:]:
+            last = record.body.get("messages", [{}])[-1] if isinstance(record.body, dict) else {}
+            content = last.get("content")
+            kinds = [b.get("type") for b in content if isinstance(b, dict)] if isinstance(content, list) else "text"
+            lines.append(f"model request: status={record.status} completed={record.completed} "
+                         f"last message: {last.get('role')} {kinds}")
+        log = self.rig.data_dir / "phoenix-lsp.log"
+        with contextlib.suppress(OSError):
+            lines.append("server log (last 15 lines):")
+            lines += [f"  {line[:300]}" for line in log.read_text(errors="replace").splitlines()[-15:]]
+        return "\n".join(lines)
 
     def wait_idle(self, timeout: float = 60) -> None:
         self.d.call("waitFor", **self.wv, selector=STATUS_IDLE, timeout=timeout)

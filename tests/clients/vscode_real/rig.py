@@ -429,6 +429,16 @@ class Rig:
         return sorted((self.user_data / "logs").rglob("*.log")) if (self.user_data / "logs").is_dir() else []
 
 
+def _print_tails(rig: Rig, lines: int = 25) -> None:
+    """The ends of the extension's log (its last window) and the server's log, on stderr."""
+    windows = [log for log in rig.logs() if log.name == "Phoenix.log"]
+    for log in [*windows[-1:], rig.data_dir / "phoenix-lsp.log"]:
+        with contextlib.suppress(OSError):
+            tail = log.read_text(errors="replace").splitlines()[-lines:]
+            print(f"[real-vscode] last lines of {log.name}:", *(f"  {line[:300]}" for line in tail),
+                  sep="\n", file=sys.stderr)
+
+
 def _wait_http(url: str, proc: subprocess.Popen[Any], timeout: float, log: Path) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -509,6 +519,9 @@ def start_rig(
         _wait_http(f"http://127.0.0.1:{rig.port}/healthz", rig.code_server, 60, cs_log)
         rig.driver = Driver(deps, procs, rig.url, artifacts, extension_id)
         yield rig
+    except BaseException:
+        _print_tails(rig)  # CI keeps the test's output, not the artifacts
+        raise
     finally:
         if rig.driver is not None:
             with contextlib.suppress(Exception):

@@ -114,6 +114,7 @@ def test_the_extension_in_a_real_vscode(vscode_deps: Deps, fake_anthropic: FakeA
         d = rig.driver
         assert d is not None
         chat = Chat(rig)
+        chat.recorded = lambda: fake_anthropic.requests
         hello = rig.workspace / "hello.py"
 
         d.call("goto", timeout=120)
@@ -263,8 +264,8 @@ def test_the_extension_in_a_real_vscode(vscode_deps: Deps, fake_anthropic: FakeA
         # the instructions line comes back from getConversation too
         d.call("waitFor", **chat.wv, selector=INSTRUCTION_FILE, hasText="AGENTS.md", first=True, timeout=30)
         assert reopened["attrs"].get("data-id") == open_before["attrs"].get("data-id"), (reopened, open_before)
-        chat.wait_answer(scenario.STREAMED)
-        chat.wait_answer("The comment is in.")
+        chat.wait_answer(scenario.STREAMED, new=False)
+        chat.wait_answer("The comment is in.", new=False)
         assert chat.input_state()["disabled"]
         d.screenshot("approval-after-reload")
         chat.refocus_dialog()
