@@ -123,12 +123,13 @@ class Chat:
         with contextlib.suppress(Exception):
             status = self.d.call("inspect", **self.wv, selector="[data-testid=status-line]", timeout=5)["items"]
             lines.append(f"status line: {[(s['attrs'].get('data-status'), s['text']) for s in status]}")
-        for record in self.recorded()[-4:]:
-            last = record.body.get("messages", [{}])[-1] if isinstance(record.body, dict) else {}
-            content = last.get("content")
-            kinds = [b.get("type") for b in content if isinstance(b, dict)] if isinstance(content, list) else "text"
-            lines.append(f"model request: status={record.status} completed={record.completed} "
-                         f"last message: {last.get('role')} {kinds}")
+        with contextlib.suppress(Exception):
+            for record in self.recorded()[-4:]:
+                last = (record.body.get("messages") or [{}])[-1] if isinstance(record.body, dict) else {}
+                content = last.get("content")
+                kinds = [b.get("type") for b in content if isinstance(b, dict)] if isinstance(content, list) else "text"
+                lines.append(f"model request: status={record.status} completed={record.completed} "
+                             f"last message: {last.get('role')} {kinds}")
         log = self.rig.data_dir / "phoenix-lsp.log"
         with contextlib.suppress(OSError):
             lines.append("server log (last 15 lines):")
