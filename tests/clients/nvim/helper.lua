@@ -32,6 +32,19 @@ function T.ok(value, what)
   end
 end
 
+-- Run the Ex `command` with vim.notify captured until it has said something; returns what it said.
+function T.notes_of(command)
+  local notes, notify = {}, vim.notify
+  vim.notify = function(message) table.insert(notes, message) end
+  local ok, err = pcall(function()
+    vim.cmd(command)
+    T.wait("a message from :" .. command, function() return #notes > 0 end)
+  end)
+  vim.notify = notify
+  if not ok then error(err, 0) end
+  return notes
+end
+
 function T.server_cmd()
   return { T.python, "-m", "phoenix_lsp", "serve", "--data-dir", T.data_dir }
 end

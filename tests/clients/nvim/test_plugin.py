@@ -579,12 +579,7 @@ def test_phoenix_model_switches_the_model_and_the_next_request_names_it(
         vim.cmd("PhoenixModel claude-opus-4-7")  -- with an argument
         T.wait("the named model", function() return phoenix.state.model == "claude-opus-4-7" end)
         -- a refusal shows the server's message and changes nothing
-        local notes, notify = {}, vim.notify
-        vim.notify = function(message) table.insert(notes, message) end
-        vim.cmd("PhoenixModel no!model")
-        T.wait("the refusal", function() return #notes > 0 end)
-        vim.notify = notify
-        T.data.refusal = notes
+        T.data.refusal = T.notes_of("PhoenixModel no!model")
         T.data.kept = phoenix.state.model
         T.ok(phoenix.send("once more"), "send a third time")
         T.wait("the third answer", function()
@@ -697,12 +692,7 @@ def test_phoenix_route_chooses_the_route_for_the_machine_and_every_message_carri
         end)
         T.wait("the server's route", function() return T.data.server_route ~= nil end)
         -- a route that is none is refused with the server's message, and nothing changes
-        local notes, notify = {}, vim.notify
-        vim.notify = function(message) table.insert(notes, message) end
-        vim.cmd("PhoenixRoute fast")
-        T.wait("the refusal", function() return #notes > 0 end)
-        vim.notify = notify
-        T.data.refusal = notes
+        T.data.refusal = T.notes_of("PhoenixRoute fast")
         T.data.kept = phoenix.state.route
         -- the next message carries the chosen route
         T.ok(phoenix.send("second"), "send again")
