@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from . import params as p
 from . import results as r
 from .base import Wire
+from .names import METHOD_NAMES
 
 
 @dataclass(frozen=True)
@@ -41,3 +42,6 @@ _ALL = (
 
 #: method name -> its models, in the order specs/protocol.md lists them
 METHODS: dict[str, Method] = {m.name: m for m in _ALL}
+if tuple(METHODS) != METHOD_NAMES:  # the announced names (names.py) and this table are one list
+    raise ImportError(f"phoenix_lsp.protocol.names.METHOD_NAMES {METHOD_NAMES} differs from the table of "
+                      f"methods {tuple(METHODS)}: add or remove the method in both, in the same order")

@@ -324,3 +324,26 @@ async def test_always_allow_listing_revoking_and_audit(fake_anthropic: FakeAnthr
         assert len(page["entries"]) == 2 and page["nextAfterId"] == page["entries"][-1]["id"]
         rest = await s.request("phoenix/getAuditLog", {"conversationId": cid, "afterId": page["nextAfterId"]})
         assert [e["id"] for e in page["entries"] + rest["entries"]] == [e["id"] for e in entries]
+
+
+@pytest.mark.req("REQ-PROTO-001")
+async def test_initialize_announces_exactly_the_methods_the_server_serves(
+    fake_anthropic: FakeAnthropic, tmp_path: Path, editor: str
+) -> None:
+    """The announcement is the protocol's table, and every method in it is served: a request with empty params
+    gets an answer or an invalid-params error, never "method not found"."""
+    from pygls.exceptions import JsonRpcException
+
+    from phoenix_lsp.protocol.methods import METHODS
+
+    async with session(fake_anthropic, tmp_path, editor) as s:
+        s.check_schema = False  # empty params are refused: there is no result to check
+        assert s.initialize_result.capabilities.experimental["phoenix"]["methods"] == list(METHODS)
+        not_found = []
+        for method in METHODS:
+            try:
+                await s.request(method, {})
+            except JsonRpcException as exc:
+                if exc.code == -32601:
+                    not_found.append(method)
+        assert not_found == []

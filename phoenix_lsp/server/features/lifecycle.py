@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 
 from ... import __name__ as _pkg
+from ...protocol.names import METHOD_NAMES
 from ..lazy import LazyModule
 from ..lsp import PhoenixServer
 
@@ -19,25 +20,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(_pkg)
 rt = LazyModule("phoenix_lsp.server.runtime")
 
-METHODS = [
-    "phoenix/newConversation",
-    "phoenix/listConversations",
-    "phoenix/getConversation",
-    "phoenix/sendMessage",
-    "phoenix/cancel",
-    "phoenix/setMode",
-    "phoenix/respondToModeUpgrade",
-    "phoenix/respondToApproval",
-    "phoenix/setApprovalPolicy",
-    "phoenix/setStyle",
-    "phoenix/triggerContinuation",
-    "phoenix/getAuditLog",
-    "phoenix/listAlwaysAllowed",
-    "phoenix/revokeAlwaysAllow",
-    "phoenix/getRoute",
-    "phoenix/setRoute",
-    "phoenix/getArtifact",
-]
+METHODS = list(METHOD_NAMES)
 
 
 def sandbox_info(sandbox: Any) -> dict[str, Any]:
