@@ -48,7 +48,7 @@ Verdict = Allow | Ask | Refuse
 
 def decide(state: ConversationState, call: ToolUse) -> Verdict:
     """May ``call`` run now, must the user be asked first, or is it refused (and why)?"""
-    available = tools_for(state.is_subagent, state.route)
+    available = tools_for(state.is_subagent, state.route, state.editor_sight)
     if call.name not in available:
         return Refuse(
             f"Unknown tool '{call.name}': this conversation has no such tool. "

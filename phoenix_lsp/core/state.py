@@ -209,3 +209,6 @@ class ConversationState:
     instructions: str = ""
     instruction_files: tuple[InstructionFile, ...] = ()
     route: Route = Route.ASK  # the route of the latest user message (REQ-AGENT-001): its turns' tools
+    #: the client announced the editor's sight when the conversation started (REQ-SIGHT-002): its tool list
+    #: has the sight tools for its whole life, whichever client connects later
+    editor_sight: bool = False

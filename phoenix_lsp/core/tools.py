@@ -29,6 +29,9 @@ SPAWN_AGENTS = "spawn_agents"
 SUBMIT_RESULT = "submit_result"
 DESCRIBE_TOOLS = "describe_tools"
 RUN_PLAN = "run_plan"
+EDITOR_PROBLEMS = "editor_problems"
+FIND_DEFINITION = "find_definition"
+FIND_REFERENCES = "find_references"
 
 TOOL_KINDS: dict[str, ToolKind] = {
     READ_FILE: ToolKind.READ,
@@ -41,6 +44,9 @@ TOOL_KINDS: dict[str, ToolKind] = {
     SUBMIT_RESULT: ToolKind.CONTROL,
     DESCRIBE_TOOLS: ToolKind.READ,
     RUN_PLAN: ToolKind.PLAN,
+    EDITOR_PROBLEMS: ToolKind.READ,
+    FIND_DEFINITION: ToolKind.READ,
+    FIND_REFERENCES: ToolKind.READ,
 }
 
 _STANDARD = (READ_FILE, LIST_DIRECTORY, SEARCH_FILES, BASH, PATCH)
@@ -55,13 +61,22 @@ AGENT_TOOLS: tuple[str, ...] = (*CONVERSATION_TOOLS, DESCRIBE_TOOLS, RUN_PLAN)
 #: The tools a sub-agent gets: the standard ones plus result submission; no nesting, no upgrade (REQ-BED-009/018).
 SUBAGENT_TOOLS: tuple[str, ...] = (*_STANDARD, SUBMIT_RESULT)
 
+#: The editor's sight (REQ-SIGHT-002): read tools answered by the editor client, offered only to conversations
+#: whose client announced ``editorSight`` when they started. They come right after a conversation's own
+#: tools, before the agent route's two, so the ask route's list stays a prefix of the agent route's.
+SIGHT_TOOLS: tuple[str, ...] = (EDITOR_PROBLEMS, FIND_DEFINITION, FIND_REFERENCES)
+
 #: The most sub-agents one spawn_agents call may start.
 MAX_AGENTS_PER_CALL = 10
 
 
-def tools_for(is_subagent: bool, route: Route = Route.ASK) -> tuple[str, ...]:
+def tools_for(is_subagent: bool, route: Route = Route.ASK, sight: bool = False) -> tuple[str, ...]:
     """The tool list of a conversation's turn: fixed for the life of the conversation on one route
-    (REQ-BED-017); sub-agents always take the ask route."""
+    (REQ-BED-017); sub-agents always take the ask route. ``sight``: the conversation's client announced
+    the editor's sight when it started (REQ-SIGHT-002), a fact stored with the conversation."""
+    extra = SIGHT_TOOLS if sight else ()
     if is_subagent:
-        return SUBAGENT_TOOLS
-    return AGENT_TOOLS if route is Route.AGENT else CONVERSATION_TOOLS
+        return (*SUBAGENT_TOOLS, *extra)
+    if route is Route.AGENT:
+        return (*CONVERSATION_TOOLS, *extra, DESCRIBE_TOOLS, RUN_PLAN)
+    return (*CONVERSATION_TOOLS, *extra)

@@ -94,6 +94,18 @@ def build() -> dict[str, Any]:
             "required": ["params", "result"],
             "additionalProperties": False,
         }
+    # server -> client requests (the editor's sight): params as the server sends them, results as it accepts them
+    from .sight import CLIENT_METHODS
+
+    client_requests: dict[str, Any] = {}
+    for cm in CLIENT_METHODS.values():
+        client_requests[cm.name] = {
+            "type": "object",
+            "properties": {"params": {"$ref": _add(defs, cm.params.__name__, cm.params, "serialization")},
+                           "result": {"$ref": _add(defs, cm.result.__name__, cm.result, "validation")}},
+            "required": ["params", "result"],
+            "additionalProperties": False,
+        }
     event = _add(defs, "PhoenixEvent", Event, "serialization")
     errors = _add(defs, "ErrorData", ErrorData, "serialization")
     options = _add(defs, "InitializationOptions", InitializationOptions, "validation")
@@ -106,7 +118,8 @@ def build() -> dict[str, Any]:
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": "PhoenixProtocol",
-        "description": "The phoenix/* requests (params and result), the phoenix/event notification, the data "
+        "description": "The phoenix/* requests (params and result), the requests the server sends to a client "
+        "with the editor's sight (clientRequests), the phoenix/event notification, the data "
         "of JSON-RPC errors, the initialization options and the agent route's contracts. Generated from "
         "phoenix_lsp/protocol and phoenix_lsp/agent/contracts.py; do not edit.",
         "type": "object",
@@ -117,13 +130,19 @@ def build() -> dict[str, Any]:
                 "required": list(requests),
                 "additionalProperties": False,
             },
+            "clientRequests": {
+                "type": "object",
+                "properties": client_requests,
+                "required": list(client_requests),
+                "additionalProperties": False,
+            },
             "event": {"$ref": event},
             "errorData": {"$ref": errors},
             "initializationOptions": {"$ref": options},
             "agentContracts": {"type": "object", "properties": agent, "required": list(agent),
                                "additionalProperties": False},
         },
-        "required": ["requests", "event", "errorData", "initializationOptions", "agentContracts"],
+        "required": ["requests", "clientRequests", "event", "errorData", "initializationOptions", "agentContracts"],
         "additionalProperties": False,
         "$defs": dict(sorted(defs.items())),
     }

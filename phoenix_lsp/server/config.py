@@ -50,6 +50,15 @@ class Config(BaseSettings):
         default=DEFAULT_MAX_MESSAGE_BYTES, ge=64 * 1024, le=2**31 - 1,
         description="the largest LSP message read; a longer one is refused and skipped (REQ-PROTO-044)",
     )
+    # the editor's sight (issue 29, REQ-SIGHT-003)
+    sight_settle_ms: int = Field(
+        default=1500, ge=0, le=30_000, description="after a patch, the longest wait for the editor's problems "
+        "to change"
+    )
+    sight_timeout_ms: int = Field(
+        default=1500, ge=100, le=30_000, description="how long the editor may take to answer a sight request "
+        "beyond the settle time; a later answer is not waited for"
+    )
     # prompt caching and prices (issue 16, REQ-CACHE-004/006)
     prompt_cache: bool = Field(default=True, description="prompt caching on or off")
     prompt_cache_ttl: Literal["5m", "1h"] = Field(default="5m", description="how long the API keeps a prefix")

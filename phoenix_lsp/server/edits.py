@@ -110,6 +110,10 @@ async def apply_patch(ls: LanguageServer, runtime: Runtime, call: ToolUse) -> tu
     )
     edit = types.WorkspaceEdit(document_changes=changes)
     label = f"phoenix: patch {target.relative_to(root)}"
+    from .sight import editor_for
+
+    sight = editor_for(ls, runtime)  # REQ-SIGHT-001: the problems just before the edit, to compare with after
+    before = await sight.before(uri) if sight is not None else None
     changed = verify_before_sending(dict(call.input), root, target, identity)  # REQ-PATCH-013
     if changed is not None:
         return changed.message, True
@@ -136,6 +140,10 @@ async def apply_patch(ls: LanguageServer, runtime: Runtime, call: ToolUse) -> tu
     mismatch = await _check_result(ls, root, call, target, uri, original, plan.new_text)
     if mismatch is not None:
         return f"{plan.message}\n\nWARNING: {mismatch}", True
+    if sight is not None and before is not None:
+        problems = await sight.after(uri, str(target.relative_to(root)), before, plan.edits)
+        if problems is not None:
+            return f"{plan.message}\n\n{problems}", False
     return plan.message, False
 
 

@@ -218,6 +218,7 @@ class PhoenixServer(LanguageServer):
         self.data_dir = data_dir
         self.hub: Hub | None = None
         self.rich = False
+        self.editor_sight = False  # the client announced experimental.phoenix.editorSight (REQ-SIGHT-002)
         self.plain = PlainClient(self, self.spawn)
 
     # --------------------------------------------------------------------------- transport (REQ-PROTO-044)
@@ -313,6 +314,14 @@ class PhoenixServer(LanguageServer):
             if uri.startswith("file://"):
                 docs[Path(doc.path)] = doc.source
         return docs
+
+    def sight_for(self, runtime: Runtime) -> Any:
+        """The editor's sight for one conversation's tools, or None when this client does not offer it."""
+        if not self.editor_sight or self.hub is None:
+            return None
+        from .sight import EditorSight
+
+        return EditorSight(self, runtime)
 
     async def apply_patch(self, runtime: Runtime, call: ToolUse) -> tuple[str, bool]:
         from .edits import apply_patch

@@ -149,6 +149,8 @@ class HubConfig:
     background_timeout_s: float | None = None
     config_dir: Path | None = None  # the user-level AGENTS.md's directory; None: the platform's config dir
     agent: Any = None  # the agent route (server/agent_route.py ``AgentRoute``), or None: not set up
+    sight_settle_ms: int = 1500  # after a patch, the longest wait for the editor's problems to change
+    sight_timeout_ms: int = 1500  # how long beyond that the editor may take to answer (REQ-SIGHT-003)
 
 
 class NotFound(Exception):
@@ -253,6 +255,8 @@ class Hub:
         """A new conversation. A sub-agent gets its parent's project instructions (REQ-INSTR-001)."""
         cid = conversation_id or uuid.uuid4().hex
         model = model or self.config.model
+        # REQ-SIGHT-002: the editor's tools when the client announced them now; a sub-agent has its parent's
+        sight = parent.state.editor_sight if parent is not None else bool(getattr(self.sink, "editor_sight", False))
         settings = Settings(retry_base_ms=self.config.retry_base_ms, retry_after_max_ms=self.config.retry_after_max_ms,
                             context_window=context_window(model))
         if parent is not None:
@@ -272,6 +276,7 @@ class Hub:
             history=(seed,) if seed else (),
             instructions=instructions[0],
             instruction_files=instructions[1],
+            editor_sight=sight,
         )
         record = ConversationRecord(
             id=cid,
@@ -566,7 +571,8 @@ class Runtime:
                 system=prompts.system_prompt(state.style, state.working_directory, state.is_subagent,
                                              self._started_restricted(), state.instructions),
                 messages=wire.history_to_api(state.history, self.hub.store.get_image),
-                tools=registry.definitions(state.is_subagent, state.working_directory, state.route, catalogue),
+                tools=registry.definitions(state.is_subagent, state.working_directory, state.route, catalogue,
+                                           state.editor_sight),
                 cache=self.hub.config.cache,
                 summary=effect.purpose == "summary",
                 instruction=effect.instruction,
@@ -646,10 +652,19 @@ class Runtime:
             bash_timeout_s=self.hub.config.bash_timeout_s,
             deny_read=self.hub.config.deny_read,
             background_timeout_s=self.hub.config.background_timeout_s,
+            editor=self._editor(),
             **self._agent_context(),
         )
         done = await registry.run(call, context)
         return done.output, done.is_error, done.refused_by_sandbox
+
+    def _editor(self) -> Any:
+        """The editor's sight for this conversation's tools (REQ-SIGHT-002), or None: it has none, or the client
+        connected now does not offer it."""
+        if not self.state.editor_sight:
+            return None
+        make = getattr(self.hub.sink, "sight_for", None)
+        return make(self) if make is not None else None
 
     def _agent_context(self) -> dict[str, Any]:
         route = self.hub.config.agent

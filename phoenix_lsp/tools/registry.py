@@ -31,6 +31,9 @@ from ..core.state import AwaitingAgents, AwaitingApproval, AwaitingUpgrade, Batc
 from ..core.tools import (
     BASH,
     DESCRIBE_TOOLS,
+    EDITOR_PROBLEMS,
+    FIND_DEFINITION,
+    FIND_REFERENCES,
     LIST_DIRECTORY,
     PATCH,
     READ_FILE,
@@ -45,7 +48,7 @@ from ..core.tools import (
 )
 from ..core.values import Mode, Route, ToolUse
 from ..sandbox.denylist import DenyCheck, current_deny_read
-from . import bash, inputs, patch, readonly
+from . import bash, inputs, patch, readonly, sight
 from .inputs import ToolInput
 
 __all__ = [
@@ -86,6 +89,7 @@ class ToolContext:
     background_timeout_s: float | None = None  # a background job's time limit (None: bash's default)
     agent: AgentTools | None = None  # the agent route's MCP tools and orchestrator (None: not available)
     agent_unavailable: str = "the agent route is not configured on this server"  # why, when agent is None
+    editor: Any = None  # the editor's sight (server/sight.py ``EditorSight``), or None: not offered now
 
 
 @dataclass(frozen=True)
@@ -137,10 +141,12 @@ class Registry:
         return tuple(self.tools)
 
     def definitions(self, is_subagent: bool, working_directory: str, route: Route = Route.ASK,
-                    catalogue: str = "") -> list[dict[str, Any]]:
+                    catalogue: str = "", sight: bool = False) -> list[dict[str, Any]]:
         """The conversation's tool definitions on ``route``, in the core's order; fresh dicts, equal on every
-        call of the same route (the agent route's are the ask route's plus two, REQ-AGENT-002)."""
-        return [self.tools[name].definition(working_directory, catalogue) for name in tools_for(is_subagent, route)]
+        call of the same route (the agent route's are the ask route's plus two, REQ-AGENT-002). ``sight``:
+        the conversation has the editor's tools (REQ-SIGHT-002)."""
+        return [self.tools[name].definition(working_directory, catalogue)
+                for name in tools_for(is_subagent, route, sight)]
 
     def describe(self, name: str) -> str:
         tool = self.tools.get(name)
@@ -253,6 +259,26 @@ async def _run_plan(tool_input: inputs.RunPlanInput, call: ToolUse, ctx: ToolCon
     return ToolOutcome(*await ctx.agent.run_plan(tool_input, call))
 
 
+#: a sight tool called where no editor answers it (the conversation was resumed in a client without the sight)
+NO_SIGHT = ("{tool} is not available now: the client connected to this conversation does not offer the editor's "
+            "sight (it is offered by the VS Code extension and the Neovim plugin). Use read_file and search_files.")
+
+
+async def _run_problems(tool_input: sight.EditorProblemsInput, call: ToolUse, ctx: ToolContext) -> ToolOutcome:
+    if ctx.editor is None:
+        return ToolOutcome(NO_SIGHT.format(tool=call.name), True)
+    return ToolOutcome(*await ctx.editor.problems(tool_input, ctx.mode))
+
+
+def _locations(kind: str) -> Runner:
+    async def run(tool_input: sight.SymbolInput, call: ToolUse, ctx: ToolContext) -> ToolOutcome:
+        if ctx.editor is None:
+            return ToolOutcome(NO_SIGHT.format(tool=call.name), True)
+        return ToolOutcome(*await ctx.editor.locations(kind, tool_input, ctx.mode, dict(ctx.open_documents())))
+
+    return run
+
+
 _DESCRIBE = (
     "The input schemas of MCP tools from run_plan's catalogue, with the function name a script calls each by. "
     "Ask only for the tools your plan will use."
@@ -310,6 +336,9 @@ REGISTRY = Registry(
         Tool(SUBMIT_RESULT, _SUBMIT, inputs.SubmitResultInput),
         Tool(DESCRIBE_TOOLS, _DESCRIBE, inputs.DescribeToolsInput, _run_describe),
         Tool(RUN_PLAN, _RUN_PLAN, inputs.RunPlanInput, _run_plan),
+        Tool(EDITOR_PROBLEMS, sight.EDITOR_PROBLEMS_DESCRIPTION, sight.EditorProblemsInput, _run_problems),
+        Tool(FIND_DEFINITION, sight.FIND_DEFINITION_DESCRIPTION, sight.SymbolInput, _locations("definition")),
+        Tool(FIND_REFERENCES, sight.FIND_REFERENCES_DESCRIPTION, sight.SymbolInput, _locations("references")),
     )
 )
 

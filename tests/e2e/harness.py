@@ -213,9 +213,12 @@ async def session(
     launcher: list[str] | None = None,
     no_create: bool = False,
     check_schema: bool = True,
+    sight: bool = False,
 ) -> AsyncIterator[Session]:
     """A real server process and a pytest-lsp client. ``check_schema`` (on in tests) validates everything the
-    server sends against the published schema; benchmarks turn it off so they time the server, not the check."""
+    server sends against the published schema; benchmarks turn it off so they time the server, not the check.
+    ``sight``: the client announces the editor's sight (``experimental.phoenix.editorSight``, REQ-SIGHT-002);
+    the test registers the handlers of its requests on ``s.client``."""
     client = LanguageClient(converter_factory=plain_converter)
     workdir = tmp_path / "work"
     workdir.mkdir(exist_ok=True)
@@ -266,7 +269,7 @@ async def session(
         await _start_forked(client, forks, args, server_env)
     caps = client_capabilities(editor)
     if rich:
-        caps.experimental = {"phoenix": {"version": 1}}
+        caps.experimental = {"phoenix": {"version": 1, **({"editorSight": True} if sight else {})}}
     if not apply_edit and caps.workspace is not None:
         caps.workspace.apply_edit = False
     if no_create and caps.workspace is not None and caps.workspace.workspace_edit is not None:

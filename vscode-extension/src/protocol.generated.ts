@@ -109,7 +109,7 @@ export type ErrorData =
 export type ErrorKind = "TOOL" | "CODE" | "POLICY" | "BUDGET" | "SANDBOX";
 
 /**
- * The phoenix/* requests (params and result), the phoenix/event notification, the data of JSON-RPC errors, the initialization options and the agent route's contracts. Generated from phoenix_lsp/protocol and phoenix_lsp/agent/contracts.py; do not edit.
+ * The phoenix/* requests (params and result), the requests the server sends to a client with the editor's sight (clientRequests), the phoenix/event notification, the data of JSON-RPC errors, the initialization options and the agent route's contracts. Generated from phoenix_lsp/protocol and phoenix_lsp/agent/contracts.py; do not edit.
  */
 export interface PhoenixProtocol {
   requests: {
@@ -192,6 +192,16 @@ export interface PhoenixProtocol {
     "phoenix/getArtifact": {
       params: GetArtifactParams;
       result: GetArtifactResult;
+    };
+  };
+  clientRequests: {
+    "phoenix/editorDiagnostics": {
+      params: EditorDiagnosticsParams;
+      result: EditorDiagnosticsResult;
+    };
+    "phoenix/editorLocations": {
+      params: EditorLocationsParams;
+      result: EditorLocationsResult;
     };
   };
   event: PhoenixEvent;
@@ -1411,6 +1421,107 @@ export interface GetArtifactResult {
    * the artifact's bytes, base64
    */
   data: string;
+}
+/**
+ * This interface was referenced by `PhoenixProtocol`'s JSON-Schema
+ * via the `definition` "EditorDiagnosticsParams".
+ */
+export interface EditorDiagnosticsParams {
+  /**
+   * the files; none: every file the editor knows
+   */
+  uris?: string[];
+  /**
+   * uri -> the count of diagnostic changes the client answered earlier: answer once each of these files' diagnostics changed again, or once settleMs have passed
+   */
+  since?: {
+    [k: string]: number;
+  };
+  /**
+   * the longest wait for a change
+   */
+  settleMs: number;
+}
+/**
+ * This interface was referenced by `PhoenixProtocol`'s JSON-Schema
+ * via the `definition` "EditorDiagnosticsResult".
+ */
+export interface EditorDiagnosticsResult {
+  files: EditorFileDiagnostics[];
+}
+/**
+ * This interface was referenced by `PhoenixProtocol`'s JSON-Schema
+ * via the `definition` "EditorFileDiagnostics".
+ */
+export interface EditorFileDiagnostics {
+  uri: string;
+  /**
+   * how often this file's diagnostics changed in the editor so far
+   */
+  changes: number;
+  diagnostics: EditorDiagnostic[];
+}
+/**
+ * One problem the editor shows (a subset of LSP's Diagnostic).
+ *
+ * This interface was referenced by `PhoenixProtocol`'s JSON-Schema
+ * via the `definition` "EditorDiagnostic".
+ */
+export interface EditorDiagnostic {
+  range: EditorRange;
+  /**
+   * LSP DiagnosticSeverity: 1 error .. 4 hint
+   */
+  severity?: number;
+  message: string;
+  /**
+   * who reports it (a server, a linter)
+   */
+  source?: string | null;
+  /**
+   * the reporter's code for it
+   */
+  code?: string | number | null;
+}
+/**
+ * This interface was referenced by `PhoenixProtocol`'s JSON-Schema
+ * via the `definition` "EditorRange".
+ */
+export interface EditorRange {
+  start: EditorPosition;
+  end: EditorPosition;
+}
+/**
+ * This interface was referenced by `PhoenixProtocol`'s JSON-Schema
+ * via the `definition` "EditorPosition".
+ */
+export interface EditorPosition {
+  line: number;
+  character: number;
+}
+/**
+ * This interface was referenced by `PhoenixProtocol`'s JSON-Schema
+ * via the `definition` "EditorLocationsParams".
+ */
+export interface EditorLocationsParams {
+  kind: "definition" | "references";
+  uri: string;
+  position: EditorPosition;
+}
+/**
+ * This interface was referenced by `PhoenixProtocol`'s JSON-Schema
+ * via the `definition` "EditorLocationsResult".
+ */
+export interface EditorLocationsResult {
+  locations: EditorLocation[];
+}
+/**
+ * This interface was referenced by `PhoenixProtocol`'s JSON-Schema
+ * via the `definition` "EditorLocation".
+ */
+export interface EditorLocation {
+  uri: string;
+  range: EditorRange;
 }
 /**
  * This interface was referenced by `PhoenixProtocol`'s JSON-Schema

@@ -84,6 +84,8 @@ def _setup(ls: PhoenixServer) -> Hub:
         cache=cache,
         prices=prices,
         config_dir=settings.config_dir,
+        sight_settle_ms=settings.sight_settle_ms,
+        sight_timeout_ms=settings.sight_timeout_ms,
         **sandbox,
     )
     ls.max_message_bytes = settings.max_message_bytes
@@ -105,6 +107,9 @@ def setup(server: PhoenixServer) -> None:
 
         experimental = params.capabilities.experimental
         ls.rich = isinstance(experimental, dict) and "phoenix" in experimental
+        announced = experimental.get("phoenix") if isinstance(experimental, dict) else None
+        # REQ-SIGHT-002: the client answers phoenix/editorDiagnostics and phoenix/editorLocations
+        ls.editor_sight = ls.rich and isinstance(announced, dict) and announced.get("editorSight") is True
         ls.init_options = params.initialization_options
         ls.sandbox = probe()
         ls.experimental = {"phoenix": {"version": 1, "methods": METHODS, "sandbox": sandbox_info(ls.sandbox)}}
