@@ -104,7 +104,7 @@ async def test_run_an_unknown_tool_names_the_tools_that_exist(tmp_path: Path) ->
     done = await registry.run(ToolUse("t1", "format_disk", {}), _context(tmp_path))
     assert done.is_error
     assert done.output.startswith("Unknown tool 'format_disk': it is not a tool.")
-    assert "read_file, list_directory, search_files, bash, patch, describe_tools, run_plan, editor_problems, " in done.output
+    assert "read_file, list_directory, search_files, bash, patch, describe_tools, run_plan, " in done.output
     control = await registry.run(ToolUse("t2", "spawn_agents", {"tasks": ["a"]}), _context(tmp_path))
     assert control.is_error and "carried out by the conversation itself" in control.output
 

@@ -412,7 +412,8 @@ end
 
 local function start()
   local capabilities = vim.lsp.protocol.make_client_capabilities()
-  capabilities.experimental = { phoenix = { version = 1 } } -- a rich client (REQ-PROTO-001)
+  -- a rich client (REQ-PROTO-001) that answers what Neovim knows (REQ-SIGHT-004)
+  capabilities.experimental = { phoenix = { version = 1, editorSight = true } }
   stopping = false
   M.client_id = compat.start_client({
     name = "phoenix",
@@ -421,7 +422,7 @@ local function start()
     root_dir = M.root ~= "" and M.root or "/",
     capabilities = capabilities,
     init_options = M.config.init_options,
-    handlers = { ["phoenix/event"] = on_event },
+    handlers = vim.tbl_extend("error", { ["phoenix/event"] = on_event }, require("phoenix.sight").handlers()),
     flags = { debounce_text_changes = 150 },
     on_init = function()
       vim.schedule(function()
@@ -1059,6 +1060,7 @@ function M.setup(opts)
   M.config = vim.tbl_deep_extend("force", defaults, opts or {})
   M.root = vim.fn.fnamemodify(M.config.root_dir or vim.fn.getcwd(), ":p"):gsub("/$", "")
   commands()
+  require("phoenix.sight").setup() -- counts each buffer's diagnostic changes (REQ-SIGHT-004)
   local group = vim.api.nvim_create_augroup("phoenix", { clear = true })
   vim.api.nvim_create_autocmd({ "BufReadPost", "BufNewFile", "BufEnter" }, {
     group = group,
