@@ -24,6 +24,7 @@ local defaults = {
   keys = { toggle_policy = "<S-Tab>", send = "i", cancel = "<C-c>", model = "gm" },
   restart = true, -- start the server again when it exits unexpectedly, and restore the chat from it
   state_file = nil, -- where the active conversation of each workspace is remembered across Neovim sessions
+  sight = true, -- tell the server what Neovim knows: diagnostics, definitions, references (REQ-SIGHT-004)
 }
 
 M.config = nil
@@ -413,7 +414,7 @@ end
 local function start()
   local capabilities = vim.lsp.protocol.make_client_capabilities()
   -- a rich client (REQ-PROTO-001) that answers what Neovim knows (REQ-SIGHT-004)
-  capabilities.experimental = { phoenix = { version = 1, editorSight = true } }
+  capabilities.experimental = { phoenix = { version = 1, editorSight = M.config.sight ~= false } }
   stopping = false
   M.client_id = compat.start_client({
     name = "phoenix",
