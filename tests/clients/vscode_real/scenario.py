@@ -40,7 +40,17 @@ MODEL_ANSWER = "The model chosen in the header answers."
 ASK_PLAN = "Add one, two and three in a plan."
 PLAN_ANSWER = "The plan says six."
 
+# the editor's sight (issue 29): a JSON file the patch breaks
+CONFIG = '{\n  "name": "demo",\n  "size": 1\n}\n'
+ASK_BREAK_JSON = "Drop the comma after the name in config.json."
+JSON_ANSWER = "The editor says the JSON is broken now."
+
 SCRIPTS: dict[str, list[Callable[[], Reply]]] = {
+    ASK_BREAK_JSON: [
+        lambda: Reply.tool_reply(ToolUseBlock("patch", {"path": "config.json", "patches": [
+            {"operation": "replace", "oldText": '"demo",', "newText": '"demo"'}]}), text="Dropping it."),
+        lambda: Reply.text_reply(JSON_ANSWER),
+    ],
     ASK_STREAM: [lambda: Reply.text_reply(STREAMED, deltas=12, delay_s=0.08)],
     ASK_UPGRADE: [
         lambda: Reply.tool_reply(ToolUseBlock("request_mode_upgrade", {"reason": UPGRADE_REASON})),

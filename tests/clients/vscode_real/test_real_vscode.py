@@ -26,6 +26,8 @@ One journey, in order, as a user would take it:
    once more through the palette's "Phoenix: Choose Route", and the next phoenix/sendMessage (seen in the
    language client's trace) carries `route: "agent"`; its answer, and then a plan the model runs on the agent
    route (computed in the sandboxed engine), are rendered in the same chat view.
+10. the editor's sight (issue 29): a patch (approved with Y) that breaks config.json comes back to the model
+   with the problem VS Code's JSON language features report.
 The project's AGENTS.md is named in the instructions line at the top of the conversation, also after the reload.
 Screenshots of each step land in the artifacts directory printed at the start; with
 PHOENIX_UPDATE_SCREENSHOTS=1 the open-approval screenshot also replaces docs/images/vscode-approval.png.
@@ -36,6 +38,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from typing import Any
 
 import pytest
 
@@ -98,6 +101,7 @@ def _watch_streaming(chat: Chat) -> None:
     "REQ-VSC-001", "REQ-VSC-003", "REQ-VSC-004", "REQ-VSC-005", "REQ-LAYER-008",
     "REQ-PERM-009", "REQ-PERM-011", "REQ-PERM-012", "REQ-PERM-013", "REQ-PERM-014", "REQ-PERM-020",
     "REQ-PERM-021", "REQ-VSC-007", "REQ-VSC-010", "REQ-VSC-011", "REQ-VSC-012", "REQ-PROTO-051", "REQ-PROTO-052",
+    "REQ-SIGHT-005",
 )
 def test_the_extension_in_a_real_vscode(vscode_deps: Deps, fake_anthropic: FakeAnthropic) -> None:
     vsix = package_extension(vscode_deps)
@@ -107,8 +111,9 @@ def test_the_extension_in_a_real_vscode(vscode_deps: Deps, fake_anthropic: FakeA
         vsix=vsix,
         extension_id=extension_id(),
         settings=phoenix_settings,
-        env=fake_anthropic.env(API_KEY),
-        files={"hello.py": HELLO, "notes.md": NOTES, "AGENTS.md": AGENTS},
+        # a loaded machine may keep the extension host busy for more than the default 1.5 s
+        env={**fake_anthropic.env(API_KEY), "PHOENIX_SIGHT_TIMEOUT_MS": "30000"},
+        files={"hello.py": HELLO, "notes.md": NOTES, "AGENTS.md": AGENTS, "config.json": scenario.CONFIG},
         deps=vscode_deps,
     ) as rig:
         d = rig.driver
@@ -393,3 +398,33 @@ def test_the_extension_in_a_real_vscode(vscode_deps: Deps, fake_anthropic: FakeA
                                                else []) if isinstance(b, dict) and b.get("type") == "tool_result"]
         assert len(results) == 1 and '{"sum":6}' in str(results[0]["content"]).replace(" ", ""), results
         d.screenshot("route-agent-plan")
+
+        # 10. the editor's sight: VS Code's own JSON problem after a patch ------------------------------------
+        config = rig.workspace / "config.json"
+        rig.probe("/open", {"path": str(config)})
+        d.call("waitFor", selector=".monaco-editor .view-lines", hasText="demo", timeout=30)
+        before = len(fake_anthropic.requests)
+        chat.send(scenario.ASK_BREAK_JSON)
+        chat.dialog("approval")
+        chat.key("y")
+        chat.dialog_closed()
+        assert rig.wait_document(config, lambda t: '"demo"\n' in t) == scenario.CONFIG.replace('"demo",', '"demo"')
+        chat.wait_answer(scenario.JSON_ANSWER)
+        chat.wait_idle()
+        told = _tool_results(fake_anthropic.requests[before:])
+        assert len(told) == 1 and "After this patch the editor reports 1 error new in config.json:" in told[0], told
+        assert "3:3 error json(514): Expected comma" in told[0], told  # VS Code's JSON language features
+        d.screenshot("sight-json-problem")
+        assert fake_anthropic.unexpected == 0 and not fake_anthropic.handler_errors
+
+
+def _tool_results(requests: list[Any]) -> list[str]:
+    """The text of every tool_result the model was sent in ``requests``."""
+    out = []
+    for r in requests:
+        content = r.messages[-1]["content"] if r.messages else []
+        for b in content if isinstance(content, list) else []:
+            if isinstance(b, dict) and b.get("type") == "tool_result":
+                c = b["content"]
+                out.append(c if isinstance(c, str) else "".join(x.get("text", "") for x in c if isinstance(x, dict)))
+    return out

@@ -17,15 +17,21 @@ import {
 } from "vscode-languageclient/node";
 import { discoverServer, isFailure, type ServerCommand } from "../core/discovery";
 import { PhoenixClient } from "../protocol/client";
+import type { EditorDiagnosticsParams, EditorLocationsParams } from "../protocol.generated";
 import type { PhoenixEvent } from "../protocol/wire";
 import type { Logs } from "./logging";
 import { describe } from "./logging";
 import { openSettings, serverSettings } from "./settings";
+import { Sight } from "./sight";
 
 /** Announces the phoenix protocol in `initialize`, so the server sends `phoenix/event`s (REQ-PROTO-001). */
 class PhoenixFeature implements StaticFeature {
   fillClientCapabilities(capabilities: ClientCapabilities): void {
-    capabilities.experimental = { ...(capabilities.experimental as object | undefined), phoenix: { version: 1 } };
+    // editorSight: the server may ask what the editor knows (host/sight.ts, REQ-SIGHT-002)
+    capabilities.experimental = {
+      ...(capabilities.experimental as object | undefined),
+      phoenix: { version: 1, editorSight: true },
+    };
   }
   getState(): { kind: "static" } {
     return { kind: "static" };
@@ -64,6 +70,7 @@ export function findServer(): ServerCommand | { message: string; tried: string[]
 
 export class ServerManager implements vscode.Disposable {
   private client: LanguageClient | undefined;
+  private sight: Sight | undefined;
   private starting: Promise<void> | undefined;
 
   constructor(
@@ -112,6 +119,10 @@ export class ServerManager implements vscode.Disposable {
     client.registerFeature(new PhoenixFeature());
     // registered before start, so no approval is ever shown to nobody (REQ-PERM-016)
     client.onNotification("phoenix/event", (event: PhoenixEvent) => this.events.event(event));
+    this.sight ??= new Sight();
+    const sight = this.sight;
+    client.onRequest("phoenix/editorDiagnostics", (params: EditorDiagnosticsParams) => sight.diagnostics(params));
+    client.onRequest("phoenix/editorLocations", (params: EditorLocationsParams) => sight.locations(params));
     client.onDidChangeState((e) => {
       if (e.newState === State.Stopped && this.client === client) {
         this.logs.error("the server stopped");
@@ -161,5 +172,6 @@ export class ServerManager implements vscode.Disposable {
 
   dispose(): void {
     void this.stop();
+    this.sight?.dispose();
   }
 }
