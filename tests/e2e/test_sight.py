@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.harness import Buffers, Session, last_seq, session, tool_results, wait_idle
+from tests.e2e.harness import SCHEMA, Buffers, Session, drift, last_seq, session, tool_results, wait_idle
 from tests.fake_anthropic import FakeAnthropic, RecordedRequest, Reply, ToolUseBlock
 
 pytestmark = pytest.mark.slow  # each test starts the real server as a subprocess
@@ -55,8 +55,7 @@ class SightEditor(Buffers):
 
         @s.client.feature("phoenix/editorDiagnostics")  # type: ignore[untyped-decorator]  # pygls is untyped here
         async def diagnostics(params: Any) -> dict[str, Any]:
-            params = _plain(params)
-            self.asked.append(("phoenix/editorDiagnostics", params))
+            params = self.checked("phoenix/editorDiagnostics", _plain(params))
             if not answer:
                 await asyncio.Event().wait()  # an editor that stopped answering
             since = params.get("since") or {}
@@ -74,10 +73,17 @@ class SightEditor(Buffers):
 
         @s.client.feature("phoenix/editorLocations")  # type: ignore[untyped-decorator]  # pygls is untyped here
         async def locations(params: Any) -> dict[str, Any]:
-            self.asked.append(("phoenix/editorLocations", _plain(params)))
+            self.checked("phoenix/editorLocations", _plain(params))
             if not answer:
                 await asyncio.Event().wait()
             return {"locations": self.locations}
+
+    def checked(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """Record a request, and what in its params the published schema does not allow (REQ-SIGHT-002)."""
+        self.asked.append((method, params))
+        ref = SCHEMA["properties"]["clientRequests"]["properties"][method]["properties"]["params"]["$ref"]
+        self.session.drifts += drift(ref, params, f"{method} params")
+        return params
 
     def lint(self, path: Path) -> None:
         uri = path.as_uri()
