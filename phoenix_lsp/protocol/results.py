@@ -132,6 +132,19 @@ class ModelView(Wire):
     id: str
     name: str
     context_window: int = Field(description="tokens; the continuation thresholds are computed from it")
+    provider: str = Field(default="anthropic", description="who answers: the id's prefix, anthropic for a bare id")
+    context_window_known: bool = Field(
+        default=True, description="false: nobody reported the window; contextWindow is a small assumed one (set "
+        "it in the providers file)",
+    )
+
+
+class ProviderListing(Wire):
+    """How one OpenAI-compatible provider's models were listed (issue 27)."""
+
+    provider: str
+    listed: bool = Field(description="whether the provider's own list (GET /v1/models) was read")
+    reason: str | None = Field(default=None, description="why it was not, and what to do")
 
 
 class ListModelsResult(Wire):
@@ -139,6 +152,9 @@ class ListModelsResult(Wire):
     default_model: str = Field(description="what a new conversation uses unless it names a model")
     source: Literal["api", "builtin"] = Field(description="the API's model list, or the built-in one")
     reason: str | None = Field(default=None, description="why the built-in list is given (source builtin)")
+    providers: list[ProviderListing] = Field(
+        default_factory=list, description="the other configured providers, whose models follow Anthropic's"
+    )
 
 
 class ReloadInstructionsResult(Wire):
