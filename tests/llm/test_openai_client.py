@@ -263,3 +263,28 @@ async def test_ollama_reports_its_context_window_and_image_support(fake_openai: 
     await router.aclose()
     assert isinstance(refused, LlmFailure) and "does not take images" in refused.message
     assert not [r for r in fake_openai.requests if r.path.endswith("/chat/completions")]
+
+
+@pytest.mark.req("REQ-MODEL-009")
+async def test_an_error_object_mid_stream_is_retryable(fake_openai: FakeOpenAI) -> None:
+    fake_openai.enqueue(Reply(blocks=[TextBlock("half an answer", 3)], sse_error="server_error"))
+    client = OpenAiClient(provider(fake_openai))
+    failed = await client.stream(request(), on([]), "gpt-4.1")
+    await client.aclose()
+    assert isinstance(failed, LlmFailure) and failed.retryable and "mid-stream" in failed.message
+
+
+@pytest.mark.req("REQ-MODEL-006")
+async def test_cancelling_closes_the_connection(fake_openai: FakeOpenAI) -> None:
+    import asyncio
+
+    fake_openai.enqueue(Reply.text_reply("a slow answer that is cancelled", deltas=30, delay_s=0.05))
+    client = OpenAiClient(provider(fake_openai))
+    seen = asyncio.Event()
+    task = asyncio.create_task(client.stream(request(), lambda _t: seen.set(), "gpt-4.1"))
+    await asyncio.wait_for(seen.wait(), 10)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert await fake_openai.await_for(lambda rs: rs[0].disconnected, 10), "the server saw the disconnect"
+    await client.aclose()
