@@ -285,12 +285,13 @@ test("a batch of host messages is applied in order and rendered once", () => {
 
 const MODELS = {
   models: [
-    { id: "claude-sonnet-4-6", name: "Claude Sonnet 4.6", contextWindow: 1_000_000 },
-    { id: "claude-haiku-4-5", name: "Claude Haiku 4.5", contextWindow: 200_000 },
+    { id: "claude-sonnet-4-6", name: "Claude Sonnet 4.6", contextWindow: 1_000_000, provider: "anthropic", contextWindowKnown: true },
+    { id: "claude-haiku-4-5", name: "Claude Haiku 4.5", contextWindow: 200_000, provider: "anthropic", contextWindowKnown: true },
   ],
   defaultModel: "claude-sonnet-4-6",
   source: "builtin" as const,
   reason: "The built-in list is shown because no API key is set; any model id can still be chosen.",
+  providers: [],
 };
 
 test("the header's model picker lists the models with their window, marks the one in use, says why the list is built-in, and switches with setModel (REQ-VSC-010)", () => {
@@ -365,10 +366,26 @@ test("a refused model switch shows the server's message in the banner (REQ-VSC-0
   assert.equal($("[data-testid=model-button]")!.dataset.model, "claude-sonnet-4-6");
 });
 
+test("the header's model picker shows one heading per provider, its models under it (issue 27)", () => {
+  const { app, $, window } = mount({ model: "openai/gpt-4.1" });
+  $("[data-testid=model-button]")!.click();
+  const models = [
+    ...MODELS.models,
+    { id: "openai/gpt-4.1", name: "gpt-4.1 (openai)", contextWindow: 1_047_576, provider: "openai", contextWindowKnown: true },
+    { id: "ollama/llama3.2", name: "llama3.2 (ollama)", contextWindow: 131_072, provider: "ollama", contextWindowKnown: true },
+  ];
+  app.receive({ type: "models", models: { ...MODELS, models, providers: [{ provider: "openai", listed: true }, { provider: "ollama", listed: true }] } });
+  const rows = [...window.document.querySelectorAll<HTMLElement>("[data-testid=model-group], [data-testid=model-option]")];
+  assert.deepEqual(rows.map((r) => r.dataset.testid === "model-group" ? `# ${r.textContent}` : r.dataset.modelId), [
+    "# anthropic", "claude-sonnet-4-6", "claude-haiku-4-5", "# openai", "openai/gpt-4.1", "# ollama", "ollama/llama3.2",
+  ]);
+  assert.equal($("[data-testid=model-option][aria-selected=true]")!.dataset.modelId, "openai/gpt-4.1");
+});
+
 test("hostile model names and reasons stay text in the picker (REQ-VSC-006, REQ-VSC-010)", () => {
   const { app, window, $ } = mount({ model: HOSTILE });
   $("[data-testid=model-button]")!.click();
-  app.receive({ type: "models", models: { models: [{ id: HOSTILE, name: HOSTILE, contextWindow: 1000 }], defaultModel: HOSTILE, source: "builtin", reason: HOSTILE } });
+  app.receive({ type: "models", models: { models: [{ id: HOSTILE, name: HOSTILE, contextWindow: 1000, provider: HOSTILE, contextWindowKnown: true }], defaultModel: HOSTILE, source: "builtin", reason: HOSTILE, providers: [{ provider: HOSTILE, listed: false, reason: HOSTILE }] } });
   assert.equal(window.document.querySelectorAll("[data-testid=model-list] img, [data-testid=model-list] script, [data-testid=model-list] svg").length, 0);
   assert.equal(window.document.querySelectorAll("[data-testid=model-button] img, [data-testid=model-button] script").length, 0);
   assert.equal((window as unknown as { __pwned?: number }).__pwned, undefined);
