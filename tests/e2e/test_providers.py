@@ -247,3 +247,49 @@ async def test_models_are_listed_by_provider_and_ids_validated(
         ok = await s.new(model="openai/meta-llama/llama-3.3-70b")
         conv = await s.request("phoenix/getConversation", {"conversationId": ok})
         assert conv["model"] == "openai/meta-llama/llama-3.3-70b"
+
+
+@pytest.mark.req("REQ-MODEL-007", "REQ-MODEL-011")
+async def test_a_bad_model_setting_or_providers_file_is_reported_and_anthropic_keeps_working(
+    fake_anthropic: FakeAnthropic, fake_openai: FakeOpenAI, tmp_path: Path
+) -> None:
+    bad_file = tmp_path / "providers.json"
+    bad_file.write_text('{"providers": {"router": {"baseUrl": "https://llm.example.com/v1", "apiKey": "sk-1234"}}}')
+    fake_anthropic.enqueue(Reply.text_reply("Anthropic still answers."))
+    model = Model("anthropic", fake_anthropic, fake_openai)
+    env = {"PHOENIX_MODEL": "nosuch/model", "PHOENIX_PROVIDERS": str(bad_file)}
+    async with started(model, tmp_path, env=env) as s:
+        cid = await s.new()
+        await wait_idle(s, cid, await send(s, cid, "hi"))
+        conv = await s.request("phoenix/getConversation", {"conversationId": cid})
+        assert conv["model"] == "claude-sonnet-4-6"
+        assert "".join(e["text"] for e in s.of("textDelta", cid)) == "Anthropic still answers."
+        warnings = [m.message for m in s.client.messages]
+    assert any("nosuch/model" in w and "claude-sonnet-4-6" in w for w in warnings), warnings
+    assert any(str(bad_file) in w and "providers.router.apiKey" in w for w in warnings), warnings
+
+
+@pytest.mark.req("REQ-MODEL-006", "REQ-MODEL-002")
+async def test_sub_agents_answer_on_their_parents_provider(
+    fake_anthropic: FakeAnthropic, fake_openai: FakeOpenAI, tmp_path: Path
+) -> None:
+    from phoenix_lsp.server.prompts import SUBAGENT
+
+    def route(body: dict[str, Any]) -> Reply | None:
+        first = body["messages"][0]
+        if first["role"] != "system" or SUBAGENT not in first["content"]:
+            return None  # the parent's replies come from the queue
+        task = body["messages"][1]["content"]
+        return Reply.tool_reply(ToolUseBlock("submit_result", {"result": f"done: {task}"}))
+
+    fake_openai.handler = route
+    fake_openai.enqueue(Reply.tool_reply(ToolUseBlock("spawn_agents", {"tasks": ["count a", "count b"]},
+                                                      id="toolu_spawn")), Reply.text_reply("Both done."))
+    model = Model("openai", fake_anthropic, fake_openai)
+    async with started(model, tmp_path) as s:
+        cid = await s.new(approvalPolicy="auto")
+        await wait_idle(s, cid, await send(s, cid, "split the work"))
+        assert "".join(e["text"] for e in s.of("textDelta", cid)).endswith("Both done.")
+    assert not fake_anthropic.requests, "no sub-agent went to Anthropic"
+    told = model.results(-1)["toolu_spawn"][0]
+    assert "done: count a" in told and "done: count b" in told

@@ -288,3 +288,25 @@ async def test_cancelling_closes_the_connection(fake_openai: FakeOpenAI) -> None
         await task
     assert await fake_openai.await_for(lambda rs: rs[0].disconnected, 10), "the server saw the disconnect"
     await client.aclose()
+
+
+@pytest.mark.req("REQ-MODEL-005")
+async def test_an_anthropic_request_is_byte_for_byte_what_the_client_alone_sends(fake_anthropic: FakeAnthropic) -> None:
+    """The guard of 'Anthropic stays as it was': the same request, sent by LlmClient alone and through the router
+    (with every other provider configured), reaches the API with identical bytes and headers."""
+    from tests.fake_anthropic import Reply as AReply
+
+    fake_anthropic.enqueue(AReply.text_reply("one"), AReply.text_reply("two"))
+    key = "sk-ant-k-0000000000"
+    sent = request(tools=TOOLS, model="claude-sonnet-4-6")
+    alone = LlmClient(api_key=key, base_url=fake_anthropic.base_url)
+    assert isinstance(await alone.stream(sent, on([])), LlmSuccess)
+    await alone.aclose()
+    everything = load({"OPENAI_API_KEY": KEY, "OLLAMA_HOST": "127.0.0.1:1", "AZURE_OPENAI_ENDPOINT": "https://x.example"})
+    routed = LlmRouter(LlmClient(api_key=key, base_url=fake_anthropic.base_url), everything)
+    assert isinstance(await routed.stream(sent, on([])), LlmSuccess)
+    await routed.aclose()
+    first, second = fake_anthropic.requests
+    assert json.dumps(first.body) == json.dumps(second.body)
+    assert {k: v for k, v in first.headers.items() if k != "content-length"} == {
+        k: v for k, v in second.headers.items() if k != "content-length"}
