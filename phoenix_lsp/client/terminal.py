@@ -62,7 +62,7 @@ def group_by_provider(models: list[Any]) -> list[tuple[str, list[Any]]]:
     """The listed models under their providers, in the order the server listed them (Anthropic's first)."""
     groups: dict[str, list[Any]] = {}
     for model in models:
-        groups.setdefault(model.provider, []).append(model)
+        groups.setdefault(model.provider or "anthropic", []).append(model)
     return list(groups.items())
 
 NO_API_KEY = (
@@ -704,11 +704,12 @@ class Chat:
             self.screen.line(f"{provider}:", "bold")
             for m in models:
                 mark = "*" if m.id == in_use else " "
-                window = f"{m.context_window:,} tokens" + ("" if m.context_window_known else ", unknown: set it")
+                unknown = m.context_window_known is False
+                window = f"{m.context_window:,} tokens" + (", assumed: set it in the providers file" if unknown else "")
                 self.screen.line(f"{mark} {m.id:<28} {m.name} ({window})", "dim")
         if listed.reason:
             self.screen.line(listed.reason, "yellow")
-        for listing in listed.providers:
+        for listing in listed.providers or []:
             if listing.reason:
                 self.screen.line(listing.reason, "yellow")
         self.screen.line("Switch with /model ID (from the next turn).", "dim")

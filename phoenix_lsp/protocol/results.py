@@ -132,10 +132,12 @@ class ModelView(Wire):
     id: str
     name: str
     context_window: int = Field(description="tokens; the continuation thresholds are computed from it")
-    provider: str = Field(default="anthropic", description="who answers: the id's prefix, anthropic for a bare id")
-    context_window_known: bool = Field(
-        default=True, description="false: nobody reported the window; contextWindow is a small assumed one (set "
-        "it in the providers file)",
+    provider: str | None = Field(
+        default=None, description="who answers, when not Anthropic: the id's prefix (absent: anthropic)"
+    )
+    context_window_known: bool | None = Field(
+        default=None, description="false: nobody reported the window; contextWindow is a small assumed one (set "
+        "it in the providers file); absent: known",
     )
 
 
@@ -152,8 +154,8 @@ class ListModelsResult(Wire):
     default_model: str = Field(description="what a new conversation uses unless it names a model")
     source: Literal["api", "builtin"] = Field(description="the API's model list, or the built-in one")
     reason: str | None = Field(default=None, description="why the built-in list is given (source builtin)")
-    providers: list[ProviderListing] = Field(
-        default_factory=list, description="the other configured providers, whose models follow Anthropic's"
+    providers: list[ProviderListing] | None = Field(
+        default=None, description="the other configured providers, whose models follow Anthropic's (absent: none)"
     )
 
 

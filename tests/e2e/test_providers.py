@@ -233,8 +233,11 @@ async def test_models_are_listed_by_provider_and_ids_validated(
 ) -> None:
     model = Model("anthropic", fake_anthropic, fake_openai)
     async with started(model, tmp_path) as s:
-        listed = await s.request("phoenix/listModels", {})
-        ours = {m["id"]: m for m in listed["models"] if m["provider"] == "openai"}
+        for _ in range(20):  # each call waits up to 1.5 s; a list later than that (a loaded machine) fills the next
+            listed = await s.request("phoenix/listModels", {})
+            if any(p["listed"] for p in listed.get("providers", [])):
+                break
+        ours = {m["id"]: m for m in listed["models"] if m.get("provider") == "openai"}
         assert set(ours) == {"openai/gpt-4.1", "openai/meta-llama/llama-3.3-70b"}
         assert ours["openai/meta-llama/llama-3.3-70b"]["contextWindow"] == 131_072
         assert ours["openai/gpt-4.1"]["contextWindow"] == 1_047_576

@@ -1216,9 +1216,9 @@ export interface ListModelsResult {
    */
   reason?: string;
   /**
-   * the other configured providers, whose models follow Anthropic's
+   * the other configured providers, whose models follow Anthropic's (absent: none)
    */
-  providers: ProviderListing[];
+  providers?: ProviderListing[];
 }
 /**
  * A model a conversation can use (REQ-MODEL-001).
@@ -1234,13 +1234,13 @@ export interface ModelView {
    */
   contextWindow: number;
   /**
-   * who answers: the id's prefix, anthropic for a bare id
+   * who answers, when not Anthropic: the id's prefix (absent: anthropic)
    */
-  provider: string;
+  provider?: string;
   /**
-   * false: nobody reported the window; contextWindow is a small assumed one (set it in the providers file)
+   * false: nobody reported the window; contextWindow is a small assumed one (set it in the providers file); absent: known
    */
-  contextWindowKnown: boolean;
+  contextWindowKnown?: boolean;
 }
 /**
  * How one OpenAI-compatible provider's models were listed (issue 27).

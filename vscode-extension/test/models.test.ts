@@ -6,13 +6,12 @@ import type { ListModelsResult } from "../src/protocol/wire";
 
 const API: ListModelsResult = {
   models: [
-    { id: "claude-opus-4-7", name: "Claude Opus 4.7", contextWindow: 1_000_000, provider: "anthropic", contextWindowKnown: true },
-    { id: "claude-sonnet-4-6", name: "Claude Sonnet 4.6", contextWindow: 1_000_000, provider: "anthropic", contextWindowKnown: true },
-    { id: "claude-haiku-4-5", name: "Claude Haiku 4.5", contextWindow: 200_000, provider: "anthropic", contextWindowKnown: true },
+    { id: "claude-opus-4-7", name: "Claude Opus 4.7", contextWindow: 1_000_000 },
+    { id: "claude-sonnet-4-6", name: "Claude Sonnet 4.6", contextWindow: 1_000_000 },
+    { id: "claude-haiku-4-5", name: "Claude Haiku 4.5", contextWindow: 200_000 },
   ],
   defaultModel: "claude-sonnet-4-6",
   source: "api",
-  providers: [],
 };
 
 test("model choices list name and window, mark the model in use and the default (REQ-VSC-010)", () => {

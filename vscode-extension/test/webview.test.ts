@@ -285,13 +285,12 @@ test("a batch of host messages is applied in order and rendered once", () => {
 
 const MODELS = {
   models: [
-    { id: "claude-sonnet-4-6", name: "Claude Sonnet 4.6", contextWindow: 1_000_000, provider: "anthropic", contextWindowKnown: true },
-    { id: "claude-haiku-4-5", name: "Claude Haiku 4.5", contextWindow: 200_000, provider: "anthropic", contextWindowKnown: true },
+    { id: "claude-sonnet-4-6", name: "Claude Sonnet 4.6", contextWindow: 1_000_000 },
+    { id: "claude-haiku-4-5", name: "Claude Haiku 4.5", contextWindow: 200_000 },
   ],
   defaultModel: "claude-sonnet-4-6",
   source: "builtin" as const,
   reason: "The built-in list is shown because no API key is set; any model id can still be chosen.",
-  providers: [],
 };
 
 test("the header's model picker lists the models with their window, marks the one in use, says why the list is built-in, and switches with setModel (REQ-VSC-010)", () => {
@@ -385,7 +384,7 @@ test("the header's model picker shows one heading per provider, its models under
 test("hostile model names and reasons stay text in the picker (REQ-VSC-006, REQ-VSC-010)", () => {
   const { app, window, $ } = mount({ model: HOSTILE });
   $("[data-testid=model-button]")!.click();
-  app.receive({ type: "models", models: { models: [{ id: HOSTILE, name: HOSTILE, contextWindow: 1000, provider: HOSTILE, contextWindowKnown: true }], defaultModel: HOSTILE, source: "builtin", reason: HOSTILE, providers: [{ provider: HOSTILE, listed: false, reason: HOSTILE }] } });
+  app.receive({ type: "models", models: { models: [{ id: HOSTILE, name: HOSTILE, contextWindow: 1000 }], defaultModel: HOSTILE, source: "builtin", reason: HOSTILE } });
   assert.equal(window.document.querySelectorAll("[data-testid=model-list] img, [data-testid=model-list] script, [data-testid=model-list] svg").length, 0);
   assert.equal(window.document.querySelectorAll("[data-testid=model-button] img, [data-testid=model-button] script").length, 0);
   assert.equal((window as unknown as { __pwned?: number }).__pwned, undefined);

@@ -82,14 +82,20 @@ class ProviderLists:
         router = h.llm
         if not hasattr(router, "configured"):
             return
+        def due(names: list[str]) -> list[str]:
+            now = time.monotonic()
+            return [n for n in names if refresh or n not in self.kept or now - self.kept[n][0] > LIST_TTL_S]
+
         try:
             await asyncio.to_thread(importlib.import_module, "openai")
-            await router.probe_ollama()
         except Exception as exc:  # the SDK missing: every provider says so
             log.warning("listModels: %s", exc)
-        names = router.configured()
-        due = [n for n in names if refresh or n not in self.kept or time.monotonic() - self.kept[n][0] > LIST_TTL_S]
-        await asyncio.gather(*(self._one(h, router, name) for name in due))
+        configured = due(router.configured())  # while Ollama's default host is probed, the others are asked
+        probe = asyncio.ensure_future(router.probe_ollama())
+        await asyncio.gather(*(self._one(h, router, name) for name in configured))
+        await probe
+        await asyncio.gather(*(self._one(h, router, name) for name in due(router.configured())
+                               if name not in configured))
 
     async def _one(self, h: Any, router: Any, name: str) -> None:
         try:
@@ -101,7 +107,7 @@ class ProviderLists:
             self.kept[name] = (time.monotonic(), [], res.ProviderListing(provider=name, listed=False, reason=reason))
             return
         views = [res.ModelView(id=mid, name=title, context_window=window, provider=name,
-                               context_window_known=known_window)
+                               context_window_known=None if known_window else False)
                  for mid, title, window, known_window in listed]
         self.kept[name] = (time.monotonic(), views, res.ProviderListing(provider=name, listed=True))
 
@@ -146,6 +152,8 @@ def setup(server: PhoenixServer) -> None:
         with contextlib.suppress(TimeoutError):  # the other providers were asked meanwhile: the same bound
             await asyncio.wait_for(asyncio.shield(others.asking), LIST_TIMEOUT_S)
         views, listings = others.result(h)
+        if not listings:  # only Anthropic: the answer is what it was before other providers existed
+            return first
         return first.model_copy(update={"models": [*first.models, *views], "providers": listings})  # type: ignore[no-any-return]
 
     async def anthropic_models(h: Any, p: p.ListModelsParams) -> r.ListModelsResult:

@@ -629,6 +629,16 @@ def test_phoenix_model_groups_the_models_by_provider(
         local phoenix = T.setup()
         vim.cmd("Phoenix")
         T.wait("a conversation", function() return phoenix.state.conversation ~= nil end)
+        phoenix.async(function()  -- each call waits up to 1.5 s; a list later than that fills the next one
+          for _ = 1, 20 do
+            local result = phoenix.list_models()
+            for _, p in ipairs(result and result.providers or {}) do
+              if p.listed then T.data.listed = true end
+            end
+            if T.data.listed then return end
+          end
+        end)
+        T.wait("the openai provider's list", function() return T.data.listed end)
         T.pick("meta-llama")
         vim.cmd("PhoenixModel")
         T.wait("the picked model", function() return phoenix.state.model == "openai/meta-llama/llama-3.3-70b" end)
