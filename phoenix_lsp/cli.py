@@ -64,9 +64,40 @@ def doctor() -> int:
     base = os.environ.get("ANTHROPIC_BASE_URL")
     if base:
         print(f"ANTHROPIC_BASE_URL: {base}")
+    for line in provider_lines(settings):
+        print(line)
     for line in instruction_lines(Path.cwd()):
         print(line)
     return 0
+
+
+def provider_lines(settings: Any) -> list[str]:
+    """The other model providers a server started here would use (REQ-MODEL-010): where each one is and
+    whether its key is set, never the key; Ollama's default host is asked briefly."""
+    import os
+
+    try:
+        from .llm import providers
+        from .llm.router import OLLAMA_PROBE_S
+
+        configured = providers.load(os.environ, settings.providers)
+    except Exception as exc:  # doctor must always answer
+        return [f"providers: could not be checked ({exc})"]
+    lines = [f"provider {p.describe()}" for p in configured.by_name.values()]
+    lines += [f"providers: {problem}" for problem in configured.problems]
+    if "ollama" not in configured.by_name:
+        import urllib.request
+
+        try:
+            with urllib.request.urlopen(configured.ollama_host + "/api/tags", timeout=OLLAMA_PROBE_S * 3):
+                lines.append(f"provider ollama: answers at {configured.ollama_host} (OLLAMA_HOST not set)")
+        except Exception:
+            lines.append(f"provider ollama: not running at {configured.ollama_host} (set OLLAMA_HOST if it runs "
+                         "elsewhere)")
+    if not configured.by_name:
+        lines.append("providers: only Anthropic (set OPENAI_API_KEY or OPENAI_BASE_URL, OLLAMA_HOST, "
+                     "AZURE_OPENAI_ENDPOINT, or PHOENIX_PROVIDERS for more)")
+    return lines
 
 
 def agent_lines(settings: Any, data_dir: Path) -> list[str]:

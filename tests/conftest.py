@@ -8,8 +8,9 @@ import pytest
 from hypothesis import Phase, settings
 
 from tests.fake_anthropic import fake_anthropic
+from tests.fake_openai import fake_openai
 
-__all__ = ["fake_anthropic"]
+__all__ = ["fake_anthropic", "fake_openai"]
 
 #: The state machine's property test runs this many examples in the fast tier (``-m "not slow"``), a tenth of
 #: the full suite's; ``PHOENIX_PROPERTY_EXAMPLES`` still decides when set.

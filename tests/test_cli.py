@@ -62,3 +62,24 @@ def test_doctor_lists_the_instructions_files_a_conversation_here_would_get(tmp_p
         f"  {repo / 'AGENTS.md'} (4 bytes)",
         f"  {repo / 'src' / 'CLAUDE.md'}: skipped: it is not UTF-8 text; save it as UTF-8",
     ]
+
+
+@pytest.mark.req("REQ-MODEL-010", "REQ-MODEL-011")
+def test_doctor_shows_which_providers_are_configured_but_never_their_keys(tmp_path: Path) -> None:
+    openai_key, azure_key, file_key = "sk-proj-doctor-0123456789", "azure-doctor-0123456789", "file-doctor-0123456789"
+    providers = tmp_path / "providers.json"
+    providers.write_text('{"providers": {"router": {"baseUrl": "https://llm.example.com/v1", '
+                         '"apiKey": "env:ROUTER_KEY"}, "broken": {"baseUrl": "ftp://x"}}}')
+    env = {**os.environ, "PHOENIX_LSP_DATA_DIR": str(tmp_path), "OPENAI_API_KEY": openai_key,
+           "AZURE_OPENAI_ENDPOINT": "https://res.example.com", "AZURE_OPENAI_API_KEY": azure_key,
+           "OLLAMA_HOST": "127.0.0.1:1", "ROUTER_KEY": file_key, "PHOENIX_PROVIDERS": str(providers)}
+    out = subprocess.run([sys.executable, "-m", "phoenix_lsp", "doctor"], env=env, capture_output=True, text=True,
+                         timeout=60)
+    assert out.returncode == 0, out.stderr
+    text = out.stdout
+    assert "provider openai: openai at https://api.openai.com/v1, OPENAI_API_KEY set" in text
+    assert "provider azure: azure at https://res.example.com, AZURE_OPENAI_API_KEY set" in text
+    assert "provider ollama: ollama at http://127.0.0.1:1/v1" in text
+    assert str(providers) in text and "providers.broken.baseUrl" in text  # the invalid file names itself
+    for key in (openai_key, azure_key, file_key):
+        assert key not in text

@@ -57,9 +57,18 @@ __all__ = ["NO_API_KEY", "Chat", "Screen", "main"]
 #: Statuses in which the conversation waits for the user (the turn is over).
 RESTING = RESTING_KINDS
 
+
+def group_by_provider(models: list[Any]) -> list[tuple[str, list[Any]]]:
+    """The listed models under their providers, in the order the server listed them (Anthropic's first)."""
+    groups: dict[str, list[Any]] = {}
+    for model in models:
+        groups.setdefault(model.provider or "anthropic", []).append(model)
+    return list(groups.items())
+
 NO_API_KEY = (
     "phoenix-lsp chat: ANTHROPIC_API_KEY is not set, so the agent cannot reach the model. "
-    "Export it (export ANTHROPIC_API_KEY=sk-ant-...) and run again."
+    "Export it (export ANTHROPIC_API_KEY=sk-ant-...) and run again, or choose another provider's model "
+    "(export PHOENIX_MODEL=openai/... or ollama/...)."
 )
 
 HELP = """\
@@ -691,11 +700,18 @@ class Chat:
             self.screen.line(f"[error] {exc.message}", "red")
             return
         in_use = GetConversationResult.model_validate(current).model if current is not None else None
-        for m in listed.models:
-            mark = "*" if m.id == in_use else " "
-            self.screen.line(f"{mark} {m.id:<28} {m.name} ({m.context_window:,} tokens)", "dim")
+        for provider, models in group_by_provider(listed.models):  # one heading per provider (issue 27)
+            self.screen.line(f"{provider}:", "bold")
+            for m in models:
+                mark = "*" if m.id == in_use else " "
+                unknown = m.context_window_known is False
+                window = f"{m.context_window:,} tokens" + (", assumed: set it in the providers file" if unknown else "")
+                self.screen.line(f"{mark} {m.id:<28} {m.name} ({window})", "dim")
         if listed.reason:
             self.screen.line(listed.reason, "yellow")
+        for listing in listed.providers or []:
+            if listing.reason:
+                self.screen.line(listing.reason, "yellow")
         self.screen.line("Switch with /model ID (from the next turn).", "dim")
 
     async def _call(self, method: str, **params: Any) -> dict[str, Any] | None:
@@ -991,7 +1007,9 @@ class Chat:
 
 def main(cwd: str, data_dir: str | None) -> int:
     """``phoenix-lsp chat``: returns the process exit code (2 = cannot start: no API key or no folder)."""
-    if not os.environ.get("ANTHROPIC_API_KEY", "").strip():
+    model = os.environ.get("PHOENIX_MODEL", "").strip()
+    on_anthropic = "/" not in model or model.startswith("anthropic/")  # another provider needs no Anthropic key
+    if on_anthropic and not os.environ.get("ANTHROPIC_API_KEY", "").strip():
         print(NO_API_KEY, file=sys.stderr)
         return 2
     directory = Path(cwd).expanduser()

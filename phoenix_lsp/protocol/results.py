@@ -132,6 +132,21 @@ class ModelView(Wire):
     id: str
     name: str
     context_window: int = Field(description="tokens; the continuation thresholds are computed from it")
+    provider: str | None = Field(
+        default=None, description="who answers, when not Anthropic: the id's prefix (absent: anthropic)"
+    )
+    context_window_known: bool | None = Field(
+        default=None, description="false: nobody reported the window; contextWindow is a small assumed one (set "
+        "it in the providers file); absent: known",
+    )
+
+
+class ProviderListing(Wire):
+    """How one OpenAI-compatible provider's models were listed (issue 27)."""
+
+    provider: str
+    listed: bool = Field(description="whether the provider's own list (GET /v1/models) was read")
+    reason: str | None = Field(default=None, description="why it was not, and what to do")
 
 
 class ListModelsResult(Wire):
@@ -139,6 +154,9 @@ class ListModelsResult(Wire):
     default_model: str = Field(description="what a new conversation uses unless it names a model")
     source: Literal["api", "builtin"] = Field(description="the API's model list, or the built-in one")
     reason: str | None = Field(default=None, description="why the built-in list is given (source builtin)")
+    providers: list[ProviderListing] | None = Field(
+        default=None, description="the other configured providers, whose models follow Anthropic's (absent: none)"
+    )
 
 
 class ReloadInstructionsResult(Wire):

@@ -87,6 +87,9 @@ class Config(BaseSettings):
         default=None, description="the capability manifest (JSON; none: no MCP tool is allowed)"
     )
     budgets: Path | None = Field(default=None, description="the agent route's budgets file (JSON; none: defaults)")
+    providers: Path | None = Field(
+        default=None, description="the providers file (JSON; none: only the providers the environment configures)"
+    )
     artifact_dir: Path | None = Field(
         default=None, description="where the agent route keeps artifacts (none: artifacts/ in the data directory)"
     )

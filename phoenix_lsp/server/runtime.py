@@ -258,7 +258,7 @@ class Hub:
         # REQ-SIGHT-002: the editor's tools when the client announced them now; a sub-agent has its parent's
         sight = parent.state.editor_sight if parent is not None else bool(getattr(self.sink, "editor_sight", False))
         settings = Settings(retry_base_ms=self.config.retry_base_ms, retry_after_max_ms=self.config.retry_after_max_ms,
-                            context_window=context_window(model))
+                            context_window=self.window(model))
         if parent is not None:
             settings = replace(settings, max_turns=self.config.agent_max_turns)
             instructions = (parent.state.instructions, parent.state.instruction_files)
@@ -294,6 +294,11 @@ class Hub:
         effects: tuple[Effect, ...] = (PersistMessage(0, seed), PersistState()) if seed else (PersistState(),)
         runtime._persist(effects)
         return runtime
+
+    def window(self, model: str) -> int:
+        """The context window of ``model``: its provider's figure (issue 27), else the table of known models."""
+        window = getattr(self.llm, "context_window", None)
+        return int(window(model)) if window is not None else context_window(model)
 
     def get(self, conversation_id: str) -> Runtime:
         runtime = self.runtimes.get(conversation_id)

@@ -18,7 +18,7 @@ from phoenix_lsp.store.errors import SecretLeakError
 
 #: Secrets shorter than this are ignored: a short value would match ordinary text by accident.
 MIN_SECRET_LENGTH = 8
-DEFAULT_SECRET_ENV_VARS: tuple[str, ...] = ("ANTHROPIC_API_KEY",)
+DEFAULT_SECRET_ENV_VARS: tuple[str, ...] = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "AZURE_OPENAI_API_KEY")
 REDACTED = "[REDACTED]"
 
 

@@ -14,6 +14,7 @@ import pytest
 
 from tests.client.conftest import ROOT, ChatProcess
 from tests.fake_anthropic import FakeAnthropic, Reply, ToolUseBlock
+from tests.fake_openai import FakeOpenAI
 from tests.waiting import wait_exited
 
 # slow: each test starts the terminal client and its server as subprocesses
@@ -379,5 +380,27 @@ def test_usage_command_shows_the_totals_cache_share_and_an_estimated_cost(
     assert f"[usage] 2 requests (0 by sub-agents): {every:,} input tokens" in chat.out
     assert f"{read:,} read from the cache: {read / every:.0%} cached" in chat.out
     assert "estimated cost: $" in chat.out
+    chat.close_stdin()
+    assert chat.wait() == 0
+
+
+@pytest.mark.req("REQ-MODEL-008", "REQ-MODEL-005")
+def test_chat_on_an_openai_compatible_server_without_an_anthropic_key_and_model_grouped_by_provider(
+    start_chat: StartChat, chat_env: dict[str, str], fake_openai: FakeOpenAI
+) -> None:
+    fake_openai.enqueue(Reply.text_reply("Answered by a compatible server.", deltas=3))
+    env = {**chat_env, "ANTHROPIC_API_KEY": "", **fake_openai.env(), "PHOENIX_MODEL": "openai/gpt-4.1"}
+    chat = start_chat(env)
+    at = chat.wait_for("> ")
+    chat.send("hello")
+    at = chat.wait_for("Answered by a compatible server.", at)
+    at = chat.wait_for("> ", at)
+    chat.send("/model")
+    at = chat.wait_for("Switch with /model ID", at)
+    shown = chat.out
+    anthropic, openai = shown.index("\nanthropic:"), shown.index("\nopenai:")
+    assert anthropic < shown.index("claude-sonnet-4-6") < openai < shown.index("* openai/gpt-4.1")
+    assert "openai/meta-llama/llama-3.3-70b" in shown[openai:]
+    assert fake_openai.requests[0].body["model"] == "gpt-4.1"
     chat.close_stdin()
     assert chat.wait() == 0

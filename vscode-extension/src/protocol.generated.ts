@@ -1225,6 +1225,10 @@ export interface ListModelsResult {
    * why the built-in list is given (source builtin)
    */
   reason?: string;
+  /**
+   * the other configured providers, whose models follow Anthropic's (absent: none)
+   */
+  providers?: ProviderListing[];
 }
 /**
  * A model a conversation can use (REQ-MODEL-001).
@@ -1239,6 +1243,31 @@ export interface ModelView {
    * tokens; the continuation thresholds are computed from it
    */
   contextWindow: number;
+  /**
+   * who answers, when not Anthropic: the id's prefix (absent: anthropic)
+   */
+  provider?: string;
+  /**
+   * false: nobody reported the window; contextWindow is a small assumed one (set it in the providers file); absent: known
+   */
+  contextWindowKnown?: boolean;
+}
+/**
+ * How one OpenAI-compatible provider's models were listed (issue 27).
+ *
+ * This interface was referenced by `PhoenixProtocol`'s JSON-Schema
+ * via the `definition` "ProviderListing".
+ */
+export interface ProviderListing {
+  provider: string;
+  /**
+   * whether the provider's own list (GET /v1/models) was read
+   */
+  listed: boolean;
+  /**
+   * why it was not, and what to do
+   */
+  reason?: string;
 }
 /**
  * This interface was referenced by `PhoenixProtocol`'s JSON-Schema

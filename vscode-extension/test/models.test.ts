@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { modelChoices, modelLabel, modelListNote, modelName, windowText } from "../src/core/models";
+import { modelChoices, modelGroups, modelLabel, modelListNote, modelName, providerNotes, windowText } from "../src/core/models";
 import { errorMessage, errorReason } from "../src/protocol/client";
 import type { ListModelsResult } from "../src/protocol/wire";
 
@@ -57,4 +57,30 @@ test("a refused switch keeps the server's message and its reason (REQ-VSC-010)",
   assert.equal(errorMessage(refusal), refusal.message);
   assert.equal(errorReason({ code: -32002, message: "busy", data: { kind: "agentBusy" } }), undefined);
   assert.equal(errorReason(new Error("x")), undefined);
+});
+
+test("the picker groups the models by provider, Anthropic's first, and says which windows are unknown (issue 27)", () => {
+  const result: ListModelsResult = {
+    ...API,
+    models: [
+      ...API.models,
+      { id: "openai/gpt-4.1", name: "gpt-4.1 (openai)", contextWindow: 1_047_576, provider: "openai", contextWindowKnown: true },
+      { id: "ollama/llama3.2", name: "llama3.2 (ollama)", contextWindow: 131_072, provider: "ollama", contextWindowKnown: true },
+      { id: "openai/meta-llama/x", name: "meta-llama/x (openai)", contextWindow: 32_768, provider: "openai", contextWindowKnown: false },
+    ],
+    providers: [
+      { provider: "openai", listed: true },
+      { provider: "azure", listed: false, reason: "the azure provider's model list could not be read (401)" },
+    ],
+  };
+  const groups = modelGroups(result, "ollama/llama3.2");
+  assert.deepEqual(groups.map((g) => g.provider), ["anthropic", "openai", "ollama"]);
+  assert.deepEqual(groups[1].choices.map((c) => c.id), ["openai/gpt-4.1", "openai/meta-llama/x"]);
+  assert.equal(groups[2].choices[0].current, true);
+  assert.match(groups[1].choices[1].description, /window unknown.*providers file/);
+  assert.deepEqual(providerNotes(result), ["the azure provider's model list could not be read (401)"]);
+  // a model in use that the list does not know goes under its own provider, first
+  const byHand = modelGroups(result, "azure/gpt-4o");
+  assert.equal(byHand[0].provider, "azure");
+  assert.equal(byHand[0].choices[0].current, true);
 });

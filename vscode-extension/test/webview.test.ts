@@ -365,6 +365,22 @@ test("a refused model switch shows the server's message in the banner (REQ-VSC-0
   assert.equal($("[data-testid=model-button]")!.dataset.model, "claude-sonnet-4-6");
 });
 
+test("the header's model picker shows one heading per provider, its models under it (issue 27)", () => {
+  const { app, $, window } = mount({ model: "openai/gpt-4.1" });
+  $("[data-testid=model-button]")!.click();
+  const models = [
+    ...MODELS.models,
+    { id: "openai/gpt-4.1", name: "gpt-4.1 (openai)", contextWindow: 1_047_576, provider: "openai", contextWindowKnown: true },
+    { id: "ollama/llama3.2", name: "llama3.2 (ollama)", contextWindow: 131_072, provider: "ollama", contextWindowKnown: true },
+  ];
+  app.receive({ type: "models", models: { ...MODELS, models, providers: [{ provider: "openai", listed: true }, { provider: "ollama", listed: true }] } });
+  const rows = [...window.document.querySelectorAll<HTMLElement>("[data-testid=model-group], [data-testid=model-option]")];
+  assert.deepEqual(rows.map((r) => r.dataset.testid === "model-group" ? `# ${r.textContent}` : r.dataset.modelId), [
+    "# anthropic", "claude-sonnet-4-6", "claude-haiku-4-5", "# openai", "openai/gpt-4.1", "# ollama", "ollama/llama3.2",
+  ]);
+  assert.equal($("[data-testid=model-option][aria-selected=true]")!.dataset.modelId, "openai/gpt-4.1");
+});
+
 test("hostile model names and reasons stay text in the picker (REQ-VSC-006, REQ-VSC-010)", () => {
   const { app, window, $ } = mount({ model: HOSTILE });
   $("[data-testid=model-button]")!.click();

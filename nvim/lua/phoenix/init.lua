@@ -780,8 +780,37 @@ function M.model_ids()
   return ids
 end
 
--- A picker entry: "Claude Haiku 4.5  claude-haiku-4-5 · 200K tokens  (in use)".
-function M.model_label(m, current, default)
+-- The provider of a model: the server's field, else the id's prefix, "anthropic" for a bare id (issue 27).
+function M.model_provider(m)
+  if type(m.provider) == "string" and m.provider ~= "" then
+    return m.provider
+  end
+  return m.id:match("^([^/]+)/") or "anthropic"
+end
+
+-- The models grouped by provider (issue 27): the groups in the order their first model comes (the server
+-- lists Anthropic's first), each group's models in the server's order. Returns the ordered list and how many
+-- providers it has.
+function M.group_models(models)
+  local order, groups = {}, {}
+  for _, m in ipairs(models) do
+    local p = M.model_provider(m)
+    if not groups[p] then
+      groups[p] = {}
+      table.insert(order, p)
+    end
+    table.insert(groups[p], m)
+  end
+  local out = {}
+  for _, p in ipairs(order) do
+    vim.list_extend(out, groups[p])
+  end
+  return out, #order
+end
+
+-- A picker entry: "Claude Haiku 4.5  claude-haiku-4-5 · 200K tokens  (in use)"; with several providers each
+-- entry starts with its provider ("openai │ gpt-4.1 ..."), the list being grouped by provider.
+function M.model_label(m, current, default, with_provider)
   local marks = {}
   if m.id == current then
     table.insert(marks, "in use")
@@ -790,9 +819,15 @@ function M.model_label(m, current, default)
     table.insert(marks, "default")
   end
   local window = m.contextWindow and (" · " .. status.window_text(m.contextWindow) .. " tokens") or ""
+  if m.contextWindow and m.contextWindowKnown == false then
+    window = window .. " (assumed: set it in the providers file)"
+  end
   local label = string.format("%s  %s%s", (m.name and m.name ~= "") and m.name or m.id, m.id, window)
   if #marks > 0 then
     label = label .. "  (" .. table.concat(marks, ", ") .. ")"
+  end
+  if with_provider then
+    label = M.model_provider(m) .. " │ " .. label
   end
   return (m.id == current and "● " or "  ") .. label
 end
@@ -827,11 +862,17 @@ function M.set_model(model)
       report(result.reason, vim.log.levels.INFO)
       title = "Phoenix model (built-in list)"
     end
-    vim.ui.select(items, {
+    for _, listing in ipairs(result.providers or {}) do
+      if not listing.listed and listing.reason then
+        report(listing.reason, vim.log.levels.INFO) -- a configured provider whose models are missing
+      end
+    end
+    local grouped, providers = M.group_models(items)
+    vim.ui.select(grouped, {
       prompt = title,
       kind = "phoenix_model",
       format_item = function(m)
-        return M.model_label(m, current, result.defaultModel)
+        return M.model_label(m, current, result.defaultModel, providers > 1)
       end,
     }, function(m)
       if m and m.id ~= current then

@@ -76,6 +76,10 @@ def setup(server: PhoenixServer) -> None:
         if not usable:
             raise invalid("workingDirectory", f"Invalid params: 'workingDirectory': {cwd[:200]!r} is not an "
                           "existing absolute directory. Give the folder the agent should work in.")
+        if p.model is not None:
+            from .models import check_model
+
+            check_model(ls, p.model)  # REQ-MODEL-007: the id is validated here too, not only by setModel
         origin: Runtime | None = None
         if p.continue_from:
             origin = conversation(ls, p.continue_from)

@@ -66,13 +66,30 @@ def _setup(ls: PhoenixServer) -> Hub:
     store = Store(data_dir / DB_FILE_NAME if data_dir else Store.default_path(), guard=guard,
                   checkpoint_in_background=True)
     logs.setup(store.path.parent, settings.log_level, guard)
-    llm = LlmClient(api_key=api_key, base_url=options.anthropic_base_url, guard=guard,
-                    idle_timeout_s=settings.llm_idle_timeout_s)
+    anthropic = LlmClient(api_key=api_key, base_url=options.anthropic_base_url, guard=guard,
+                          idle_timeout_s=settings.llm_idle_timeout_s)
+    from ...llm import providers as provider_config
+    from ...llm.router import LlmRouter, ProviderPrices
+
+    configured = provider_config.load(os.environ, settings.providers)  # issue 27: the other providers
+    for secret in configured.secrets():  # every provider's key gets the Anthropic key's protection
+        guard.add_secret(secret)
+    for problem in configured.problems:
+        _warn(ls, problem)
+        log.warning("%s", problem)
+    llm = LlmRouter(anthropic, configured, guard, idle_timeout_s=settings.llm_idle_timeout_s)
+    default_model = settings.model
+    refused = llm.check(default_model)
+    if refused is not None:  # REQ-MODEL-007: the model setting is validated like every other model id
+        from ...llm.models import DEFAULT_MODEL
+
+        _warn(ls, f"phoenix-lsp: ignoring the model setting: {refused} Using the default {DEFAULT_MODEL}.")
+        default_model = DEFAULT_MODEL
     sandbox, fewer = models.read_sandbox_settings(settings, options.deny_read, store.path.parent)
     for problem in fewer:  # issue 12: the same rule for the sandbox settings
         _warn(ls, problem)
     hub_config = rt.HubConfig(
-        model=settings.model,
+        model=default_model,
         retry_base_ms=settings.retry_base_ms,
         retry_after_max_ms=settings.retry_after_max_ms,
         event_coalesce_ms=settings.event_coalesce_ms,
@@ -82,7 +99,7 @@ def _setup(ls: PhoenixServer) -> Hub:
         agent_concurrency=settings.agent_concurrency,
         env=rt.tool_env(),
         cache=cache,
-        prices=prices,
+        prices=ProviderPrices(prices, llm),
         config_dir=settings.config_dir,
         sight_settle_ms=settings.sight_settle_ms,
         sight_timeout_ms=settings.sight_timeout_ms,

@@ -4,11 +4,13 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
 import logging
 import time
 from typing import TYPE_CHECKING, Any
 
+from ..errors import invalid
 from ..lazy import LazyModule
 from ..lsp import PhoenixServer
 from ..requests import apply, conversation, hub, request
@@ -58,12 +60,79 @@ class ModelList:
         if views:
             self.models, self.at = views, time.monotonic()
 
-    def window(self, model: str) -> int:
-        """The context window of ``model``: the API's figure when it gave one, else the known table's."""
+    def window(self, model: str, h: Any = None) -> int:
+        """The context window of ``model``: the API's figure when it gave one, else its provider's (issue 27),
+        else the known table's."""
         for view in self.models:
             if view.id == model:
                 return int(view.context_window)
+        if h is not None:
+            return int(h.window(model))
         return int(known.context_window(model))
+
+
+class ProviderLists:
+    """The other providers' model lists (issue 27), each kept for ``LIST_TTL_S``, asked concurrently."""
+
+    def __init__(self) -> None:
+        self.kept: dict[str, tuple[float, list[Any], Any]] = {}  # name -> (when, views, listing)
+        self.asking: asyncio.Task[None] | None = None
+
+    async def ask(self, h: Any, refresh: bool) -> None:
+        router = h.llm
+        if not hasattr(router, "configured"):
+            return
+        def due(names: list[str]) -> list[str]:
+            now = time.monotonic()
+            return [n for n in names if refresh or n not in self.kept or now - self.kept[n][0] > LIST_TTL_S]
+
+        try:
+            await asyncio.to_thread(importlib.import_module, "openai")
+        except Exception as exc:  # the SDK missing: every provider says so
+            log.warning("listModels: %s", exc)
+        configured = due(router.configured())  # while Ollama's default host is probed, the others are asked
+        probe = asyncio.ensure_future(router.probe_ollama())
+        await asyncio.gather(*(self._one(h, router, name) for name in configured))
+        await probe
+        await asyncio.gather(*(self._one(h, router, name) for name in due(router.configured())
+                               if name not in configured))
+
+    async def _one(self, h: Any, router: Any, name: str) -> None:
+        try:
+            listed = await router.list_provider(name)
+        except Exception as exc:  # no key, network, HTTP error: say which provider and why
+            where = router.clients[name].base_url
+            reason = (f"the {name} provider's model list at {where} could not be read "
+                      f"({h.store.guard.redact(str(exc))[:300]}); its models can still be chosen by id")
+            self.kept[name] = (time.monotonic(), [], res.ProviderListing(provider=name, listed=False, reason=reason))
+            return
+        views = [res.ModelView(id=mid, name=title, context_window=window, provider=name,
+                               context_window_known=None if known_window else False)
+                 for mid, title, window, known_window in listed]
+        self.kept[name] = (time.monotonic(), views, res.ProviderListing(provider=name, listed=True))
+
+    def result(self, h: Any) -> tuple[list[Any], list[Any]]:
+        router = h.llm
+        names = router.configured() if hasattr(router, "configured") else []
+        views: list[Any] = []
+        listings: list[Any] = []
+        for name in names:
+            if name in self.kept:
+                views += self.kept[name][1]
+                listings.append(self.kept[name][2])
+            else:
+                listings.append(res.ProviderListing(provider=name, listed=False, reason=(
+                    f"the {name} provider did not list its models within {LIST_TIMEOUT_S:g} s (still asking: the "
+                    "next call may have its list)")))
+        return views, listings
+
+
+def check_model(ls: PhoenixServer, model: str) -> None:
+    """Refuse a model id no provider can answer (REQ-MODEL-007), naming ``model`` and what to do."""
+    checker = getattr(hub(ls).llm, "check", None)
+    problem = checker(model) if checker is not None else None
+    if problem is not None:
+        raise invalid("model", f"Invalid params: 'model': {problem}")
 
 
 def _builtin() -> list[Any]:
@@ -72,10 +141,22 @@ def _builtin() -> list[Any]:
 
 def setup(server: PhoenixServer) -> None:
     kept = ModelList()  # one server, one hub, one API key
+    others = ProviderLists()
 
     @request(server, "phoenix/listModels")
     async def list_models(ls: PhoenixServer, p: p.ListModelsParams) -> r.ListModelsResult:
         h = hub(ls)
+        if others.asking is None or others.asking.done():
+            others.asking = h.spawn(others.ask(h, p.refresh))
+        first = await anthropic_models(h, p)
+        with contextlib.suppress(TimeoutError):  # the other providers were asked meanwhile: the same bound
+            await asyncio.wait_for(asyncio.shield(others.asking), LIST_TIMEOUT_S)
+        views, listings = others.result(h)
+        if not listings:  # only Anthropic: the answer is what it was before other providers existed
+            return first
+        return first.model_copy(update={"models": [*first.models, *views], "providers": listings})  # type: ignore[no-any-return]
+
+    async def anthropic_models(h: Any, p: p.ListModelsParams) -> r.ListModelsResult:
         default = h.config.model
         if kept.models and not p.refresh and time.monotonic() - kept.at < LIST_TTL_S:
             return res.ListModelsResult(models=kept.models, default_model=default, source="api")  # type: ignore[no-any-return]
@@ -103,8 +184,9 @@ def setup(server: PhoenixServer) -> None:
     @request(server, "phoenix/setModel")
     def set_model(ls: PhoenixServer, p: p.SetModelParams) -> r.SetModelResult:
         runtime = conversation(ls, p.conversation_id)
+        check_model(ls, p.model)
         previous = runtime.state.model
-        apply(runtime, events.SetModel(p.model, kept.window(p.model)))
+        apply(runtime, events.SetModel(p.model, kept.window(p.model, hub(ls))))
         state = runtime.state
         return res.SetModelResult(  # type: ignore[no-any-return]
             model=state.model, previous=previous, changed=state.model != previous,

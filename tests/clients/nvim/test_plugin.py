@@ -13,6 +13,7 @@ import pytest
 from tests.e2e.harness import tool_results
 from tests.e2e.raw import route_of
 from tests.fake_anthropic import FakeAnthropic, Reply, ToolUseBlock
+from tests.fake_openai import FakeOpenAI
 
 pytestmark = pytest.mark.slow
 
@@ -615,6 +616,45 @@ def test_phoenix_model_switches_the_model_and_the_next_request_names_it(
     assert data["kept"] == "claude-opus-4-7"
     asked = [r.body["model"] for r in fake_anthropic.requests if isinstance(r.body, dict) and "messages" in r.body]
     assert asked == [first, "claude-haiku-4-5", "claude-opus-4-7"], asked
+
+
+@pytest.mark.req("REQ-NVIM-005", "REQ-MODEL-008")
+def test_phoenix_model_groups_the_models_by_provider(
+    fake_anthropic: FakeAnthropic, fake_openai: FakeOpenAI, run_nvim: Any
+) -> None:
+    fake_anthropic.models = list(MODELS[:2])
+    fake_openai.enqueue(Reply.text_reply("answered by a compatible server"))
+    run = run_nvim(
+        """
+        local phoenix = T.setup()
+        vim.cmd("Phoenix")
+        T.wait("a conversation", function() return phoenix.state.conversation ~= nil end)
+        phoenix.async(function()  -- each call waits up to 1.5 s; a list later than that fills the next one
+          for _ = 1, 20 do
+            local result = phoenix.list_models()
+            for _, p in ipairs(result and result.providers or {}) do
+              if p.listed then T.data.listed = true end
+            end
+            if T.data.listed then return end
+          end
+        end)
+        T.wait("the openai provider's list", function() return T.data.listed end)
+        T.pick("meta-llama")
+        vim.cmd("PhoenixModel")
+        T.wait("the picked model", function() return phoenix.state.model == "openai/meta-llama/llama-3.3-70b" end)
+        T.ok(phoenix.send("hi"), "send")
+        T.wait("the answer", function()
+          return phoenix.state.status == "idle" and T.chat_text():find("compatible server", 1, true) ~= nil
+        end)
+        """,
+        env=fake_openai.env(),
+    )
+    menu = run.data["menus"][0]
+    providers = [line[2:].split(" │ ")[0] for line in menu]
+    first_openai = providers.index("openai")
+    assert set(providers[:first_openai]) == {"anthropic"} and providers[first_openai:] == ["openai", "openai"], menu
+    assert "openai │ meta-llama/llama-3.3-70b (openai)  openai/meta-llama/llama-3.3-70b · 131K tokens" in menu[-1], menu
+    assert fake_openai.requests[-1].body["model"] == "meta-llama/llama-3.3-70b"
 
 
 @pytest.mark.req("REQ-NVIM-001", "REQ-PROTO-046")

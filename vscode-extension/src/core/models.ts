@@ -34,6 +34,20 @@ export interface ModelChoice {
   current: boolean;
   /** what a new conversation uses unless it names one */
   isDefault: boolean;
+  /** who answers: the id's prefix, "anthropic" for a bare id (issue 27) */
+  provider: string;
+}
+
+/** The provider of a model id: the prefix before the first slash, "anthropic" for a bare id (issue 27). */
+export function providerOf(id: string): string {
+  const slash = id.indexOf("/");
+  return slash < 0 ? "anthropic" : id.slice(0, slash);
+}
+
+/** The window in words, or that nobody reported it (the server assumes a small one until it is set). */
+function windowWords(m: ModelView): string {
+  const known = m.contextWindowKnown ?? true;
+  return known ? `${windowText(m.contextWindow)} tokens` : "window unknown (set it in the providers file)";
 }
 
 /**
@@ -44,14 +58,42 @@ export function modelChoices(result: ListModelsResult, current: string | undefin
   const choices = result.models.map((m) => ({
     id: m.id,
     label: m.name || m.id,
-    description: `${m.id} · ${windowText(m.contextWindow)} tokens`,
+    description: `${m.id} · ${windowWords(m)}`,
     current: m.id === current,
     isDefault: m.id === result.defaultModel,
+    provider: m.provider ?? providerOf(m.id),
   }));
   if (current && !choices.some((c) => c.current)) {
-    choices.unshift({ id: current, label: current, description: `${current} · in use`, current: true, isDefault: false });
+    choices.unshift({
+      id: current, label: current, description: `${current} · in use`, current: true, isDefault: false,
+      provider: providerOf(current),
+    });
   }
   return choices;
+}
+
+export interface ModelGroup {
+  provider: string;
+  choices: ModelChoice[];
+}
+
+/**
+ * The picker's entries grouped by provider (issue 27): the groups in the order their first model comes (the
+ * server lists Anthropic's first), each group's models in the server's order.
+ */
+export function modelGroups(result: ListModelsResult, current: string | undefined): ModelGroup[] {
+  const groups = new Map<string, ModelChoice[]>();
+  for (const choice of modelChoices(result, current)) {
+    const group = groups.get(choice.provider) ?? [];
+    group.push(choice);
+    groups.set(choice.provider, group);
+  }
+  return [...groups].map(([provider, choices]) => ({ provider, choices }));
+}
+
+/** Why a configured provider's models are missing from the list (the server's sentences). */
+export function providerNotes(result: ListModelsResult): string[] {
+  return (result.providers ?? []).filter((p) => !p.listed && p.reason).map((p) => p.reason as string);
 }
 
 /** Why the list is the built-in one (the server's sentence, shown above it), or undefined when it is the API's. */

@@ -10,7 +10,7 @@ import * as path from "node:path";
 import * as vscode from "vscode";
 import { findView, openRequest, type ConversationView } from "../core/reducer";
 import { STYLES, togglePolicy } from "../core/labels";
-import { modelChoices, modelListNote } from "../core/models";
+import { modelGroups, modelListNote, providerNotes } from "../core/models";
 import { ROUTES, routeLabel, withRoute } from "../core/routes";
 import {
   diagnosticsChip,
@@ -510,16 +510,25 @@ export class Controller implements vscode.Disposable {
     const result = await this.listModels();
     const current = this.view?.model;
     const note = modelListNote(result);
-    const picked = await vscode.window.showQuickPick(
-      modelChoices(result, current).map((c) => ({
-        label: `${c.current ? "$(check) " : ""}${c.label}`,
-        description: [c.description, c.current ? "in use" : "", c.isDefault ? "default" : ""].filter(Boolean).join(" · "),
-        id: c.id,
-        current: c.current,
-      })),
-      { title: "Phoenix: model of this conversation", placeHolder: note ?? "Choose the model that answers from the next turn" },
-    );
-    if (!picked || picked.current) return;
+    type Item = vscode.QuickPickItem & { id?: string; current?: boolean };
+    const items: Item[] = [];
+    for (const group of modelGroups(result, current)) {  // one separator per provider (issue 27)
+      items.push({ label: group.provider, kind: vscode.QuickPickItemKind.Separator });
+      for (const c of group.choices) {
+        items.push({
+          label: `${c.current ? "$(check) " : ""}${c.label}`,
+          description: [c.description, c.current ? "in use" : "", c.isDefault ? "default" : ""].filter(Boolean).join(" · "),
+          id: c.id,
+          current: c.current,
+        });
+      }
+    }
+    const notes = [note, ...providerNotes(result)].filter(Boolean).join(" ");
+    const picked = await vscode.window.showQuickPick(items, {
+      title: "Phoenix: model of this conversation",
+      placeHolder: notes || "Choose the model that answers from the next turn",
+    });
+    if (!picked || picked.current || !picked.id) return;
     try {
       await this.setModel(picked.id);
     } catch (error) {

@@ -21,7 +21,7 @@ import { diffLines } from "../core/diff";
 import { renderMarkdown, stripTerminalEscapes } from "../core/markdown";
 import { isBusy, policyLabel, statusText } from "../core/labels";
 import type { HostMessage, ImageAttachment, ServerState, ViewMessage } from "../core/messages";
-import { modelChoices, modelListNote, modelName, windowText } from "../core/models";
+import { modelGroups, modelListNote, modelName, providerNotes, windowText } from "../core/models";
 import { ROUTES, routeLabel } from "../core/routes";
 import type { ConversationSummary, ListModelsResult, Route } from "../protocol/wire";
 import {
@@ -321,28 +321,34 @@ export class ChatApp {
       this.add(list, "div", "dim").textContent = "Asking the server for the models…";
       return;
     }
-    const note = modelListNote(this.models);
-    if (note) {
+    for (const note of [modelListNote(this.models), ...providerNotes(this.models)]) {
+      if (!note) continue;
       const n = this.add(list, "div", "model-reason dim");
       n.dataset.testid = "model-reason";
       n.textContent = stripTerminalEscapes(note);
     }
-    for (const choice of modelChoices(this.models, current)) {
-      const row = this.add(list, "div", `conv-row model-row${choice.current ? " active" : ""}`);
-      const pick = this.button(row, "", "conv-pick model-pick", () => {
-        this.modelsOpen = false;
-        if (!choice.current) this.post({ type: "setModel", model: choice.id });
-        this.render();
-      });
-      pick.dataset.testid = "model-option";
-      pick.dataset.modelId = choice.id;
-      pick.setAttribute("role", "option");
-      pick.setAttribute("aria-selected", String(choice.current));
-      this.icon(pick, choice.current ? "check" : "blank");
-      this.add(pick, "span", "conv-row-title").textContent = ` ${stripTerminalEscapes(choice.label)}`;
-      const window = this.models.models.find((m) => m.id === choice.id)?.contextWindow;
-      const details = [choice.id, window ? `${windowText(window)} tokens` : "", choice.current ? "in use" : "", choice.isDefault ? "default" : ""];
-      this.add(pick, "span", "dim").textContent = ` · ${stripTerminalEscapes(details.filter(Boolean).join(" · "))}`;
+    for (const group of modelGroups(this.models, current)) {  // one heading per provider (issue 27)
+      const heading = this.add(list, "div", "model-group dim");
+      heading.dataset.testid = "model-group";
+      heading.setAttribute("role", "presentation");
+      heading.textContent = stripTerminalEscapes(group.provider);
+      for (const choice of group.choices) {
+        const row = this.add(list, "div", `conv-row model-row${choice.current ? " active" : ""}`);
+        const pick = this.button(row, "", "conv-pick model-pick", () => {
+          this.modelsOpen = false;
+          if (!choice.current) this.post({ type: "setModel", model: choice.id });
+          this.render();
+        });
+        pick.dataset.testid = "model-option";
+        pick.dataset.modelId = choice.id;
+        pick.setAttribute("role", "option");
+        pick.setAttribute("aria-selected", String(choice.current));
+        this.icon(pick, choice.current ? "check" : "blank");
+        this.add(pick, "span", "conv-row-title").textContent = ` ${stripTerminalEscapes(choice.label)}`;
+        const window = this.models.models.find((m) => m.id === choice.id)?.contextWindow;
+        const details = [choice.id, window ? `${windowText(window)} tokens` : "", choice.current ? "in use" : "", choice.isDefault ? "default" : ""];
+        this.add(pick, "span", "dim").textContent = ` · ${stripTerminalEscapes(details.filter(Boolean).join(" · "))}`;
+      }
     }
   }
 

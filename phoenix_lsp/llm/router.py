@@ -1,0 +1,193 @@
+"""One model client for the server: each request goes to the provider its model id names (issue 27).
+
+A bare model id (no slash) or ``anthropic/...`` goes to :class:`LlmClient` exactly as before (a bare id's
+request is passed on untouched, byte for byte); ``openai/``, ``ollama/``, ``azure/`` and the providers file's
+names go to an :class:`OpenAiClient`, with the prefix split off at the first slash. The answer comes back in
+the same form whichever provider gave it, so the core and everything after it are provider-neutral.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import replace
+from typing import Any
+
+from ..store.secrets import SecretGuard
+from . import models as known
+from .client import LlmClient, LlmFailure, LlmRequest, LlmSuccess
+from .openai_client import OpenAiClient
+from .pricing import Price
+from .providers import ANTHROPIC, MODEL_ID, OLLAMA_DEFAULT_HOST, ModelFacts, Provider, Providers, split_model
+
+log = logging.getLogger(__name__)
+
+#: The window assumed for a model whose window nobody reported: small, so the continuation starts early rather
+#: than too late (REQ-BED-022); the providers file's ``contextWindow`` sets the real one.
+UNKNOWN_WINDOW = 32_768
+#: How long the default Ollama host may take to answer before it counts as not running.
+OLLAMA_PROBE_S = 0.3
+FREE = Price(0.0, 0.0, 0.0, 0.0, 0.0)
+
+
+class LlmRouter:
+    """Routes each request by its model id's provider; lists and describes every provider's models."""
+
+    def __init__(self, anthropic: LlmClient, providers: Providers, guard: SecretGuard | None = None,
+                 idle_timeout_s: float | None = None) -> None:
+        self.anthropic = anthropic
+        self.providers = providers
+        guard = guard if guard is not None else SecretGuard()
+        self.clients: dict[str, OpenAiClient] = {
+            name: OpenAiClient(p, guard, idle_timeout_s=idle_timeout_s) for name, p in providers.by_name.items()
+        }
+        if "ollama" not in self.clients:  # the default host: used when it answers (or a model names it)
+            default = Provider("ollama", "ollama", providers.ollama_host + "/v1", None, local=True, explicit=False)
+            self.clients["ollama"] = OpenAiClient(default, guard, idle_timeout_s=idle_timeout_s)
+        self.ollama_found: bool | None = None  # the default host's probe: None until asked
+
+    def __repr__(self) -> str:
+        return f"LlmRouter(anthropic={self.anthropic!r}, providers={sorted(self.clients)})"
+
+    # ----------------------------------------------------------------------------- the requests
+
+    async def stream(self, request: LlmRequest, on_text: Callable[[str], None]) -> LlmSuccess | LlmFailure:
+        provider, upstream = split_model(request.model)
+        if provider == ANTHROPIC:
+            if upstream != request.model:
+                request = replace(request, model=upstream)
+            return await self.anthropic.stream(request, on_text)
+        problem = self.check(request.model)
+        if problem is not None:
+            return LlmFailure(False, None, problem)
+        return await self.clients[provider].stream(request, on_text, upstream)
+
+    async def list_models(self, limit: int = 100) -> list[tuple[str, str, int | None]]:
+        """Anthropic's models (as before; the other providers are listed by :meth:`list_provider`)."""
+        return await self.anthropic.list_models(limit)
+
+    async def aclose(self) -> None:
+        await self.anthropic.aclose()
+        for client in self.clients.values():
+            await client.aclose()
+
+    # -------------------------------------------------------------------------------- providers
+
+    def configured(self) -> list[str]:
+        """The OpenAI-compatible providers to list: configured ones, and Ollama's default host if it answered."""
+        return [name for name, c in self.clients.items() if c.provider.explicit or self.ollama_found]
+
+    async def probe_ollama(self) -> bool:
+        """Whether Ollama answers at its default host within :data:`OLLAMA_PROBE_S` (asked once)."""
+        client = self.clients["ollama"]
+        if client.provider.explicit:
+            return True
+        if self.ollama_found is None:
+            import httpx2
+
+            try:
+                async with httpx2.AsyncClient(timeout=OLLAMA_PROBE_S) as http:
+                    answer = await http.get(f"{client.provider.base_url.removesuffix('/v1')}/api/tags")
+                self.ollama_found = answer.status_code == 200
+            except Exception:
+                self.ollama_found = False
+        return self.ollama_found
+
+    async def list_provider(self, name: str) -> list[tuple[str, str, int | None, bool]]:
+        """``(provider/id, name, context window, window known)`` of one provider's models; raises on failure."""
+        client = self.clients[name]
+        listed = await client.list_models()
+        return [(f"{name}/{mid}", f"{title} ({name})", window or UNKNOWN_WINDOW, window is not None)
+                for mid, title, window in listed]
+
+    def client_for(self, model: str) -> OpenAiClient | None:
+        provider, _ = split_model(model)
+        return self.clients.get(provider)
+
+    def check(self, model: str) -> str | None:
+        """Why ``model`` cannot be used (what to do instead), or None when it can (REQ-MODEL-007)."""
+        if len(model) > 200 or not MODEL_ID.match(model):
+            return (f"{model[:200]!r} is not a model id: letters, digits and ._:@/[]- only, at most 200 "
+                    "characters, such as claude-sonnet-4-6 or openai/gpt-4.1.")
+        provider, upstream = split_model(model)
+        if not upstream:
+            return f"{model!r} names no model after the provider: write {provider}/<model>."
+        if provider == ANTHROPIC:
+            return None
+        if provider not in self.clients:
+            names = ", ".join(sorted({ANTHROPIC, "openai", "ollama", "azure", *self.clients}))
+            hint = {"openai": "set OPENAI_API_KEY or OPENAI_BASE_URL",
+                    "azure": "set AZURE_OPENAI_ENDPOINT and AZURE_OPENAI_API_KEY"}.get(
+                provider, "add it to the providers file (PHOENIX_PROVIDERS)")
+            return (f"The provider {provider!r} of {model!r} is not configured: {hint}, then restart the server. "
+                    f"Providers: {names}; a model id without a slash is Anthropic's.")
+        return None
+
+    def facts(self, model: str) -> ModelFacts:
+        client = self.client_for(model)
+        if client is None:
+            return ModelFacts()
+        return client.model_facts(split_model(model)[1])
+
+    def context_window(self, model: str) -> int:
+        """The window the continuation thresholds are computed from (REQ-MODEL-008)."""
+        provider, upstream = split_model(model)
+        if provider == ANTHROPIC:
+            return known.context_window(upstream)
+        return self.facts(model).context_window or UNKNOWN_WINDOW
+
+    def window_known(self, model: str) -> bool:
+        provider, upstream = split_model(model)
+        if provider == ANTHROPIC:
+            return known.known(upstream) is not None
+        return self.facts(model).context_window is not None
+
+    async def learn(self, model: str) -> None:
+        """Ask a local server what it knows of ``model`` (Ollama's /api/show) before it is used; never raises."""
+        client = self.client_for(model)
+        upstream = split_model(model)[1]
+        if client is None or client.provider.kind != "ollama" or upstream in client.facts:
+            return
+        try:
+            await asyncio.wait_for(client.ollama_show(upstream), 2.0)
+        except Exception as exc:
+            log.info("ollama: no report of %s (%s)", upstream, exc)
+
+
+class ProviderPrices(Mapping[str, Price]):
+    """The price table, by full model id: the ``modelPrices`` setting first, then Anthropic's list prices (for
+    a bare or ``anthropic/`` id), the providers file's and the hosted models' prices, nothing for a local
+    server's models (cost 0). A model without a price has none ("unknown")."""
+
+    def __init__(self, table: Mapping[str, Price], router: LlmRouter) -> None:
+        self.table = dict(table)
+        self.router = router
+
+    def __getitem__(self, model: str) -> Price:
+        found: Price | None = self.get(model)
+        if found is None:
+            raise KeyError(model)
+        return found
+
+    def get(self, model: str, default: Any = None) -> Any:
+        if model in self.table:
+            return self.table[model]
+        provider, upstream = split_model(model)
+        if provider == ANTHROPIC:
+            return self.table.get(upstream, default)
+        client = self.router.clients.get(provider)
+        if client is None:
+            return default
+        if client.provider.local:
+            return FREE
+        return client.model_facts(upstream).price or default
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.table)
+
+    def __len__(self) -> int:
+        return len(self.table)
+
+
+__all__ = ["OLLAMA_DEFAULT_HOST", "UNKNOWN_WINDOW", "LlmRouter", "ProviderPrices"]
