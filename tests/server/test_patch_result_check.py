@@ -34,7 +34,7 @@ class _Editor:
 
 
 def _runtime(root: Path) -> Any:
-    return SimpleNamespace(state=SimpleNamespace(working_directory=str(root)), clipboards={},
+    return SimpleNamespace(state=SimpleNamespace(working_directory=str(root), editor_sight=False), clipboards={},
                            emit=lambda event: None)
 
 
