@@ -75,7 +75,7 @@ class AgentRoute:
                 from ..agent.policy_gate import PolicyGate
 
                 self.gate = PolicyGate(self.settings.manifest)
-                self.hub = McpHub(self.settings.registry, manifest=self.settings.manifest)
+                self.hub = McpHub(self.settings.registry, manifest=self.settings.manifest, redact=self.redact)
 
     # ------------------------------------------------------------------------------------ catalogue
 
@@ -109,6 +109,22 @@ class AgentRoute:
             if not down:  # kept for the server's life (the prompt cache wants it stable); gathered again if not
                 self._catalogue = text
             return text
+
+    def sweep_artifacts(self, conversation_ids: Sequence[str]) -> None:
+        """Delete the artifacts of conversations that no longer exist (at start-up)."""
+        if self.artifacts is not None:
+            try:
+                gone = self.artifacts.sweep(conversation_ids)
+            except OSError as exc:
+                log.warning("artifacts: could not sweep %s: %s", self.artifacts.directory, exc)
+            else:
+                if gone:
+                    log.info("artifacts: deleted those of %d conversation(s) that no longer exist", gone)
+
+    def forget(self, conversation_id: str) -> None:
+        """The conversation is over: its artifacts go with it."""
+        if self.artifacts is not None:
+            self.artifacts.remove_scope(conversation_id)
 
     def tools_for(self, runtime: Runtime) -> ConversationAgent:
         self.start()  # already done by the turn's catalogue, unless the conversation was restored mid-turn
@@ -171,7 +187,7 @@ class ConversationAgent:
         try:
             report = await asyncio.to_thread(
                 run, prepared, host=self, engine_name=route.engine, budgets=route.settings.budgets,
-                artifacts=route.artifacts, cache=route.cache, cancelled=cancelled,
+                artifacts=route.artifacts.scoped(self.runtime.id), cache=route.cache, cancelled=cancelled,
                 sample_rate=route.sample_rate, redact=route.redact)
         except asyncio.CancelledError:
             cancelled.set()  # the executor stops at the next node; a waiting host call was answered no
