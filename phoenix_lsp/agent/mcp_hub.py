@@ -459,8 +459,9 @@ class McpHub:
     def _tool_info(self, server: _Server, tool: Any) -> ToolInfo:
         uri = f"mcp://{server.name}/{tool.name}"
         hint = tool.annotations.read_only_hint if tool.annotations is not None else None
-        # a server's annotation counts only if the registry trusts that server: it is the server's own claim
-        kind, source = resolve_kind(self._manifest, uri, hint if server.config.trust_annotations else None)
+        # a server's annotation, and a read glob over its tools' names, count only if the registry trusts that
+        # server: both are the server's own claim
+        kind, source = resolve_kind(self._manifest, uri, hint, server.config.trust_annotations)
         return ToolInfo(uri=uri, server=server.name, name=tool.name, kind=kind, kind_source=source,
                         read_only_hint=hint, description=self._scrub(tool.description or ""))
 

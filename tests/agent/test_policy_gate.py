@@ -123,12 +123,14 @@ def test_a_zero_limit_refuses_every_call_and_the_strictest_limit_applies() -> No
 def test_kind_manifest_over_annotation_over_default() -> None:
     g = gate(allow=["mcp://records/*"], tools={"mcp://records/*": {"kind": "read"},
                                               "mcp://records/update_*": {"kind": "write"}})
-    assert g.kind("mcp://records/get_record", read_only_hint=False) == "read"  # the manifest wins
-    assert g.kind("mcp://records/update_record", read_only_hint=True) == "write"  # the last pattern wins
+    assert g.kind("mcp://records/get_record", read_only_hint=False, trusted=True) == "read"  # the manifest wins
+    assert g.kind("mcp://records/update_record", read_only_hint=True, trusted=True) == "write"  # the last wins
+    assert g.kind("mcp://records/get_record") == "write"  # a read glob counts only for a trusted server
     plain = gate()
-    assert plain.kind("mcp://records/get_record", read_only_hint=True) == "read"
-    assert plain.kind("mcp://records/update_record", read_only_hint=False) == "write"
-    assert plain.kind("mcp://records/describe") == "write"  # no hint: the safe default
+    assert plain.kind("mcp://records/get_record", read_only_hint=True, trusted=True) == "read"
+    assert plain.kind("mcp://records/get_record", read_only_hint=True) == "write"  # an untrusted claim
+    assert plain.kind("mcp://records/update_record", read_only_hint=False, trusted=True) == "write"
+    assert plain.kind("mcp://records/describe", trusted=True) == "write"  # no hint: the safe default
 
 
 @pytest.mark.parametrize("manifest", [
