@@ -83,3 +83,26 @@ def test_the_ignored_glob_is_reported_with_the_reason() -> None:
     assert effective_kind(exact, PURGE).kind == "read"
     assert "exactly" in effective_kind(exact, PURGE).reason
     assert effective_kind(manifest, UPDATE, read_only_hint=True, trusted=True).kind == "write"
+
+
+@pytest.mark.slow
+@pytest.mark.req("REQ-AGENT-027", "REQ-AGENT-022")
+def test_doctor_shows_each_allowed_tools_effective_kind_and_the_ignored_glob(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    from tests.security.agent_helpers import TOKEN
+
+    manifest = {"allow": ["mcp://hostile/*"], "deny": ["mcp://hostile/slow"],
+                "tools": {"mcp://hostile/get_*": {"kind": "read"}, GET: {"kind": "read"}}}
+    env = {**os.environ, **agent_env(tmp_path, manifest=manifest), "PHOENIX_LSP_DATA_DIR": str(tmp_path / "data")}
+    out = subprocess.run([sys.executable, "-m", "phoenix_lsp", "doctor"], env=env, capture_output=True, text=True,
+                         timeout=120, check=True).stdout
+    lines = {line.split(": ", 2)[1]: line for line in out.splitlines() if line.startswith("agent route: tool ")}
+    assert "write: " in lines[f"tool {PURGE}"] and "ignored" in lines[f"tool {PURGE}"], out
+    assert "read: " in lines[f"tool {GET}"] and "exactly" in lines[f"tool {GET}"], out
+    assert f"tool {UPDATE}" in lines and "tool mcp://hostile/slow" not in lines  # denied: not listed
+    assert any(line.startswith("agent route: the capability manifest's read entry mcp://hostile/get_*")
+               and "trustAnnotations" in line for line in out.splitlines()), out  # the configuration's warning
+    assert TOKEN not in out
