@@ -47,7 +47,6 @@ Thread-safe: host functions call ``check_call`` from worker threads.
 
 from __future__ import annotations
 
-import fnmatch
 import json
 import threading
 import time
@@ -194,7 +193,7 @@ class EffectiveKind:
 
 
 def _is_glob(pattern: str) -> bool:
-    return "*" in pattern.split("?", 1)[0]
+    return "*" in pattern  # a ``tools`` pattern carries no scope (agent_config refuses one)
 
 
 def effective_kind(manifest: CapabilityManifest, uri: str, read_only_hint: bool | None = None,
@@ -202,11 +201,10 @@ def effective_kind(manifest: CapabilityManifest, uri: str, read_only_hint: bool 
     """The kind of a tool's calls and why (the rule in this module's docstring). ``read_only_hint`` is the
     server's annotation, ``trusted`` whether the registry trusts that server (``trustAnnotations``): only then
     do its annotation and the manifest's read globs count."""
-    bare = uri.split("?", 1)[0]
     chosen: tuple[Kind, str] | None = None
     ignored: list[str] = []
     for pattern, rule in manifest.tools.items():
-        if rule.kind is None or not matches(pattern, bare):
+        if rule.kind is None or not matches(pattern, uri):  # matches leaves the scope out
             continue
         if rule.kind == "read" and _is_glob(pattern) and not trusted:
             ignored.append(pattern)
@@ -221,10 +219,10 @@ def effective_kind(manifest: CapabilityManifest, uri: str, read_only_hint: bool 
         how = "names it exactly" if not _is_glob(pattern) else "covers it with a glob (the server is trusted)"
         return EffectiveKind(kind, "manifest", f"{kind}: the manifest's entry {pattern} {how}{note}",
                              tuple(ignored))
-    if read_only_hint is not None and trusted:
+    if read_only_hint is not None and trusted:  # trusted: no read glob was ignored
         kind = "read" if read_only_hint else "write"
         return EffectiveKind(kind, "annotation", f"{kind}: the server's readOnlyHint is {str(read_only_hint).lower()}"
-                             f" and the registry trusts it{note}", tuple(ignored))
+                             " and the registry trusts it")
     why = ("no manifest entry names its kind" if read_only_hint is None or trusted else
            "no manifest entry names its kind and the server's readOnlyHint is not trusted")
     return EffectiveKind("write", "default", f"write: {why} (the safe default){note}", tuple(ignored))
@@ -238,7 +236,7 @@ def read_glob_warnings(manifest: CapabilityManifest, trusted: Mapping[str, bool]
         if rule.kind != "read" or not _is_glob(pattern):
             continue
         servers = sorted(name for name, trust in trusted.items()
-                         if not trust and fnmatch.fnmatchcase(name, _server_part(pattern)))
+                         if not trust and matches(pattern, f"mcp://{name}/{pattern.rsplit('/', 1)[1]}"))
         if servers:
             warnings.append(
                 f"the capability manifest's read entry {pattern} is a glob over tool names, and the registry "
@@ -246,11 +244,6 @@ def read_glob_warnings(manifest: CapabilityManifest, trusted: Mapping[str, bool]
                 "so those tools are writes (refused in Restricted, asked about under the interactive policy). "
                 "Name each read tool exactly, or set trustAnnotations if the server's names can be trusted")
     return warnings
-
-
-def _server_part(pattern: str) -> str:
-    rest = pattern.split("://", 1)[1]
-    return rest.split("/", 1)[0].replace("[", "[[]")
 
 
 def resolve_kind(manifest: CapabilityManifest, uri: str, read_only_hint: bool | None,
