@@ -35,6 +35,8 @@ ROOT = Path(__file__).resolve().parent.parent
 CORE = Path("phoenix_lsp/core")
 EQUIVALENT = ROOT / "tests/core/mutants.md"
 ALL_FILES = ("machine", "permissions", "state", "rules", "effects", "events", "texts", "tools", "values")
+#: what the check can mutate, by name: the core's files, and the agent route's policy gate (issue 24)
+TARGETS = {**{m: CORE / f"{m}.py" for m in ALL_FILES}, "policy_gate": Path("phoenix_lsp/agent/policy_gate.py")}
 
 
 def _mutmut() -> Path:
@@ -43,7 +45,7 @@ def _mutmut() -> Path:
 
 def run_mutmut(modules: list[str], max_children: int) -> float:
     """Run mutmut on the mutants of ``modules`` (phoenix_lsp.core.<module>); returns the seconds it took."""
-    patterns = [f"phoenix_lsp.core.{m}.*" for m in modules]
+    patterns = [".".join(TARGETS[m].with_suffix("").parts) + ".*" for m in modules]
     command = ["nice", "-n", "15", str(_mutmut()), "run", "--max-children", str(max_children), *patterns]
     print("+", " ".join(command), flush=True)
     start = time.monotonic()
@@ -115,7 +117,7 @@ def report(modules: list[str], show_diffs: bool) -> bool:
     print(f"\n{'file':<16}{'mutants':>8}{'killed':>8}{'survived: logic':>16}{'text':>6}{'timeout':>8}{'other':>7}"
           f"{'logic killed':>14}")
     for module in modules:
-        path = CORE / f"{module}.py"
+        path = TARGETS[module]
         data = SourceFileMutationData(path=path)
         data.load()
         counts: Counter[str] = Counter()
@@ -158,16 +160,16 @@ def _natural(name: str) -> tuple[str, int]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("modules", nargs="*", help=f"core modules, of {', '.join(ALL_FILES)} (default: permissions)")
+    parser.add_argument("modules", nargs="*", help=f"of {', '.join(TARGETS)} (default: permissions)")
     parser.add_argument("--all", action="store_true", help="every file of phoenix_lsp/core")
     parser.add_argument("--no-run", action="store_true", help="report the results of the last run only")
     parser.add_argument("--max-children", type=int, default=2)
     parser.add_argument("--diffs", action="store_true", help="print the diff of every unlisted survivor")
     args = parser.parse_args()
     modules = list(ALL_FILES) if args.all else (args.modules or ["permissions"])
-    unknown = set(modules) - set(ALL_FILES)
+    unknown = set(modules) - set(TARGETS)
     if unknown:
-        parser.error(f"not a core module: {', '.join(sorted(unknown))}")
+        parser.error(f"not a target: {', '.join(sorted(unknown))}")
     os.chdir(ROOT)
     sys.path.insert(0, str(ROOT))
     if not args.no_run:

@@ -282,8 +282,11 @@ def load_agent_config(config: Config, data_dir: Path) -> AgentConfig | AgentConf
         values[field] = loaded
     registry: McpRegistry = values.get("registry", McpRegistry())
     manifest: CapabilityManifest = values.get("manifest", CapabilityManifest())
+    from .policy_gate import read_glob_warnings
+
     warnings = [f"the capability manifest names the MCP server {name!r}, which the registry does not list"
                 for name in sorted(manifest.servers() - set(registry.servers))]
+    warnings += read_glob_warnings(manifest, {name: s.trust_annotations for name, s in registry.servers.items()})
     artifact_dir = Path(config.artifact_dir).expanduser() if config.artifact_dir else data_dir / "artifacts"
     return AgentConfig(**values, artifact_dir=artifact_dir, warnings=tuple(warnings))
 

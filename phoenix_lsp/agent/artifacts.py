@@ -6,6 +6,12 @@ UTF-8 text (a ``str``: type ``text``) or canonical JSON (sorted keys, no spaces:
 objects, ``json`` otherwise). A handle is validated strictly before any file is touched: only that exact
 form is accepted, so no handle can name a path outside the directory. Writes are atomic (a temporary file in
 the same directory, then a rename), and a value over the store's size cap is refused.
+
+Scoped to a conversation (issue 24): the server never uses the artifact directory itself, only
+``store.scoped(conversation_id)``, a directory of its own per conversation (``c-<sha256 of the id>``, so no id
+can name a path). A handle is served only from the store of the conversation that made it, and
+``remove_scope`` deletes a conversation's artifacts with it. The read itself is one function,
+:func:`read_artifact`.
 """
 
 from __future__ import annotations
@@ -14,6 +20,8 @@ import hashlib
 import json
 import os
 import re
+import shutil
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -74,6 +82,29 @@ class ArtifactStore:
         self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
         self.max_bytes = max_bytes
 
+    @staticmethod
+    def scope_name(conversation_id: str) -> str:
+        """The directory name of a conversation's artifacts: a digest, so no id can name a path."""
+        return "c-" + hashlib.sha256(conversation_id.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+    def scoped(self, conversation_id: str) -> ArtifactStore:
+        """The store of one conversation's artifacts (created on first use)."""
+        return ArtifactStore(self.directory / self.scope_name(conversation_id), max_bytes=self.max_bytes)
+
+    def remove_scope(self, conversation_id: str) -> bool:
+        """Delete one conversation's artifacts; True when there were some."""
+        return _remove(self.directory / self.scope_name(conversation_id))
+
+    def sweep(self, conversation_ids: Iterable[str]) -> int:
+        """Delete the artifacts of every conversation not among ``conversation_ids`` (those that no longer
+        exist); returns how many conversations' artifacts went."""
+        keep = {self.scope_name(cid) for cid in conversation_ids}
+        gone = 0
+        for entry in self.directory.iterdir():
+            if entry.name.startswith("c-") and entry.name not in keep and _remove(entry):
+                gone += 1
+        return gone
+
     def _path(self, hexdigest: str, kind: str) -> Path:
         return self.directory / f"sha256-{hexdigest}.{kind}"
 
@@ -94,18 +125,31 @@ class ArtifactStore:
         for a malformed handle (before touching any file) and ArtifactNotFound when there is none."""
         hexdigest = parse_handle(handle)
         for kind in TYPES:
-            path = self._path(hexdigest, kind)
             try:
-                fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+                data = read_artifact(self._path(hexdigest, kind), self.max_bytes)
             except FileNotFoundError:
                 continue
             except OSError as exc:  # e.g. a symlink planted in the directory
                 raise ArtifactNotFound(f"artifact://sha256-{hexdigest} cannot be read: {exc.strerror}") from exc
-            with os.fdopen(fd, "rb") as f:
-                data = f.read(self.max_bytes + 1)
             if len(data) > self.max_bytes or digest(kind, data) != hexdigest:
                 raise ArtifactNotFound(f"artifact://sha256-{hexdigest} is damaged (its content does not match "
                                        "its handle); run the plan again to recreate it")
             return ArtifactHandle(handle=f"artifact://sha256-{hexdigest}", type=kind, size=len(data)), data
         raise ArtifactNotFound(f"no artifact artifact://sha256-{hexdigest} in the artifact directory; it may have "
                                "been removed: run the plan again to recreate it")
+
+
+def read_artifact(path: Path, max_bytes: int) -> bytes:
+    """The bytes of one artifact file, at most ``max_bytes + 1`` of them (more means too large). The one place
+    an artifact file is read: ``FileNotFoundError`` when there is none, another ``OSError`` when it cannot be
+    read (a symlink planted in its place)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    with os.fdopen(fd, "rb") as f:
+        return f.read(max_bytes + 1)
+
+
+def _remove(directory: Path) -> bool:
+    if directory.is_symlink() or not directory.is_dir():
+        return False
+    shutil.rmtree(directory, ignore_errors=True)
+    return True

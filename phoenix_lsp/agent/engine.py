@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol, runtime_checkable
 
@@ -58,12 +59,16 @@ class NullSandbox:
         return []
 
 
-def make_engine(name: EngineName, host_functions: Mapping[str, HostFunction] | None = None) -> SandboxEngine:
-    """The engine configuration names (``Config.agent_engine``), with the host functions it may offer."""
+def make_engine(name: EngineName, host_functions: Mapping[str, HostFunction] | None = None, *,
+                cancelled: threading.Event | None = None,
+                remaining: Callable[[], float] | None = None) -> SandboxEngine:
+    """The engine configuration names (``Config.agent_engine``), with the host functions it may offer.
+    ``cancelled``: once set, a running unit is ended at once (its whole process tree); ``remaining``: the
+    seconds left of the run's wall clock, which the engine's watchdog enforces too."""
     if name == "null":
         return NullSandbox()
     if name == "monty":
         from .monty_engine import MontyEngine
 
-        return MontyEngine(host_functions or {})
+        return MontyEngine(host_functions or {}, cancelled=cancelled, remaining=remaining)
     raise ValueError(f"unknown engine {name!r}")

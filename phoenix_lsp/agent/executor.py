@@ -18,12 +18,15 @@ error is retryable (``SANDBOX``/*, ``TOOL``/``TOOL_ERROR``, ``UNAVAILABLE`` or `
 is skipped as "no script engine", and on the null engine no approval is asked (nothing would run behind
 it), so a plan on the null engine ends ``failed`` with that one clear reason.
 
-Per run: ``wallClockS`` counts from the start, minus the time spent in ``host.approve`` (approvals wait for
-a human); once it is spent, the remaining nodes fail with ``BUDGET``/``WALL_CLOCK``, and a unit never gets
-more CPU time than the run has left. ``cancelled`` is checked between nodes (the rest are ``cancelled``)
-and by every tool call, which then stops its unit (the node is ``cancelled`` too). A write node runs only
-behind approval nodes covering each of its write tools (the planner inserts them; a plan that skipped the
-planner fails ``POLICY``/``APPROVAL_DENIED`` there).
+Per run: ``wallClockS`` counts from the start, minus the time spent in ``host.approve`` and in the host's
+per-call approvals (``host.approval_wait_s``, when it has one: approvals wait for a human), host calls
+included; once it is spent, the remaining nodes fail with ``BUDGET``/``WALL_CLOCK``, a unit never gets more
+CPU time than the run has left, no host call starts (and none may take longer than what is left: the unit
+stops with ``BUDGET``/``WALL_CLOCK``), and the engine's watchdog ends a unit that runs past it.
+``cancelled`` is checked between nodes (the rest are ``cancelled``), by every tool call, which then stops its
+unit, and by the engine, which kills a running unit's process tree at once (the node is ``cancelled`` too).
+A write node runs only behind approval nodes covering each of its write tools (the planner inserts them; a
+plan that skipped the planner fails ``POLICY``/``APPROVAL_DENIED`` there).
 """
 
 from __future__ import annotations
@@ -101,7 +104,12 @@ class _Run:
     engine: SandboxEngine | None = None
 
     def elapsed(self) -> float:
-        return self.clock() - self.started - self.waited
+        waited = getattr(self.host, "approval_wait_s", None)
+        return self.clock() - self.started - self.waited - (waited() if callable(waited) else 0.0)
+
+    def remaining(self) -> float:
+        """Seconds of the run's wall clock left (negative once spent)."""
+        return self.budgets.run.wall_clock_s - self.elapsed()
 
     def resolve(self, name: str) -> str:
         if self.current is None:
@@ -127,7 +135,9 @@ def run(plan: Plan, *, host: Host, engine_name: EngineName, budgets: BudgetsFile
              cancelled=cancelled, clock=clock, state=state, calls=CallBudget(budgets.run.max_tool_calls))
     names = sorted({function_name(tool) for node in plan.nodes if node.unit is not None
                     for tool in node.unit.allowed_tools})
-    r.engine = make_engine(engine_name, host_functions(host, names, r.resolve, r.calls, cancelled))
+    functions = host_functions(host, names, r.resolve, r.calls, cancelled, r.remaining,
+                               budgets.run.wall_clock_s)
+    r.engine = make_engine(engine_name, functions, cancelled=cancelled, remaining=r.remaining)
     by_id = {node.id: node for node in plan.nodes}
     run_started_ns = time.time_ns()
     r.started = clock()

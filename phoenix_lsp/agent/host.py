@@ -16,6 +16,8 @@ from .contracts import AgentError, ErrorCode, ErrorKind, PlanNode, ToolFailure
 from .engine import HostFunction
 
 ToolKind = Literal["read", "write"]
+#: a call that timed out with less than this left of the run was cut by the run's wall clock
+TIMER_SLACK_S = 0.25
 
 
 @runtime_checkable
@@ -31,9 +33,12 @@ class Host(Protocol):
         ``POLICY``/``CAPABILITY_DENIED``."""
         ...
 
-    def call(self, tool: str, arguments: dict[str, Any]) -> Any:
+    def call(self, tool: str, arguments: dict[str, Any], timeout_s: float | None = None) -> Any:
         """One tool call (gate, approval where the policy wants one, MCP): a JSON value, or ``ToolFailure``
-        with a typed error. Any other exception is ``TOOL``/``TOOL_ERROR``."""
+        with a typed error. Any other exception is ``TOOL``/``TOOL_ERROR``. ``timeout_s``: the longest the
+        tool may take (the run's time left), beyond the host's own bound; no answer in time is
+        ``TOOL``/``TIMEOUT``. A host may also have ``approval_wait_s() -> float``: the seconds its calls spent
+        waiting for a person so far, which the run's wall clock does not count."""
         ...
 
     def approve(self, node: PlanNode) -> AgentError | None:
@@ -44,6 +49,45 @@ class Host(Protocol):
     def versions(self, tools: Sequence[str]) -> dict[str, str]:
         """tool -> ``server@version``: part of a cached result's key, so a new tool version is a miss."""
         ...
+
+
+class Cancellation(threading.Event):
+    """The run's cancel flag, which also runs callbacks the moment it is set: the engine kills its worker's
+    process tree at once instead of waiting for the script to call a tool (issue 24). A plain
+    ``threading.Event`` works too; the engine then looks at it every ``monty_engine.CANCEL_POLL_S``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._callbacks: list[Callable[[], None]] = []
+        self._guard = threading.Lock()
+
+    def on_cancel(self, callback: Callable[[], None]) -> Callable[[], None]:
+        """Run ``callback`` when the flag is set (now, if it is already); returns what unregisters it."""
+        with self._guard:
+            if not self.is_set():
+                self._callbacks.append(callback)
+                return lambda: self._forget(callback)
+        callback()
+        return lambda: None
+
+    def _forget(self, callback: Callable[[], None]) -> None:
+        with self._guard:
+            if callback in self._callbacks:
+                self._callbacks.remove(callback)
+
+    def set(self) -> None:
+        with self._guard:
+            super().set()
+            callbacks, self._callbacks = self._callbacks, []
+        for callback in callbacks:
+            callback()
+
+
+def out_of_time(wall_clock_s: float, what: str) -> ToolFailure:
+    """The run's wall clock is spent (``BUDGET``/``WALL_CLOCK``)."""
+    return ToolFailure(AgentError(kind=ErrorKind.BUDGET, code=ErrorCode.WALL_CLOCK, message=(
+        f"the run's {wall_clock_s:g} s (run.wallClockS, host calls included, approvals excluded) were spent; "
+        f"{what}. Re-plan with fewer or faster calls, or stop")))
 
 
 class CallBudget:
@@ -79,11 +123,15 @@ def arguments(name: str, args: Sequence[Any], kwargs: Mapping[str, Any]) -> dict
 
 
 def host_functions(host: Host, names: Iterable[str], resolve: Callable[[str], str], budget: CallBudget,
-                   cancelled: threading.Event | None = None) -> dict[str, HostFunction]:
+                   cancelled: threading.Event | None = None, remaining: Callable[[], float] | None = None,
+                   wall_clock_s: float = 0.0) -> dict[str, HostFunction]:
     """The functions a script sees, by the name it calls them (``function_name``). `resolve` gives the tool
     URI a name stands for in the unit running now (two nodes may allow the same tool with different scopes:
     ``mcp://records/update_record?fields=status``). Each call counts against the run's `budget` and goes
-    through ``host.call``; once `cancelled` is set, a call stops its unit (``SANDBOX``/``CANCELLED``)."""
+    through ``host.call``; once `cancelled` is set, a call stops its unit (``SANDBOX``/``CANCELLED``).
+    `remaining` (seconds of the run's wall clock left, ``wall_clock_s`` in all): no call starts once it is
+    spent, and a call may take no longer than what is left (both ``BUDGET``/``WALL_CLOCK``, which stops the
+    unit)."""
 
     def wrap(name: str) -> HostFunction:
         def call(*args: Any, **kwargs: Any) -> Any:
@@ -91,8 +139,20 @@ def host_functions(host: Host, names: Iterable[str], resolve: Callable[[str], st
                 raise ToolFailure(AgentError(kind=ErrorKind.SANDBOX, code=ErrorCode.CANCELLED,
                                              message="the run was cancelled; the tool was not called"))
             payload = arguments(name, args, kwargs)
+            if remaining is None:
+                budget.take()
+                return host.call(resolve(name), payload)
+            left = remaining()
+            if left <= 0:
+                raise out_of_time(wall_clock_s, f"{name} was not called")
             budget.take()
-            return host.call(resolve(name), payload)
+            try:
+                return host.call(resolve(name), payload, timeout_s=left)
+            except ToolFailure as failure:
+                # cut at the run's time left (less than a timer's slack of it remains): the run's budget
+                if failure.error.code == ErrorCode.TIMEOUT and remaining() <= TIMER_SLACK_S:
+                    raise out_of_time(wall_clock_s, f"{name} did not answer before they ran out") from None
+                raise
 
         call.__name__ = name
         return call

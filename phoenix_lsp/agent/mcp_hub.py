@@ -15,7 +15,11 @@ blocking and thread-safe, because the engine's host functions are synchronous an
   only when a node uses the tool).
 - Secrets: a server's ``secretsRef`` (``env:NAME``) is resolved here, from ``environ``, when the hub
   connects: into the stdio server's environment, or into HTTP headers. The values are held as ``SecretStr``
-  and scrubbed from every message the hub produces (errors, logs, the catalogue). The engine never sees them.
+  and scrubbed from every message the hub produces (errors, logs, the catalogue) and from every tool result,
+  here where it enters (REQ-AGENT-016): every string of the result value, object keys included, at any
+  depth, before the engine, the reducer, the artifact store or the model can see it (a script could
+  otherwise reverse or split a credential past any later redaction). ``redact``, when given (the server's
+  redactor), is applied to the same strings, so a result cannot carry the server's other secrets either.
 - Bounds: a connect timeout (connect + handshake), a per-call timeout, a result size cap
   (``TOOL``/``RESULT_TOO_LARGE``), at most ``MAX_SERVER_STDERR`` bytes of a server's stderr kept to explain a
   failed start. The cap is checked on the decoded result: over HTTP the SDK also bounds each streamed event
@@ -127,15 +131,18 @@ class McpHub:
                  environ: Mapping[str, str] | None = None,
                  connect_timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S,
                  max_result_bytes: int = DEFAULT_MAX_RESULT_BYTES,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic,
+                 redact: Callable[[str], str] | None = None) -> None:
         """``environ``: where ``secretsRef`` is resolved (default: this process's environment); ``clock``
-        (monotonic seconds): what ``ttlMs`` freshness hints are measured on."""
+        (monotonic seconds): what ``ttlMs`` freshness hints are measured on; ``redact``: the server's own
+        redactor, applied to every string of a tool result besides the hub's own credentials."""
         self._registry = registry
         self._manifest = manifest or CapabilityManifest()
         self._environ = dict(os.environ if environ is None else environ)
         self._connect_timeout_s = connect_timeout_s
         self._max_result_bytes = max_result_bytes
         self._clock = clock
+        self._redact = redact
         self._secrets: list[SecretStr] = []
         self._secrets_lock = threading.Lock()
         self._schemas: dict[str, dict[str, dict[str, Any]]] = {}  # server@version -> tool -> input schema
@@ -229,6 +236,17 @@ class McpHub:
             if len(value) >= MIN_SECRET_CHARS:
                 text = text.replace(value, "[secret]")
         return text
+
+    def _scrub_value(self, value: Any) -> Any:
+        """A tool result with every secret gone from every string in it (object keys too), at any depth."""
+        if isinstance(value, str):
+            text = self._scrub(value)
+            return self._redact(text) if self._redact is not None else text
+        if isinstance(value, list):
+            return [self._scrub_value(item) for item in value]
+        if isinstance(value, dict):
+            return {self._scrub_value(str(key)): self._scrub_value(item) for key, item in value.items()}
+        return value
 
     def _resolve(self, server: _Server) -> dict[str, SecretStr]:
         """The server's ``secretsRef``, resolved from the environment; names what is missing, never a value."""
@@ -441,8 +459,9 @@ class McpHub:
     def _tool_info(self, server: _Server, tool: Any) -> ToolInfo:
         uri = f"mcp://{server.name}/{tool.name}"
         hint = tool.annotations.read_only_hint if tool.annotations is not None else None
-        # a server's annotation counts only if the registry trusts that server: it is the server's own claim
-        kind, source = resolve_kind(self._manifest, uri, hint if server.config.trust_annotations else None)
+        # a server's annotation, and a read glob over its tools' names, count only if the registry trusts that
+        # server: both are the server's own claim
+        kind, source = resolve_kind(self._manifest, uri, hint, server.config.trust_annotations)
         return ToolInfo(uri=uri, server=server.name, name=tool.name, kind=kind, kind_source=source,
                         read_only_hint=hint, description=self._scrub(tool.description or ""))
 
@@ -523,6 +542,7 @@ class McpHub:
                 value = json.loads(text)
             except ValueError:
                 value = text
+        value = self._scrub_value(value)  # before anything else sees it: engine, reducer, artifacts, model
         size = len(json.dumps(value, ensure_ascii=False).encode())
         if size > self._max_result_bytes:
             raise _fail(ErrorCode.RESULT_TOO_LARGE, (

@@ -10,7 +10,10 @@ all of that.
 The watchdog here: each wait for the worker is bounded (start-up grace + the unit's CPU budget + a grace,
 with the time spent in host functions not counted); past it the tree is killed and the unit ends with
 ``SANDBOX``/``TIMEOUT``. Anything on the channel that is not the protocol ends it with
-``SANDBOX``/``PROTOCOL``.
+``SANDBOX``/``PROTOCOL``. Two more ends, for the run (issue 24): its wall clock (``remaining``, host calls
+counted) spent while the unit runs is ``BUDGET``/``WALL_CLOCK``, and a cancel (``cancelled``) kills the tree
+at once (``SANDBOX``/``CANCELLED``): with a ``host.Cancellation`` from the moment it is set, even while the
+script loops without calling a tool; with a plain ``threading.Event`` within ``CANCEL_POLL_S``.
 
 Not long-lived yet: every unit pays the worker's cold start (see bench/agent_engine.py); a pool of warm
 sandboxed workers is the next step.
@@ -19,6 +22,7 @@ sandboxed workers is the next step.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import math
 import os
@@ -27,8 +31,9 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +55,8 @@ MAX_LINE_BYTES = 16 << 20
 MEMORY_OVERHEAD = 256 << 20
 #: virtual memory per process (RLIMIT_AS): a bound even where no memory cgroup can be made
 ADDRESS_SPACE = 4 << 30
+#: how often a plain threading.Event cancel flag is looked at while a unit runs (a Cancellation is immediate)
+CANCEL_POLL_S = 0.05
 
 
 class _Violation(Exception):
@@ -62,9 +69,13 @@ class MontyEngine:
     name = "monty"
 
     def __init__(self, host_functions: Mapping[str, HostFunction], *, restricted: bool = True,
-                 check_scripts: bool = True) -> None:
+                 check_scripts: bool = True, cancelled: threading.Event | None = None,
+                 remaining: Callable[[], float] | None = None) -> None:
         """`restricted` and `check_scripts` are False only in tests and benchmarks: to measure the sandbox's
-        cost, and to show that the worker's run-time settings hold on their own behind the static check."""
+        cost, and to show that the worker's run-time settings hold on their own behind the static check.
+        `cancelled` and `remaining`: the run's cancel flag and wall clock left (see the module docstring)."""
+        self._cancelled = cancelled
+        self._remaining = remaining
         for name in host_functions:
             if not name.isidentifier() or name.startswith("_") or name in static_check.FORBIDDEN_NAMES:
                 raise ValueError(f"{name!r} cannot be a host function: scripts could never call it")
@@ -127,6 +138,7 @@ class MontyEngine:
         fifo = scratch / "replies"
         launcher: subprocess.Popen[bytes] | None = None
         replies = -1
+        forget: Callable[[], None] = _nothing
         try:
             # the worker binds each tool by the name scripts call it (``function_name``), not by its URI
             wire = {**unit.model_dump(mode="json", by_alias=True), "functions": sorted(unit.functions())}
@@ -140,8 +152,12 @@ class MontyEngine:
             env = spawn.command_env(self._restricted, scratch, request.env)
             launcher = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                         stderr=subprocess.PIPE, env=env, close_fds=True)
+            on_cancel = getattr(self._cancelled, "on_cancel", None)
+            if callable(on_cancel):  # a cancel ends the tree now: the launcher kills it on SIGTERM
+                forget = on_cancel(functools.partial(_terminate, launcher))
             return self._converse(unit, launcher, replies)
         finally:
+            forget()
             if launcher is not None:
                 _stop(launcher)
             if replies >= 0:
@@ -157,7 +173,9 @@ class MontyEngine:
         calls = 0
         while True:
             try:
-                line, budget_s = _read_line(out, buffer, budget_s)
+                line, budget_s = _read_line(out, buffer, budget_s, self._run_limit)
+            except _RunEnded as ended:
+                return ResultEnvelope.failure(ended.kind, ended.code, ended.message, Metrics(tool_calls=calls))
             except TimeoutError:
                 return ResultEnvelope.failure(
                     ErrorKind.SANDBOX, ErrorCode.TIMEOUT,
@@ -167,6 +185,8 @@ class MontyEngine:
             except _Violation as exc:
                 return _protocol(str(exc), calls)
             if line is None:
+                if self._cancelled is not None and self._cancelled.is_set():
+                    return _cancelled_envelope(calls)
                 return _ended(launcher, calls)
             try:
                 message = json.loads(line)
@@ -190,6 +210,22 @@ class MontyEngine:
             except TimeoutError:
                 return _protocol("a worker that does not read its replies", calls)
 
+    def _run_limit(self) -> float:
+        """How long the watchdog may wait now before looking again at the run (cancel, wall clock); raises
+        ``_RunEnded`` when the run says the unit must end."""
+        if self._cancelled is not None and self._cancelled.is_set():
+            raise _RunEnded(ErrorKind.SANDBOX, ErrorCode.CANCELLED, _CANCELLED)
+        wait = math.inf
+        if self._remaining is not None:
+            wait = self._remaining()
+            if wait <= 0:
+                raise _RunEnded(ErrorKind.BUDGET, ErrorCode.WALL_CLOCK, (
+                    "the run's wall clock (run.wallClockS, host calls included, approvals excluded) was spent "
+                    "while this unit ran; it was killed. Re-plan with less work per run, or stop"))
+        if self._cancelled is not None and not callable(getattr(self._cancelled, "on_cancel", None)):
+            wait = min(wait, CANCEL_POLL_S)
+        return wait
+
     def _call(self, unit: ExecutionUnit, message: dict[str, Any]) -> dict[str, Any]:
         """Run one host call for the worker: only a tool the unit allows (checked again here, whatever the
         worker says), with JSON arguments; the answer is JSON, or a typed error."""
@@ -207,6 +243,32 @@ class MontyEngine:
             return {"error": _err(ErrorKind.TOOL, ErrorCode.TOOL_ERROR, f"{name}: {type(exc).__name__}: {exc}")}
 
 
+_CANCELLED = "the run was cancelled while this unit ran; its process tree was killed"
+
+
+class _RunEnded(Exception):
+    """The run (not the unit) ends the unit: cancelled, or out of wall-clock time."""
+
+    def __init__(self, kind: ErrorKind, code: str, message: str) -> None:
+        super().__init__(message)
+        self.kind, self.code, self.message = kind, code, message
+
+
+def _cancelled_envelope(calls: int) -> ResultEnvelope:
+    return ResultEnvelope.failure(ErrorKind.SANDBOX, ErrorCode.CANCELLED, _CANCELLED, Metrics(tool_calls=calls))
+
+
+def _nothing() -> None:
+    return None
+
+
+def _terminate(launcher: subprocess.Popen[bytes]) -> None:
+    """Ask the launcher to kill the tree (it does on SIGTERM); from any thread. ``_stop`` reaps it after."""
+    with contextlib.suppress(ProcessLookupError, OSError):
+        if launcher.returncode is None:
+            launcher.send_signal(signal.SIGTERM)
+
+
 def _worker_env() -> dict[str, str]:
     """The worker needs nothing from the server's environment: a fixed minimum."""
     return {"PATH": os.defpath, "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0"}
@@ -221,8 +283,10 @@ def _protocol(what: str, calls: int) -> ResultEnvelope:
                                   f"the engine worker sent {what}; it was killed", Metrics(tool_calls=calls))
 
 
-def _read_line(fd: int, buffer: bytearray, budget_s: float) -> tuple[bytes | None, float]:
-    """The next line from the worker (None at end of file) and the budget left."""
+def _read_line(fd: int, buffer: bytearray, budget_s: float,
+               limit: Callable[[], float] | None = None) -> tuple[bytes | None, float]:
+    """The next line from the worker (None at end of file) and the budget left. ``limit`` (the run's say:
+    how long to wait before asking it again; it raises to end the unit) is asked before every wait."""
     while True:
         end = buffer.find(b"\n")
         if end >= 0:
@@ -233,8 +297,9 @@ def _read_line(fd: int, buffer: bytearray, budget_s: float) -> tuple[bytes | Non
             raise _Violation(f"a line over {MAX_LINE_BYTES} bytes")
         if budget_s <= 0:
             raise TimeoutError
+        wait = budget_s if limit is None else max(0.0, min(budget_s, limit()))
         before = time.monotonic()
-        ready, _, _ = select.select([fd], [], [], budget_s)
+        ready, _, _ = select.select([fd], [], [], wait)
         budget_s -= time.monotonic() - before
         if not ready:
             continue

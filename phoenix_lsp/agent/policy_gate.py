@@ -7,8 +7,16 @@ The gate answers three questions from the manifest alone, and nothing else:
   scope; it must then stay within the manifest's scope for that tool (it can only narrow it).
 - ``check_call(uri, arguments)``: may this call go ahead? ``check_tool``, then the scope, then the rate
   limit. A call that passes is counted against the rate limit.
-- ``kind(uri, read_only_hint)``: ``read`` or ``write``. The manifest's ``tools`` entry wins; else the
+- ``kind(uri, read_only_hint, trusted)``: ``read`` or ``write``. The manifest's ``tools`` entry wins; else the
   server's ``readOnlyHint`` annotation (True: read); else ``write``, the safe default.
+
+**Read kinds (issue 24).** A glob over tool names is a claim the server makes: it chooses its tools' names,
+so ``mcp://records/get_*`` makes a read of a tool it calls ``get_or_purge``, which writes. A ``kind: "read"``
+entry therefore counts only when it names the tool exactly (no ``*``), or, for a glob, when the registry
+trusts the server (``trustAnnotations: true``, ``trusted`` here). A read glob that does not count is ignored
+(the tool is then whatever else says, a write by default) and said: ``effective_kind`` gives the reason,
+``read_glob_warnings`` the configuration's warning. ``kind: "write"`` entries count in every form (they can
+only make a call ask more).
 
 **Scope rule.** A scope is the query of a tool URI: ``argument=value[,value...]`` parts joined by ``&``
 (``mcp://records/update_record?fields=status,priority&owner=infra``). Each part restricts the argument of
@@ -44,6 +52,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from .agent_config import CapabilityManifest, matches, parse_scope, tool_parts
@@ -137,10 +146,11 @@ class PolicyGate:
                 return _denied(f"{bare}: {why} (scope of the capability manifest); call it within that scope")
         return self._count(bare)
 
-    def kind(self, uri: str, read_only_hint: bool | None = None) -> Kind:
-        """The kind of the tool's calls: the manifest's ``tools`` entry (the last pattern that covers it wins),
-        else ``read`` if the server annotated it ``readOnlyHint: true``, else ``write``."""
-        return resolve_kind(self._manifest, uri, read_only_hint)[0]
+    def kind(self, uri: str, read_only_hint: bool | None = None, trusted: bool = False) -> Kind:
+        """The kind of the tool's calls: the manifest's ``tools`` entry (the last pattern that covers it and
+        counts wins: a read glob counts only for a ``trusted`` server), else ``read`` if the server annotated
+        it ``readOnlyHint: true``, else ``write``."""
+        return effective_kind(self._manifest, uri, read_only_hint, trusted).kind
 
     def _scopes(self, bare: str) -> list[dict[str, frozenset[str]]]:
         return [parse_scope(p.split("?", 1)[1]) for p in self._manifest.allow if "?" in p and matches(p, bare)]
@@ -168,16 +178,76 @@ class PolicyGate:
         return None
 
 
-def resolve_kind(manifest: CapabilityManifest, uri: str,
-                 read_only_hint: bool | None) -> tuple[Kind, Literal["manifest", "annotation", "default"]]:
-    """The kind of a tool and where it came from (see ``PolicyGate.kind``)."""
-    bare = uri.split("?", 1)[0]
-    chosen: Kind | None = None
+Source = Literal["manifest", "annotation", "default"]
+
+
+@dataclass(frozen=True)
+class EffectiveKind:
+    """A tool's kind, where it came from, and why, in words for the user (``phoenix-lsp doctor``)."""
+
+    kind: Kind
+    source: Source
+    reason: str
+    #: read globs of the manifest that cover the tool and were ignored (its server is not trusted)
+    ignored: tuple[str, ...] = ()
+
+
+def _is_glob(pattern: str) -> bool:
+    return "*" in pattern  # a ``tools`` pattern carries no scope (agent_config refuses one)
+
+
+def effective_kind(manifest: CapabilityManifest, uri: str, read_only_hint: bool | None = None,
+                   trusted: bool = False) -> EffectiveKind:
+    """The kind of a tool's calls and why (the rule in this module's docstring). ``read_only_hint`` is the
+    server's annotation, ``trusted`` whether the registry trusts that server (``trustAnnotations``): only then
+    do its annotation and the manifest's read globs count."""
+    chosen: tuple[Kind, str] | None = None
+    ignored: list[str] = []
     for pattern, rule in manifest.tools.items():
-        if rule.kind is not None and matches(pattern, bare):
-            chosen = rule.kind
+        if rule.kind is None or not matches(pattern, uri):  # matches leaves the scope out
+            continue
+        if rule.kind == "read" and _is_glob(pattern) and not trusted:
+            ignored.append(pattern)
+            continue
+        chosen = (rule.kind, pattern)
+    note = ""
+    if ignored:
+        note = (f"; the manifest's read glob {', '.join(ignored)} was ignored: its server is not trusted "
+                "(trustAnnotations) and chooses its tools' names, so name the tool exactly to make it a read")
     if chosen is not None:
-        return chosen, "manifest"
-    if read_only_hint is not None:
-        return ("read" if read_only_hint else "write"), "annotation"
-    return "write", "default"
+        kind, pattern = chosen
+        how = "names it exactly" if not _is_glob(pattern) else "covers it with a glob (the server is trusted)"
+        return EffectiveKind(kind, "manifest", f"{kind}: the manifest's entry {pattern} {how}{note}",
+                             tuple(ignored))
+    if read_only_hint is not None and trusted:  # trusted: no read glob was ignored
+        kind = "read" if read_only_hint else "write"
+        return EffectiveKind(kind, "annotation", f"{kind}: the server's readOnlyHint is {str(read_only_hint).lower()}"
+                             " and the registry trusts it")
+    why = ("no manifest entry names its kind" if read_only_hint is None or trusted else
+           "no manifest entry names its kind and the server's readOnlyHint is not trusted")
+    return EffectiveKind("write", "default", f"write: {why} (the safe default){note}", tuple(ignored))
+
+
+def read_glob_warnings(manifest: CapabilityManifest, trusted: Mapping[str, bool]) -> list[str]:
+    """One warning per read glob of the manifest that covers a server the registry does not trust
+    (``trusted``: server name -> trustAnnotations): it makes no tool of that server a read."""
+    warnings = []
+    for pattern, rule in manifest.tools.items():
+        if rule.kind != "read" or not _is_glob(pattern):
+            continue
+        servers = sorted(name for name, trust in trusted.items()
+                         if not trust and matches(pattern, f"mcp://{name}/{pattern.rsplit('/', 1)[1]}"))
+        if servers:
+            warnings.append(
+                f"the capability manifest's read entry {pattern} is a glob over tool names, and the registry "
+                f"does not trust {', '.join(repr(s) for s in servers)} (trustAnnotations): it is ignored there, "
+                "so those tools are writes (refused in Restricted, asked about under the interactive policy). "
+                "Name each read tool exactly, or set trustAnnotations if the server's names can be trusted")
+    return warnings
+
+
+def resolve_kind(manifest: CapabilityManifest, uri: str, read_only_hint: bool | None,
+                 trusted: bool = False) -> tuple[Kind, Source]:
+    """The kind of a tool and where it came from (see ``effective_kind``)."""
+    found = effective_kind(manifest, uri, read_only_hint, trusted)
+    return found.kind, found.source

@@ -211,7 +211,8 @@ class SubAgentFinished(EventBase):
 class Error(EventBase):
     kind: Literal["error"] = "error"
     message: str
-    error_kind: Literal["llm"]
+    #: ``llm``: the model's request failed; ``store``: a change could not be saved and was not made
+    error_kind: Literal["llm", "store"]
 
 
 EventKinds = (

@@ -30,6 +30,7 @@ from pathlib import Path
 
 __all__ = [
     "ALLOWED_DEVICES",
+    "ARTIFACT_DIR_ENV",
     "DEFAULT_DENY_READ",
     "DENY_READ_ENV",
     "DenyCheck",
@@ -41,6 +42,8 @@ __all__ = [
 ]
 
 DENY_READ_ENV = "PHOENIX_LSP_DENY_READ"
+#: the agent route's artifact directory (server/config.py ``artifact_dir``), denied wherever it is
+ARTIFACT_DIR_ENV = "PHOENIX_ARTIFACT_DIR"
 
 #: Credentials and private data that a restricted command may not read, relative to the home directory.
 DEFAULT_DENY_READ: tuple[str, ...] = (
@@ -81,7 +84,8 @@ def _expand(entry: str, home: Path) -> Path | None:
 def deny_read_paths(extra: Iterable[str] = (), data_dirs: Iterable[Path | str] = (),
                     environ: Mapping[str, str] | None = None, home: Path | None = None) -> tuple[Path, ...]:
     """Every path a restricted command may not read: the defaults, phoenix-lsp's own data directory (the
-    platform default, ``PHOENIX_LSP_DATA_DIR``, and each of `data_dirs`) and `extra` (the user's entries:
+    platform default, ``PHOENIX_LSP_DATA_DIR``, and each of `data_dirs`), the agent route's artifact
+    directory (``PHOENIX_ARTIFACT_DIR``, which may lie outside the data directory) and `extra` (the user's entries:
     the server passes its settings' ``PHOENIX_LSP_DENY_READ`` and ``denyRead``; outside the server see
     :func:`variable_entries`). Absolute, normalised, deduplicated, in a stable order; relative entries are
     ignored (see :func:`invalid_entries`)."""
@@ -97,6 +101,8 @@ def deny_read_paths(extra: Iterable[str] = (), data_dirs: Iterable[Path | str] =
     entries.append(str(under_home(default_data_dir(env))))
     # The platform default too when PHOENIX_LSP_DATA_DIR points elsewhere: an earlier server kept it there.
     entries.append(str(under_home(default_data_dir({k: v for k, v in env.items() if k != "PHOENIX_LSP_DATA_DIR"}))))
+    if env.get(ARTIFACT_DIR_ENV, "").strip():  # the agent route's artifacts: the server's data, wherever they are
+        entries.append(env[ARTIFACT_DIR_ENV].strip())
     entries += [str(d) for d in data_dirs]
     entries += list(extra)
     out: dict[Path, None] = {}
@@ -114,7 +120,7 @@ def variable_entries(environ: Mapping[str, str] | None = None) -> list[str]:
     return [entry for entry in env.get(DENY_READ_ENV, "").split(os.pathsep) if entry.strip()]
 
 
-_CURRENT_KEYS = ("HOME", "XDG_DATA_HOME", "PHOENIX_LSP_DATA_DIR", DENY_READ_ENV)
+_CURRENT_KEYS = ("HOME", "XDG_DATA_HOME", "PHOENIX_LSP_DATA_DIR", ARTIFACT_DIR_ENV, DENY_READ_ENV)
 
 
 def current_deny_read() -> tuple[Path, ...]:

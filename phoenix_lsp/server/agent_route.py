@@ -19,6 +19,7 @@ import itertools
 import json
 import logging
 import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -75,7 +76,7 @@ class AgentRoute:
                 from ..agent.policy_gate import PolicyGate
 
                 self.gate = PolicyGate(self.settings.manifest)
-                self.hub = McpHub(self.settings.registry, manifest=self.settings.manifest)
+                self.hub = McpHub(self.settings.registry, manifest=self.settings.manifest, redact=self.redact)
 
     # ------------------------------------------------------------------------------------ catalogue
 
@@ -110,6 +111,22 @@ class AgentRoute:
                 self._catalogue = text
             return text
 
+    def sweep_artifacts(self, conversation_ids: Sequence[str]) -> None:
+        """Delete the artifacts of conversations that no longer exist (at start-up)."""
+        if self.artifacts is not None:
+            try:
+                gone = self.artifacts.sweep(conversation_ids)
+            except OSError as exc:
+                log.warning("artifacts: could not sweep %s: %s", self.artifacts.directory, exc)
+            else:
+                if gone:
+                    log.info("artifacts: deleted those of %d conversation(s) that no longer exist", gone)
+
+    def forget(self, conversation_id: str) -> None:
+        """The conversation is over: its artifacts go with it."""
+        if self.artifacts is not None:
+            self.artifacts.remove_scope(conversation_id)
+
     def tools_for(self, runtime: Runtime) -> ConversationAgent:
         self.start()  # already done by the turn's catalogue, unless the conversation was restored mid-turn
         return ConversationAgent(self, runtime)
@@ -128,6 +145,8 @@ class ConversationAgent:
         self.loop = asyncio.get_running_loop()
         self.tool_use_id = ""
         self._ids = itertools.count(1)
+        self._waited_s = 0.0  # seconds host calls spent waiting for the core's answer (a person, under interactive)
+        self._waited_lock = threading.Lock()
 
     # --------------------------------------------------------------------------------- the two tools
 
@@ -167,14 +186,16 @@ class ConversationAgent:
         except PlanRefused as refused:
             error = refused.error
             return route.redact(f"The plan was not run: {error.kind}/{error.code}: {error.message}"), True
-        cancelled = threading.Event()
+        from ..agent.host import Cancellation
+
+        cancelled = Cancellation()  # setting it kills a running unit's process tree at once
         try:
             report = await asyncio.to_thread(
                 run, prepared, host=self, engine_name=route.engine, budgets=route.settings.budgets,
-                artifacts=route.artifacts, cache=route.cache, cancelled=cancelled,
+                artifacts=route.artifacts.scoped(self.runtime.id), cache=route.cache, cancelled=cancelled,
                 sample_rate=route.sample_rate, redact=route.redact)
         except asyncio.CancelledError:
-            cancelled.set()  # the executor stops at the next node; a waiting host call was answered no
+            cancelled.set()  # the unit's tree is killed now, the executor stops; a waiting host call was answered no
             raise
         log.info("agent run %s: plan %s, %s, %d nodes, %d tool calls, %.0f ms", call.id, report.plan_hash[:12],
                  report.outcome, len(report.nodes), report.totals.tool_calls, report.totals.wall_ms)
@@ -196,26 +217,41 @@ class ConversationAgent:
         versions: dict[str, str] = self.route.hub.versions(list(tools))
         return versions
 
-    def call(self, tool: str, arguments: dict[str, Any]) -> Any:
-        """One host call from a script (a worker thread): the manifest's gate, the core's decision, then MCP."""
+    def call(self, tool: str, arguments: dict[str, Any], timeout_s: float | None = None) -> Any:
+        """One host call from a script (a worker thread): the manifest's gate, the core's decision, then MCP
+        (for at most ``timeout_s``, the run's time left, and ``CALL_TIMEOUT_S``)."""
         from ..agent.mcp_tools import call_tool
 
-        return call_tool(self.route.hub, self.route.gate, tool, arguments, timeout_s=CALL_TIMEOUT_S,
-                         permit=self._permit)
+        limit = CALL_TIMEOUT_S if timeout_s is None else max(0.001, min(CALL_TIMEOUT_S, timeout_s))
+        return call_tool(self.route.hub, self.route.gate, tool, arguments, timeout_s=limit, permit=self._permit)
+
+    def approval_wait_s(self) -> float:
+        """Seconds this conversation's host calls spent waiting for the core's answer (a person's, under the
+        interactive policy): the run's wall clock does not count them."""
+        with self._waited_lock:
+            return self._waited_s
 
     def approve(self, node: PlanNode) -> AgentError | None:
         """An approval node (REQ-AGENT-015): decided like a write of its tool, asked about under interactive."""
         request = node.approval
         assert request is not None
-        return self._permit(request.tool, "write", {"approvalNode": node.id, "summary": request.summary})
+        # not counted in approval_wait_s: the executor already leaves host.approve out of the run's clock
+        return self._permit(request.tool, "write", {"approvalNode": node.id, "summary": request.summary},
+                            timed=False)
 
-    def _permit(self, tool: str, kind: str, arguments: Mapping[str, Any]) -> AgentError | None:
+    def _permit(self, tool: str, kind: str, arguments: Mapping[str, Any], *, timed: bool = True) -> AgentError | None:
         """The core's permission function decides (REQ-SEC-003), waiting for the user where it asks."""
         call = ToolUse(f"{self.tool_use_id}.{next(self._ids)}", tool, dict(arguments))
         kinds = {"read": ToolKind.READ, "write": ToolKind.WRITE}
+        asked = time.monotonic()
         future = asyncio.run_coroutine_threadsafe(
             self.runtime.host_call(self.tool_use_id, call, kinds[kind]), self.loop)
-        allowed, message = future.result()
+        try:
+            allowed, message = future.result()
+        finally:
+            if timed:
+                with self._waited_lock:
+                    self._waited_s += time.monotonic() - asked
         if allowed:
             return None
         code = ErrorCode.APPROVAL_DENIED if message == texts.DENIED else ErrorCode.CAPABILITY_DENIED

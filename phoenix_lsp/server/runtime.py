@@ -55,6 +55,7 @@ from ..core.events import (
     AgentEnded,
     AgentUsage,
     ApprovalAnswer,
+    Cancel,
     Event,
     LlmDone,
     LlmFailed,
@@ -357,6 +358,7 @@ class Runtime:
         self.pending_delta: _PendingDelta | None = None  # the textDelta event still gathering text
         #: host calls of a running plan waiting for the core's answer: call id -> (allowed, message)
         self.host_calls: dict[str, asyncio.Future[tuple[bool, str]]] = {}
+        self._stopping = False  # ending a turn whose state could not be saved (see ``_unsaved``)
 
     @property
     def id(self) -> str:
@@ -385,10 +387,19 @@ class Runtime:
         return next((e for e in effects if isinstance(e, Reject)), None)
 
     def apply(self, event: Event) -> Outcome:
-        """Run one event through the core, persist, and carry out the effects in order."""
+        """Run one event through the core, persist, and carry out the effects in order.
+
+        A state that cannot be saved never becomes the state (REQ-BED-007): when persisting fails (the store
+        refuses a secret, the disk is full), the conversation keeps its state from before the event, none of
+        the event's effects is carried out, the user is told (an ``error`` event of kind ``store``), a turn in
+        progress ends as if cancelled, and the event is refused (``Outcome.reject``) for whoever sent it."""
         before = self.state
         self.state, effects = machine.transition(before, event)
-        self._persist(effects)
+        try:
+            self._persist(effects)
+        except Exception as exc:  # whatever the store raised, the new state is not ours
+            self.state = before
+            return self._unsaved(event, exc)
         outcome = Outcome()
         for effect in effects:
             match effect:
@@ -406,20 +417,53 @@ class Runtime:
                 log.exception("effect %s of %s failed", type(effect).__name__, self.id)
         return outcome
 
+    def _unsaved(self, event: Event, exc: Exception) -> Outcome:
+        """``event`` was not applied because its state could not be saved (see :meth:`apply`)."""
+        from ..store.errors import SecretLeakError
+
+        what = type(event).__name__
+        log.error("conversation %s: the state after %s could not be saved, so it was not applied: %s",
+                  self.id, what, self.hub.store.guard.redact(str(exc)))
+        if isinstance(exc, SecretLeakError):
+            why = ("it held a secret (a credential in a tool call's arguments or in the model's output), and a "
+                   "secret is never written to the database")
+        else:
+            why = f"the store failed ({type(exc).__name__}: {self.hub.store.guard.redact(str(exc))[:300]})"
+        busy = isinstance(self.state.status, BUSY)
+        message = (f"A change to this conversation could not be saved, so it was not made: {why}. "
+                   + ("The turn was stopped; nothing of it after this point ran. " if busy else "")
+                   + "Send a new message to go on (without the secret, if one was pasted).")
+        with contextlib.suppress(Exception):  # telling the user must not fail the refusal
+            self.emit(ev.Error(message=message, error_kind="store"))
+        if busy and not self._stopping:
+            self._stopping = True  # a stop that cannot be saved either must not loop
+            try:
+                self.apply(Stop(message) if self.state.is_subagent else Cancel())
+            finally:
+                self._stopping = False
+        return Outcome(reject=Reject("illegal_event", message))
+
     def _persist(self, effects: tuple[Effect, ...]) -> None:
         self.hub.flush()  # the deltas shown so far come before whatever this transition stores and says
         messages = [e for e in effects if isinstance(e, PersistMessage)]
         now = time.time()
-        if messages:
-            items: list[tuple[int, str]] = []
-            for e in messages:
-                seq = self.seq + 1 + len(items)  # the seq of the "message" event announcing it, just below
-                # the encoded message is put in as it is: a 20 MB answer is not parsed and dumped again
-                body = f'{{"seq": {seq}, "time": {json.dumps(now)}, "message": {codec.encode_message(e.message)}}}'
-                items.append((e.index, body))
+        items: list[tuple[int, str]] = []
+        for e in messages:
+            seq = self.seq + 1 + len(items)  # the seq of the "message" event announcing it, just below
+            # the encoded message is put in as it is: a 20 MB answer is not parsed and dumped again
+            body = f'{{"seq": {seq}, "time": {json.dumps(now)}, "message": {codec.encode_message(e.message)}}}'
+            items.append((e.index, body))
+        state_json = codec.encode_state(self.state) if any(isinstance(e, PersistState) for e in effects) else None
+        # every text is checked before anything is written: a refused state never leaves its messages behind
+        guard = self.hub.store.guard
+        for index, body in items:
+            guard.check(body, f"message {index} of conversation {self.id!r}")
+        if state_json is not None:
+            guard.check(state_json, f"the state of conversation {self.id!r}")
+        if items:
             self.hub.store.append_messages(self.id, items)
-        if any(isinstance(e, PersistState) for e in effects):
-            self.hub.store.save_state(self.id, codec.encode_state(self.state), self.state.status.kind, now)
+        if state_json is not None:
+            self.hub.store.save_state(self.id, state_json, self.state.status.kind, now)
         for e in messages:
             self.emit(ev.MessageAdded(message=wire.message_to_wire(e.message, self.seq + 1, e.index, now)))
 
@@ -535,6 +579,8 @@ class Runtime:
                     from ..sandbox.spawn import end_conversation_jobs
 
                     end_conversation_jobs(self.id)  # its background jobs and their logs end with it
+                    if self.hub.config.agent is not None:
+                        self.hub.config.agent.forget(self.id)  # and its artifacts
             case "mode":
                 self.emit(ev.ModeChanged.model_validate(d))
                 if d["previous"] == Mode.RESTRICTED.value and d["mode"] != Mode.RESTRICTED.value:

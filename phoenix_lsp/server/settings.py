@@ -56,7 +56,9 @@ def read_sandbox_settings(config: Config, deny_read: list[str] | None, data_dir:
     if bad:
         problems.append(f"phoenix-lsp: ignoring deny-read entries that are not absolute paths: {bad!r}. "
                         "Write them as /abs/path or ~/path.")
-    settings: dict[str, Any] = {"deny_read": deny_read_paths(entries, [data_dir], env)}
+    # the artifact directory is the server's data wherever it is (PHOENIX_ARTIFACT_DIR may put it elsewhere)
+    own = [data_dir, *([Path(config.artifact_dir).expanduser()] if config.artifact_dir else [])]
+    settings: dict[str, Any] = {"deny_read": deny_read_paths(entries, own, env)}
     if config.background_timeout_s is not None:
         settings["background_timeout_s"] = config.background_timeout_s
     return settings, problems

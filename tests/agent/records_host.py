@@ -55,7 +55,7 @@ class InMemoryRecordsHost:
         return AgentError(kind=ErrorKind.POLICY, code=ErrorCode.CAPABILITY_DENIED,
                           message=f"{tool} is not in the capability manifest")
 
-    def call(self, tool: str, arguments: dict[str, Any]) -> Any:
+    def call(self, tool: str, arguments: dict[str, Any], timeout_s: float | None = None) -> Any:
         self.calls.append((tool, arguments))
         if self.on_call is not None:
             self.on_call(tool)

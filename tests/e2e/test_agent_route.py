@@ -106,12 +106,13 @@ async def test_a_large_result_becomes_an_artifact_the_client_can_fetch(fake_anth
         assert "artifact://" in text and "list of 50 objects" in text and "description" in text  # shape only
         assert len(text) < 2000
         handle = text[text.index("artifact://"):].split()[0].rstrip(".,;)")
-        artifact = await s.request("phoenix/getArtifact", {"handle": handle})
+        artifact = await s.request("phoenix/getArtifact", {"handle": handle, "conversationId": cid})
         import base64
 
         rows = json.loads(base64.b64decode(artifact["data"]))
         assert rows == json.loads((tmp_path / "records.json").read_text()) and artifact["size"] > 20_000
-        error = await s.error("phoenix/getArtifact", {"handle": "artifact://sha256-../../etc/passwd"})
+        error = await s.error("phoenix/getArtifact", {"handle": "artifact://sha256-../../etc/passwd",
+                                                      "conversationId": cid})
         assert error.code == -32602 and "handle" in error.message
 
 

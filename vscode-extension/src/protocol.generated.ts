@@ -1424,6 +1424,10 @@ export interface SetRouteResult {
  */
 export interface GetArtifactParams {
   /**
+   * the conversation whose plan made the artifact: a handle is served only to its own conversation
+   */
+  conversationId: string;
+  /**
    * an `artifact://` handle from a plan's result
    */
   handle: string;
@@ -2197,7 +2201,7 @@ export interface Error {
   time: number;
   kind: "error";
   message: string;
-  errorKind: "llm";
+  errorKind: "llm" | "store";
 }
 /**
  * This interface was referenced by `PhoenixProtocol`'s JSON-Schema

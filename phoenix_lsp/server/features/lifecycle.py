@@ -110,6 +110,7 @@ def _setup(ls: PhoenixServer) -> Hub:
 
     hub_config.agent = setup_route(settings, store.path.parent, guard)  # nothing heavy until the route is used
     hub: Hub = rt.Hub(store, llm, ls.sandbox, hub_config, ls)
+    hub_config.agent.sweep_artifacts(store.conversation_ids())  # artifacts go with their conversations
     logging.getLogger(_pkg).addHandler(logs.ClientLogHandler(ls.window_log_message, guard))
     for problem in problems:
         log.warning("%s", problem)

@@ -62,8 +62,9 @@ def setup(server: PhoenixServer) -> None:
         if route is None or route.artifacts is None:
             why = route.unavailable if route is not None and route.unavailable else "the agent route is not set up"
             raise invalid("handle", f"Invalid params: 'handle': no artifacts can be read: {why}")
+        hub(ls).get(p.conversation_id)  # NotFound names an unknown conversation
         try:
-            artifact, data = route.artifacts.get(p.handle)
+            artifact, data = route.artifacts.scoped(p.conversation_id).get(p.handle)
         except (InvalidHandle, ArtifactNotFound) as exc:
             raise invalid("handle", f"Invalid params: 'handle': {exc}") from None
         media = "text/plain; charset=utf-8" if artifact.type == "text" else "application/json"
