@@ -1,7 +1,8 @@
 """The agent route in the server (seed 004, ``specs/agent-mode.md``): what ``describe_tools`` and ``run_plan`` do.
 
 One :class:`AgentRoute` per server holds what its conversations share: the MCP client (``agent/mcp_hub.py``),
-the capability manifest's policy gate, the budgets, the artifact store and the deterministic result cache.
+the capability manifest's policy gate, the budgets and the artifact store (node results are cached only
+within one plan run, by the executor: REQ-AGENT-026).
 :class:`ConversationAgent` binds it to one conversation and is the orchestrator's ``Host``:
 
 - a plan is prepared (validated, approval nodes inserted, every tool checked against the manifest) and run by
@@ -57,13 +58,10 @@ class AgentRoute:
         self.hub: Any = None  # the MCP client and the gate start on first use: the SDK is a heavy import
         self.gate: Any = None
         self.artifacts: Any = None
-        self.cache: Any = None
         if settings is not None:
             from ..agent.artifacts import ArtifactStore
-            from ..agent.cache import ResultCache
 
             self.artifacts = ArtifactStore(settings.artifact_dir)
-            self.cache = ResultCache()
             for secret in _referenced_secrets(settings.registry):  # an MCP credential is a secret like the key
                 add_secret(secret)
 
@@ -171,7 +169,7 @@ class ConversationAgent:
         try:
             report = await asyncio.to_thread(
                 run, prepared, host=self, engine_name=route.engine, budgets=route.settings.budgets,
-                artifacts=route.artifacts, cache=route.cache, cancelled=cancelled,
+                artifacts=route.artifacts, cancelled=cancelled,
                 sample_rate=route.sample_rate, redact=route.redact)
         except asyncio.CancelledError:
             cancelled.set()  # the executor stops at the next node; a waiting host call was answered no

@@ -1,0 +1,86 @@
+"""End-to-end: the agent route as a new user meets it (issue 25), through the real server, the real sandboxed
+script engine and an MCP server of our own that a user could have written (``tests/agent/issues_server.py``:
+a GitHub-like issues server whose tools return plain lists and declare output schemas), started by the server
+from its registry over stdio. The model is the fake Anthropic server.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.agent.issues_server import expected_bugs
+from tests.e2e.harness import Session, last_seq, session, tool_results, wait_idle
+from tests.e2e.test_write_patch import unrestricted
+from tests.fake_anthropic import FakeAnthropic, RecordedRequest, Reply, ToolUseBlock
+
+pytestmark = [pytest.mark.slow]
+
+SERVER = Path(__file__).parents[1] / "agent" / "issues_server.py"
+LIST = "mcp://issues/list_issues"
+GET = "mcp://issues/get_issue"
+COMMENTS = "mcp://issues/list_comments"
+COMMENT = "mcp://issues/add_comment"
+
+
+def issues_entry(data: Path, *extra: str, trust: bool = True, **more: Any) -> dict[str, Any]:
+    return {"command": [sys.executable, str(SERVER)], "args": ["--data", str(data), *extra],
+            "trustAnnotations": trust, **more}
+
+
+def issues_files(tmp_path: Path, *, manifest: dict[str, Any] | None = None, trust: bool = True,
+                 entry: dict[str, Any] | None = None) -> dict[str, str]:
+    """The server's environment: a registry with the issues server, a manifest allowing its tools."""
+    registry = tmp_path / "registry.json"
+    registry.write_text(json.dumps({"servers": {"issues": entry or issues_entry(tmp_path / "issues.json",
+                                                                                 trust=trust)}}))
+    capabilities = tmp_path / "capabilities.json"
+    capabilities.write_text(json.dumps(manifest or {"allow": ["mcp://issues/*"]}))
+    return {"PHOENIX_MCP_REGISTRY": str(registry), "PHOENIX_CAPABILITIES": str(capabilities)}
+
+
+async def agent_turn(s: Session, cid: str, *replies: Reply, text: str = "go") -> list[RecordedRequest]:
+    s.fake.enqueue(*replies)
+    before, mark = len(s.fake.requests), last_seq(s, cid)
+    await s.request("phoenix/sendMessage", {"conversationId": cid, "text": text, "route": "agent"})
+    await wait_idle(s, cid, mark, timeout=120)
+    return s.fake.requests[before:]
+
+
+def one_node(code: str, tools: list[str], outputs: list[str], goal: str = "issues") -> ToolUseBlock:
+    return ToolUseBlock("run_plan", {"goal": goal, "nodes": [
+        {"id": "n", "code": code, "tools": tools, "outputs": outputs}]})
+
+
+async def run_one(s: Session, cid: str, code: str, tools: list[str], outputs: list[str]) -> str:
+    block = one_node(code, tools, outputs)
+    requests = await agent_turn(s, cid, Reply.tool_reply(block), Reply.text_reply("ok"))
+    return str(tool_results(requests[1])[block.id]["content"])
+
+
+COUNT = "{'count': issues_get_issue(number=1)['comments']}"
+
+
+@pytest.mark.req("REQ-AGENT-019", "REQ-AGENT-026")
+async def test_a_read_after_a_write_sees_the_write_in_the_same_and_a_new_conversation(
+        fake_anthropic: FakeAnthropic, tmp_path: Path) -> None:
+    async with session(fake_anthropic, tmp_path, env=issues_files(tmp_path)) as s:
+        cid = await unrestricted(s, "auto")
+        assert '"count":0' in await run_one(s, cid, COUNT, [GET], ["count"])
+        posted = await run_one(s, cid, "{'posted': issues_add_comment(number=1, body='seen')['id']}",
+                               [COMMENT], ["posted"])
+        assert '"posted":1' in posted, posted
+        assert '"count":1' in await run_one(s, cid, COUNT, [GET], ["count"])  # the same plan, the new data
+        other = await unrestricted(s, "auto")
+        assert '"count":1' in await run_one(s, other, COUNT, [GET], ["count"])
+        # a write made outside phoenix-lsp (anyone's) is seen too
+        data = json.loads((tmp_path / "issues.json").read_text())
+        data["comments"]["1"].append({"id": 2, "author": "someone", "body": "me too"})
+        next(i for i in data["issues"] if i["number"] == 1)["comments"] = 2
+        (tmp_path / "issues.json").write_text(json.dumps(data))
+        assert '"count":2' in await run_one(s, cid, COUNT, [GET], ["count"])
+        assert expected_bugs()  # the dataset has bugs among the newest open issues (used by the other tests)
