@@ -139,19 +139,22 @@ class ConversationAgent:
             refused = route.gate.check_tool(uri)
             if refused is None:
                 try:  # both may reach the MCP server: off the event loop
-                    schema, kind = await asyncio.to_thread(self._schema_and_kind, uri)
+                    schema, returns, kind = await asyncio.to_thread(self._schemas_and_kind, uri)
                 except ToolFailure as failure:
                     refused = failure.error
             if refused is not None:
                 parts.append(f"{uri}: {refused.kind}/{refused.code}: {refused.message}")
                 failures += 1
                 continue
-            parts.append(f"{uri} [{kind}] — call as {function_name(uri)}(**arguments); "
-                         f"arguments schema: {json.dumps(schema, sort_keys=True, separators=(',', ':'))}")
+            line = f"{uri} [{kind}] {function_name(uri)}(**arguments); arguments: {_schema_text(schema)}"
+            if returns is not None:
+                line += f"; returns: {_schema_text(returns)}"
+            parts.append(line)
         return route.redact("\n".join(parts)), failures == len(tools)
 
-    def _schema_and_kind(self, uri: str) -> tuple[dict[str, Any], str]:
-        return self.route.hub.schema(uri), self.tool_kind(uri)
+    def _schemas_and_kind(self, uri: str) -> tuple[dict[str, Any], dict[str, Any] | None, str]:
+        hub = self.route.hub
+        return hub.schema(uri), hub.output_schema(uri), self.tool_kind(uri)
 
     async def run_plan(self, plan: RunPlanInput, call: ToolUse) -> tuple[str, bool]:
         from ..agent.executor import run
@@ -218,6 +221,31 @@ class ConversationAgent:
             return None
         code = ErrorCode.APPROVAL_DENIED if message == texts.DENIED else ErrorCode.CAPABILITY_DENIED
         return AgentError(kind=ErrorKind.POLICY, code=code, message=message)
+
+
+def compact_schema(schema: Any) -> Any:
+    """A JSON Schema without what tells a script nothing: ``title`` annotations (the SDKs derive them from
+    names already shown) and ``additionalProperties: true`` (the default). Property names are kept, even one
+    called ``title``."""
+    if isinstance(schema, list):
+        return [compact_schema(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key == "title" and isinstance(value, str):
+            continue
+        if key == "additionalProperties" and value is True:
+            continue
+        if key in ("properties", "$defs", "definitions", "patternProperties") and isinstance(value, dict):
+            out[key] = {name: compact_schema(sub) for name, sub in value.items()}
+        else:
+            out[key] = compact_schema(value)
+    return out
+
+
+def _schema_text(schema: Any) -> str:
+    return json.dumps(compact_schema(schema), sort_keys=True, separators=(",", ":"))
 
 
 def _raw_plan(plan: RunPlanInput) -> dict[str, Any]:

@@ -254,8 +254,9 @@ async def _run_plan(tool_input: inputs.RunPlanInput, call: ToolUse, ctx: ToolCon
 
 
 _DESCRIBE = (
-    "The input schemas of MCP tools from run_plan's catalogue, with the function name a script calls each by. "
-    "Ask only for the tools your plan will use."
+    "The schemas of MCP tools from run_plan's catalogue: the function a script calls each by, its arguments, "
+    "and what it returns (the value the script gets) when its server declares it. Ask only for the tools your "
+    "plan will use."
 )
 _RUN_PLAN = (
     "Run a plan: a small DAG of nodes, each a short script in a Python subset (no imports, files, clock or "

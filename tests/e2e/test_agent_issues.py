@@ -84,3 +84,32 @@ async def test_a_read_after_a_write_sees_the_write_in_the_same_and_a_new_convers
         (tmp_path / "issues.json").write_text(json.dumps(data))
         assert '"count":2' in await run_one(s, cid, COUNT, [GET], ["count"])
         assert expected_bugs()  # the dataset has bugs among the newest open issues (used by the other tests)
+
+
+@pytest.mark.req("REQ-AGENT-027", "REQ-AGENT-017")
+async def test_a_list_reaches_the_script_as_the_list_and_describe_tools_shows_what_it_returns(
+        fake_anthropic: FakeAnthropic, tmp_path: Path) -> None:
+    """The plan a model writes from the documentation runs on its first try: the task of issue 25."""
+    async with session(fake_anthropic, tmp_path, env=issues_files(tmp_path)) as s:
+        cid = await unrestricted(s, "auto")
+        describe = ToolUseBlock("describe_tools", {"tools": [LIST, COMMENT]})
+        code = ("newest = issues_list_issues(state='open', limit=10)\n"
+                "bugs = [i['number'] for i in newest if 'bug' in i['labels']]\n"
+                "issues_add_comment(number=1, body='bugs: ' + ', '.join([str(n) for n in bugs]))\n"
+                "{'bugs': bugs}")
+        run = one_node(code, [LIST, COMMENT], ["bugs"])
+        requests = await agent_turn(s, cid, Reply.tool_reply(describe), Reply.tool_reply(run),
+                                    Reply.text_reply("posted"))
+        described = str(tool_results(requests[1])[describe.id]["content"])
+        lines = {line.split(" ", 1)[0]: line for line in described.splitlines()}
+        # the list tool's output schema is the list itself (not the SDK's wrapper), with the item's fields
+        returns = json.loads(lines[LIST].split("; returns: ", 1)[1])
+        assert returns["type"] == "array" and "result" not in json.dumps(returns)
+        assert {"number", "labels", "title"} <= set(json.dumps(returns["$defs"]).replace('"', " ").split())
+        assert "issues_list_issues(**arguments)" in lines[LIST] and '"limit"' in lines[LIST]
+        assert "; returns: " in lines[COMMENT] and '"Title"' not in described  # compact: no derived titles
+        summary = str(tool_results(requests[2])[run.id]["content"])
+        bugs = expected_bugs()
+        assert json.dumps({"bugs": bugs}, separators=(",", ":")) in summary, summary
+        data = json.loads((tmp_path / "issues.json").read_text())
+        assert data["comments"]["1"][0]["body"] == "bugs: " + ", ".join(str(n) for n in bugs)
