@@ -244,9 +244,12 @@ class McpHub:
             assert match is not None  # validated with the registry
             value = self._environ.get(match["name"])
             if not value:
-                raise _fail(ErrorCode.UNAVAILABLE, (
-                    f"MCP server {server.name!r}: secretsRef {key!r} refers to the environment variable "
-                    f"{match['name']}, which is not set; set it in the environment of phoenix-lsp and retry"))
+                server.error = (  # health() and the catalogue say it: not "no tool is available"
+                    f"MCP server {server.name!r} was not started: its secretsRef {key!r} refers to the environment "
+                    f"variable {match['name']}, which is not set; set it in the environment of phoenix-lsp (and "
+                    "restart it)")
+                log.warning("%s", server.error)
+                raise _fail(ErrorCode.UNAVAILABLE, server.error)
             resolved[key] = SecretStr(value)
         with self._secrets_lock:
             known = {s.get_secret_value() for s in self._secrets}
