@@ -16,6 +16,7 @@ within one plan run, by the executor: REQ-AGENT-026).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import json
 import logging
@@ -25,7 +26,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..agent.contracts import AgentError, EngineName, ErrorCode, ErrorKind, PlanNode, ToolFailure, function_name
-from ..core import texts
 from ..core.tools import ToolKind
 from ..core.values import ToolUse
 
@@ -92,11 +92,17 @@ class AgentRoute:
                 log.warning("MCP catalogue unavailable: %s", exc)
                 return f"The MCP tools are unavailable right now: {self.redact(str(exc))[:300]}."
             lines = ["MCP tools (call describe_tools for the arguments of those you will use):"]
+            by_default: list[str] = []
             for tool in tools:
                 if self.gate.check_tool(tool.uri) is not None:
                     continue  # the manifest does not allow it: not offered at all
                 summary = " ".join((tool.description or "").split())[:160]
                 lines.append(f"- {tool.uri} [{tool.kind}] as {function_name(tool.uri)}(): {summary}")
+                if tool.kind == "write" and tool.kind_source == "default":
+                    by_default.append(tool.name)
+            if by_default:
+                lines.append(f"{len(by_default)} of them count as writes only because nothing says they read "
+                             "(Restricted refuses them; interactive asks about each call): " + default_write_fix())
             down = [f"{h.server} ({h.error})" for h in self.hub.health() if h.error]
             if down:
                 lines.append(f"Unreachable now: {'; '.join(down)[:300]}.")
@@ -126,6 +132,7 @@ class ConversationAgent:
         self.loop = asyncio.get_running_loop()
         self.tool_use_id = ""
         self._ids = itertools.count(1)
+        self._summaries: dict[str, str] = {}  # write tool -> its approval node's summary
 
     # --------------------------------------------------------------------------------- the two tools
 
@@ -205,22 +212,65 @@ class ConversationAgent:
                          permit=self._permit)
 
     def approve(self, node: PlanNode) -> AgentError | None:
-        """An approval node (REQ-AGENT-015): decided like a write of its tool, asked about under interactive."""
+        """An approval node (REQ-AGENT-015/031): the core refuses it in Restricted (the write behind it could not
+        run) and passes it otherwise without a question: each write call it guards is asked about, once, with
+        its arguments and this node's summary."""
         request = node.approval
         assert request is not None
-        return self._permit(request.tool, "write", {"approvalNode": node.id, "summary": request.summary})
+        self._summaries[request.tool.split("?", 1)[0]] = request.summary
+        return self._permit(request.tool, "plan", {"approvalNode": node.id, "summary": request.summary})
 
     def _permit(self, tool: str, kind: str, arguments: Mapping[str, Any]) -> AgentError | None:
         """The core's permission function decides (REQ-SEC-003), waiting for the user where it asks."""
         call = ToolUse(f"{self.tool_use_id}.{next(self._ids)}", tool, dict(arguments))
-        kinds = {"read": ToolKind.READ, "write": ToolKind.WRITE}
+        kinds = {"read": ToolKind.READ, "write": ToolKind.WRITE, "plan": ToolKind.PLAN}
+        description = self._question(tool) if kind == "write" else ""
         future = asyncio.run_coroutine_threadsafe(
-            self.runtime.host_call(self.tool_use_id, call, kinds[kind]), self.loop)
-        allowed, message = future.result()
+            self.runtime.host_call(self.tool_use_id, call, kinds[kind], description), self.loop)
+        allowed, message, by = future.result()
         if allowed:
             return None
-        code = ErrorCode.APPROVAL_DENIED if message == texts.DENIED else ErrorCode.CAPABILITY_DENIED
-        return AgentError(kind=ErrorKind.POLICY, code=code, message=message)
+        if by == "user":
+            return AgentError(kind=ErrorKind.POLICY, code=ErrorCode.APPROVAL_DENIED, message=message)
+        if by == "mode":
+            return AgentError(kind=ErrorKind.POLICY, code=ErrorCode.MODE_DENIED,
+                              message=f"{message}{self._why_write(tool)}")
+        return AgentError(kind=ErrorKind.POLICY, code=ErrorCode.CAPABILITY_DENIED, message=message)
+
+    def _question(self, tool: str) -> str:
+        """What the approval question of a write call says beside its tool and arguments: the plan's node
+        that makes it, and what the tool does."""
+        bare = tool.split("?", 1)[0]
+        what = ""
+        with contextlib.suppress(ToolFailure):
+            what = " ".join((self.route.hub.info(bare).description or "").split())[:300]
+        node = self._summaries.get(bare, f"a plan calls {bare}, a write")
+        return self.route.redact(f"{node[:1].upper()}{node[1:]}." + (f" The tool: {what}" if what else ""))
+
+    def _why_write(self, tool: str) -> str:
+        """Why a tool counts as a write when only the safe default says so, and what the user can change."""
+        return why_write(self.route.hub, tool)
+
+
+def default_write_fix() -> str:
+    """What the user can change when tools count as writes only by the safe default."""
+    return ("the capability manifest (PHOENIX_CAPABILITIES) gives them no kind and the registry "
+            "(PHOENIX_MCP_REGISTRY) does not trust their server's readOnlyHint annotations. A tool that only "
+            "reads can be named in the manifest's \"tools\" with {\"kind\": \"read\"}, or its server's entry in "
+            "the registry given \"trustAnnotations\": true.")
+
+
+def why_write(hub: Any, tool: str) -> str:
+    """" (...)" naming why ``tool`` counts as a write when nothing says it reads (the manifest names no kind
+    for it and its server is not trusted, or gave no ``readOnlyHint``), and what to change; "" otherwise."""
+    bare = tool.split("?", 1)[0]
+    try:
+        info = hub.info(bare)
+    except ToolFailure:
+        return ""
+    if info.kind != "write" or info.kind_source != "default":
+        return ""
+    return f" {bare} counts as a write only because nothing says it reads: {default_write_fix()}"
 
 
 def compact_schema(schema: Any) -> Any:

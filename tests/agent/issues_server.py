@@ -34,7 +34,7 @@ AUTHORS = ("ana", "bo", "chen", "dee", "eli")
 LABELS = ("bug", "docs", "feature", "question")
 
 
-class Issue(TypedDict):
+class Issue(TypedDict, total=False):  # total=False: ``fields`` may leave some out
     number: int
     title: str
     state: str
@@ -95,17 +95,21 @@ def build(data: Path, count: int, name: str = "issues") -> MCPServer:
                 return dict(issue)
         raise ToolError(f"not found: there is no issue #{number}")
 
-    @server.tool(annotations=READ)
-    def list_issues(state: str = "open", limit: int = 30) -> list[Issue]:
-        """Issues in this state ("open", "closed" or "all"), newest first, at most `limit`."""
-        issues = [i for i in load()["issues"] if state == "all" or i["state"] == state]
-        return sorted(issues, key=lambda i: -i["number"])[:limit]
+    def project(issues: list[dict[str, Any]], fields: list[str] | None) -> list[Issue]:
+        return [{k: v for k, v in i.items() if not fields or k in fields} for i in issues]  # type: ignore[misc]
 
     @server.tool(annotations=READ)
-    def search_issues(label: str, state: str = "open") -> list[Issue]:
-        """Issues carrying this label, in this state, newest first."""
+    def list_issues(state: str = "open", limit: int = 30, fields: list[str] | None = None) -> list[Issue]:
+        """Issues in this state ("open", "closed" or "all"), newest first, at most `limit`; only `fields` of
+        each if given."""
+        issues = [i for i in load()["issues"] if state == "all" or i["state"] == state]
+        return project(sorted(issues, key=lambda i: -i["number"])[:limit], fields)
+
+    @server.tool(annotations=READ)
+    def search_issues(label: str, state: str = "open", fields: list[str] | None = None) -> list[Issue]:
+        """Issues carrying this label, in this state, newest first; only `fields` of each if given."""
         issues = [i for i in load()["issues"] if label in i["labels"] and (state == "all" or i["state"] == state)]
-        return sorted(issues, key=lambda i: -i["number"])
+        return project(sorted(issues, key=lambda i: -i["number"]), fields)
 
     @server.tool(annotations=READ)
     def get_issue(number: int) -> Issue:

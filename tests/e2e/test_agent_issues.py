@@ -113,3 +113,47 @@ async def test_a_list_reaches_the_script_as_the_list_and_describe_tools_shows_wh
         assert json.dumps({"bugs": bugs}, separators=(",", ":")) in summary, summary
         data = json.loads((tmp_path / "issues.json").read_text())
         assert data["comments"]["1"][0]["body"] == "bugs: " + ", ".join(str(n) for n in bugs)
+
+
+def catalogue_of(request: RecordedRequest) -> str:
+    return str(next(t for t in request.body["tools"] if t["name"] == "run_plan")["description"])
+
+
+@pytest.mark.req("REQ-AGENT-030")
+async def test_an_allow_only_manifest_says_why_its_reads_count_as_writes_and_what_to_change(
+        fake_anthropic: FakeAnthropic, tmp_path: Path) -> None:
+    async with session(fake_anthropic, tmp_path, env=issues_files(tmp_path, trust=False)) as s:
+        cid = await s.new()  # Restricted
+        block = one_node("{'n': len(issues_list_issues())}", [LIST], ["n"])
+        requests = await agent_turn(s, cid, Reply.tool_reply(block), Reply.text_reply("refused"))
+        catalogue = catalogue_of(requests[0])
+        assert f"{LIST} [write]" in catalogue  # the safe default holds...
+        assert "count as writes only because nothing says they read" in catalogue  # ...and is explained
+        assert '"kind": "read"' in catalogue and "trustAnnotations" in catalogue
+        text = str(tool_results(requests[1])[block.id]["content"])
+        assert "POLICY/MODE_DENIED" in text and "request_mode_upgrade" in text
+        assert f"{LIST} counts as a write only because nothing says it reads" in text, text
+        assert "PHOENIX_CAPABILITIES" in text and "trustAnnotations" in text and "changes data" not in text
+        # the user sees the same text: it is run_plan's result in the conversation every client shows
+        history = await s.request("phoenix/getConversation", {"conversationId": cid})
+        assert "counts as a write only because nothing says it reads" in json.dumps(history)
+
+
+@pytest.mark.req("REQ-AGENT-028")
+async def test_an_unset_secret_variable_is_the_reason_the_model_and_the_client_are_given(
+        fake_anthropic: FakeAnthropic, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    variable = "PHX_TEST_ISSUES_TOKEN_NEVER_SET"
+    monkeypatch.delenv(variable, raising=False)
+    entry = issues_entry(tmp_path / "issues.json", "--require-env", "ISSUES_TOKEN",
+                         secretsRef={"ISSUES_TOKEN": f"env:{variable}"})
+    async with session(fake_anthropic, tmp_path, env=issues_files(tmp_path, entry=entry)) as s:
+        cid = await unrestricted(s, "auto")
+        describe = ToolUseBlock("describe_tools", {"tools": [LIST]})
+        requests = await agent_turn(s, cid, Reply.tool_reply(describe), Reply.text_reply("cannot"))
+        catalogue = catalogue_of(requests[0])
+        assert "No MCP tool is available" not in catalogue
+        assert variable in catalogue and "not set" in catalogue and "'issues'" in catalogue, catalogue
+        described = str(tool_results(requests[1])[describe.id]["content"])
+        assert variable in described and "not set" in described
+        logs = " ".join(m.message for m in s.client.log_messages)
+        assert variable in logs and "not set" in logs  # the client's log shows it too
