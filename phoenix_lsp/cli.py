@@ -25,7 +25,8 @@ def _parser() -> argparse.ArgumentParser:
     chat = commands.add_parser("chat", help="talk to the agent in this terminal (starts the server)")
     chat.add_argument("--cwd", metavar="DIR", default=".", help="the conversation's working directory")
     chat.add_argument("--data-dir", metavar="DIR", help="where conversations are stored")
-    commands.add_parser("doctor", help="show sandbox support, data directory and model settings")
+    commands.add_parser("doctor", help="show sandbox support, data directory, model settings and the agent "
+                        "route's MCP servers (each started, with a bounded time)")
     try:
         from .tools.sandbox_run import register
     except ImportError:  # the sandbox room is optional at import time: doctor says what is missing
@@ -84,6 +85,12 @@ def agent_lines(settings: Any, data_dir: Path) -> list[str]:
              f"{len(agent.manifest.allow)} allow and {len(agent.manifest.deny)} deny entries; "
              f"artifacts in {agent.artifact_dir}"]
     lines.extend(f"agent route: {warning}" for warning in agent.warnings)
+    try:  # each MCP server started with a bounded time, its tools with their kinds, what is wrong
+        from .agent.doctor import mcp_lines
+
+        lines.extend(mcp_lines(agent))
+    except Exception as exc:  # doctor must always answer
+        lines.append(f"MCP servers: could not be checked ({type(exc).__name__}: {exc})")
     return lines
 
 
