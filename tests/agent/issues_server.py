@@ -106,10 +106,12 @@ def build(data: Path, count: int, name: str = "issues") -> MCPServer:
         return project(sorted(issues, key=lambda i: -i["number"])[:limit], fields)
 
     @server.tool(annotations=READ)
-    def search_issues(label: str, state: str = "open", fields: list[str] | None = None) -> list[Issue]:
-        """Issues carrying this label, in this state, newest first; only `fields` of each if given."""
+    def search_issues(label: str, state: str = "open", limit: int = 100,
+                      fields: list[str] | None = None) -> list[Issue]:
+        """Issues carrying this label, in this state, newest first, at most `limit`; only `fields` of each if
+        given."""
         issues = [i for i in load()["issues"] if label in i["labels"] and (state == "all" or i["state"] == state)]
-        return project(sorted(issues, key=lambda i: -i["number"]), fields)
+        return project(sorted(issues, key=lambda i: -i["number"])[:limit], fields)
 
     @server.tool(annotations=READ)
     def get_issue(number: int) -> Issue:
