@@ -6,8 +6,8 @@ same program under another name) for a join. Six tasks, from the simplest (one r
 the data must be read to decide, one where a server-side filter already exists, and issue 25's own task
 (read, decide, post a comment). Three arms per task, each replayed by one fake model server:
 
-- **agent**: the real server on the agent route: ``describe_tools`` for the tools the plan uses, one
-  ``run_plan``, an answer;
+- **agent**: the real server on the agent route: one ``run_plan`` written from the catalogue's signatures,
+  an answer;
 - **naive**: the ask route's loop with the MCP tools as direct tools, one tool call per model turn, results
   as the tools return them;
 - **fair**: direct calls used well: independent calls in parallel in one turn, results projected to the
@@ -148,10 +148,8 @@ class Model:
         task = self.task
         assert task is not None
         turn = sum(1 for m in body["messages"] if m["role"] == "assistant")
-        if self.arm == "agent":
+        if self.arm == "agent":  # the catalogue shows each call's signature: no describe_tools turn needed
             if turn == 0:
-                return Reply.tool_reply(ToolUseBlock("describe_tools", {"tools": list(task.tools)}))
-            if turn == 1:
                 return Reply.tool_reply(ToolUseBlock("run_plan", {"goal": task.prompt, "nodes": [
                     {"id": "n", "code": task.plan, "tools": list(task.tools), "outputs": []}]}))
             return Reply.text_reply(task.answer)

@@ -91,13 +91,13 @@ class AgentRoute:
             except Exception as exc:  # a server that does not start must not stop the turn
                 log.warning("MCP catalogue unavailable: %s", exc)
                 return f"The MCP tools are unavailable right now: {self.redact(str(exc))[:300]}."
-            lines = ["MCP tools (call describe_tools for the arguments of those you will use):"]
+            lines = ["MCP tools, each as a script calls it (describe_tools gives their full schemas):"]
             by_default: list[str] = []
-            for tool in tools:
-                if self.gate.check_tool(tool.uri) is not None:
-                    continue  # the manifest does not allow it: not offered at all
+            offered = [tool for tool in tools if self.gate.check_tool(tool.uri) is None]  # else not offered
+            calls = await asyncio.to_thread(self._signatures, [tool.uri for tool in offered])
+            for tool in offered:
                 summary = " ".join((tool.description or "").split())[:160]
-                lines.append(f"- {tool.uri} [{tool.kind}] as {function_name(tool.uri)}(): {summary}")
+                lines.append(f"- {tool.uri} [{tool.kind}] {calls[tool.uri]}: {summary}")
                 if tool.kind == "write" and tool.kind_source == "default":
                     by_default.append(tool.name)
             if by_default:
@@ -113,6 +113,19 @@ class AgentRoute:
             if not down:  # kept for the server's life (the prompt cache wants it stable); gathered again if not
                 self._catalogue = text
             return text
+
+    def _signatures(self, uris: list[str]) -> dict[str, str]:
+        """Each tool's call in one line (``agent/signatures.py``); the bare ``name()`` where its schemas
+        cannot be had."""
+        from ..agent.signatures import signature
+
+        out: dict[str, str] = {}
+        for uri in uris:
+            try:
+                out[uri] = signature(function_name(uri), self.hub.schema(uri), self.hub.output_schema(uri))
+            except ToolFailure:
+                out[uri] = f"{function_name(uri)}(...)"
+        return out
 
     def tools_for(self, runtime: Runtime) -> ConversationAgent:
         self.start()  # already done by the turn's catalogue, unless the conversation was restored mid-turn

@@ -108,6 +108,9 @@ async def test_a_list_reaches_the_script_as_the_list_and_describe_tools_shows_wh
         assert {"number", "labels", "title"} <= set(json.dumps(returns["$defs"]).replace('"', " ").split())
         assert "issues_list_issues(**arguments)" in lines[LIST] and '"limit"' in lines[LIST]
         assert "; returns: " in lines[COMMENT] and '"Title"' not in described  # compact: no derived titles
+        # run_plan's catalogue already shows each call in one line, its result's shape included
+        assert (f"{LIST} [read] issues_list_issues(state: str = 'open', limit: int = 30, fields: list[str] | None "
+                "= None) -> list[{number, title, state, labels, author, comments, body}]") in catalogue_of(requests[0])
         summary = str(tool_results(requests[2])[run.id]["content"])
         bugs = expected_bugs()
         assert json.dumps({"bugs": bugs}, separators=(",", ":")) in summary, summary

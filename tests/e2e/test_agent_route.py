@@ -74,7 +74,8 @@ async def test_a_plan_reads_filters_and_updates_inside_the_engine(fake_anthropic
         names = requests[0].tool_names
         assert names is not None and names[-2:] == ["describe_tools", "run_plan"]
         catalogue = next(t for t in requests[0].body["tools"] if t["name"] == "run_plan")["description"]
-        assert f"{LIST} [read] as records_list_records()" in catalogue
+        assert f"{LIST} [read] records_list_records() -> dict: All records" in catalogue  # its call, in one line
+        assert f"{UPDATE} [write] records_update_record(id: int, fields: dict) -> dict: Change" in catalogue
         assert f"{UPDATE} [write]" in catalogue and "mcp://records/crash" not in catalogue  # denied: not offered
         assert "input_schema" not in catalogue and '"properties"' not in catalogue
         schemas = result_of(requests[1], describe)["content"]
