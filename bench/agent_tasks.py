@@ -180,7 +180,8 @@ def comments(data: Path) -> list[str]:
 
 
 def registry(tmp: Path) -> dict[str, Any]:
-    entry = {"command": [sys.executable, str(SERVER)], "trustAnnotations": True}
+    # a shared machine under load can take more than the default 10 s to start a Python MCP server
+    entry = {"command": [sys.executable, str(SERVER)], "trustAnnotations": True, "connectTimeoutS": 60}
     return {"issues": {**entry, "args": ["--data", str(tmp / "issues.json"), "--issues", str(ISSUES)]},
             "people": {**entry, "args": ["--data", str(tmp / "people.json"), "--name", "people"]}}
 
@@ -275,7 +276,8 @@ async def _run(quick: bool) -> list[dict[str, Any]]:
                         reset(data)
                         per["agent"].append(await agent(task, fake, s, data))
                         _check(task, data, "agent")
-                hub = McpHub(McpRegistry.model_validate({"servers": servers}), environ=dict(os.environ))
+                hub = McpHub(McpRegistry.model_validate({"servers": servers}), environ=dict(os.environ),
+                             connect_timeout_s=60)
                 try:
                     hub.catalogue()  # the MCP servers are up before the clock starts (like the agent's warm runs)
                     for arm in ("naive", "fair"):

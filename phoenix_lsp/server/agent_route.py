@@ -78,8 +78,9 @@ class AgentRoute:
     # ------------------------------------------------------------------------------------ catalogue
 
     async def catalogue_text(self) -> str:
-        """run_plan's list of the tools scripts may call: names and one-line descriptions only; schemas are
-        loaded when a plan is about to use a tool (describe_tools). Gathered once per server."""
+        """run_plan's list of the tools scripts may call: each tool's call in one line (REQ-AGENT-032) and its
+        description's first 160 characters; the full schemas come with describe_tools. Gathered once per
+        server, and kept while every server answered (the prompt cache wants it byte-stable)."""
         if self.settings is None:
             return f"No MCP tools: {self.unavailable}"
         async with self._lock:
