@@ -1,4 +1,4 @@
-"""`phoenix-lsp doctor`'s check of the agent route's MCP servers (issue 25, REQ-AGENT-029).
+"""`phoenix-lsp doctor`'s check of the agent route's MCP servers (issue 25, REQ-AGENT-032).
 
 Each server of the registry is started (connected, for HTTP) with a bounded time, its tools are listed with
 the kind each has under the capability manifest and where that kind came from, and what is wrong is named

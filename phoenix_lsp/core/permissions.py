@@ -79,7 +79,7 @@ def decide_host(state: ConversationState, call: ToolUse, kind: ToolKind) -> Verd
     what the patch tool is: refused in Restricted, asked about under the interactive policy unless always
     allowed (REQ-AGENT-014/015). An approval node runs nothing itself: it is refused in Restricted (the write
     behind it could not run) and otherwise passes without a question, since each write call it guards is
-    asked about, once, with its arguments (REQ-AGENT-031).
+    asked about, once, with its arguments (REQ-AGENT-034).
     """
     if kind is ToolKind.READ:
         return Allow()

@@ -2,7 +2,7 @@
 
 One :class:`AgentRoute` per server holds what its conversations share: the MCP client (``agent/mcp_hub.py``),
 the capability manifest's policy gate, the budgets and the artifact store (node results are cached only
-within one plan run, by the executor: REQ-AGENT-026).
+within one plan run, by the executor: REQ-AGENT-029).
 :class:`ConversationAgent` binds it to one conversation and is the orchestrator's ``Host``:
 
 - a plan is prepared (validated, approval nodes inserted, every tool checked against the manifest) and run by
@@ -78,7 +78,7 @@ class AgentRoute:
     # ------------------------------------------------------------------------------------ catalogue
 
     async def catalogue_text(self) -> str:
-        """run_plan's list of the tools scripts may call: each tool's call in one line (REQ-AGENT-032) and its
+        """run_plan's list of the tools scripts may call: each tool's call in one line (REQ-AGENT-035) and its
         description's first 160 characters; the full schemas come with describe_tools. Gathered once per
         server, and kept while every server answered (the prompt cache wants it byte-stable)."""
         if self.settings is None:

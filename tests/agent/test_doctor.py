@@ -32,7 +32,7 @@ def doctor(tmp_path: Path, servers: dict[str, object], manifest: dict[str, objec
 
 
 @pytest.mark.slow  # waits out one server's bounded start (10 s)
-@pytest.mark.req("REQ-AGENT-029", "REQ-AGENT-028")
+@pytest.mark.req("REQ-AGENT-032", "REQ-AGENT-031")
 def test_doctor_starts_each_server_lists_its_tools_with_their_kinds_and_names_what_is_wrong(
         tmp_path: Path) -> None:
     issues = {"command": [sys.executable, str(ISSUES)], "args": ["--data", str(tmp_path / "issues.json")]}

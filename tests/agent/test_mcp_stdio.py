@@ -251,7 +251,7 @@ def test_a_server_s_read_only_hints_count_only_if_the_registry_trusts_it(tmp_pat
     assert (tools["search_records"].kind, tools["search_records"].kind_source) == ("write", "manifest")
 
 
-@pytest.mark.req("REQ-AGENT-027")
+@pytest.mark.req("REQ-AGENT-030")
 def test_the_sdks_wrapper_is_removed_only_where_it_is_a_wrapper() -> None:
     from phoenix_lsp.agent.mcp_hub import unwrap, unwrapped_schema
 

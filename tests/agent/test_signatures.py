@@ -7,7 +7,7 @@ import pytest
 from phoenix_lsp.agent.signatures import signature
 
 
-@pytest.mark.req("REQ-AGENT-032")
+@pytest.mark.req("REQ-AGENT-035")
 def test_a_signature_shows_required_arguments_first_defaults_and_the_result_as_the_script_gets_it() -> None:
     schema = {"type": "object", "required": ["body", "number"], "properties": {
         "number": {"type": "integer"}, "tag": {"anyOf": [{"type": "string"}, {"type": "null"}], "default": None},

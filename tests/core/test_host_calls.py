@@ -157,7 +157,7 @@ def test_a_host_call_of_another_kind_is_refused_without_blaming_the_mode() -> No
 
 
 def test_an_approval_node_asks_nothing_and_is_refused_only_in_restricted() -> None:
-    """REQ-AGENT-031: the question is asked once, at the write call, with its arguments; the approval node
+    """REQ-AGENT-034: the question is asked once, at the write call, with its arguments; the approval node
     before it only stops a plan whose write could not run."""
     restricted = planning(fresh())
     _, effects = transition(restricted, host(1, ToolKind.PLAN))

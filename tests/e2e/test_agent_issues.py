@@ -65,7 +65,7 @@ async def run_one(s: Session, cid: str, code: str, tools: list[str], outputs: li
 COUNT = "{'count': issues_get_issue(number=1)['comments']}"
 
 
-@pytest.mark.req("REQ-AGENT-019", "REQ-AGENT-026")
+@pytest.mark.req("REQ-AGENT-019", "REQ-AGENT-029")
 async def test_a_read_after_a_write_sees_the_write_in_the_same_and_a_new_conversation(
         fake_anthropic: FakeAnthropic, tmp_path: Path) -> None:
     async with session(fake_anthropic, tmp_path, env=issues_files(tmp_path)) as s:
@@ -86,7 +86,7 @@ async def test_a_read_after_a_write_sees_the_write_in_the_same_and_a_new_convers
         assert expected_bugs()  # the dataset has bugs among the newest open issues (used by the other tests)
 
 
-@pytest.mark.req("REQ-AGENT-027", "REQ-AGENT-017")
+@pytest.mark.req("REQ-AGENT-030", "REQ-AGENT-017")
 async def test_a_list_reaches_the_script_as_the_list_and_describe_tools_shows_what_it_returns(
         fake_anthropic: FakeAnthropic, tmp_path: Path) -> None:
     """The plan a model writes from the documentation runs on its first try: the task of issue 25."""
@@ -122,7 +122,7 @@ def catalogue_of(request: RecordedRequest) -> str:
     return str(next(t for t in request.body["tools"] if t["name"] == "run_plan")["description"])
 
 
-@pytest.mark.req("REQ-AGENT-030")
+@pytest.mark.req("REQ-AGENT-033")
 async def test_an_allow_only_manifest_says_why_its_reads_count_as_writes_and_what_to_change(
         fake_anthropic: FakeAnthropic, tmp_path: Path) -> None:
     async with session(fake_anthropic, tmp_path, env=issues_files(tmp_path, trust=False)) as s:
@@ -142,7 +142,7 @@ async def test_an_allow_only_manifest_says_why_its_reads_count_as_writes_and_wha
         assert "counts as a write only because nothing says it reads" in json.dumps(history)
 
 
-@pytest.mark.req("REQ-AGENT-028")
+@pytest.mark.req("REQ-AGENT-031")
 async def test_an_unset_secret_variable_is_the_reason_the_model_and_the_client_are_given(
         fake_anthropic: FakeAnthropic, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     variable = "PHX_TEST_ISSUES_TOKEN_NEVER_SET"

@@ -116,7 +116,7 @@ async def test_a_large_result_becomes_an_artifact_the_client_can_fetch(fake_anth
         assert error.code == -32602 and "handle" in error.message
 
 
-@pytest.mark.req("REQ-AGENT-014", "REQ-AGENT-015", "REQ-AGENT-030")
+@pytest.mark.req("REQ-AGENT-014", "REQ-AGENT-015", "REQ-AGENT-033")
 async def test_a_write_in_restricted_is_refused_like_the_patch_tool(fake_anthropic: FakeAnthropic,
                                                                      tmp_path: Path) -> None:
     async with session(fake_anthropic, tmp_path, env=agent_files(tmp_path)) as s:
@@ -131,7 +131,7 @@ async def test_a_write_in_restricted_is_refused_like_the_patch_tool(fake_anthrop
         assert any(e["kind"] == "toolRefused" and e["details"].get("tool") == UPDATE for e in audit["entries"])
 
 
-@pytest.mark.req("REQ-AGENT-015", "REQ-AGENT-031")
+@pytest.mark.req("REQ-AGENT-015", "REQ-AGENT-034")
 async def test_every_write_waits_for_its_approval(fake_anthropic: FakeAnthropic, tmp_path: Path) -> None:
     async with session(fake_anthropic, tmp_path, env=agent_files(tmp_path)) as s:
         cid = await unrestricted(s, "interactive")
@@ -155,7 +155,7 @@ async def test_every_write_waits_for_its_approval(fake_anthropic: FakeAnthropic,
                                                           "decision": decision})
         await wait_idle(s, cid, mark, timeout=60)
         assert len(s.of("approvalRequested", cid)) == 2
-        # the one question shows the tool, its arguments and the node that makes the call (REQ-AGENT-031)
+        # the one question shows the tool, its arguments and the node that makes the call (REQ-AGENT-034)
         assert [a["arguments"] for a in asked] == [{"id": i, "fields": {"status": "triaged"}} for i in (1, 2)]
         assert all("'triage 1 and 2'" in a["description"] and "'write'" in a["description"]
                    and "Change some fields" in a["description"] for a in asked), asked[0]["description"]
