@@ -11,7 +11,7 @@ import importlib
 import sys
 
 MODULES = ["core", "store", "patch", "sandbox", "server", "cache", "fuzz", "streams", "agent_engine", "agent_route",
-           "providers"]
+           "providers", "agent_tasks"]
 
 
 def print_table(rows: list[dict[str, object]]) -> None:

@@ -25,7 +25,8 @@ def _parser() -> argparse.ArgumentParser:
     chat = commands.add_parser("chat", help="talk to the agent in this terminal (starts the server)")
     chat.add_argument("--cwd", metavar="DIR", default=".", help="the conversation's working directory")
     chat.add_argument("--data-dir", metavar="DIR", help="where conversations are stored")
-    commands.add_parser("doctor", help="show sandbox support, data directory and model settings")
+    commands.add_parser("doctor", help="show sandbox support, data directory, model settings and the agent "
+                        "route's MCP servers (each started, with a bounded time)")
     try:
         from .tools.sandbox_run import register
     except ImportError:  # the sandbox room is optional at import time: doctor says what is missing
@@ -115,39 +116,13 @@ def agent_lines(settings: Any, data_dir: Path) -> list[str]:
              f"{len(agent.manifest.allow)} allow and {len(agent.manifest.deny)} deny entries; "
              f"artifacts in {agent.artifact_dir}"]
     lines.extend(f"agent route: {warning}" for warning in agent.warnings)
-    lines.extend(tool_kind_lines(agent))
-    return lines
+    try:  # each MCP server started with a bounded time, its tools with their kinds, what is wrong
+        from .agent.doctor import mcp_lines
 
-
-#: the longest doctor waits for one MCP server to start and list its tools
-DOCTOR_CONNECT_S = 15.0
-
-
-def tool_kind_lines(agent: Any, connect_timeout_s: float = DOCTOR_CONNECT_S) -> list[str]:
-    """Each tool the capability manifest allows, per MCP server, with its effective kind and why
-    (``policy_gate.effective_kind``, REQ-AGENT-027). Starts each server of the registry for at most
-    ``connect_timeout_s`` to list its tools, then stops it; a server that does not answer is said."""
-    if not agent.registry.servers:
-        return []
-    try:
-        from .agent.mcp_hub import McpHub
-        from .agent.policy_gate import PolicyGate, effective_kind
-
-        gate = PolicyGate(agent.manifest)
-        lines: list[str] = []
-        with McpHub(agent.registry, manifest=agent.manifest, connect_timeout_s=connect_timeout_s) as hub:
-            tools = hub.catalogue()
-            for tool in tools:
-                if gate.check_tool(tool.uri) is not None:
-                    continue  # not allowed: plans cannot use it, whatever its kind
-                trusted = agent.registry.servers[tool.server].trust_annotations
-                found = effective_kind(agent.manifest, tool.uri, tool.read_only_hint, trusted)
-                lines.append(f"agent route: tool {tool.uri}: {found.reason}")
-            lines += [f"agent route: MCP server {h.server} could not be asked for its tools: {h.error}"
-                      for h in hub.health() if h.error]
-        return lines
+        lines.extend(mcp_lines(agent))
     except Exception as exc:  # doctor must always answer
-        return [f"agent route: the tools' kinds could not be checked ({type(exc).__name__}: {exc})"]
+        lines.append(f"MCP servers: could not be checked ({type(exc).__name__}: {exc})")
+    return lines
 
 
 def instruction_lines(working_directory: Path) -> list[str]:

@@ -1,5 +1,9 @@
 """The result cache (REQ-AGENT-019/021): a deterministic node's envelope, kept by what determines it.
 
+A cache lives for one plan run only (the executor makes one per run and empties it after every node that
+may write): a node's result read from an MCP server is a copy of live data, which any write, by this run or
+by anyone else between runs, may change. Nothing is shared between runs or conversations.
+
 The key is sha256 of the canonical JSON of the unit's code, params (its inputs from state included), allowed
 tools and budgets, the engine's name, and the tools' versions (``server@version`` from the host): a new tool
 version is a miss. Only nodes that call no write tool are cached, and only successful envelopes (a failure
@@ -46,6 +50,12 @@ class ResultCache:
 
     def __len__(self) -> int:
         return len(self._entries)
+
+    def clear(self) -> None:
+        """Forget every entry (after a write: what was read may have changed)."""
+        with self._lock:
+            self._entries.clear()
+            self._bytes = 0
 
     def get(self, key: str) -> ResultEnvelope | None:
         with self._lock:

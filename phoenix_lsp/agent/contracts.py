@@ -63,7 +63,8 @@ class ErrorCode:
     RESULT_TOO_LARGE = "RESULT_TOO_LARGE"  # the tool answered more than the MCP client accepts
     # (TOOL also uses UNAVAILABLE and TIMEOUT, below: the MCP server is down or did not answer in time)
     # POLICY
-    CAPABILITY_DENIED = "CAPABILITY_DENIED"
+    CAPABILITY_DENIED = "CAPABILITY_DENIED"  # the capability manifest does not allow it (or out of scope)
+    MODE_DENIED = "MODE_DENIED"  # a write, refused by the conversation's mode (Restricted)
     RATE_LIMITED = "RATE_LIMITED"  # the manifest's rate limit for the tool
     APPROVAL_DENIED = "APPROVAL_DENIED"
     # BUDGET
@@ -85,11 +86,18 @@ class ErrorCode:
     # TOOL (a tool that answers too late) and SANDBOX (the watchdog) share TIMEOUT
 
 
+def _codes() -> str:
+    return ", ".join(value for name, value in vars(ErrorCode).items() if name.isupper())
+
+
 class AgentError(Wire):
     """One typed failure: ``{kind, code, message}``."""
 
     kind: ErrorKind
-    code: str = Field(min_length=1, pattern=r"^[A-Z][A-Z0-9_]*$")
+    code: str = Field(min_length=1, pattern=r"^[A-Z][A-Z0-9_]*$", description=(
+        f"open-ended; the codes in use: {_codes()}. POLICY codes: CAPABILITY_DENIED (the capability manifest "
+        "does not allow it), MODE_DENIED (a write, refused by the conversation's mode: Restricted), "
+        "APPROVAL_DENIED (the user refused it), RATE_LIMITED (the manifest's rate limit)"))
     message: str = ""
 
 

@@ -122,16 +122,19 @@ class _Run:
 
 
 def run(plan: Plan, *, host: Host, engine_name: EngineName, budgets: BudgetsFile, artifacts: ArtifactStore,
-        cache: ResultCache | None = None, cancelled: threading.Event | None = None,
+        cache: bool = True, cancelled: threading.Event | None = None,
         clock: Callable[[], float] = time.monotonic, tracer: Tracer | None = None,
         inputs: Mapping[str, Any] | None = None, sample_rate: float = 0.1,
         redact: Callable[[str], str] | None = None) -> RunReport:
     """Run a prepared plan (``planner.prepare``) to its end and report it, with the reducer's summary.
 
     `inputs` are the plan's input state keys; `tracer`, `sample_rate` and `redact` go to the telemetry
-    (``telemetry.emit``: node spans on failure or when sampled, the run span always)."""
+    (``telemetry.emit``: node spans on failure or when sampled, the run span always). ``cache``: keep the
+    results of nodes that write nothing for the rest of this run (REQ-AGENT-019); the cache is the run's
+    own, never shared with another run, and it is emptied after every node that may write."""
     state = dict(inputs or {})
-    r = _Run(plan=plan, host=host, engine_name=engine_name, budgets=budgets, store=artifacts, cache=cache,
+    r = _Run(plan=plan, host=host, engine_name=engine_name, budgets=budgets, store=artifacts,
+             cache=ResultCache() if cache else None,
              cancelled=cancelled, clock=clock, state=state, calls=CallBudget(budgets.run.max_tool_calls))
     names = sorted({function_name(tool) for node in plan.nodes if node.unit is not None
                     for tool in node.unit.allowed_tools})
@@ -298,6 +301,8 @@ def _script(r: _Run, node: PlanNode, base: dict[str, Any]) -> NodeReport:
             break
         if _stopped(r) or r.elapsed() >= r.budgets.run.wall_clock_s:
             break  # no second try past a cancellation or the run's time
+    if write and r.cache is not None:
+        r.cache.clear()  # what was read before may have changed: no later node is answered from it
     if error is not None and error.kind == ErrorKind.SANDBOX and error.code == ErrorCode.UNAVAILABLE:
         r.engine_down = error
     if error is not None and error.code == ErrorCode.CANCELLED and _stopped(r):

@@ -171,9 +171,15 @@ class McpHub:
         """The input schema (JSON Schema) of a tool, loaded on first use and cached per ``server@version``."""
         return self._submit(self._schema(uri), self._connect_timeout_s * 2 + _GRACE_S)
 
+    def output_schema(self, uri: str) -> dict[str, Any] | None:
+        """The schema of what the tool returns to a script, if its server declares one: the declared output
+        schema, or the wrapped value's schema when the server wraps its value (``unwrapped_schema``)."""
+        return self._submit(self._output_schema(uri), self._connect_timeout_s * 2 + _GRACE_S)
+
     def call(self, uri: str, arguments: Mapping[str, Any] | None = None, timeout_s: float = 30.0) -> Any:
-        """Call a tool; its JSON value (``structuredContent`` if any, else its text content parsed as JSON
-        when it is JSON, else the text). Raises ``ToolFailure`` (kind ``TOOL``, see the module docstring)."""
+        """Call a tool; its JSON value (``structuredContent`` if any, unwrapped when the server wrapped a value
+        that is not an object, see ``unwrapped_schema``; else its text content parsed as JSON when it is JSON,
+        else the text). Raises ``ToolFailure`` (kind ``TOOL``, see the module docstring)."""
         return self._submit(self._call(uri, dict(arguments or {}), timeout_s),
                             self._connect_timeout_s * 2 + timeout_s + _GRACE_S)
 
@@ -256,9 +262,12 @@ class McpHub:
             assert match is not None  # validated with the registry
             value = self._environ.get(match["name"])
             if not value:
-                raise _fail(ErrorCode.UNAVAILABLE, (
-                    f"MCP server {server.name!r}: secretsRef {key!r} refers to the environment variable "
-                    f"{match['name']}, which is not set; set it in the environment of phoenix-lsp and retry"))
+                server.error = (  # health() and the catalogue say it: not "no tool is available"
+                    f"MCP server {server.name!r} was not started: its secretsRef {key!r} refers to the environment "
+                    f"variable {match['name']}, which is not set; set it in the environment of phoenix-lsp (and "
+                    "restart it)")
+                log.warning("%s", server.error)
+                raise _fail(ErrorCode.UNAVAILABLE, server.error)
             resolved[key] = SecretStr(value)
         with self._secrets_lock:
             known = {s.get_secret_value() for s in self._secrets}
@@ -490,6 +499,14 @@ class McpHub:
             log.debug("schema of %s loaded (%s@%s)", uri, server.name, server.version)
         return cache[tool.name]
 
+    async def _output_schema(self, uri: str) -> dict[str, Any] | None:
+        _, tool = await self._tool(uri)
+        declared = tool.output_schema
+        if declared is None:
+            return None
+        inner = unwrapped_schema(dict(declared))
+        return dict(declared) if inner is None else inner
+
     async def _versions(self, uris: list[str]) -> dict[str, str]:
         out: dict[str, str] = {}
         for uri in uris:
@@ -536,7 +553,7 @@ class McpHub:
                     ErrorCode.INVALID_ARGUMENTS if _INVALID_TEXT.search(text) else ErrorCode.TOOL_ERROR)
             raise _fail(code, self._scrub(f"{bare} failed: {text[:1000] or '(no message)'}"))
         if result.structured_content is not None:
-            value: Any = result.structured_content
+            value: Any = unwrap(result.structured_content, tool.output_schema)
         else:
             try:
                 value = json.loads(text)
@@ -549,6 +566,36 @@ class McpHub:
                 f"{bare} answered {size:,} bytes, over the MCP client's cap of {self._max_result_bytes:,}; the "
                 "result was dropped. Ask for less (filter, or fetch items one by one)"))
         return value
+
+
+def unwrapped_schema(schema: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """If ``schema`` is the MCP SDKs' wrapper of a value that is not an object (MCP's ``structuredContent`` must
+    be an object, so a tool returning a list, a string or a number declares ``{"type": "object", "properties":
+    {"result": S}, "required": ["result"]}``), the wrapped value's schema ``S`` (with the wrapper's ``$defs``);
+    else None. The SDKs title the wrapper ``<function>Output``; a tool of another origin whose object really has
+    one ``result`` key and no such title is left as it is."""
+    if not isinstance(schema, Mapping) or schema.get("type") != "object":
+        return None
+    properties = schema.get("properties")
+    if not isinstance(properties, Mapping) or list(properties) != ["result"] or schema.get("required") != ["result"]:
+        return None
+    if not str(schema.get("title", "")).endswith("Output"):
+        return None
+    inner = dict(properties["result"]) if isinstance(properties["result"], Mapping) else {}
+    if "$defs" in schema:
+        inner["$defs"] = schema["$defs"]
+    return inner
+
+
+def unwrap(structured: Any, output_schema: Mapping[str, Any] | None) -> Any:
+    """The value the tool returned: ``structuredContent`` without the SDK's ``{"result": ...}`` wrapper, where
+    the tool's output schema is that wrapper or, with no output schema, where it holds a value that is not an
+    object (a list, a string, a number: what only a wrapper can carry)."""
+    if not isinstance(structured, dict) or list(structured) != ["result"]:
+        return structured
+    if output_schema is not None:
+        return structured["result"] if unwrapped_schema(output_schema) is not None else structured
+    return structured if isinstance(structured["result"], dict) else structured["result"]
 
 
 def _describe(exc: BaseException) -> str:

@@ -99,9 +99,10 @@ def capped(budgets: Budgets, limits: Budgets) -> Budgets:
     return Budgets(**values)
 
 
-def _approvals(node: PlanNode, writes: list[str]) -> list[PlanNode]:
+def _approvals(node: PlanNode, writes: list[str], goal: str) -> list[PlanNode]:
+    summary = f"the plan {goal[:200]!r}: its node {node.id!r} may call "
     return [PlanNode(id=f"{APPROVAL_PREFIX}{node.id}_{n}", kind="approval", depends_on=node.depends_on,
-                     approval=ApprovalRequest(tool=tool, summary=f"node {node.id!r} may call {tool}, a write"))
+                     approval=ApprovalRequest(tool=tool, summary=f"{summary}{tool}, a write"))
             for n, tool in enumerate(writes, 1)]
 
 
@@ -124,7 +125,7 @@ def prepare(raw: Mapping[str, Any], host: Host, budgets: BudgetsFile) -> Plan:
             continue
         unit = node.unit.model_copy(update={"budgets": capped(node.unit.budgets, budgets.node)})
         writes = list(dict.fromkeys(t for t in unit.allowed_tools if host.tool_kind(t) != "read"))
-        approvals = _approvals(node, writes)
+        approvals = _approvals(node, writes, plan.goal)
         nodes.extend(approvals)
         nodes.append(node.model_copy(update={
             "unit": unit, "depends_on": (*node.depends_on, *(a.id for a in approvals))}))

@@ -21,6 +21,8 @@ from .report import NodeReport, RunReport, Spill
 MAX_INLINE_OUTPUT = 512
 #: an error message is cut to this many characters in the summary (tracebacks can be long)
 MAX_MESSAGE = 300
+#: a POLICY error's message (ours: what was refused, why, what the user can change)
+MAX_POLICY_MESSAGE = 900
 MAX_GOAL = 200
 MAX_KEYS_SHOWN = 12
 WHOLE = ""  # the key of a result that is not split by outputs
@@ -83,6 +85,8 @@ def compact(result: Any, outputs: Sequence[str], output: str, cap: int,
 def next_step(error: AgentError) -> str:
     """What the model should do about an error."""
     kind, code = error.kind, error.code
+    if code == ErrorCode.MODE_DENIED:
+        return ""  # its message says the one thing to do (request_mode_upgrade)
     if code == ErrorCode.APPROVAL_DENIED:
         return "the user refused this write: do not retry it; say so, or re-plan without it"
     if code == ErrorCode.WALL_CLOCK:
@@ -123,8 +127,11 @@ def _node_lines(node: NodeReport) -> list[str]:
         return [f"{head}: {node.reason}"]
     if node.status == "failed" and node.error is not None:
         error = node.error
-        return [f"{head}: {error.kind.value}/{error.code}: {_cut(error.message, MAX_MESSAGE)}",
-                f"  next: {next_step(error)}"]
+        # the policy's messages are ours and say what to change: they are not cut
+        limit = MAX_POLICY_MESSAGE if error.kind == ErrorKind.POLICY else MAX_MESSAGE
+        lines = [f"{head}: {error.kind.value}/{error.code}: {_cut(error.message, limit)}"]
+        step = next_step(error)
+        return [*lines, f"  next: {step}"] if step else lines
     if node.kind == "approval":
         return [f"{head}: approved"]
     lines = [head]

@@ -51,11 +51,14 @@ class RunTool:
 
 @dataclass(frozen=True, slots=True)
 class AnswerHostCall:
-    """The answer to a HostCall: it may go ahead, or not (``message`` says why, for the script's error)."""
+    """The answer to a HostCall: it may go ahead, or not (``message`` says why, for the script's error;
+    ``by`` why: ``"mode"`` (Restricted refuses writes), ``"user"`` (the user's Deny), ``"unknown_tool"``, or
+    ``""`` (allowed, or the plan was cancelled))."""
 
     call_id: str
     allowed: bool
     message: str = ""
+    by: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -53,7 +53,8 @@ class ToolDone:
 class HostCall:
     """A running plan (the ``run_plan`` call ``tool_use_id``) wants to make one host call: ``call`` names the
     MCP tool (its id is unique to this host call; an approval node asks with the node's write tool), and
-    ``kind`` is the tool's scope from the capability manifest. Answered by an AnswerHostCall effect."""
+    ``kind`` is the tool's scope from the capability manifest: READ or WRITE for a call, PLAN for an approval
+    node (it runs nothing: the writes it guards are each decided when made). Answered by an AnswerHostCall."""
 
     tool_use_id: str
     call: ToolUse

@@ -459,7 +459,7 @@ def _on_approval(state: ConversationState, ev: ApprovalAnswer) -> Out:
     ]
     if ev.decision is Decision.DENY:  # REQ-PERM-004
         if status.host_call is not None:  # the plan goes on; the script's call fails
-            effects.append(AnswerHostCall(call.id, False, texts.DENIED))
+            effects.append(AnswerHostCall(call.id, False, texts.DENIED, "user"))
             return replace(state, status=RunningTool(status.batch)), tuple(effects)
         state, more = _dispatch(state, status.batch.answer(ToolResult(call.id, texts.DENIED, True)))
         return state, (*effects, *more)
@@ -507,9 +507,9 @@ def _answer_host(state: ConversationState, call: ToolUse, effects: list[Effect],
                 Notify("tool_refused", {"toolUseId": call.id, "toolName": call.name, "by": "mode"}),
                 Audit(Actor.SYSTEM, "toolRefused", {"tool": call.name, "by": "mode"}),
             ]
-        effects.append(AnswerHostCall(call.id, False, verdict.message))
+        effects.append(AnswerHostCall(call.id, False, verdict.message, verdict.reason))
         return state, tuple(effects)
-    if kind is ToolKind.WRITE:  # every write's go-ahead is on record (REQ-AGENT-015)
+    if kind in (ToolKind.WRITE, ToolKind.PLAN):  # every write's and approval node's go-ahead is on record
         effects.append(Audit(Actor.SYSTEM, "hostCallAllowed", {"tool": call.name, "toolUseId": call.id}))
     effects.append(AnswerHostCall(call.id, True))
     return state, tuple(effects)

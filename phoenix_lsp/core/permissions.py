@@ -19,7 +19,8 @@ PATCH_DISABLED = (
 )
 #: REQ-AGENT-014: an MCP write in Restricted gets the patch tool's refusal, naming the tool
 HOST_WRITE_DISABLED = (
-    "{tool} is disabled in Restricted mode: it changes data. Use request_mode_upgrade to request write access."
+    "{tool} is disabled in Restricted mode: it counts as a write. Use request_mode_upgrade to request write "
+    "access, then submit the plan again."
 )
 SUBAGENT_WRITE_DISABLED = (
     "{tool} is disabled: this sub-agent runs in Restricted mode and cannot change mode. Report what should "
@@ -74,15 +75,20 @@ def decide_host(state: ConversationState, call: ToolUse, kind: ToolKind) -> Verd
     """May a host call of a running plan (an MCP tool a script calls, or an approval node) go ahead?
 
     ``kind`` is the tool's scope from the capability manifest: READ or WRITE (the manifest has already
-    refused tools it does not allow). Reads go ahead in every mode; writes are what the patch tool is:
-    refused in Restricted, asked about under the interactive policy unless always allowed (REQ-AGENT-014/015).
+    refused tools it does not allow), or PLAN for an approval node. Reads go ahead in every mode; writes are
+    what the patch tool is: refused in Restricted, asked about under the interactive policy unless always
+    allowed (REQ-AGENT-014/015). An approval node runs nothing itself: it is refused in Restricted (the write
+    behind it could not run) and otherwise passes without a question, since each write call it guards is
+    asked about, once, with its arguments (REQ-AGENT-034).
     """
     if kind is ToolKind.READ:
         return Allow()
-    if kind is not ToolKind.WRITE:
+    if kind not in (ToolKind.WRITE, ToolKind.PLAN):
         return Refuse(f"A host call must be a read or a write, not {kind.value}; nothing was run.", "unknown_tool")
     if state.mode is Mode.RESTRICTED:
         return Refuse(HOST_WRITE_DISABLED.format(tool=call.name), "mode")
+    if kind is ToolKind.PLAN:
+        return Allow()
     if state.policy is Policy.AUTO or covers(state.always_allow, call):
         return Allow()
     return Ask()

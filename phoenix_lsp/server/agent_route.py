@@ -1,7 +1,8 @@
 """The agent route in the server (seed 004, ``specs/agent-mode.md``): what ``describe_tools`` and ``run_plan`` do.
 
 One :class:`AgentRoute` per server holds what its conversations share: the MCP client (``agent/mcp_hub.py``),
-the capability manifest's policy gate, the budgets, the artifact store and the deterministic result cache.
+the capability manifest's policy gate, the budgets and the artifact store (node results are cached only
+within one plan run, by the executor: REQ-AGENT-029).
 :class:`ConversationAgent` binds it to one conversation and is the orchestrator's ``Host``:
 
 - a plan is prepared (validated, approval nodes inserted, every tool checked against the manifest) and run by
@@ -15,6 +16,7 @@ the capability manifest's policy gate, the budgets, the artifact store and the d
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import json
 import logging
@@ -25,7 +27,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..agent.contracts import AgentError, EngineName, ErrorCode, ErrorKind, PlanNode, ToolFailure, function_name
-from ..core import texts
 from ..core.tools import ToolKind
 from ..core.values import ToolUse
 
@@ -58,13 +59,10 @@ class AgentRoute:
         self.hub: Any = None  # the MCP client and the gate start on first use: the SDK is a heavy import
         self.gate: Any = None
         self.artifacts: Any = None
-        self.cache: Any = None
         if settings is not None:
             from ..agent.artifacts import ArtifactStore
-            from ..agent.cache import ResultCache
 
             self.artifacts = ArtifactStore(settings.artifact_dir)
-            self.cache = ResultCache()
             for secret in _referenced_secrets(settings.registry):  # an MCP credential is a secret like the key
                 add_secret(secret)
 
@@ -81,8 +79,9 @@ class AgentRoute:
     # ------------------------------------------------------------------------------------ catalogue
 
     async def catalogue_text(self) -> str:
-        """run_plan's list of the tools scripts may call: names and one-line descriptions only; schemas are
-        loaded when a plan is about to use a tool (describe_tools). Gathered once per server."""
+        """run_plan's list of the tools scripts may call: each tool's call in one line (REQ-AGENT-035) and its
+        description's first 160 characters; the full schemas come with describe_tools. Gathered once per
+        server, and kept while every server answered (the prompt cache wants it byte-stable)."""
         if self.settings is None:
             return f"No MCP tools: {self.unavailable}"
         async with self._lock:
@@ -94,12 +93,18 @@ class AgentRoute:
             except Exception as exc:  # a server that does not start must not stop the turn
                 log.warning("MCP catalogue unavailable: %s", exc)
                 return f"The MCP tools are unavailable right now: {self.redact(str(exc))[:300]}."
-            lines = ["MCP tools (call describe_tools for the arguments of those you will use):"]
-            for tool in tools:
-                if self.gate.check_tool(tool.uri) is not None:
-                    continue  # the manifest does not allow it: not offered at all
+            lines = ["MCP tools, each as a script calls it (describe_tools gives their full schemas):"]
+            by_default: list[str] = []
+            offered = [tool for tool in tools if self.gate.check_tool(tool.uri) is None]  # else not offered
+            calls = await asyncio.to_thread(self._signatures, [tool.uri for tool in offered])
+            for tool in offered:
                 summary = " ".join((tool.description or "").split())[:160]
-                lines.append(f"- {tool.uri} [{tool.kind}] as {function_name(tool.uri)}(): {summary}")
+                lines.append(f"- {tool.uri} [{tool.kind}] {calls[tool.uri]}: {summary}")
+                if tool.kind == "write" and tool.kind_source == "default":
+                    by_default.append(tool.name)
+            if by_default:
+                lines.append(f"{len(by_default)} of them count as writes only because nothing says they read "
+                             "(Restricted refuses them; interactive asks about each call): " + default_write_fix())
             down = [f"{h.server} ({h.error})" for h in self.hub.health() if h.error]
             if down:
                 lines.append(f"Unreachable now: {'; '.join(down)[:300]}.")
@@ -127,6 +132,19 @@ class AgentRoute:
         if self.artifacts is not None:
             self.artifacts.remove_scope(conversation_id)
 
+    def _signatures(self, uris: list[str]) -> dict[str, str]:
+        """Each tool's call in one line (``agent/signatures.py``); the bare ``name()`` where its schemas
+        cannot be had."""
+        from ..agent.signatures import signature
+
+        out: dict[str, str] = {}
+        for uri in uris:
+            try:
+                out[uri] = signature(function_name(uri), self.hub.schema(uri), self.hub.output_schema(uri))
+            except ToolFailure:
+                out[uri] = f"{function_name(uri)}(...)"
+        return out
+
     def tools_for(self, runtime: Runtime) -> ConversationAgent:
         self.start()  # already done by the turn's catalogue, unless the conversation was restored mid-turn
         return ConversationAgent(self, runtime)
@@ -147,6 +165,7 @@ class ConversationAgent:
         self._ids = itertools.count(1)
         self._waited_s = 0.0  # seconds host calls spent waiting for the core's answer (a person, under interactive)
         self._waited_lock = threading.Lock()
+        self._summaries: dict[str, str] = {}  # write tool -> its approval node's summary
 
     # --------------------------------------------------------------------------------- the two tools
 
@@ -160,19 +179,22 @@ class ConversationAgent:
             refused = route.gate.check_tool(uri)
             if refused is None:
                 try:  # both may reach the MCP server: off the event loop
-                    schema, kind = await asyncio.to_thread(self._schema_and_kind, uri)
+                    schema, returns, kind = await asyncio.to_thread(self._schemas_and_kind, uri)
                 except ToolFailure as failure:
                     refused = failure.error
             if refused is not None:
                 parts.append(f"{uri}: {refused.kind}/{refused.code}: {refused.message}")
                 failures += 1
                 continue
-            parts.append(f"{uri} [{kind}] — call as {function_name(uri)}(**arguments); "
-                         f"arguments schema: {json.dumps(schema, sort_keys=True, separators=(',', ':'))}")
+            line = f"{uri} [{kind}] {function_name(uri)}(**arguments); arguments: {_schema_text(schema)}"
+            if returns is not None:
+                line += f"; returns: {_schema_text(returns)}"
+            parts.append(line)
         return route.redact("\n".join(parts)), failures == len(tools)
 
-    def _schema_and_kind(self, uri: str) -> tuple[dict[str, Any], str]:
-        return self.route.hub.schema(uri), self.tool_kind(uri)
+    def _schemas_and_kind(self, uri: str) -> tuple[dict[str, Any], dict[str, Any] | None, str]:
+        hub = self.route.hub
+        return hub.schema(uri), hub.output_schema(uri), self.tool_kind(uri)
 
     async def run_plan(self, plan: RunPlanInput, call: ToolUse) -> tuple[str, bool]:
         from ..agent.executor import run
@@ -192,7 +214,7 @@ class ConversationAgent:
         try:
             report = await asyncio.to_thread(
                 run, prepared, host=self, engine_name=route.engine, budgets=route.settings.budgets,
-                artifacts=route.artifacts.scoped(self.runtime.id), cache=route.cache, cancelled=cancelled,
+                artifacts=route.artifacts.scoped(self.runtime.id), cancelled=cancelled,
                 sample_rate=route.sample_rate, redact=route.redact)
         except asyncio.CancelledError:
             cancelled.set()  # the unit's tree is killed now, the executor stops; a waiting host call was answered no
@@ -232,30 +254,98 @@ class ConversationAgent:
             return self._waited_s
 
     def approve(self, node: PlanNode) -> AgentError | None:
-        """An approval node (REQ-AGENT-015): decided like a write of its tool, asked about under interactive."""
+        """An approval node (REQ-AGENT-015/031): the core refuses it in Restricted (the write behind it could not
+        run) and passes it otherwise without a question: each write call it guards is asked about, once, with
+        its arguments and this node's summary."""
         request = node.approval
         assert request is not None
         # not counted in approval_wait_s: the executor already leaves host.approve out of the run's clock
-        return self._permit(request.tool, "write", {"approvalNode": node.id, "summary": request.summary},
+        self._summaries[request.tool.split("?", 1)[0]] = request.summary
+        return self._permit(request.tool, "plan", {"approvalNode": node.id, "summary": request.summary},
                             timed=False)
 
     def _permit(self, tool: str, kind: str, arguments: Mapping[str, Any], *, timed: bool = True) -> AgentError | None:
         """The core's permission function decides (REQ-SEC-003), waiting for the user where it asks."""
         call = ToolUse(f"{self.tool_use_id}.{next(self._ids)}", tool, dict(arguments))
-        kinds = {"read": ToolKind.READ, "write": ToolKind.WRITE}
+        kinds = {"read": ToolKind.READ, "write": ToolKind.WRITE, "plan": ToolKind.PLAN}
+        description = self._question(tool) if kind == "write" else ""
         asked = time.monotonic()
         future = asyncio.run_coroutine_threadsafe(
-            self.runtime.host_call(self.tool_use_id, call, kinds[kind]), self.loop)
+            self.runtime.host_call(self.tool_use_id, call, kinds[kind], description), self.loop)
         try:
-            allowed, message = future.result()
+            allowed, message, by = future.result()
         finally:
             if timed:
                 with self._waited_lock:
                     self._waited_s += time.monotonic() - asked
         if allowed:
             return None
-        code = ErrorCode.APPROVAL_DENIED if message == texts.DENIED else ErrorCode.CAPABILITY_DENIED
-        return AgentError(kind=ErrorKind.POLICY, code=code, message=message)
+        if by == "user":
+            return AgentError(kind=ErrorKind.POLICY, code=ErrorCode.APPROVAL_DENIED, message=message)
+        if by == "mode":
+            return AgentError(kind=ErrorKind.POLICY, code=ErrorCode.MODE_DENIED,
+                              message=f"{message}{self._why_write(tool)}")
+        return AgentError(kind=ErrorKind.POLICY, code=ErrorCode.CAPABILITY_DENIED, message=message)
+
+    def _question(self, tool: str) -> str:
+        """What the approval question of a write call says beside its tool and arguments: the plan's node
+        that makes it, and what the tool does."""
+        bare = tool.split("?", 1)[0]
+        what = ""
+        with contextlib.suppress(ToolFailure):
+            what = " ".join((self.route.hub.info(bare).description or "").split())[:300]
+        node = self._summaries.get(bare, f"a plan calls {bare}, a write")
+        return self.route.redact(f"{node[:1].upper()}{node[1:]}." + (f" The tool: {what}" if what else ""))
+
+    def _why_write(self, tool: str) -> str:
+        """Why a tool counts as a write when only the safe default says so, and what the user can change."""
+        return why_write(self.route.hub, tool)
+
+
+def default_write_fix() -> str:
+    """What the user can change when tools count as writes only by the safe default."""
+    return ("the capability manifest (PHOENIX_CAPABILITIES) gives them no kind and the registry "
+            "(PHOENIX_MCP_REGISTRY) does not trust their server's readOnlyHint annotations. A tool that only "
+            "reads can be named in the manifest's \"tools\" with {\"kind\": \"read\"}, or its server's entry in "
+            "the registry given \"trustAnnotations\": true.")
+
+
+def why_write(hub: Any, tool: str) -> str:
+    """" (...)" naming why ``tool`` counts as a write when nothing says it reads (the manifest names no kind
+    for it and its server is not trusted, or gave no ``readOnlyHint``), and what to change; "" otherwise."""
+    bare = tool.split("?", 1)[0]
+    try:
+        info = hub.info(bare)
+    except ToolFailure:
+        return ""
+    if info.kind != "write" or info.kind_source != "default":
+        return ""
+    return f" {bare} counts as a write only because nothing says it reads: {default_write_fix()}"
+
+
+def compact_schema(schema: Any) -> Any:
+    """A JSON Schema without what tells a script nothing: ``title`` annotations (the SDKs derive them from
+    names already shown) and ``additionalProperties: true`` (the default). Property names are kept, even one
+    called ``title``."""
+    if isinstance(schema, list):
+        return [compact_schema(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key == "title" and isinstance(value, str):
+            continue
+        if key == "additionalProperties" and value is True:
+            continue
+        if key in ("properties", "$defs", "definitions", "patternProperties") and isinstance(value, dict):
+            out[key] = {name: compact_schema(sub) for name, sub in value.items()}
+        else:
+            out[key] = compact_schema(value)
+    return out
+
+
+def _schema_text(schema: Any) -> str:
+    return json.dumps(compact_schema(schema), sort_keys=True, separators=(",", ":"))
 
 
 def _raw_plan(plan: RunPlanInput) -> dict[str, Any]:

@@ -357,7 +357,8 @@ class Runtime:
         self.deadline: asyncio.Task[Any] | None = None  # a sub-agent's time limit (REQ-BED-008)
         self.pending_delta: _PendingDelta | None = None  # the textDelta event still gathering text
         #: host calls of a running plan waiting for the core's answer: call id -> (allowed, message)
-        self.host_calls: dict[str, asyncio.Future[tuple[bool, str]]] = {}
+        self.host_calls: dict[str, asyncio.Future[tuple[bool, str, str]]] = {}
+        self.host_descriptions: dict[str, str] = {}  # host call id -> what its approval question says
         self._stopping = False  # ending a turn whose state could not be saved (see ``_unsaved``)
 
     @property
@@ -482,7 +483,7 @@ class Runtime:
             case AnswerHostCall():
                 waiting = self.host_calls.pop(effect.call_id, None)
                 if waiting is not None and not waiting.done():
-                    waiting.set_result((effect.allowed, effect.message))
+                    waiting.set_result((effect.allowed, effect.message, effect.by))
             case AskApproval():
                 self.emit(ev.ApprovalRequested(**self.approval_fields(effect.call)))
                 self.hub.sink.ask_approval(self, effect.call.id, effect.call)
@@ -537,7 +538,7 @@ class Runtime:
         return {
             "tool_use_id": call.id,
             "tool_name": call.name,
-            "description": describe_tool(call.name),
+            "description": self.host_descriptions.get(call.id) or describe_tool(call.name),
             "arguments": dict(call.input),
             "diff": self.patch_diff(call),
             "scopes": [wire.scope_to_wire(s) for s in scopes_for(self.state.always_allow, call)],
@@ -725,21 +726,25 @@ class Runtime:
             return {"agent_unavailable": route.unavailable}
         return {"agent": route.tools_for(self)}
 
-    async def host_call(self, tool_use_id: str, call: ToolUse, kind: Any) -> tuple[bool, str]:
+    async def host_call(self, tool_use_id: str, call: ToolUse, kind: Any,
+                        description: str = "") -> tuple[bool, str, str]:
         """Ask the core whether a running plan's host call may go ahead (REQ-AGENT-014/015); waits for the
-        user's answer when the policy asks. A refused event is a no with the refusal's message."""
+        user's answer when the policy asks (the question shows ``description``). The answer is (allowed, the
+        refusal's message, who refused: ``AnswerHostCall.by``); a rejected event is a no with its message."""
         from ..core.events import HostCall
 
-        waiting: asyncio.Future[tuple[bool, str]] = asyncio.get_running_loop().create_future()
+        waiting: asyncio.Future[tuple[bool, str, str]] = asyncio.get_running_loop().create_future()
         self.host_calls[call.id] = waiting
-        outcome = self.apply(HostCall(tool_use_id, call, kind))
-        if outcome.reject is not None:
-            self.host_calls.pop(call.id, None)
-            return False, outcome.reject.message
+        if description:
+            self.host_descriptions[call.id] = description
         try:
+            outcome = self.apply(HostCall(tool_use_id, call, kind))
+            if outcome.reject is not None:
+                return False, outcome.reject.message, ""
             return await waiting
         finally:
             self.host_calls.pop(call.id, None)
+            self.host_descriptions.pop(call.id, None)
 
     # ------------------------------------------------------------------------------------ sub-agents
 

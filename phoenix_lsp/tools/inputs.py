@@ -204,26 +204,22 @@ Key = Annotated[str, Field(pattern=r"^[A-Za-z][A-Za-z0-9_]*$", max_length=64)]
 
 
 class DescribeToolsInput(ToolInput):
-    tools: list[ToolUri] = Field(min_length=1, max_length=20, description="Tool URIs from the catalogue.")
+    tools: list[ToolUri] = Field(min_length=1, max_length=20, description="Tool URIs.")
 
 
 class PlanNodeInput(ToolInput):
-    id: Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_-]*$", max_length=64)] = Field(
-        description="Unique node id.")
-    code: NonEmpty = Field(description=(
-        "Python-subset script. Its inputs are variables; it calls each of its tools as a function "
-        "(mcp://server/tool as server_tool(**arguments)); its last expression must be a dict holding every output."))
-    tools: list[ToolUri] = Field(default_factory=list, description="The tools the script may call.")
-    depends_on: list[str] = Field(default_factory=list, description="Node ids that must finish first.")
-    inputs: list[Key] = Field(default_factory=list, description="State keys the script reads (outputs of nodes it "
-                                                                 "depends on).")
-    outputs: list[Key] = Field(default_factory=list, description="Keys of its result dict that later nodes read.")
+    id: Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_-]*$", max_length=64)]
+    code: NonEmpty
+    tools: list[ToolUri] = Field(default_factory=list)
+    depends_on: list[str] = Field(default_factory=list)
+    inputs: list[Key] = Field(default_factory=list, description="Outputs of nodes it depends on, as variables.")
+    outputs: list[Key] = Field(default_factory=list)
 
 
 class RunPlanInput(ToolInput):
-    goal: NotBlank = Field(description="What the plan achieves, in one sentence.")
-    constraints: list[str] = Field(default_factory=list, description="Limits the plan respects.")
-    nodes: list[PlanNodeInput] = Field(min_length=1, max_length=50, description="The plan's nodes (a DAG).")
+    goal: NotBlank
+    constraints: list[str] = Field(default_factory=list)
+    nodes: list[PlanNodeInput] = Field(min_length=1, max_length=50)
 
 
 # ---------------------------------------------------------------------------------------------- schemas

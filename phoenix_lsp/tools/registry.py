@@ -125,7 +125,10 @@ class Tool:
             description += "\n\n" + catalogue
         if self.states_working_directory:
             description += f"\n\nWorking directory: {working_directory}"
-        return {"name": self.name, "description": description, "input_schema": inputs.input_schema(self.input_model)}
+        schema = inputs.input_schema(self.input_model)
+        if self.name in (DESCRIBE_TOOLS, RUN_PLAN):  # sent with every agent-route request: only what guides
+            schema = _compact(schema)
+        return {"name": self.name, "description": description, "input_schema": schema}
 
     def validate(self, tool_input: object) -> ToolInput | str:
         return inputs.validate(self.input_model, self.name, tool_input)
@@ -279,19 +282,27 @@ def _locations(kind: str) -> Runner:
     return run
 
 
-_DESCRIBE = (
-    "The input schemas of MCP tools from run_plan's catalogue, with the function name a script calls each by. "
-    "Ask only for the tools your plan will use."
-)
+_DESCRIBE = "Arguments and return values of the catalogue's MCP tools your plan will use."
 _RUN_PLAN = (
-    "Run a plan: a small DAG of nodes, each a short script in a Python subset (no imports, files, clock or "
-    "network) that may call only the MCP tools it lists, as functions. Prefer one plan that reads, filters and "
-    "updates inside scripts over tool results passing through the conversation: you get back each node's "
-    "status and its result dict when small; large results become artifact:// handles with a description of "
-    "their shape. A node's inputs are the outputs of nodes it depends on. Writes are checked like any write "
-    "(Restricted refuses them; the user may be asked per call). Failures come back typed as KIND/CODE: re-plan "
-    "with a smaller scope, or report what failed."
+    "Run nodes of short Python-subset scripts (no imports, files or clock); each calls its listed MCP tools as "
+    "server_tool(**arguments) and ends with a dict of its outputs. Read, filter and write inside scripts: "
+    "you get each node's status and small result (large ones as artifact:// handles); failures come as "
+    "KIND/CODE."
 )
+
+
+#: JSON Schema keywords the model need not read: the server validates every input against its model anyway
+_VALIDATION_ONLY = frozenset({"pattern", "maxLength", "minLength", "maxItems", "minItems", "additionalProperties"})
+
+
+def _compact(schema: Any) -> Any:
+    """``schema`` without validation-only keywords (the input is still validated in full)."""
+    if isinstance(schema, list):
+        return [_compact(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    return {key: ({name: _compact(sub) for name, sub in value.items()} if key == "properties" else _compact(value))
+            for key, value in schema.items() if key not in _VALIDATION_ONLY or key == "properties"}
 
 _UPGRADE = (
     "Request upgrade from Restricted to Unrestricted mode. Only available in Restricted mode. User must approve "

@@ -148,7 +148,8 @@ def test_a_write_is_never_retried(tmp_path: Path) -> None:
 def test_the_runs_tool_calls_are_counted_across_nodes(tmp_path: Path) -> None:
     host = InMemoryRecordsHost()
     two = "[records_get_record(id=1), records_get_record(id=2)]"
-    report = execute({"goal": "g", "nodes": [node("a", two, (GET,)), node("b", two, (GET,), dependsOn=["a"])]},
+    other = "[records_get_record(id=3), records_get_record(id=4)]"
+    report = execute({"goal": "g", "nodes": [node("a", two, (GET,)), node("b", other, (GET,), dependsOn=["a"])]},
                      host, tmp_path, budgets=BudgetsFile(run=RunBudgets(max_tool_calls=3)))
     a, b = report.nodes
     assert a.status == "ok" and code_of(b) == (ErrorKind.BUDGET, "MAX_TOOL_CALLS") and b.attempts == 1

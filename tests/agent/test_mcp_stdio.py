@@ -76,7 +76,7 @@ def test_calls_return_structured_json_with_large_payloads(hub: McpHub) -> None:
     assert hub.call("mcp://records/get_record", {"id": 7})["title"] == "Work item 7"
     found = hub.call("mcp://records/search_records", {"status": "open", "min_priority": 3})["records"]
     assert found and all(r["status"] == "open" and r["priority"] >= 3 for r in found)
-    assert hub.call("mcp://records/describe", {"text": "x"}) == {"result": "described: x"}
+    assert hub.call("mcp://records/describe", {"text": "x"}) == "described: x"  # the value, not the SDK's wrapper
 
 
 def test_a_write_changes_the_servers_file(hub: McpHub, data: Path) -> None:
@@ -115,7 +115,7 @@ def test_a_timeout_fails_the_call_and_the_session_survives(hub: McpHub) -> None:
 def test_a_result_over_the_cap_is_refused_with_a_clear_error(hub: McpHub) -> None:
     big = failure(hub, "mcp://records/big", {"kb": 1100}, timeout_s=20)
     assert big.error.code == ErrorCode.RESULT_TOO_LARGE and "cap" in big.error.message
-    assert len(hub.call("mcp://records/big", {"kb": 4})["result"]) == 4096
+    assert len(hub.call("mcp://records/big", {"kb": 4})) == 4096
 
 
 def test_calls_from_many_threads_at_once(hub: McpHub) -> None:
@@ -191,22 +191,22 @@ def test_a_ttl_hint_on_the_tool_listing_is_respected(tmp_path: Path) -> None:
         hub.catalogue()
         hub.catalogue()
         hub.schema("mcp://records/get_record")
-        assert hub.call("mcp://records/listings", {}) == {"result": 1}  # fresh: listed once
+        assert hub.call("mcp://records/listings", {}) == 1  # fresh: listed once
         now[0] += 31
         hub.catalogue()
-        assert hub.call("mcp://records/listings", {}) == {"result": 2}  # stale: listed again
+        assert hub.call("mcp://records/listings", {}) == 2  # stale: listed again
     # without a hint, the listing lasts as long as the server's version
     with McpHub(registry(records=stdio_entry(tmp_path / "r.json")), environ={TOKEN_VARIABLE: TOKEN},
                 clock=lambda: now[0]) as hub:
         hub.catalogue()
         now[0] += 10_000
         hub.catalogue()
-        assert hub.call("mcp://records/listings", {}) == {"result": 1}
+        assert hub.call("mcp://records/listings", {}) == 1
 
 
 def test_close_ends_the_server_process_and_refuses_further_calls(tmp_path: Path) -> None:
     hub = McpHub(registry(records=stdio_entry(tmp_path / "r.json")), environ={TOKEN_VARIABLE: TOKEN})
-    pid = hub.call("mcp://records/pid", {})["result"]
+    pid = hub.call("mcp://records/pid", {})
     os.kill(pid, 0)  # alive
     threads = threading.active_count()
     hub.close()
@@ -249,3 +249,20 @@ def test_a_server_s_read_only_hints_count_only_if_the_registry_trusts_it(tmp_pat
     assert tools["get_record"].read_only_hint is True  # what the server claims, still shown
     assert (tools["get_record"].kind, tools["get_record"].kind_source) == ("write", "default")
     assert (tools["search_records"].kind, tools["search_records"].kind_source) == ("write", "manifest")
+
+
+@pytest.mark.req("REQ-AGENT-030")
+def test_the_sdks_wrapper_is_removed_only_where_it_is_a_wrapper() -> None:
+    from phoenix_lsp.agent.mcp_hub import unwrap, unwrapped_schema
+
+    wrapped = {"type": "object", "title": "list_issuesOutput", "required": ["result"],
+               "properties": {"result": {"type": "array", "items": {"$ref": "#/$defs/I"}}}, "$defs": {"I": {}}}
+    assert unwrapped_schema(wrapped) == {"type": "array", "items": {"$ref": "#/$defs/I"}, "$defs": {"I": {}}}
+    assert unwrap({"result": [1, 2]}, wrapped) == [1, 2]
+    # an object that really has one key "result" (its schema is not the SDK's wrapper) stays as it is
+    real = {"type": "object", "title": "Outcome", "required": ["result"], "properties": {"result": {}}}
+    assert unwrapped_schema(real) is None and unwrap({"result": [1]}, real) == {"result": [1]}
+    assert unwrap({"result": [1], "more": 2}, wrapped) == {"result": [1], "more": 2}
+    # no output schema: only a wrapped non-object is unwrapped
+    assert unwrap({"result": [1]}, None) == [1] and unwrap({"result": {"a": 1}}, None) == {"result": {"a": 1}}
+    assert unwrap([1], None) == [1]

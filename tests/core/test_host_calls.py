@@ -73,8 +73,10 @@ def test_reads_go_ahead_in_restricted_without_a_question() -> None:
 def test_a_write_in_restricted_is_refused_with_the_patch_tools_message() -> None:
     state = planning(fresh())
     after, effects = transition(state, host(1))
-    assert answers(effects) == [AnswerHostCall("h1", False, HOST_WRITE_DISABLED.format(tool=UPDATE))]
-    assert "request_mode_upgrade" in answers(effects)[0].message
+    assert answers(effects) == [AnswerHostCall("h1", False, HOST_WRITE_DISABLED.format(tool=UPDATE), "mode")]
+    message = answers(effects)[0].message
+    assert "request_mode_upgrade" in message and "without it" not in message  # one instruction
+    assert "changes data" not in message  # its kind may be only the safe default: not a claim about the tool
     assert any(isinstance(e, Audit) and e.action == "toolRefused" for e in effects)
     assert any(isinstance(e, Notify) and e.kind == "tool_refused" for e in effects)
     assert isinstance(after.status, RunningTool)  # the plan goes on and reports the refusal
@@ -119,7 +121,7 @@ def test_auto_policy_allows_writes_with_an_audit_entry() -> None:
 def test_plan_while_a_host_call_waits_refuses_it_and_the_plan_goes_on() -> None:
     state = planning(run(fresh(), UserMessage("/execute"))[0])
     state, effects = run(state, host(1), SetMode(Mode.RESTRICTED))
-    assert answers(effects) == [AnswerHostCall("h1", False, HOST_WRITE_DISABLED.format(tool=UPDATE))]
+    assert answers(effects) == [AnswerHostCall("h1", False, HOST_WRITE_DISABLED.format(tool=UPDATE), "mode")]
     assert isinstance(state.status, RunningTool)
 
 
@@ -150,5 +152,21 @@ def test_a_host_call_of_another_kind_is_refused_without_blaming_the_mode() -> No
     state = planning(run(fresh(policy=Policy.AUTO), UserMessage("/execute"))[0])
     _, effects = transition(state, host(1, ToolKind.EXEC))
     assert answers(effects) == [AnswerHostCall(
-        "h1", False, "A host call must be a read or a write, not exec; nothing was run.")]
+        "h1", False, "A host call must be a read or a write, not exec; nothing was run.", "unknown_tool")]
     assert not of(effects, Notify) and not of(effects, Audit)  # a server bug, not the user's mode
+
+
+def test_an_approval_node_asks_nothing_and_is_refused_only_in_restricted() -> None:
+    """REQ-AGENT-034: the question is asked once, at the write call, with its arguments; the approval node
+    before it only stops a plan whose write could not run."""
+    restricted = planning(fresh())
+    _, effects = transition(restricted, host(1, ToolKind.PLAN))
+    assert answers(effects) == [AnswerHostCall("h1", False, HOST_WRITE_DISABLED.format(tool=UPDATE), "mode")]
+    interactive = planning(run(fresh(), UserMessage("/execute"))[0])
+    after, effects = transition(interactive, host(1, ToolKind.PLAN))
+    assert answers(effects) == [AnswerHostCall("h1", True)] and not of(effects, AskApproval)
+    assert isinstance(after.status, RunningTool)
+    assert [e.action for e in effects if isinstance(e, Audit)] == ["hostCallAllowed"]  # on record
+    # the write call after it is still asked about
+    after, effects = transition(after, host(2))
+    assert of(effects, AskApproval) and not answers(effects)

@@ -279,6 +279,10 @@ class ConversationMachine(RuleBasedStateMachine):
                     assert answered or after.policy is Policy.AUTO or any(
                         r.tool in HOST_TOOLS for r in after.always_allow) or covers(after.always_allow, call), (
                         "a write host call needs auto, always-allow or the user's Allow")
+                if e.allowed and kind is ToolKind.PLAN:  # an approval node passes only where writes may run
+                    assert before.mode is Mode.UNRESTRICTED and after.mode is Mode.UNRESTRICTED
+                if not e.allowed and e.by == "mode":
+                    assert after.mode is Mode.RESTRICTED, "only Restricted refuses for the mode"
                 if isinstance(event, Cancel):
                     assert not e.allowed
             # REQ-BED-018: sub-agents start Restricted whenever the sandbox exists
@@ -368,7 +372,7 @@ class ConversationMachine(RuleBasedStateMachine):
             if current.name == "run_plan" and data.draw(st.integers(0, 2)) != 0:
                 self.tool_counter += 1
                 call = ToolUse(f"h{self.tool_counter}", data.draw(st.sampled_from(HOST_TOOLS)), {"id": 1})
-                kind = data.draw(st.sampled_from([ToolKind.WRITE, ToolKind.WRITE, ToolKind.READ]))
+                kind = data.draw(st.sampled_from([ToolKind.WRITE, ToolKind.WRITE, ToolKind.READ, ToolKind.PLAN]))
                 self.host_kinds[call.id] = kind
                 self.step(HostCall(current.id, call, kind))
                 return

@@ -1209,7 +1209,7 @@ def allowed_write(call: ToolUse = HOST) -> tuple[Audit, AnswerHostCall]:
 def refused_by_mode(call: ToolUse = HOST) -> Effects:
     return (Notify("tool_refused", {"toolUseId": call.id, "toolName": call.name, "by": "mode"}),
             Audit(Actor.SYSTEM, "toolRefused", {"tool": call.name, "by": "mode"}),
-            AnswerHostCall(call.id, False, REFUSED_WRITE))
+            AnswerHostCall(call.id, False, REFUSED_WRITE, "mode"))
 
 
 def resolved(decision: str, *, rule: str | None = None) -> tuple[Audit, Notify]:
@@ -1237,7 +1237,13 @@ RESTART_PLAN = results(result(PLAN, texts.RESTART_RUNNING))
         (PersistState(), status("awaiting_approval", "running_tool", U), AskApproval(HOST, (WHOLE,)),
          Audit(Actor.AGENT, "approvalRequested", {"tool": UPDATE, "toolUseId": "t1.1", "plan": "t1"}))),
     Row("a kind that is neither", plan_running(U, policy=Policy.AUTO), host(kind=ToolKind.EXEC), None,
-        (AnswerHostCall("t1.1", False, "A host call must be a read or a write, not exec; nothing was run."),)),
+        (AnswerHostCall("t1.1", False, "A host call must be a read or a write, not exec; nothing was run.",
+                        "unknown_tool"),)),
+    Row("an approval node in Restricted", plan_running(R), host(kind=ToolKind.PLAN), None, refused_by_mode()),
+    Row("an approval node under interactive: no question", plan_running(U), host(kind=ToolKind.PLAN), None,
+        allowed_write()),
+    Row("an approval node under auto", plan_running(U, policy=Policy.AUTO), host(kind=ToolKind.PLAN), None,
+        allowed_write()),
     Row("for another call", plan_running(U), host(plan="t9"), None,
         refused("^Host call t1.1 belongs to t9, which is not a running plan", "stale")),
     Row("from a call that is no plan", conv(U, status=RunningTool(Batch((BASH,)))), host(), None,
@@ -1248,7 +1254,7 @@ RESTART_PLAN = results(result(PLAN, texts.RESTART_RUNNING))
         (PersistState(), status("running_tool", "awaiting_approval", U), *resolved("allow"), *allowed_write())),
     Row("Deny", plan_waiting(U), ApprovalAnswer("t1.1", Decision.DENY), plan_running(U),
         (PersistState(), status("running_tool", "awaiting_approval", U), *resolved("deny"),
-         AnswerHostCall("t1.1", False, texts.DENIED))),
+         AnswerHostCall("t1.1", False, texts.DENIED, "user"))),
     Row("Always Allow", plan_waiting(U), ApprovalAnswer("t1.1", Decision.ALWAYS_ALLOW),
         plan_running(U, always_allow=(WHOLE,)),
         (PersistState(), status("running_tool", "awaiting_approval", U), *resolved("alwaysAllow", rule=WHOLE.label),

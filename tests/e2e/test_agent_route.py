@@ -74,7 +74,8 @@ async def test_a_plan_reads_filters_and_updates_inside_the_engine(fake_anthropic
         names = requests[0].tool_names
         assert names is not None and names[-2:] == ["describe_tools", "run_plan"]
         catalogue = next(t for t in requests[0].body["tools"] if t["name"] == "run_plan")["description"]
-        assert f"{LIST} [read] as records_list_records()" in catalogue
+        assert f"{LIST} [read] records_list_records() -> dict: All records" in catalogue  # its call, in one line
+        assert f"{UPDATE} [write] records_update_record(id: int, fields: dict) -> dict: Change" in catalogue
         assert f"{UPDATE} [write]" in catalogue and "mcp://records/crash" not in catalogue  # denied: not offered
         assert "input_schema" not in catalogue and '"properties"' not in catalogue
         schemas = result_of(requests[1], describe)["content"]
@@ -116,7 +117,7 @@ async def test_a_large_result_becomes_an_artifact_the_client_can_fetch(fake_anth
         assert error.code == -32602 and "handle" in error.message
 
 
-@pytest.mark.req("REQ-AGENT-014", "REQ-AGENT-015")
+@pytest.mark.req("REQ-AGENT-014", "REQ-AGENT-015", "REQ-AGENT-033")
 async def test_a_write_in_restricted_is_refused_like_the_patch_tool(fake_anthropic: FakeAnthropic,
                                                                      tmp_path: Path) -> None:
     async with session(fake_anthropic, tmp_path, env=agent_files(tmp_path)) as s:
@@ -124,13 +125,14 @@ async def test_a_write_in_restricted_is_refused_like_the_patch_tool(fake_anthrop
         run = plan()
         requests = await agent_turn(s, cid, Reply.tool_reply(run), Reply.text_reply("I could not."))
         text = result_of(requests[1], run)["content"]
-        assert "POLICY/" in text and "Restricted mode" in text and "request_mode_upgrade" in text
+        assert "POLICY/MODE_DENIED" in text and "Restricted mode" in text and "request_mode_upgrade" in text
+        assert "CAPABILITY_DENIED" not in text and "without it" not in text  # one instruction, its own code
         assert all(r["status"] != "triaged" for r in records(tmp_path))  # nothing changed
         audit = await s.request("phoenix/getAuditLog", {"conversationId": cid})
         assert any(e["kind"] == "toolRefused" and e["details"].get("tool") == UPDATE for e in audit["entries"])
 
 
-@pytest.mark.req("REQ-AGENT-015")
+@pytest.mark.req("REQ-AGENT-015", "REQ-AGENT-034")
 async def test_every_write_waits_for_its_approval(fake_anthropic: FakeAnthropic, tmp_path: Path) -> None:
     async with session(fake_anthropic, tmp_path, env=agent_files(tmp_path)) as s:
         cid = await unrestricted(s, "interactive")
@@ -142,25 +144,30 @@ async def test_every_write_waits_for_its_approval(fake_anthropic: FakeAnthropic,
         mark = last_seq(s, cid)
         await s.request("phoenix/sendMessage", {"conversationId": cid, "text": "go", "route": "agent"})
         asked: list[dict[str, Any]] = []
-        for decision in ("allow", "allow", "deny"):  # the approval node, then each call
+        for decision in ("allow", "deny"):  # one question per write call, none for the approval node
             event = await s.wait_event(lambda e: e["conversationId"] == cid and e["kind"] == "approvalRequested"
                                        and e["seq"] > mark and e not in asked, timeout=60)
             asked.append(event)
             assert event["toolName"] == UPDATE
             # nothing is written before its approval is answered
             changed = [r["id"] for r in records(tmp_path) if r["status"] == "triaged"]
-            assert changed == ([] if len(asked) < 3 else [1])
+            assert changed == ([] if len(asked) < 2 else [1])
             await s.request("phoenix/respondToApproval", {"conversationId": cid, "toolUseId": event["toolUseId"],
                                                           "decision": decision})
         await wait_idle(s, cid, mark, timeout=60)
-        assert "approvalNode" in asked[0]["arguments"]
-        assert [a["arguments"].get("id") for a in asked[1:]] == [1, 2]
+        assert len(s.of("approvalRequested", cid)) == 2
+        # the one question shows the tool, its arguments and the node that makes the call (REQ-AGENT-034)
+        assert [a["arguments"] for a in asked] == [{"id": i, "fields": {"status": "triaged"}} for i in (1, 2)]
+        assert all("'triage 1 and 2'" in a["description"] and "'write'" in a["description"]
+                   and "Change some fields" in a["description"] for a in asked), asked[0]["description"]
         assert [r["id"] for r in records(tmp_path) if r["status"] == "triaged"] == [1]  # 2 was denied
         text = result_of(s.fake.requests[-1], run)["content"]
         assert "APPROVAL_DENIED" in text
         audit = await s.request("phoenix/getAuditLog", {"conversationId": cid})
         resolved = [e["details"]["decision"] for e in audit["entries"] if e["kind"] == "approvalResolved"]
-        assert resolved == ["allow", "allow", "deny"]
+        assert resolved == ["allow", "deny"]
+        passed = [e for e in audit["entries"] if e["kind"] == "hostCallAllowed"]
+        assert len(passed) == 2  # the approval node's pass and the allowed write, both on record
 
 
 @pytest.mark.req("REQ-AGENT-016", "REQ-SEC-001")

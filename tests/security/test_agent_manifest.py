@@ -99,10 +99,13 @@ def test_doctor_shows_each_allowed_tools_effective_kind_and_the_ignored_glob(tmp
     env = {**os.environ, **agent_env(tmp_path, manifest=manifest), "PHOENIX_LSP_DATA_DIR": str(tmp_path / "data")}
     out = subprocess.run([sys.executable, "-m", "phoenix_lsp", "doctor"], env=env, capture_output=True, text=True,
                          timeout=120, check=True).stdout
-    lines = {line.split(": ", 2)[1]: line for line in out.splitlines() if line.startswith("agent route: tool ")}
-    assert "write: " in lines[f"tool {PURGE}"] and "ignored" in lines[f"tool {PURGE}"], out
-    assert "read: " in lines[f"tool {GET}"] and "exactly" in lines[f"tool {GET}"], out
-    assert f"tool {UPDATE}" in lines and "tool mcp://hostile/slow" not in lines  # denied: not listed
+    rows = out.splitlines()
+    # each tool: "  URI [kind, from the source] allowed", then "    why: ..." (the gate's own reason)
+    lines = {row.split(" [", 1)[0].strip(): f"{row}\n{rows[i + 1]}" for i, row in enumerate(rows)
+             if row.startswith("  mcp://") and i + 1 < len(rows)}
+    assert "[write, " in lines[PURGE] and "ignored" in lines[PURGE], out
+    assert "[read, " in lines[GET] and "exactly" in lines[GET], out
+    assert "] allowed" in lines[UPDATE] and "not allowed by the manifest" in lines["mcp://hostile/slow"], out
     assert any(line.startswith("agent route: the capability manifest's read entry mcp://hostile/get_*")
                and "trustAnnotations" in line for line in out.splitlines()), out  # the configuration's warning
     assert TOKEN not in out

@@ -2504,6 +2504,9 @@ export interface ResultEnvelope {
  */
 export interface AgentError {
   kind: ErrorKind;
+  /**
+   * open-ended; the codes in use: STATIC_CHECK, CODE_SIZE, RUNTIME_ERROR, PLAN_INVALID, MISSING_OUTPUT, TOOL_ERROR, NOT_FOUND, INVALID_ARGUMENTS, RESULT_TOO_LARGE, CAPABILITY_DENIED, MODE_DENIED, RATE_LIMITED, APPROVAL_DENIED, CPU_LIMIT, MEM_LIMIT, DEPTH_LIMIT, OUTPUT_LIMIT, MAX_TOOL_CALLS, STRING_LIMIT, ARRAY_LIMIT, MAX_NODES, WALL_CLOCK, PROC_CRASH, TIMEOUT, PROTOCOL, UNAVAILABLE, CANCELLED. POLICY codes: CAPABILITY_DENIED (the capability manifest does not allow it), MODE_DENIED (a write, refused by the conversation's mode: Restricted), APPROVAL_DENIED (the user refused it), RATE_LIMITED (the manifest's rate limit)
+   */
   code: string;
   message: string;
 }
