@@ -29,7 +29,9 @@ def agent_env(tmp_path: Path, *, manifest: dict[str, Any] | None = None, trust: 
     registry = tmp_path / "registry.json"
     registry.write_text(json.dumps({"servers": {"hostile": {
         "command": [sys.executable, str(SERVER)], "args": ["--log", str(calls_log(tmp_path))],
-        "secretsRef": {"HOSTILE_TOKEN": f"env:{TOKEN_VARIABLE}"}, "trustAnnotations": trust}}}))
+        "secretsRef": {"HOSTILE_TOKEN": f"env:{TOKEN_VARIABLE}"}, "trustAnnotations": trust,
+        # a loaded machine (the suite's own workers) can take more than the default 10 s to start a Python server
+        "connectTimeoutS": 60}}}))
     capabilities = tmp_path / "capabilities.json"
     capabilities.write_text(json.dumps(manifest or {
         "allow": ["mcp://hostile/*"], "tools": {UPDATE: {"kind": "write"}, GET: {"kind": "read"},

@@ -7,6 +7,7 @@ log of the calls it received, with the time it received each.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -54,13 +55,15 @@ def engine_tree(server: int) -> list[int]:
     return []
 
 
-async def cancel_while_spinning(s: Session, cid: str, run: ToolUseBlock) -> list[int]:
-    """Start ``run``, wait for its engine tree to be up, cancel the turn; the tree as it was."""
+async def cancel_while_spinning(s: Session, cid: str, run: ToolUseBlock,
+                                ready: Callable[[], bool] = lambda: True) -> list[int]:
+    """Start ``run``, wait for its engine tree to be up (and for ``ready``), cancel the turn; the tree as it was."""
     s.fake.enqueue(Reply.tool_reply(run))
     mark = last_seq(s, cid)
     await s.request("phoenix/sendMessage", {"conversationId": cid, "text": "spin", "route": "agent"})
     tree = await eventually(lambda: (t := engine_tree(s.pid)) and len(t) >= 3 and t,
                             "the engine's tree is up: launcher, worker, monty", timeout=60)
+    await eventually(ready, "the script is where the test cancels it", timeout=60)
     await s.request("phoenix/cancel", {"conversationId": cid})
     await wait_idle(s, cid, mark, timeout=60)
     return list(tree)
@@ -90,7 +93,9 @@ async def test_cancel_after_a_tool_call_ends_the_tree_and_no_later_node_calls_an
              "tools": [GET], "outputs": ["n"]},
             {"id": "b", "code": "{'r': hostile_get_record(id=2)}", "tools": [GET], "depends_on": [],
              "outputs": ["r"]}]})
-        tree = await cancel_while_spinning(s, cid, run)
+        # cancelled once node a's call has reached the server (the script spins after it), not before
+        tree = await cancel_while_spinning(s, cid, run, ready=lambda: any(
+            c["tool"] == "get_record" for c in calls(tmp_path)))
         assert await exited(tree, timeout=20) == [], "processes of the engine's tree still run after cancel"
     received = [c.get("id") for c in calls(tmp_path) if c["tool"] == "get_record"]
     assert received == [1], received  # node b never ran
