@@ -292,6 +292,10 @@ class PlainClient:
             path.write_text(document, encoding="utf-8")
             shown = await self.ls.window_show_document_async(
                 types.ShowDocumentParams(uri=path.as_uri(), take_focus=True))
+        except asyncio.CancelledError:  # answered elsewhere meanwhile: nothing is left behind
+            with contextlib.suppress(OSError):
+                path.unlink()
+            raise
         except Exception as exc:  # a full disk, an editor that fails: the call is not asked about unseen
             log.warning("could not show the call %s in the editor (%s)", tool_use_id, exc)
             shown = None
