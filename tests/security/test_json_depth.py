@@ -112,3 +112,27 @@ async def test_a_tool_input_nested_deep_by_the_model_is_an_input_error_and_the_t
         assert [e["toolUseId"] for e in s.of("toolStart", cid)] == [shallow.id]  # the deep call never ran
         conv = await s.request("phoenix/getConversation", {"conversationId": cid})
         assert json.dumps(conv).count("[[[[") == 0  # nothing of it was kept
+
+
+@pytest.mark.req("REQ-SEC-005", "REQ-SEC-002")
+def test_an_mcp_result_nested_deeper_than_the_limit_fails_the_call(tmp_path: Path) -> None:
+    """A real MCP server (the records server of the agent tests) that answers with a value nested 150 levels
+    deep: below what the MCP SDK's own decoder refuses, above what the engine, the reducer and the scrubbers
+    are given. The call fails with an error that says so; a shallow call on the same server still works."""
+    import os
+
+    from phoenix_lsp.agent.agent_config import CapabilityManifest
+    from phoenix_lsp.agent.contracts import ToolFailure
+    from phoenix_lsp.agent.mcp_hub import McpHub
+    from tests.agent.mcp_helpers import TOKEN, TOKEN_VARIABLE, registry, stdio_entry
+
+    deep: object = "bottom"
+    for _ in range(150):
+        deep = [deep]
+    manifest = CapabilityManifest.model_validate({"tools": {}})
+    with McpHub(registry(records=stdio_entry(tmp_path / "records.json")), manifest=manifest,
+                environ={TOKEN_VARIABLE: TOKEN, "PATH": os.environ.get("PATH", "")}) as hub:
+        with pytest.raises(ToolFailure) as caught:
+            hub.call("mcp://records/update_record", {"id": 3, "fields": {"title": deep}}, timeout_s=30)
+        assert "levels deep" in caught.value.error.message
+        assert hub.call("mcp://records/get_record", {"id": 4})["title"] == "Work item 4"
