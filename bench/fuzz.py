@@ -2,9 +2,10 @@
 
 A seeded generator (reproducible: ``seed``) writes malformed JSON, wrong JSON-RPC envelopes (ids of every JSON
 type, methods that are not strings, batches), wrong param types, numbers beyond what the store takes, lone
-surrogates, 5,000-character strings, missing params, unknown methods and notifications, answers to requests
-never sent, and broken framing (huge, lying or non-numeric ``Content-Length``, headers with no body, bytes
-that are no message) at one server process through ``tests.e2e.raw``. Reported:
+surrogates, 5,000-character strings, ids, methods and params nested up to 30,000 levels deep, missing params,
+unknown methods and notifications, answers to requests never sent, and broken framing (huge, lying or
+non-numeric ``Content-Length``, headers with no body, bytes that are no message) at one server process
+through ``tests.e2e.raw``. Reported:
 
 - crashes (goal 0): the process ended;
 - unanswered requests (goal 0): requests with a readable id (a string or an integer, in a frame whose header
@@ -119,7 +120,7 @@ def _dump(message: Any) -> bytes:
 
 def generate(rng: random.Random, next_id: Callable[[], int], conversation: str) -> Case:
     """One hostile message (a request expects an answer when its id can be read)."""
-    kind = rng.randrange(16)
+    kind = rng.randrange(17)
     msg_id: int | str = next_id()
     if rng.random() < 0.2:
         msg_id = f"s{msg_id}"
@@ -173,9 +174,38 @@ def generate(rng: random.Random, next_id: Callable[[], int], conversation: str) 
         if rng.random() < 0.9:  # keep the run's bytes reasonable
             return Case(b"Content-Length: 5\r\n\r\n" + body[:5], None, "short length")
         return Case(_frame(big), msg_id, "over the limit")
+    if kind == 16:  # nested thousands of levels deep, in the id, the params or the method
+        return _deep(rng, msg_id, conversation)
     garbage = rng.choice((b"\r\n", b"hello\r\n\r\n", b"Content-Type: x\r\n\r\n", b"\x00" * 100,
                           b"Content-Length: 10\r\nContent-Length: 20\r\n"))
     return Case(garbage, None, "garbage")
+
+
+def _deep(rng: random.Random, msg_id: int | str, conversation: str) -> Case:
+    """A message nested ``levels`` deep somewhere (issue 24: ``"id": [[[[...`` once ended the server). The
+    decoder recurses once per level: the server must refuse it before decoding, and answer it when its id can
+    be read (it comes first here)."""
+    levels = rng.choice((65, 200, 1_000, 5_000, 30_000))
+    nest, close = b"[" * levels, b"]" * levels
+    if rng.random() < 0.3:  # objects, which every walk of a value also recurses into
+        nest, close = b'{"a":' * levels, b"}" * levels
+    where = rng.randrange(5)
+    head = b'{"jsonrpc":"2.0","id":%s,' % _dump(msg_id)
+    if where == 0:  # the id itself: no id to answer with
+        end = close if rng.random() < 0.5 else b""  # closed, or cut off
+        return Case(_frame(b'{"jsonrpc":"2.0","id":' + nest + end + b',"method":"phoenix/listConversations"}'),
+                    None, "deep id")
+    if where == 1:
+        return Case(_frame(head + b'"method":' + nest + close + b"}"), msg_id, "deep method")
+    if where == 2:
+        method = rng.choice(PHOENIX + STANDARD).encode()
+        return Case(_frame(head + b'"method":"%s","params":' % method + nest + close + b"}"), msg_id, "deep params")
+    if where == 3:
+        body = (head + b'"method":"phoenix/sendMessage","params":{"conversationId":%s,"text":"x","attachments":'
+                % _dump(conversation) + nest + close + b"}}")
+        return Case(_frame(body), msg_id, "deep field")
+    return Case(_frame(b'{"jsonrpc":"2.0","method":"textDocument/didChange","params":' + nest + close + b"}"),
+                None, "deep notification")
 
 
 @dataclass

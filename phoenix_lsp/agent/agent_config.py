@@ -16,7 +16,6 @@ an HTTP header to a reference (``env:NAME``), resolved by the MCP client when it
 from __future__ import annotations
 
 import fnmatch
-import json
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
@@ -32,6 +31,7 @@ from pydantic import (
     model_validator,
 )
 
+from .. import safe_json
 from ..protocol.base import Wire
 from .contracts import TOOL_URI, BudgetsFile
 
@@ -251,7 +251,7 @@ def _read(path: Path, model: type[Wire], setting: str) -> Wire | AgentConfigErro
     except UnicodeDecodeError:
         return error("is not UTF-8 text")
     try:
-        data = json.loads(text)
+        data = safe_json.loads(text)
     except ValueError as exc:
         return error(f"is not valid JSON ({exc})")
     try:

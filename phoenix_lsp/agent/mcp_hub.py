@@ -49,6 +49,7 @@ from typing import IO, Any, Literal, TextIO, TypeVar, cast
 
 from pydantic import SecretStr
 
+from .. import safe_json
 from ..protocol.base import Wire
 from .agent_config import SECRET_REF, CapabilityManifest, HttpServer, McpRegistry, StdioServer, tool_parts
 from .contracts import AgentError, ErrorCode, ErrorKind, ToolFailure
@@ -553,10 +554,16 @@ class McpHub:
                     ErrorCode.INVALID_ARGUMENTS if _INVALID_TEXT.search(text) else ErrorCode.TOOL_ERROR)
             raise _fail(code, self._scrub(f"{bare} failed: {text[:1000] or '(no message)'}"))
         if result.structured_content is not None:
-            value: Any = unwrap(result.structured_content, tool.output_schema)
+            value: Any = result.structured_content
+            if safe_json.value_deeper_than(value):  # every walk of it (size, scrub, engine) would recurse
+                too_deep = safe_json.TooDeep(safe_json.MAX_DEPTH, "its structured result")
+                raise _fail(ErrorCode.TOOL_ERROR, f"{bare} failed: {too_deep}")
+            value = unwrap(value, tool.output_schema)
         else:
             try:
-                value = json.loads(text)
+                value = safe_json.loads(text)
+            except safe_json.TooDeep as exc:
+                raise _fail(ErrorCode.TOOL_ERROR, f"{bare} failed: {exc}") from None
             except ValueError:
                 value = text
         value = self._scrub_value(value)  # before anything else sees it: engine, reducer, artifacts, model

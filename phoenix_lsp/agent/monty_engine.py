@@ -39,6 +39,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from .. import safe_json
 from ..sandbox import policy, spawn
 from ..sandbox.policy import Limits
 from . import static_check
@@ -189,7 +190,9 @@ class MontyEngine:
                     return _cancelled_envelope(calls)
                 return _ended(launcher, calls)
             try:
-                message = json.loads(line)
+                message = safe_json.loads(line, what="a line of the worker")
+            except safe_json.TooDeep as exc:
+                return _protocol(str(exc), calls)
             except ValueError:  # e.g. a traceback of a worker that failed before its protocol began
                 shown = line[:300].decode("utf-8", "replace")
                 return _protocol(f"a line that is not JSON ({shown!r})", calls)

@@ -184,6 +184,14 @@ def compact(value: Any, limit: int = 200) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+def whole(value: Any) -> str:
+    """All of ``value`` as compact JSON on one line (an approval's arguments: never cut)."""
+    try:
+        return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
 def first_line(text: str, limit: int = 120) -> str:
     """The first non-empty line of ``text``, cut to ``limit`` characters."""
     for line in str(text).splitlines():
@@ -890,13 +898,12 @@ class Chat:
     def _open_approval(self, cid: str, event: ev.ApprovalRequested | PendingApproval) -> None:
         description = first_line(event.description, 140)
         name = event.tool_name
+        # All of the arguments and all of the diff: the user approves only what they saw (REQ-PERM-023); a long
+        # call scrolls the terminal, it is never cut.
         lines = [f"[approval] {name}: {description}" if description else f"[approval] {name}",
-                 f"  arguments: {compact(event.arguments, 400)}"]
+                 f"  arguments: {whole(event.arguments)}"]
         if event.diff:
-            diff_lines = event.diff.splitlines()
-            lines += ["  " + d for d in diff_lines[:40]]
-            if len(diff_lines) > 40:
-                lines.append(f"  ... {len(diff_lines) - 40} more diff lines")
+            lines += ["  " + d for d in event.diff.splitlines()]
         scopes = [(s.rule, s.label) for s in event.scopes]
         if len(scopes) > 1:
             lines.append(f"  always allow: [a] {scopes[0][1]}   [t] {scopes[-1][1]} (every call of the tool)")

@@ -78,6 +78,8 @@ class ApprovalAnswer:
     tool_use_id: str
     decision: Decision
     rule: str | None = None  # alwaysAllow: which offered scope (its ``rule`` or ``label``); None = narrowest
+    #: deny: why, for the model, when the user could not be shown the call (REQ-PERM-023); None = the user said no
+    reason: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

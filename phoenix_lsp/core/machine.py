@@ -458,10 +458,13 @@ def _on_approval(state: ConversationState, ev: ApprovalAnswer) -> Out:
                                      "decision": ev.decision.value}),
     ]
     if ev.decision is Decision.DENY:  # REQ-PERM-004
+        denial = texts.DENIED if ev.reason is None else ev.reason  # REQ-PERM-023: denied unseen, and why
+        if ev.reason is not None:
+            resolved["reason"] = ev.reason
         if status.host_call is not None:  # the plan goes on; the script's call fails
-            effects.append(AnswerHostCall(call.id, False, texts.DENIED, "user"))
+            effects.append(AnswerHostCall(call.id, False, denial, "user"))
             return replace(state, status=RunningTool(status.batch)), tuple(effects)
-        state, more = _dispatch(state, status.batch.answer(ToolResult(call.id, texts.DENIED, True)))
+        state, more = _dispatch(state, status.batch.answer(ToolResult(call.id, denial, True)))
         return state, (*effects, *more)
     if rule is not None and rule not in state.always_allow:
         state = replace(state, always_allow=add_rule(state.always_allow, rule))

@@ -38,6 +38,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from .. import safe_json
 from ..store.secrets import SecretGuard
 
 if TYPE_CHECKING:
@@ -230,8 +231,8 @@ class _Accumulator:
             block["input"] = {}
             return
         try:
-            value = json.loads(raw)
-        except json.JSONDecodeError as exc:
+            value = safe_json.loads(raw, what="the tool input")
+        except ValueError as exc:  # not JSON, or nested too deeply (safe_json.TooDeep)
             block[TOOL_INPUT_ERROR_KEY] = str(exc)
             return
         if isinstance(value, dict):

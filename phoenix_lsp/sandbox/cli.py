@@ -60,8 +60,17 @@ def doctor_lines(self_test: bool = True) -> list[str]:
     lines += [f"  denied: {path}{'' if path.exists() else ' (absent now)'}" for path in denied]
     lines.append("active: devices: only " + ", ".join(denylist.ALLOWED_DEVICES) + " (and the command's own "
                  "/dev/fd, /dev/stdin, /dev/stdout, /dev/stderr)")
-    lines += [f"missing: {text}" for text in support.missing]
-    if not support.missing:
+    missing = list(support.missing)
+    no_private_tmp = policy.private_tmp()  # REQ-BASH-027
+    if no_private_tmp is None:
+        lines.append("active: private /tmp: each command has its own mount namespace whose /tmp is empty but for "
+                     "its scratch directory (and the top folder of a working directory under /tmp): other "
+                     "programs' files in /tmp, their FIFOs and sockets included, are out of its sight")
+    else:
+        missing.append(f"no private /tmp ({no_private_tmp}): a restricted command can read other programs' "
+                       "files in /tmp and open their FIFOs (Landlock has no rule by file type)")
+    lines += [f"missing: {text}" for text in missing]
+    if not missing:
         lines.append("missing: nothing")
     if self_test:
         lines.append(_self_test())

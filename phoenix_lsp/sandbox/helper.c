@@ -42,9 +42,11 @@
  *
  * Usage: helper [-C dir] [-r res:soft:hard]... [-n] [-k] [-l fs:net:scope [-p|-P access:path]...]
  *               [-f seccomp-hex] [-m max-processes [-g pids-cgroup-dir]] [-G memory-cgroup-dir -u bytes
- *               [-F fallback-seccomp-hex]] [-Q bytes:dir] [-t seconds] [-B] -- program args...
+ *               [-F fallback-seccomp-hex]] [-Q bytes:dir] [-t seconds] [-T keep-dir]... [-B] -- program args...
  * -p grants a rule (failure to open the path fails the command); -P is an optional read grant: skipped
  * when the path is gone, never followed through a symlink, and limited to file rights on a non-directory.
+ * -T gives the command a private /tmp (its own mount namespace, an empty tmpfs) in which only the -T
+ * directories are in sight, bound where they were; failing to make it fails the command (error private-tmp-*).
  */
 #define _GNU_SOURCE
 #include <ctype.h>
@@ -58,6 +60,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
@@ -85,6 +88,10 @@
 #define P_SYS_close_range 436
 #define P_CAP_VERSION_3 0x20080522
 #define P_SCHED_RESET_ON_FORK 0x40000000
+
+#define P_CLONE_NEWNS 0x00020000
+#define P_CLONE_NEWUSER 0x10000000
+#define MAX_KEEP 8
 
 #define MAX_RLIMITS 16
 #define MAX_RULES 8192
@@ -116,6 +123,8 @@ static long opt_max_procs;
 static const char *opt_cgroup_parent, *opt_memcg_parent, *opt_quota_dir;
 static long long opt_memory, opt_quota;
 static double opt_time_limit;
+static const char *opt_keep[MAX_KEEP]; /* -T: a private /tmp that shows only these paths (bound in place) */
+static int n_keep;
 static char cgroup_dir[4096]; /* empty when no pids cgroup is used */
 static char memcg_dir[4096];  /* empty when no separate memory cgroup is used */
 static int memcg_ok;          /* the tree's memory is counted by a cgroup (memcg_dir, or cgroup_dir on v2) */
@@ -229,7 +238,8 @@ static void drop_capabilities(void) {
     }
 }
 
-static void apply_landlock(void) {
+/* The ruleset, built from paths as the server sees them (before /tmp is replaced): restricted later. */
+static int build_landlock(void) {
     size_t attr_size = opt_ruleset.scoped ? 24 : (opt_ruleset.net ? 16 : 8);
     int rfd = (int)syscall(P_SYS_landlock_create_ruleset, &opt_ruleset, attr_size, 0);
     if (rfd < 0) child_fail("landlock-create-ruleset");
@@ -255,8 +265,64 @@ static void apply_landlock(void) {
         }
         close(pfd);
     }
-    if (syscall(P_SYS_landlock_restrict_self, rfd, 0) != 0) child_fail("landlock-restrict-self");
-    close(rfd);
+    return rfd;
+}
+
+static void write_proc_self(const char *name, const char *text) {
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/%s", name);
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0) child_fail("private-tmp-userns");
+    if (write(fd, text, strlen(text)) != (ssize_t)strlen(text)) child_fail("private-tmp-userns");
+    close(fd);
+}
+
+static void mkdirs(char *path) {
+    for (char *p = path + 1; *p; p++) {
+        if (*p != '/') continue;
+        *p = 0;
+        if (mkdir(path, 0755) != 0 && errno != EEXIST) child_fail("private-tmp-mkdir");
+        *p = '/';
+    }
+    if (mkdir(path, 0755) != 0 && errno != EEXIST) child_fail("private-tmp-mkdir");
+}
+
+/* A private /tmp (-T): a mount namespace of the command's own, an empty tmpfs on /tmp, and in it only the
+   kept paths (the scratch directory, the top folder of a working directory under /tmp), bound where they
+   were. Other programs' files in /tmp, their FIFOs and sockets included, are out of sight. Root makes the
+   mount namespace itself; anyone else makes a user namespace first, mapping only its own uid and gid. */
+static void private_tmp(void) {
+    if (unshare(P_CLONE_NEWNS) != 0) {
+        uid_t uid = geteuid();
+        gid_t gid = getegid();
+        if (unshare(P_CLONE_NEWUSER | P_CLONE_NEWNS) != 0) child_fail("private-tmp-unshare");
+        char map[64];
+        write_proc_self("setgroups", "deny");
+        snprintf(map, sizeof map, "%u %u 1", (unsigned)uid, (unsigned)uid);
+        write_proc_self("uid_map", map);
+        snprintf(map, sizeof map, "%u %u 1", (unsigned)gid, (unsigned)gid);
+        write_proc_self("gid_map", map);
+    }
+    if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) child_fail("private-tmp-private");
+    /* The kept directories, opened in the new namespace (a bind's source must be one of its mounts) before
+       the tmpfs hides them. */
+    int keep_fd[MAX_KEEP];
+    for (int i = 0; i < n_keep; i++) {
+        keep_fd[i] = open(opt_keep[i], O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (keep_fd[i] < 0) child_fail("private-tmp-keep");
+    }
+    if (mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777,size=1m") != 0)
+        child_fail("private-tmp-mount");
+    for (int i = 0; i < n_keep; i++) {
+        char path[4096], source[64];
+        snprintf(path, sizeof path, "%s", opt_keep[i]);
+        mkdirs(path);
+        snprintf(source, sizeof source, "/proc/self/fd/%d", keep_fd[i]);
+        if (mount(source, opt_keep[i], NULL, MS_BIND | MS_REC, NULL) != 0) child_fail("private-tmp-bind");
+        close(keep_fd[i]);
+    }
+    /* The working directory again, so that it is the one in sight (it was opened before /tmp changed). */
+    if (opt_dir && chdir(opt_dir) != 0) child_fail("chdir");
 }
 
 static void run_child(pid_t helper_pid, char **argv) {
@@ -297,9 +363,16 @@ static void run_child(pid_t helper_pid, char **argv) {
 
     cloexec_fds_from_3();
 
+    /* Landlock's rules are taken from the paths as the server sees them, then /tmp is made private (it
+       needs the capabilities that are dropped next), then the rules are enforced. */
+    int rfd = opt_landlock ? build_landlock() : -1;
+    if (n_keep > 0) private_tmp();
     if (opt_nnp && prctl(P_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) child_fail("no-new-privs");
     if (opt_dropcaps) drop_capabilities();
-    if (opt_landlock) apply_landlock();
+    if (rfd >= 0) {
+        if (syscall(P_SYS_landlock_restrict_self, rfd, 0) != 0) child_fail("landlock-restrict-self");
+        close(rfd);
+    }
     if (opt_filter) {
         struct p_sock_fprog prog = {opt_filter_len, opt_filter};
         if (prctl(P_PR_SET_SECCOMP, P_SECCOMP_MODE_FILTER, &prog, 0, 0) != 0) child_fail("seccomp");
@@ -669,6 +742,10 @@ int main(int argc, char **argv) {
             opt_quota_dir = end + 1;
             break;
         case 't': opt_time_limit = strtod(v, &end); break;
+        case 'T':
+            if (n_keep >= MAX_KEEP || v[0] != '/') usage_fail("bad private /tmp path");
+            opt_keep[n_keep++] = v;
+            break;
         default: usage_fail("unknown option");
         }
     }

@@ -84,6 +84,7 @@ class _Options:
         self.quota = 0
         self.quota_dir = ""
         self.time_limit = 0.0
+        self.keep: list[str] = []  # -T: a private /tmp showing only these directories
         self.argv: list[str] = []
 
 
@@ -139,6 +140,10 @@ def _parse(argv: list[str]) -> _Options:
                 raise _Fail("usage", errno.EINVAL)
         elif a == "-t":
             o.time_limit = float(v)
+        elif a == "-T":
+            if not v.startswith("/") or len(o.keep) >= 8:
+                raise _Fail("usage", errno.EINVAL)
+            o.keep.append(v)
         else:
             raise _Fail("usage", errno.EINVAL)
     o.argv = argv[i:]
@@ -170,7 +175,8 @@ def _drop_capabilities() -> None:
         _check(_libc.capset(hdr, ctypes.create_string_buffer(24)), "capset")
 
 
-def _landlock(o: _Options) -> None:
+def _landlock(o: _Options) -> int:
+    """The ruleset, built from the paths as the server sees them (before /tmp is made private)."""
     assert o.ruleset is not None
     fs, net, scope = o.ruleset
     size = 24 if scope else 16 if net else 8
@@ -200,8 +206,45 @@ def _landlock(o: _Options) -> None:
         if _libc.syscall(_SYS_LANDLOCK_ADD_RULE, rfd, 1, beneath, 0) != 0 and not optional:
             raise _Fail("landlock-add-rule", ctypes.get_errno())
         os.close(pfd)
-    _check(_libc.syscall(_SYS_LANDLOCK_RESTRICT_SELF, rfd, 0), "landlock-restrict-self")
-    os.close(rfd)
+    return rfd
+
+
+_CLONE_NEWNS = 0x00020000
+_CLONE_NEWUSER = 0x10000000
+_MS_NOSUID, _MS_NODEV, _MS_BIND, _MS_REC, _MS_PRIVATE = 2, 4, 4096, 16384, 1 << 18
+
+
+def _private_tmp(o: _Options) -> None:
+    """helper.c's private_tmp(): its own mount namespace, an empty tmpfs on /tmp, the -T directories bound
+    where they were (root makes the mount namespace; anyone else a user namespace mapping only itself)."""
+    if _libc.unshare(_CLONE_NEWNS) != 0:
+        uid, gid = os.geteuid(), os.getegid()
+        _check(_libc.unshare(_CLONE_NEWUSER | _CLONE_NEWNS), "private-tmp-unshare")
+        try:
+            for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"), ("gid_map", f"{gid} {gid} 1")):
+                with open(f"/proc/self/{name}", "w") as f:
+                    f.write(text)
+        except OSError as exc:
+            raise _Fail("private-tmp-userns", exc.errno or 0) from exc
+    _check(_libc.mount(None, b"/", None, _MS_REC | _MS_PRIVATE, None), "private-tmp-private")
+    fds = []  # opened in the new namespace (a bind's source must be one of its mounts), before the tmpfs
+    for path in o.keep:
+        try:
+            fds.append(os.open(path, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC))
+        except OSError as exc:
+            raise _Fail("private-tmp-keep", exc.errno or 0) from exc
+    _check(_libc.mount(b"tmpfs", b"/tmp", b"tmpfs", _MS_NOSUID | _MS_NODEV, b"mode=1777,size=1m"),
+           "private-tmp-mount")
+    for path, fd in zip(o.keep, fds, strict=True):
+        try:
+            os.makedirs(path, 0o755, exist_ok=True)
+        except OSError as exc:
+            raise _Fail("private-tmp-mkdir", exc.errno or 0) from exc
+        _check(_libc.mount(f"/proc/self/fd/{fd}".encode(), path.encode(), None, _MS_BIND | _MS_REC, None),
+               "private-tmp-bind")
+        os.close(fd)
+    if o.cwd:  # the working directory again, the one in sight (it was entered before /tmp changed)
+        os.chdir(o.cwd)
 
 
 class _SockFprog(ctypes.Structure):
@@ -249,12 +292,19 @@ def _child(o: _Options, helper_pid: int, err_w: int, cgroups: list[str], memcg_o
                 if fd > 2:
                     with contextlib.suppress(OSError):
                         os.set_inheritable(fd, False)
+        # Landlock's rules are taken from the paths as the server sees them, then /tmp is made private (it
+        # needs the capabilities that are dropped next), then the rules are enforced.
+        rfd = _landlock(o) if o.ruleset is not None else -1
+        if o.keep:
+            stage = "private-tmp"
+            _private_tmp(o)
         if o.nnp:
             _check(_libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no-new-privs")
         if o.dropcaps:
             _drop_capabilities()
-        if o.ruleset is not None:
-            _landlock(o)
+        if rfd >= 0:
+            _check(_libc.syscall(_SYS_LANDLOCK_RESTRICT_SELF, rfd, 0), "landlock-restrict-self")
+            os.close(rfd)
         if o.filter:
             _install_filter(o.filter)
         if o.fallback_filter and not memcg_ok:

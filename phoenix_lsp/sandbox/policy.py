@@ -21,6 +21,7 @@ import resource
 import signal
 import struct
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Sequence
@@ -67,6 +68,56 @@ def fs_rights(abi: int) -> int:
     if abi >= 5:
         rights |= FS_IOCTL_DEV
     return rights
+
+
+#: what a probe process does to find out whether a command can get a private /tmp (helper.c's private_tmp())
+_PRIVATE_TMP_PROBE = """
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+if libc.unshare(0x00020000) != 0:
+    uid, gid = os.geteuid(), os.getegid()
+    if libc.unshare(0x10000000 | 0x00020000) != 0:
+        sys.exit("unshare: " + os.strerror(ctypes.get_errno()))
+    for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"), ("gid_map", f"{gid} {gid} 1")):
+        with open(f"/proc/self/{name}", "w") as f:
+            f.write(text)
+if libc.mount(None, b"/", None, 16384 | (1 << 18), None) != 0:
+    sys.exit("mount --make-rprivate /: " + os.strerror(ctypes.get_errno()))
+if libc.mount(b"tmpfs", b"/tmp", b"tmpfs", 6, b"mode=1777,size=1m") != 0:
+    sys.exit("mount tmpfs /tmp: " + os.strerror(ctypes.get_errno()))
+"""
+
+
+@functools.cache
+def private_tmp() -> str | None:
+    """None when a restricted command can get a private /tmp here (a mount namespace of its own, or a user
+    namespace then a mount namespace), else why not. Tried once per process, in a throw-away process."""
+    if platform.system() != "Linux":
+        return f"mount namespaces are a Linux feature and this is {platform.system()}"
+    try:
+        done = subprocess.run([sys.executable, "-I", "-S", "-c", _PRIVATE_TMP_PROBE], capture_output=True,
+                              text=True, timeout=10, check=False)
+    except (OSError, subprocess.SubprocessError) as exc:
+        return f"the probe could not run ({exc})"
+    if done.returncode == 0:
+        return None
+    why = (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1][:200]
+    return f"this system does not let the server make a mount namespace ({why})"
+
+
+def private_tmp_keep(scratch: Path, cwd: Path) -> list[str]:
+    """The directories a private /tmp shows (helper -T): the scratch directory, and the top folder under /tmp
+    of a working directory that lies there (so that the workspace keeps its path; its other files and
+    FIFOs stay in sight then, which is the price of a workspace in /tmp)."""
+    keep = [str(scratch)]
+    try:
+        resolved = cwd.resolve()
+    except OSError:
+        return keep
+    parts = resolved.parts
+    if len(parts) >= 2 and parts[:2] == ("/", "tmp"):
+        keep.append(str(Path(*parts[:3])))
+    return keep
 
 
 @functools.cache
@@ -711,11 +762,12 @@ def cached_read_rules(denied: tuple[Path, ...]) -> denylist.ReadRules:
 
 
 def restricted_args(abi: int, scratch: Path, limits: Limits, with_seccomp: bool,
-                    deny_read: Sequence[Path] | None = None) -> list[str]:
+                    deny_read: Sequence[Path] | None = None, keep: Sequence[str] = ()) -> list[str]:
     """The helper options that make one command restricted: read/execute everywhere except the deny-read
     list and /dev (devices only from the allow-list), write only to /dev/null and `scratch`, no TCP,
     scoped signals and abstract sockets, seccomp, no_new_privs, no capabilities, rlimits, the pids and
-    memory cgroups (or their fallbacks) and the scratch disk quota."""
+    memory cgroups (or their fallbacks) and the scratch disk quota. With `keep` (private_tmp_keep), a private
+    /tmp showing only those directories (REQ-BASH-027)."""
     handled_fs = fs_rights(abi)
     handled_net = NET_BIND_TCP | NET_CONNECT_TCP if abi >= 4 else 0
     scoped = SCOPE_ABSTRACT_UNIX_SOCKET | SCOPE_SIGNAL if abi >= 6 else 0
@@ -730,6 +782,14 @@ def restricted_args(abi: int, scratch: Path, limits: Limits, with_seccomp: bool,
     for path, mode in rules.devices:
         args += ["-p", f"{dev_rw if mode == 'rw' else dev_read:x}:{path}"]
     args += ["-p", f"{handled_fs:x}:{scratch}"]
+    for path in keep:
+        args += ["-T", path]
+        # Landlock does not look at a hidden mount point: a directory bound into the private /tmp no longer
+        # inherits the read grant of the real /tmp above it, so it gets one of its own, unless the deny-read
+        # list reaches into it (its grants then lie beneath it already, on the siblings of what is denied).
+        kept = Path(path)
+        if kept != scratch and not any(d == kept or kept in d.parents or d in kept.parents for d in denied):
+            args += ["-P", f"{read_only:x}:{path}"]
     args += rlimit_args(limits)
     if limits.max_processes is not None:
         args += ["-m", str(limits.max_processes)]

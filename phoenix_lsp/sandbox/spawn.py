@@ -223,7 +223,10 @@ def launcher_args(req: SpawnRequest, scratch: Path | None, background: bool = Fa
         seccomp = req.seccomp if req.seccomp is not None else (
             policy.seccomp_available() and policy.seccomp_supported_arch())
         assert scratch is not None
-        args += policy.restricted_args(abi, scratch, req.limits, seccomp, req.deny_read)
+        # REQ-BASH-027: a private /tmp where the system allows it: other programs' files there, FIFOs included,
+        # out of sight
+        keep = policy.private_tmp_keep(scratch, req.cwd) if policy.private_tmp() is None else []
+        args += policy.restricted_args(abi, scratch, req.limits, seccomp, req.deny_read, keep)
     if req.time_limit_s is not None:
         args += ["-t", f"{req.time_limit_s:g}"]
     if background:

@@ -7,7 +7,6 @@ option), what it must be and the default that is used instead; the server still 
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -16,6 +15,7 @@ from typing import Annotated, Any, Literal, get_args
 from pydantic import Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from .. import safe_json
 from ..llm.models import DEFAULT_MODEL
 from ..protocol.params import InitializationOptions, ModelPriceIn
 from .transport import DEFAULT_MAX_MESSAGE_BYTES
@@ -108,7 +108,7 @@ class Config(BaseSettings):
         """The variable holds JSON; decoded here, so text that is not JSON is reported like any bad value."""
         if isinstance(value, str):
             try:
-                return json.loads(value)
+                return safe_json.loads(value)
             except ValueError:
                 raise ValueError("not valid JSON") from None
         return value

@@ -33,6 +33,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol, lsp_method
 from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage
 
+from .. import safe_json
 from ..protocol.codes import CODES
 from ..protocol.converter import plain_converter
 from . import logs, transport
@@ -99,6 +100,10 @@ class PhoenixProtocol(LanguageServerProtocol):
         """One message's body: parsed, checked, then handled by pygls. A malformed request is answered with the
         error that says what is wrong; whatever the body, nothing raises out of here (SystemExit of ``exit``
         excepted)."""
+        if safe_json.deeper_than(body):  # before any decoding: the decoder recurses once per level
+            self.answer_malformed(transport.request_id(body[: transport.ID_WINDOW]), JsonRpcInvalidRequest(
+                f"Invalid request: {safe_json.TooDeep(safe_json.MAX_DEPTH, 'the message')}."))
+            return
         try:
             data = json.loads(body)
         except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError

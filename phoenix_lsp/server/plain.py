@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import re
 from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -106,33 +107,68 @@ def title_of(runtime: Runtime) -> str:
     return "new conversation"
 
 
-def approval_text(runtime: Runtime, call: ToolUse, description: str) -> str:
-    """The text of a plain client's approval dialog: whole words, compact arguments, a short diff for a patch."""
+#: the longest approval text a plain client's dialog (window/showMessageRequest) is given. A longer call is
+#: shown whole in a document the editor opens (window/showDocument), or denied unseen where the editor cannot
+#: open one: never a dialog that shows part of what will run (REQ-PERM-023).
+MAX_PROMPT_CHARS = 2000
+
+
+def approval_head(runtime: Runtime, call: ToolUse, description: str) -> str:
+    """The first line of a plain client's approval dialog: the tool, the conversation, what the tool does."""
     head = f"Phoenix wants to run {call.name} in conversation {runtime.id[:8]} (\"{title_of(runtime)}\")"
     about = shorten(description.split("\n\n")[0], 200) if description else ""
-    lines = [f"{head}: {about}" if about else head]
+    return f"{head}: {about}" if about else head
+
+
+def approval_text(runtime: Runtime, call: ToolUse, description: str, diff: str | None) -> str:
+    """The text of a plain client's approval dialog: whole words, the whole arguments as compact JSON, the whole
+    diff of a patch. Nothing is cut (REQ-PERM-023): a text too long for a dialog goes to a document."""
+    lines = [approval_head(runtime, call, description)]
     args = json.dumps(dict(call.input), separators=(",", ":"), ensure_ascii=False)  # compact (REQ-PERM-005)
-    if len(args) > 400:
-        args = args[:400] + f"… [{len(args) - 400} more characters]"
     lines.append(f"Arguments: {args}")
-    diff = runtime.patch_diff(call) if call.name == "patch" else None
     if diff:  # the change itself, not only the JSON that describes it
         lines.append(f"Change to {call.input.get('path', 'the file')}:")
-        lines.append(short_diff(diff))
+        lines.append(diff_body(diff))
+    lines.append(rule_line(runtime, call))
+    return "\n".join(line for line in lines if line)
+
+
+def rule_line(runtime: Runtime, call: ToolUse) -> str:
+    """What "Always Allow" adds (the narrowest scope, REQ-PERM-020), when it is narrower than the tool."""
     from ..core.rules import scopes_for
 
     narrowest = scopes_for(runtime.state.always_allow, call)[0]
-    if not narrowest.whole_tool:  # "Always Allow" adds the narrowest scope (REQ-PERM-020)
-        lines.append(f"Always Allow adds the rule: {narrowest.label}")
-    return "\n".join(lines)
+    return "" if narrowest.whole_tool else f"Always Allow adds the rule: {narrowest.label}"
 
 
-def short_diff(diff: str, max_lines: int = 30) -> str:
-    """The changed lines of a unified diff (without its file headers), at most ``max_lines``."""
-    body = [ln for ln in diff.splitlines() if not ln.startswith(("--- ", "+++ "))]
-    if len(body) > max_lines:
-        body = [*body[:max_lines], f"… ({len(body) - max_lines} more diff lines)"]
-    return "\n".join(body)
+def diff_body(diff: str) -> str:
+    """The lines of a unified diff without its file headers (all of them)."""
+    return "\n".join(ln for ln in diff.splitlines() if not ln.startswith(("--- ", "+++ ")))
+
+
+def _fence(text: str, info: str) -> str:
+    """``text`` in a Markdown code fence longer than any run of backticks in it (it cannot close the fence)."""
+    longest = max((len(run) for run in re.findall("`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}{info}\n{text}\n{fence}"
+
+
+def call_document(runtime: Runtime, call: ToolUse, description: str, diff: str | None) -> str:
+    """The whole call as a Markdown document, for a call too long for a dialog (REQ-PERM-023)."""
+    parts = [
+        f"# Approve {call.name}?",
+        approval_head(runtime, call, description),
+        "Answer in the dialog the editor shows. This is everything the call will run or write: its arguments "
+        "in full, as the tool receives them.",
+        "## Arguments",
+        _fence(json.dumps(dict(call.input), indent=2, ensure_ascii=False), "json"),
+    ]
+    if diff:
+        parts += [f"## Change to {call.input.get('path', 'the file')}", _fence(diff_body(diff), "diff")]
+    rule = rule_line(runtime, call)
+    if rule:
+        parts.append(rule)
+    return "\n\n".join(parts) + "\n"
 
 
 Progress = types.WorkDoneProgressReport | types.WorkDoneProgressEnd
@@ -214,16 +250,72 @@ class PlainClient:
     # ----------------------------------------------------------------------------------- dialogs
 
     def ask_approval(self, runtime: Runtime, tool_use_id: str, call: ToolUse, description: str) -> None:
-        text = approval_text(runtime, call, description)
+        diff = runtime.patch_diff(call) if call.name == "patch" else None
+        text = approval_text(runtime, call, description, diff)
         decision = values.Decision
         actions = {"Allow": decision.ALLOW, "Deny": decision.DENY, "Always Allow": decision.ALWAYS_ALLOW}
 
         async def ask() -> None:
-            choice = await self._show(tool_use_id, text, list(actions))
+            prompt, document = text, None
+            if len(text) > MAX_PROMPT_CHARS:  # REQ-PERM-023: shown whole in a document, or not asked at all
+                document = await self._open_call(runtime, tool_use_id, call_document(runtime, call, description,
+                                                                                     diff))
+                if document is None:
+                    self.requests.pop(tool_use_id, None)
+                    self._deny_unseen(runtime, tool_use_id, call, len(text))
+                    return
+                prompt = "\n".join(line for line in (
+                    approval_head(runtime, call, description),
+                    f"The call is {len(text):,} characters long, too long for this dialog: all of it is in "
+                    f"{document.name}, which the editor opened. Read it there, then answer.",
+                    rule_line(runtime, call)) if line)
+            try:
+                choice = await self._show(tool_use_id, prompt, list(actions))
+            finally:
+                if document is not None:
+                    with contextlib.suppress(OSError):
+                        document.unlink()
             if choice is not False:  # False: the client could not answer; the request stays open
                 runtime.answer_approval(tool_use_id, actions.get(str(choice or "Deny"), decision.DENY))
 
         self.requests[tool_use_id] = self.spawn(ask())
+
+    async def _open_call(self, runtime: Runtime, tool_use_id: str, document: str) -> Path | None:
+        """Write the whole call to ``<data dir>/approvals/`` and open it in the editor: its path, or None when
+        the editor cannot open documents or did not open it."""
+        if not self.view.supports_show_document() or self.ls.hub is None:
+            return None
+        folder = Path(self.ls.hub.store.path.parent) / "approvals"
+        path = folder / f"{runtime.id}-{tool_use_id}.md"
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            path.write_text(document, encoding="utf-8")
+            shown = await self.ls.window_show_document_async(
+                types.ShowDocumentParams(uri=path.as_uri(), take_focus=True))
+        except asyncio.CancelledError:  # answered elsewhere meanwhile: nothing is left behind
+            with contextlib.suppress(OSError):
+                path.unlink()
+            raise
+        except Exception as exc:  # a full disk, an editor that fails: the call is not asked about unseen
+            log.warning("could not show the call %s in the editor (%s)", tool_use_id, exc)
+            shown = None
+        if shown is not None and getattr(shown, "success", False):
+            return path
+        with contextlib.suppress(OSError):
+            path.unlink()
+        return None
+
+    def _deny_unseen(self, runtime: Runtime, tool_use_id: str, call: ToolUse, length: int) -> None:
+        """Deny a call this editor cannot show whole, and tell the user and the model why (REQ-PERM-023)."""
+        why = (f"it is {length:,} characters long, more than this editor's approval dialog shows "
+               f"({MAX_PROMPT_CHARS:,}), and the editor cannot open it as a document (window/showDocument)")
+        self._warn(f"Phoenix denied a {call.name} call in conversation {runtime.id[:8]} without asking you: {why}. "
+                   "Approving it would have meant approving what you could not read. Use an editor that opens "
+                   "documents (or the phoenix chat view) to approve long calls.")
+        runtime.answer_approval(tool_use_id, values.Decision.DENY, reason=(
+            f"Denied without asking the user: {why}, and the user may approve only what they can read. Do not "
+            "retry it as is: split it into smaller calls (e.g. several patches, or a shorter command), each "
+            f"under {MAX_PROMPT_CHARS:,} characters."))
 
     def ask_upgrade(self, runtime: Runtime, tool_use_id: str, reason: str) -> None:
         text = f"phoenix asks for Unrestricted mode (write access) in conversation {runtime.id[:8]}: {reason}"

@@ -774,8 +774,9 @@ class Runtime:
 
     # ------------------------------------------------------------------------------------ answers
 
-    def answer_approval(self, tool_use_id: str, decision: Decision, rule: str | None = None) -> Reject | None:
-        return self.apply(ApprovalAnswer(tool_use_id, decision, rule)).reject
+    def answer_approval(self, tool_use_id: str, decision: Decision, rule: str | None = None,
+                        reason: str | None = None) -> Reject | None:
+        return self.apply(ApprovalAnswer(tool_use_id, decision, rule, reason)).reject
 
     def answer_upgrade(self, approve: bool) -> Reject | None:
         return self.apply(UpgradeAnswer(approve)).reject

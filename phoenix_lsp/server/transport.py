@@ -202,6 +202,8 @@ def request_id(head: bytes) -> int | str | None:
             except ValueError:  # cut off, or not JSON
                 return None
             if depth == 1 and key == "id" and (colon := _COLON.match(text, i)):
+                if text[colon.end():colon.end() + 1] in ("[", "{"):
+                    return None  # not a valid id; and decoding it could recurse thousands of levels deep
                 try:
                     value, end = decoder.raw_decode(text, colon.end())
                 except ValueError:

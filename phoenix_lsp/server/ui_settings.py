@@ -14,6 +14,7 @@ import logging
 from pathlib import Path
 from typing import Any, Literal, cast, get_args
 
+from .. import safe_json
 from ..atomic import write_bytes
 
 log = logging.getLogger(__name__)
@@ -43,7 +44,7 @@ def _read(path: Path) -> dict[str, Any] | None:
                     "and choose the route again.", path, exc, DEFAULT_ROUTE)
         return None
     try:
-        data = json.loads(text)
+        data = safe_json.loads(text)
     except ValueError as exc:
         log.warning("%s is not valid JSON (%s); using the route %r. Choosing a route rewrites the file; "
                     "delete it to start afresh.", path, exc, DEFAULT_ROUTE)

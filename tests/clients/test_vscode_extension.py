@@ -190,7 +190,16 @@ def test_approval_dialog_content(npm_test: NpmTest) -> None:
     )
 
 
-@pytest.mark.req("REQ-PERM-020", "REQ-PERM-021")
+@pytest.mark.req("REQ-PERM-023")
+def test_approval_dialog_shows_the_whole_call(npm_test: NpmTest) -> None:
+    assert_passed(
+        npm_test,
+        "an approval's arguments are compact JSON, all of them, however long",
+        "the approval dialog shows a long command whole, its end included",
+    )
+
+
+@pytest.mark.req("REQ-PERM-020", "REQ-PERM-021", "REQ-PERM-024")
 def test_always_allow_scopes_in_the_extension(npm_test: NpmTest) -> None:
     assert_passed(
         npm_test,

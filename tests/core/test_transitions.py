@@ -774,7 +774,8 @@ def answered(tool: str, decision: str, **more: object) -> Audit:
     return Audit(Actor.USER, "approvalResolved", {"tool": tool, "decision": decision, **more})
 
 
-@pytest.mark.req("REQ-PERM-002", "REQ-PERM-003", "REQ-PERM-004", "REQ-PERM-020", "REQ-PERM-022", "REQ-PROTO-021")
+@pytest.mark.req("REQ-PERM-002", "REQ-PERM-003", "REQ-PERM-004", "REQ-PERM-020", "REQ-PERM-022", "REQ-PERM-023",
+                  "REQ-PROTO-021")
 @rows(
     Row("allow", AP, ApprovalAnswer("t1", Decision.ALLOW), replace(AP, status=RunningTool(Batch((BASH, READ)))),
         (PersistState(), status("running_tool", "awaiting_approval", U), answered("bash", "allow"),
@@ -783,6 +784,10 @@ def answered(tool: str, decision: str, **more: object) -> Audit:
         replace(AP, status=RunningTool(Batch((BASH, READ), (result(BASH, texts.DENIED),)))),
         (PersistState(), status("running_tool", "awaiting_approval", U), answered("bash", "deny"),
          resolved("deny"), RunTool(READ, U))),
+    Row("deny unseen: the model is told why", AP, ApprovalAnswer("t1", Decision.DENY, reason="too long to show"),
+        replace(AP, status=RunningTool(Batch((BASH, READ), (result(BASH, "too long to show"),)))),
+        (PersistState(), status("running_tool", "awaiting_approval", U),
+         answered("bash", "deny", reason="too long to show"), resolved("deny"), RunTool(READ, U))),
     Row("always allow, the narrowest scope", LSAP, ApprovalAnswer("t1", Decision.ALWAYS_ALLOW),
         replace(LSAP, status=RunningTool(Batch((LS,))), always_allow=(PREFIX,)),
         (PersistState(), status("running_tool", "awaiting_approval", U),
@@ -1212,10 +1217,12 @@ def refused_by_mode(call: ToolUse = HOST) -> Effects:
             AnswerHostCall(call.id, False, REFUSED_WRITE, "mode"))
 
 
-def resolved(decision: str, *, rule: str | None = None) -> tuple[Audit, Notify]:
+def resolved(decision: str, *, rule: str | None = None, reason: str | None = None) -> tuple[Audit, Notify]:
     detail: dict[str, object] = {"tool": UPDATE, "decision": decision}
     if rule is not None:
         detail["rule"] = rule
+    if reason is not None:
+        detail["reason"] = reason
     return Audit(Actor.USER, "approvalResolved", detail), Notify(
         "approval_resolved", {"request": "approval", "toolUseId": "t1.1", "decision": decision})
 
@@ -1255,6 +1262,9 @@ RESTART_PLAN = results(result(PLAN, texts.RESTART_RUNNING))
     Row("Deny", plan_waiting(U), ApprovalAnswer("t1.1", Decision.DENY), plan_running(U),
         (PersistState(), status("running_tool", "awaiting_approval", U), *resolved("deny"),
          AnswerHostCall("t1.1", False, texts.DENIED, "user"))),
+    Row("Deny unseen", plan_waiting(U), ApprovalAnswer("t1.1", Decision.DENY, reason="unseen"), plan_running(U),
+        (PersistState(), status("running_tool", "awaiting_approval", U), *resolved("deny", reason="unseen"),
+         AnswerHostCall("t1.1", False, "unseen", "user"))),
     Row("Always Allow", plan_waiting(U), ApprovalAnswer("t1.1", Decision.ALWAYS_ALLOW),
         plan_running(U, always_allow=(WHOLE,)),
         (PersistState(), status("running_tool", "awaiting_approval", U), *resolved("alwaysAllow", rule=WHOLE.label),

@@ -146,12 +146,13 @@ class Captured:
         return answers[0]
 
 
-@pytest.mark.req("REQ-PROTO-048")
+@pytest.mark.req("REQ-PROTO-048", "REQ-SEC-005")
 @pytest.mark.parametrize(
     ("body", "code", "msg_id"),
     [
         (b"{not json", -32700, None),
-        (b'{"jsonrpc":"2.0","id":1,"method":"x","params":' + b"[" * 100_000, -32700, 1),  # id still readable
+        # nested too deeply: refused before decoding (REQ-SEC-005), the id still readable
+        (b'{"jsonrpc":"2.0","id":1,"method":"x","params":' + b"[" * 100_000, -32600, 1),
         (b'{"jsonrpc":"2.0","id":"\xff\xfe","method":"x"}', -32700, None),
         (b'{"jsonrpc":"2.0","id":' + b"9" * 5000 + b',"method":"x"}', -32700, None),
         (b'{"jsonrpc":"2.0","id":3,"method":7}', -32600, 3),

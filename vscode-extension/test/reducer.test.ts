@@ -74,6 +74,9 @@ test("mode, style, policy and always-allow follow their events (REQ-LAYER-008)",
   assert.equal(v.style, "development");
   assert.equal(v.policy, "auto");
   assert.deepEqual(v.alwaysAllowed, ["bash", "bash: git status *"], "rules by label (REQ-PERM-021)");
+  const said = v.items.flatMap((i) => (i.type === "notice" ? [i.notice.text] : []));
+  assert.ok(said.includes("Always allowed in this conversation: bash: git status *"), "the chat names the rule (REQ-PERM-024)");
+  assert.ok(said.includes("Always allowed in this conversation: bash"));
   const suggestion = v.items.find((i) => i.type === "notice" && i.notice.action?.kind === "sendCommand");
   assert.ok(suggestion, "the style suggestion offers its command");
   feed(v, e.next({ kind: "alwaysAllowChanged", toolName: "bash", allowed: false, rule: "bash", scope: "tool" }));

@@ -55,6 +55,13 @@ test("the approval dialog shows the tool name first, the description dimmed, com
   assert.equal(dialog.lastElementChild?.textContent, "↑/↓ move · Enter confirm · Y Allow · N Deny · A Always Allow · Esc deny");
 });
 
+test("the approval dialog shows a long command whole, its end included (REQ-PERM-023)", () => {
+  const { app, e, $ } = mount({ mode: "unrestricted" });
+  const command = "echo " + "nothing-to-see-here ".repeat(60) + "; touch pwned";
+  app.receive({ type: "input", input: { type: "event", event: e.next({ kind: "approvalRequested", ...approval, toolName: "bash", arguments: { command }, diff: undefined }) } });
+  assert.equal($(".dialog-arguments")!.textContent, JSON.stringify({ command }));
+});
+
 test("Allow is focused and highlighted, the others dimmed; arrows move; Enter answers (REQ-PERM-012)", () => {
   const { app, e, $, key, posted, window } = mount({ mode: "unrestricted" });
   app.receive({ type: "input", input: { type: "event", event: e.next({ kind: "approvalRequested", ...approval }) } });

@@ -2,6 +2,8 @@
 -- arguments as compact JSON, the diff of a patch, a vertical list of choices with the first selected,
 -- j/k or arrows + Enter, letter shortcuts, Escape = deny. While it is open it keeps the focus and the chat
 -- refuses input (REQ-PERM-011..014). Upgrade requests use the same window.
+-- Nothing of the arguments or the diff is cut (REQ-PERM-023): a dialog taller than the screen scrolls
+-- (Ctrl-U / Ctrl-D, gg), and its hint says so.
 local compat = require("phoenix.compat")
 
 local M = {}
@@ -59,16 +61,10 @@ local function draw()
   end
   if c.opts.diff and c.opts.diff ~= "" then
     add("")
-    local shown = 0
     for _, line in ipairs(vim.split(c.opts.diff, "\n", { plain = true })) do
-      if shown >= 20 then
-        add("…", "Comment")
-        break
-      end
       if not line:match("^%-%-%- ") and not line:match("^%+%+%+ ") and line ~= "" then
         local group = (line:sub(1, 1) == "+" and "DiffAdd") or (line:sub(1, 1) == "-" and "DiffDelete") or nil
         add(line, group)
-        shown = shown + 1
       end
     end
   end
@@ -128,6 +124,12 @@ function M.open(opts)
   if opts.ui == "select" then -- Telescope / fzf users get their picker (vim.ui.select)
     current = { id = opts.id, select = true }
     local prompt = opts.title .. (opts.description and (": " .. opts.description) or "")
+    if opts.arguments then -- the whole call, as in the float (REQ-PERM-023)
+      prompt = prompt .. "\n" .. opts.arguments
+    end
+    if opts.diff and opts.diff ~= "" then
+      prompt = prompt .. "\n" .. opts.diff
+    end
     vim.ui.select(opts.choices, {
       prompt = prompt,
       format_item = function(item)
@@ -157,7 +159,12 @@ function M.open(opts)
     table.insert(keys, choice.key:upper() .. " " .. choice.label:lower())
   end
   opts.hint = table.concat(keys, " · ") .. " · j/k ↑/↓ Enter · Esc " .. opts.cancel_label
-  local height = math.min(draw(), vim.o.lines - 4)
+  local total = draw()
+  local height = math.min(total, vim.o.lines - 4)
+  if total > height then -- more than fits: say that the rest is there (REQ-PERM-023)
+    opts.hint = opts.hint .. " · Ctrl-U/Ctrl-D scroll: " .. (total - height) .. " more lines"
+    draw()
+  end
   local win = vim.api.nvim_open_win(buf, true, {
     relative = "editor",
     width = width,

@@ -169,11 +169,32 @@ end
 
 -- ------------------------------------------------------------------------------------------ events
 
-local function ask_approval(ev)
-  local args = compat.json(ev.arguments or vim.empty_dict())
-  if #args > 400 then
-    args = args:sub(1, 400) .. "… [" .. (#args - 400) .. " more characters]"
+-- The Always Allow choices: one per scope the approval offers (REQ-PERM-020), each naming the rule it adds, the
+-- narrowest first (A) and the whole tool last (T), as the VS Code dialog does (REQ-PERM-024).
+function M.always_choices(scopes)
+  scopes = scopes or {}
+  if #scopes == 0 then
+    return { { label = "Always Allow", value = { decision = "alwaysAllow" }, key = "a" } }
   end
+  local choices = {}
+  for i, scope in ipairs(scopes) do
+    local last = i == #scopes and i > 1
+    local label = scope.kind == "tool" and ("Always Allow every " .. scope.rule .. " call")
+      or ("Always Allow " .. scope.label)
+    local key = (i == 1 and "a") or (last and "t") or tostring(i)
+    table.insert(choices, { label = label, value = { decision = "alwaysAllow", rule = scope.rule }, key = key })
+  end
+  return choices
+end
+
+local function ask_approval(ev)
+  -- All of the arguments and all of the diff: the user approves only what they saw (REQ-PERM-023)
+  local args = compat.json(ev.arguments or vim.empty_dict())
+  local choices = {
+    { label = "Allow", value = { decision = "allow" }, key = "y" },
+    { label = "Deny", value = { decision = "deny" }, key = "n" },
+  }
+  vim.list_extend(choices, M.always_choices(ev.scopes))
   dialog.open({
     id = ev.toolUseId,
     ui = M.config.ui,
@@ -181,19 +202,16 @@ local function ask_approval(ev)
     description = vim.split(ev.description or "", "\n\n", { plain = true })[1],
     arguments = args,
     diff = ev.diff,
-    choices = {
-      { label = "Allow", value = "allow", key = "y" },
-      { label = "Deny", value = "deny", key = "n" },
-      { label = "Always Allow", value = "alwaysAllow", key = "a" },
-    },
-    cancel_value = "deny",
+    choices = choices,
+    cancel_value = { decision = "deny" },
     cancel_label = "deny",
-    on_choice = function(decision)
+    on_choice = function(answer)
       M.async(function()
         ask("phoenix/respondToApproval", {
           conversationId = ev.conversationId,
           toolUseId = ev.toolUseId,
-          decision = decision,
+          decision = answer.decision,
+          rule = answer.rule, -- the scope the user picked (nil: not Always Allow)
         })
       end)
     end,
@@ -276,6 +294,19 @@ function handle.approvalResolved(ev)
     dialog.close() -- answered elsewhere (another client, a cancel)
   end
   chat.note("approval: " .. ev.decision)
+end
+
+-- Which rule was granted (or revoked), in words: the user sees what Always Allow added (REQ-PERM-024).
+function handle.alwaysAllowChanged(ev)
+  local what = ev.toolName
+  if ev.scope == "prefix" and ev.rule and ev.rule ~= "" then
+    what = ev.toolName .. ": " .. ev.rule
+  end
+  if ev.allowed then
+    chat.note("always allowed in this conversation: " .. what)
+  else
+    chat.note("asks again in this conversation: " .. what)
+  end
 end
 
 function handle.upgradeRequested(ev)

@@ -147,8 +147,9 @@ def test_approval_dialog_answered_with_y_and_with_escape(fake_anthropic: FakeAnt
     lines = first["lines"]
     assert lines[0] == "bash"
     assert '{"command":"echo yes > y.txt"}' in lines
-    assert [ln.strip() for ln in lines if ln.strip().lstrip("▸ ") in ("Allow", "Deny", "Always Allow")] == [
-        "▸ Allow", "Deny", "Always Allow"]
+    choices = ("Allow", "Deny", "Always Allow every bash call")  # a redirect: only the whole tool is offered
+    assert [ln.strip() for ln in lines if ln.strip().lstrip("▸ ") in choices] == [
+        "▸ Allow", "Deny", "Always Allow every bash call"]
     assert first["selected"] == "Allow" and first["focused"] is True
     groups = first["groups"]  # 0-based line -> highlight group
 
@@ -156,14 +157,14 @@ def test_approval_dialog_answered_with_y_and_with_escape(fake_anthropic: FakeAnt
         return groups.get(str(line))
 
     assert group(0) == "Title" and group(1) == "Comment", "the description is dimmed"
-    choice_rows = {ln.strip().lstrip("▸ "): i for i, ln in enumerate(lines) if ln.strip().lstrip("▸ ") in (
-        "Allow", "Deny", "Always Allow")}
+    choice_rows = {ln.strip().lstrip("▸ "): i for i, ln in enumerate(lines) if ln.strip().lstrip("▸ ") in choices}
     assert group(choice_rows["Allow"]) == "PmenuSel"
-    assert group(choice_rows["Deny"]) == group(choice_rows["Always Allow"]) == "Comment"
+    assert group(choice_rows["Deny"]) == group(choice_rows["Always Allow every bash call"]) == "Comment"
     assert "Y allow" in lines[-1] and "Esc deny" in lines[-1]
     assert run.data["refused"] is False, "the chat input is blocked while the dialog is open"
     assert run.data["refocused"] is True
-    assert (run.data["after_j"], run.data["after_down"], run.data["back"]) == ("Deny", "Always Allow", "Allow")
+    assert (run.data["after_j"], run.data["after_down"], run.data["back"]) == (
+        "Deny", "Always Allow every bash call", "Allow")
     assert (run.workdir / "y.txt").read_text() == "yes\n"
     assert not (run.workdir / "n.txt").exists(), "Escape denies"
     assert "approval: allow" in run.data["chat"] and run.data["chat"].count("approval: deny") == 2
@@ -354,7 +355,7 @@ def test_approvals_through_vim_ui_select(fake_anthropic: FakeAnthropic, run_nvim
         local picked = {}
         vim.ui.select = function(items, opts, on_choice)  -- a picker plugin (Telescope, fzf-lua, ...)
           table.insert(picked, { prompt = opts.prompt, items = vim.tbl_map(opts.format_item, items) })
-          on_choice(items[3])  -- Always Allow
+          on_choice(items[3])  -- Always Allow (every bash call: the command has a redirect)
         end
         local phoenix = T.setup({ ui = "select" })
         vim.cmd("Phoenix")
@@ -369,7 +370,8 @@ def test_approvals_through_vim_ui_select(fake_anthropic: FakeAnthropic, run_nvim
         """
     )
     (picked,) = run.data["picked"]
-    assert picked["items"] == ["Allow", "Deny", "Always Allow"] and picked["prompt"].startswith("bash")
+    assert picked["items"] == ["Allow", "Deny", "Always Allow every bash call"]
+    assert picked["prompt"].startswith("bash")
     assert (run.workdir / "a.txt").read_text() == "a\n"
 
 

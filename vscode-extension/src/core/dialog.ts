@@ -138,7 +138,13 @@ export function shortcutHint(state: DialogState): string {
   return `↑/↓ move · Enter confirm · ${letters.join(" · ")} · Esc deny`;
 }
 
-/** Arguments as compact JSON (no insignificant whitespace), long values cut for display (REQ-PERM-005). */
+/** An approval's arguments as compact JSON, all of them: never cut (REQ-PERM-023). */
+export function wholeArguments(args: Record<string, unknown>): string {
+  return JSON.stringify(args);
+}
+
+/** Arguments as compact JSON (no insignificant whitespace), long values cut for display (REQ-PERM-005): for
+ * tool cards in the timeline, never for an approval. */
 export function compactArguments(args: Record<string, unknown>, maxValue = 400): string {
   const cut = (value: unknown): unknown => {
     if (typeof value === "string" && value.length > maxValue) {

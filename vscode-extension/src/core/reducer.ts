@@ -345,6 +345,11 @@ function applyEvent(view: ConversationView, e: PhoenixEvent): void {
       const label = e.scope === "prefix" && e.rule ? `${e.toolName}: ${e.rule}` : e.toolName;
       view.alwaysAllowed = view.alwaysAllowed.filter((t) => t !== label);
       if (e.allowed) view.alwaysAllowed.push(label);
+      // the chat says which rule was granted, not only that one was (REQ-PERM-024)
+      notice(view, e.seq, {
+        level: "info",
+        text: e.allowed ? `Always allowed in this conversation: ${label}` : `Asks again in this conversation: ${label}`,
+      });
       return;
     }
     case "retry":

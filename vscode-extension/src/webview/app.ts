@@ -11,6 +11,7 @@ import { apply, openRequest, type ConversationView, type OpenRequest, type Item,
 import {
   approvalDialog,
   compactArguments,
+  wholeArguments,
   handleKey,
   shortcutHint,
   upgradeDialog,
@@ -693,7 +694,8 @@ export class ChatApp {
       title.textContent = stripTerminalEscapes(a.toolName);
       title.dataset.testid = "dialog-title";
       if (a.description) this.renderDescription(box, stripTerminalEscapes(a.description));
-      this.add(box, "pre", "dialog-arguments").textContent = stripTerminalEscapes(compactArguments(a.arguments));
+      // all of them: the user approves only what they saw (REQ-PERM-023); the box wraps and scrolls
+      this.add(box, "pre", "dialog-arguments").textContent = stripTerminalEscapes(wholeArguments(a.arguments));
       if (a.diff) {
         this.renderDiff(box, a.diff);
         const open = this.button(box, "Open diff", "link open-diff", () =>
