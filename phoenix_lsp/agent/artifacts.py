@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 from pathlib import Path
 from typing import Any
 
+from .. import confined
 from ..atomic import write_bytes
 from .contracts import ArtifactHandle
 
@@ -95,14 +95,12 @@ class ArtifactStore:
         hexdigest = parse_handle(handle)
         for kind in TYPES:
             path = self._path(hexdigest, kind)
-            try:
-                fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
-            except FileNotFoundError:
-                continue
-            except OSError as exc:  # e.g. a symlink planted in the directory
-                raise ArtifactNotFound(f"artifact://sha256-{hexdigest} cannot be read: {exc.strerror}") from exc
-            with os.fdopen(fd, "rb") as f:
-                data = f.read(self.max_bytes + 1)
+            try:  # the confined reader: regular file beneath the directory, non-blocking, capped (REQ-READ-003)
+                data = confined.read(path, [self.directory], max_bytes=self.max_bytes + 1).data
+            except confined.ReadRefused as exc:
+                if exc.reason == "missing":
+                    continue
+                raise ArtifactNotFound(f"artifact://sha256-{hexdigest} cannot be read: {exc}") from None
             if len(data) > self.max_bytes or digest(kind, data) != hexdigest:
                 raise ArtifactNotFound(f"artifact://sha256-{hexdigest} is damaged (its content does not match "
                                        "its handle); run the plan again to recreate it")
