@@ -110,21 +110,25 @@ def mechanism() -> Literal["openat2", "walk"]:
     return "openat2" if _openat2_works else "walk"
 
 
-_libc: ctypes.CDLL | None = None
+_syscall_fn: Callable[..., int] | None = None
+_hows: dict[int, _OpenHow] = {}  # one per set of flags; never changed once made, so threads may share them
 
 
-def _syscall() -> ctypes.CDLL:
-    global _libc
-    if _libc is None:
-        _libc = ctypes.CDLL(None, use_errno=True)
-    return _libc
+def _syscall() -> Callable[..., int]:
+    global _syscall_fn
+    if _syscall_fn is None:
+        fn = ctypes.CDLL(None, use_errno=True).syscall
+        fn.restype = ctypes.c_long
+        fn.argtypes = [ctypes.c_long, ctypes.c_int, ctypes.c_char_p, ctypes.c_void_p, ctypes.c_size_t]
+        _syscall_fn = fn
+    return _syscall_fn
 
 
 def _openat2(dir_fd: int, path: str, flags: int) -> int:
-    how = _OpenHow(flags, 0, _RESOLVE_BENEATH | _RESOLVE_NO_MAGICLINKS)
-    libc = _syscall()
-    fd: int = libc.syscall(ctypes.c_long(_SYS_OPENAT2), ctypes.c_int(dir_fd), ctypes.c_char_p(os.fsencode(path)),
-                           ctypes.byref(how), ctypes.c_size_t(ctypes.sizeof(how)))
+    how = _hows.get(flags)
+    if how is None:
+        how = _hows[flags] = _OpenHow(flags, 0, _RESOLVE_BENEATH | _RESOLVE_NO_MAGICLINKS)
+    fd: int = _syscall()(_SYS_OPENAT2, dir_fd, os.fsencode(path), ctypes.addressof(how), ctypes.sizeof(how))
     if fd < 0:
         code = ctypes.get_errno()
         raise OSError(code, os.strerror(code), path)
@@ -159,6 +163,7 @@ class Root:
         self.real = os.path.realpath(directory)
         self.lexical = os.path.normpath(os.path.abspath(directory))
         self.deny = deny
+        self._verdicts: dict[str, str | None] = {}
         self._fd = os.open(self.real, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
 
     def __enter__(self) -> Root:
@@ -188,6 +193,7 @@ class Root:
             return self._read(asked, max_bytes)
         twin = copy.copy(self)  # its own descriptor: the worker may outlive this call (and a close of self)
         twin._fd = os.dup(self._fd)
+        twin._verdicts = {}
 
         def work() -> FileRead:
             with twin:
@@ -200,13 +206,14 @@ class Root:
         if relative is None:
             raise ReadRefused("outside", asked, f"{asked} is outside {self.lexical}, so it was not read: only files "
                               "beneath it may be read. Use a path inside it.")
-        self._check_denied(asked, os.path.join(self.real, relative))  # early: not even opened
+        self._check_never(asked, os.path.join(self.real, relative))  # early: a device is not even opened
         fd = self._open(asked, relative)
         try:
             real = _real_path(fd, asked)
             if not _within(real, self.real):  # cannot happen after a confined lookup; never trusted anyway
                 raise ReadRefused("outside", asked, f"{asked} leads outside {self.lexical} (to {real}), so it was "
                                   "not read. Use a file whose real location is inside it.")
+            self._check_never(asked, real)
             self._check_denied(asked, real)
             info = os.fstat(fd)
             if not stat.S_ISREG(info.st_mode):
@@ -216,12 +223,25 @@ class Root:
         finally:
             os.close(fd)
 
-    def _check_denied(self, asked: str, real: str) -> None:
+    @staticmethod
+    def _check_never(asked: str, real: str) -> None:
         for never in NEVER_READ:
             if _within(real, never):
                 raise ReadRefused("denied", asked, f"{asked} is in {never} (process, kernel and device state, "
                                   "never a project's file), so it was not read.", entry=never)
-        if self.deny is not None and (entry := self.deny.entry_for(real, resolved=True)) is not None:
+
+    def denied(self, real: str) -> str | None:
+        """The deny-read entry covering the real path `real` (None: not denied), remembered for this root, so
+        a caller that checks a path before reading it (a search counting what it skips) pays once."""
+        if self.deny is None:
+            return None
+        if real not in self._verdicts:
+            entry = self.deny.entry_for(real, resolved=True)
+            self._verdicts[real] = None if entry is None else str(entry)
+        return self._verdicts[real]
+
+    def _check_denied(self, asked: str, real: str) -> None:
+        if (entry := self.denied(real)) is not None:
             raise ReadRefused("denied", asked, f"{asked} is on the deny-read list ({entry}: credentials and "
                               "phoenix-lsp's own data), so it was not read: what is read may go to the model "
                               "provider.", entry=str(entry))

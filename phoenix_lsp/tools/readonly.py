@@ -342,7 +342,7 @@ def _search(pattern: regex.Pattern[str], pattern_text: str, glob: str | None, ro
         real = os.path.realpath(path)
         if not (real == real_root or real.startswith(real_root.rstrip(os.sep) + os.sep)):
             continue  # a symlink leading out of the working directory is never read
-        if deny and deny.entry_for(real, resolved=True) is not None:
+        if beneath.denied(real) is not None:  # remembered: the reader's own check below costs nothing more
             skipped_denied += 1
             continue
         rel = _display(root, Path(real)) if path.is_symlink() else _display(root, path)
