@@ -1,5 +1,6 @@
-"""Attacks with witnesses outside phoenix-lsp on how artifact files are read (issue 24): a FIFO planted in the
-artifact directory must be refused, not waited on (the server would stop answering everything)."""
+"""Attacks with witnesses outside phoenix-lsp on how the agent route's files are read (issue 24): a FIFO planted
+in the artifact directory, or named as an agent settings file, must be refused, not waited on (the server
+would stop answering everything). The witness: the call returns."""
 
 from __future__ import annotations
 
@@ -44,3 +45,19 @@ def test_a_fifo_planted_as_an_artifact_file_is_refused_not_waited_on(tmp_path: P
         os.close(fd)
     assert returned, "reading the artifact waited on a FIFO (the server would hang)"
     assert isinstance(result, ArtifactNotFound)
+
+
+@pytest.mark.req("REQ-READ-003")
+@pytest.mark.parametrize("field", ["capabilities", "mcp_registry", "budgets"])
+def test_a_fifo_named_as_an_agent_settings_file_is_refused_not_waited_on(tmp_path: Path, field: str) -> None:
+    """The server loads these at start-up: a FIFO there (or a path to one) would keep it from ever answering."""
+    from phoenix_lsp.agent.agent_config import AgentConfigError, load_agent_config
+    from phoenix_lsp.server.config import Config
+
+    fifo = tmp_path / "settings.json"
+    os.mkfifo(fifo)
+    returned, result = _returns_within(30, lambda: load_agent_config(Config.model_validate({field: fifo}), tmp_path))
+    if not returned:
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))  # unblock the thread, so the run can end
+    assert returned, "loading the agent settings waited on a FIFO"
+    assert isinstance(result, AgentConfigError) and "not a regular file" in result.message
