@@ -10,7 +10,8 @@ import argparse
 import importlib
 import sys
 
-MODULES = ["core", "store", "patch", "sandbox", "server", "cache", "fuzz", "streams", "agent_engine", "agent_route"]
+MODULES = ["core", "store", "patch", "reading", "sandbox", "server", "cache", "fuzz", "streams", "agent_engine",
+           "agent_route"]
 
 
 def print_table(rows: list[dict[str, object]]) -> None:
