@@ -1,21 +1,25 @@
 #!/usr/bin/env python3
-"""Mutation check of the pure core (issue 18): run mutmut on some core files, sort the survivors, report.
+"""Mutation check of the pure core (issue 18) and the confined reader (issue 24): run mutmut on some files,
+sort the survivors, report.
 
     .venv/bin/python scripts/mutation-check.py                      # permissions.py: what CI runs
+    .venv/bin/python scripts/mutation-check.py confined             # phoenix_lsp/confined.py: CI runs it too
     .venv/bin/python scripts/mutation-check.py state machine        # other files of phoenix_lsp/core
     .venv/bin/python scripts/mutation-check.py --all                # the whole core (8-12 minutes on 2 cores)
     .venv/bin/python scripts/mutation-check.py --no-run machine     # only report the last run's results
 
 mutmut (configured in pyproject's [tool.mutmut]) changes one thing in the code at a time (a mutant) and runs
-tests/core against it: a mutant the tests fail on is *killed*; one they pass on *survived*, so nothing pins
-the thing it changed. A survivor is *text only* when all it changes is the wording of a message (a string
-literal with a space in it, or a literal part of an f-string); anything else is a *logic* survivor: an
-operator, a number, a condition, an argument, or a code or key string such as "mode" or "toolUseId".
+the fast tests against it (tests/core for the core, tests/test_confined.py for the confined reader): a
+mutant the tests fail on is *killed*; one they pass on *survived*, so nothing pins the thing it changed.
+A survivor is *text only* when all it changes is the wording of a message (a string literal with a space in
+it, or a literal part of an f-string); anything else is a *logic* survivor: an operator, a number, a
+condition, an argument, or a code or key string such as "mode" or "toolUseId".
 
 A mutant that made a test hang (a *timeout*) counts as caught, and is reported.
 
 The exit status is 1 when a logic mutant survived in a checked file, unless it is listed as
-equivalent in tests/core/mutants.md (its full name in backquotes, with the reason). Text-only survivors are
+equivalent in tests/core/mutants.md (its full name in backquotes, with the reason; the confined reader's
+are in their own section there). Text-only survivors are
 reported, never fatal. Runs mutmut niced, with at most ``--max-children`` test processes (default 2).
 """
 
@@ -35,6 +39,15 @@ ROOT = Path(__file__).resolve().parent.parent
 CORE = Path("phoenix_lsp/core")
 EQUIVALENT = ROOT / "tests/core/mutants.md"
 ALL_FILES = ("machine", "permissions", "state", "rules", "effects", "events", "texts", "tools", "values")
+#: files outside the core that are checked too, by name: (path, dotted module)
+OTHER_FILES = {"confined": (Path("phoenix_lsp/confined.py"), "phoenix_lsp.confined")}
+
+
+def source(module: str) -> tuple[Path, str]:
+    """(path, dotted module name) of a checked file, by its short name."""
+    if module in OTHER_FILES:
+        return OTHER_FILES[module]
+    return CORE / f"{module}.py", f"phoenix_lsp.core.{module}"
 
 
 def _mutmut() -> Path:
@@ -42,8 +55,8 @@ def _mutmut() -> Path:
 
 
 def run_mutmut(modules: list[str], max_children: int) -> float:
-    """Run mutmut on the mutants of ``modules`` (phoenix_lsp.core.<module>); returns the seconds it took."""
-    patterns = [f"phoenix_lsp.core.{m}.*" for m in modules]
+    """Run mutmut on the mutants of ``modules`` (short names, see :func:`source`); returns the seconds it took."""
+    patterns = [f"{source(m)[1]}.*" for m in modules]
     command = ["nice", "-n", "15", str(_mutmut()), "run", "--max-children", str(max_children), *patterns]
     print("+", " ".join(command), flush=True)
     start = time.monotonic()
@@ -115,7 +128,7 @@ def report(modules: list[str], show_diffs: bool) -> bool:
     print(f"\n{'file':<16}{'mutants':>8}{'killed':>8}{'survived: logic':>16}{'text':>6}{'timeout':>8}{'other':>7}"
           f"{'logic killed':>14}")
     for module in modules:
-        path = CORE / f"{module}.py"
+        path = source(module)[0]
         data = SourceFileMutationData(path=path)
         data.load()
         counts: Counter[str] = Counter()
@@ -158,16 +171,17 @@ def _natural(name: str) -> tuple[str, int]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("modules", nargs="*", help=f"core modules, of {', '.join(ALL_FILES)} (default: permissions)")
+    parser.add_argument("modules", nargs="*", help=f"core modules, of {', '.join(ALL_FILES)}, or "
+                        f"{', '.join(OTHER_FILES)} (default: permissions)")
     parser.add_argument("--all", action="store_true", help="every file of phoenix_lsp/core")
     parser.add_argument("--no-run", action="store_true", help="report the results of the last run only")
     parser.add_argument("--max-children", type=int, default=2)
     parser.add_argument("--diffs", action="store_true", help="print the diff of every unlisted survivor")
     args = parser.parse_args()
     modules = list(ALL_FILES) if args.all else (args.modules or ["permissions"])
-    unknown = set(modules) - set(ALL_FILES)
+    unknown = set(modules) - set(ALL_FILES) - set(OTHER_FILES)
     if unknown:
-        parser.error(f"not a core module: {', '.join(sorted(unknown))}")
+        parser.error(f"not a checked module: {', '.join(sorted(unknown))}")
     os.chdir(ROOT)
     sys.path.insert(0, str(ROOT))
     if not args.no_run:
