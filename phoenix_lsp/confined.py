@@ -32,6 +32,7 @@ import concurrent.futures
 import copy
 import ctypes
 import errno
+import functools
 import os
 import platform
 import stat
@@ -60,6 +61,7 @@ _OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
 # openat2(2): the syscall number is 437 on every architecture that has it (x86_64 and the generic table).
 _SYS_OPENAT2 = 437
 _RESOLVE_NO_MAGICLINKS = 0x02
+_RESOLVE_NO_SYMLINKS = 0x04
 _RESOLVE_BENEATH = 0x08
 
 
@@ -111,7 +113,7 @@ def mechanism() -> Literal["openat2", "walk"]:
 
 
 _syscall_fn: Callable[..., int] | None = None
-_hows: dict[int, _OpenHow] = {}  # one per set of flags; never changed once made, so threads may share them
+_hows: dict[tuple[int, int], _OpenHow] = {}  # one per set of flags; never changed once made, so threads may share them
 
 
 def _syscall() -> Callable[..., int]:
@@ -124,10 +126,11 @@ def _syscall() -> Callable[..., int]:
     return _syscall_fn
 
 
-def _openat2(dir_fd: int, path: str, flags: int) -> int:
-    how = _hows.get(flags)
+def _openat2(dir_fd: int, path: str, flags: int, resolve: int = 0) -> int:
+    """openat2(2) beneath `dir_fd`, never through a magic link; `resolve` adds RESOLVE_* flags."""
+    how = _hows.get((flags, resolve))
     if how is None:
-        how = _hows[flags] = _OpenHow(flags, 0, _RESOLVE_BENEATH | _RESOLVE_NO_MAGICLINKS)
+        how = _hows[(flags, resolve)] = _OpenHow(flags, 0, _RESOLVE_BENEATH | _RESOLVE_NO_MAGICLINKS | resolve)
     fd: int = _syscall()(_SYS_OPENAT2, dir_fd, os.fsencode(path), ctypes.addressof(how), ctypes.sizeof(how))
     if fd < 0:
         code = ctypes.get_errno()
@@ -149,6 +152,11 @@ def _probe_openat2() -> bool:
         return False
     finally:
         os.close(root)
+
+
+@functools.lru_cache(maxsize=4)
+def _prefixes(directories: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(d.rstrip("/") + "/" for d in directories)
 
 
 def _within(path: str, root: str) -> bool:
@@ -206,10 +214,13 @@ class Root:
         if relative is None:
             raise ReadRefused("outside", asked, f"{asked} is outside {self.lexical}, so it was not read: only files "
                               "beneath it may be read. Use a path inside it.")
-        self._check_never(asked, os.path.join(self.real, relative))  # early: a device is not even opened
-        fd = self._open(asked, relative)
+        spelt = os.path.normpath(os.path.join(self.real, relative))
+        self._check_never(asked, spelt)  # early: a device is not even opened
+        fd, direct = self._open(asked, relative)
         try:
-            real = _real_path(fd, asked)
+            # A lookup that followed no symlink and no '..' opened exactly the path as spelt beneath the real root;
+            # any other asks the kernel where the descriptor leads.
+            real = spelt if direct else _real_path(fd, asked)
             if not _within(real, self.real):  # cannot happen after a confined lookup; never trusted anyway
                 raise ReadRefused("outside", asked, f"{asked} leads outside {self.lexical} (to {real}), so it was "
                                   "not read. Use a file whose real location is inside it.")
@@ -225,6 +236,8 @@ class Root:
 
     @staticmethod
     def _check_never(asked: str, real: str) -> None:
+        if not real.startswith(_prefixes(NEVER_READ)) and real not in NEVER_READ:
+            return
         for never in NEVER_READ:
             if _within(real, never):
                 raise ReadRefused("denied", asked, f"{asked} is in {never} (process, kernel and device state, "
@@ -246,16 +259,23 @@ class Root:
                               "phoenix-lsp's own data), so it was not read: what is read may go to the model "
                               "provider.", entry=str(entry))
 
-    def _open(self, asked: str, relative: str) -> int:
+    def _open(self, asked: str, relative: str) -> tuple[int, bool]:
+        """The descriptor, and whether the lookup was direct (it followed no symlink and no '..')."""
         try:
             if mechanism() == "openat2":
+                if ".." not in relative.split("/"):
+                    try:  # most paths have no symlink: then where the file is needs no second question
+                        return _openat2(self._fd, relative, _OPEN_FLAGS, _RESOLVE_NO_SYMLINKS), True
+                    except OSError as exc:
+                        if exc.errno != errno.ELOOP:  # ELOOP: a symlink on the way; follow it beneath the root
+                            raise
                 for _ in range(8):  # EAGAIN: a rename raced the lookup; the kernel asks to try again
                     try:
-                        return _openat2(self._fd, relative, _OPEN_FLAGS)
+                        return _openat2(self._fd, relative, _OPEN_FLAGS), False
                     except BlockingIOError:
                         continue
                 raise OSError(errno.EAGAIN, os.strerror(errno.EAGAIN), asked)
-            return _walk(self._fd, relative)
+            return _walk(self._fd, relative), False
         except OSError as exc:
             raise _refusal(exc, asked, self.lexical) from None
 
@@ -352,11 +372,7 @@ def _read_capped(fd: int, asked: str, size_hint: int, max_bytes: int) -> bytes:
 
 
 def _on_loop() -> bool:
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return False
-    return True
+    return asyncio._get_running_loop() is not None  # the running loop of this thread, without raising
 
 
 _workers: concurrent.futures.ThreadPoolExecutor | None = None
