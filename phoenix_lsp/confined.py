@@ -37,9 +37,8 @@ import os
 import platform
 import stat
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, NamedTuple
 
 if TYPE_CHECKING:
     from .sandbox.denylist import DenyCheck
@@ -83,8 +82,7 @@ class ReadRefused(Exception):
         self.cause = cause  # the system's words for an ``unreadable`` file (e.g. "Permission denied")
 
 
-@dataclass(frozen=True)
-class FileRead:
+class FileRead(NamedTuple):
     """What was read: the bytes, and the real path of the file they came from (the kernel's name for the
     descriptor, so symlinks inside the root are resolved)."""
 
@@ -187,10 +185,18 @@ class Root:
 
     def holds(self, path: str) -> str | None:
         """`path` (absolute) relative to this root, or None when it is not beneath it by its spelling."""
+        located = self._locate(path)
+        return None if located is None else located[0]
+
+    def _locate(self, path: str) -> tuple[str, str] | None:
+        """(`path` relative to the root, the same beneath the real root), or None when it is not beneath it."""
         normal = os.path.normpath(path)
+        if not os.path.isabs(normal):
+            normal = os.path.normpath(os.path.join(self.real, normal))
         for base in (self.real, self.lexical):
             if _within(normal, base):
-                return normal[len(base):].lstrip("/") or "."
+                relative = normal[len(base):].lstrip("/") or "."
+                return relative, normal if base is self.real else os.path.join(self.real, relative)
         return None
 
     def read(self, path: str | os.PathLike[str], *, max_bytes: int) -> FileRead:
@@ -210,11 +216,13 @@ class Root:
         return _off_loop(asked, work)
 
     def _read(self, asked: str, max_bytes: int) -> FileRead:
-        relative = self.holds(asked) if os.path.isabs(asked) else asked
-        if relative is None:
+        located = self._locate(asked)
+        if located is None:
             raise ReadRefused("outside", asked, f"{asked} is outside {self.lexical}, so it was not read: only files "
                               "beneath it may be read. Use a path inside it.")
-        spelt = os.path.normpath(os.path.join(self.real, relative))
+        relative, spelt = located
+        if not os.path.isabs(asked):
+            relative = asked  # as given: a '..' in it is for the kernel (or the walk) to judge, not normpath
         self._check_never(asked, spelt)  # early: a device is not even opened
         fd, direct = self._open(asked, relative)
         try:
