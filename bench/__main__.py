@@ -10,8 +10,8 @@ import argparse
 import importlib
 import sys
 
-MODULES = ["core", "store", "patch", "sandbox", "server", "cache", "fuzz", "streams", "agent_engine", "agent_route",
-           "providers", "agent_tasks"]
+MODULES = ["core", "store", "patch", "reading", "sandbox", "server", "cache", "fuzz", "streams", "agent_engine",
+           "agent_route", "providers", "agent_tasks"]
 
 
 def print_table(rows: list[dict[str, object]]) -> None:

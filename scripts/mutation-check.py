@@ -1,21 +1,25 @@
 #!/usr/bin/env python3
-"""Mutation check of the pure core (issue 18): run mutmut on some core files, sort the survivors, report.
+"""Mutation check of the pure core (issue 18) and the confined reader (issue 24): run mutmut on some files,
+sort the survivors, report.
 
     .venv/bin/python scripts/mutation-check.py                      # permissions.py: what CI runs
+    .venv/bin/python scripts/mutation-check.py confined             # phoenix_lsp/confined.py: CI runs it too
     .venv/bin/python scripts/mutation-check.py state machine        # other files of phoenix_lsp/core
     .venv/bin/python scripts/mutation-check.py --all                # the whole core (8-12 minutes on 2 cores)
     .venv/bin/python scripts/mutation-check.py --no-run machine     # only report the last run's results
 
 mutmut (configured in pyproject's [tool.mutmut]) changes one thing in the code at a time (a mutant) and runs
-tests/core against it: a mutant the tests fail on is *killed*; one they pass on *survived*, so nothing pins
-the thing it changed. A survivor is *text only* when all it changes is the wording of a message (a string
-literal with a space in it, or a literal part of an f-string); anything else is a *logic* survivor: an
-operator, a number, a condition, an argument, or a code or key string such as "mode" or "toolUseId".
+the fast tests against it (tests/core for the core, tests/test_confined.py for the confined reader): a
+mutant the tests fail on is *killed*; one they pass on *survived*, so nothing pins the thing it changed.
+A survivor is *text only* when all it changes is the wording of a message (a string literal with a space in
+it, or a literal part of an f-string); anything else is a *logic* survivor: an operator, a number, a
+condition, an argument, or a code or key string such as "mode" or "toolUseId".
 
 A mutant that made a test hang (a *timeout*) counts as caught, and is reported.
 
 The exit status is 1 when a logic mutant survived in a checked file, unless it is listed as
-equivalent in tests/core/mutants.md (its full name in backquotes, with the reason). Text-only survivors are
+equivalent in tests/core/mutants.md (its full name in backquotes, with the reason; the confined reader's
+are in their own section there). Text-only survivors are
 reported, never fatal. Runs mutmut niced, with at most ``--max-children`` test processes (default 2).
 """
 
@@ -35,8 +39,9 @@ ROOT = Path(__file__).resolve().parent.parent
 CORE = Path("phoenix_lsp/core")
 EQUIVALENT = ROOT / "tests/core/mutants.md"
 ALL_FILES = ("machine", "permissions", "state", "rules", "effects", "events", "texts", "tools", "values")
-#: what the check can mutate, by name: the core's files, and the agent route's policy gate (issue 24)
-TARGETS = {**{m: CORE / f"{m}.py" for m in ALL_FILES}, "policy_gate": Path("phoenix_lsp/agent/policy_gate.py")}
+#: what the check can mutate, by name: the core's files, the agent's policy gate, the confined reader (issue 24)
+TARGETS = {**{m: CORE / f"{m}.py" for m in ALL_FILES}, "policy_gate": Path("phoenix_lsp/agent/policy_gate.py"),
+           "confined": Path("phoenix_lsp/confined.py")}
 
 
 def _mutmut() -> Path:

@@ -16,6 +16,7 @@ an HTTP header to a reference (``env:NAME``), resolved by the MCP client when it
 from __future__ import annotations
 
 import fnmatch
+import os
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
@@ -31,7 +32,7 @@ from pydantic import (
     model_validator,
 )
 
-from .. import safe_json
+from .. import confined, safe_json
 from ..protocol.base import Wire
 from .contracts import TOOL_URI, BudgetsFile
 
@@ -241,13 +242,19 @@ def _read(path: Path, model: type[Wire], setting: str) -> Wire | AgentConfigErro
     def error(message: str) -> AgentConfigError:
         return AgentConfigError(setting=setting, path=path, message=message)
 
+    # The user chose this path (a setting), so symlinks in it are theirs to follow: it is resolved first, then
+    # read by the confined reader (regular file, non-blocking, capped on the bytes read: REQ-READ-001/003).
+    real = Path(os.path.realpath(path))
     try:
-        size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            return error(f"is {size:,} bytes, over the {MAX_FILE_BYTES:,}-byte limit")
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        return error(f"cannot be read ({exc.strerror or exc})")
+        text = confined.read(real, [real.parent], max_bytes=MAX_FILE_BYTES).data.decode("utf-8")
+    except confined.ReadRefused as refused:
+        if refused.reason == "too_large":
+            return error(f"is over the {MAX_FILE_BYTES:,}-byte limit")
+        if refused.reason == "not_regular":
+            return error("cannot be read (it is not a regular file)")
+        if refused.reason == "missing":
+            return error("cannot be read (No such file or directory)")
+        return error(f"cannot be read ({refused.cause or refused.reason.replace('_', ' ')})")
     except UnicodeDecodeError:
         return error("is not UTF-8 text")
     try:

@@ -10,21 +10,21 @@ the same directory, then a rename), and a value over the store's size cap is ref
 Scoped to a conversation (issue 24): the server never uses the artifact directory itself, only
 ``store.scoped(conversation_id)``, a directory of its own per conversation (``c-<sha256 of the id>``, so no id
 can name a path). A handle is served only from the store of the conversation that made it, and
-``remove_scope`` deletes a conversation's artifacts with it. The read itself is one function,
-:func:`read_artifact`.
+``remove_scope`` deletes a conversation's artifacts with it. An artifact file is read by the confined reader
+(REQ-READ-003): a regular file beneath the directory, opened non-blocking, capped on the bytes read.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 import shutil
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from .. import confined
 from ..atomic import write_bytes
 from .contracts import ArtifactHandle
 
@@ -125,27 +125,19 @@ class ArtifactStore:
         for a malformed handle (before touching any file) and ArtifactNotFound when there is none."""
         hexdigest = parse_handle(handle)
         for kind in TYPES:
-            try:
-                data = read_artifact(self._path(hexdigest, kind), self.max_bytes)
-            except FileNotFoundError:
-                continue
-            except OSError as exc:  # e.g. a symlink planted in the directory
-                raise ArtifactNotFound(f"artifact://sha256-{hexdigest} cannot be read: {exc.strerror}") from exc
+            path = self._path(hexdigest, kind)
+            try:  # the confined reader: regular file beneath the directory, non-blocking, capped (REQ-READ-003)
+                data = confined.read(path, [self.directory], max_bytes=self.max_bytes + 1).data
+            except confined.ReadRefused as exc:
+                if exc.reason == "missing":
+                    continue
+                raise ArtifactNotFound(f"artifact://sha256-{hexdigest} cannot be read: {exc}") from None
             if len(data) > self.max_bytes or digest(kind, data) != hexdigest:
                 raise ArtifactNotFound(f"artifact://sha256-{hexdigest} is damaged (its content does not match "
                                        "its handle); run the plan again to recreate it")
             return ArtifactHandle(handle=f"artifact://sha256-{hexdigest}", type=kind, size=len(data)), data
         raise ArtifactNotFound(f"no artifact artifact://sha256-{hexdigest} in the artifact directory; it may have "
                                "been removed: run the plan again to recreate it")
-
-
-def read_artifact(path: Path, max_bytes: int) -> bytes:
-    """The bytes of one artifact file, at most ``max_bytes + 1`` of them (more means too large). The one place
-    an artifact file is read: ``FileNotFoundError`` when there is none, another ``OSError`` when it cannot be
-    read (a symlink planted in its place)."""
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
-    with os.fdopen(fd, "rb") as f:
-        return f.read(max_bytes + 1)
 
 
 def _remove(directory: Path) -> bool:

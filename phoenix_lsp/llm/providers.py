@@ -24,7 +24,6 @@ and the field; the built-in providers keep working.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Mapping
@@ -32,7 +31,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from .. import confined, safe_json
 from .pricing import Price
+
+#: the most a providers file may hold (a handful of endpoints and their models)
+MAX_FILE_BYTES = 1 << 20
 
 ANTHROPIC = "anthropic"
 BUILTIN_PROVIDERS = ("anthropic", "openai", "ollama", "azure")
@@ -152,11 +155,14 @@ def read_file(path: Path, environ: Mapping[str, str]) -> tuple[dict[str, Provide
         return {}, (f"phoenix-lsp: the providers file {path} ({PROVIDERS_FILE_VARIABLE}) is not used: {where}: "
                     f"{why}. Fix the file and restart the server; the other providers keep working.")
 
+    # The user chose this path (a setting), so symlinks in it are theirs to follow: it is resolved first, then
+    # read by the confined reader (regular file, non-blocking, capped on the bytes read: REQ-READ-001/003).
+    real = Path(os.path.realpath(path))
     try:
-        data = json.loads(path.read_text("utf-8"))
-    except OSError as exc:
-        return bad("the file", f"cannot be read ({exc.strerror or exc})")
-    except ValueError as exc:
+        data = safe_json.loads(confined.read(real, [real.parent], max_bytes=MAX_FILE_BYTES).data.decode("utf-8"))
+    except confined.ReadRefused as refused:
+        return bad("the file", f"cannot be read ({refused.cause or refused.reason.replace('_', ' ')})")
+    except ValueError as exc:  # not UTF-8, not JSON, or nested too deep
         return bad("the file", f"is not valid JSON ({exc})")
     if not isinstance(data, dict) or not isinstance(data.get("providers"), dict):
         return bad("providers", 'the file must be a JSON object with a "providers" object')

@@ -4,7 +4,9 @@ the model sees once (REQ-ATTACH-001..003).
 A file is read from the editor's unsaved buffer when it is open, else from disk. It must lie in the
 conversation's working directory or one of the editor's workspace folders, must not be on the deny-read list
 (credentials and phoenix-lsp's own data), must be text (UTF-8, no NUL byte) and at most ``MAX_BYTES``. Any
-refusal names the file and says why and what to do; then nothing of the message is sent.
+refusal names the file and says why and what to do; then nothing of the message is sent. The disk is read
+through the confined reader (``phoenix_lsp.confined``), with the deny-read list always, whatever the
+conversation's mode or working directory (a working directory of ``/`` or the home directory included).
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from .. import confined
 
 if TYPE_CHECKING:
     from ..protocol.params import DiagnosticsAttachment, FileAttachment
@@ -54,6 +58,33 @@ def _shown(path: Path, working_directory: Path) -> str:
         return str(path)
 
 
+def _read_disk(index: int, real: str, shown: str, places: Sequence[Path], deny: DenyCheck) -> bytes:
+    """The file's bytes through the confined reader (REQ-READ-002..004): opened once beneath the place that
+    holds it, so a directory swapped for a symlink after the checks above is refused, not followed."""
+    try:
+        return confined.read(real, places, max_bytes=MAX_BYTES, deny=deny).data
+    except confined.ReadRefused as refused:
+        match refused.reason:
+            case "outside":
+                why = ("it leads outside the workspace and the conversation's working directory, so it was not "
+                       "attached (nothing was sent). Attach files of the project.")
+            case "denied":
+                why = (f"it is on the deny-read list ({refused.entry}: credentials, phoenix-lsp's own data, process "
+                       "and device state), so it was not attached (nothing was sent); its contents would go to "
+                       "the model provider.")
+            case "not_regular":
+                why = "it is not a file, so it was not attached (nothing was sent)."
+            case "too_large":
+                why = (f"it has {MAX_BYTES + 1:,} bytes or more, more than the {MAX_BYTES:,} an attachment may have, "
+                       "so it was not attached (nothing was sent). Attach a range of lines instead.")
+            case "missing":
+                why = "it does not exist, so it was not attached (nothing was sent). Check the path."
+            case _:
+                why = (f"it could not be read ({refused.cause or refused.reason}), so it was not attached (nothing "
+                       "was sent).")
+        raise AttachmentError(index, f"{shown}: {why}") from None
+
+
 def file_text(
     index: int,
     item: FileAttachment,
@@ -77,18 +108,7 @@ def file_text(
                               "model provider.")
     text = open_documents.get(Path(real)) or open_documents.get(path)
     if text is None:
-        try:
-            if not os.path.isfile(real):
-                raise AttachmentError(index, f"{shown} is not a file, so it was not attached (nothing was sent).")
-            size = os.path.getsize(real)
-            if size > MAX_BYTES:
-                raise AttachmentError(index, f"{shown} has {size:,} bytes, more than the {MAX_BYTES:,} an attachment "
-                                      "may have, so it was not attached (nothing was sent). Attach a range of "
-                                      "lines instead.")
-            data = Path(real).read_bytes()
-        except OSError as exc:
-            raise AttachmentError(index, f"{shown} could not be read ({exc.strerror or exc}), so it was not "
-                                  "attached (nothing was sent).") from None
+        data = _read_disk(index, real, shown, [working_directory, *workspace], deny)
         if b"\0" in data:
             raise AttachmentError(index, f"{shown} is a binary file, so it was not attached (nothing was sent). "
                                   "Only text files can be attached.")

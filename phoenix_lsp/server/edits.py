@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
+from .. import confined
 from ..core.values import ToolUse
 from ..protocol.events import Diff
 from ..tools.patch import PatchError, plan_patch, resolve_patch_path, target_identity, verify_before_sending
@@ -35,12 +36,21 @@ NO_CREATE_FILE = (
 )
 
 
-def _read_disk(path: Path) -> str | None:
+#: the largest file a patch reads from disk (the same as read_file's)
+PATCH_MAX_FILE_BYTES = 64 * 1024 * 1024
+
+
+def _read_disk(path: Path, root: Path) -> str | None:
+    """The file's text through the confined reader (beneath the working directory, regular file, capped,
+    REQ-READ-001); None when there is no file. Raises OSError (with the reader's message) or
+    UnicodeDecodeError when it cannot be read as text."""
     try:
-        with open(path, encoding="utf-8", newline="") as handle:
-            return handle.read()
-    except FileNotFoundError:
-        return None
+        data = confined.read(path, [root], max_bytes=PATCH_MAX_FILE_BYTES).data
+    except confined.ReadRefused as refused:
+        if refused.reason == "missing":
+            return None
+        raise OSError(str(refused)) from None
+    return data.decode("utf-8")
 
 
 def preview_diff(root: Path, call: ToolUse, documents: Mapping[Path, str], clipboards: Mapping[str, str]) -> str | None:
@@ -54,7 +64,7 @@ def preview_diff(root: Path, call: ToolUse, documents: Mapping[Path, str], clipb
     original = documents.get(target)
     if original is None:
         try:
-            original = _read_disk(target)
+            original = _read_disk(target, root)
         except (OSError, UnicodeDecodeError):
             return None
     plan = plan_patch(dict(call.input), original, clipboards=dict(clipboards))
@@ -74,7 +84,7 @@ async def apply_patch(ls: LanguageServer, runtime: Runtime, call: ToolUse) -> tu
         version: int | None = document.version
     else:
         try:
-            original = await asyncio.to_thread(_read_disk, target)
+            original = await asyncio.to_thread(_read_disk, target, root)
         except (OSError, UnicodeDecodeError) as exc:
             return f"The patch was not applied: {target.name} cannot be read as UTF-8 text ({exc}).", True
         version = None
@@ -163,7 +173,7 @@ async def _check_result(ls: LanguageServer, root: Path, call: ToolUse, target: P
     if ls.workspace.text_documents.get(uri) is not None:
         return None  # the buffer is the editor's truth, and _confirm_applied has compared it
     try:
-        on_disk = await asyncio.to_thread(_read_disk, target)
+        on_disk = await asyncio.to_thread(_read_disk, target, root)
     except (OSError, UnicodeDecodeError):
         on_disk = None
     if on_disk in (planned, original):

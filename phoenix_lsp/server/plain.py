@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 
 ev = LazyModule("phoenix_lsp.protocol.events")  # pydantic is loaded after initialize (start-up budget)
 transcript = LazyModule("phoenix_lsp.server.transcript")  # imports the core: only when a plain client needs it
+confined = LazyModule("phoenix_lsp.confined")
 core_state = LazyModule("phoenix_lsp.core.state")  # the core is loaded on first use, not at start-up
 values = LazyModule("phoenix_lsp.core.values")
 
@@ -400,21 +401,25 @@ class PlainView:
 
     def write(self, runtime: Runtime, draft: str | None = None) -> Path:
         """Rewrite the transcript, keeping the user's unsent draft (from the open buffer, else the file)."""
+        return self._write(runtime, draft)[0]
+
+    def _write(self, runtime: Runtime, draft: str | None = None) -> tuple[Path, str]:
         path = self.path(runtime.id)
         if draft is None:
             draft = self._draft(path)
             if draft and draft == self.sent_drafts.get(runtime.id):
                 draft = ""
-        transcript.write(path, transcript.render(runtime.state, title_of(runtime), draft))
-        return path
+        text = transcript.render(runtime.state, title_of(runtime), draft)
+        transcript.write(path, text)
+        return path, text
 
     def _draft(self, path: Path) -> str:
         document = self.ls.workspace.text_documents.get(path.as_uri())
         if document is not None:
             return str(transcript.draft_of(document.source))
         try:
-            return str(transcript.draft_of(path.read_text(encoding="utf-8")))
-        except OSError:
+            return str(transcript.draft_of(transcript.read(path)))
+        except (confined.ReadRefused, UnicodeDecodeError):
             return ""
 
     def supports_show_document(self) -> bool:
@@ -423,7 +428,7 @@ class PlainView:
 
     def show(self, runtime: Runtime, *, focus: bool, at_draft: bool = False) -> None:
         """Open the transcript in the editor (REQ-PROTO-039); without showDocument, name the file once."""
-        path = self.write(runtime)
+        path, text = self._write(runtime)
         self.shown.add(runtime.id)
         if not self.supports_show_document():
             self.ls.window_show_message(types.ShowMessageParams(
@@ -434,7 +439,7 @@ class PlainView:
             return
         selection = None
         if at_draft:
-            line = path.read_text(encoding="utf-8").split("\n").index(transcript.DRAFT_MARKER) + 1
+            line = text.split("\n").index(transcript.DRAFT_MARKER) + 1
             selection = types.Range(start=types.Position(line=line, character=0),
                                     end=types.Position(line=line, character=0))
         params = types.ShowDocumentParams(uri=path.as_uri(), take_focus=focus, selection=selection)

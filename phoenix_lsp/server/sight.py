@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
+from .. import confined
 from ..core.values import Mode
 from ..protocol.base import Wire, to_wire
 from ..protocol.sight import (
@@ -39,6 +40,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 R = TypeVar("R", bound=Wire)
+#: the most of a file read to find a symbol's line or show a location's line (as search_files caps a file)
+TEXT_MAX_BYTES = 5 * 1024 * 1024
 
 
 def problem(d: EditorDiagnostic) -> sight.Problem:
@@ -131,15 +134,17 @@ class EditorSight:
             return str(path), False
         return rel, not (deny and deny.entry_for(real, resolved=True) is not None)
 
-    def _text(self, path: Path, documents: Mapping[Path, str]) -> str | None:
+    def _text(self, path: Path, documents: Mapping[Path, str], deny: DenyCheck | None) -> str | None:
+        """The editor's text of ``path``, else the file's, read by the confined reader beneath the working
+        directory (REQ-READ-001): None when it cannot be read."""
         text = documents.get(path)
         if text is not None:
             return text
         try:
-            with open(path, encoding="utf-8", errors="replace", newline="") as handle:
-                return handle.read(5 * 1024 * 1024)
-        except OSError:
+            data = confined.read(path, [self.root], max_bytes=TEXT_MAX_BYTES, deny=deny).data
+        except confined.ReadRefused:
             return None
+        return data.decode("utf-8", errors="replace")
 
     def _target(self, user_path: str, deny: DenyCheck | None) -> Path | str:
         try:
@@ -180,7 +185,7 @@ class EditorSight:
         target = self._target(tool_input.path, deny)
         if isinstance(target, str):
             return target, True
-        text = await asyncio.to_thread(self._text, target, documents)
+        text = await asyncio.to_thread(self._text, target, documents, deny)
         if text is None:
             return f"{tool_input.path} cannot be read: check the path with list_directory.", True
         line_text = sight.read_line(text, tool_input.line - 1)
@@ -209,7 +214,7 @@ class EditorSight:
             line = loc.range.start.line
             line_of = None
             if readable:
-                body = await asyncio.to_thread(self._text, path, documents)
+                body = await asyncio.to_thread(self._text, path, documents, deny)
                 line_of = sight.read_line(body, line) if body is not None else None
             found.append(sight.Location(shown, line, loc.range.start.character, line_of))
         return sight.locations_text(kind, symbol, found), False

@@ -13,6 +13,7 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
+from .. import confined
 from ..core.state import ConversationState
 from ..core.values import Image, Message, Text, ToolResult, ToolUse
 
@@ -107,6 +108,16 @@ def draft_of(text: str) -> str:
     """What the user wrote below the draft marker ('' when nothing, or when the marker is gone)."""
     _, marker, draft = text.partition(DRAFT_MARKER)
     return draft.strip() if marker else ""
+
+
+#: the largest transcript read back (for the user's draft at its end)
+MAX_BYTES = 64 * 1024 * 1024
+
+
+def read(path: Path) -> str:
+    """The transcript's text as the disk has it, through the confined reader (beneath the transcripts
+    directory, regular file, capped); raises ``confined.ReadRefused``, or UnicodeDecodeError."""
+    return confined.read(path, [path.parent], max_bytes=MAX_BYTES).data.decode("utf-8")
 
 
 def write(path: Path, text: str) -> None:

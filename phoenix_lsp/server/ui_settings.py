@@ -14,7 +14,7 @@ import logging
 from pathlib import Path
 from typing import Any, Literal, cast, get_args
 
-from .. import safe_json
+from .. import confined, safe_json
 from ..atomic import write_bytes
 
 log = logging.getLogger(__name__)
@@ -27,6 +27,8 @@ ROUTE_KEY = "route"
 Route = Literal["ask", "agent"]  # the same value set as phoenix_lsp.protocol.params.Route
 ROUTES: tuple[str, ...] = get_args(Route)
 DEFAULT_ROUTE: Route = "ask"
+#: the largest settings file read (it holds a few keys)
+MAX_BYTES = 64 * 1024
 
 
 def settings_path(data_dir: Path) -> Path:
@@ -34,12 +36,19 @@ def settings_path(data_dir: Path) -> Path:
 
 
 def _read(path: Path) -> dict[str, Any] | None:
-    """The file's object; ``{}`` when there is no file; None (after a warning) when it cannot be used."""
+    """The file's object; ``{}`` when there is no file; None (after a warning) when it cannot be used. Read
+    through the confined reader: a FIFO or a symlink out of the data directory in its place is refused, never
+    waited on or followed (REQ-READ-003)."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return {}
-    except (OSError, UnicodeDecodeError) as exc:
+        text = confined.read(path, [path.parent], max_bytes=MAX_BYTES).data.decode("utf-8")
+    except confined.ReadRefused as exc:
+        if exc.reason == "missing":
+            return {}
+        log.warning("%s could not be read (%s); using the route %r. Delete it (it must be a regular file of at "
+                    "most %d bytes in the data directory) and choose the route again.", path, exc, DEFAULT_ROUTE,
+                    MAX_BYTES)
+        return None
+    except UnicodeDecodeError as exc:
         log.warning("%s could not be read (%s); using the route %r. Check the file's permissions, or delete it "
                     "and choose the route again.", path, exc, DEFAULT_ROUTE)
         return None

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import fnmatch
 import os
-import stat
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -22,6 +21,7 @@ from typing import TypeVar
 
 import regex  # type: ignore[import-untyped]  # no stubs installed
 
+from phoenix_lsp import confined
 from phoenix_lsp.sandbox.denylist import DenyCheck
 from phoenix_lsp.tools.inputs import ListDirectoryInput, ReadFileInput, SearchFilesInput, ToolInput, validate
 from phoenix_lsp.tools.paths import PathError, resolve_in_workspace
@@ -40,6 +40,8 @@ __all__ = [
 
 READ_DEFAULT_LIMIT = 2_000
 """Lines returned by read_file when no limit is given."""
+READ_MAX_FILE_BYTES = 64 * 1024 * 1024
+"""The largest file read_file reads (a bigger one is refused, not cut: its lines would be numbered wrongly)."""
 READ_MAX_CHARS = 100_000
 """Most characters of file text one read_file call returns (about 25k tokens)."""
 LINE_MAX_CHARS = 2_000
@@ -133,6 +135,34 @@ def _display(root: Path, target: Path) -> str:
     return rel or "."
 
 
+def _read_refused(refused: confined.ReadRefused, shown: str, target: Path, deny: DenyCheck | None) -> ToolOutput:
+    """What the model is told when the confined reader refused a read_file (REQ-READ-002..004)."""
+    match refused.reason:
+        case "not_regular" if os.path.isdir(target):
+            return _error(f"{shown} is a directory, not a file. Use list_directory to see what it contains.")
+        case "not_regular":  # a FIFO would block the read for ever; a device is never text
+            return _error(f"{shown} is not a regular file (a device, FIFO or socket); read_file reads text "
+                          "files only.")
+        case "missing":
+            return _error(f"{shown} does not exist. Use list_directory or search_files to find the file.")
+        case "denied" if deny is not None and refused.entry is not None and refused.entry not in confined.NEVER_READ:
+            return _denied("read_file", shown, Path(refused.entry))
+        case "denied":
+            return _error(f"read_file: {shown} is in {refused.entry} (process, kernel or device state, not a file "
+                          "of the project), so it is never read: what a tool reads goes to the model provider.")
+        case "outside":
+            return _error(f"read_file: {shown} leads outside the working directory (through a symlink or '..'), "
+                          "so it was not read: tools may only use files inside it. Use a path whose real location "
+                          "is inside the working directory.")
+        case "too_large":
+            return _error(f"{shown} has more than {READ_MAX_FILE_BYTES // 2**20} MB; read_file reads files up to "
+                          "that size. Use search_files to find the part you need.")
+        case "loop":
+            return _error(f"{shown} goes through a symlink loop, so it names no file. Fix or remove the link.")
+        case _:
+            return _error(f"{shown} cannot be read: {refused.cause or refused}. Check its permissions.")
+
+
 def run_read_file(tool_input: object, root: Path, open_documents: Mapping[Path, str],
                   deny: DenyCheck | None = None) -> ToolOutput:
     """Return lines of a file with 1-based line numbers; the editor's unsaved text wins over the disk.
@@ -152,21 +182,13 @@ def run_read_file(tool_input: object, root: Path, open_documents: Mapping[Path, 
     text = _open_text(open_documents, target)
     source = "editor (unsaved changes included)" if text is not None else "disk"
     if text is None:
-        if target.is_dir():
-            return _error(f"{shown} is a directory, not a file. Use list_directory to see what it contains.")
         try:
-            mode = target.stat().st_mode
-        except OSError:
-            mode = stat.S_IFREG  # gone or unreadable: the read below says which
-        if not stat.S_ISREG(mode):  # a FIFO would block the read for ever; a device is never text
-            return _error(f"{shown} is not a regular file (a device, FIFO or socket); read_file reads text "
-                          "files only.")
-        try:
-            data = target.read_bytes()
-        except FileNotFoundError:
-            return _error(f"{shown} does not exist. Use list_directory or search_files to find the file.")
-        except OSError as exc:
-            return _error(f"{shown} cannot be read: {exc.strerror or exc}. Check its permissions.")
+            with confined.Root(root, deny=deny) as beneath:
+                data = beneath.read(target, max_bytes=READ_MAX_FILE_BYTES).data
+        except OSError as exc:  # the working directory itself cannot be opened
+            return _error(f"{shown} cannot be read: {exc.strerror or exc}. Check the working directory.")
+        except confined.ReadRefused as refused:
+            return _read_refused(refused, shown, target, deny)
         if _is_binary(data):
             return _error(f"{shown} looks binary (it contains NUL bytes); read_file shows text files only.")
         text = data.decode("utf-8", errors="replace")
@@ -299,6 +321,17 @@ def run_search_files(tool_input: object, root: Path, open_documents: Mapping[Pat
         return _error(f"{_display(root, start)} does not exist. Use list_directory to find the right path.")
     real_root = os.path.realpath(root)
     open_by_real = {Path(os.path.realpath(p)): t for p, t in open_documents.items()}
+    try:
+        beneath = confined.Root(real_root, deny=deny)
+    except OSError as exc:
+        return _error(f"search_files: the working directory cannot be opened ({exc.strerror or exc}).")
+    with beneath:
+        return _search(pattern, pattern_text, glob, root, start, real_root, open_by_real, deny, beneath)
+
+
+def _search(pattern: regex.Pattern[str], pattern_text: str, glob: str | None, root: Path, start: Path,
+            real_root: str, open_by_real: Mapping[Path, str], deny: DenyCheck | None,
+            beneath: confined.Root) -> ToolOutput:
     results: list[str] = []
     files = skipped_big = skipped_binary = timed_out = 0
     truncated = False
@@ -309,7 +342,7 @@ def run_search_files(tool_input: object, root: Path, open_documents: Mapping[Pat
         real = os.path.realpath(path)
         if not (real == real_root or real.startswith(real_root.rstrip(os.sep) + os.sep)):
             continue  # a symlink leading out of the working directory is never read
-        if deny and deny.entry_for(real, resolved=True) is not None:
+        if beneath.denied(real) is not None:  # remembered: the reader's own check below costs nothing more
             skipped_denied += 1
             continue
         rel = _display(root, Path(real)) if path.is_symlink() else _display(root, path)
@@ -321,15 +354,13 @@ def run_search_files(tool_input: object, root: Path, open_documents: Mapping[Pat
             break
         text = open_by_real.get(Path(real))
         if text is None:
-            try:
-                st = os.stat(real)
-                if not stat.S_ISREG(st.st_mode):
-                    continue
-                if st.st_size > SEARCH_MAX_FILE_BYTES:
+            try:  # the confined reader: opened once beneath the working directory, regular files only
+                data = beneath.read(real, max_bytes=SEARCH_MAX_FILE_BYTES).data
+            except confined.ReadRefused as refused:
+                if refused.reason == "too_large":
                     skipped_big += 1
-                    continue
-                data = Path(real).read_bytes()
-            except OSError:
+                elif refused.reason == "denied" and refused.entry not in confined.NEVER_READ:
+                    skipped_denied += 1
                 continue
             if _is_binary(data):
                 skipped_binary += 1

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from phoenix_lsp import confined
 from phoenix_lsp.server import instructions
 from phoenix_lsp.server.instructions import read
 
@@ -86,14 +87,14 @@ def test_broken_files_are_reported_and_skipped_and_the_rest_is_used(tmp_path: Pa
     write(tmp_path / "CLAUDE.md", "x" * (instructions.READ_LIMIT_BYTES + 1))
     locked = write(wd / "CLAUDE.md", "secret plans")
     write(wd / "AGENTS.md", "the good one")
-    real = Path.read_bytes
+    real = confined.Root._read
 
-    def read_bytes(self: Path) -> bytes:  # root reads any file: a permission error is simulated
-        if self == locked:
-            raise PermissionError(13, "Permission denied")
-        return real(self)
+    def read_file(self: confined.Root, path: str, max_bytes: int) -> confined.FileRead:
+        if Path(path) == locked:  # root reads any file: a permission error is simulated
+            raise confined.ReadRefused("unreadable", str(path), "could not be read", cause="Permission denied")
+        return real(self, path, max_bytes)
 
-    monkeypatch.setattr(Path, "read_bytes", read_bytes)
+    monkeypatch.setattr(confined.Root, "_read", read_file)
     found = read(wd, [tmp_path], user_dir=None)
     problems = {Path(f.path).relative_to(tmp_path).as_posix(): f.problem for f in found.files}
     assert "not UTF-8" in (problems["AGENTS.md"] or "")

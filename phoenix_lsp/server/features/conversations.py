@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -46,13 +47,28 @@ def workspace_roots(ls: PhoenixServer) -> list[Path]:
 
 
 def read_instructions(ls: PhoenixServer, working_directory: str) -> tuple[str, tuple[InstructionFile, ...]]:
+    """The instructions in effect; the files are read by the confined reader (a worker thread waited for a
+    bounded time when called on the event loop, REQ-READ-005), with the deny-read list (REQ-READ-004)."""
+    return instructions_reader(ls, working_directory)()
+
+
+def instructions_reader(ls: PhoenixServer,
+                        working_directory: str) -> Callable[[], tuple[str, tuple[InstructionFile, ...]]]:
+    """What :func:`read_instructions` does, as a function that touches no server state (for a thread)."""
+    from ...sandbox.denylist import DenyCheck, current_deny_read
     from .. import instructions
 
     h = hub(ls)
     user_dir = instructions.config_dir(h.config.config_dir)
     roots = workspace_roots(ls)
-    found = instructions.read(Path(working_directory), roots, user_dir=user_dir, redact=h.store.guard.redact)
-    return found.text, found.files
+    deny = DenyCheck(h.config.deny_read if h.config.deny_read is not None else current_deny_read())
+    redact = h.store.guard.redact
+
+    def read() -> tuple[str, tuple[InstructionFile, ...]]:
+        found = instructions.read(Path(working_directory), roots, user_dir=user_dir, redact=redact, deny=deny)
+        return found.text, found.files
+
+    return read
 
 
 def instruction_views(files: tuple[InstructionFile, ...]) -> list[r.InstructionFileView]:
@@ -182,10 +198,10 @@ def setup(server: PhoenixServer) -> None:
         )
 
     @request(server, "phoenix/reloadInstructions")
-    def reload_instructions(ls: PhoenixServer, p: p.ConversationRef) -> r.ReloadInstructionsResult:
+    async def reload_instructions(ls: PhoenixServer, p: p.ConversationRef) -> r.ReloadInstructionsResult:
         runtime = conversation(ls, p.conversation_id)
         before = runtime.state.instructions
-        text, files = read_instructions(ls, runtime.state.working_directory)
+        text, files = await asyncio.to_thread(instructions_reader(ls, runtime.state.working_directory))
         apply(runtime, events.SetInstructions(text, files))
         state = runtime.state
         return res.ReloadInstructionsResult(  # type: ignore[no-any-return]

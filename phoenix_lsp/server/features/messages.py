@@ -24,7 +24,9 @@ values = LazyModule("phoenix_lsp.core.values")
 
 def read_attachments(ls: PhoenixServer, runtime: Runtime, p: p.SendMessageParams) -> list[str]:
     """The message's attachments as the labelled texts the model sees (REQ-ATTACH-001..003); a refusal is
-    invalidParams naming ``attachments[i]`` and the file, and nothing of the message is kept."""
+    invalidParams naming ``attachments[i]`` and the file, and nothing of the message is kept. The files are
+    read by the confined reader, with the deny-read list whatever the mode (REQ-READ-004); on the event loop
+    it reads in a worker thread, waited for a bounded time (REQ-READ-005)."""
     from ...sandbox.denylist import DenyCheck, current_deny_read
     from .. import attachments
     from .conversations import workspace_roots

@@ -5,6 +5,7 @@ artifacts, by handle: phoenix/getArtifact (REQ-PROTO-028)."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import TYPE_CHECKING
 
@@ -31,15 +32,17 @@ def data_dir(ls: PhoenixServer) -> Path:
 
 
 def setup(server: PhoenixServer) -> None:
+    # The file is read (and written) in a thread, never on the event loop (REQ-READ-005).
     @request(server, "phoenix/getRoute")
-    def get_route(ls: PhoenixServer, p: p.GetRouteParams) -> r.GetRouteResult:
-        return res.GetRouteResult(route=ui_settings.read_route(data_dir(ls)))  # type: ignore[no-any-return]
+    async def get_route(ls: PhoenixServer, p: p.GetRouteParams) -> r.GetRouteResult:
+        route = await asyncio.to_thread(ui_settings.read_route, data_dir(ls))
+        return res.GetRouteResult(route=route)  # type: ignore[no-any-return]
 
     @request(server, "phoenix/setRoute")
-    def set_route(ls: PhoenixServer, p: p.SetRouteParams) -> r.SetRouteResult:
+    async def set_route(ls: PhoenixServer, p: p.SetRouteParams) -> r.SetRouteResult:
         where = data_dir(ls)
         try:
-            previous = ui_settings.write_route(where, p.route)
+            previous = await asyncio.to_thread(ui_settings.write_route, where, p.route)
         except OSError as exc:
             path = ui_settings.settings_path(where)
             log.warning("setRoute: could not write %s: %s", path, exc)
@@ -53,7 +56,7 @@ def setup(server: PhoenixServer) -> None:
         return res.SetRouteResult(route=p.route, previous=previous)  # type: ignore[no-any-return]
 
     @request(server, "phoenix/getArtifact")
-    def get_artifact(ls: PhoenixServer, p: p.GetArtifactParams) -> r.GetArtifactResult:
+    async def get_artifact(ls: PhoenixServer, p: p.GetArtifactParams) -> r.GetArtifactResult:
         import base64
 
         from ...agent.artifacts import ArtifactNotFound, InvalidHandle
@@ -64,7 +67,7 @@ def setup(server: PhoenixServer) -> None:
             raise invalid("handle", f"Invalid params: 'handle': no artifacts can be read: {why}")
         hub(ls).get(p.conversation_id)  # NotFound names an unknown conversation
         try:
-            artifact, data = route.artifacts.scoped(p.conversation_id).get(p.handle)
+            artifact, data = await asyncio.to_thread(route.artifacts.scoped(p.conversation_id).get, p.handle)
         except (InvalidHandle, ArtifactNotFound) as exc:
             raise invalid("handle", f"Invalid params: 'handle': {exc}") from None
         media = "text/plain; charset=utf-8" if artifact.type == "text" else "application/json"

@@ -1,0 +1,120 @@
+"""REQ-READ-001: the confined reader is the only door. This test reads the source of ``phoenix_lsp/`` and fails
+when a module outside ``phoenix_lsp/confined.py`` opens, reads or lists a file by path, unless the call is on the
+allow-list below with the reason it is not a read for the model or the server of a path that a user, a
+repository, a model or another process can steer."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "phoenix_lsp"
+
+#: calls that open or read a file by path, by how they are spelt (``Path(...).read_text`` is any ``.read_text``)
+OPENERS_BY_NAME = {"open"}
+OPENERS_BY_MODULE = {("os", "open"), ("io", "open"), ("os", "fdopen"), ("os", "scandir"), ("os", "listdir"),
+                     ("os", "walk"), ("os", "readlink"), ("os", "fwalk")}
+OPENERS_BY_METHOD = {"read_text", "read_bytes", "open", "iterdir", "glob", "rglob"}
+
+#: (module, the call as written) -> why it may open a path itself
+ALLOWED: dict[tuple[str, str], str] = {
+    # the sandbox: it builds and runs the kernel's rules; every path here is the system's, not steered
+    ("sandbox/launcher.py", "os.open"): "opens each Landlock rule's path (O_PATH) to make the rule, and /dev/null",
+    ("sandbox/launcher.py", "open"): "cgroup files it made, /proc/<pid>/stat of its tree, /proc/loadavg",
+    ("sandbox/launcher.py", "os.listdir"): "the launcher lists /proc and its own /proc/self/fd to close them",
+    ("sandbox/launcher.py", "os.scandir"): "sums the disk use of a command's scratch tree, never through a symlink",
+    ("sandbox/policy.py", "os.scandir"): "counts the server's own processes in /proc",
+    ("sandbox/policy.py", "open"): "reads /proc/<pid>/stat of the server's own processes",
+    ("sandbox/policy.py", "Path('/proc/self/cgroup').read_text"): "the server's own cgroup, a fixed path",
+    ("sandbox/policy.py", "Path('/proc/self/mountinfo').read_text"): "the server's own mounts, a fixed path",
+    ("sandbox/policy.py", "(parent / 'cgroup.subtree_control').read_text"): "the cgroup it manages",
+    ("sandbox/policy.py", "procs.read_text"): "cgroup.procs of the command cgroups it made",
+    ("sandbox/policy.py", "parent.iterdir"): "lists the command cgroups it made, to remove stale ones",
+    ("sandbox/spawn.py", "os.open"): "removes a scratch directory it made, level by level (O_NOFOLLOW)",
+    ("sandbox/spawn.py", "os.scandir"): "lists /proc, and a scratch directory it removes (by descriptor)",
+    ("sandbox/spawn.py", "os.listdir"): "lists /proc/<pid>/task of a process of the tree it runs",
+    ("sandbox/spawn.py", "os.readlink"): "reads /proc/<pid>/exe of a process of the tree it runs",
+    ("sandbox/spawn.py", "base.iterdir"): "lists the scratch directories it made",
+    ("sandbox/spawn.py", "open"): "opens a background command's output file (in the data directory) to append",
+    ("sandbox/denylist.py", "os.scandir"): "lists the siblings along a denied path to build Landlock rules: names "
+                                           "and types only, never contents",
+    ("sandbox/build.py", "HELPER_SOURCE.read_bytes"): "the sandbox helper's C source, shipped in the package",
+    # the agent route's hermetic engine: its own scratch files, made by the server
+    ("agent/monty_engine.py", "os.open"): "opens the reply FIFO it made itself (O_NONBLOCK) in its scratch dir",
+    ("agent/worker.py", "os.open"): "the sandboxed worker opens /dev/null",
+    ("agent/worker.py", "os.fdopen"): "the worker wraps its own stdout descriptor",
+    ("agent/worker.py", "open"): "the sandboxed worker reads the unit and FIFO the engine made in its scratch dir",
+    # writes and stores: they open to write what the server made, not to read what someone steers
+    ("atomic.py", "os.fdopen"): "atomic writes: the temporary file mkstemp made",
+    ("store/store.py", "os.open"): "creates the database file (O_CREAT | O_EXCL, 0600) in the data directory",
+    ("client/workspace_edit.py", "open"): "the terminal client plays the editor: it reads the file a workspace "
+                                          "edit the user approved changes, as any editor does; not the server",
+    ("client/workspace_edit.py", "os.fdopen"): "the terminal client writes an edited file through mkstemp",
+    ("llm/images.py", "PILImage.open"): "decodes image bytes already in memory (io.BytesIO), not a path",
+    ("agent/artifacts.py", "self.directory.iterdir"): "lists the artifact directory's own scope folders (c-<hash>) "
+                                                      "to delete those of gone conversations; reads no content "
+                                                      "and removes no symlink",
+    # listings: names, types and sizes, never contents (the deny-read list applies: REQ-BASH-026)
+    ("tools/readonly.py", "os.scandir"): "list_directory lists a directory resolve_in_workspace confined",
+    ("tools/readonly.py", "os.readlink"): "list_directory shows where a symlink leads (its text, not the target)",
+    ("tools/readonly.py", "os.walk"): "search_files walks names (no symlinked directory); each file is then "
+                                      "read by the confined reader",
+}
+
+
+def _openers(path: Path) -> list[tuple[int, str]]:
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if not isinstance(node, ast.Call):
+            continue
+        f = node.func
+        if isinstance(f, ast.Name) and f.id in OPENERS_BY_NAME:
+            found.append((node.lineno, f.id))
+        elif isinstance(f, ast.Attribute) and (
+                f.attr in OPENERS_BY_METHOD
+                or (isinstance(f.value, ast.Name) and (f.value.id, f.attr) in OPENERS_BY_MODULE)):
+            found.append((node.lineno, ast.unparse(f)))
+    return found
+
+
+def _all_openers() -> dict[tuple[str, str], list[int]]:
+    calls: dict[tuple[str, str], list[int]] = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        module = path.relative_to(PACKAGE).as_posix()
+        if module == "confined.py":
+            continue
+        for line, call in _openers(path):
+            calls.setdefault((module, call), []).append(line)
+    return calls
+
+
+@pytest.mark.req("REQ-READ-001")
+def test_no_module_but_the_confined_reader_opens_a_path() -> None:
+    calls = _all_openers()
+    unexplained = [f"phoenix_lsp/{module}:{lines[0]}: {call}" for (module, call), lines in calls.items()
+                   if (module, call) not in ALLOWED]
+    assert not unexplained, (
+        "these read files without the confined reader (phoenix_lsp/confined.py): read through it, or, when the "
+        "path is not one a user, a repository, a model or another process can steer, add the call to ALLOWED "
+        "with the reason:\n" + "\n".join(unexplained))
+
+
+@pytest.mark.req("REQ-READ-001")
+def test_every_allowed_call_still_exists() -> None:
+    calls = _all_openers()
+    stale = [f"{module}: {call}" for module, call in ALLOWED if (module, call) not in calls]
+    assert not stale, "remove these from ALLOWED (the code no longer makes the call):\n" + "\n".join(stale)
+
+
+@pytest.mark.req("REQ-READ-001")
+def test_the_scan_sees_each_spelling_of_an_open(tmp_path: Path) -> None:
+    sample = tmp_path / "sample.py"
+    sample.write_text("import os, io\nfrom pathlib import Path\n"
+                      "open('a')\nos.open('b', 0)\nio.open('c')\nPath('d').read_text()\np.read_bytes()\n"
+                      "p.open()\nos.scandir('e')\nos.fdopen(3)\nos.walk('f')\nast.walk(tree)\nx.read()\n")
+    assert [call for _, call in _openers(sample)] == [
+        "open", "os.open", "io.open", "Path('d').read_text", "p.read_bytes", "p.open", "os.scandir", "os.fdopen",
+        "os.walk"]
