@@ -9,11 +9,11 @@ it is kept when the file is rewritten, and saving the file with text there sends
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterable
 from pathlib import Path
 
 from .. import confined
+from ..atomic import write_bytes
 from ..core.state import ConversationState
 from ..core.values import Image, Message, Text, ToolResult, ToolUse
 
@@ -123,6 +123,5 @@ def read(path: Path) -> str:
 def write(path: Path, text: str) -> None:
     """Replace the file in one step, so an editor never reloads half a transcript."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(f".{path.name}.partial")
-    partial.write_text(text, encoding="utf-8")
-    os.replace(partial, path)
+    # a fresh temporary name (mkstemp, O_EXCL): a file or symlink planted under a fixed name is never written
+    write_bytes(path, text.encode("utf-8"))
