@@ -195,8 +195,10 @@ class EditorSight:
         else:
             column = (tool_input.column or 1) - 1
             symbol = f"the symbol at {tool_input.path}:{tool_input.line}:{column + 1}"
+        # the client may retry an empty answer for two thirds of the time this side waits (REQ-SIGHT-005)
         params = EditorLocationsParams(kind=kind, uri=target.as_uri(),
-                                       position=EditorPosition(line=tool_input.line - 1, character=column))
+                                       position=EditorPosition(line=tool_input.line - 1, character=column),
+                                       wait_ms=min(60_000, int(self.timeout_s * 1000 * 2 / 3)))
         answer = await self._ask(EDITOR_LOCATIONS, params, EditorLocationsResult, self.timeout_s)
         if answer is None:
             return self._no_answer(), True

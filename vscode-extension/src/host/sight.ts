@@ -6,7 +6,8 @@
  *   `onDidChangeDiagnostics` on those files (at most `settleMs`), then for a short quiet spell, since a
  *   language server often reports in steps (TypeScript: syntax, then semantics).
  * - `phoenix/editorLocations`: the editor's own providers, `vscode.executeDefinitionProvider` and
- *   `vscode.executeReferenceProvider`.
+ *   `vscode.executeReferenceProvider`; for a document the editor had not loaded, asked again within
+ *   `waitMs` while they answer nothing (its language server still starting).
  *
  * Positions are LSP's on both sides: zero-based lines, UTF-16 characters (VS Code's own).
  */
@@ -23,6 +24,11 @@ import type {
 
 /** After the first change, the answer waits this long without another one (within settleMs). */
 const QUIET_MS = 250;
+/** A document this host opened for a lookup counts as "its language server may still be starting" this long. */
+const STARTING_MS = 60_000;
+/** The pauses between the asks for a definition or references while the answer is empty. */
+const FIRST_PAUSE_MS = 100;
+const LAST_PAUSE_MS = 1_000;
 
 function range(r: vscode.Range): EditorRange {
   return {
@@ -47,6 +53,8 @@ function toWire(d: vscode.Diagnostic): EditorDiagnostic {
 export class Sight implements vscode.Disposable {
   /** uri (VS Code's string form) -> how often its diagnostics changed */
   private readonly changes = new Map<string, number>();
+  /** uri -> when this host opened it for a lookup (it was not loaded in the editor before) */
+  private readonly openedAt = new Map<string, number>();
   private lastChange = 0;
   private readonly waiters = new Set<() => void>();
   private readonly subscription: vscode.Disposable;
@@ -119,16 +127,38 @@ export class Sight implements vscode.Disposable {
     };
   }
 
+  /** The editor's own provider for a symbol. A document the editor had not loaded is opened (not shown) so
+   *  that its language's extension activates; while that extension's server is still starting, its
+   *  provider answers nothing, so an empty answer is asked again, pausing a little longer each time, for at
+   *  most `waitMs` (within the server's own wait) and only for a document this host opened a short while
+   *  ago: an empty answer for a document the user has open is the answer. */
   async locations(params: EditorLocationsParams): Promise<EditorLocationsResult> {
     const uri = vscode.Uri.parse(params.uri);
-    await vscode.workspace.openTextDocument(uri); // the providers answer for documents the editor has loaded
+    const key = uri.toString();
+    if (!vscode.workspace.textDocuments.some((d) => d.uri.toString() === key)) {
+      for (const [other, when] of this.openedAt) if (Date.now() - when >= STARTING_MS) this.openedAt.delete(other);
+      this.openedAt.set(key, Date.now());
+    }
+    await vscode.workspace.openTextDocument(uri);
     const position = new vscode.Position(params.position.line, params.position.character);
     const command = params.kind === "references" ? "vscode.executeReferenceProvider" : "vscode.executeDefinitionProvider";
-    const found = (await vscode.commands.executeCommand<(vscode.Location | vscode.LocationLink)[] | undefined>(
-      command,
-      uri,
-      position,
-    )) ?? [];
+    const ask = async (): Promise<(vscode.Location | vscode.LocationLink)[]> =>
+      (await vscode.commands.executeCommand<(vscode.Location | vscode.LocationLink)[] | undefined>(
+        command,
+        uri,
+        position,
+      )) ?? [];
+    let found = await ask();
+    const opened = this.openedAt.get(key);
+    if (found.length === 0 && opened !== undefined && Date.now() - opened < STARTING_MS) {
+      const deadline = Date.now() + (params.waitMs ?? 0);
+      let pause = FIRST_PAUSE_MS;
+      while (found.length === 0 && Date.now() + pause < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, pause));
+        found = await ask();
+        pause = Math.min(pause * 2, LAST_PAUSE_MS);
+      }
+    }
     return {
       locations: found.map((loc) =>
         "targetUri" in loc
