@@ -7,7 +7,8 @@
  *   language server often reports in steps (TypeScript: syntax, then semantics).
  * - `phoenix/editorLocations`: the editor's own providers, `vscode.executeDefinitionProvider` and
  *   `vscode.executeReferenceProvider`; for a document the editor had not loaded, asked again within
- *   `waitMs` while they answer nothing (its language server still starting).
+ *   `waitMs` while they answer nothing or nothing beyond that document (its language server still
+ *   starting).
  *
  * Positions are LSP's on both sides: zero-based lines, UTF-16 characters (VS Code's own).
  */
@@ -24,8 +25,6 @@ import type {
 
 /** After the first change, the answer waits this long without another one (within settleMs). */
 const QUIET_MS = 250;
-/** A document this host opened for a lookup counts as "its language server may still be starting" this long. */
-const STARTING_MS = 60_000;
 /** The pauses between the asks for a definition or references while the answer is empty. */
 const FIRST_PAUSE_MS = 100;
 const LAST_PAUSE_MS = 1_000;
@@ -53,8 +52,6 @@ function toWire(d: vscode.Diagnostic): EditorDiagnostic {
 export class Sight implements vscode.Disposable {
   /** uri (VS Code's string form) -> how often its diagnostics changed */
   private readonly changes = new Map<string, number>();
-  /** uri -> when this host opened it for a lookup (it was not loaded in the editor before) */
-  private readonly openedAt = new Map<string, number>();
   private lastChange = 0;
   private readonly waiters = new Set<() => void>();
   private readonly subscription: vscode.Disposable;
@@ -128,17 +125,17 @@ export class Sight implements vscode.Disposable {
   }
 
   /** The editor's own provider for a symbol. A document the editor had not loaded is opened (not shown) so
-   *  that its language's extension activates; while that extension's server is still starting, its
-   *  provider answers nothing, so an empty answer is asked again, pausing a little longer each time, for at
-   *  most `waitMs` (within the server's own wait) and only for a document this host opened a short while
-   *  ago: an empty answer for a document the user has open is the answer. */
+   *  that its language's extension activates. While that extension's server is still starting, its provider
+   *  answers nothing, or only what the file itself shows (TypeScript's syntax server, while the project
+   *  loads, finds the `import` line, not the definition it imports): for a document this host opened, an
+   *  answer that is empty or lies wholly in that document is asked again, pausing a little longer each
+   *  time, for at most `waitMs` (within the server's own wait). The document stays loaded after that: later
+   *  lookups take the first answer, as they always do for a document the user has open. */
   async locations(params: EditorLocationsParams): Promise<EditorLocationsResult> {
+    const deadline = Date.now() + (params.waitMs ?? 0);
     const uri = vscode.Uri.parse(params.uri);
     const key = uri.toString();
-    if (!vscode.workspace.textDocuments.some((d) => d.uri.toString() === key)) {
-      for (const [other, when] of this.openedAt) if (Date.now() - when >= STARTING_MS) this.openedAt.delete(other);
-      this.openedAt.set(key, Date.now());
-    }
+    const fresh = !vscode.workspace.textDocuments.some((d) => d.uri.toString() === key);
     await vscode.workspace.openTextDocument(uri);
     const position = new vscode.Position(params.position.line, params.position.character);
     const command = params.kind === "references" ? "vscode.executeReferenceProvider" : "vscode.executeDefinitionProvider";
@@ -148,14 +145,15 @@ export class Sight implements vscode.Disposable {
         uri,
         position,
       )) ?? [];
+    const onlyHere = (locs: (vscode.Location | vscode.LocationLink)[]): boolean =>
+      locs.every((loc) => ("targetUri" in loc ? loc.targetUri : loc.uri).toString() === key);
     let found = await ask();
-    const opened = this.openedAt.get(key);
-    if (found.length === 0 && opened !== undefined && Date.now() - opened < STARTING_MS) {
-      const deadline = Date.now() + (params.waitMs ?? 0);
+    if (fresh && onlyHere(found)) {
       let pause = FIRST_PAUSE_MS;
-      while (found.length === 0 && Date.now() + pause < deadline) {
+      while (onlyHere(found) && Date.now() + pause < deadline) {
         await new Promise((resolve) => setTimeout(resolve, pause));
-        found = await ask();
+        const again = await ask();
+        if (again.length > 0 || found.length === 0) found = again; // never trade an answer for none
         pause = Math.min(pause * 2, LAST_PAUSE_MS);
       }
     }
