@@ -181,8 +181,8 @@ async def test_editor_read_tools_answer_in_restricted_without_asking(
         requests = await turn(s, cid, ToolUseBlock("find_definition", {"path": "app.py", "line": 7, "symbol": "area"}))
         told = result_text(requests[1])
         assert "app.py:4:5  def area(r):" in told, told
-        # the editor may ask its providers again while they answer nothing, for two thirds of the server's
-        # wait (the default 1.5 s): its own language server may still be starting (REQ-SIGHT-005)
+        # the editor may ask its providers again while they answer nothing, for the server's wait (the default
+        # 1.5 s) less 0.5 s: its own language server may still be starting (REQ-SIGHT-005)
         assert ("phoenix/editorLocations", {"kind": "definition", "uri": app.as_uri(),
                                             "position": {"line": 6, "character": 6}, "waitMs": 1000}) in editor.asked
         requests = await turn(s, cid, ToolUseBlock("editor_problems", {}))
