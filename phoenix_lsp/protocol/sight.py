@@ -4,8 +4,8 @@ phoenix/* methods of ``methods.py``).
 
 - ``phoenix/editorDiagnostics``: the problems the editor shows for some files (or all), optionally once they
   have changed since a count the client gave earlier, or once ``settleMs`` have passed (REQ-SIGHT-001/003);
-- ``phoenix/editorLocations``: the editor's definition or references of the symbol at a position
-  (REQ-SIGHT-002).
+- ``phoenix/editorLocations``: the editor's definition or references of the symbol at a position, asking
+  again within ``waitMs`` while the answer is empty (REQ-SIGHT-002/005).
 
 Positions are LSP's: zero-based lines, characters in UTF-16 code units.
 """
@@ -69,6 +69,13 @@ class EditorLocationsParams(Wire):
     kind: Literal["definition", "references"]
     uri: str
     position: EditorPosition
+    wait_ms: int = Field(
+        default=0,
+        ge=0,
+        le=60_000,
+        description="how long the client may keep asking while its providers answer nothing (a language server "
+        "still starting for a file it had not opened); the server's own wait for the answer is longer",
+    )
 
 
 class EditorLocation(Wire):

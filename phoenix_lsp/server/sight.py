@@ -200,8 +200,12 @@ class EditorSight:
         else:
             column = (tool_input.column or 1) - 1
             symbol = f"the symbol at {tool_input.path}:{tool_input.line}:{column + 1}"
+        # the client may ask again while the answer is empty for the time this side waits, less a sixth of it
+        # (at least 0.5 s) for its last ask and the way back (REQ-SIGHT-005)
+        timeout_ms = int(self.timeout_s * 1000)
         params = EditorLocationsParams(kind=kind, uri=target.as_uri(),
-                                       position=EditorPosition(line=tool_input.line - 1, character=column))
+                                       position=EditorPosition(line=tool_input.line - 1, character=column),
+                                       wait_ms=min(60_000, max(0, timeout_ms - max(500, timeout_ms // 6))))
         answer = await self._ask(EDITOR_LOCATIONS, params, EditorLocationsResult, self.timeout_s)
         if answer is None:
             return self._no_answer(), True

@@ -1540,6 +1540,10 @@ export interface EditorLocationsParams {
   kind: "definition" | "references";
   uri: string;
   position: EditorPosition;
+  /**
+   * how long the client may keep asking while its providers answer nothing (a language server still starting for a file it had not opened); the server's own wait for the answer is longer
+   */
+  waitMs: number;
 }
 /**
  * This interface was referenced by `PhoenixProtocol`'s JSON-Schema

@@ -45,7 +45,21 @@ CONFIG = '{\n  "name": "demo",\n  "size": 1\n}\n'
 ASK_BREAK_JSON = "Drop the comma after the name in config.json."
 JSON_ANSWER = "The editor says the JSON is broken now."
 
+# a definition answered by VS Code's TypeScript language features, for a file the editor never showed, in a
+# project with a tsconfig.json as TypeScript projects have (without one, and with the file in no tab, VS Code's
+# TypeScript extension was seen to keep answering from its syntax-only server: the import line, for 20 s)
+TSCONFIG = '{\n  "compilerOptions": { "strict": true },\n  "include": ["*.ts"]\n}\n'
+LIB_TS = "export function area(r: number): number {\n  return 3 * r * r;\n}\n"
+MAIN_TS = 'import { area } from "./lib";\n\nconsole.log(area(2));\n'
+ASK_DEFINITION = "Where is area defined?"
+DEFINITION_ANSWER = "It is defined in lib.ts."
+
 SCRIPTS: dict[str, list[Callable[[], Reply]]] = {
+    ASK_DEFINITION: [
+        lambda: Reply.tool_reply(ToolUseBlock("find_definition", {"path": "main.ts", "line": 3, "symbol": "area"}),
+                                 text="Asking the editor."),
+        lambda: Reply.text_reply(DEFINITION_ANSWER),
+    ],
     ASK_BREAK_JSON: [
         lambda: Reply.tool_reply(ToolUseBlock("patch", {"path": "config.json", "patches": [
             {"operation": "replace", "oldText": '"demo",', "newText": '"demo"'}]}), text="Dropping it."),

@@ -28,6 +28,8 @@ One journey, in order, as a user would take it:
    route (computed in the sandboxed engine), are rendered in the same chat view.
 10. the editor's sight (issue 29): a patch (approved with Y) that breaks config.json comes back to the model
    with the problem VS Code's JSON language features report.
+11. a definition lookup on a TypeScript file the editor never loaded is answered by VS Code's own
+   TypeScript provider (the extension opens the file and asks again while the TypeScript server starts).
 The project's AGENTS.md is named in the instructions line at the top of the conversation, also after the reload.
 Screenshots of each step land in the artifacts directory printed at the start; with
 PHOENIX_UPDATE_SCREENSHOTS=1 the open-approval screenshot also replaces docs/images/vscode-approval.png.
@@ -113,7 +115,8 @@ def test_the_extension_in_a_real_vscode(vscode_deps: Deps, fake_anthropic: FakeA
         settings=phoenix_settings,
         # a loaded machine may keep the extension host busy for more than the default 1.5 s
         env={**fake_anthropic.env(API_KEY), "PHOENIX_SIGHT_TIMEOUT_MS": "30000"},
-        files={"hello.py": HELLO, "notes.md": NOTES, "AGENTS.md": AGENTS, "config.json": scenario.CONFIG},
+        files={"hello.py": HELLO, "notes.md": NOTES, "AGENTS.md": AGENTS, "config.json": scenario.CONFIG,
+               "lib.ts": scenario.LIB_TS, "main.ts": scenario.MAIN_TS, "tsconfig.json": scenario.TSCONFIG},
         deps=vscode_deps,
     ) as rig:
         d = rig.driver
@@ -415,6 +418,19 @@ def test_the_extension_in_a_real_vscode(vscode_deps: Deps, fake_anthropic: FakeA
         assert len(told) == 1 and "After this patch the editor reports 1 error new in config.json:" in told[0], told
         assert "3:3 error json(514): Expected comma" in told[0], told  # VS Code's JSON language features
         d.screenshot("sight-json-problem")
+
+        # 11. a definition answered by VS Code's own TypeScript provider, for a file the editor never loaded:
+        # the extension opens it and asks again while the TypeScript server is still starting
+        main_ts = rig.workspace / "main.ts"
+        assert rig.document_text(main_ts) is None, "main.ts is not loaded in the editor before the lookup"
+        before = len(fake_anthropic.requests)
+        chat.send(scenario.ASK_DEFINITION)
+        chat.wait_answer(scenario.DEFINITION_ANSWER, timeout=90)
+        chat.wait_idle()
+        told = _tool_results(fake_anthropic.requests[before:])
+        assert len(told) == 1 and told[0].startswith("The editor found 1 definition of area:"), told
+        assert "lib.ts:1:17  export function area(r: number): number {" in told[0], told
+        d.screenshot("sight-ts-definition")
         assert fake_anthropic.unexpected == 0 and not fake_anthropic.handler_errors
 
 

@@ -6,7 +6,9 @@
  *   `onDidChangeDiagnostics` on those files (at most `settleMs`), then for a short quiet spell, since a
  *   language server often reports in steps (TypeScript: syntax, then semantics).
  * - `phoenix/editorLocations`: the editor's own providers, `vscode.executeDefinitionProvider` and
- *   `vscode.executeReferenceProvider`.
+ *   `vscode.executeReferenceProvider`; for a document the editor had not loaded, asked again within
+ *   `waitMs` while they answer nothing or nothing beyond that document (its language server still
+ *   starting).
  *
  * Positions are LSP's on both sides: zero-based lines, UTF-16 characters (VS Code's own).
  */
@@ -23,6 +25,9 @@ import type {
 
 /** After the first change, the answer waits this long without another one (within settleMs). */
 const QUIET_MS = 250;
+/** The pauses between the asks for a definition or references while the answer is empty. */
+const FIRST_PAUSE_MS = 100;
+const LAST_PAUSE_MS = 1_000;
 
 function range(r: vscode.Range): EditorRange {
   return {
@@ -119,16 +124,39 @@ export class Sight implements vscode.Disposable {
     };
   }
 
+  /** The editor's own provider for a symbol. A document the editor had not loaded is opened (not shown) so
+   *  that its language's extension activates. While that extension's server is still starting, its provider
+   *  answers nothing, or only what the file itself shows (TypeScript's syntax server, while the project
+   *  loads, finds the `import` line, not the definition it imports): for a document this host opened, an
+   *  answer that is empty or lies wholly in that document is asked again, pausing a little longer each
+   *  time, for at most `waitMs` (within the server's own wait). The document stays loaded after that: later
+   *  lookups take the first answer, as they always do for a document the user has open. */
   async locations(params: EditorLocationsParams): Promise<EditorLocationsResult> {
+    const deadline = Date.now() + (params.waitMs ?? 0);
     const uri = vscode.Uri.parse(params.uri);
-    await vscode.workspace.openTextDocument(uri); // the providers answer for documents the editor has loaded
+    const key = uri.toString();
+    const fresh = !vscode.workspace.textDocuments.some((d) => d.uri.toString() === key);
+    await vscode.workspace.openTextDocument(uri);
     const position = new vscode.Position(params.position.line, params.position.character);
     const command = params.kind === "references" ? "vscode.executeReferenceProvider" : "vscode.executeDefinitionProvider";
-    const found = (await vscode.commands.executeCommand<(vscode.Location | vscode.LocationLink)[] | undefined>(
-      command,
-      uri,
-      position,
-    )) ?? [];
+    const ask = async (): Promise<(vscode.Location | vscode.LocationLink)[]> =>
+      (await vscode.commands.executeCommand<(vscode.Location | vscode.LocationLink)[] | undefined>(
+        command,
+        uri,
+        position,
+      )) ?? [];
+    const onlyHere = (locs: (vscode.Location | vscode.LocationLink)[]): boolean =>
+      locs.every((loc) => ("targetUri" in loc ? loc.targetUri : loc.uri).toString() === key);
+    let found = await ask();
+    if (fresh && onlyHere(found)) {
+      let pause = FIRST_PAUSE_MS;
+      while (onlyHere(found) && Date.now() + pause < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, pause));
+        const again = await ask();
+        if (again.length > 0 || found.length === 0) found = again; // never trade an answer for none
+        pause = Math.min(pause * 2, LAST_PAUSE_MS);
+      }
+    }
     return {
       locations: found.map((loc) =>
         "targetUri" in loc

@@ -4,11 +4,14 @@
 // POST /command       {command, args?} -> {result}
 // POST /open          {path, preview?} -> {uri}
 // GET /commands?prefix=P -> {commands}
+// GET /changes        -> {changes: [{path, version, time}]}: every content change of a file's document since
+//                        the probe started, with the extension host's clock (Date.now()) when it was seen
 "use strict";
 const http = require("http");
 const vscode = require("vscode");
 
 let server;
+const changes = [];
 
 function json(res, status, body) {
   const data = JSON.stringify(body);
@@ -59,6 +62,9 @@ async function handle(req, res) {
       time: Date.now(),
     });
   }
+  if (req.method === "GET" && url.pathname === "/changes") {
+    return json(res, 200, { changes });
+  }
   if (req.method === "GET" && url.pathname === "/commands") {
     const prefix = url.searchParams.get("prefix") || "";
     const all = await vscode.commands.getCommands(true);
@@ -93,6 +99,11 @@ function listen(port, deadline) {
 function activate() {
   const port = Number(process.env.PHOENIX_TEST_PROBE_PORT || 0);
   if (!port) return;
+  vscode.workspace.onDidChangeTextDocument((e) => {
+    if (e.document.uri.scheme === "file" && e.contentChanges.length > 0) {
+      changes.push({ path: e.document.uri.path, version: e.document.version, time: Date.now() });
+    }
+  });
   listen(port, Date.now() + 20000);
 }
 
