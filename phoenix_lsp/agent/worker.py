@@ -210,7 +210,8 @@ def run(unit: dict[str, Any], out: TextIO, replies: TextIO) -> dict[str, Any]:
         error = state["stop"]
     elif error is not None and error["code"] == "RUNTIME_ERROR" and state["tool_error"] is not None:
         error = state["tool_error"]
-    elif error is not None and error["code"] == "RUNTIME_ERROR" and state["helper_error"] is not None:
+    elif (error is not None and error["code"] == "RUNTIME_ERROR" and state["helper_error"] is not None
+          and state["helper_error"]["message"] in error["message"]):  # that helper error ended it, uncaught
         error = state["helper_error"]
     output = "".join(printed)
     if error is None:

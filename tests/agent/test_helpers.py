@@ -115,6 +115,11 @@ def test_a_wrong_argument_is_an_invalid_arguments_error_unless_the_script_catche
     envelope = engine.execute(ExecutionUnit(code=caught, allowed_tools=("issues_list",)))
     assert envelope.ok and envelope.result == ("top: missing 1 required positional argument: 'field'; its call is "
                                                "top(rows, field, n)"), envelope
+    # a helper error the script caught does not take the place of a later error of its own
+    later = "try:\n    pick('x', 'id')\nexcept TypeError:\n    pass\nundefined_name"
+    envelope = engine.execute(ExecutionUnit(code=later))
+    assert envelope.error is not None and envelope.error.code == "RUNTIME_ERROR"
+    assert "NameError" in envelope.error.message
 
 
 @needs_sandbox
