@@ -7,7 +7,7 @@ the data must be read to decide, one where a server-side filter already exists, 
 (read, decide, post a comment). Three arms per task, each replayed by one fake model server:
 
 - **agent**: the real server on the agent route: one ``run_plan`` written from the catalogue's signatures,
-  an answer;
+  an answer; its scripts use the helpers (REQ-AGENT-036) where they make a script shorter, as run_plan asks;
 - **naive**: the ask route's loop with the MCP tools as direct tools, one tool call per model turn, results
   as the tools return them;
 - **fair**: direct calls used well: independent calls in parallel in one turn, results projected to the
@@ -93,25 +93,24 @@ def tasks() -> list[Task]:
              "Issue #1 has 0 comments."),
         Task("filter on content (20 newest open issues, body mentions module 3)",
              "Which of the 20 newest open issues mention module 3 in their body?", "data-heavy",
-             "rows = issues_list_issues(state='open', limit=20)\n"
-             "{'found': [i['number'] for i in rows if 'module 3;' in i['body']]}", (l1,),
+             "{'found': [i['number'] for i in having(issues_list_issues(state='open', limit=20), 'body', "
+             "'module 3;')]}",
+             (l1,),
              ((("issues_list_issues", {"state": "open", "limit": 20}),),),
              ((("issues_list_issues", {"state": "open", "limit": 20, "fields": ["number", "body"]}),),),
              f"These mention module 3: {', '.join(f'#{n}' for n in module) or 'none'}."),
         Task("join two servers (teams of the authors of the 20 newest open bugs)",
              "Which teams wrote the 20 newest open bugs?", "data-heavy",
-             "bugs = [i for i in issues_list_issues(state='open', limit=200) if 'bug' in i['labels']][:20]\n"
-             "team = {u['login']: u['team'] for u in people_list_users()}\n"
-             "{'teams': sorted(set([team[i['author']] for i in bugs]))}", (l1, users),
+             "bugs = where(issues_list_issues(state='open', limit=200), labels='bug')[:20]\n"
+             "{'teams': sorted(set([i['team'] for i in join(bugs, people_list_users(), 'author', 'login')]))}",
+             (l1, users),
              ((("issues_list_issues", {"state": "open", "limit": 200}),), (("people_list_users", {}),)),
              ((("issues_search_issues", {"label": "bug", "limit": 20, "fields": ["number", "author"]}),
                ("people_list_users", {})),),
              f"The teams: {', '.join(sorted({teams[a] for a in bug_authors}))}."),
         Task(f"aggregate {ISSUES} records (issues per label)", f"How many of all {ISSUES} issues carry each label?",
              "data-heavy",
-             f"counts = {{}}\nfor i in issues_list_issues(state='all', limit={ISSUES}):\n"
-             "    for label in i['labels']:\n        counts[label] = counts.get(label, 0) + 1\n"
-             "{'counts': counts}", (l1,),
+             f"{{'counts': count(issues_list_issues(state='all', limit={ISSUES}), 'labels')}}", (l1,),
              ((("issues_list_issues", {"state": "all", "limit": ISSUES}),),),
              ((("issues_list_issues", {"state": "all", "limit": ISSUES, "fields": ["labels"]}),),),
              "Per label: " + ", ".join(f"{k} {v}" for k, v in sorted(labels.items())) + "."),

@@ -19,10 +19,16 @@ from __future__ import annotations
 import datetime
 import json
 import os
+import re
 import sys
 import time
 from typing import Any, TextIO
 
+from phoenix_lsp.agent import helpers
+
+#: helper calls a unit may make on top of its tool calls (each is a suspension of monty)
+MAX_HELPER_CALLS = 100_000
+_SIGNATURE = {match.group(1): match.group(2) for match in re.finditer(r"(\w+)(\([^)]*\))", helpers.SIGNATURES)}
 FROZEN_CLOCK = datetime.datetime(2000, 1, 1, tzinfo=datetime.UTC)
 RANDOM_SEED = 0
 
@@ -94,7 +100,9 @@ def run(unit: dict[str, Any], out: TextIO, replies: TextIO) -> dict[str, Any]:
         return _oversize(value, where, max_string, max_items)
 
     printed: list[str] = []
-    state: dict[str, Any] = {"printed": 0, "calls": 0, "stop": None, "tool_error": None, "waited": 0.0}
+    state: dict[str, Any] = {"printed": 0, "calls": 0, "stop": None, "tool_error": None, "waited": 0.0,
+                             "started": 0.0}
+    cpu_s = float(budgets.get("cpuS", 2.0))
 
     def sink(_stream: str, text: str) -> None:
         state["printed"] += len(text.encode())
@@ -137,11 +145,50 @@ def run(unit: dict[str, Any], out: TextIO, replies: TextIO) -> dict[str, Any]:
 
         return call
 
+    def helper(name: str, function: Any) -> Any:
+        """A helper (``helpers.py``): no tool call; its time counts in cpuS (monty's own limit stops its clock
+        while a function outside it runs), what it is given and returns in the size limits."""
+
+        def spent() -> float:
+            return float(time.perf_counter() - state["started"] - state["waited"])
+
+        def over_cpu() -> None:
+            if spent() > cpu_s:
+                state["stop"] = _error("BUDGET", "CPU_LIMIT", f"the script ran past its {cpu_s:g} s of execution "
+                                       f"(its helpers included, in {name})")
+                raise _Stop(state["stop"]["message"])
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            if state["stop"] is not None:
+                raise _Stop(state["stop"]["message"])
+            over_cpu()
+            stop_if_oversize([args, kwargs], f"the arguments of {name}")
+            try:
+                value = function(*args, **kwargs)
+            except helpers.HelperError as exc:
+                if state["helper_error"] is None:
+                    state["helper_error"] = _error("CODE", "INVALID_ARGUMENTS", str(exc))
+                raise
+            except TypeError as exc:  # wrong arguments for the helper itself (too few, unknown keyword)
+                reason = str(exc).removeprefix(f"{name}() ")
+                message = f"{name}: {reason}; its call is {name}{_SIGNATURE.get(name, '(...)')}"
+                if state["helper_error"] is None:
+                    state["helper_error"] = _error("CODE", "INVALID_ARGUMENTS", message)
+                raise helpers.HelperError(message) from None
+            over_cpu()
+            stop_if_oversize(value, f"the result of {name}")
+            return value
+
+        return call
+
+    state["helper_error"] = None
+    lookup: dict[str, Any] = {name: helper(name, function) for name, function in helpers.HELPERS.items()}
+    lookup.update({name: tool(name) for name in unit.get("functions", ())})
     limits: Any = {
-        "max_feed_duration_secs": float(budgets.get("cpuS", 2.0)),
+        "max_feed_duration_secs": cpu_s,
         "max_memory": int(budgets.get("memoryBytes", 64 << 20)),
         "max_recursion_depth": int(budgets.get("maxDepth", 200)),
-        "max_suspensions": 1000 + 10 * max_calls,
+        "max_suspensions": 1000 + 10 * max_calls + MAX_HELPER_CALLS,
     }
     os_policy: Any = {"datetime": FROZEN_CLOCK, "random_start": {"seed": RANDOM_SEED}, "sleep": "zero",
                       "process_time": "zero"}
@@ -152,11 +199,9 @@ def run(unit: dict[str, Any], out: TextIO, replies: TextIO) -> dict[str, Any]:
         return {"ok": False, "error": error, "output": "", "metrics": {"cpuMs": 0.0, "toolCalls": 0}}
     try:
         with pm.Monty() as pool, pool.checkout(limits=limits, os_policy=os_policy) as session:
-            started = time.perf_counter()
+            started = state["started"] = time.perf_counter()
             result = session.feed_run(
-                unit["code"], inputs=dict(unit.get("params", {})),
-                external_lookup={name: tool(name) for name in unit.get("functions", ())},
-                print_callback=sink)
+                unit["code"], inputs=dict(unit.get("params", {})), external_lookup=lookup, print_callback=sink)
     except pm.MontyError as exc:
         error = _classify(exc)
     # the script's execution time in the engine (the feed; pool start and host calls excluded)
@@ -165,6 +210,9 @@ def run(unit: dict[str, Any], out: TextIO, replies: TextIO) -> dict[str, Any]:
         error = state["stop"]
     elif error is not None and error["code"] == "RUNTIME_ERROR" and state["tool_error"] is not None:
         error = state["tool_error"]
+    elif (error is not None and error["code"] == "RUNTIME_ERROR" and state["helper_error"] is not None
+          and state["helper_error"]["message"] in error["message"]):  # that helper error ended it, uncaught
+        error = state["helper_error"]
     output = "".join(printed)
     if error is None:
         error = oversize(result, "the result")

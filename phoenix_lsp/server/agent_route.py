@@ -93,7 +93,7 @@ class AgentRoute:
             except Exception as exc:  # a server that does not start must not stop the turn
                 log.warning("MCP catalogue unavailable: %s", exc)
                 return f"The MCP tools are unavailable right now: {self.redact(str(exc))[:300]}."
-            lines = ["MCP tools, each as a script calls it (describe_tools gives their full schemas):"]
+            lines = ["MCP tools as scripts call them (full schemas: describe_tools):"]
             by_default: list[str] = []
             offered = [tool for tool in tools if self.gate.check_tool(tool.uri) is None]  # else not offered
             calls = await asyncio.to_thread(self._signatures, [tool.uri for tool in offered])

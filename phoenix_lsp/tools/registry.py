@@ -27,6 +27,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
+from ..agent.helpers import SIGNATURES
 from ..core.state import AwaitingAgents, AwaitingApproval, AwaitingUpgrade, Batch, ConversationState, RunningTool
 from ..core.tools import (
     BASH,
@@ -282,12 +283,11 @@ def _locations(kind: str) -> Runner:
     return run
 
 
-_DESCRIBE = "Arguments and return values of the catalogue's MCP tools your plan will use."
+_DESCRIBE = "Full schemas (arguments, result) of catalogue tools."
 _RUN_PLAN = (
-    "Run nodes of short Python-subset scripts (no imports, files or clock); each calls its listed MCP tools as "
-    "server_tool(**arguments) and ends with a dict of its outputs. Read, filter and write inside scripts: "
-    "you get each node's status and small result (large ones as artifact:// handles); failures come as "
-    "KIND/CODE."
+    "Nodes of Python-subset scripts (no imports, files, clock), a few lines each, calling their listed tools as "
+    "server_tool(**arguments) and helpers " + SIGNATURES + "; each ends with a dict of its outputs. You get "
+    "each node's status and small result (large: artifact:// handles); failures as KIND/CODE."
 )
 
 
