@@ -107,3 +107,64 @@ async def test_the_agent_route_runs_a_plan_on_an_openai_model(
     assert sorted(r["id"] for r in records(tmp_path) if r["status"] == "triaged") == ids
     text = tool_messages(third)[openai_id(run)]
     assert not text.startswith("Error") and json.dumps(ids, separators=(",", ":")) in text and len(text) < 2000
+
+
+def ollama_env(fake: FakeOpenAI, model: str = "ollama/tiny") -> dict[str, str]:
+    return {"OLLAMA_HOST": fake.root, "PHOENIX_MODEL": model}
+
+
+@pytest.mark.req("REQ-MODEL-012", "REQ-BED-019", "REQ-BED-023")
+async def test_an_ollama_model_chosen_before_any_list_gets_ollamas_window_and_its_thresholds(
+    fake_anthropic: FakeAnthropic, fake_openai: FakeOpenAI, tmp_path: Path
+) -> None:
+    window = 8_192  # what Ollama reports; the assumed window for an unknown one is 32,768
+    fake_openai.ollama = {"tiny": (window, False)}
+    ls = ToolUseBlock("bash", {"command": "ls"}, id="toolu_late2")
+    fake_openai.enqueue(
+        Reply.text_reply("a long answer", usage={"prompt_tokens": 6_800, "cached_tokens": 0}),  # 83 %
+        Reply.tool_reply(ls, usage={"prompt_tokens": 7_500, "cached_tokens": 0}),  # 92 %
+        Reply.text_reply("SUMMARY: tiny context"),
+    )
+    async with session(fake_anthropic, tmp_path, env=ollama_env(fake_openai)) as s:
+        cid = await s.new(approvalPolicy="auto")  # the default model: no listModels was asked
+        await wait_idle(s, cid, await send(s, cid, "first"))
+        warning = await s.wait_event(lambda e: e["kind"] == "contextWarning" and e["conversationId"] == cid)
+        assert warning["contextWindow"] == window
+        mark = await send(s, cid, "second")
+        await s.wait_event(lambda e: e["kind"] == "status" and e["status"] == "exhausted" and e["seq"] > mark)
+        assert not s.of("toolStart", cid)
+        started = await s.wait_event(lambda e: e["kind"] == "continuationStarted" and e["conversationId"] == cid)
+        assert started["contextWindow"] == window
+        conv = await s.request("phoenix/getConversation", {"conversationId": cid})
+        assert conv["model"] == "ollama/tiny" and conv["contextUsage"]["contextWindow"] == window
+        said = [m.message for m in s.client.log_messages if "ollama/tiny" in m.message]
+    assert fake_openai.requests[0].body["model"] == "tiny" and fake_openai.show_calls >= 1
+    assert any(f"{window:,} tokens" in m and "num_ctx" in m for m in said), said  # the size in use, said
+
+
+@pytest.mark.req("REQ-MODEL-012", "REQ-MODEL-002")
+async def test_new_conversation_answers_before_ollama_reports_and_the_window_follows(
+    fake_anthropic: FakeAnthropic, fake_openai: FakeOpenAI, tmp_path: Path
+) -> None:
+    """The lookup runs in the background: the request that creates the conversation does not wait for it.
+    Ollama's Modelfile sets num_ctx below the model's own length: that is the window in use."""
+    import threading
+
+    fake_openai.ollama = {"big": (131_072, False)}
+    fake_openai.ollama_parameters = {"big": "temperature 0.2\nnum_ctx 16384\nstop \"<|eot|>\""}
+    fake_openai.show_gate = threading.Event()
+    env = {"OLLAMA_HOST": fake_openai.root}
+    try:
+        async with session(fake_anthropic, tmp_path, env=env) as s:
+            cid = await s.new(model="ollama/big")  # answered while /api/show is held
+            conv = await s.request("phoenix/getConversation", {"conversationId": cid})
+            assert conv["model"] == "ollama/big" and conv["contextUsage"]["contextWindow"] == 32_768  # assumed
+            fake_openai.show_gate.set()
+            told = await s.wait_event(lambda e: e["kind"] == "usage" and e["conversationId"] == cid)
+            assert told["contextWindow"] == 16_384 and told["usedTokens"] == 0
+            conv = await s.request("phoenix/getConversation", {"conversationId": cid})
+            assert conv["contextUsage"]["contextWindow"] == 16_384
+            said = [m.message for m in s.client.log_messages if "ollama/big" in m.message]
+    finally:
+        fake_openai.show_gate.set()
+    assert any("16,384 tokens" in m and "num_ctx" in m and "131,072" in m for m in said), said

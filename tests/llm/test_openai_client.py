@@ -265,6 +265,28 @@ async def test_ollama_reports_its_context_window_and_image_support(fake_openai: 
     assert not [r for r in fake_openai.requests if r.path.endswith("/chat/completions")]
 
 
+@pytest.mark.req("REQ-MODEL-012")
+async def test_an_ollama_window_is_asked_once_the_modelfiles_num_ctx_first(fake_openai: FakeOpenAI) -> None:
+    fake_openai.ollama = {"big": (131072, False), "plain": (8192, False)}
+    fake_openai.ollama_parameters = {"big": "temperature 0.2\nnum_ctx 16384"}
+    router = LlmRouter(LlmClient(api_key="k" * 12), load({"OLLAMA_HOST": fake_openai.root}))
+    assert router.learnable("ollama/big") and not router.learnable("openai/gpt-4.1")
+    assert router.context_window("ollama/big") == UNKNOWN_WINDOW and "unknown" in router.window_note("ollama/big")
+    assert await router.learn("ollama/big") and await router.learn("ollama/plain")
+    assert router.context_window("ollama/big") == 16384 and router.context_window("ollama/plain") == 8192
+    assert not router.learnable("ollama/big")
+    big, plain = router.window_note("ollama/big"), router.window_note("ollama/plain")
+    assert "16,384" in big and "num_ctx" in big and "131,072" in big
+    assert "8,192" in plain and "OLLAMA_CONTEXT_LENGTH" in plain and "num_ctx" in plain
+    calls = fake_openai.show_calls
+    assert await router.learn("ollama/big") and fake_openai.show_calls == calls  # known: not asked again
+    # a model Ollama does not know: the assumed window stays, and the next turns do not wait for it again
+    assert not await router.learn("ollama/missing") and fake_openai.show_calls == calls + 1
+    assert not await router.learn("ollama/missing") and fake_openai.show_calls == calls + 1
+    assert router.context_window("ollama/missing") == UNKNOWN_WINDOW
+    await router.aclose()
+
+
 @pytest.mark.req("REQ-MODEL-009")
 async def test_an_error_object_mid_stream_is_retryable(fake_openai: FakeOpenAI) -> None:
     fake_openai.enqueue(Reply(blocks=[TextBlock("half an answer", 3)], sse_error="server_error"))
