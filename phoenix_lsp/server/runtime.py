@@ -835,5 +835,8 @@ def describe_tool(name: str) -> str:
     return registry.describe(name)
 
 
-def tool_env() -> dict[str, str]:
-    return clean_environment(os.environ)
+def tool_env(keys: Sequence[str] = ()) -> dict[str, str]:
+    """The environment of the tools: without credentials (``clean_environment``), nor the variables that hold a
+    provider's key (``keys``: a providers file may name its key variable anything, REQ-MODEL-010)."""
+    drop = set(keys)
+    return {k: v for k, v in clean_environment(os.environ).items() if k not in drop}

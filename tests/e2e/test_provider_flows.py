@@ -130,6 +130,7 @@ async def test_an_ollama_model_chosen_before_any_list_gets_ollamas_window_and_it
         await wait_idle(s, cid, await send(s, cid, "first"))
         warning = await s.wait_event(lambda e: e["kind"] == "contextWarning" and e["conversationId"] == cid)
         assert warning["contextWindow"] == window
+        assert s.of("usage", cid)[-1]["estimatedCost"]["usd"] == 0  # a local model's tokens cost nothing
         mark = await send(s, cid, "second")
         await s.wait_event(lambda e: e["kind"] == "status" and e["status"] == "exhausted" and e["seq"] > mark)
         assert not s.of("toolStart", cid)
@@ -168,3 +169,38 @@ async def test_new_conversation_answers_before_ollama_reports_and_the_window_fol
     finally:
         fake_openai.show_gate.set()
     assert any("16,384 tokens" in m and "num_ctx" in m and "131,072" in m for m in said), said
+
+
+@pytest.mark.req("REQ-MODEL-010", "REQ-MODEL-011", "REQ-SEC-001")
+async def test_a_providers_file_key_never_reaches_tools_events_debug_logs_or_the_store(
+    fake_anthropic: FakeAnthropic, fake_openai: FakeOpenAI, tmp_path: Path
+) -> None:
+    """The providers file may name its key's variable anything (here no word in it says "key"): the tools'
+    environment goes without it like without the Anthropic key, and the key is redacted everywhere else."""
+    secret = "rtr-e2e-4b1d9f0c7a2e6d58"
+    providers = tmp_path / "providers.json"
+    providers.write_text(json.dumps({"providers": {"router": {
+        "baseUrl": fake_openai.base_url, "apiKey": "env:LLM_ROUTER_AUTH",
+        "models": {"some/model": {"contextWindow": 65536}}}}}))
+    fake_openai.expected_api_key = secret
+    dump = ToolUseBlock("bash", {"command": "env; echo done"}, id="toolu_env2")
+    fake_openai.enqueue(Reply.tool_reply(dump, text=f"Your key is {secret}."), Reply.text_reply("Checked."),
+                        Reply.error(401, f"Incorrect API key provided: {secret}"))
+    env = {"PHOENIX_PROVIDERS": str(providers), "LLM_ROUTER_AUTH": secret, "PHOENIX_MODEL": "router/some/model",
+           "PHOENIX_LOG_LEVEL": "DEBUG"}
+    async with session(fake_anthropic, tmp_path, env=env) as s:
+        cid = await s.new(approvalPolicy="auto")
+        await wait_idle(s, cid, await send(s, cid, "show me the environment"))
+        mark = await send(s, cid, "again")
+        await s.wait_event(lambda e: e["kind"] == "status" and e["status"] == "error" and e["seq"] > mark)
+        assert fake_openai.requests[0].api_key_sent() == secret  # the key was really in use
+        told = tool_messages(fake_openai.requests[1])[openai_id(dump)]
+        assert "done" in told and "LLM_ROUTER_AUTH" not in told  # the tool never had it
+        errors = [e["message"] for e in s.of("error", cid)]
+        assert any("LLM_ROUTER_AUTH" in m for m in errors), errors  # the 401 names the variable to set
+        assert secret not in json.dumps(s.events)
+        assert secret not in str([m.message for m in s.client.log_messages + s.client.messages])
+    files = [p for p in s.data_dir.rglob("*") if p.is_file()]
+    assert any(p.name.endswith(".log") for p in files) and any(".db" in p.name for p in files)
+    for path in files:
+        assert secret.encode() not in path.read_bytes(), path.name

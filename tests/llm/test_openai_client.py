@@ -165,6 +165,36 @@ async def test_401_names_the_variable_and_never_the_key() -> None:
             assert KEY not in failed.message and "[REDACTED]" in failed.message  # the echoed key is redacted
 
 
+@pytest.mark.req("REQ-MODEL-005", "REQ-MODEL-006")
+async def test_azure_answers_through_the_sdks_azure_client(monkeypatch: pytest.MonkeyPatch) -> None:
+    """AZURE_OPENAI_ENDPOINT, AZURE_OPENAI_API_KEY and OPENAI_API_VERSION, as the SDK's Azure client uses them:
+    the deployment in the path, the version in the query, the key in ``api-key``."""
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    with FakeOpenAI(expected_api_key=KEY) as fake:
+        fake.enqueue(Reply.text_reply("From Azure.", deltas=2))
+        router = LlmRouter(LlmClient(api_key="k" * 12), load({
+            "AZURE_OPENAI_ENDPOINT": fake.root, "AZURE_OPENAI_API_KEY": KEY, "OPENAI_API_VERSION": "2024-10-21"}))
+        pieces: list[str] = []
+        outcome = await router.stream(request(model="azure/my-gpt4o"), on(pieces))
+        await router.aclose()
+        (sent,) = fake.requests
+    assert isinstance(outcome, LlmSuccess) and "".join(pieces) == "From Azure."
+    assert sent.path.startswith("/openai/deployments/my-gpt4o/chat/completions")
+    assert "api-version=2024-10-21" in sent.path and sent.headers.get("api-key") == KEY
+    assert sent.body["model"] == "my-gpt4o" and sent.messages[0]["role"] == "system"
+
+
+@pytest.mark.req("REQ-MODEL-005")
+def test_openai_base_url_never_applies_to_ollama() -> None:
+    elsewhere = load({"OPENAI_BASE_URL": "http://127.0.0.1:9/v1"})
+    router = LlmRouter(LlmClient(api_key="k" * 12), elsewhere)
+    assert router.clients["openai"].base_url == "http://127.0.0.1:9/v1"
+    assert router.clients["ollama"].base_url == "http://127.0.0.1:11434/v1"  # Ollama's default host
+    hosted = LlmRouter(LlmClient(api_key="k" * 12), load({"OPENAI_BASE_URL": "http://127.0.0.1:9/v1",
+                                                          "OLLAMA_HOST": "10.0.0.5"}))
+    assert hosted.clients["ollama"].base_url == "http://10.0.0.5:11434/v1"
+
+
 @pytest.mark.req("REQ-MODEL-009")
 async def test_unreachable_ollama_says_so_with_its_address() -> None:
     with socket.socket() as s:
