@@ -115,7 +115,7 @@ class SetModel:
 @dataclass(frozen=True, slots=True)
 class WindowReported:
     """The provider reported the context window of ``model`` after the conversation chose it (Ollama's own
-    report, asked in the background: REQ-MODEL-008). Taken in any status: the thresholds of the next response
+    report, asked in the background: REQ-MODEL-012). Taken in any status: the thresholds of the next response
     are computed from it. A report for a model the conversation no longer uses changes nothing."""
 
     model: str

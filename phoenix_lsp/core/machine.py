@@ -628,7 +628,7 @@ def _on_set_model(state: ConversationState, ev: SetModel) -> Out:
 
 
 def _on_window_reported(state: ConversationState, ev: WindowReported) -> Out:
-    """The window of the conversation's model, as its provider reported it later (REQ-MODEL-008): the 80 % warning
+    """The window of the conversation's model, as its provider reported it later (REQ-MODEL-012): the 80 % warning
     and the 90 % continuation follow it from the next response; the client is told the size now in use."""
     if ev.model != state.model or ev.context_window < 1 or ev.context_window == state.settings.context_window:
         return state, ()

@@ -186,7 +186,7 @@ class LlmRouter:
         return False
 
     def window_note(self, model: str) -> str:
-        """Which context size is in use for ``model`` and where it comes from, for the user (REQ-MODEL-008)."""
+        """Which context size is in use for ``model`` and where it comes from, for the user (REQ-MODEL-012)."""
         window = self.context_window(model)
         if not self.window_known(model):
             return (f"{model}: context window unknown, {window:,} tokens assumed so that the continuation starts "
