@@ -13,7 +13,8 @@ closely enough for the official ``openai`` SDK:
 - errors as the API sends them: ``{"error": {"message", "type", "param", "code"}}`` with any status (429 with
   ``retry-after``, 500, 401...);
 - ``GET /v1/models`` (:attr:`FakeOpenAI.models`); Ollama's ``POST /api/show`` and ``GET /api/tags``
-  (:attr:`FakeOpenAI.ollama`).
+  (:attr:`FakeOpenAI.ollama`, with :attr:`FakeOpenAI.ollama_parameters` as the Modelfile's parameters; a test
+  can hold /api/show's answer with :attr:`FakeOpenAI.show_gate`).
 
 Replies are scripted with the SAME vocabulary as ``tests/fake_anthropic.py`` (:class:`Reply`,
 :class:`TextBlock`, :class:`ToolUseBlock`), so a scenario reads the same on both providers: a FIFO queue
@@ -151,11 +152,15 @@ class _Handler(BaseHTTPRequestHandler):
         if path == "/api/show":
             name = body.get("model") if isinstance(body, dict) else None
             facts = fake.ollama.get(str(name))
+            fake.show_calls += 1
             if facts is None:
                 self._json(404, {"error": f"model '{name}' not found"})
                 return
+            if fake.show_gate is not None:
+                fake.show_gate.wait(30)  # held until the test lets Ollama answer
             window, vision = facts
             self._json(200, {"model_info": {"general.architecture": "llama", "llama.context_length": window},
+                             "parameters": fake.ollama_parameters.get(str(name), ""),
                              "capabilities": ["completion", "tools", *(["vision"] if vision else [])]})
             return
         rec = Recorded("POST", self.path, body, {k.lower(): v for k, v in self.headers.items()}, time.monotonic())
@@ -302,6 +307,9 @@ class FakeOpenAI:
         self.models_status = 200
         self.model_list_calls = 0
         self.ollama: dict[str, tuple[int, bool]] = {}  # name -> (context length, takes images)
+        self.ollama_parameters: dict[str, str] = {}  # name -> /api/show's "parameters" text ("num_ctx 8192")
+        self.show_gate: threading.Event | None = None  # when set: /api/show answers only once it is set
+        self.show_calls = 0
         self.whole_calls = False
         self.min_cached_tokens = 16
         self.unexpected = 0

@@ -115,6 +115,16 @@ class SetModel:
 
 
 @dataclass(frozen=True, slots=True)
+class WindowReported:
+    """The provider reported the context window of ``model`` after the conversation chose it (Ollama's own
+    report, asked in the background: REQ-MODEL-012). Taken in any status: the thresholds of the next response
+    are computed from it. A report for a model the conversation no longer uses changes nothing."""
+
+    model: str
+    context_window: int
+
+
+@dataclass(frozen=True, slots=True)
 class SetInstructions:
     """The user asked to read the project instructions again (REQ-INSTR-002); taken between turns only."""
 
@@ -169,6 +179,7 @@ Event = (
     | SetStyle
     | SetPolicy
     | SetModel
+    | WindowReported
     | SetInstructions
     | RevokeAlwaysAllow
     | TriggerContinuation

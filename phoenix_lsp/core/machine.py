@@ -54,6 +54,7 @@ from .events import (
     TriggerContinuation,
     UpgradeAnswer,
     UserMessage,
+    WindowReported,
 )
 from .events import Restore as RestoreEvent
 from .permissions import Allow, Ask, Refuse, decide, decide_host
@@ -629,6 +630,19 @@ def _on_set_model(state: ConversationState, ev: SetModel) -> Out:
     )
 
 
+def _on_window_reported(state: ConversationState, ev: WindowReported) -> Out:
+    """The window of the conversation's model, as its provider reported it later (REQ-MODEL-012): the 80 % warning
+    and the 90 % continuation follow it from the next response; the client is told the size now in use."""
+    if ev.model != state.model or ev.context_window < 1 or ev.context_window == state.settings.context_window:
+        return state, ()
+    state = replace(state, settings=replace(state.settings, context_window=ev.context_window))
+    effects: list[Effect] = [Notify("usage", context_usage(state))]
+    if not state.warned and state.context_tokens >= ev.context_window * state.settings.warn_ratio:
+        state = replace(state, warned=True)  # REQ-BED-023: the smaller window is already 80 % full
+        effects.append(Notify("context", {"state": "warning", **context_usage(state)}))
+    return state, tuple(effects)
+
+
 def _on_set_instructions(state: ConversationState, ev: SetInstructions) -> Out:
     """New project instructions from the next request on (REQ-INSTR-002); the prompt cache starts again."""
     if ev.text == state.instructions and ev.files == state.instruction_files:
@@ -786,6 +800,7 @@ _ALWAYS: dict[type, Handler] = {
     RestoreEvent: _on_restore,
     Stop: _on_cancel,
     AgentUsage: _on_agent_usage,
+    WindowReported: _on_window_reported,
 }
 _BUSY: dict[type, Handler] = {**_ALWAYS, Cancel: _on_cancel}
 _RESTING: dict[type, Handler] = {**_ALWAYS, Cancel: _on_idle_cancel}

@@ -275,6 +275,7 @@ class OpenAiClient:
         self._idle_s = min(idle_timeout_s, timeout_s) if idle_timeout_s is not None else timeout_s
         self._sdk: AsyncOpenAI | None = None
         self.facts: dict[str, ModelFacts] = {}  # what the server reported of its models (listing, /api/show)
+        self.ollama_ctx: dict[str, tuple[int | None, int | None]] = {}  # model -> (num_ctx, its own length)
 
     def __repr__(self) -> str:
         key = "set" if self.provider.api_key else "missing"
@@ -351,7 +352,13 @@ class OpenAiClient:
             answer.raise_for_status()
             data = answer.json()
         info = data.get("model_info") or {}
-        window = next((v for k, v in info.items() if k.endswith(".context_length") and isinstance(v, int)), None)
+        trained = next((v for k, v in info.items() if k.endswith(".context_length") and isinstance(v, int)), None)
+        # the context Ollama runs the model with, when its Modelfile sets it ("num_ctx 8192" among the
+        # parameters): a prompt longer than that is cut, so it is the window that counts
+        found = re.search(r"(?m)^\s*num_ctx\s+(\d+)\s*$", str(data.get("parameters") or ""))
+        num_ctx = int(found.group(1)) if found and int(found.group(1)) > 0 else None
+        window = min(w for w in (trained, num_ctx) if w) if (trained or num_ctx) else None
+        self.ollama_ctx[upstream] = (num_ctx, trained)
         capabilities = data.get("capabilities")
         images = "vision" in capabilities if isinstance(capabilities, list) else None
         facts = ModelFacts(window, images)

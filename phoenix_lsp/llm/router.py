@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import replace
 from typing import Any
@@ -19,7 +20,16 @@ from . import models as known
 from .client import LlmClient, LlmFailure, LlmRequest, LlmSuccess
 from .openai_client import OpenAiClient
 from .pricing import Price
-from .providers import ANTHROPIC, MODEL_ID, OLLAMA_DEFAULT_HOST, ModelFacts, Provider, Providers, split_model
+from .providers import (
+    ANTHROPIC,
+    MODEL_ID,
+    OLLAMA_DEFAULT_HOST,
+    PROVIDERS_FILE_VARIABLE,
+    ModelFacts,
+    Provider,
+    Providers,
+    split_model,
+)
 
 log = logging.getLogger(__name__)
 
@@ -29,6 +39,10 @@ UNKNOWN_WINDOW = 32_768
 #: How long the default Ollama host may take to answer before it counts as not running.
 OLLAMA_PROBE_S = 0.3
 FREE = Price(0.0, 0.0, 0.0, 0.0, 0.0)
+#: The longest a local server's report of a model (Ollama's /api/show) is waited for.
+LEARN_TIMEOUT_S = 2.0
+#: After a failed report, how long before the next request asks again (not every turn waits for it).
+RELEARN_S = 60.0
 
 
 class LlmRouter:
@@ -46,6 +60,7 @@ class LlmRouter:
             default = Provider("ollama", "ollama", providers.ollama_host + "/v1", None, local=True, explicit=False)
             self.clients["ollama"] = OpenAiClient(default, guard, idle_timeout_s=idle_timeout_s)
         self.ollama_found: bool | None = None  # the default host's probe: None until asked
+        self._unlearned: dict[str, float] = {}  # model -> when its report last failed (time.monotonic)
 
     def __repr__(self) -> str:
         return f"LlmRouter(anthropic={self.anthropic!r}, providers={sorted(self.clients)})"
@@ -143,16 +158,51 @@ class LlmRouter:
             return known.known(upstream) is not None
         return self.facts(model).context_window is not None
 
-    async def learn(self, model: str) -> None:
-        """Ask a local server what it knows of ``model`` (Ollama's /api/show) before it is used; never raises."""
+    def learnable(self, model: str) -> bool:
+        """Whether ``model``'s window is unknown yet its server can report it (an Ollama model)."""
         client = self.client_for(model)
+        return client is not None and client.provider.kind == "ollama" and not self.window_known(model)
+
+    async def learn(self, model: str) -> bool:
+        """Ask a local server what it knows of ``model`` (Ollama's /api/show), within :data:`LEARN_TIMEOUT_S`,
+        at most once per :data:`RELEARN_S` after a failure; never raises. True when its window is now known."""
+        if not self.learnable(model):
+            return self.window_known(model)
+        failed = self._unlearned.get(model)
+        if failed is not None and time.monotonic() - failed < RELEARN_S:
+            return False
+        client = self.client_for(model)
+        assert client is not None
         upstream = split_model(model)[1]
-        if client is None or client.provider.kind != "ollama" or upstream in client.facts:
-            return
         try:
-            await asyncio.wait_for(client.ollama_show(upstream), 2.0)
-        except Exception as exc:
-            log.info("ollama: no report of %s (%s)", upstream, exc)
+            await asyncio.wait_for(client.ollama_show(upstream), LEARN_TIMEOUT_S)
+        except Exception as exc:  # not running, no such model, too slow: the assumed window stays
+            log.info("%s: no report of its context window from %s (%s: %s)", model, client.base_url,
+                     type(exc).__name__, exc)
+        if self.window_known(model):
+            self._unlearned.pop(model, None)
+            return True
+        self._unlearned[model] = time.monotonic()
+        return False
+
+    def window_note(self, model: str) -> str:
+        """Which context size is in use for ``model`` and where it comes from, for the user (REQ-MODEL-012)."""
+        window = self.context_window(model)
+        if not self.window_known(model):
+            return (f"{model}: context window unknown, {window:,} tokens assumed so that the continuation starts "
+                    f"early; set its contextWindow in the providers file ({PROVIDERS_FILE_VARIABLE}).")
+        client = self.client_for(model)
+        if client is None or client.provider.kind != "ollama":
+            return f"{model}: context window {window:,} tokens."
+        upstream = split_model(model)[1]
+        num_ctx, trained = client.ollama_ctx.get(upstream, (None, None))
+        if num_ctx is not None:
+            return (f"{model}: context window {window:,} tokens, the num_ctx Ollama runs it with"
+                    + (f" (the model itself takes {trained:,})" if trained and trained != window else "") + ".")
+        return (f"{model}: context window {window:,} tokens, the model's own length as Ollama reports it. Ollama "
+                "runs a model with num_ctx tokens (OLLAMA_CONTEXT_LENGTH, often only a few thousand, unless the "
+                "model's Modelfile sets PARAMETER num_ctx) and cuts a longer prompt, which breaks tool calls: set "
+                "num_ctx for it if answers ignore the tools.")
 
 
 class ProviderPrices(Mapping[str, Price]):

@@ -276,6 +276,10 @@ class PhoenixServer(LanguageServer):
 
     # --------------------------------------------------------------------------- the runtime's sink
 
+    def log_to_client(self, text: str) -> None:
+        """A line for the editor's log of this server (window/logMessage), such as the context size in use."""
+        self.window_log_message(types.LogMessageParams(type=types.MessageType.Info, message=text))
+
     def event(self, event: EventKinds, params: dict[str, Any]) -> None:
         if self.rich:
             self.protocol.notify("phoenix/event", params)

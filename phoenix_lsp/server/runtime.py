@@ -64,6 +64,7 @@ from ..core.events import (
     ToolDone,
     UpgradeAnswer,
     UserMessage,
+    WindowReported,
 )
 from ..core.state import BUSY, RESTING_KINDS, ConversationState, Settings
 from ..core.values import Decision, InstructionFile, Message, Mode, Policy, Route, Style, Text, ToolUse, Usage
@@ -179,6 +180,7 @@ class Hub:
         self._outbox_bytes = 0
         self._flush_soon: asyncio.Handle | None = None
         self._flushed_at = float("-inf")  # the loop's time of the last flush
+        self.window_lookups: dict[str, asyncio.Task[None]] = {}  # conversation id -> its window being asked
 
     # ------------------------------------------------------------------------------- text deltas
 
@@ -294,7 +296,48 @@ class Hub:
         self.runtimes[cid] = runtime
         effects: tuple[Effect, ...] = (PersistMessage(0, seed), PersistState()) if seed else (PersistState(),)
         runtime._persist(effects)
+        self.learn_window_soon(runtime)
         return runtime
+
+    # ---------------------------------------------------------------- the context window (issue 27)
+
+    def learn_window_soon(self, runtime: Runtime) -> None:
+        """Ask the model's server for its context window in the background, when nobody has reported it yet
+        (an Ollama model chosen before any listModels): the request that created the conversation is answered
+        at once, and the first turn waits for the answer (:meth:`learn_window`), which the core then takes."""
+        learnable = getattr(self.llm, "learnable", None)
+        if learnable is None or not learnable(runtime.state.model) or runtime.id in self.window_lookups:
+            return
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:  # no loop (a synchronous caller): the first turn asks
+            return
+        task = self.spawn(self._learn_window(runtime, runtime.state.model))
+        self.window_lookups[runtime.id] = task
+        task.add_done_callback(lambda _: self.window_lookups.pop(runtime.id, None))
+
+    async def learn_window(self, runtime: Runtime) -> None:
+        """Before a request: the window of the conversation's model, asked now if it is still unknown (at most
+        the router's bound), so the request's answer is measured against the right window."""
+        pending = self.window_lookups.get(runtime.id)
+        if pending is not None:  # asked since the conversation was created (or switched): that answer first
+            await asyncio.shield(pending)
+        learnable = getattr(self.llm, "learnable", None)
+        if learnable is not None and learnable(runtime.state.model):
+            await self._learn_window(runtime, runtime.state.model)
+
+    async def _learn_window(self, runtime: Runtime, model: str) -> None:
+        router: Any = self.llm
+        if not await router.learn(model):
+            return
+        window = int(router.context_window(model))
+        if runtime.state.model == model and window != runtime.state.settings.context_window:
+            note = router.window_note(model)
+            log.info("%s", note)
+            say = getattr(self.sink, "log_to_client", None)
+            if say is not None:
+                say(note)
+            runtime.apply(WindowReported(model, window))  # the core decides (a switch may have come first)
 
     def window(self, model: str) -> int:
         """The context window of ``model``: its provider's figure (issue 27), else the table of known models."""
@@ -613,6 +656,7 @@ class Runtime:
         try:
             if effect.delay_ms:
                 await asyncio.sleep(effect.delay_ms / 1000)
+            await self.hub.learn_window(self)  # an Ollama model's own window, before its answer is measured
             state = self.state
             catalogue = ""
             if state.route is Route.AGENT and not state.is_subagent and self.hub.config.agent is not None:
@@ -792,5 +836,8 @@ def describe_tool(name: str) -> str:
     return registry.describe(name)
 
 
-def tool_env() -> dict[str, str]:
-    return clean_environment(os.environ)
+def tool_env(keys: Sequence[str] = ()) -> dict[str, str]:
+    """The environment of the tools: without credentials (``clean_environment``), nor the variables that hold a
+    provider's key (``keys``: a providers file may name its key variable anything, REQ-MODEL-010)."""
+    drop = set(keys)
+    return {k: v for k, v in clean_environment(os.environ).items() if k not in drop}

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from phoenix_lsp.core import machine, transition
 from phoenix_lsp.core.effects import Audit, Notify, PersistState, Reject
-from phoenix_lsp.core.events import SetModel, UserMessage
+from phoenix_lsp.core.events import SetModel, UserMessage, WindowReported
 from phoenix_lsp.core.state import AwaitingLlm, ConversationState, Exhausted, Settings
 from phoenix_lsp.core.values import Actor
 
@@ -89,3 +89,61 @@ def test_a_switch_is_taken_exactly_when_the_context_fits_under_the_continuation_
     assert bool(rejects(effects)) is not fits
     if not fits:
         assert after is state
+
+
+# ------------------------------------------------ a window reported later (Ollama's /api/show, issue 27)
+
+UNKNOWN, REPORTED = 32_768, 8_192
+
+
+def _usage(used: int, window: int) -> dict[str, object]:
+    return {"usedTokens": used, "contextWindow": window, "fraction": round(used / window, 4)}
+
+
+@pytest.mark.req("REQ-MODEL-012")
+@pytest.mark.parametrize(("used", "warned", "event", "window", "effects"), [
+    # the conversation's model: the window is taken, the client told the size in use
+    (0, False, WindowReported("wide", REPORTED), REPORTED, (PersistState(), Notify("usage", _usage(0, REPORTED)))),
+    # already 80 % of the reported window, not yet warned: the warning now (REQ-BED-023)
+    (7_000, False, WindowReported("wide", REPORTED), REPORTED,
+     (PersistState(), Notify("usage", _usage(7_000, REPORTED)),
+      Notify("context", {"state": "warning", **_usage(7_000, REPORTED)}))),
+    # exactly 80 %: warned as a response would be
+    (6_554, False, WindowReported("wide", REPORTED), REPORTED,
+     (PersistState(), Notify("usage", _usage(6_554, REPORTED)),
+      Notify("context", {"state": "warning", **_usage(6_554, REPORTED)}))),
+    # just under 80 %: no warning
+    (6_553, False, WindowReported("wide", REPORTED), REPORTED,
+     (PersistState(), Notify("usage", _usage(6_553, REPORTED)))),
+    # warned before: not twice
+    (7_000, True, WindowReported("wide", REPORTED), REPORTED,
+     (PersistState(), Notify("usage", _usage(7_000, REPORTED)))),
+    # a report of another model (the user switched meanwhile), the window in use, or nonsense: nothing
+    (0, False, WindowReported("other", REPORTED), UNKNOWN, ()),
+    (0, False, WindowReported("wide", UNKNOWN), UNKNOWN, ()),
+    (0, False, WindowReported("wide", 0), UNKNOWN, ()),
+])
+def test_a_window_reported_later_is_taken_for_the_conversations_model_only(
+    used: int, warned: bool, event: WindowReported, window: int, effects: tuple[object, ...]
+) -> None:
+    state = replace(fresh(context_tokens=used, warned=warned), settings=Settings(context_window=UNKNOWN))
+    after, got = transition(state, event)
+    assert got == effects
+    assert after.settings.context_window == window
+    assert after.warned is (warned or any(isinstance(e, Notify) and e.kind == "context" for e in effects))
+    if not effects:
+        assert after is state
+
+
+@pytest.mark.req("REQ-MODEL-012")
+def test_a_reported_window_is_taken_while_the_first_request_runs_and_measures_its_answer() -> None:
+    from phoenix_lsp.core.events import LlmDone
+    from phoenix_lsp.core.values import Text, Usage
+
+    state = replace(fresh(), settings=Settings(context_window=UNKNOWN))
+    state, _ = transition(state, UserMessage("hi"))
+    state, _ = transition(state, WindowReported("wide", REPORTED))
+    assert isinstance(state.status, AwaitingLlm) and state.settings.context_window == REPORTED
+    state, effects = transition(state, LlmDone(state.status.request_id, (Text("x"),), "end_turn",
+                                               Usage(input_tokens=7_000, output_tokens=10)))
+    assert Notify("context", {"state": "warning", **_usage(7_010, REPORTED)}) in effects

@@ -165,6 +165,36 @@ async def test_401_names_the_variable_and_never_the_key() -> None:
             assert KEY not in failed.message and "[REDACTED]" in failed.message  # the echoed key is redacted
 
 
+@pytest.mark.req("REQ-MODEL-005", "REQ-MODEL-006")
+async def test_azure_answers_through_the_sdks_azure_client(monkeypatch: pytest.MonkeyPatch) -> None:
+    """AZURE_OPENAI_ENDPOINT, AZURE_OPENAI_API_KEY and OPENAI_API_VERSION, as the SDK's Azure client uses them:
+    the deployment in the path, the version in the query, the key in ``api-key``."""
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    with FakeOpenAI(expected_api_key=KEY) as fake:
+        fake.enqueue(Reply.text_reply("From Azure.", deltas=2))
+        router = LlmRouter(LlmClient(api_key="k" * 12), load({
+            "AZURE_OPENAI_ENDPOINT": fake.root, "AZURE_OPENAI_API_KEY": KEY, "OPENAI_API_VERSION": "2024-10-21"}))
+        pieces: list[str] = []
+        outcome = await router.stream(request(model="azure/my-gpt4o"), on(pieces))
+        await router.aclose()
+        (sent,) = fake.requests
+    assert isinstance(outcome, LlmSuccess) and "".join(pieces) == "From Azure."
+    assert sent.path.startswith("/openai/deployments/my-gpt4o/chat/completions")
+    assert "api-version=2024-10-21" in sent.path and sent.headers.get("api-key") == KEY
+    assert sent.body["model"] == "my-gpt4o" and sent.messages[0]["role"] == "system"
+
+
+@pytest.mark.req("REQ-MODEL-005")
+def test_openai_base_url_never_applies_to_ollama() -> None:
+    elsewhere = load({"OPENAI_BASE_URL": "http://127.0.0.1:9/v1"})
+    router = LlmRouter(LlmClient(api_key="k" * 12), elsewhere)
+    assert router.clients["openai"].base_url == "http://127.0.0.1:9/v1"
+    assert router.clients["ollama"].base_url == "http://127.0.0.1:11434/v1"  # Ollama's default host
+    hosted = LlmRouter(LlmClient(api_key="k" * 12), load({"OPENAI_BASE_URL": "http://127.0.0.1:9/v1",
+                                                          "OLLAMA_HOST": "10.0.0.5"}))
+    assert hosted.clients["ollama"].base_url == "http://10.0.0.5:11434/v1"
+
+
 @pytest.mark.req("REQ-MODEL-009")
 async def test_unreachable_ollama_says_so_with_its_address() -> None:
     with socket.socket() as s:
@@ -263,6 +293,28 @@ async def test_ollama_reports_its_context_window_and_image_support(fake_openai: 
     await router.aclose()
     assert isinstance(refused, LlmFailure) and "does not take images" in refused.message
     assert not [r for r in fake_openai.requests if r.path.endswith("/chat/completions")]
+
+
+@pytest.mark.req("REQ-MODEL-012")
+async def test_an_ollama_window_is_asked_once_the_modelfiles_num_ctx_first(fake_openai: FakeOpenAI) -> None:
+    fake_openai.ollama = {"big": (131072, False), "plain": (8192, False)}
+    fake_openai.ollama_parameters = {"big": "temperature 0.2\nnum_ctx 16384"}
+    router = LlmRouter(LlmClient(api_key="k" * 12), load({"OLLAMA_HOST": fake_openai.root}))
+    assert router.learnable("ollama/big") and not router.learnable("openai/gpt-4.1")
+    assert router.context_window("ollama/big") == UNKNOWN_WINDOW and "unknown" in router.window_note("ollama/big")
+    assert await router.learn("ollama/big") and await router.learn("ollama/plain")
+    assert router.context_window("ollama/big") == 16384 and router.context_window("ollama/plain") == 8192
+    assert not router.learnable("ollama/big")
+    big, plain = router.window_note("ollama/big"), router.window_note("ollama/plain")
+    assert "16,384" in big and "num_ctx" in big and "131,072" in big
+    assert "8,192" in plain and "OLLAMA_CONTEXT_LENGTH" in plain and "num_ctx" in plain
+    calls = fake_openai.show_calls
+    assert await router.learn("ollama/big") and fake_openai.show_calls == calls  # known: not asked again
+    # a model Ollama does not know: the assumed window stays, and the next turns do not wait for it again
+    assert not await router.learn("ollama/missing") and fake_openai.show_calls == calls + 1
+    assert not await router.learn("ollama/missing") and fake_openai.show_calls == calls + 1
+    assert router.context_window("ollama/missing") == UNKNOWN_WINDOW
+    await router.aclose()
 
 
 @pytest.mark.req("REQ-MODEL-009")

@@ -97,7 +97,7 @@ def _setup(ls: PhoenixServer) -> Hub:
         agent_time_limit_s=settings.agent_time_limit_s,
         agent_max_turns=settings.agent_max_turns,
         agent_concurrency=settings.agent_concurrency,
-        env=rt.tool_env(),
+        env=rt.tool_env([p.key_variable for p in configured.by_name.values() if p.key_variable]),
         cache=cache,
         prices=ProviderPrices(prices, llm),
         config_dir=settings.config_dir,

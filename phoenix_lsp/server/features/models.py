@@ -187,6 +187,7 @@ def setup(server: PhoenixServer) -> None:
         check_model(ls, p.model)
         previous = runtime.state.model
         apply(runtime, events.SetModel(p.model, kept.window(p.model, hub(ls))))
+        hub(ls).learn_window_soon(runtime)  # an Ollama model nobody listed: its own window, asked meanwhile
         state = runtime.state
         return res.SetModelResult(  # type: ignore[no-any-return]
             model=state.model, previous=previous, changed=state.model != previous,
