@@ -153,6 +153,16 @@ class McpHub:
         self._thread.start()
         self._servers: dict[str, _Server] = self._submit(self._make_states(), 5.0)
 
+    def _connect_s(self, config: StdioServer | HttpServer) -> float:
+        """How long one server may take to connect (and to list its tools): its registry entry's
+        ``connectTimeoutS``, else the hub's."""
+        return config.connect_timeout_s or self._connect_timeout_s
+
+    def _longest_connect_s(self) -> float:
+        """The bound a blocking call waits for a connection: the longest any server may take, so that a
+        server's own ``connectTimeoutS`` is never cut short by the hub's default."""
+        return max([self._connect_timeout_s, *(self._connect_s(c) for c in self._registry.servers.values())])
+
     async def _make_states(self) -> dict[str, _Server]:  # asyncio.Lock binds to the running loop
         return {name: _Server(name, config) for name, config in self._registry.servers.items()}
 
@@ -161,33 +171,35 @@ class McpHub:
     def catalogue(self) -> list[ToolInfo]:
         """Every tool of every server that can be reached, in registry then listing order. A server that
         cannot be reached is left out (and logged; ``health()`` says why)."""
-        return self._submit(self._catalogue(), self._connect_timeout_s * max(1, len(self._servers)) + _GRACE_S)
+        # each server in turn: its connection, then its listing
+        bound = sum(2 * self._connect_s(config) for config in self._registry.servers.values())
+        return self._submit(self._catalogue(), max(bound, self._connect_timeout_s) + _GRACE_S)
 
     def info(self, uri: str) -> ToolInfo:
         """One tool's catalogue entry (its kind included). Raises ``ToolFailure`` (``NOT_FOUND``,
         ``UNAVAILABLE``)."""
-        return self._submit(self._info(uri), self._connect_timeout_s * 2 + _GRACE_S)
+        return self._submit(self._info(uri), self._longest_connect_s() * 2 + _GRACE_S)
 
     def schema(self, uri: str) -> dict[str, Any]:
         """The input schema (JSON Schema) of a tool, loaded on first use and cached per ``server@version``."""
-        return self._submit(self._schema(uri), self._connect_timeout_s * 2 + _GRACE_S)
+        return self._submit(self._schema(uri), self._longest_connect_s() * 2 + _GRACE_S)
 
     def output_schema(self, uri: str) -> dict[str, Any] | None:
         """The schema of what the tool returns to a script, if its server declares one: the declared output
         schema, or the wrapped value's schema when the server wraps its value (``unwrapped_schema``)."""
-        return self._submit(self._output_schema(uri), self._connect_timeout_s * 2 + _GRACE_S)
+        return self._submit(self._output_schema(uri), self._longest_connect_s() * 2 + _GRACE_S)
 
     def call(self, uri: str, arguments: Mapping[str, Any] | None = None, timeout_s: float = 30.0) -> Any:
         """Call a tool; its JSON value (``structuredContent`` if any, unwrapped when the server wrapped a value
         that is not an object, see ``unwrapped_schema``; else its text content parsed as JSON when it is JSON,
         else the text). Raises ``ToolFailure`` (kind ``TOOL``, see the module docstring)."""
         return self._submit(self._call(uri, dict(arguments or {}), timeout_s),
-                            self._connect_timeout_s * 2 + timeout_s + _GRACE_S)
+                            self._longest_connect_s() * 2 + timeout_s + _GRACE_S)
 
     def versions(self, uris: Iterable[str]) -> dict[str, str]:
         """``uri -> "server@version"`` for these tools (connecting as needed): what a node's result depends
         on, for caching (REQ-AGENT-019). Raises ``ToolFailure`` as ``call`` does."""
-        return self._submit(self._versions(list(uris)), self._connect_timeout_s * 2 + _GRACE_S)
+        return self._submit(self._versions(list(uris)), self._longest_connect_s() * 2 + _GRACE_S)
 
     def cached_schemas(self) -> dict[str, list[str]]:
         """``"server@version" -> the tools whose schema was handed out``: what the schema cache holds."""
@@ -297,7 +309,7 @@ class McpHub:
             server.stop = asyncio.Event()
             stderr = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")  # noqa: SIM115 - closed by the session
             server.task = asyncio.create_task(self._run_session(server, secrets, ready, server.stop, stderr))
-            timeout = server.config.connect_timeout_s or self._connect_timeout_s
+            timeout = self._connect_s(server.config)
             try:
                 session, version = await asyncio.wait_for(asyncio.shield(ready), timeout)
             except TimeoutError:
@@ -435,7 +447,7 @@ class McpHub:
             for _ in range(100):  # pages
                 page = await asyncio.wait_for(
                     session.list_tools(params=PaginatedRequestParams(cursor=cursor) if cursor else None),
-                    self._connect_timeout_s)
+                    self._connect_s(server.config))
                 tools.update((tool.name, tool) for tool in page.tools)
                 if page.ttl_ms:
                     ttl_ms = page.ttl_ms if ttl_ms is None else min(ttl_ms, page.ttl_ms)
@@ -443,7 +455,8 @@ class McpHub:
                 if not cursor:
                     break
         except TimeoutError:
-            raise await self._lost(server, f"did not list its tools within {self._connect_timeout_s:g} s") from None
+            raise await self._lost(server, f"did not list its tools within {self._connect_s(server.config):g} s"
+                                   ) from None
         except Exception as exc:  # any failure of the listing
             raise await self._lost(server, f"failed to list its tools ({_describe(exc)})") from None
         server.tools, server.listed_at = tools, self._clock()

@@ -31,7 +31,9 @@ def stdio_entry(data: Path, *extra: str, secret: str = TOKEN_VARIABLE,
         token_file.write_text(TOKEN, encoding="utf-8")
     return {"command": [sys.executable, str(SERVER)],
             "args": ["--data", str(data), "--expect-token-file", str(token_file), *extra],
-            "secretsRef": {"RECORDS_TOKEN": f"env:{secret}"}, "trustAnnotations": trust}
+            "secretsRef": {"RECORDS_TOKEN": f"env:{secret}"}, "trustAnnotations": trust,
+            # the suite's own workers load the machine: a Python server can take more than the default 10 s
+            "connectTimeoutS": 60}
 
 
 def registry(**servers: dict[str, Any]) -> McpRegistry:

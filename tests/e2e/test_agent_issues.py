@@ -29,7 +29,7 @@ COMMENT = "mcp://issues/add_comment"
 
 def issues_entry(data: Path, *extra: str, trust: bool = True, **more: Any) -> dict[str, Any]:
     return {"command": [sys.executable, str(SERVER)], "args": ["--data", str(data), *extra],
-            "trustAnnotations": trust, **more}
+            "trustAnnotations": trust, "connectTimeoutS": 60, **more}  # a loaded machine starts it slowly
 
 
 def issues_files(tmp_path: Path, *, manifest: dict[str, Any] | None = None, trust: bool = True,
