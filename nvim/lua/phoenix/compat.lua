@@ -47,6 +47,15 @@ function M.stop(client)
   return client.stop()
 end
 
+-- The LSP clients attached to a buffer: `vim.lsp.get_clients({ bufnr })` from 0.10, where
+-- `vim.lsp.buf_get_clients` (a map by id) is deprecated.
+function M.buffer_clients(bufnr)
+  if has("0.10") then
+    return vim.lsp.get_clients({ bufnr = bufnr })
+  end
+  return vim.tbl_values(vim.lsp.buf_get_clients(bufnr))
+end
+
 -- `vim.loop` is `vim.uv` from 0.10 on (`vim.loop` is deprecated there).
 M.uv = vim.uv or vim.loop
 

@@ -95,12 +95,7 @@ end
 
 local function attached_servers(bufnr)
   local phoenix = require("phoenix").client_id
-  local clients
-  if compat.has("0.10") then
-    clients = vim.lsp.get_clients({ bufnr = bufnr })
-  else -- 0.7 filters no clients by buffer but this way; it became get_clients in 0.10
-    clients = vim.tbl_values(vim.lsp.buf_get_clients(bufnr))
-  end
+  local clients = compat.buffer_clients(bufnr)
   local others = {}
   for _, c in ipairs(clients) do
     if c.id ~= phoenix then
