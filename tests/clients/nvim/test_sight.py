@@ -1,6 +1,7 @@
 """Headless Neovim answers the editor's sight (issue 29, REQ-SIGHT-004): the real plugin, the real server, and
 the real ``ruff server`` (a test dependency) as the language server of the Python buffer, whose diagnostics
-Neovim holds. The model is the fake Anthropic API; its recorded requests show what the model was told."""
+Neovim holds, and the real python-lsp-server (a test dependency too) for a definition lookup. The model is the
+fake Anthropic API; its recorded requests show what the model was told."""
 
 from __future__ import annotations
 
@@ -30,29 +31,6 @@ local function start_ruff(buf)
 end
 """
 
-#: a FAKE language server (pygls, started by Neovim like any server) that answers textDocument/definition:
-#: ruff answers no definitions, and no other Python language server is a test dependency
-DEFINITION_SERVER = '''
-from lsprotocol import types
-from pygls.lsp.server import LanguageServer
-
-server = LanguageServer("definitions", "1")
-
-
-@server.feature(types.TEXT_DOCUMENT_DEFINITION)
-def definition(ls, params):
-    doc = ls.workspace.get_text_document(params.text_document.uri)
-    for number, line in enumerate(doc.lines):
-        if line.startswith("def area"):
-            where = types.Range(types.Position(number, 4), types.Position(number, 8))
-            return [types.Location(uri=doc.uri, range=where)]
-    return []
-
-
-server.start_io()
-'''
-
-
 def told(request: Any) -> str:
     (result,) = tool_results(request).values()
     content = result["content"]
@@ -61,18 +39,17 @@ def told(request: Any) -> str:
 
 @pytest.mark.req("REQ-SIGHT-004", "REQ-SIGHT-001")
 def test_the_patch_result_carries_ruffs_new_problems_from_neovim(
-    fake_anthropic: FakeAnthropic, run_nvim: Any, tmp_path: Path
+    fake_anthropic: FakeAnthropic, run_nvim: Any
 ) -> None:
     patch = ToolUseBlock("patch", {"path": "app.py", "patches": [
         {"operation": "prepend_bof", "newText": "import sys\nprint(undefined_name)\n"}]})
-    (tmp_path / "definitions.py").write_text(DEFINITION_SERVER)
     fake_anthropic.enqueue(
         Reply.tool_reply(patch), Reply.text_reply("patched"),
         Reply.tool_reply(ToolUseBlock("find_definition", {"path": "app.py", "line": 8, "symbol": "area"})),
         Reply.text_reply("located it"),
     )
     run = run_nvim(
-        START_RUFF + f"""
+        START_RUFF + """
         local phoenix = T.setup()
         vim.cmd("edit app.py")
         local buf = vim.api.nvim_get_current_buf()
@@ -89,15 +66,16 @@ def test_the_patch_result_carries_ruffs_new_problems_from_neovim(
         end)
         T.data.chat = T.chat_text()
         T.data.buffer = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
-        -- a definition lookup answered by the language server attached to the buffer
-        local defs = compat.start_client({{ name = "definitions", cmd = {{ T.python, "{tmp_path / 'definitions.py'}" }},
-          root_dir = vim.fn.getcwd() }})
+        -- a definition lookup answered by a real language server attached to the buffer (python-lsp-server,
+        -- a test dependency: ruff answers no definitions)
+        local defs = compat.start_client({ name = "pylsp", cmd = { T.python, "-m", "pylsp" },
+          root_dir = vim.fn.getcwd() })
         vim.lsp.buf_attach_client(buf, defs)
         T.wait("the definition server", function()
           local c = vim.lsp.get_client_by_id(defs)
           return c and c.initialized
         end)
-        vim.api.nvim_buf_set_lines(buf, -1, -1, false, {{ "print(area(2))" }})
+        vim.api.nvim_buf_set_lines(buf, -1, -1, false, { "print(area(2))" })
         phoenix.send("where is area defined?")
         T.wait("the second turn", function()
           return phoenix.state.status == "idle" and T.chat_text():find("located it", 1, true)
