@@ -55,6 +55,7 @@ NEVER_READ: tuple[str, ...] = ("/proc", "/sys", "/dev")
 LOOP_WAIT_S = 2.0
 
 _MAX_LINKS = 40  # as the kernel's own limit on symlinks in one lookup
+_LOOKUP_TRIES = 8  # openat2 lookups a racing rename may make the kernel ask to retry (EAGAIN)
 _OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
 
 # openat2(2): the syscall number is 437 on every architecture that has it (x86_64 and the generic table).
@@ -124,7 +125,7 @@ def _syscall() -> Callable[..., int]:
     return _syscall_fn
 
 
-def _openat2(dir_fd: int, path: str, flags: int, resolve: int = 0) -> int:
+def _openat2(dir_fd: int, path: str, flags: int, resolve: int) -> int:
     """openat2(2) beneath `dir_fd`, never through a magic link; `resolve` adds RESOLVE_* flags."""
     how = _hows.get((flags, resolve))
     if how is None:
@@ -144,7 +145,7 @@ def _probe_openat2() -> bool:
     except OSError:
         return False
     try:
-        os.close(_openat2(root, ".", os.O_PATH | os.O_CLOEXEC))
+        os.close(_openat2(root, ".", os.O_PATH | os.O_CLOEXEC, 0))
         return True
     except OSError:  # ENOSYS (an older kernel), EPERM (a seccomp filter): walk instead
         return False
@@ -246,10 +247,9 @@ class Root:
     def _check_never(asked: str, real: str) -> None:
         if not real.startswith(_prefixes(NEVER_READ)) and real not in NEVER_READ:
             return
-        for never in NEVER_READ:
-            if _within(real, never):
-                raise ReadRefused("denied", asked, f"{asked} is in {never} (process, kernel and device state, "
-                                  "never a project's file), so it was not read.", entry=never)
+        never = next(n for n in NEVER_READ if _within(real, n))
+        raise ReadRefused("denied", asked, f"{asked} is in {never} (process, kernel and device state, never a "
+                          "project's file), so it was not read.", entry=never)
 
     def denied(self, real: str) -> str | None:
         """The deny-read entry covering the real path `real` (None: not denied), remembered for this root, so
@@ -268,21 +268,24 @@ class Root:
                               "provider.", entry=str(entry))
 
     def _open(self, asked: str, relative: str) -> tuple[int, bool]:
-        """The descriptor, and whether the lookup was direct (it followed no symlink and no '..')."""
+        """The descriptor, and whether the lookup was direct (it followed no symlink)."""
         try:
             if mechanism() == "openat2":
-                if ".." not in relative.split("/"):
-                    try:  # most paths have no symlink: then where the file is needs no second question
-                        return _openat2(self._fd, relative, _OPEN_FLAGS, _RESOLVE_NO_SYMLINKS), True
-                    except OSError as exc:
-                        if exc.errno != errno.ELOOP:  # ELOOP: a symlink on the way; follow it beneath the root
-                            raise
-                for _ in range(8):  # EAGAIN: a rename raced the lookup; the kernel asks to try again
+                # Most paths have no symlink: then where the file is needs no second question. Without symlinks
+                # a '..' goes where its spelling says, so the path as normalised is the path opened.
+                try:
+                    return _openat2(self._fd, relative, _OPEN_FLAGS, _RESOLVE_NO_SYMLINKS), True
+                except OSError as exc:
+                    if exc.errno != errno.ELOOP:  # ELOOP: a symlink on the way; follow it beneath the root
+                        raise
+                tries = 0
+                while True:
                     try:
-                        return _openat2(self._fd, relative, _OPEN_FLAGS), False
-                    except BlockingIOError:
-                        continue
-                raise OSError(errno.EAGAIN, os.strerror(errno.EAGAIN), asked)
+                        return _openat2(self._fd, relative, _OPEN_FLAGS, 0), False
+                    except BlockingIOError:  # EAGAIN: a rename raced the lookup; the kernel asks to try again
+                        tries += 1
+                        if tries == _LOOKUP_TRIES:
+                            raise
             return _walk(self._fd, relative), False
         except OSError as exc:
             raise _refusal(exc, asked, self.lexical) from None

@@ -1,16 +1,20 @@
 #!/usr/bin/env python3
-"""Mutation check of the pure core (issue 18) and the confined reader (issue 24): run mutmut on some files,
-sort the survivors, report.
+"""Mutation check of the pure core (issue 18), the agent's policy gate and the confined reader (issue 24): run
+mutmut on some files, sort the survivors, report.
 
-    .venv/bin/python scripts/mutation-check.py                      # permissions.py: what CI runs
-    .venv/bin/python scripts/mutation-check.py confined             # phoenix_lsp/confined.py: CI runs it too
+    .venv/bin/python scripts/mutation-check.py                      # permissions.py: CI runs it
+    .venv/bin/python scripts/mutation-check.py policy_gate          # phoenix_lsp/agent/policy_gate.py: CI too
+    .venv/bin/python scripts/mutation-check.py confined             # phoenix_lsp/confined.py: CI too (a few minutes)
     .venv/bin/python scripts/mutation-check.py state machine        # other files of phoenix_lsp/core
     .venv/bin/python scripts/mutation-check.py --all                # the whole core (8-12 minutes on 2 cores)
     .venv/bin/python scripts/mutation-check.py --no-run machine     # only report the last run's results
 
 mutmut (configured in pyproject's [tool.mutmut]) changes one thing in the code at a time (a mutant) and runs
-the fast tests against it (tests/core for the core, tests/test_confined.py for the confined reader): a
-mutant the tests fail on is *killed*; one they pass on *survived*, so nothing pins the thing it changed.
+the fast tests against it (tests/core for the core, tests/agent/test_policy_gate.py for the gate,
+tests/test_confined.py for the confined reader): mutmut runs every test of its selection once to learn which
+tests run which function, then tries each mutant against only those, so a mutant of the reader meets
+tests/test_confined.py alone. A mutant the tests fail on is *killed*; one they pass on *survived*, so nothing
+pins the thing it changed.
 A survivor is *text only* when all it changes is the wording of a message (a string literal with a space in
 it, or a literal part of an f-string); anything else is a *logic* survivor: an operator, a number, a
 condition, an argument, or a code or key string such as "mode" or "toolUseId".

@@ -19,6 +19,16 @@ from phoenix_lsp.sandbox.denylist import DenyCheck
 RACE_READS = 200 if "MUTANT_UNDER_TEST" in os.environ else 3000
 
 
+@pytest.fixture(autouse=True)
+def fresh_caches(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test builds what the reader caches (the syscall, the openat2 arguments, the probe), so the code
+    that builds them is proven too, not only the copies an earlier test left behind."""
+    monkeypatch.setattr(confined, "_syscall_fn", None)
+    monkeypatch.setattr(confined, "_hows", {})
+    monkeypatch.setattr(confined, "_openat2_works", None)
+    confined._prefixes.cache_clear()
+
+
 @pytest.fixture(params=["openat2", "walk"])
 def how(request: pytest.FixtureRequest) -> Iterator[str]:
     if request.param == "openat2":
@@ -58,10 +68,26 @@ def read(root: Path, path: str, max_bytes: int = 1 << 20, deny: DenyCheck | None
         return beneath.read(path, max_bytes=max_bytes)
 
 
+def says_what(why: confined.ReadRefused, asked: str, *roots: Path) -> confined.ReadRefused:
+    """A refusal names the path asked for (its ``path`` and its message), and an ``outside`` one the root."""
+    assert why.path == asked
+    assert asked in str(why)
+    if why.reason == "outside" and roots:
+        assert any(str(root) in str(why) for root in roots), str(why)
+    return why
+
+
 def refused(root: Path, path: str, max_bytes: int = 1 << 20, deny: DenyCheck | None = None) -> confined.ReadRefused:
     with pytest.raises(confined.ReadRefused) as caught:
         read(root, path, max_bytes, deny)
-    return caught.value
+    return says_what(caught.value, path, root)
+
+
+def refused_beneath(path: str | Path, roots: list[Path | str], max_bytes: int = 1 << 20,
+                    deny: DenyCheck | None = None) -> confined.ReadRefused:
+    with pytest.raises(confined.ReadRefused) as caught:
+        confined.read(path, roots, max_bytes=max_bytes, deny=deny)
+    return says_what(caught.value, str(path), *(Path(r) for r in roots))
 
 
 @pytest.mark.req("REQ-READ-002")
@@ -158,9 +184,8 @@ def test_the_deny_list_is_checked_on_the_path_really_opened(how: str, tree: Path
 @pytest.mark.req("REQ-READ-004")
 @pytest.mark.parametrize("path", ["/proc/self/environ", "/proc/self/status", "/sys/kernel/osrelease"])
 def test_process_kernel_and_device_state_is_never_read(how: str, path: str) -> None:
-    with pytest.raises(confined.ReadRefused) as caught:
-        confined.read(path, ["/"], max_bytes=1 << 20)
-    assert caught.value.reason == "denied"
+    why = refused_beneath(path, ["/"])
+    assert why.reason == "denied" and why.entry == "/" + path.split("/")[1]
 
 
 @pytest.mark.req("REQ-READ-004")
@@ -169,9 +194,11 @@ def test_a_symlink_to_proc_inside_the_root_is_refused(how: str, tmp_path: Path) 
     with pytest.raises(confined.ReadRefused) as caught:
         confined.read(tmp_path / "env", [tmp_path], max_bytes=1 << 20)
     assert caught.value.reason == "outside"
-    with pytest.raises(confined.ReadRefused) as caught:
-        confined.read("/tmp/../proc/self/environ", ["/"], max_bytes=1 << 20)
-    assert caught.value.reason == "denied"
+    assert refused_beneath("/tmp/../proc/self/environ", ["/"]).reason == "denied"
+    # a relative symlink that stays beneath the root "/" but lands in /proc: caught on the path really opened
+    (tmp_path / "env-rel").symlink_to("../" * len(tmp_path.parts[1:]) + "proc/self/environ")
+    why = refused_beneath(tmp_path / "env-rel", ["/"])
+    assert (why.reason, why.entry) == ("denied", "/proc")
 
 
 @pytest.mark.req("REQ-READ-003")
@@ -250,7 +277,7 @@ async def test_on_the_event_loop_the_read_is_done_by_a_worker_and_waited_for_a_b
 
 @pytest.mark.req("REQ-READ-002")
 def test_the_walk_is_what_runs_when_openat2_is_missing(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    def no_openat2(dir_fd: int, path: str, flags: int) -> int:
+    def no_openat2(dir_fd: int, path: str, flags: int, resolve: int) -> int:
         raise OSError(38, "Function not implemented")
 
     monkeypatch.setattr(confined, "_openat2", no_openat2)
@@ -316,3 +343,236 @@ def test_forty_symlinks_in_a_row_are_followed_and_forty_one_are_a_loop(how: str,
         previous = f"hop{i}"
     assert read(tree, "hop39").data == b"inside\n"  # 40 links
     assert refused(tree, "hop40").reason == "loop"  # 41
+
+
+def without_never_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Take NEVER_READ out of the way, to prove on procfs what it would otherwise hide."""
+    monkeypatch.setattr(confined, "NEVER_READ", ())
+
+
+@pytest.mark.req("REQ-READ-003")
+def test_a_file_whose_size_is_unknown_is_read_whole_and_capped_on_its_bytes(
+        how: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # /proc/sys/kernel/ostype ("Linux\n") reports st_size 0: read in several chunks, joined as they came
+    without_never_read(monkeypatch)
+    path = "/proc/sys/kernel/ostype"
+    data = Path(path).read_bytes()
+    assert os.stat(path).st_size == 0 and len(data) > 1
+    assert confined.read(path, ["/proc"], max_bytes=len(data)).data == data
+    why = refused_beneath(path, ["/proc"], max_bytes=len(data) - 1)
+    assert (why.reason, why.limit) == ("too_large", len(data) - 1)
+
+
+@pytest.mark.req("REQ-READ-003")
+def test_a_file_that_fails_to_read_is_unreadable_with_the_system_s_words(
+        how: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # /proc/self/mem is a regular file whose first bytes (address 0) cannot be read: EIO
+    without_never_read(monkeypatch)
+    why = refused_beneath("/proc/self/mem", ["/proc"])
+    assert (why.reason, why.cause) == ("unreadable", os.strerror(errno.EIO))
+
+
+@pytest.mark.req("REQ-READ-002")
+def test_a_path_through_a_symlinked_root_is_read_and_checked_at_its_real_place(how: str, tree: Path) -> None:
+    """The root named through a symlink (a workspace opened by a linked path): the file's real path is
+    reported, and the deny-read list (which holds real paths) is checked on it."""
+    alias = tree.parent / "alias"
+    alias.symlink_to(tree)
+    (tree / "creds").mkdir()
+    (tree / "creds" / "key").write_text("PRIVATE\n")
+    deny = DenyCheck([tree / "creds"])
+    with confined.Root(alias, deny=deny) as beneath:
+        got = beneath.read(str(alias / "sub" / "f.txt"), max_bytes=100)
+        assert got == (b"inside\n", str(tree / "sub" / "f.txt"))
+        with pytest.raises(confined.ReadRefused) as caught:
+            beneath.read(str(alias / "creds" / "key"), max_bytes=100)
+        assert (caught.value.reason, caught.value.entry) == ("denied", str(tree / "creds"))
+        assert says_what(caught.value, str(alias / "creds" / "key"))
+        assert beneath.holds(str(alias / "sub" / "f.txt")) == "sub/f.txt"
+        assert beneath.holds(str(tree / "sub" / "f.txt")) == "sub/f.txt"
+        assert beneath.holds(str(alias)) == "."
+        assert beneath.holds(str(tree.parent / "out" / "secret")) is None
+    assert refused(tree, str(tree)).reason == "not_regular"  # the root itself, spelt absolutely
+
+
+@pytest.mark.req("REQ-READ-002")
+def test_names_made_of_the_characters_the_reader_strips(how: str, tmp_path: Path) -> None:
+    root = tmp_path / "X"  # a root whose name ends, and a file whose name starts, with a letter
+    root.mkdir()
+    (root / "X").write_text("x\n")
+    assert confined.read(root / "X", [root], max_bytes=10) == (b"x\n", str(root / "X"))
+    assert read(root, str(root / "X")).data == b"x\n"
+
+
+@pytest.mark.req("REQ-READ-002")
+def test_the_first_root_that_holds_the_path_is_used_with_its_deny_list(how: str, tree: Path, tmp_path: Path) -> None:
+    other = tmp_path / "other"
+    other.mkdir()
+    assert confined.read(tree / "sub" / "f.txt", [other, tree], max_bytes=100).data == b"inside\n"
+    deny = DenyCheck([tree / "sub"])
+    why = refused_beneath(tree / "sub" / "f.txt", [other, tree], deny=deny)
+    assert (why.reason, why.entry) == ("denied", str(tree / "sub"))
+    assert refused_beneath(tree / "sub" / "f.txt", [other]).reason == "outside"
+    assert "no directory" in str(refused_beneath(tree / "sub" / "f.txt", []))
+    gone = tmp_path / "gone"  # a root that does not exist: nothing beneath it can be read
+    assert refused_beneath(gone / "f.txt", [gone]).reason == "missing"
+
+
+@pytest.mark.req("REQ-READ-002")
+def test_a_root_must_be_a_directory(tree: Path) -> None:
+    with pytest.raises(NotADirectoryError):
+        confined.Root(tree / "sub" / "f.txt")
+
+
+@pytest.mark.req("REQ-READ-005")
+async def test_on_the_event_loop_the_deny_list_still_applies(tree: Path) -> None:
+    deny = DenyCheck([tree / "sub"])
+    why = refused_beneath(tree / "sub" / "f.txt", [tree], deny=deny)
+    assert why.reason == "denied"
+    with confined.Root(tree, deny=deny) as beneath, pytest.raises(confined.ReadRefused) as caught:
+        beneath.read("sub/deep/g.txt", max_bytes=100)
+    assert says_what(caught.value, "sub/deep/g.txt").reason == "denied"
+
+
+@pytest.mark.req("REQ-READ-005")
+async def test_reads_on_the_loop_that_hang_hold_at_most_four_named_threads(
+        tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    release = threading.Event()
+    names: list[str] = []
+
+    def hang(fd: int, asked: str, size: int, max_bytes: int) -> bytes:
+        names.append(threading.current_thread().name)
+        release.wait(60)  # a file system that does not answer
+        return b""
+
+    monkeypatch.setattr(confined, "_read_capped", hang)
+    monkeypatch.setattr(confined, "_workers", None)
+    monkeypatch.setattr(confined, "LOOP_WAIT_S", 0.1)
+    try:
+        for _ in range(6):
+            why = refused_beneath(tree / "sub" / "f.txt", [tree])
+            assert why.reason == "unreadable" and why.cause == "it took longer than 0.1 s"
+        with confined.Root(tree) as beneath, pytest.raises(confined.ReadRefused) as caught:
+            beneath.read("sub/f.txt", max_bytes=100)
+        assert says_what(caught.value, "sub/f.txt").reason == "unreadable"
+        assert len(set(names)) == 4 and all(n.startswith("confined-read") for n in names)
+    finally:
+        release.set()
+
+
+@pytest.mark.req("REQ-READ-002")
+def test_openat2_confines_the_lookup_itself(tree: Path) -> None:
+    """The kernel, not the reader's later checks, refuses a lookup that leads out (RESOLVE_BENEATH), through
+    a /proc magic link (RESOLVE_NO_MAGICLINKS), or through any symlink when asked (RESOLVE_NO_SYMLINKS)."""
+    confined.use_walk(False)
+    if confined.mechanism() != "openat2":
+        pytest.skip("this kernel has no openat2")
+    flags = os.O_RDONLY | os.O_CLOEXEC
+    with confined.Root(tree) as beneath:
+        for path in ("link-out", "abs-in", "../out/secret", "dir-out/secret"):
+            with pytest.raises(OSError) as caught:
+                confined._openat2(beneath._fd, path, flags, 0)
+            assert caught.value.errno == errno.EXDEV, path
+        os.close(confined._openat2(beneath._fd, "link-in", flags, 0))
+        with pytest.raises(OSError) as caught:
+            confined._openat2(beneath._fd, "link-in", flags, confined._RESOLVE_NO_SYMLINKS)
+        assert caught.value.errno == errno.ELOOP
+        with pytest.raises(OSError) as caught:
+            confined._openat2(beneath._fd, "nothing-here", flags, 0)
+        assert (caught.value.errno, caught.value.strerror, caught.value.filename) == (
+            errno.ENOENT, os.strerror(errno.ENOENT), "nothing-here")
+    with confined.Root("/proc/self") as beneath:
+        with pytest.raises(OSError) as caught:
+            confined._openat2(beneath._fd, "cwd", os.O_PATH | os.O_CLOEXEC, 0)
+        assert caught.value.errno in (errno.ELOOP, errno.EXDEV)
+
+
+@pytest.mark.req("REQ-READ-002")
+def test_a_path_without_symlinks_is_opened_in_one_lookup_and_never_asked_about(
+        tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fast path: no symlink on the way (a '..' included), one openat2 and no readlink of /proc/self/fd;
+    a symlink on the way: the full lookup, and the kernel says where it led."""
+    confined.use_walk(False)
+    if confined.mechanism() != "openat2":
+        pytest.skip("this kernel has no openat2")
+    lookups: list[int] = []
+    asked_where: list[int] = []
+    real_openat2, real_path = confined._openat2, confined._real_path
+
+    def count_lookup(dir_fd: int, path: str, flags: int, resolve: int) -> int:
+        lookups.append(resolve)
+        return real_openat2(dir_fd, path, flags, resolve)
+
+    def count_where(fd: int, asked: str) -> str:
+        asked_where.append(fd)
+        return real_path(fd, asked)
+
+    monkeypatch.setattr(confined, "_openat2", count_lookup)
+    monkeypatch.setattr(confined, "_real_path", count_where)
+    for path in ("sub/f.txt", "sub/deep/../f.txt"):
+        assert read(tree, path) == (b"inside\n", str(tree / "sub" / "f.txt"))
+    assert lookups == [confined._RESOLVE_NO_SYMLINKS] * 2 and asked_where == []
+    assert read(tree, "link-in") == (b"inside\n", str(tree / "sub" / "f.txt"))
+    assert lookups[2:] == [confined._RESOLVE_NO_SYMLINKS, 0] and len(asked_where) == 1
+
+
+@pytest.mark.req("REQ-READ-002")
+def test_a_lookup_a_rename_raced_is_tried_again_then_refused(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    confined.use_walk(False)
+    if confined.mechanism() != "openat2":
+        pytest.skip("this kernel has no openat2")
+    real_openat2 = confined._openat2
+    busy = [2]
+    full: list[str] = []
+
+    def racing(dir_fd: int, path: str, flags: int, resolve: int) -> int:
+        if resolve == 0:
+            full.append(path)
+            if busy[0]:
+                busy[0] -= 1
+                raise BlockingIOError(errno.EAGAIN, os.strerror(errno.EAGAIN), path)
+        return real_openat2(dir_fd, path, flags, resolve)
+
+    monkeypatch.setattr(confined, "_openat2", racing)
+    assert read(tree, "link-in").data == b"inside\n"  # two EAGAINs, then the lookup went through
+    assert len(full) == 3
+    busy[0], full[:] = 1000, []
+    why = refused(tree, "link-in")
+    assert (why.reason, why.cause) == ("unreadable", os.strerror(errno.EAGAIN))
+    assert len(full) == confined._LOOKUP_TRIES == 8
+
+
+@pytest.mark.req("REQ-READ-004")
+def test_where_the_kernel_cannot_say_where_a_file_is_it_is_not_read(
+        how: str, tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """FAKE (labelled): /proc cannot be unmounted here, so readlink of /proc/self/fd/N is made to fail, and
+    then to name a place outside the root (what a confined lookup never yields: the check behind it)."""
+    real_readlink = os.readlink
+
+    def no_proc(path: str, *args: object, **kwargs: object) -> str:
+        if str(path).startswith("/proc/self/fd/"):
+            raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), path)
+        return real_readlink(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "readlink", no_proc)
+    why = refused(tree, "link-in")
+    assert why.reason == "unreadable" and "is /proc mounted?" in str(why)
+
+    def deleted(path: str, *args: object, **kwargs: object) -> str:  # the file was unlinked once opened
+        where = real_readlink(path, *args, **kwargs)  # type: ignore[arg-type]
+        return where + " (deleted)" if str(path).startswith("/proc/self/fd/") else where
+
+    monkeypatch.setattr(os, "readlink", deleted)
+    assert read(tree, "link-in").real == str(tree / "sub" / "f.txt")
+    monkeypatch.setattr(os, "readlink", real_readlink)
+    monkeypatch.setattr(confined, "_real_path", lambda fd, asked: str(tree.parent / "out" / "secret"))
+    why = refused(tree, "link-in")
+    assert why.reason == "outside" and str(tree.parent / "out" / "secret") in str(why)
+
+
+@pytest.mark.req("REQ-READ-002")
+def test_closing_a_root_twice_closes_nothing_else(tree: Path) -> None:
+    beneath = confined.Root(tree)
+    beneath.close()
+    beneath.close()
+    os.fstat(0), os.fstat(1)  # still open: a second close touched no other descriptor
