@@ -258,3 +258,21 @@ async def test_a_fifo_planted_as_ui_settings_json_does_not_hang_the_server(
             os.close(os.open(data / "ui_settings.json", os.O_WRONLY | os.O_NONBLOCK))  # unblock a hung reader
             pytest.fail(f"the server stopped answering after {first} met a FIFO as ui_settings.json")
     assert [c["conversationId"] for c in listed["conversations"]] == [cid]
+
+
+@pytest.mark.slow
+@pytest.mark.req("REQ-READ-003", "REQ-MODEL-011")
+async def test_a_fifo_as_the_providers_file_does_not_hang_the_server(fake_anthropic: FakeAnthropic,
+                                                                    tmp_path: Path) -> None:
+    """The providers file (issue 27) is a file the server reads: a FIFO named there (no writer, ever) is
+    refused as not a regular file, and Anthropic keeps answering."""
+    fifo = tmp_path / "providers.json"
+    os.mkfifo(fifo)
+    fake_anthropic.enqueue(Reply.text_reply("still here"))
+    async with asyncio.timeout(90), session(fake_anthropic, tmp_path, env={"PHOENIX_PROVIDERS": str(fifo)}) as s:
+        # bounded: before the fix the server hung on the FIFO, and so did this test
+        listed = await s.request("phoenix/listModels", {})
+        assert listed["models"], listed
+        cid = await s.new()
+        await _turn(s, cid, "hello")
+    assert len(fake_anthropic.requests) == 1  # the turn reached the model
