@@ -1,5 +1,6 @@
 """Effects: what the core asks the server to do. The server carries them out in order and feeds the
-outcomes back as events. Persistence effects always come first (REQ-BED-007)."""
+outcomes back as events. Persistence effects always come first (REQ-BED-007). What the core tells clients
+is a ``Notification`` (``notifications.py``), one effect type per kind."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
+from .notifications import Notification
 from .rules import AllowRule
 from .values import Actor, AgentSpec, Message, Mode, ToolUse, Usage
 
@@ -110,32 +112,6 @@ class ReportUsage:
     usage: Usage
 
 
-NotifyKind = Literal[
-    "status",
-    "mode",
-    "style",
-    "policy",
-    "retry",
-    "context",
-    "suggestion",
-    "approval_resolved",
-    "tool_refused",
-    "usage",
-    "error",
-    "always_allow",
-    "model",
-]
-
-
-@dataclass(frozen=True, slots=True)
-class Notify:
-    """Tell connected clients something that is not a persisted message. ``detail`` holds everything the
-    notification says, previous values included: the server only translates it to the wire."""
-
-    kind: NotifyKind
-    detail: Mapping[str, object] = field(default_factory=dict)
-
-
 @dataclass(frozen=True, slots=True)
 class Audit:
     """Record an entry in the audit log; the server adds the time, mode and style (REQ-LAYER-004)."""
@@ -201,7 +177,7 @@ Effect = (
     | StopAgents
     | ReportToParent
     | ReportUsage
-    | Notify
+    | Notification
     | Audit
     | SetTitle
     | UserCommand

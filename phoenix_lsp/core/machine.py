@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import replace
-from typing import Any
+from typing import Any, Literal
 
 from . import texts
 from .effects import (
@@ -20,7 +20,6 @@ from .effects import (
     CancelLlm,
     CancelTool,
     Effect,
-    Notify,
     PersistMessage,
     PersistState,
     Reject,
@@ -57,6 +56,26 @@ from .events import (
     WindowReported,
 )
 from .events import Restore as RestoreEvent
+from .notifications import (
+    TOLD_BEFORE_STATUS,
+    AlwaysAllowChanged,
+    ApprovalResolved,
+    ContextExhausted,
+    ContextUsage,
+    ContextWarning,
+    ContinuationStarted,
+    ErrorReported,
+    ModeChanged,
+    ModelChanged,
+    PolicyChanged,
+    RetryScheduled,
+    StatusChanged,
+    StyleChanged,
+    StyleSuggested,
+    ToolRefused,
+    UpgradeResolved,
+    UsageReported,
+)
 from .permissions import Allow, Ask, Refuse, decide, decide_host
 from .rules import AllowRule, add_rule, scopes_for
 from .state import (
@@ -93,8 +112,6 @@ Out = tuple[ConversationState, tuple[Effect, ...]]
 Handler = Callable[[ConversationState, Any], Out]
 
 USER_COMMANDS = {"/execute": Mode.UNRESTRICTED, "/plan": Mode.RESTRICTED}
-#: Notifications of what already happened, told before the status change of the same transition.
-TOLD_BEFORE_STATUS = frozenset({"error", "usage"})
 
 
 # ----------------------------------------------------------------------------------------------- helpers
@@ -104,11 +121,11 @@ def _status_name(status: Status) -> str:
     return status.kind
 
 
-def context_usage(state: ConversationState) -> dict[str, object]:
+def context_usage(state: ConversationState) -> ContextUsage:
     """How full the context window is, as the usage and context notifications say it (REQ-BED-012)."""
     window = state.settings.context_window
     used = state.context_tokens
-    return {"usedTokens": used, "contextWindow": window, "fraction": round(used / window, 4) if window else 0}
+    return ContextUsage(used, window, round(used / window, 4) if window else 0)
 
 
 def _reject(state: ConversationState, code: RejectCode, message: str) -> Out:
@@ -163,7 +180,7 @@ def _note_mode(state: ConversationState, mode: Mode, actor: Actor, via: str) -> 
     if not isinstance(state.status, BUSY):
         state = _settle(state, state.status)
     effects: tuple[Effect, ...] = (
-        Notify("mode", {"mode": mode.value, "previous": previous.value, "actor": actor.value, "via": via}),
+        ModeChanged(mode, previous, actor, via),
         Audit(actor, "modeChanged", {"mode": mode.value, "via": via}),
     )
     return state, effects
@@ -188,7 +205,7 @@ def _dispatch(state: ConversationState, batch: Batch) -> Out:
         if isinstance(verdict, Refuse):
             batch = batch.answer(ToolResult(call.id, verdict.message, is_error=True))
             if verdict.reason == "mode":
-                effects.append(Notify("tool_refused", {"toolUseId": call.id, "toolName": call.name, "by": "mode"}))
+                effects.append(ToolRefused(call.id, call.name))
                 effects.append(Audit(Actor.SYSTEM, "toolRefused", {"tool": call.name, "by": "mode"}))
             continue
         if call.input_error is not None:  # REQ-CORE-007: never run, never asked about, never handled
@@ -319,13 +336,13 @@ def _on_llm_done(state: ConversationState, ev: LlmDone) -> Out:
 
 
 def _llm_answer(state: ConversationState, ev: LlmDone, status: AwaitingLlm | Summarizing) -> Out:
-    usage = Notify("usage", context_usage(state))
+    usage = UsageReported(context_usage(state))
     if isinstance(status, Summarizing):
         summary = "".join(b.text for b in ev.content if isinstance(b, Text)).strip()
         if not summary:
             summary = texts.SUMMARY_FALLBACK.format(reason="the model returned no text")
         state = _append(state, Message("assistant", (Text(summary),), tag="continuation"))
-        exhausted = Notify("context", {"state": "exhausted", "summary": summary, "fallback": False})
+        exhausted = ContextExhausted(summary, fallback=False)
         return _settle(state, Exhausted(summary)), (exhausted, usage)
 
     effects: list[Effect] = [usage]
@@ -349,12 +366,12 @@ def _llm_answer(state: ConversationState, ev: LlmDone, status: AwaitingLlm | Sum
         state = _settle(state, Summarizing(rid, 0, names))
         return state, (
             usage,
-            Notify("context", {"state": "continuing", **context_usage(state)}),
+            ContinuationStarted(context_usage(state)),
             RequestLlm(rid, purpose="summary", instruction=texts.summary_instruction(names)),
         )
     if ratio >= state.settings.warn_ratio and not state.warned:  # REQ-BED-012/023
         state = replace(state, warned=True)
-        effects.append(Notify("context", {"state": "warning", **context_usage(state)}))
+        effects.append(ContextWarning(context_usage(state)))
 
     if calls:
         limit = state.settings.max_turns
@@ -394,10 +411,8 @@ def _on_llm_failed(state: ConversationState, ev: LlmFailed) -> Out:
             request = RequestLlm(
                 rid, attempt, delay, "summary", texts.summary_instruction(status.unexecuted)
             )
-        detail: dict[str, object] = {"attempt": attempt, "maxAttempts": retries, "delayMs": delay, "reason": ev.message}
-        if ev.retry_after_ms is not None:
-            detail["retryAfterMs"] = ev.retry_after_ms
-        return replace(state, status=new_status), (Notify("retry", detail), request)
+        retry = RetryScheduled(attempt, retries, delay, ev.message, ev.retry_after_ms)
+        return replace(state, status=new_status), (retry, request)
     reason = ev.message.rstrip().rstrip(".")
     if ev.retryable:  # REQ-BED-006: said once, by the core; the reason never promises another retry
         message = f"The LLM request failed after {retries} retries: {reason}. Send a message to try again."
@@ -409,7 +424,7 @@ def _on_llm_failed(state: ConversationState, ev: LlmFailed) -> Out:
         return _settle(state, Exhausted(summary)), ()
     if state.is_subagent:
         return _finish_agent(state, False, message)
-    return _settle(state, Error(message)), (Notify("error", {"message": message, "errorKind": "llm"}),)
+    return _settle(state, Error(message)), (ErrorReported(message),)
 
 
 def _on_tool_done(state: ConversationState, ev: ToolDone) -> Out:
@@ -455,8 +470,7 @@ def _on_approval(state: ConversationState, ev: ApprovalAnswer) -> Out:
         resolved["rule"] = rule.label
     effects: list[Effect] = [
         Audit(Actor.USER, "approvalResolved", resolved),
-        Notify("approval_resolved", {"request": "approval", "toolUseId": status.tool_use_id,
-                                     "decision": ev.decision.value}),
+        ApprovalResolved(status.tool_use_id, ev.decision),
     ]
     if ev.decision is Decision.DENY:  # REQ-PERM-004
         denial = texts.DENIED if ev.reason is None else ev.reason  # REQ-PERM-023: denied unseen, and why
@@ -470,7 +484,7 @@ def _on_approval(state: ConversationState, ev: ApprovalAnswer) -> Out:
     if rule is not None and rule not in state.always_allow:
         state = replace(state, always_allow=add_rule(state.always_allow, rule))
         effects.append(Audit(Actor.USER, "alwaysAllowGranted", _rule_detail(rule)))
-        effects.append(Notify("always_allow", {**_rule_wire(rule), "allowed": True}))  # REQ-PROTO-021
+        effects.append(AlwaysAllowChanged(rule, allowed=True))  # REQ-PROTO-021
     if status.host_call is not None:  # decided again: the mode may have changed while it waited
         return _answer_host(replace(state, status=RunningTool(status.batch)), call, effects)
     # The mode may have changed while the request was open (/plan): decide again under the current mode.
@@ -508,7 +522,7 @@ def _answer_host(state: ConversationState, call: ToolUse, effects: list[Effect],
     if isinstance(verdict, Refuse):
         if verdict.reason == "mode":  # the user's mode refused it: said like a refused tool call
             effects += [
-                Notify("tool_refused", {"toolUseId": call.id, "toolName": call.name, "by": "mode"}),
+                ToolRefused(call.id, call.name),
                 Audit(Actor.SYSTEM, "toolRefused", {"tool": call.name, "by": "mode"}),
             ]
         effects.append(AnswerHostCall(call.id, False, verdict.message, verdict.reason))
@@ -528,8 +542,7 @@ def _on_upgrade(state: ConversationState, ev: UpgradeAnswer) -> Out:
             "There is no pending upgrade request: it was already answered or cancelled. Nothing was changed.",
         )
     call = status.batch.current
-    resolved = Notify("approval_resolved", {"request": "upgrade", "toolUseId": call.id,
-                                            "decision": "approve" if ev.approve else "deny"})
+    resolved = UpgradeResolved(call.id, "approve" if ev.approve else "deny")
     if not ev.approve:
         audit = Audit(Actor.USER, "upgradeResolved", {"approve": False})
         state, more = _dispatch(state, status.batch.answer(ToolResult(call.id, texts.UPGRADE_DENIED, True)))
@@ -556,15 +569,13 @@ def _on_set_mode(state: ConversationState, ev: SetMode, via: str = "setMode") ->
     if isinstance(status, AwaitingApproval) and status.host_call is not None:
         if isinstance(decide_host(state, status.host_call, ToolKind.WRITE), Ask):
             return state, effects
-        resolved = Notify("approval_resolved", {"request": "approval", "toolUseId": status.tool_use_id,
-                                                "decision": "superseded"})
+        resolved = ApprovalResolved(status.tool_use_id, "superseded")
         running = replace(state, status=RunningTool(status.batch))
         return _answer_host(running, status.host_call, [*effects, resolved])
     if isinstance(status, AwaitingApproval) and not isinstance(decide(state, status.batch.current), Ask):
         # The call waiting for approval has not started: it is decided again under the new mode
         # (a patch is refused, bash runs sandboxed) instead of asking about something that cannot run.
-        resolved = Notify("approval_resolved", {"request": "approval", "toolUseId": status.tool_use_id,
-                                                "decision": "superseded"})
+        resolved = ApprovalResolved(status.tool_use_id, "superseded")
         state, more = _dispatch(state, status.batch)
         return state, (*effects, resolved, *more)
     return state, effects
@@ -576,14 +587,14 @@ def _on_set_style(state: ConversationState, ev: SetStyle) -> Out:
     previous = state.style
     state = replace(state, style=ev.style)  # REQ-LAYER-001: nothing else changes
     effects: list[Effect] = [
-        Notify("style", {"style": ev.style.value, "previous": previous.value}),
+        StyleChanged(ev.style, previous),
         Audit(Actor.USER, "styleChanged", {"style": ev.style.value}),
     ]
     suggestion = texts.SUGGESTIONS.get((ev.style, state.mode))
     if suggestion and (state.sandbox or state.mode is Mode.RESTRICTED):
         other = Mode.UNRESTRICTED if state.mode is Mode.RESTRICTED else Mode.RESTRICTED
-        command = "/execute" if other is Mode.UNRESTRICTED else "/plan"
-        effects.append(Notify("suggestion", {"text": suggestion, "mode": other.value, "command": command}))
+        command: Literal["/execute", "/plan"] = "/execute" if other is Mode.UNRESTRICTED else "/plan"
+        effects.append(StyleSuggested(suggestion, other, command))
     return state, tuple(effects)
 
 
@@ -593,7 +604,7 @@ def _on_set_policy(state: ConversationState, ev: SetPolicy) -> Out:
     previous = state.policy
     state = replace(state, policy=ev.policy)  # applies from the next tool call (REQ-PERM-007)
     return state, (
-        Notify("policy", {"policy": ev.policy.value, "previous": previous.value}),
+        PolicyChanged(ev.policy, previous),
         Audit(Actor.USER, "policyChanged", {"policy": ev.policy.value}),
     )
 
@@ -625,7 +636,7 @@ def _on_set_model(state: ConversationState, ev: SetModel) -> Out:
         warned=warned,
     )
     return state, (
-        Notify("model", {"model": ev.model, "previous": previous, "contextWindow": ev.context_window}),
+        ModelChanged(ev.model, previous, ev.context_window),
         Audit(Actor.USER, "modelChanged", {"model": ev.model, "previous": previous}),
     )
 
@@ -636,10 +647,10 @@ def _on_window_reported(state: ConversationState, ev: WindowReported) -> Out:
     if ev.model != state.model or ev.context_window < 1 or ev.context_window == state.settings.context_window:
         return state, ()
     state = replace(state, settings=replace(state.settings, context_window=ev.context_window))
-    effects: list[Effect] = [Notify("usage", context_usage(state))]
+    effects: list[Effect] = [UsageReported(context_usage(state))]
     if not state.warned and state.context_tokens >= ev.context_window * state.settings.warn_ratio:
         state = replace(state, warned=True)  # REQ-BED-023: the smaller window is already 80 % full
-        effects.append(Notify("context", {"state": "warning", **context_usage(state)}))
+        effects.append(ContextWarning(context_usage(state)))
     return state, tuple(effects)
 
 
@@ -655,10 +666,6 @@ def _rule_detail(rule: AllowRule) -> dict[str, object]:
     return {"tool": rule.tool, "rule": rule.label}
 
 
-def _rule_wire(rule: AllowRule) -> dict[str, object]:
-    return {"toolName": rule.tool, "rule": rule.rule, "scope": "tool" if rule.whole_tool else "prefix"}
-
-
 def _on_revoke(state: ConversationState, ev: RevokeAlwaysAllow) -> Out:
     rule_text = ev.rule
     gone = tuple(
@@ -671,7 +678,7 @@ def _on_revoke(state: ConversationState, ev: RevokeAlwaysAllow) -> Out:
     effects: list[Effect] = []
     for rule in gone:
         effects.append(Audit(Actor.USER, "alwaysAllowRevoked", _rule_detail(rule)))
-        effects.append(Notify("always_allow", {**_rule_wire(rule), "allowed": False}))
+        effects.append(AlwaysAllowChanged(rule, allowed=False))
     return state, tuple(effects)
 
 
@@ -700,13 +707,12 @@ def _on_cancel(state: ConversationState, ev: Cancel | Stop) -> Out:
             return _settle(state, Idle()), tuple(effects)
         elif isinstance(status, AwaitingApproval) and status.host_call is not None:
             # the plan is running and waits for this answer: it is stopped, and told no
-            resolved = {"request": "approval", "toolUseId": status.tool_use_id, "decision": "cancelled"}
-            effects += [Notify("approval_resolved", resolved), AnswerHostCall(status.tool_use_id, False, running),
-                        CancelTool(status.batch.current.id)]
+            effects += [ApprovalResolved(status.tool_use_id, "cancelled"),
+                        AnswerHostCall(status.tool_use_id, False, running), CancelTool(status.batch.current.id)]
         else:
-            request = "upgrade" if isinstance(status, AwaitingUpgrade) else "approval"
-            resolved = {"request": request, "toolUseId": status.batch.current.id, "decision": "cancelled"}
-            effects.append(Notify("approval_resolved", resolved))
+            call_id = status.batch.current.id
+            upgrade = isinstance(status, AwaitingUpgrade)
+            effects.append(UpgradeResolved(call_id, "cancelled") if upgrade else ApprovalResolved(call_id, "cancelled"))
         state = _close_batch(state, _fill(status.batch, running, queued))
     if isinstance(ev, Stop):
         if isinstance(status, Finished):
@@ -725,7 +731,7 @@ def _on_continuation(state: ConversationState, ev: TriggerContinuation) -> Out:
         return _reject(state, "subagent", "Sub-agents do not produce continuation summaries (REQ-BED-024).")
     state, rid = _new_request(state)
     return replace(state, status=Summarizing(rid)), (
-        Notify("context", {"state": "continuing", "manual": True, **context_usage(state)}),
+        ContinuationStarted(context_usage(state), manual=True),
         RequestLlm(rid, purpose="summary", instruction=texts.summary_instruction(())),
     )
 
@@ -830,8 +836,7 @@ def _persistence(old: ConversationState, new: ConversationState) -> tuple[Effect
     effects: list[Effect] = [PersistMessage(start + i, m) for i, m in enumerate(added)]
     effects.append(PersistState())
     if type(new.status) is not type(old.status) or new.mode is not old.mode:
-        status = {"status": new.status.kind, "previous": old.status.kind, "mode": new.mode.value}
-        effects.append(Notify("status", status))
+        effects.append(StatusChanged(new.status.kind, old.status.kind, new.mode))
     return tuple(effects)
 
 
@@ -867,11 +872,11 @@ def transition(state: ConversationState, event: Event) -> Out:
     # it (a client that prompts on "error" has the message), a response's usage before the status the
     # response settles in (a client that acts on "idle" has the turn's tokens). The status goes after
     # persistence but before anything that acts on the world.
-    told = tuple(e for e in effects if isinstance(e, Notify) and e.kind in TOLD_BEFORE_STATUS)
+    told = tuple(e for e in effects if isinstance(e, TOLD_BEFORE_STATUS))
     if told:
         effects = tuple(e for e in effects if e not in told)
-        status = tuple(e for e in persistence if isinstance(e, Notify))
-        persistence = tuple(e for e in persistence if not isinstance(e, Notify))
+        status = tuple(e for e in persistence if isinstance(e, StatusChanged))
+        persistence = tuple(e for e in persistence if not isinstance(e, StatusChanged))
         return new, (*persistence, *told, *status, *effects)
     return new, (*persistence, *effects)
 

@@ -38,7 +38,6 @@ from ..core.effects import (
     CancelLlm,
     CancelTool,
     Effect,
-    Notify,
     PersistMessage,
     PersistState,
     Reject,
@@ -65,6 +64,15 @@ from ..core.events import (
     UpgradeAnswer,
     UserMessage,
     WindowReported,
+)
+from ..core.notifications import (
+    ApprovalResolved,
+    ModeChanged,
+    ModelChanged,
+    Notification,
+    StatusChanged,
+    StyleSuggested,
+    UpgradeResolved,
 )
 from ..core.state import BUSY, RESTING_KINDS, ConversationState, Settings
 from ..core.values import Decision, InstructionFile, Message, Mode, Policy, Route, Style, Text, ToolUse, Usage
@@ -104,18 +112,6 @@ class Outcome:
     reject: Reject | None = None
     command: UserCommand | None = None
     suggestion: StyleSuggestion | None = None
-
-
-#: The core's notifications that map one to one onto an event kind (their details are the event's fields).
-NOTIFICATIONS: dict[str, type[ev.EventKinds]] = {
-    "style": ev.StyleChanged,
-    "policy": ev.PolicyChanged,
-    "retry": ev.Retry,
-    "suggestion": ev.StyleSuggestionEvent,
-    "tool_refused": ev.ToolRefused,
-    "error": ev.Error,
-    "always_allow": ev.AlwaysAllowChanged,
-}
 
 
 class Sink(Protocol):
@@ -453,8 +449,8 @@ class Runtime:
                     outcome = replace(outcome, reject=effect)
                 case UserCommand():
                     outcome = replace(outcome, command=effect)
-                case Notify(kind="suggestion", detail=d):
-                    outcome = replace(outcome, suggestion=StyleSuggestion.model_validate(d))
+                case StyleSuggested():
+                    outcome = replace(outcome, suggestion=wire.suggestion_to_wire(effect))
             try:
                 self._execute(effect)
             except Exception:  # one failing effect must not take the conversation down
@@ -534,7 +530,7 @@ class Runtime:
                 self.emit(ev.UpgradeRequested(tool_use_id=effect.tool_use_id,
                                               reason=effect.reason))
                 self.hub.sink.ask_upgrade(self, effect.tool_use_id, effect.reason)
-            case Notify():
+            case _ if isinstance(effect, Notification):
                 self._notify(effect)
             case Audit():
                 self.hub.store.append_audit(
@@ -595,50 +591,28 @@ class Runtime:
 
         return preview_diff(Path(self.state.working_directory), call, self.hub.sink.open_documents(), self.clipboards)
 
-    def _notify(self, effect: Notify) -> None:
-        """Translate the core's notification into its phoenix/event (the core said everything it says)."""
-        d = effect.detail
-        match effect.kind:
-            case "approval_resolved":
-                tool_use_id = str(d["toolUseId"])
-                if d["request"] == "upgrade":
-                    self.emit(ev.UpgradeResolved(tool_use_id=tool_use_id, approved=d["decision"] == "approve",
-                                                 cancelled=d["decision"] == "cancelled"))
-                else:
-                    self.emit(ev.ApprovalResolved(tool_use_id=tool_use_id, decision=d["decision"]))  # type: ignore[arg-type]
-                self.hub.sink.withdraw(self, tool_use_id)
-            case "context":
-                state = d["state"]
-                if state == "exhausted":
-                    self.emit(ev.Continuation(summary=str(d["summary"]), fallback=bool(d["fallback"])))
-                else:
-                    fields = {k: d[k] for k in ("usedTokens", "contextWindow", "fraction")}
-                    kind = ev.ContextWarning if state == "warning" else ev.ContinuationStarted
-                    self.emit(kind.model_validate(fields))
-            case "usage":  # the core's context share, with what the requests cost
-                self.emit(ev.Usage.model_validate({**d, **self.token_fields()}))
-            case "status":
-                self.emit(ev.Status.model_validate(d))
-                if d["status"] == "finished":
-                    from ..sandbox.spawn import end_conversation_jobs
+    def _notify(self, effect: Notification) -> None:
+        """Send the core's notification as its phoenix/event (the core said everything it says), and do what the
+        server does on it."""
+        if isinstance(effect, ModelChanged):
+            self.hub.store.update_model(self.id, effect.model)  # listings name the model in use
+        self.emit(wire.notification_event(effect, self.token_fields))
+        match effect:
+            case ApprovalResolved() | UpgradeResolved():
+                self.hub.sink.withdraw(self, effect.tool_use_id)
+            case StatusChanged(status="finished"):
+                from ..sandbox.spawn import end_conversation_jobs
 
-                    end_conversation_jobs(self.id)  # its background jobs and their logs end with it
-                    if self.hub.config.agent is not None:
-                        self.hub.config.agent.forget(self.id)  # and its artifacts
-            case "mode":
-                self.emit(ev.ModeChanged.model_validate(d))
-                if d["previous"] == Mode.RESTRICTED.value and d["mode"] != Mode.RESTRICTED.value:
-                    from ..sandbox.spawn import end_restricted_jobs
+                end_conversation_jobs(self.id)  # its background jobs and their logs end with it
+                if self.hub.config.agent is not None:
+                    self.hub.config.agent.forget(self.id)  # and its artifacts
+            case ModeChanged(previous=Mode.RESTRICTED, mode=mode) if mode is not Mode.RESTRICTED:
+                from ..sandbox.spawn import end_restricted_jobs
 
-                    end_restricted_jobs(self.id)  # no lock or lease of the read-only phase outlives it
-            case "model":
-                self.hub.store.update_model(self.id, str(d["model"]))  # listings name the model in use
-                self.emit(ev.ModelChanged.model_validate(d))
-            case kind:
-                self.emit(NOTIFICATIONS[kind].model_validate(d))
+                end_restricted_jobs(self.id)  # no lock or lease of the read-only phase outlives it
 
     def usage(self) -> ContextUsage:
-        return ContextUsage.model_validate(machine.context_usage(self.state))
+        return wire.usage_to_wire(machine.context_usage(self.state))
 
     def token_fields(self) -> dict[str, Any]:
         """Billed tokens of the latest request and of the whole conversation, with a cost estimate (issue 16)."""

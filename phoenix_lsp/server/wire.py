@@ -1,14 +1,17 @@
-"""Conversions between the core's values and JSON: Anthropic request messages and protocol views."""
+"""Conversions between the core's values and JSON: Anthropic request messages, protocol views, and the
+client events the core's notifications become (the wire's names are written here, not in the core)."""
 
 from __future__ import annotations
 
 import base64
-from collections.abc import Callable, Iterable
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, assert_never
 
+from ..core import notifications as n
 from ..core.rules import AllowRule
 from ..core.state import AwaitingUpgrade, ConversationState
-from ..core.values import Block, Image, Message, Text, ToolUse
+from ..core.values import Block, Decision, Image, Message, Text, ToolUse
+from ..protocol import events as ev
 from ..protocol import views
 
 
@@ -96,3 +99,62 @@ def rule_to_wire(rule: AllowRule) -> views.AlwaysAllowRule:
     return views.AlwaysAllowRule(
         tool_name=rule.tool, kind="tool" if rule.whole_tool else "prefix", rule=rule.rule, label=rule.label
     )
+
+
+def _usage_fields(usage: n.ContextUsage) -> dict[str, Any]:
+    return {"used_tokens": usage.used_tokens, "context_window": usage.context_window, "fraction": usage.fraction}
+
+
+def usage_to_wire(usage: n.ContextUsage) -> views.ContextUsage:
+    """How full the context window is (REQ-BED-012)."""
+    return views.ContextUsage(**_usage_fields(usage))
+
+
+def suggestion_to_wire(suggestion: n.StyleSuggested) -> views.StyleSuggestion:
+    """The suggestion a style change answers with (REQ-PROTO-014, REQ-LAYER-006)."""
+    return views.StyleSuggestion(mode=suggestion.mode.value, command=suggestion.command, text=suggestion.text)
+
+
+def notification_event(note: n.Notification, tokens: Callable[[], Mapping[str, Any]]) -> ev.EventKinds:
+    """The client event a core notification becomes. ``tokens`` gives the billed tokens the usage event adds to
+    the core's context share (``server/usage.py``: ``token_usage``)."""
+    match note:
+        case n.StatusChanged():
+            return ev.Status(status=note.status, previous=note.previous, mode=note.mode)
+        case n.ModeChanged():
+            return ev.ModeChanged(mode=note.mode, previous=note.previous, actor=note.actor, via=note.via)
+        case n.StyleChanged():
+            return ev.StyleChanged(style=note.style, previous=note.previous)
+        case n.StyleSuggested():
+            return ev.StyleSuggestionEvent(mode=note.mode, command=note.command, text=note.text)
+        case n.PolicyChanged():
+            return ev.PolicyChanged(policy=note.policy, previous=note.previous)
+        case n.ModelChanged():
+            return ev.ModelChanged(model=note.model, previous=note.previous, context_window=note.context_window)
+        case n.RetryScheduled():
+            return ev.Retry(attempt=note.attempt, max_attempts=note.max_attempts, delay_ms=note.delay_ms,
+                            reason=note.reason, retry_after_ms=note.retry_after_ms)
+        case n.ErrorReported():
+            return ev.Error(message=note.message, error_kind=note.error_kind)
+        case n.UsageReported():
+            return ev.Usage.model_validate({**_usage_fields(note.usage), **tokens()})
+        case n.ContextWarning():
+            return ev.ContextWarning(**_usage_fields(note.usage))
+        case n.ContinuationStarted():  # the client tells a manual continuation apart by nothing else
+            return ev.ContinuationStarted(**_usage_fields(note.usage))
+        case n.ContextExhausted():
+            return ev.Continuation(summary=note.summary, fallback=note.fallback)
+        case n.ApprovalResolved():
+            decision = note.decision.value if isinstance(note.decision, Decision) else note.decision
+            return ev.ApprovalResolved(tool_use_id=note.tool_use_id, decision=decision)  # type: ignore[arg-type]
+        case n.UpgradeResolved():
+            return ev.UpgradeResolved(tool_use_id=note.tool_use_id, approved=note.decision == "approve",
+                                      cancelled=note.decision == "cancelled")
+        case n.ToolRefused():
+            return ev.ToolRefused(tool_use_id=note.tool_use_id, tool_name=note.tool_name, by=note.by)
+        case n.AlwaysAllowChanged():
+            rule = note.rule
+            return ev.AlwaysAllowChanged(tool_name=rule.tool, allowed=note.allowed, rule=rule.rule,
+                                         scope="tool" if rule.whole_tool else "prefix")
+        case _:
+            assert_never(note)

@@ -11,12 +11,14 @@ from hypothesis import strategies as st
 
 from phoenix_lsp import codec
 from phoenix_lsp.core import machine, transition
-from phoenix_lsp.core.effects import AskApproval, Audit, Notify, Reject, RunTool
+from phoenix_lsp.core.effects import AskApproval, Audit, Reject, RunTool
 from phoenix_lsp.core.events import ApprovalAnswer, LlmDone, Restore, RevokeAlwaysAllow, ToolDone, UserMessage
+from phoenix_lsp.core.notifications import AlwaysAllowChanged
 from phoenix_lsp.core.permissions import Allow, Ask, decide
 from phoenix_lsp.core.rules import AllowRule, covers, scopes_for
 from phoenix_lsp.core.state import AwaitingApproval, ConversationState
 from phoenix_lsp.core.values import Decision, Mode, ToolUse
+from phoenix_lsp.server import wire
 from phoenix_lsp.tools.bash_scope import simple_commands
 
 GIT_STATUS = AllowRule("bash", (("git", "status"),))
@@ -176,8 +178,10 @@ def test_always_allow_with_a_prefix_rule_then_a_covered_and_an_uncovered_call() 
     audits = {e.action: dict(e.detail) for e in effects if isinstance(e, Audit)}
     assert audits["alwaysAllowGranted"] == {"tool": "bash", "rule": "bash: git status *"}
     assert audits["approvalResolved"]["rule"] == "bash: git status *"
-    notify = next(e for e in effects if isinstance(e, Notify) and e.kind == "always_allow")
-    assert notify.detail == {"toolName": "bash", "rule": "git status *", "scope": "prefix", "allowed": True}
+    notify = next(e for e in effects if isinstance(e, AlwaysAllowChanged))
+    event = wire.notification_event(notify, dict)
+    told = event.model_dump(mode="json", by_alias=True, include={"tool_name", "rule", "scope", "allowed"})
+    assert told == {"toolName": "bash", "rule": "git status *", "scope": "prefix", "allowed": True}
 
     state, _ = transition(state, ToolDone("t1", "ok"))
     rid = state.next_request - 1
@@ -214,7 +218,7 @@ def test_revoke_one_rule_or_every_rule_of_a_tool() -> None:
     state = replace(state, always_allow=(*state.always_allow, AllowRule("bash")))
     state, effects = transition(state, RevokeAlwaysAllow("bash"))
     assert state.always_allow == (AllowRule("patch"),)
-    assert len([e for e in effects if isinstance(e, Notify) and e.kind == "always_allow"]) == 2
+    assert len([e for e in effects if isinstance(e, AlwaysAllowChanged)]) == 2
 
 
 @pytest.mark.req("REQ-PERM-020", "REQ-PERM-006")

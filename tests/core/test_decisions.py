@@ -3,14 +3,26 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import TypeVar
 
 import pytest
 
 from phoenix_lsp.core import machine
-from phoenix_lsp.core.effects import Notify, Reject, RequestLlm, SetTitle, UserCommand
+from phoenix_lsp.core.effects import Reject, RequestLlm, SetTitle, UserCommand
 from phoenix_lsp.core.events import LlmDone, LlmFailed, SetPolicy, SetStyle, ToolDone, TriggerContinuation, UserMessage
+from phoenix_lsp.core.notifications import (
+    ContextUsage,
+    ErrorReported,
+    ModeChanged,
+    Notification,
+    PolicyChanged,
+    StatusChanged,
+    StyleChanged,
+    StyleSuggested,
+    UsageReported,
+)
 from phoenix_lsp.core.state import ConversationState, Error, Exhausted, Settings
-from phoenix_lsp.core.values import Mode, Policy, Style, Text, ToolUse, Usage
+from phoenix_lsp.core.values import Actor, Mode, Policy, Style, Text, ToolUse, Usage
 
 transition = machine.transition
 
@@ -19,8 +31,15 @@ def fresh(**fields: object) -> ConversationState:
     return machine.new_conversation("c1", model="m", working_directory="/w", sandbox=True, **fields)
 
 
-def notes(effects: tuple[object, ...], kind: str) -> list[dict[str, object]]:
-    return [dict(e.detail) for e in effects if isinstance(e, Notify) and e.kind == kind]
+N = TypeVar("N")
+
+
+def notes(effects: tuple[object, ...], kind: type[N]) -> list[N]:
+    return [e for e in effects if isinstance(e, kind)]
+
+
+def kinds(effects: tuple[object, ...]) -> list[type]:
+    return [type(e) for e in effects if isinstance(e, Notification)]
 
 
 @pytest.mark.req("REQ-CORE-007")
@@ -54,9 +73,7 @@ def test_first_message_titles_the_conversation_and_later_ones_do_not() -> None:
 def test_commands_are_answered_by_the_core() -> None:
     state, effects = transition(fresh(), UserMessage(" /execute "))
     assert state.mode is Mode.UNRESTRICTED and effects[-1] == UserCommand("execute")
-    assert notes(effects, "mode") == [
-        {"mode": "unrestricted", "previous": "restricted", "actor": "user", "via": "/execute"}
-    ]
+    assert notes(effects, ModeChanged) == [ModeChanged(Mode.UNRESTRICTED, Mode.RESTRICTED, Actor.USER, "/execute")]
     state, effects = transition(state, UserMessage("/plan"))
     assert state.mode is Mode.RESTRICTED and effects[-1] == UserCommand("plan")
 
@@ -66,10 +83,9 @@ def test_an_error_is_told_before_the_status_that_reports_it() -> None:
     state, _ = transition(fresh(), UserMessage("hi"))
     state, effects = transition(state, LlmFailed(1, False, "HTTP 401: bad key"))
     assert isinstance(state.status, Error)
-    kinds = [e.kind for e in effects if isinstance(e, Notify)]
-    assert kinds == ["error", "status"]
-    assert notes(effects, "error") == [{"message": "The LLM request failed: HTTP 401: bad key.", "errorKind": "llm"}]
-    assert notes(effects, "status") == [{"status": "error", "previous": "awaiting_llm", "mode": "restricted"}]
+    assert kinds(effects) == [ErrorReported, StatusChanged]
+    assert notes(effects, ErrorReported) == [ErrorReported("The LLM request failed: HTTP 401: bad key.", "llm")]
+    assert notes(effects, StatusChanged) == [StatusChanged("error", "awaiting_llm", Mode.RESTRICTED)]
 
 
 @pytest.mark.req("REQ-CORE-007")
@@ -77,17 +93,18 @@ def test_usage_follows_every_response_with_the_context_share() -> None:
     state = fresh(settings=Settings(context_window=1000))
     state, _ = transition(state, UserMessage("hi"))
     _, effects = transition(state, LlmDone(1, (Text("ok"),), "end_turn", Usage(300, 20)))
-    assert notes(effects, "usage") == [{"usedTokens": 320, "contextWindow": 1000, "fraction": 0.32}]
+    assert notes(effects, UsageReported) == [UsageReported(ContextUsage(used_tokens=320, context_window=1000,
+                                                                        fraction=0.32))]
 
 
 @pytest.mark.req("REQ-CORE-007")
 def test_notifications_carry_previous_values_and_the_suggestion() -> None:
     _, effects = transition(fresh(), SetPolicy(Policy.AUTO))
-    assert notes(effects, "policy") == [{"policy": "auto", "previous": "interactive"}]
+    assert notes(effects, PolicyChanged) == [PolicyChanged(Policy.AUTO, previous=Policy.INTERACTIVE)]
     _, effects = transition(fresh(), SetStyle(Style.DEVELOPMENT))
-    assert notes(effects, "style") == [{"style": "development", "previous": "chat"}]
-    [suggestion] = notes(effects, "suggestion")
-    assert suggestion["mode"] == "unrestricted" and suggestion["command"] == "/execute" and suggestion["text"]
+    assert notes(effects, StyleChanged) == [StyleChanged(Style.DEVELOPMENT, previous=Style.CHAT)]
+    [suggestion] = notes(effects, StyleSuggested)
+    assert suggestion.mode is Mode.UNRESTRICTED and suggestion.command == "/execute" and suggestion.text
 
 
 @pytest.mark.req("REQ-CORE-007", "REQ-CACHE-005")
@@ -96,8 +113,8 @@ def test_a_responses_usage_is_told_before_the_status_it_leads_to() -> None:
     state, _ = transition(fresh(), UserMessage("hi"))
     call = ToolUse("t1", "read_file", {"path": "a"})
     state, effects = transition(state, LlmDone(1, (call,), "tool_use", Usage(30, 5)))
-    assert [e.kind for e in effects if isinstance(e, Notify)] == ["usage", "status"]
+    assert kinds(effects) == [UsageReported, StatusChanged]
     state, _ = transition(state, ToolDone("t1", "text", False))
     _, effects = transition(state, LlmDone(2, (Text("ok"),), "end_turn", Usage(40, 2)))
-    assert [e.kind for e in effects if isinstance(e, Notify)] == ["usage", "status"]
-    assert notes(effects, "status")[0]["status"] == "idle"
+    assert kinds(effects) == [UsageReported, StatusChanged]
+    assert notes(effects, StatusChanged)[0].status == "idle"

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from phoenix_lsp.core import transition
-from phoenix_lsp.core.effects import AnswerHostCall, AskApproval, Audit, CancelTool, Notify, Reject, RunTool
+from phoenix_lsp.core.effects import AnswerHostCall, AskApproval, Audit, CancelTool, Reject, RunTool
 from phoenix_lsp.core.events import (
     ApprovalAnswer,
     Cancel,
@@ -17,6 +17,7 @@ from phoenix_lsp.core.events import (
     ToolDone,
     UserMessage,
 )
+from phoenix_lsp.core.notifications import Notification, ToolRefused
 from phoenix_lsp.core.permissions import HOST_WRITE_DISABLED
 from phoenix_lsp.core.rules import AllowRule
 from phoenix_lsp.core.state import AwaitingApproval, ConversationState, Idle, RunningTool
@@ -78,7 +79,7 @@ def test_a_write_in_restricted_is_refused_with_the_patch_tools_message() -> None
     assert "request_mode_upgrade" in message and "without it" not in message  # one instruction
     assert "changes data" not in message  # its kind may be only the safe default: not a claim about the tool
     assert any(isinstance(e, Audit) and e.action == "toolRefused" for e in effects)
-    assert any(isinstance(e, Notify) and e.kind == "tool_refused" for e in effects)
+    assert any(isinstance(e, ToolRefused) for e in effects)
     assert isinstance(after.status, RunningTool)  # the plan goes on and reports the refusal
 
 
@@ -153,7 +154,7 @@ def test_a_host_call_of_another_kind_is_refused_without_blaming_the_mode() -> No
     _, effects = transition(state, host(1, ToolKind.EXEC))
     assert answers(effects) == [AnswerHostCall(
         "h1", False, "A host call must be a read or a write, not exec; nothing was run.", "unknown_tool")]
-    assert not of(effects, Notify) and not of(effects, Audit)  # a server bug, not the user's mode
+    assert not of(effects, Notification) and not of(effects, Audit)  # a server bug, not the user's mode
 
 
 def test_an_approval_node_asks_nothing_and_is_refused_only_in_restricted() -> None:

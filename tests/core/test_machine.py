@@ -16,7 +16,6 @@ from phoenix_lsp.core.effects import (
     CancelLlm,
     CancelTool,
     Effect,
-    Notify,
     PersistMessage,
     Reject,
     ReportToParent,
@@ -42,6 +41,15 @@ from phoenix_lsp.core.events import (
     TriggerContinuation,
     UpgradeAnswer,
     UserMessage,
+)
+from phoenix_lsp.core.notifications import (
+    ContextExhausted,
+    ContextWarning,
+    ContinuationStarted,
+    ModeChanged,
+    Notification,
+    RetryScheduled,
+    StyleSuggested,
 )
 from phoenix_lsp.core.permissions import PATCH_DISABLED
 from phoenix_lsp.core.rules import AllowRule
@@ -76,7 +84,11 @@ def run(state: ConversationState, *events: Event) -> tuple[ConversationState, Ef
     return state, effects
 
 
-def of(effects: Iterable[Effect], kind: type) -> list:  # type: ignore[type-arg]
+#: what the context notifications of a response may say: a warning, a continuation, the end
+CONTEXT = (ContextWarning, ContinuationStarted, ContextExhausted)
+
+
+def of(effects: Iterable[Effect], kind: object) -> list:  # type: ignore[type-arg]
     return [e for e in effects if isinstance(e, kind)]
 
 
@@ -242,7 +254,7 @@ def test_retries_three_times_with_backoff_then_error() -> None:
         assert isinstance(state.status, AwaitingLlm)
         (request,) = of(effects, RequestLlm)
         delays.append(request.delay_ms)
-        assert of(effects, Notify)[0].kind == "retry"
+        assert isinstance(of(effects, Notification)[0], RetryScheduled)
     assert delays == [100, 200, 400]
     state, _ = transition(state, LlmFailed(4, True, "overloaded", 529))
     assert isinstance(state.status, Error) and "after 3 retries" in state.status.message
@@ -259,9 +271,9 @@ def test_retry_after_is_honoured_up_to_the_cap_and_shown() -> None:
         state, effects = transition(state, LlmFailed(rid, True, "rate limited (HTTP 429)", 429, retry_after))
         (request,) = of(effects, RequestLlm)
         assert request.delay_ms == waited
-        (notice,) = of(effects, Notify)
-        assert notice.kind == "retry"
-        assert notice.detail["delayMs"] == waited and notice.detail["retryAfterMs"] == retry_after
+        (notice,) = of(effects, Notification)
+        assert isinstance(notice, RetryScheduled)
+        assert notice.delay_ms == waited and notice.retry_after_ms == retry_after
     state, effects = transition(state, LlmFailed(4, True, "rate limited (HTTP 429)", 429, 1_000))
     assert isinstance(state.status, Error) and not of(effects, RequestLlm)
 
@@ -336,7 +348,7 @@ def test_upgrade_request_waits_then_approval_switches_mode_with_note() -> None:
     last = state.history[-1]
     assert last.tool_results()[0].content.startswith("The user approved")
     assert "now in Unrestricted mode" in last.text()  # the synthetic system message
-    assert any(isinstance(e, Notify) and e.kind == "mode" for e in effects)
+    assert any(isinstance(e, ModeChanged) for e in effects)
 
 
 @pytest.mark.req("REQ-BED-015")
@@ -414,8 +426,8 @@ def test_phase_transition_requires_explicit_command() -> None:
     """Seed 002: a style may suggest a mode but only an explicit command changes it."""
     state, effects = run(fresh(), SetStyle(Style.DEVELOPMENT))
     assert state.mode is Mode.RESTRICTED
-    suggestion = [e for e in effects if isinstance(e, Notify) and e.kind == "suggestion"]
-    assert suggestion and "/execute" in str(suggestion[0].detail["text"])
+    suggestion = [e for e in effects if isinstance(e, StyleSuggested)]
+    assert suggestion and "/execute" in str(suggestion[0].text)
     state, _ = transition(state, UserMessage("/execute"))
     assert state.mode is Mode.UNRESTRICTED
 
@@ -581,10 +593,10 @@ def test_parent_cancel_stops_subagents() -> None:
 @pytest.mark.req("REQ-BED-012", "REQ-BED-023")
 def test_warning_once_at_80_percent() -> None:
     state, effects = run(fresh(), UserMessage("hi"), reply(1, text="a", tokens=165_000))
-    warnings = [e for e in effects if isinstance(e, Notify) and e.kind == "context"]
-    assert warnings and warnings[0].detail["state"] == "warning"
+    warnings = [e for e in effects if isinstance(e, CONTEXT)]
+    assert warnings and isinstance(warnings[0], ContextWarning)
     state, effects = run(state, UserMessage("more"), reply(2, text="b", tokens=170_000))
-    assert not [e for e in effects if isinstance(e, Notify) and e.kind == "context"]
+    assert not [e for e in effects if isinstance(e, CONTEXT)]
 
 
 @pytest.mark.req("REQ-BED-019", "REQ-BED-020", "REQ-BED-021")

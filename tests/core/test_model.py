@@ -9,8 +9,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from phoenix_lsp.core import machine, transition
-from phoenix_lsp.core.effects import Audit, Notify, PersistState, Reject
+from phoenix_lsp.core.effects import Audit, PersistState, Reject
 from phoenix_lsp.core.events import SetModel, UserMessage, WindowReported
+from phoenix_lsp.core.notifications import ContextUsage, ContextWarning, ModelChanged, UsageReported
 from phoenix_lsp.core.state import AwaitingLlm, ConversationState, Exhausted, Settings
 from phoenix_lsp.core.values import Actor
 
@@ -31,7 +32,7 @@ def rejects(effects: tuple[object, ...]) -> list[Reject]:
 def test_a_switch_between_turns_takes_the_new_model_and_its_window_and_is_told_and_audited() -> None:
     state, effects = transition(fresh(context_tokens=50_000), SetModel("narrow", NARROW))
     assert state.model == "narrow" and state.settings.context_window == NARROW
-    assert Notify("model", {"model": "narrow", "previous": "wide", "contextWindow": NARROW}) in effects
+    assert ModelChanged("narrow", "wide", NARROW) in effects
     assert Audit(Actor.USER, "modelChanged", {"model": "narrow", "previous": "wide"}) in effects
     assert any(isinstance(e, PersistState) for e in effects)
     # the next request goes to the new model: the core's request carries no model, the state does
@@ -96,28 +97,28 @@ def test_a_switch_is_taken_exactly_when_the_context_fits_under_the_continuation_
 UNKNOWN, REPORTED = 32_768, 8_192
 
 
-def _usage(used: int, window: int) -> dict[str, object]:
-    return {"usedTokens": used, "contextWindow": window, "fraction": round(used / window, 4)}
+def _usage(used: int, window: int) -> ContextUsage:
+    return ContextUsage(used_tokens=used, context_window=window, fraction=round(used / window, 4))
 
 
 @pytest.mark.req("REQ-MODEL-012")
 @pytest.mark.parametrize(("used", "warned", "event", "window", "effects"), [
     # the conversation's model: the window is taken, the client told the size in use
-    (0, False, WindowReported("wide", REPORTED), REPORTED, (PersistState(), Notify("usage", _usage(0, REPORTED)))),
+    (0, False, WindowReported("wide", REPORTED), REPORTED, (PersistState(), UsageReported(_usage(0, REPORTED)))),
     # already 80 % of the reported window, not yet warned: the warning now (REQ-BED-023)
     (7_000, False, WindowReported("wide", REPORTED), REPORTED,
-     (PersistState(), Notify("usage", _usage(7_000, REPORTED)),
-      Notify("context", {"state": "warning", **_usage(7_000, REPORTED)}))),
+     (PersistState(), UsageReported(_usage(7_000, REPORTED)),
+      ContextWarning(_usage(7_000, REPORTED)))),
     # exactly 80 %: warned as a response would be
     (6_554, False, WindowReported("wide", REPORTED), REPORTED,
-     (PersistState(), Notify("usage", _usage(6_554, REPORTED)),
-      Notify("context", {"state": "warning", **_usage(6_554, REPORTED)}))),
+     (PersistState(), UsageReported(_usage(6_554, REPORTED)),
+      ContextWarning(_usage(6_554, REPORTED)))),
     # just under 80 %: no warning
     (6_553, False, WindowReported("wide", REPORTED), REPORTED,
-     (PersistState(), Notify("usage", _usage(6_553, REPORTED)))),
+     (PersistState(), UsageReported(_usage(6_553, REPORTED)))),
     # warned before: not twice
     (7_000, True, WindowReported("wide", REPORTED), REPORTED,
-     (PersistState(), Notify("usage", _usage(7_000, REPORTED)))),
+     (PersistState(), UsageReported(_usage(7_000, REPORTED)))),
     # a report of another model (the user switched meanwhile), the window in use, or nonsense: nothing
     (0, False, WindowReported("other", REPORTED), UNKNOWN, ()),
     (0, False, WindowReported("wide", UNKNOWN), UNKNOWN, ()),
@@ -130,7 +131,7 @@ def test_a_window_reported_later_is_taken_for_the_conversations_model_only(
     after, got = transition(state, event)
     assert got == effects
     assert after.settings.context_window == window
-    assert after.warned is (warned or any(isinstance(e, Notify) and e.kind == "context" for e in effects))
+    assert after.warned is (warned or any(isinstance(e, ContextWarning) for e in effects))
     if not effects:
         assert after is state
 
@@ -146,4 +147,4 @@ def test_a_reported_window_is_taken_while_the_first_request_runs_and_measures_it
     assert isinstance(state.status, AwaitingLlm) and state.settings.context_window == REPORTED
     state, effects = transition(state, LlmDone(state.status.request_id, (Text("x"),), "end_turn",
                                                Usage(input_tokens=7_000, output_tokens=10)))
-    assert Notify("context", {"state": "warning", **_usage(7_010, REPORTED)}) in effects
+    assert ContextWarning(_usage(7_010, REPORTED)) in effects

@@ -14,17 +14,16 @@ import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
-from pydantic.alias_generators import to_camel
 
 from phoenix_lsp import codec
 from phoenix_lsp.core import machine
+from phoenix_lsp.core import notifications as n
 from phoenix_lsp.core.effects import (
     AnswerHostCall,
     AskApproval,
     AskUpgrade,
     Audit,
     Effect,
-    Notify,
     PersistMessage,
     PersistState,
     Reject,
@@ -52,6 +51,7 @@ from phoenix_lsp.core.events import (
     UpgradeAnswer,
     UserMessage,
 )
+from phoenix_lsp.core.notifications import Notification
 from phoenix_lsp.core.rules import covers
 from phoenix_lsp.core.state import (
     BUSY,
@@ -68,7 +68,7 @@ from phoenix_lsp.core.state import (
 from phoenix_lsp.core.tools import TOOL_KINDS, ToolKind
 from phoenix_lsp.core.values import Decision, Mode, Policy, Route, Style, Text, ToolUse, Usage
 from phoenix_lsp.protocol import events as ev
-from phoenix_lsp.protocol.base import Wire
+from phoenix_lsp.protocol.base import Wire, to_wire
 from phoenix_lsp.protocol.views import AgentRef, TokenCounts
 from phoenix_lsp.server import wire
 
@@ -92,58 +92,42 @@ USAGES = [0, *([1_000] * 12), 165_000, 185_000, 199_999]
 
 
 # ------------------------------------------------------------------------------- effects on the wire
-# Each effect as the server puts it on the wire (phoenix_lsp/server/runtime.py: ``_execute``, ``_notify``): the
-# core's payload must hold every field the protocol model needs, and no key the model does not know (a key
-# the model ignores is a field the client never gets).
+# Each effect as the server puts it on the wire (phoenix_lsp/server/runtime.py: ``_execute``; a notification
+# through phoenix_lsp/server/wire.py: ``notification_event``): the core's effect must give the protocol model it
+# becomes every field that model needs.
 
 ZERO_TOKENS = TokenCounts(input_tokens=0, output_tokens=0, cache_write_tokens=0, cache_read_tokens=0)
-NOTIFY_MODELS: dict[str, type[Wire]] = {
-    "status": ev.Status,
-    "mode": ev.ModeChanged,
-    "model": ev.ModelChanged,
-    "style": ev.StyleChanged,
-    "policy": ev.PolicyChanged,
-    "retry": ev.Retry,
-    "suggestion": ev.StyleSuggestionEvent,
-    "tool_refused": ev.ToolRefused,
-    "error": ev.Error,
-    "always_allow": ev.AlwaysAllowChanged,
-    "usage": ev.Usage,
+NOTIFY_MODELS: dict[type[Notification], type[Wire]] = {
+    n.StatusChanged: ev.Status,
+    n.ModeChanged: ev.ModeChanged,
+    n.ModelChanged: ev.ModelChanged,
+    n.StyleChanged: ev.StyleChanged,
+    n.PolicyChanged: ev.PolicyChanged,
+    n.RetryScheduled: ev.Retry,
+    n.StyleSuggested: ev.StyleSuggestionEvent,
+    n.ToolRefused: ev.ToolRefused,
+    n.ErrorReported: ev.Error,
+    n.AlwaysAllowChanged: ev.AlwaysAllowChanged,
+    n.UsageReported: ev.Usage,
+    n.ContextWarning: ev.ContextWarning,
+    n.ContinuationStarted: ev.ContinuationStarted,
+    n.ContextExhausted: ev.Continuation,
+    n.ApprovalResolved: ev.ApprovalResolved,
+    n.UpgradeResolved: ev.UpgradeResolved,
 }
 
 
-def _validate(model: type[Wire], detail: dict[str, Any], extra: dict[str, Any] | None = None) -> None:
-    known = {to_camel(name) for name in model.model_fields}
-    unknown = set(detail) - known
-    assert not unknown, f"{model.__name__} has no field {unknown}: {detail}"
-    model.model_validate({**detail, **(extra or {})})  # raises on a missing or mistyped field
+def billed() -> dict[str, Any]:
+    """What the server adds to a usage notification: the billed tokens (zero here)."""
+    return {"total": ZERO_TOKENS, "subAgents": ZERO_TOKENS}
 
 
 def check_wire(effect: Effect) -> None:
-    """``effect``'s payload is what the protocol model it becomes needs (issue 18)."""
-    if isinstance(effect, Notify):
-        d = dict(effect.detail)
-        if effect.kind == "usage":  # the server adds the billed tokens
-            _validate(ev.Usage, d, {"total": ZERO_TOKENS, "subAgents": ZERO_TOKENS})
-        elif effect.kind == "context":
-            state = d.pop("state")
-            if state == "exhausted":
-                _validate(ev.Continuation, d)
-            else:
-                assert state in ("warning", "continuing"), state
-                d.pop("manual", None)  # the server tells a manual continuation apart by nothing else
-                _validate(ev.ContextWarning if state == "warning" else ev.ContinuationStarted, d)
-        elif effect.kind == "approval_resolved":
-            assert set(d) == {"request", "toolUseId", "decision"}, d
-            if d["request"] == "upgrade":
-                assert d["decision"] in ("approve", "deny", "cancelled"), d
-                ev.UpgradeResolved(tool_use_id=d["toolUseId"], approved=d["decision"] == "approve",
-                                   cancelled=d["decision"] == "cancelled")
-            else:
-                assert d["request"] == "approval", d
-                ev.ApprovalResolved.model_validate({"toolUseId": d["toolUseId"], "decision": d["decision"]})
-        else:
-            _validate(NOTIFY_MODELS[effect.kind], d)
+    """``effect`` holds what the protocol model it becomes needs (issue 18)."""
+    if isinstance(effect, Notification):
+        event = wire.notification_event(effect, billed)  # raises on a missing or mistyped field
+        assert type(event) is NOTIFY_MODELS[type(effect)], (effect, event)
+        to_wire(event)
     elif isinstance(effect, AskApproval):
         ev.ApprovalRequested(tool_use_id=effect.call.id, tool_name=effect.call.name, description="d",
                              arguments=dict(effect.call.input), scopes=[wire.scope_to_wire(s) for s in effect.scopes])

@@ -22,7 +22,6 @@ from phoenix_lsp.core.effects import (
     CancelLlm,
     CancelTool,
     Effect,
-    Notify,
     PersistMessage,
     PersistState,
     Reject,
@@ -57,6 +56,26 @@ from phoenix_lsp.core.events import (
     UpgradeAnswer,
     UserMessage,
 )
+from phoenix_lsp.core.notifications import (
+    AlwaysAllowChanged,
+    ApprovalResolved,
+    ContextExhausted,
+    ContextUsage,
+    ContextWarning,
+    ContinuationStarted,
+    ErrorReported,
+    ModeChanged,
+    ModelChanged,
+    Notification,
+    PolicyChanged,
+    RetryScheduled,
+    StatusChanged,
+    StyleChanged,
+    StyleSuggested,
+    ToolRefused,
+    UpgradeResolved,
+    UsageReported,
+)
 from phoenix_lsp.core.permissions import HOST_WRITE_DISABLED, PATCH_DISABLED, SUBAGENT_WRITE_DISABLED
 from phoenix_lsp.core.rules import AllowRule
 from phoenix_lsp.core.state import (
@@ -72,6 +91,7 @@ from phoenix_lsp.core.state import (
     Idle,
     RunningTool,
     Settings,
+    StatusKind,
     Summarizing,
 )
 from phoenix_lsp.core.tools import ToolKind
@@ -142,16 +162,16 @@ def note(*notes: str) -> Message:
     return Message("user", tuple(Text(n) for n in notes), tag="note")
 
 
-def status(new: str, previous: str, mode: Mode = R) -> Notify:
-    return Notify("status", {"status": new, "previous": previous, "mode": mode.value})
+def status(new: StatusKind, previous: StatusKind, mode: Mode = R) -> StatusChanged:
+    return StatusChanged(new, previous, mode)
 
 
 def persisted(start: int, *messages: Message) -> Effects:
     return (*(PersistMessage(start + i, m) for i, m in enumerate(messages)), PersistState())
 
 
-def usage_note(used: int, window: int = 200_000) -> Notify:
-    return Notify("usage", {"usedTokens": used, "contextWindow": window, "fraction": round(used / window, 4)})
+def usage_note(used: int, window: int = 200_000) -> UsageReported:
+    return UsageReported(ContextUsage(used, window, round(used / window, 4)))
 
 
 def refused(message: str = "", code: str = "") -> Callable[[Effects], None]:
@@ -247,7 +267,7 @@ def test_user_message(row: Row) -> None:
 
 def mode_effects(mode: Mode, previous: Mode, via: str, actor: Actor = Actor.USER) -> Effects:
     return (
-        Notify("mode", {"mode": mode.value, "previous": previous.value, "actor": actor.value, "via": via}),
+        ModeChanged(mode, previous, actor, via),
         Audit(actor, "modeChanged", {"mode": mode.value, "via": via}),
     )
 
@@ -373,7 +393,7 @@ Z = waiting(conv(settings=Settings(context_window=0)))
     Row("warning at 80% exactly, once", W, done(1, Text("hello"), tokens=800),
         counted(replace(W, history=(ASKED, HELLO)), 800, status=Idle(), warned=True),
         (*persisted(1, HELLO), usage_note(800, WINDOW), status("idle", "awaiting_llm"),
-         Notify("context", {"state": "warning", "usedTokens": 800, "contextWindow": WINDOW, "fraction": 0.8}))),
+         ContextWarning(ContextUsage(800, WINDOW, 0.8)))),
     Row("no second warning", replace(W, warned=True), done(1, Text("hello"), tokens=850),
         counted(replace(W, history=(ASKED, HELLO), warned=True), 850, status=Idle()),
         (*persisted(1, HELLO), usage_note(850, WINDOW), status("idle", "awaiting_llm"))),
@@ -389,19 +409,19 @@ Z = waiting(conv(settings=Settings(context_window=0)))
         (*persisted(1, assistant(READ, READ3), results(ToolResult("t2", texts.CONTEXT_NOT_EXECUTED, True),
                                                        ToolResult("t3", texts.CONTEXT_NOT_EXECUTED, True))),
          usage_note(900, WINDOW), status("summarizing", "awaiting_llm", U),
-         Notify("context", {"state": "continuing", "usedTokens": 900, "contextWindow": WINDOW, "fraction": 0.9}),
+         ContinuationStarted(ContextUsage(900, WINDOW, 0.9)),
          RequestLlm(2, purpose="summary", instruction=texts.summary_instruction(("read_file", "read_file"))))),
     Row("continuation writes pending notes", replace(W, notes=("n1",)), done(1, Text("hello"), tokens=950),
         counted(replace(W, history=(ASKED, HELLO, note("n1"))), 950, status=Summarizing(2, 0, ()), next_request=3),
         (*persisted(1, HELLO, note("n1")), usage_note(950, WINDOW), status("summarizing", "awaiting_llm"),
-         Notify("context", {"state": "continuing", "usedTokens": 950, "contextWindow": WINDOW, "fraction": 0.95}),
+         ContinuationStarted(ContextUsage(950, WINDOW, 0.95)),
          RequestLlm(2, purpose="summary", instruction=texts.summary_instruction(())))),
     Row("a zero window counts as one token: one token fills it", Z, LlmDone(1, (), "end_turn", Usage(1)),
         replace(Z, context_tokens=1, turns=1, usage=UsageTotals(1, 1), last_usage=Usage(1), status=Summarizing(2),
                 next_request=3),
-        (PersistState(), Notify("usage", {"usedTokens": 1, "contextWindow": 0, "fraction": 0}),
+        (PersistState(), UsageReported(ContextUsage(1, 0, 0)),
          status("summarizing", "awaiting_llm"),
-         Notify("context", {"state": "continuing", "usedTokens": 1, "contextWindow": 0, "fraction": 0}),
+         ContinuationStarted(ContextUsage(1, 0, 0)),
          RequestLlm(2, purpose="summary", instruction=texts.summary_instruction(())))),
     Row("stale", W, done(5, Text("late")), None, refused("LLM response 5 is stale (now 1)", "stale")),
 )
@@ -420,7 +440,7 @@ SUMMARIZING = replace(conv(settings=SMALL), status=Summarizing(4, 1, ("bash",)),
                 status=Exhausted("We did X. Next Y.")),
         (*persisted(1, Message("assistant", (Text("We did X. Next Y."),), tag="continuation")),
          usage_note(100, WINDOW), status("exhausted", "summarizing"),
-         Notify("context", {"state": "exhausted", "summary": "We did X. Next Y.", "fallback": False}))),
+         ContextExhausted("We did X. Next Y.", False))),
 )
 def test_summary(row: Row) -> None:
     check(row)
@@ -434,7 +454,7 @@ def test_an_empty_summary_falls_back_to_one_that_says_why() -> None:
     assert summary == texts.SUMMARY_FALLBACK.format(reason="the model returned no text")
     assert "no summary" in summary.lower() and "returned no text" in summary and "new conversation" in summary
     assert state.history[-1] == Message("assistant", (Text(summary),), tag="continuation")
-    assert Notify("context", {"state": "exhausted", "summary": summary, "fallback": False}) in effects
+    assert ContextExhausted(summary, False) in effects
 
 
 # ------------------------------------------------------------------------------------------ sub-agents
@@ -507,7 +527,7 @@ def usage_report(tokens: int) -> ReportUsage:
             next_request=3),
         (*persisted(1, assistant(PATCH), results(result(PATCH, SUBAGENT_WRITE_DISABLED.format(tool="patch")))),
          usage_note(100, WINDOW), usage_report(100),
-         Notify("tool_refused", {"toolUseId": "t1", "toolName": "patch", "by": "mode"}),
+         ToolRefused("t1", "patch"),
          Audit(Actor.SYSTEM, "toolRefused", {"tool": "patch", "by": "mode"}), RequestLlm(2))),
     Row("a sub-agent cannot summarize", child(), TriggerContinuation(), None,
         refused("Sub-agents do not produce continuation summaries", "subagent")),
@@ -532,8 +552,8 @@ RETRY = Settings(max_retries=2, retry_base_ms=100, context_window=WINDOW)
 WF = waiting(conv(settings=RETRY), 3)
 
 
-def retry_note(attempt: int, delay: int, reason: str = "overloaded") -> Notify:
-    return Notify("retry", {"attempt": attempt, "maxAttempts": 2, "delayMs": delay, "reason": reason})
+def retry_note(attempt: int, delay: int, reason: str = "overloaded") -> RetryScheduled:
+    return RetryScheduled(attempt, 2, delay, reason)
 
 
 @pytest.mark.req("REQ-BED-006", "REQ-BED-020")
@@ -546,22 +566,21 @@ def retry_note(attempt: int, delay: int, reason: str = "overloaded") -> Notify:
         (PersistState(), retry_note(2, 200), RequestLlm(4, 2, 200))),
     Row("retries used up", replace(WF, status=AwaitingLlm(3, 2)), LlmFailed(3, True, "overloaded"),
         replace(WF, status=Error("The LLM request failed after 2 retries: overloaded. Send a message to try again.")),
-        (PersistState(), Notify("error", {"message": "The LLM request failed after 2 retries: overloaded. Send a "
-                                          "message to try again.", "errorKind": "llm"}),
+        (PersistState(), ErrorReported("The LLM request failed after 2 retries: overloaded. Send a "
+                                          "message to try again."),
          status("error", "awaiting_llm"))),
     Row("not retryable", WF, LlmFailed(3, False, "bad key", 401),
         replace(WF, status=Error("The LLM request failed: bad key.")),
-        (PersistState(), Notify("error", {"message": "The LLM request failed: bad key.", "errorKind": "llm"}),
+        (PersistState(), ErrorReported("The LLM request failed: bad key."),
          status("error", "awaiting_llm"))),
     Row("the reason's own full stop and spaces are not doubled", WF,
         LlmFailed(3, False, "  no access to model X. \n", 403),
         replace(WF, status=Error("The LLM request failed:   no access to model X.")),
-        (PersistState(), Notify("error", {"message": "The LLM request failed:   no access to model X.",
-                                          "errorKind": "llm"}),
+        (PersistState(), ErrorReported("The LLM request failed:   no access to model X."),
          status("error", "awaiting_llm"))),
     Row("not retryable writes pending notes", replace(WF, notes=("n",)), LlmFailed(3, False, "bad key"),
         replace(WF, status=Error("The LLM request failed: bad key."), history=(ASKED, note("n"))),
-        (*persisted(1, note("n")), Notify("error", {"message": "The LLM request failed: bad key.", "errorKind": "llm"}),
+        (*persisted(1, note("n")), ErrorReported("The LLM request failed: bad key."),
          status("error", "awaiting_llm"))),
     Row("a summary retry asks for the summary again", replace(WF, status=Summarizing(3, 0, ("bash",))),
         LlmFailed(3, True, "overloaded"),
@@ -657,7 +676,7 @@ UNKNOWN_MESSAGE = ("Unknown tool 'format_disk': this conversation has no such to
         (WR, (PATCH, READ), lambda s: (
             after(s, (PATCH, READ), status=RunningTool(Batch((PATCH, READ), (result(PATCH, PATCH_DISABLED),)))),
             (status("running_tool", "awaiting_llm", R),
-             Notify("tool_refused", {"toolUseId": "t1", "toolName": "patch", "by": "mode"}),
+             ToolRefused("t1", "patch"),
              Audit(Actor.SYSTEM, "toolRefused", {"tool": "patch", "by": "mode"}), RunTool(READ, R)))),
         (WI, (BASH, READ), lambda s: (
             after(s, (BASH, READ), status=AwaitingApproval(Batch((BASH, READ)), "t1")),
@@ -697,7 +716,7 @@ UNKNOWN_MESSAGE = ("Unknown tool 'format_disk': this conversation has no such to
             after(s, (PATCH, UPGRADE2), status=AwaitingUpgrade(Batch((PATCH, UPGRADE2),
                                                                      (result(PATCH, PATCH_DISABLED),)), "edit a")),
             (status("awaiting_upgrade", "awaiting_llm", R),
-             Notify("tool_refused", {"toolUseId": "t1", "toolName": "patch", "by": "mode"}),
+             ToolRefused("t1", "patch"),
              Audit(Actor.SYSTEM, "toolRefused", {"tool": "patch", "by": "mode"}),
              AskUpgrade("t2", "edit a"), Audit(Actor.AGENT, "upgradeRequested", {"reason": "edit a"})))),
         (WU, (UPGRADE, READ), lambda s: (
@@ -766,8 +785,10 @@ LSAP = approval(LS)
 PREFIX = AllowRule("bash", (("ls",),))
 
 
-def resolved(decision: str, request: str = "approval", tool_use_id: str = "t1") -> Notify:
-    return Notify("approval_resolved", {"request": request, "toolUseId": tool_use_id, "decision": decision})
+def resolved(decision: str, request: str = "approval", tool_use_id: str = "t1") -> Notification:
+    if request == "upgrade":
+        return UpgradeResolved(tool_use_id, decision)  # type: ignore[arg-type]
+    return ApprovalResolved(tool_use_id, decision)  # type: ignore[arg-type]
 
 
 def answered(tool: str, decision: str, **more: object) -> Audit:
@@ -793,14 +814,14 @@ def answered(tool: str, decision: str, **more: object) -> Audit:
         (PersistState(), status("running_tool", "awaiting_approval", U),
          answered("bash", "alwaysAllow", rule="bash: ls *"), resolved("alwaysAllow"),
          Audit(Actor.USER, "alwaysAllowGranted", {"tool": "bash", "rule": "bash: ls *"}),
-         Notify("always_allow", {"toolName": "bash", "rule": "ls *", "scope": "prefix", "allowed": True}),
+         AlwaysAllowChanged(PREFIX, allowed=True),
          RunTool(LS, U))),
     Row("always allow, the whole tool by name", LSAP, ApprovalAnswer("t1", Decision.ALWAYS_ALLOW, " bash "),
         replace(LSAP, status=RunningTool(Batch((LS,))), always_allow=(AllowRule("bash"),)),
         (PersistState(), status("running_tool", "awaiting_approval", U),
          answered("bash", "alwaysAllow", rule="bash"), resolved("alwaysAllow"),
          Audit(Actor.USER, "alwaysAllowGranted", {"tool": "bash", "rule": "bash"}),
-         Notify("always_allow", {"toolName": "bash", "rule": "bash", "scope": "tool", "allowed": True}),
+         AlwaysAllowChanged(AllowRule("bash"), allowed=True),
          RunTool(LS, U))),
     Row("always allow, a rule already there: granted once", approval(BASH, always_allow=(AllowRule("bash"),)),
         ApprovalAnswer("t1", Decision.ALWAYS_ALLOW),
@@ -868,7 +889,7 @@ def test_upgrade_answer(row: Row) -> None:
         replace(approval(PATCH, READ), mode=R, notes=(texts.MODE_NOTE[R],),
                 status=RunningTool(Batch((PATCH, READ), (result(PATCH, PATCH_DISABLED),)))),
         (PersistState(), status("running_tool", "awaiting_approval", R), *mode_effects(R, U, "setMode"),
-         resolved("superseded"), Notify("tool_refused", {"toolUseId": "t1", "toolName": "patch", "by": "mode"}),
+         resolved("superseded"), ToolRefused("t1", "patch"),
          Audit(Actor.SYSTEM, "toolRefused", {"tool": "patch", "by": "mode"}), RunTool(READ, R))),
     Row("a running tool keeps its mode", running(BASH), SetMode(R),
         running(BASH, mode=R, notes=(texts.MODE_NOTE[R],)),
@@ -884,31 +905,28 @@ def test_mode_change_while_busy(row: Row) -> None:
 @pytest.mark.req("REQ-LAYER-001", "REQ-LAYER-006", "REQ-PERM-007")
 @rows(
     Row("style, Restricted: suggest /execute", conv(), SetStyle(Style.DEVELOPMENT), conv(style=Style.DEVELOPMENT),
-        (PersistState(), Notify("style", {"style": "development", "previous": "chat"}),
+        (PersistState(), StyleChanged(Style.DEVELOPMENT, Style.CHAT),
          Audit(Actor.USER, "styleChanged", {"style": "development"}),
-         Notify("suggestion", {"text": texts.SUGGESTIONS[(Style.DEVELOPMENT, R)], "mode": "unrestricted",
-                               "command": "/execute"}))),
+         StyleSuggested(texts.SUGGESTIONS[(Style.DEVELOPMENT, R)], Mode.UNRESTRICTED, "/execute"))),
     Row("style, Unrestricted with sandbox: suggest /plan", conv(U), SetStyle(Style.PLAN), conv(U, style=Style.PLAN),
-        (PersistState(), Notify("style", {"style": "plan", "previous": "chat"}),
+        (PersistState(), StyleChanged(Style.PLAN, Style.CHAT),
          Audit(Actor.USER, "styleChanged", {"style": "plan"}),
-         Notify("suggestion", {"text": texts.SUGGESTIONS[(Style.PLAN, U)], "mode": "restricted",
-                               "command": "/plan"}))),
+         StyleSuggested(texts.SUGGESTIONS[(Style.PLAN, U)], Mode.RESTRICTED, "/plan"))),
     Row("style, no sandbox: nothing to suggest", conv(U, sandbox=False), SetStyle(Style.PLAN),
         conv(U, sandbox=False, style=Style.PLAN),
-        (PersistState(), Notify("style", {"style": "plan", "previous": "chat"}),
+        (PersistState(), StyleChanged(Style.PLAN, Style.CHAT),
          Audit(Actor.USER, "styleChanged", {"style": "plan"}))),
     Row("style with no suggestion", conv(), SetStyle(Style.PLAN), conv(style=Style.PLAN),
-        (PersistState(), Notify("style", {"style": "plan", "previous": "chat"}),
+        (PersistState(), StyleChanged(Style.PLAN, Style.CHAT),
          Audit(Actor.USER, "styleChanged", {"style": "plan"}))),
     Row("the same style", conv(), SetStyle(Style.CHAT), None, ()),
     Row("a finished sub-agent's style", child(status=Finished(True, "r")), SetStyle(Style.TASK),
         child(status=Finished(True, "r"), style=Style.TASK),
-        (PersistState(), Notify("style", {"style": "task", "previous": "chat"}),
+        (PersistState(), StyleChanged(Style.TASK, Style.CHAT),
          Audit(Actor.USER, "styleChanged", {"style": "task"}),
-         Notify("suggestion", {"text": texts.SUGGESTIONS[(Style.TASK, R)], "mode": "unrestricted",
-                               "command": "/execute"}))),
+         StyleSuggested(texts.SUGGESTIONS[(Style.TASK, R)], Mode.UNRESTRICTED, "/execute"))),
     Row("policy", conv(), SetPolicy(Policy.AUTO), conv(policy=Policy.AUTO),
-        (PersistState(), Notify("policy", {"policy": "auto", "previous": "interactive"}),
+        (PersistState(), PolicyChanged(Policy.AUTO, Policy.INTERACTIVE),
          Audit(Actor.USER, "policyChanged", {"policy": "auto"}))),
     Row("the same policy", conv(), SetPolicy(Policy.INTERACTIVE), None, ()),
     Row("instructions", conv(), SetInstructions("be nice", (InstructionFile("/w/AGENTS.md", 7, 7),)),
@@ -928,15 +946,15 @@ BIG = conv(settings=Settings(context_window=200_000), context_tokens=90_000)
 @rows(
     Row("switch", BIG, SetModel("n", 120_000),
         replace(BIG, model="n", settings=Settings(context_window=120_000), warned=False),
-        (PersistState(), Notify("model", {"model": "n", "previous": "m", "contextWindow": 120_000}),
+        (PersistState(), ModelChanged("n", "m", 120_000),
          Audit(Actor.USER, "modelChanged", {"model": "n", "previous": "m"}))),
     Row("switch into the warning zone, exactly at 80%", BIG, SetModel("n", 112_500),
         replace(BIG, model="n", settings=Settings(context_window=112_500), warned=True),
-        (PersistState(), Notify("model", {"model": "n", "previous": "m", "contextWindow": 112_500}),
+        (PersistState(), ModelChanged("n", "m", 112_500),
          Audit(Actor.USER, "modelChanged", {"model": "n", "previous": "m"}))),
     Row("a wider window clears the warning", replace(BIG, warned=True), SetModel("n", 1_000_000),
         replace(BIG, model="n", settings=Settings(context_window=1_000_000), warned=False),
-        (PersistState(), Notify("model", {"model": "n", "previous": "m", "contextWindow": 1_000_000}),
+        (PersistState(), ModelChanged("n", "m", 1_000_000),
          Audit(Actor.USER, "modelChanged", {"model": "n", "previous": "m"}))),
     Row("too small, exactly at 90%", BIG, SetModel("n", 100_000), None,
         refused("n cannot take over;(100,000 tokens);90,000 tokens in use;90% of the window;Nothing was changed;"
@@ -955,16 +973,16 @@ BASH_RULES = (AllowRule("bash"), PREFIX, AllowRule("bash", (("git", "log"),)), A
     Row("one rule", conv(always_allow=BASH_RULES), RevokeAlwaysAllow("bash", "bash: ls *"),
         conv(always_allow=(AllowRule("bash"), AllowRule("bash", (("git", "log"),)), AllowRule("patch"))),
         (PersistState(), Audit(Actor.USER, "alwaysAllowRevoked", {"tool": "bash", "rule": "bash: ls *"}),
-         Notify("always_allow", {"toolName": "bash", "rule": "ls *", "scope": "prefix", "allowed": False}))),
+         AlwaysAllowChanged(PREFIX, allowed=False))),
     Row("every rule of the tool", conv(always_allow=BASH_RULES), RevokeAlwaysAllow("bash"),
         conv(always_allow=(AllowRule("patch"),)),
         (PersistState(),
          Audit(Actor.USER, "alwaysAllowRevoked", {"tool": "bash", "rule": "bash"}),
-         Notify("always_allow", {"toolName": "bash", "rule": "bash", "scope": "tool", "allowed": False}),
+         AlwaysAllowChanged(AllowRule("bash"), allowed=False),
          Audit(Actor.USER, "alwaysAllowRevoked", {"tool": "bash", "rule": "bash: ls *"}),
-         Notify("always_allow", {"toolName": "bash", "rule": "ls *", "scope": "prefix", "allowed": False}),
+         AlwaysAllowChanged(PREFIX, allowed=False),
          Audit(Actor.USER, "alwaysAllowRevoked", {"tool": "bash", "rule": "bash: git log *"}),
-         Notify("always_allow", {"toolName": "bash", "rule": "git log *", "scope": "prefix", "allowed": False}))),
+         AlwaysAllowChanged(AllowRule("bash", (("git", "log"),)), allowed=False))),
     Row("a tool not allowed", conv(always_allow=BASH_RULES), RevokeAlwaysAllow("read_file"), None,
         refused("^'read_file' is not always allowed in this conversation", "not_always_allowed")),
     Row("a rule not there", conv(always_allow=BASH_RULES), RevokeAlwaysAllow("bash", "rm *"), None,
@@ -1064,14 +1082,14 @@ def test_cancel_and_stop(row: Row) -> None:
     Row("manual continuation", conv(context_tokens=500, settings=SMALL, next_request=3), TriggerContinuation(),
         conv(context_tokens=500, settings=SMALL, next_request=4, status=Summarizing(3)),
         (PersistState(), status("summarizing", "idle"),
-         Notify("context", {"state": "continuing", "manual": True, "usedTokens": 500, "contextWindow": WINDOW,
-                            "fraction": 0.5}),
+         ContinuationStarted(ContextUsage(500, WINDOW,
+                            0.5), manual=True),
          RequestLlm(3, purpose="summary", instruction=texts.summary_instruction(())))),
     Row("from the error state", conv(status=Error("e"), settings=SMALL), TriggerContinuation(),
         conv(settings=SMALL, next_request=2, status=Summarizing(1)),
         (PersistState(), status("summarizing", "error"),
-         Notify("context", {"state": "continuing", "manual": True, "usedTokens": 0, "contextWindow": WINDOW,
-                            "fraction": 0.0}),
+         ContinuationStarted(ContextUsage(0, WINDOW,
+                            0.0), manual=True),
          RequestLlm(1, purpose="summary", instruction=texts.summary_instruction(())))),
 )
 def test_continuation(row: Row) -> None:
@@ -1212,19 +1230,18 @@ def allowed_write(call: ToolUse = HOST) -> tuple[Audit, AnswerHostCall]:
 
 
 def refused_by_mode(call: ToolUse = HOST) -> Effects:
-    return (Notify("tool_refused", {"toolUseId": call.id, "toolName": call.name, "by": "mode"}),
+    return (ToolRefused(call.id, call.name),
             Audit(Actor.SYSTEM, "toolRefused", {"tool": call.name, "by": "mode"}),
             AnswerHostCall(call.id, False, REFUSED_WRITE, "mode"))
 
 
-def resolved(decision: str, *, rule: str | None = None, reason: str | None = None) -> tuple[Audit, Notify]:
+def resolved(decision: str, *, rule: str | None = None, reason: str | None = None) -> tuple[Audit, Notification]:
     detail: dict[str, object] = {"tool": UPDATE, "decision": decision}
     if rule is not None:
         detail["rule"] = rule
     if reason is not None:
         detail["reason"] = reason
-    return Audit(Actor.USER, "approvalResolved", detail), Notify(
-        "approval_resolved", {"request": "approval", "toolUseId": "t1.1", "decision": decision})
+    return Audit(Actor.USER, "approvalResolved", detail), ApprovalResolved("t1.1", decision)  # type: ignore[arg-type]
 
 
 CANCEL_FILLED = results(result(PLAN, texts.CANCELLED_RUNNING))
@@ -1269,24 +1286,24 @@ RESTART_PLAN = results(result(PLAN, texts.RESTART_RUNNING))
         plan_running(U, always_allow=(WHOLE,)),
         (PersistState(), status("running_tool", "awaiting_approval", U), *resolved("alwaysAllow", rule=WHOLE.label),
          Audit(Actor.USER, "alwaysAllowGranted", {"tool": UPDATE, "rule": WHOLE.label}),
-         Notify("always_allow", {"toolName": UPDATE, "rule": WHOLE.rule, "scope": "tool", "allowed": True}),
+         AlwaysAllowChanged(WHOLE, allowed=True),
          *allowed_write())),
     Row("an answer for the plan's own id", plan_waiting(U), ApprovalAnswer("t1", Decision.ALLOW), None,
         refused("no pending approval t1;The pending one is t1.1", "no_such_approval")),
     Row("/plan while it waits", plan_waiting(U), SetMode(R), plan_running(R, notes=(texts.MODE_NOTE[R],)),
         (PersistState(), status("running_tool", "awaiting_approval", R),
-         Notify("mode", {"mode": "restricted", "previous": "unrestricted", "actor": "user", "via": "setMode"}),
+         ModeChanged(Mode.RESTRICTED, Mode.UNRESTRICTED, Actor.USER, "setMode"),
          Audit(Actor.USER, "modeChanged", {"mode": "restricted", "via": "setMode"}),
-         Notify("approval_resolved", {"request": "approval", "toolUseId": "t1.1", "decision": "superseded"}),
+         ApprovalResolved("t1.1", "superseded"),
          *refused_by_mode())),
     Row("auto while it waits: asked already, still asked", plan_waiting(U), SetPolicy(Policy.AUTO),
         plan_waiting(U, policy=Policy.AUTO),
-        (PersistState(), Notify("policy", {"policy": "auto", "previous": "interactive"}),
+        (PersistState(), PolicyChanged(Policy.AUTO, Policy.INTERACTIVE),
          Audit(Actor.USER, "policyChanged", {"policy": "auto"}))),
     Row("cancel while it waits", plan_waiting(U), Cancel(),
         conv(U, route=Route.AGENT, history=(*PLANNING, CANCEL_FILLED), status=Idle()),
         (*persisted(2, CANCEL_FILLED), status("idle", "awaiting_approval", U),
-         Notify("approval_resolved", {"request": "approval", "toolUseId": "t1.1", "decision": "cancelled"}),
+         ApprovalResolved("t1.1", "cancelled"),
          AnswerHostCall("t1.1", False, texts.CANCELLED_RUNNING), CancelTool("t1"))),
     Row("a restart while it waits", plan_waiting(U), Restore(),
         conv(U, route=Route.AGENT, history=(*PLANNING, RESTART_PLAN), status=Idle()),
@@ -1303,14 +1320,13 @@ def test_host_calls(row: Row) -> None:
 def test_persistence_first_then_what_happened_then_the_status_then_the_rest() -> None:
     # an error: persisted, told, then the status it leads to
     _, effects = transition(replace(WF, notes=("n",)), LlmFailed(3, False, "bad"))
-    assert [type(e).__name__ if not isinstance(e, Notify) else e.kind for e in effects] == [
-        "PersistMessage", "PersistState", "error", "status"]
+    assert [type(e).__name__ for e in effects] == ["PersistMessage", "PersistState", "ErrorReported", "StatusChanged"]
     # a mode change alone, no status change: a status notification still tells the new mode
     _, effects = transition(conv(), SetMode(U))
     assert effects[2] == status("idle", "idle", U)
     # a change of state with the same status and mode: persisted, no status notification
     _, effects = transition(conv(), SetPolicy(Policy.AUTO))
-    assert effects[0] == PersistState() and not [e for e in effects if isinstance(e, Notify) and e.kind == "status"]
+    assert effects[0] == PersistState() and not [e for e in effects if isinstance(e, StatusChanged)]
 
 
 @pytest.mark.req("REQ-BED-014")
@@ -1323,8 +1339,8 @@ def test_new_conversation(sandbox: bool, mode: Mode) -> None:
 
 @pytest.mark.req("REQ-BED-012")
 def test_context_usage() -> None:
-    assert machine.context_usage(conv(context_tokens=333, settings=Settings(context_window=1000))) == {
-        "usedTokens": 333, "contextWindow": 1000, "fraction": 0.333}
-    assert machine.context_usage(conv(context_tokens=1, settings=Settings(context_window=3))) == {
-        "usedTokens": 1, "contextWindow": 3, "fraction": 0.3333}
-    assert machine.context_usage(conv(context_tokens=5, settings=Settings(context_window=0)))["fraction"] == 0
+    assert machine.context_usage(conv(context_tokens=333, settings=Settings(context_window=1000))) == ContextUsage(
+        used_tokens=333, context_window=1000, fraction=0.333)
+    assert machine.context_usage(conv(context_tokens=1, settings=Settings(context_window=3))) == ContextUsage(
+        used_tokens=1, context_window=3, fraction=0.3333)
+    assert machine.context_usage(conv(context_tokens=5, settings=Settings(context_window=0))).fraction == 0

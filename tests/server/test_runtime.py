@@ -17,19 +17,25 @@ from collections import deque
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from phoenix_lsp.core.effects import Reject
 from phoenix_lsp.core.events import Cancel, SetMode, UserMessage
+from phoenix_lsp.core.notifications import Notification
 from phoenix_lsp.core.state import RESTING_KINDS
 from phoenix_lsp.core.values import Decision, Mode, Policy, Style, ToolUse
 from phoenix_lsp.llm.client import LlmFailure, LlmRequest, LlmSuccess
 from phoenix_lsp.protocol import events as ev
+from phoenix_lsp.protocol.base import to_wire
 from phoenix_lsp.sandbox import probe
+from phoenix_lsp.server import wire
 from phoenix_lsp.server.runtime import Hub, HubConfig, Runtime, clean_environment
 from phoenix_lsp.store import Store
+from tests.core.test_properties import NOTIFY_MODELS, billed
 from tests.e2e.harness import drift
 
 SANDBOX = probe()
@@ -656,12 +662,14 @@ async def test_project_instructions_reach_every_request_byte_stable_and_sub_agen
 
 
 @pytest.mark.req("REQ-PROTO-037")
-def test_the_property_tests_notification_models_are_the_ones_the_server_sends() -> None:
-    """tests/core validates every Notify payload against the event it becomes; that map must not drift from
-    the server's (the kinds the server maps one to one, and the ones it handles itself)."""
-    from phoenix_lsp.protocol import events as ev
-    from phoenix_lsp.server.runtime import NOTIFICATIONS
-    from tests.core.test_properties import NOTIFY_MODELS
-
-    special = {"status": ev.Status, "mode": ev.ModeChanged, "model": ev.ModelChanged, "usage": ev.Usage}
-    assert {**NOTIFICATIONS, **special} == NOTIFY_MODELS
+@settings(max_examples=25, deadline=None)
+@given(data=st.data())
+def test_the_property_tests_notification_models_are_the_ones_the_server_sends(data: st.DataObject) -> None:
+    """tests/core checks every notification the core emits against the event it becomes; that map must not
+    drift from the server's translation, which must take every kind of notification the core has."""
+    assert set(NOTIFY_MODELS) == set(get_args(Notification))
+    for kind, model in NOTIFY_MODELS.items():
+        note = data.draw(st.from_type(kind))
+        event = wire.notification_event(note, billed)
+        assert type(event) is model
+        to_wire(event)
