@@ -5,7 +5,7 @@ mutmut on some files, sort the survivors, report.
     .venv/bin/python scripts/mutation-check.py                      # permissions.py: CI runs it
     .venv/bin/python scripts/mutation-check.py policy_gate          # phoenix_lsp/agent/policy_gate.py: CI too
     .venv/bin/python scripts/mutation-check.py confined             # phoenix_lsp/confined.py: CI too (a few minutes)
-    .venv/bin/python scripts/mutation-check.py state machine        # other files of phoenix_lsp/core
+    .venv/bin/python scripts/mutation-check.py state turns          # other files of phoenix_lsp/core
     .venv/bin/python scripts/mutation-check.py --all                # the whole core (8-12 minutes on 2 cores)
     .venv/bin/python scripts/mutation-check.py --no-run machine     # only report the last run's results
 
@@ -42,7 +42,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 CORE = Path("phoenix_lsp/core")
 EQUIVALENT = ROOT / "tests/core/mutants.md"
-ALL_FILES = ("machine", "permissions", "state", "rules", "effects", "events", "texts", "tools", "values")
+ALL_FILES = ("machine", "table", "steps", "turns", "dispatch", "approvals", "changes", "subagents", "interruptions",
+             "notifications", "permissions", "state", "rules", "effects", "events", "texts", "tools", "values")
 #: what the check can mutate, by name: the core's files, the agent's policy gate, the confined reader (issue 24)
 TARGETS = {**{m: CORE / f"{m}.py" for m in ALL_FILES}, "policy_gate": Path("phoenix_lsp/agent/policy_gate.py"),
            "confined": Path("phoenix_lsp/confined.py")}

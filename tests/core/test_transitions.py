@@ -2,7 +2,7 @@
 
 Each row starts from a state built directly (the status it is in, what it remembers) and gives the whole
 expected outcome: the new state as the old one with what changed, and every effect in order, persistence
-first. A mutant of machine.py changes at least one of them. Messages are checked for what they must say
+first. A mutant of a handler of the state machine changes one of them. Messages are checked for what they must say
 (what happened, why, what to do next), not word for word: refusals are compared by ``refused``.
 """
 
