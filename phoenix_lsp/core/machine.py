@@ -59,10 +59,10 @@ def _refuse(state: ConversationState, event: Event) -> Out:
 
 def transition(state: ConversationState, event: Event) -> Out:
     """The next state and the effects to carry out, persistence first. Pure and deterministic."""
-    handler = TABLE[type(state.status)].get(type(event))
-    if handler is None:
+    entry = TABLE[type(state.status)].get(type(event))
+    if entry is None:
         return _refuse(state, event)
-    new, effects = handler(state, event)
+    new, effects = entry.handler(state, event)
     if new is state:
         return new, effects
     persistence = _persistence(state, new)

@@ -34,6 +34,7 @@ from phoenix_lsp.core.effects import (
 )
 from phoenix_lsp.core.events import (
     AgentEnded,
+    AgentUsage,
     ApprovalAnswer,
     Cancel,
     Event,
@@ -42,7 +43,9 @@ from phoenix_lsp.core.events import (
     LlmFailed,
     Restore,
     RevokeAlwaysAllow,
+    SetInstructions,
     SetMode,
+    SetModel,
     SetPolicy,
     SetStyle,
     Stop,
@@ -50,6 +53,7 @@ from phoenix_lsp.core.events import (
     TriggerContinuation,
     UpgradeAnswer,
     UserMessage,
+    WindowReported,
 )
 from phoenix_lsp.core.notifications import Notification
 from phoenix_lsp.core.rules import covers
@@ -71,6 +75,7 @@ from phoenix_lsp.protocol import events as ev
 from phoenix_lsp.protocol.base import Wire, to_wire
 from phoenix_lsp.protocol.views import AgentRef, TokenCounts
 from phoenix_lsp.server import wire
+from tests.core.test_table import assert_declared
 
 #: a gate that lets the events that end a run's progress through one time in four
 RARE = st.integers(0, 3)
@@ -205,6 +210,7 @@ class ConversationMachine(RuleBasedStateMachine):
 
     def check_step(self, s: Step) -> None:
         before, event, after, effects = s.before, s.event, s.after, s.effects
+        assert_declared(before, event, after)  # REQ-CORE-003: to a status the table declares
         # an illegal or refused event changes nothing
         if any(isinstance(e, Reject) for e in effects):
             assert after is before and len(effects) == 1
@@ -391,6 +397,21 @@ class ConversationMachine(RuleBasedStateMachine):
 
     @rule(
         gate=RARE,
+        event=st.one_of(
+            st.builds(SetModel, st.sampled_from(["m", "n"]), st.sampled_from([1_000, 200_000, 1_000_000])),
+            st.builds(WindowReported, st.sampled_from(["m", "n"]), st.sampled_from([0, 8_192, 200_000])),
+            st.builds(SetInstructions, st.sampled_from(["", "be brief"]), st.just(())),
+            st.builds(AgentUsage, st.just("c.t1.0"), st.builds(Usage, st.integers(0, 5_000))),
+        ),
+    )
+    def rare_setting(self, gate: int, event: Event) -> None:
+        """The model, its window, the project instructions, a sub-agent's tokens: the events of the table the
+        other rules never send (REQ-CORE-003 checks them too)."""
+        if gate == 0:
+            self.step(event)
+
+    @rule(
+        gate=RARE,
         event=st.sampled_from([Cancel(), Cancel(), Stop("timed out"), Restore(), Restore(), TriggerContinuation()]),
     )
     def interruption(self, gate: int, event: Event) -> None:
@@ -436,6 +457,7 @@ ConversationMachine.TestCase.settings = settings(
 
 TestConversationMachine = pytest.mark.req(
     "REQ-BED-001",
+    "REQ-CORE-003",
     "REQ-CORE-004",
     "REQ-CORE-005",
     "REQ-CORE-006",

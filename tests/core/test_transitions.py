@@ -113,6 +113,7 @@ from phoenix_lsp.core.values import (
     Usage,
     UsageTotals,
 )
+from tests.core.test_table import assert_declared
 
 transition = machine.transition
 R, U = Mode.RESTRICTED, Mode.UNRESTRICTED
@@ -204,6 +205,7 @@ class Row:
 
 def check(row: Row) -> None:
     new, effects = transition(row.before, row.event)
+    assert_declared(row.before, row.event, new)  # REQ-CORE-003: to a status the table declares
     if row.after is None:
         assert new is row.before, "a refused or ignored event changes nothing"
     else:
