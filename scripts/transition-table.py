@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Write the core's transition table (phoenix_lsp/core/table.py: ``describe``) into specs/bedrock.md, between
-its markers under REQ-CORE-003. tests/core/test_table.py fails when the two differ.
+its markers under REQ-CORE-003. tests/test_transition_table.py fails when the two differ.
 
     .venv/bin/python scripts/transition-table.py          # rewrite the table in the spec
     .venv/bin/python scripts/transition-table.py --check  # exit 1 when the spec's table is not the code's
