@@ -8,17 +8,16 @@ the editor's answer decides what the model is told.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
-from .. import confined
 from ..core.values import ToolUse
 from ..protocol.events import Diff
 from ..tools.patch import PatchError, plan_patch, resolve_patch_path, target_identity, verify_before_sending
+from .patch_preview import read_disk
 
 if TYPE_CHECKING:
     from .runtime import Runtime
@@ -36,41 +35,6 @@ NO_CREATE_FILE = (
 )
 
 
-#: the largest file a patch reads from disk (the same as read_file's)
-PATCH_MAX_FILE_BYTES = 64 * 1024 * 1024
-
-
-def _read_disk(path: Path, root: Path) -> str | None:
-    """The file's text through the confined reader (beneath the working directory, regular file, capped,
-    REQ-READ-001); None when there is no file. Raises OSError (with the reader's message) or
-    UnicodeDecodeError when it cannot be read as text."""
-    try:
-        data = confined.read(path, [root], max_bytes=PATCH_MAX_FILE_BYTES).data
-    except confined.ReadRefused as refused:
-        if refused.reason == "missing":
-            return None
-        raise OSError(str(refused)) from None
-    return data.decode("utf-8")
-
-
-def preview_diff(root: Path, call: ToolUse, documents: Mapping[Path, str], clipboards: Mapping[str, str]) -> str | None:
-    """The unified diff ``call`` would make against the editor's text now, for an approval (REQ-PERM-005).
-
-    None when the patch would be refused anyway (bad path, text not found): the call's own result says why.
-    """
-    target = resolve_patch_path(dict(call.input), root)
-    if isinstance(target, PatchError):
-        return None
-    original = documents.get(target)
-    if original is None:
-        try:
-            original = _read_disk(target, root)
-        except (OSError, UnicodeDecodeError):
-            return None
-    plan = plan_patch(dict(call.input), original, clipboards=dict(clipboards))
-    return None if isinstance(plan, PatchError) else plan.diff
-
-
 async def apply_patch(ls: LanguageServer, runtime: Runtime, call: ToolUse) -> tuple[str, bool]:
     root = Path(runtime.state.working_directory)
     target = resolve_patch_path(dict(call.input), root)
@@ -84,7 +48,7 @@ async def apply_patch(ls: LanguageServer, runtime: Runtime, call: ToolUse) -> tu
         version: int | None = document.version
     else:
         try:
-            original = await asyncio.to_thread(_read_disk, target, root)
+            original = await asyncio.to_thread(read_disk, target, root)
         except (OSError, UnicodeDecodeError) as exc:
             return f"The patch was not applied: {target.name} cannot be read as UTF-8 text ({exc}).", True
         version = None
@@ -173,7 +137,7 @@ async def _check_result(ls: LanguageServer, root: Path, call: ToolUse, target: P
     if ls.workspace.text_documents.get(uri) is not None:
         return None  # the buffer is the editor's truth, and _confirm_applied has compared it
     try:
-        on_disk = await asyncio.to_thread(_read_disk, target, root)
+        on_disk = await asyncio.to_thread(read_disk, target, root)
     except (OSError, UnicodeDecodeError):
         on_disk = None
     if on_disk in (planned, original):
