@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
@@ -17,10 +17,10 @@ from pygls.lsp.server import LanguageServer
 from ..core.values import ToolUse
 from ..protocol.events import Diff
 from ..tools.patch import PatchError, plan_patch, resolve_patch_path, target_identity, verify_before_sending
+from .adapter import Conversation
+from .confirm import check
 from .patch_preview import read_disk
-
-if TYPE_CHECKING:
-    from .runtime import Runtime
+from .sight import editor_for
 
 NO_APPLY_EDIT = (
     "The patch was not applied: this editor does not support workspace/applyEdit, and phoenix-lsp never "
@@ -35,7 +35,7 @@ NO_CREATE_FILE = (
 )
 
 
-async def apply_patch(ls: LanguageServer, runtime: Runtime, call: ToolUse) -> tuple[str, bool]:
+async def apply_patch(ls: LanguageServer, runtime: Conversation, call: ToolUse) -> tuple[str, bool]:
     root = Path(runtime.state.working_directory)
     target = resolve_patch_path(dict(call.input), root)
     if isinstance(target, PatchError):
@@ -84,8 +84,6 @@ async def apply_patch(ls: LanguageServer, runtime: Runtime, call: ToolUse) -> tu
     )
     edit = types.WorkspaceEdit(document_changes=changes)
     label = f"phoenix: patch {target.relative_to(root)}"
-    from .sight import editor_for
-
     sight = editor_for(ls, runtime)  # REQ-SIGHT-001: the problems just before the edit, to compare with after
     before = await sight.before(uri) if sight is not None else None
     changed = verify_before_sending(dict(call.input), root, target, identity)  # REQ-PATCH-013
@@ -166,6 +164,4 @@ async def _confirm_applied(
     """None when an open document really holds the edit an editor said it applied (REQ-PROTO-041)."""
     if version is None or original is None:
         return None  # not open in the editor when the edit was sent: its answer is all there is
-    from .confirm import check
-
     return await check(ls, uri, original, planned)

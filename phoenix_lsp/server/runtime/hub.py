@@ -11,6 +11,7 @@ import time
 import uuid
 from collections.abc import Coroutine
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from ... import codec
@@ -47,6 +48,11 @@ class Hub(Outbox, Windows):
         self._flush_soon: asyncio.Handle | None = None
         self._flushed_at = float("-inf")  # the loop's time of the last flush
         self.window_lookups: dict[str, asyncio.Task[None]] = {}  # conversation id -> its window being asked
+
+    @property
+    def data_dir(self) -> Path:
+        """The data directory: where the database is, and the transcripts and approval documents beside it."""
+        return self.store.path.parent
 
     # -------------------------------------------------------------------------------- conversations
 
@@ -135,6 +141,10 @@ class Hub(Outbox, Windows):
                 runtime.apply(Restore())
                 count += 1
         return count
+
+    def close(self) -> None:
+        """Close the store (the process is ending)."""
+        self.store.close()
 
     def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
         task = asyncio.get_running_loop().create_task(coro)
