@@ -6,8 +6,8 @@
 
 An edge is any import of one ``phoenix_lsp`` module by another: at the top of the module, inside a function
 (marked ``fn``), under ``if TYPE_CHECKING:`` (marked ``tc``), or through ``importlib.import_module`` (or a
-``LazyModule``) with a literal name (marked ``fn``). ``from package import name`` leads to ``package.name`` when that is a module,
-else to the package. A circle is a set of modules that reach each other through such edges.
+``LazyModule``) with a literal name (marked ``fn``). ``from package import name`` leads to ``package.name``
+when that is a module, else to the package. A circle is a set of modules that reach each other through such edges.
 """
 
 from __future__ import annotations
