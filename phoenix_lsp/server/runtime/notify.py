@@ -15,6 +15,7 @@ from ...core.notifications import (
 )
 from ...core.values import Mode
 from ...protocol.views import ContextUsage
+from ...sandbox.spawn import end_conversation_jobs, end_restricted_jobs
 from .. import wire
 from ..usage import token_usage
 from .base import Part
@@ -33,14 +34,10 @@ class Notifications(Part):
             case ApprovalResolved() | UpgradeResolved():
                 self.hub.sink.withdraw(self, effect.tool_use_id)
             case StatusChanged(status="finished"):
-                from ...sandbox.spawn import end_conversation_jobs
-
                 end_conversation_jobs(self.id)  # its background jobs and their logs end with it
                 if self.hub.config.agent is not None:
                     self.hub.config.agent.forget(self.id)  # and its artifacts
             case ModeChanged(previous=Mode.RESTRICTED, mode=mode) if mode is not Mode.RESTRICTED:
-                from ...sandbox.spawn import end_restricted_jobs
-
                 end_restricted_jobs(self.id)  # no lock or lease of the read-only phase outlives it
 
     def usage(self) -> ContextUsage:
