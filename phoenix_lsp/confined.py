@@ -38,10 +38,9 @@ import platform
 import stat
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, NamedTuple
+from typing import Literal, NamedTuple
 
-if TYPE_CHECKING:
-    from .sandbox.denylist import DenyCheck
+from .sandbox.denylist import DenyCheck
 
 __all__ = ["LOOP_WAIT_S", "NEVER_READ", "FileRead", "ReadRefused", "Reason", "Root", "mechanism", "read", "use_walk"]
 

@@ -18,8 +18,9 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Protocol
 
 from pydantic import (
     BeforeValidator,
@@ -36,8 +37,18 @@ from .. import confined, safe_json
 from ..protocol.base import Wire
 from .contracts import TOOL_URI, BudgetsFile
 
-if TYPE_CHECKING:
-    from ..server.config import Config
+
+class AgentSettings(Protocol):
+    """The settings that name the agent route's files (``server.config.Config``'s fields of these names)."""
+
+    @property
+    def mcp_registry(self) -> Path | None: ...
+    @property
+    def capabilities(self) -> Path | None: ...
+    @property
+    def budgets(self) -> Path | None: ...
+    @property
+    def artifact_dir(self) -> Path | None: ...
 
 #: a secret reference: ``env:NAME``, read from the environment of the process that connects
 SECRET_REF = re.compile(r"^env:(?P<name>[A-Za-z_][A-Za-z0-9_]*)$")
@@ -271,7 +282,29 @@ def _read(path: Path, model: type[Wire], setting: str) -> Wire | AgentConfigErro
         return error(f"is not a valid {model.__name__} file: {problems}{more}")
 
 
-def load_agent_config(config: Config, data_dir: Path) -> AgentConfig | AgentConfigError:
+def is_glob(pattern: str) -> bool:
+    return "*" in pattern  # a ``tools`` pattern carries no scope (this module refuses one)
+
+
+def read_glob_warnings(manifest: CapabilityManifest, trusted: Mapping[str, bool]) -> list[str]:
+    """One warning per read glob of the manifest that covers a server the registry does not trust
+    (``trusted``: server name -> trustAnnotations): it makes no tool of that server a read."""
+    warnings = []
+    for pattern, rule in manifest.tools.items():
+        if rule.kind != "read" or not is_glob(pattern):
+            continue
+        servers = sorted(name for name, trust in trusted.items()
+                         if not trust and matches(pattern, f"mcp://{name}/{pattern.rsplit('/', 1)[1]}"))
+        if servers:
+            warnings.append(
+                f"the capability manifest's read entry {pattern} is a glob over tool names, and the registry "
+                f"does not trust {', '.join(repr(s) for s in servers)} (trustAnnotations): it is ignored there, "
+                "so those tools are writes (refused in Restricted, asked about under the interactive policy). "
+                "Name each read tool exactly, or set trustAnnotations if the server's names can be trusted")
+    return warnings
+
+
+def load_agent_config(config: AgentSettings, data_dir: Path) -> AgentConfig | AgentConfigError:
     """Read and validate the files ``config`` names. A file not configured takes its default: no registry is
     no MCP server (the route works with no tools), no manifest allows no tool, no budgets file is the
     defaults of ``BudgetsFile``. The artifact directory defaults to ``artifacts/`` in ``data_dir``."""
@@ -289,8 +322,6 @@ def load_agent_config(config: Config, data_dir: Path) -> AgentConfig | AgentConf
         values[field] = loaded
     registry: McpRegistry = values.get("registry", McpRegistry())
     manifest: CapabilityManifest = values.get("manifest", CapabilityManifest())
-    from .policy_gate import read_glob_warnings
-
     warnings = [f"the capability manifest names the MCP server {name!r}, which the registry does not list"
                 for name in sorted(manifest.servers() - set(registry.servers))]
     warnings += read_glob_warnings(manifest, {name: s.trust_annotations for name, s in registry.servers.items()})

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Literal
 
 from .agent_config import AgentConfig, CapabilityManifest, HttpServer, McpRegistry, StdioServer, matches
+from .mcp_hub import McpHub
 from .policy_gate import EffectiveKind, PolicyGate
 from .policy_gate import effective_kind as gate_kind
 
@@ -31,8 +32,6 @@ def effective_kind(manifest: CapabilityManifest, server: StdioServer | HttpServe
 
 def mcp_lines(config: AgentConfig, *, connect_s: float = DOCTOR_CONNECT_S) -> list[str]:
     """What doctor prints about the MCP servers: one block per server, then the manifest's problems."""
-    from .mcp_hub import McpHub
-
     if not config.registry.servers:
         return ["MCP servers: none in the registry (PHOENIX_MCP_REGISTRY); plans can only compute"]
     gate = PolicyGate(config.manifest)

@@ -5,21 +5,10 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Mapping
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
-from ..protocol.base import Wire
 from .contracts import EngineName, ErrorCode, ErrorKind, ExecutionUnit, ResultEnvelope
-
-#: a host function a script may call: JSON values in, a JSON value out; an exception is a TOOL error
-HostFunction = Callable[..., Any]
-
-
-class SandboxHealth(Wire):
-    """Whether the engine can run units here, and if not why."""
-
-    engine: str
-    ok: bool
-    detail: str = ""
+from .engine_types import HostFunction, SandboxHealth
 
 
 @runtime_checkable

@@ -44,7 +44,7 @@ from ..sandbox import policy, spawn
 from ..sandbox.policy import Limits
 from . import static_check
 from .contracts import AgentError, ErrorCode, ErrorKind, ExecutionUnit, Metrics, ResultEnvelope, ToolFailure
-from .engine import HostFunction, SandboxHealth
+from .engine_types import HostFunction, SandboxHealth
 
 #: time the worker gets to start (Python, pydantic_monty, the monty pool) before its CPU budget counts
 STARTUP_GRACE_S = 10.0

@@ -15,7 +15,7 @@ so ``mcp://records/get_*`` makes a read of a tool it calls ``get_or_purge``, whi
 entry therefore counts only when it names the tool exactly (no ``*``), or, for a glob, when the registry
 trusts the server (``trustAnnotations: true``, ``trusted`` here). A read glob that does not count is ignored
 (the tool is then whatever else says, a write by default) and said: ``effective_kind`` gives the reason,
-``read_glob_warnings`` the configuration's warning. ``kind: "write"`` entries count in every form (they can
+``agent_config.read_glob_warnings`` the configuration's warning. ``kind: "write"`` entries count in every form (they can
 only make a call ask more).
 
 **Scope rule.** A scope is the query of a tool URI: ``argument=value[,value...]`` parts joined by ``&``
@@ -55,7 +55,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from .agent_config import CapabilityManifest, matches, parse_scope, tool_parts
+from .agent_config import CapabilityManifest, is_glob, matches, parse_scope, tool_parts
 from .contracts import AgentError, ErrorCode, ErrorKind
 
 Kind = Literal["read", "write"]
@@ -192,10 +192,6 @@ class EffectiveKind:
     ignored: tuple[str, ...] = ()
 
 
-def _is_glob(pattern: str) -> bool:
-    return "*" in pattern  # a ``tools`` pattern carries no scope (agent_config refuses one)
-
-
 def effective_kind(manifest: CapabilityManifest, uri: str, read_only_hint: bool | None = None,
                    trusted: bool = False) -> EffectiveKind:
     """The kind of a tool's calls and why (the rule in this module's docstring). ``read_only_hint`` is the
@@ -206,7 +202,7 @@ def effective_kind(manifest: CapabilityManifest, uri: str, read_only_hint: bool 
     for pattern, rule in manifest.tools.items():
         if rule.kind is None or not matches(pattern, uri):  # matches leaves the scope out
             continue
-        if rule.kind == "read" and _is_glob(pattern) and not trusted:
+        if rule.kind == "read" and is_glob(pattern) and not trusted:
             ignored.append(pattern)
             continue
         chosen = (rule.kind, pattern)
@@ -216,7 +212,7 @@ def effective_kind(manifest: CapabilityManifest, uri: str, read_only_hint: bool 
                 "(trustAnnotations) and chooses its tools' names, so name the tool exactly to make it a read")
     if chosen is not None:
         kind, pattern = chosen
-        how = "names it exactly" if not _is_glob(pattern) else "covers it with a glob (the server is trusted)"
+        how = "names it exactly" if not is_glob(pattern) else "covers it with a glob (the server is trusted)"
         return EffectiveKind(kind, "manifest", f"{kind}: the manifest's entry {pattern} {how}{note}",
                              tuple(ignored))
     if read_only_hint is not None and trusted:  # trusted: no read glob was ignored
@@ -226,24 +222,6 @@ def effective_kind(manifest: CapabilityManifest, uri: str, read_only_hint: bool 
     why = ("no manifest entry names its kind" if read_only_hint is None or trusted else
            "no manifest entry names its kind and the server's readOnlyHint is not trusted")
     return EffectiveKind("write", "default", f"write: {why} (the safe default){note}", tuple(ignored))
-
-
-def read_glob_warnings(manifest: CapabilityManifest, trusted: Mapping[str, bool]) -> list[str]:
-    """One warning per read glob of the manifest that covers a server the registry does not trust
-    (``trusted``: server name -> trustAnnotations): it makes no tool of that server a read."""
-    warnings = []
-    for pattern, rule in manifest.tools.items():
-        if rule.kind != "read" or not _is_glob(pattern):
-            continue
-        servers = sorted(name for name, trust in trusted.items()
-                         if not trust and matches(pattern, f"mcp://{name}/{pattern.rsplit('/', 1)[1]}"))
-        if servers:
-            warnings.append(
-                f"the capability manifest's read entry {pattern} is a glob over tool names, and the registry "
-                f"does not trust {', '.join(repr(s) for s in servers)} (trustAnnotations): it is ignored there, "
-                "so those tools are writes (refused in Restricted, asked about under the interactive policy). "
-                "Name each read tool exactly, or set trustAnnotations if the server's names can be trusted")
-    return warnings
 
 
 def resolve_kind(manifest: CapabilityManifest, uri: str, read_only_hint: bool | None,

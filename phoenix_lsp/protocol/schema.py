@@ -15,10 +15,12 @@ from typing import Any, Literal
 
 from pydantic import TypeAdapter
 
+from ..agent import contracts
 from .errors import ErrorData
 from .events import Event
 from .methods import METHODS
 from .params import InitializationOptions
+from .sight import CLIENT_METHODS
 
 REF = "#/$defs/{model}"
 
@@ -95,8 +97,6 @@ def build() -> dict[str, Any]:
             "additionalProperties": False,
         }
     # server -> client requests (the editor's sight): params as the server sends them, results as it accepts them
-    from .sight import CLIENT_METHODS
-
     client_requests: dict[str, Any] = {}
     for cm in CLIENT_METHODS.values():
         client_requests[cm.name] = {
@@ -110,8 +110,6 @@ def build() -> dict[str, Any]:
     errors = _add(defs, "ErrorData", ErrorData, "serialization")
     options = _add(defs, "InitializationOptions", InitializationOptions, "validation")
     # the agent route's contracts (seed 004, REQ-AGENT-011): what run_plan's plans become and what a unit answers
-    from ..agent import contracts
-
     agent = {model.__name__: {"$ref": _add(defs, model.__name__, model, "serialization")}
              for model in (contracts.Plan, contracts.ExecutionUnit, contracts.ResultEnvelope,
                            contracts.ArtifactHandle, contracts.AgentError)}

@@ -11,13 +11,11 @@ import shlex
 import tempfile
 from pathlib import Path
 
-from phoenix_lsp.sandbox import build, denylist, policy, probe
+from phoenix_lsp.sandbox import build, denylist, policy, probe, spawn
 
 
 def _self_test() -> str:
     """Run one real restricted command that must be refused a write, to prove the sandbox holds here."""
-    from phoenix_lsp.sandbox import spawn
-
     with tempfile.TemporaryDirectory(prefix="phoenix-lsp-doctor-") as tmp:
         target = Path(tmp) / "must-not-exist"
         req = spawn.SpawnRequest(("bash", "-c", f"echo x > {shlex.quote(str(target))}"), Path(tmp), True)

@@ -24,15 +24,13 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from ..agent.contracts import AgentError, EngineName, ErrorCode, ErrorKind, PlanNode, ToolFailure, function_name
 from ..core.tools import ToolKind
 from ..core.values import ToolUse
-
-if TYPE_CHECKING:
-    from ..tools.inputs import RunPlanInput
-    from .runtime import Runtime
+from ..tools.inputs import RunPlanInput
+from .runtime import Runtime
 
 log = logging.getLogger(__name__)
 

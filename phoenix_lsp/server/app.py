@@ -55,7 +55,7 @@ def leave() -> NoReturn:
     hub = server.hub
     if hub is not None:
         with contextlib.suppress(Exception):
-            hub.store.close()
+            hub.close()
     logging.shutdown()
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(Exception):

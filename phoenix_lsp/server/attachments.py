@@ -14,13 +14,10 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from .. import confined
-
-if TYPE_CHECKING:
-    from ..protocol.params import DiagnosticsAttachment, FileAttachment
-    from ..sandbox.denylist import DenyCheck
+from ..protocol.params import DiagnosticsAttachment, FileAttachment
+from ..sandbox.denylist import DenyCheck
 
 MAX_BYTES = 256 * 1024
 

@@ -246,7 +246,7 @@ def did_save(ls: PhoenixServer, params: types.DidSaveTextDocumentParams) -> None
         return
     document = ls.workspace.get_text_document(uri)
     cid = transcript.conversation_of(Path(document.path))
-    if cid is None or ls.hub is None or not ls.hub.store.exists(cid):
+    if cid is None or ls.hub is None or not requests.hub(ls).store.exists(cid):
         return
     text = params.text if params.text is not None else document.source
     try:

@@ -13,14 +13,11 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 from pygls.workspace import TextDocument
-
-if TYPE_CHECKING:
-    from .lsp import PhoenixServer
 
 #: how long to wait for the didChange that shows the edit (Neovim debounces changes by 150 ms)
 WAIT_S = 5.0
@@ -73,5 +70,5 @@ async def check(ls: LanguageServer, uri: str, original: str, planned: str) -> st
             del _watches[uri]
 
 
-def setup(server: PhoenixServer) -> None:
+def setup(server: LanguageServer) -> None:
     server.feature(types.TEXT_DOCUMENT_DID_CHANGE)(did_change)

@@ -8,20 +8,19 @@ the editor's answer decides what the model is told.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
-from .. import confined
 from ..core.values import ToolUse
 from ..protocol.events import Diff
 from ..tools.patch import PatchError, plan_patch, resolve_patch_path, target_identity, verify_before_sending
-
-if TYPE_CHECKING:
-    from .runtime import Runtime
+from .adapter import Conversation
+from .confirm import check
+from .patch_preview import read_disk
+from .sight import editor_for
 
 NO_APPLY_EDIT = (
     "The patch was not applied: this editor does not support workspace/applyEdit, and phoenix-lsp never "
@@ -36,42 +35,7 @@ NO_CREATE_FILE = (
 )
 
 
-#: the largest file a patch reads from disk (the same as read_file's)
-PATCH_MAX_FILE_BYTES = 64 * 1024 * 1024
-
-
-def _read_disk(path: Path, root: Path) -> str | None:
-    """The file's text through the confined reader (beneath the working directory, regular file, capped,
-    REQ-READ-001); None when there is no file. Raises OSError (with the reader's message) or
-    UnicodeDecodeError when it cannot be read as text."""
-    try:
-        data = confined.read(path, [root], max_bytes=PATCH_MAX_FILE_BYTES).data
-    except confined.ReadRefused as refused:
-        if refused.reason == "missing":
-            return None
-        raise OSError(str(refused)) from None
-    return data.decode("utf-8")
-
-
-def preview_diff(root: Path, call: ToolUse, documents: Mapping[Path, str], clipboards: Mapping[str, str]) -> str | None:
-    """The unified diff ``call`` would make against the editor's text now, for an approval (REQ-PERM-005).
-
-    None when the patch would be refused anyway (bad path, text not found): the call's own result says why.
-    """
-    target = resolve_patch_path(dict(call.input), root)
-    if isinstance(target, PatchError):
-        return None
-    original = documents.get(target)
-    if original is None:
-        try:
-            original = _read_disk(target, root)
-        except (OSError, UnicodeDecodeError):
-            return None
-    plan = plan_patch(dict(call.input), original, clipboards=dict(clipboards))
-    return None if isinstance(plan, PatchError) else plan.diff
-
-
-async def apply_patch(ls: LanguageServer, runtime: Runtime, call: ToolUse) -> tuple[str, bool]:
+async def apply_patch(ls: LanguageServer, runtime: Conversation, call: ToolUse) -> tuple[str, bool]:
     root = Path(runtime.state.working_directory)
     target = resolve_patch_path(dict(call.input), root)
     if isinstance(target, PatchError):
@@ -84,7 +48,7 @@ async def apply_patch(ls: LanguageServer, runtime: Runtime, call: ToolUse) -> tu
         version: int | None = document.version
     else:
         try:
-            original = await asyncio.to_thread(_read_disk, target, root)
+            original = await asyncio.to_thread(read_disk, target, root)
         except (OSError, UnicodeDecodeError) as exc:
             return f"The patch was not applied: {target.name} cannot be read as UTF-8 text ({exc}).", True
         version = None
@@ -120,8 +84,6 @@ async def apply_patch(ls: LanguageServer, runtime: Runtime, call: ToolUse) -> tu
     )
     edit = types.WorkspaceEdit(document_changes=changes)
     label = f"phoenix: patch {target.relative_to(root)}"
-    from .sight import editor_for
-
     sight = editor_for(ls, runtime)  # REQ-SIGHT-001: the problems just before the edit, to compare with after
     before = await sight.before(uri) if sight is not None else None
     changed = verify_before_sending(dict(call.input), root, target, identity)  # REQ-PATCH-013
@@ -173,7 +135,7 @@ async def _check_result(ls: LanguageServer, root: Path, call: ToolUse, target: P
     if ls.workspace.text_documents.get(uri) is not None:
         return None  # the buffer is the editor's truth, and _confirm_applied has compared it
     try:
-        on_disk = await asyncio.to_thread(_read_disk, target, root)
+        on_disk = await asyncio.to_thread(read_disk, target, root)
     except (OSError, UnicodeDecodeError):
         on_disk = None
     if on_disk in (planned, original):
@@ -202,6 +164,4 @@ async def _confirm_applied(
     """None when an open document really holds the edit an editor said it applied (REQ-PROTO-041)."""
     if version is None or original is None:
         return None  # not open in the editor when the edit was sent: its answer is all there is
-    from .confirm import check
-
     return await check(ls, uri, original, planned)

@@ -18,13 +18,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from .. import confined
 from ..core.values import InstructionFile
-
-if TYPE_CHECKING:
-    from ..sandbox.denylist import DenyCheck
+from ..sandbox.denylist import DenyCheck
 
 NAMES = ("AGENTS.md", "CLAUDE.md")
 CAP_BYTES = 32 * 1024

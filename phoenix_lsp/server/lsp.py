@@ -1,7 +1,8 @@
 """The language server object: what it knows about its client, and the way from conversations to it.
 
 Rich clients (``capabilities.experimental.phoenix``) get ``phoenix/event``; plain clients get the
-standard-LSP fallbacks of ``plain.PlainClient``. The server is the runtime's ``Sink``.
+standard-LSP fallbacks of ``plain.PlainClient``. The server is the LSP adapter: the runtime's ``Editor`` and
+``User`` (``adapter.py``), and it never imports the runtime.
 
 Hostile input (REQ-PROTO-044..048): the stream is read by ``transport``; ``PhoenixProtocol.handle_body`` checks
 each message before pygls handles it, answers every malformed request with the JSON-RPC error that says what is
@@ -42,7 +43,8 @@ from .plain import PlainClient
 if TYPE_CHECKING:
     from ..core.values import ToolUse
     from ..protocol.events import EventKinds
-    from .runtime import Hub, Runtime
+    from .adapter import Conversation, Conversations
+    from .sight import EditorSight
 
 VERSION = "0.1.0"
 
@@ -193,6 +195,11 @@ class PhoenixProtocol(LanguageServerProtocol):
         super().handle_message(message)
 
 
+def warn(ls: LanguageServer, text: str, kind: types.MessageType = types.MessageType.Warning) -> None:
+    """A message the user must act on (window/showMessage)."""
+    ls.window_show_message(types.ShowMessageParams(type=kind, message=text))
+
+
 def _why(exc: BaseException) -> str:
     """A cattrs structuring error in one line: the first problem and where it is."""
     cause = exc.__cause__ or exc
@@ -221,7 +228,7 @@ class PhoenixServer(LanguageServer):
         self.setup_error: str | None = None
         self.sandbox: Any = None
         self.data_dir = data_dir
-        self.hub: Hub | None = None
+        self.hub: Conversations | None = None  # the runtime's hub, set up in initialized (boot.py)
         self.rich = False
         self.editor_sight = False  # the client announced experimental.phoenix.editorSight (REQ-SIGHT-002)
         self.plain = PlainClient(self, self.spawn)
@@ -274,7 +281,7 @@ class PhoenixServer(LanguageServer):
         assert self.hub is not None
         return self.hub.spawn(coro)
 
-    # --------------------------------------------------------------------------- the runtime's sink
+    # ------------------------------------------------------------- the runtime's Editor and User (adapter.py)
 
     def log_to_client(self, text: str) -> None:
         """A line for the editor's log of this server (window/logMessage), such as the context size in use."""
@@ -304,17 +311,17 @@ class PhoenixServer(LanguageServer):
             frames.append(f"Content-Length: {len(body)}\r\n{header}{body}")
         writer.write("".join(frames).encode(protocol.CHARSET))  # stdio and TCP writers write at once
 
-    def ask_approval(self, runtime: Runtime, tool_use_id: str, call: ToolUse) -> None:
+    def ask_approval(self, runtime: Conversation, tool_use_id: str, call: ToolUse) -> None:
         if not self.rich and self.hub is not None:
-            from .runtime import describe_tool
+            from ..tools.registry import describe
 
-            self.plain.ask_approval(runtime, tool_use_id, call, describe_tool(call.name))
+            self.plain.ask_approval(runtime, tool_use_id, call, describe(call.name))
 
-    def ask_upgrade(self, runtime: Runtime, tool_use_id: str, reason: str) -> None:
+    def ask_upgrade(self, runtime: Conversation, tool_use_id: str, reason: str) -> None:
         if not self.rich and self.hub is not None:
             self.plain.ask_upgrade(runtime, tool_use_id, reason)
 
-    def withdraw(self, runtime: Runtime, tool_use_id: str) -> None:
+    def withdraw(self, runtime: Conversation, tool_use_id: str) -> None:
         self.plain.withdraw(tool_use_id)
 
     def open_documents(self) -> Mapping[Path, str]:
@@ -324,15 +331,15 @@ class PhoenixServer(LanguageServer):
                 docs[Path(doc.path)] = doc.source
         return docs
 
-    def sight_for(self, runtime: Runtime) -> Any:
+    def sight_for(self, runtime: Conversation) -> EditorSight | None:
         """The editor's sight for one conversation's tools, or None when this client does not offer it."""
         if not self.editor_sight or self.hub is None:
             return None
         from .sight import EditorSight
 
-        return EditorSight(self, runtime)
+        return EditorSight(self, runtime, self.hub.config)
 
-    async def apply_patch(self, runtime: Runtime, call: ToolUse) -> tuple[str, bool]:
+    async def apply_patch(self, runtime: Conversation, call: ToolUse) -> tuple[str, bool]:
         from .edits import apply_patch
 
         return await apply_patch(self, runtime, call)

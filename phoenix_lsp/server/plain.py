@@ -16,17 +16,19 @@ import logging
 import re
 from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from lsprotocol import types
+from pygls.progress import Progress as ProgressTracker
+from pygls.workspace import Workspace
 
 from .lazy import LazyModule
 
 if TYPE_CHECKING:
     from ..core.values import ToolUse
     from ..protocol import events
-    from .lsp import PhoenixServer
-    from .runtime import Runtime
+    from .adapter import Conversation as Runtime
+    from .adapter import Conversations
 
 ev = LazyModule("phoenix_lsp.protocol.events")  # pydantic is loaded after initialize (start-up budget)
 transcript = LazyModule("phoenix_lsp.server.transcript")  # imports the core: only when a plain client needs it
@@ -175,10 +177,26 @@ def call_document(runtime: Runtime, call: ToolUse, description: str, diff: str |
 Progress = types.WorkDoneProgressReport | types.WorkDoneProgressEnd
 
 
+class Server(Protocol):
+    """The LSP server as a plain client's side uses it (``lsp.PhoenixServer``)."""
+
+    work_done_progress: ProgressTracker
+    protocol: Any
+
+    @property
+    def client_capabilities(self) -> types.ClientCapabilities: ...
+    @property
+    def hub(self) -> Conversations | None: ...
+    @property
+    def workspace(self) -> Workspace: ...
+    def window_show_message(self, params: types.ShowMessageParams) -> None: ...
+    async def window_show_document_async(self, params: types.ShowDocumentParams) -> types.ShowDocumentResult: ...
+
+
 class PlainClient:
     """Speaks to a client that knows only standard LSP."""
 
-    def __init__(self, ls: PhoenixServer, spawn: Callable[[Coroutine[Any, Any, Any]], asyncio.Task[Any]]) -> None:
+    def __init__(self, ls: Server, spawn: Callable[[Coroutine[Any, Any, Any]], asyncio.Task[Any]]) -> None:
         self.ls = ls
         self.view = PlainView(ls)  # transcripts and turn messages
         self.spawn = spawn
@@ -286,7 +304,7 @@ class PlainClient:
         the editor cannot open documents or did not open it."""
         if not self.view.supports_show_document() or self.ls.hub is None:
             return None
-        folder = Path(self.ls.hub.store.path.parent) / "approvals"
+        folder = self.ls.hub.data_dir / "approvals"
         path = folder / f"{runtime.id}-{tool_use_id}.md"
         try:
             folder.mkdir(parents=True, exist_ok=True)
@@ -361,7 +379,7 @@ class PlainClient:
 class PlainView:
     """The plain-client side of one server: transcripts, turn messages and the current conversation."""
 
-    def __init__(self, ls: PhoenixServer) -> None:
+    def __init__(self, ls: Server) -> None:
         self.ls = ls
         self.current: str | None = None  # the conversation the commands act on
         self.shown: set[str] = set()  # transcripts opened in the editor during this server run
@@ -397,7 +415,7 @@ class PlainView:
 
     def path(self, conversation_id: str) -> Path:
         assert self.ls.hub is not None
-        return Path(transcript.transcript_path(self.ls.hub.store.path.parent, conversation_id))
+        return Path(transcript.transcript_path(self.ls.hub.data_dir, conversation_id))
 
     def write(self, runtime: Runtime, draft: str | None = None) -> Path:
         """Rewrite the transcript, keeping the user's unsent draft (from the open buffer, else the file)."""

@@ -66,6 +66,7 @@ def hub(ls: PhoenixServer) -> Hub:
         if ls.setup_error:
             raise PhoenixError("setupFailed", ls.setup_error)
         raise PhoenixError("notInitialized", "The server is not initialized yet: send initialize first.")
+    assert isinstance(ls.hub, rt.Hub)  # the one boot.py gives the server
     return ls.hub
 
 

@@ -6,27 +6,24 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:  # the llm room is imported on first use: app.py imports this module at start-up
-    from ..llm.cache import CacheSettings
-    from ..llm.pricing import Price
-    from .config import Config
+from ..llm.cache import CacheSettings
+from ..llm.models import PRICES
+from ..llm.pricing import Price
+from ..sandbox.denylist import deny_read_paths, invalid_entries
+from .config import Config
 
 # ---------------------------------------------------------------------------------- prompt caching (issue 16)
 
 def prompt_cache(config: Config) -> CacheSettings:
     """Caching on or off and its TTL (REQ-CACHE-004), from the settings model (options, then the environment)."""
-    from ..llm.cache import CacheSettings
-
     return CacheSettings(enabled=config.prompt_cache, ttl=config.prompt_cache_ttl)
 
 
 def model_prices(config: Config, option: Mapping[str, Any] | None) -> dict[str, Price]:
     """The price table (REQ-CACHE-006): the known models' list prices, overridden or extended per model by
     ``PHOENIX_MODEL_PRICES`` (the settings model's ``model_prices``) and then by the ``modelPrices`` option."""
-    from ..llm.models import PRICES
-
     prices = dict(PRICES)
     for table in (config.model_prices, option or {}):
         prices.update({model: _price(entry) for model, entry in table.items()})
@@ -34,8 +31,6 @@ def model_prices(config: Config, option: Mapping[str, Any] | None) -> dict[str, 
 
 
 def _price(entry: Any) -> Price:
-    from ..llm.pricing import Price
-
     return Price(entry.input, entry.output, entry.cache_write_5m, entry.cache_write_1h, entry.cache_read)
 def read_sandbox_settings(config: Config, deny_read: list[str] | None, data_dir: Path,
                           environ: Mapping[str, str] | None = None) -> tuple[dict[str, Any], list[str]]:
@@ -47,8 +42,6 @@ def read_sandbox_settings(config: Config, deny_read: list[str] | None, data_dir:
     (dropping a whole list for one typo would expose what the user meant to hide). The background time
     limit comes from the settings model, where a bad value is reported like any other.
     """
-    from ..sandbox.denylist import deny_read_paths, invalid_entries
-
     env = os.environ if environ is None else environ
     problems: list[str] = []
     entries = [*config.lsp_deny_read, *(deny_read or [])]

@@ -14,7 +14,10 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import Any, Literal, TypeVar
+from urllib.parse import unquote, urlparse
+
+from pygls.lsp.server import LanguageServer
 
 from .. import confined
 from ..core.values import Mode
@@ -33,10 +36,7 @@ from ..sandbox.denylist import DenyCheck, current_deny_read
 from ..tools import sight
 from ..tools.patch import TextEdit
 from ..tools.paths import PathError, resolve_in_workspace
-
-if TYPE_CHECKING:
-    from .lsp import PhoenixServer
-    from .runtime import Runtime
+from .adapter import Conversation, SightSettings
 
 log = logging.getLogger(__name__)
 R = TypeVar("R", bound=Wire)
@@ -60,18 +60,16 @@ class Snapshot:
 def _uri_path(uri: str) -> Path | None:
     if not uri.startswith("file://"):
         return None
-    from urllib.parse import unquote, urlparse
-
     return Path(unquote(urlparse(uri).path))
 
 
 class EditorSight:
     """One conversation's way to the editor's sight."""
 
-    def __init__(self, ls: PhoenixServer, runtime: Runtime) -> None:
+    def __init__(self, ls: LanguageServer, runtime: Conversation, config: SightSettings) -> None:
         self.ls = ls
         self.runtime = runtime
-        config = runtime.hub.config
+        self.config = config
         self.settle_ms = int(getattr(config, "sight_settle_ms", 1500))
         self.timeout_s = int(getattr(config, "sight_timeout_ms", 1500)) / 1000
 
@@ -120,7 +118,7 @@ class EditorSight:
     def _deny(self, mode: Mode) -> DenyCheck | None:
         if mode is not Mode.RESTRICTED:
             return None
-        deny_read = getattr(self.runtime.hub.config, "deny_read", None)
+        deny_read = getattr(self.config, "deny_read", None)
         return DenyCheck(deny_read if deny_read is not None else current_deny_read())
 
     def _shown(self, path: Path, deny: DenyCheck | None) -> tuple[str, bool]:
@@ -229,8 +227,10 @@ class EditorSight:
                 "search_files.")
 
 
-def editor_for(ls: Any, runtime: Runtime) -> EditorSight | None:
-    """The sight for a patch's result: when the conversation has it and the client connected now offers it."""
-    if not runtime.state.editor_sight or not getattr(ls, "editor_sight", False):
+def editor_for(ls: Any, runtime: Conversation) -> EditorSight | None:
+    """The sight for a patch's result: when the conversation has it and the client connected now offers it
+    (the server's ``sight_for``)."""
+    if not runtime.state.editor_sight:
         return None
-    return EditorSight(ls, runtime)
+    make = getattr(ls, "sight_for", None)
+    return make(runtime) if make is not None else None

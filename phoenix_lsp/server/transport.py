@@ -5,7 +5,7 @@ allocate or wait for that many bytes, and a 5,000-digit one raises outside its g
 process. :class:`Frames` replaces the loop's framing: header blocks are bounded, a message over the limit is
 refused (logged, and answered when its id can be seen in the first bytes) and skipped without being kept, and
 after any framing error the stream is resynchronised on the next ``Content-Length`` header. Each well-framed
-body goes to ``PhoenixProtocol.handle_body``.
+body goes to the handler's ``handle_body`` (``PhoenixProtocol``'s).
 """
 
 from __future__ import annotations
@@ -17,10 +17,7 @@ import re
 import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, BinaryIO
-
-if TYPE_CHECKING:
-    from .lsp import PhoenixProtocol
+from typing import Any, BinaryIO, Protocol
 
 log = logging.getLogger(__name__)
 
@@ -218,7 +215,14 @@ def request_id(head: bytes) -> int | str | None:
     return None
 
 
-async def serve(read: Read, protocol: PhoenixProtocol, stop: threading.Event, limit: Callable[[], int]) -> None:
+class Handler(Protocol):
+    """Where the messages go (``lsp.PhoenixProtocol``)."""
+
+    def handle_body(self, body: bytes) -> None: ...
+    def refuse(self, refused: Refused) -> None: ...
+
+
+async def serve(read: Read, protocol: Handler, stop: threading.Event, limit: Callable[[], int]) -> None:
     """Hand every message of the stream to ``protocol`` until the stream ends or ``stop`` is set."""
     frames = Frames(read, limit)
     while not stop.is_set():

@@ -207,7 +207,7 @@ def test_effective_kind_reasons_say_why() -> None:
 
 @pytest.mark.req("REQ-AGENT-027")
 def test_read_globs_on_untrusted_servers_are_warned_about_and_nothing_else() -> None:
-    from phoenix_lsp.agent.policy_gate import read_glob_warnings
+    from phoenix_lsp.agent.agent_config import read_glob_warnings
 
     manifest = CapabilityManifest.model_validate({"tools": {
         "mcp://hostile/get_*": {"kind": "read"}, "mcp://hostile/get_record": {"kind": "read"},

@@ -97,7 +97,7 @@ USAGES = [0, *([1_000] * 12), 165_000, 185_000, 199_999]
 
 
 # ------------------------------------------------------------------------------- effects on the wire
-# Each effect as the server puts it on the wire (phoenix_lsp/server/runtime.py: ``_execute``; a notification
+# Each effect as the server puts it on the wire (phoenix_lsp/server/runtime/effects.py: ``HANDLERS``; a notification
 # through phoenix_lsp/server/wire.py: ``notification_event``): the core's effect must give the protocol model it
 # becomes every field that model needs.
 

@@ -65,7 +65,8 @@ async def test_an_exact_read_entry_and_a_trusted_server_still_make_reads(fake_an
 
 @pytest.mark.req("REQ-AGENT-027")
 def test_the_ignored_glob_is_reported_with_the_reason() -> None:
-    from phoenix_lsp.agent.policy_gate import effective_kind, read_glob_warnings
+    from phoenix_lsp.agent.agent_config import read_glob_warnings
+    from phoenix_lsp.agent.policy_gate import effective_kind
 
     manifest = CapabilityManifest.model_validate({**GLOB, "tools": {
         **GLOB["tools"], "mcp://*/list_*": {"kind": "read"}, "mcp://hostile/update": {"kind": "write"}}})

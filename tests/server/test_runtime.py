@@ -673,3 +673,13 @@ def test_the_property_tests_notification_models_are_the_ones_the_server_sends(da
         event = wire.notification_event(note, billed)
         assert type(event) is model
         to_wire(event)
+
+
+@pytest.mark.req("REQ-PROTO-029")
+def test_every_effect_of_the_core_has_a_handler() -> None:
+    """The runtime carries out each effect by the handler its type has in a table (as the core finds an
+    event's handler in its own): an effect the core gains without a handler there would be dropped."""
+    from phoenix_lsp.core.effects import Effect
+    from phoenix_lsp.server.runtime import HANDLERS
+
+    assert set(HANDLERS) == set(get_args(Effect))

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from ..errors import PhoenixError, invalid
 from ..lazy import LazyModule
 from ..lsp import PhoenixServer
-from ..requests import apply, conversation, hub, request, warm_sdk
+from ..requests import Handler, apply, conversation, hub, request, warm_sdk
 
 if TYPE_CHECKING:
     from ...core.values import InstructionFile
@@ -75,141 +75,154 @@ def instruction_views(files: tuple[InstructionFile, ...]) -> list[r.InstructionF
     return [res.InstructionFileView(path=f.path, size=f.size, kept=f.kept, problem=f.problem) for f in files]
 
 
+def new_conversation(ls: PhoenixServer, p: p.NewConversationParams) -> r.NewConversationResult:
+    conversations = hub(ls)
+    warm_sdk()
+    given = p.working_directory  # absent means the workspace root; empty is refused by its model
+    cwd = given if given is not None else ls.workspace.root_path or os.getcwd()
+    path = Path(cwd)
+    try:
+        usable = path.is_absolute() and path.is_dir()
+    except (OSError, ValueError) as exc:  # e.g. a name longer than the OS takes (REQ-PROTO-046)
+        raise invalid("workingDirectory", f"Invalid params: 'workingDirectory': {cwd[:200]!r} cannot be used "
+                      f"({exc.strerror if isinstance(exc, OSError) else exc}). Give the folder the agent "
+                      "should work in.") from None
+    if not usable:
+        raise invalid("workingDirectory", f"Invalid params: 'workingDirectory': {cwd[:200]!r} is not an "
+                      "existing absolute directory. Give the folder the agent should work in.")
+    if p.model is not None:
+        from .models import check_model
+
+        check_model(ls, p.model)  # REQ-MODEL-007: the id is validated here too, not only by setModel
+    origin: Runtime | None = None
+    if p.continue_from:
+        origin = conversation(ls, p.continue_from)
+        if not isinstance(origin.state.status, core_state.Exhausted):
+            raise PhoenixError("notAllowed", "continueFrom must name a conversation whose context is "
+                               "exhausted; this one can still take messages.", reason="not_exhausted")
+    seed = None
+    if origin is not None and p.seed_with_summary:
+        summary = origin.state.status.summary  # type: ignore[union-attr]
+        text = f"[system] This conversation continues an earlier one ({origin.id}). Its summary:\n{summary}"
+        seed = values.Message("user", (values.Text(text),), tag="continuation")
+    working_directory = str(path.resolve())
+    runtime = conversations.create(
+        working_directory=working_directory,
+        model=p.model,
+        style=p.style,
+        policy=p.approval_policy,
+        origin_id=origin.id if origin else None,
+        seed=seed,
+        instructions=read_instructions(ls, working_directory),
+    )
+    state = runtime.state
+    return res.NewConversationResult(  # type: ignore[no-any-return]
+        conversation_id=runtime.id,
+        mode=state.mode,
+        style=state.style,
+        approval_policy=state.policy,
+        working_directory=state.working_directory,
+        model=state.model,
+        sandbox=sandbox_view(conversations.sandbox),
+        continued_from=origin.id if origin else None,
+    )
+
+
+def list_conversations(ls: PhoenixServer, p: p.ListConversationsParams) -> r.ListConversationsResult:
+    rows = hub(ls).store.list_conversations(include_subagents=p.include_sub_agents)
+    # REQ-PROTO-005: most recently updated first (the store orders by creation); sorted() is stable.
+    rows = sorted(rows, key=lambda row: row.updated_at, reverse=True)
+    return res.ListConversationsResult(  # type: ignore[no-any-return]
+        conversations=[
+            res.ConversationSummary(
+                conversation_id=row.id,
+                title=row.title,
+                status=row.status,
+                model=row.model,
+                created_at=row.created_at,
+                updated_at=row.updated_at,
+                message_count=row.message_count,
+                continued_from=row.origin_id,
+                parent_conversation_id=row.parent_id,
+            )
+            for row in rows
+        ]
+    )
+
+
+async def get_conversation(ls: PhoenixServer, p: p.GetConversationParams) -> r.GetConversationResult:
+    runtime = conversation(ls, p.conversation_id)
+    store = hub(ls).store
+    after = p.after_seq or 0
+    start = store.first_index_after_seq(runtime.id, after) if after > 0 else 0
+    page = store.load_messages(runtime.id, after=start - 1, limit=p.limit + 1)
+    messages = []
+    for index, text in page[: p.limit]:
+        body = json.loads(text)
+        messages.append(wire.message_to_wire(runtime.state.history[index], body["seq"], index, body["time"]))
+        if len(messages) % 200 == 0:
+            await asyncio.sleep(0)  # let $/cancelRequest in on huge histories
+    state = runtime.state
+    children = [c for c in store.list_conversations(include_subagents=True) if c.parent_id == runtime.id]
+    status = state.status
+    approval = None
+    if isinstance(status, core_state.AwaitingApproval):  # the same fields as the approvalRequested event
+        approval = views.PendingApproval(**runtime.approval_fields(status.batch.current))
+    return res.GetConversationResult(  # type: ignore[no-any-return]
+        conversation_id=runtime.id,
+        is_sub_agent=state.is_subagent,
+        status=status.kind,
+        mode=state.mode,
+        style=state.style,
+        approval_policy=state.policy,
+        working_directory=state.working_directory,
+        model=state.model,
+        always_allowed=[r.label for r in state.always_allow],
+        always_allow_rules=[wire.rule_to_wire(r) for r in state.always_allow],
+        context_usage=runtime.usage(),
+        usage=views.TokenUsage.model_validate(runtime.token_fields()),
+        sub_agents=[views.SubAgentView(conversation_id=c.id, task=c.title, status=c.status) for c in children],
+        messages=messages,
+        last_seq=runtime.seq,
+        has_more=len(page) > p.limit,
+        sandbox=sandbox_view(hub(ls).sandbox),
+        pending_approval=approval,
+        pending_upgrade=wire.pending_upgrade(state),
+        parent_conversation_id=state.parent_id,
+        continued_from=state.origin_id,
+        continuation_summary=status.summary if isinstance(status, core_state.Exhausted) else None,
+        error=status.message if isinstance(status, core_state.Error) else None,
+        instructions=instruction_views(state.instruction_files),
+    )
+
+
+async def reload_instructions(ls: PhoenixServer, p: p.ConversationRef) -> r.ReloadInstructionsResult:
+    runtime = conversation(ls, p.conversation_id)
+    before = runtime.state.instructions
+    text, files = await asyncio.to_thread(instructions_reader(ls, runtime.state.working_directory))
+    apply(runtime, events.SetInstructions(text, files))
+    state = runtime.state
+    return res.ReloadInstructionsResult(  # type: ignore[no-any-return]
+        instructions=instruction_views(state.instruction_files), changed=state.instructions != before
+    )
+
+
+def trigger_continuation(ls: PhoenixServer, p: p.ConversationRef) -> r.TriggerContinuationResult:
+    runtime = conversation(ls, p.conversation_id)
+    apply(runtime, events.TriggerContinuation())
+    return res.TriggerContinuationResult(status=runtime.state.status.kind)  # type: ignore[no-any-return]
+
+
+#: the phoenix/* requests this module serves, each with its handler (registered by ``setup``)
+HANDLERS: dict[str, Handler] = {
+    "phoenix/newConversation": new_conversation,
+    "phoenix/listConversations": list_conversations,
+    "phoenix/getConversation": get_conversation,
+    "phoenix/reloadInstructions": reload_instructions,
+    "phoenix/triggerContinuation": trigger_continuation,
+}
+
+
 def setup(server: PhoenixServer) -> None:
-    @request(server, "phoenix/newConversation")
-    def new_conversation(ls: PhoenixServer, p: p.NewConversationParams) -> r.NewConversationResult:
-        conversations = hub(ls)
-        warm_sdk()
-        given = p.working_directory  # absent means the workspace root; empty is refused by its model
-        cwd = given if given is not None else ls.workspace.root_path or os.getcwd()
-        path = Path(cwd)
-        try:
-            usable = path.is_absolute() and path.is_dir()
-        except (OSError, ValueError) as exc:  # e.g. a name longer than the OS takes (REQ-PROTO-046)
-            raise invalid("workingDirectory", f"Invalid params: 'workingDirectory': {cwd[:200]!r} cannot be used "
-                          f"({exc.strerror if isinstance(exc, OSError) else exc}). Give the folder the agent "
-                          "should work in.") from None
-        if not usable:
-            raise invalid("workingDirectory", f"Invalid params: 'workingDirectory': {cwd[:200]!r} is not an "
-                          "existing absolute directory. Give the folder the agent should work in.")
-        if p.model is not None:
-            from .models import check_model
-
-            check_model(ls, p.model)  # REQ-MODEL-007: the id is validated here too, not only by setModel
-        origin: Runtime | None = None
-        if p.continue_from:
-            origin = conversation(ls, p.continue_from)
-            if not isinstance(origin.state.status, core_state.Exhausted):
-                raise PhoenixError("notAllowed", "continueFrom must name a conversation whose context is "
-                                   "exhausted; this one can still take messages.", reason="not_exhausted")
-        seed = None
-        if origin is not None and p.seed_with_summary:
-            summary = origin.state.status.summary  # type: ignore[union-attr]
-            text = f"[system] This conversation continues an earlier one ({origin.id}). Its summary:\n{summary}"
-            seed = values.Message("user", (values.Text(text),), tag="continuation")
-        working_directory = str(path.resolve())
-        runtime = conversations.create(
-            working_directory=working_directory,
-            model=p.model,
-            style=p.style,
-            policy=p.approval_policy,
-            origin_id=origin.id if origin else None,
-            seed=seed,
-            instructions=read_instructions(ls, working_directory),
-        )
-        state = runtime.state
-        return res.NewConversationResult(  # type: ignore[no-any-return]
-            conversation_id=runtime.id,
-            mode=state.mode,
-            style=state.style,
-            approval_policy=state.policy,
-            working_directory=state.working_directory,
-            model=state.model,
-            sandbox=sandbox_view(conversations.sandbox),
-            continued_from=origin.id if origin else None,
-        )
-
-    @request(server, "phoenix/listConversations")
-    def list_conversations(ls: PhoenixServer, p: p.ListConversationsParams) -> r.ListConversationsResult:
-        rows = hub(ls).store.list_conversations(include_subagents=p.include_sub_agents)
-        # REQ-PROTO-005: most recently updated first (the store orders by creation); sorted() is stable.
-        rows = sorted(rows, key=lambda row: row.updated_at, reverse=True)
-        return res.ListConversationsResult(  # type: ignore[no-any-return]
-            conversations=[
-                res.ConversationSummary(
-                    conversation_id=row.id,
-                    title=row.title,
-                    status=row.status,
-                    model=row.model,
-                    created_at=row.created_at,
-                    updated_at=row.updated_at,
-                    message_count=row.message_count,
-                    continued_from=row.origin_id,
-                    parent_conversation_id=row.parent_id,
-                )
-                for row in rows
-            ]
-        )
-
-    @request(server, "phoenix/getConversation")
-    async def get_conversation(ls: PhoenixServer, p: p.GetConversationParams) -> r.GetConversationResult:
-        runtime = conversation(ls, p.conversation_id)
-        store = hub(ls).store
-        after = p.after_seq or 0
-        start = store.first_index_after_seq(runtime.id, after) if after > 0 else 0
-        page = store.load_messages(runtime.id, after=start - 1, limit=p.limit + 1)
-        messages = []
-        for index, text in page[: p.limit]:
-            body = json.loads(text)
-            messages.append(wire.message_to_wire(runtime.state.history[index], body["seq"], index, body["time"]))
-            if len(messages) % 200 == 0:
-                await asyncio.sleep(0)  # let $/cancelRequest in on huge histories
-        state = runtime.state
-        children = [c for c in store.list_conversations(include_subagents=True) if c.parent_id == runtime.id]
-        status = state.status
-        approval = None
-        if isinstance(status, core_state.AwaitingApproval):  # the same fields as the approvalRequested event
-            approval = views.PendingApproval(**runtime.approval_fields(status.batch.current))
-        return res.GetConversationResult(  # type: ignore[no-any-return]
-            conversation_id=runtime.id,
-            is_sub_agent=state.is_subagent,
-            status=status.kind,
-            mode=state.mode,
-            style=state.style,
-            approval_policy=state.policy,
-            working_directory=state.working_directory,
-            model=state.model,
-            always_allowed=[r.label for r in state.always_allow],
-            always_allow_rules=[wire.rule_to_wire(r) for r in state.always_allow],
-            context_usage=runtime.usage(),
-            usage=views.TokenUsage.model_validate(runtime.token_fields()),
-            sub_agents=[views.SubAgentView(conversation_id=c.id, task=c.title, status=c.status) for c in children],
-            messages=messages,
-            last_seq=runtime.seq,
-            has_more=len(page) > p.limit,
-            sandbox=sandbox_view(hub(ls).sandbox),
-            pending_approval=approval,
-            pending_upgrade=wire.pending_upgrade(state),
-            parent_conversation_id=state.parent_id,
-            continued_from=state.origin_id,
-            continuation_summary=status.summary if isinstance(status, core_state.Exhausted) else None,
-            error=status.message if isinstance(status, core_state.Error) else None,
-            instructions=instruction_views(state.instruction_files),
-        )
-
-    @request(server, "phoenix/reloadInstructions")
-    async def reload_instructions(ls: PhoenixServer, p: p.ConversationRef) -> r.ReloadInstructionsResult:
-        runtime = conversation(ls, p.conversation_id)
-        before = runtime.state.instructions
-        text, files = await asyncio.to_thread(instructions_reader(ls, runtime.state.working_directory))
-        apply(runtime, events.SetInstructions(text, files))
-        state = runtime.state
-        return res.ReloadInstructionsResult(  # type: ignore[no-any-return]
-            instructions=instruction_views(state.instruction_files), changed=state.instructions != before
-        )
-
-    @request(server, "phoenix/triggerContinuation")
-    def trigger_continuation(ls: PhoenixServer, p: p.ConversationRef) -> r.TriggerContinuationResult:
-        runtime = conversation(ls, p.conversation_id)
-        apply(runtime, events.TriggerContinuation())
-        return res.TriggerContinuationResult(status=runtime.state.status.kind)  # type: ignore[no-any-return]
+    for name, handler in HANDLERS.items():
+        request(server, name)(handler)

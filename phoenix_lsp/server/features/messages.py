@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import invalid, refusal
 from ..lazy import LazyModule
 from ..lsp import PhoenixServer
-from ..requests import apply, conversation, hub, request
+from ..requests import Handler, apply, conversation, hub, request
 
 if TYPE_CHECKING:
     from ...protocol import params as p
@@ -63,41 +63,51 @@ def message_route(ls: PhoenixServer, p: p.SendMessageParams) -> Any:
     return values.Route(route)
 
 
+def send_message(ls: PhoenixServer, p: p.SendMessageParams) -> r.SendMessageResult:
+    from ...llm.images import ImageError, prepare_image
+
+    runtime = conversation(ls, p.conversation_id)
+    store = hub(ls).store
+    route = message_route(ls, p)
+    # Ask the core first (its images not stored yet): a refused message stores nothing, not even its images.
+    unstored = tuple(values.Image("", img.media_type) for img in p.images)
+    reject = runtime.check(events.UserMessage(p.text, unstored, ("",) * len(p.attachments)))
+    if reject is not None:
+        raise refusal(reject, runtime.state.status.kind)
+    attached = tuple(store.guard.redact(text) for text in read_attachments(ls, runtime, p))
+    images = []
+    for i, img in enumerate(p.images):
+        try:
+            raw = base64.b64decode(img.data, validate=True)
+            data, media_type = prepare_image(raw, img.media_type)
+        except (binascii.Error, ValueError) as exc:
+            reason = str(exc) if isinstance(exc, ImageError) else "the data is not valid base64"
+            raise invalid(f"images[{i}]", f"Invalid params: 'images[{i}]': {reason}") from None
+        images.append(values.Image(store.put_image(data, media_type), media_type))
+    # a pasted API key never reaches the model, the store or the events (REQ-SEC-001)
+    outcome = apply(runtime, events.UserMessage(store.guard.redact(p.text), tuple(images), attached, route))
+    message_id = str(len(runtime.state.history) - 1)
+    if outcome.command is not None:
+        return res.SendMessageResult(  # type: ignore[no-any-return]
+            message_id=message_id, command=outcome.command.command, mode=runtime.state.mode
+        )
+    return res.SendMessageResult(message_id=message_id)  # type: ignore[no-any-return]
+
+
+def cancel(ls: PhoenixServer, p: p.ConversationRef) -> r.CancelResult:
+    runtime = conversation(ls, p.conversation_id)
+    was_busy = runtime.busy
+    apply(runtime, events.Cancel())
+    return res.CancelResult(cancelled=was_busy, status=runtime.state.status.kind)  # type: ignore[no-any-return]
+
+
+#: the phoenix/* requests this module serves, each with its handler (registered by ``setup``)
+HANDLERS: dict[str, Handler] = {
+    "phoenix/sendMessage": send_message,
+    "phoenix/cancel": cancel,
+}
+
+
 def setup(server: PhoenixServer) -> None:
-    @request(server, "phoenix/sendMessage")
-    def send_message(ls: PhoenixServer, p: p.SendMessageParams) -> r.SendMessageResult:
-        from ...llm.images import ImageError, prepare_image
-
-        runtime = conversation(ls, p.conversation_id)
-        store = hub(ls).store
-        route = message_route(ls, p)
-        # Ask the core first (its images not stored yet): a refused message stores nothing, not even its images.
-        unstored = tuple(values.Image("", img.media_type) for img in p.images)
-        reject = runtime.check(events.UserMessage(p.text, unstored, ("",) * len(p.attachments)))
-        if reject is not None:
-            raise refusal(reject, runtime.state.status.kind)
-        attached = tuple(store.guard.redact(text) for text in read_attachments(ls, runtime, p))
-        images = []
-        for i, img in enumerate(p.images):
-            try:
-                raw = base64.b64decode(img.data, validate=True)
-                data, media_type = prepare_image(raw, img.media_type)
-            except (binascii.Error, ValueError) as exc:
-                reason = str(exc) if isinstance(exc, ImageError) else "the data is not valid base64"
-                raise invalid(f"images[{i}]", f"Invalid params: 'images[{i}]': {reason}") from None
-            images.append(values.Image(store.put_image(data, media_type), media_type))
-        # a pasted API key never reaches the model, the store or the events (REQ-SEC-001)
-        outcome = apply(runtime, events.UserMessage(store.guard.redact(p.text), tuple(images), attached, route))
-        message_id = str(len(runtime.state.history) - 1)
-        if outcome.command is not None:
-            return res.SendMessageResult(  # type: ignore[no-any-return]
-                message_id=message_id, command=outcome.command.command, mode=runtime.state.mode
-            )
-        return res.SendMessageResult(message_id=message_id)  # type: ignore[no-any-return]
-
-    @request(server, "phoenix/cancel")
-    def cancel(ls: PhoenixServer, p: p.ConversationRef) -> r.CancelResult:
-        runtime = conversation(ls, p.conversation_id)
-        was_busy = runtime.busy
-        apply(runtime, events.Cancel())
-        return res.CancelResult(cancelled=was_busy, status=runtime.state.status.kind)  # type: ignore[no-any-return]
+    for name, handler in HANDLERS.items():
+        request(server, name)(handler)

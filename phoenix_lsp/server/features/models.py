@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import invalid
 from ..lazy import LazyModule
 from ..lsp import PhoenixServer
-from ..requests import apply, conversation, hub, request
+from ..requests import Handler, apply, conversation, hub, request
 
 if TYPE_CHECKING:
     from ...protocol import params as p
@@ -139,57 +139,69 @@ def _builtin() -> list[Any]:
     return [res.ModelView(id=m.id, name=m.name, context_window=m.context_window) for m in known.KNOWN_MODELS]
 
 
-def setup(server: PhoenixServer) -> None:
-    kept = ModelList()  # one server, one hub, one API key
-    others = ProviderLists()
+kept = ModelList()  # one server, one hub, one API key
+others = ProviderLists()
 
-    @request(server, "phoenix/listModels")
-    async def list_models(ls: PhoenixServer, p: p.ListModelsParams) -> r.ListModelsResult:
-        h = hub(ls)
-        if others.asking is None or others.asking.done():
-            others.asking = h.spawn(others.ask(h, p.refresh))
-        first = await anthropic_models(h, p)
-        with contextlib.suppress(TimeoutError):  # the other providers were asked meanwhile: the same bound
-            await asyncio.wait_for(asyncio.shield(others.asking), LIST_TIMEOUT_S)
-        views, listings = others.result(h)
-        if not listings:  # only Anthropic: the answer is what it was before other providers existed
-            return first
-        return first.model_copy(update={"models": [*first.models, *views], "providers": listings})  # type: ignore[no-any-return]
 
-    async def anthropic_models(h: Any, p: p.ListModelsParams) -> r.ListModelsResult:
-        default = h.config.model
-        if kept.models and not p.refresh and time.monotonic() - kept.at < LIST_TTL_S:
+async def list_models(ls: PhoenixServer, p: p.ListModelsParams) -> r.ListModelsResult:
+    h = hub(ls)
+    if others.asking is None or others.asking.done():
+        others.asking = h.spawn(others.ask(h, p.refresh))
+    first = await anthropic_models(h, p)
+    with contextlib.suppress(TimeoutError):  # the other providers were asked meanwhile: the same bound
+        await asyncio.wait_for(asyncio.shield(others.asking), LIST_TIMEOUT_S)
+    views, listings = others.result(h)
+    if not listings:  # only Anthropic: the answer is what it was before other providers existed
+        return first
+    return first.model_copy(update={"models": [*first.models, *views], "providers": listings})  # type: ignore[no-any-return]
+
+
+async def anthropic_models(h: Any, p: p.ListModelsParams) -> r.ListModelsResult:
+    default = h.config.model
+    if kept.models and not p.refresh and time.monotonic() - kept.at < LIST_TTL_S:
+        return res.ListModelsResult(models=kept.models, default_model=default, source="api")  # type: ignore[no-any-return]
+    if kept.asking is None or kept.asking.done():
+        kept.asking = h.spawn(kept.ask(h))
+    try:
+        # shielded: an answer later than the client can wait still fills the list for the next call
+        await asyncio.wait_for(asyncio.shield(kept.asking), LIST_TIMEOUT_S)
+    except TimeoutError:
+        reason = (f"the API did not list the models within {LIST_TIMEOUT_S:g} s (still asking: the next "
+                  "call may have its list)")
+    else:
+        if kept.failure is not None:  # no key, network, HTTP error: the built-in list, and say why
+            reason = f"the API's model list could not be read ({h.store.guard.redact(kept.failure)[:300]})"
+        elif kept.models:
             return res.ListModelsResult(models=kept.models, default_model=default, source="api")  # type: ignore[no-any-return]
-        if kept.asking is None or kept.asking.done():
-            kept.asking = h.spawn(kept.ask(h))
-        try:
-            # shielded: an answer later than the client can wait still fills the list for the next call
-            await asyncio.wait_for(asyncio.shield(kept.asking), LIST_TIMEOUT_S)
-        except TimeoutError:
-            reason = (f"the API did not list the models within {LIST_TIMEOUT_S:g} s (still asking: the next "
-                      "call may have its list)")
         else:
-            if kept.failure is not None:  # no key, network, HTTP error: the built-in list, and say why
-                reason = f"the API's model list could not be read ({h.store.guard.redact(kept.failure)[:300]})"
-            elif kept.models:
-                return res.ListModelsResult(models=kept.models, default_model=default, source="api")  # type: ignore[no-any-return]
-            else:
-                reason = "the API listed no models for this key"
-        log.info("listModels: built-in list, because %s", reason)
-        return res.ListModelsResult(  # type: ignore[no-any-return]
-            models=_builtin(), default_model=default, source="builtin",
-            reason=f"The built-in list is shown because {reason}; any model id can still be chosen.",
-        )
+            reason = "the API listed no models for this key"
+    log.info("listModels: built-in list, because %s", reason)
+    return res.ListModelsResult(  # type: ignore[no-any-return]
+        models=_builtin(), default_model=default, source="builtin",
+        reason=f"The built-in list is shown because {reason}; any model id can still be chosen.",
+    )
 
-    @request(server, "phoenix/setModel")
-    def set_model(ls: PhoenixServer, p: p.SetModelParams) -> r.SetModelResult:
-        runtime = conversation(ls, p.conversation_id)
-        check_model(ls, p.model)
-        previous = runtime.state.model
-        apply(runtime, events.SetModel(p.model, kept.window(p.model, hub(ls))))
-        hub(ls).learn_window_soon(runtime)  # an Ollama model nobody listed: its own window, asked meanwhile
-        state = runtime.state
-        return res.SetModelResult(  # type: ignore[no-any-return]
-            model=state.model, previous=previous, changed=state.model != previous,
-            context_window=state.settings.context_window,
-        )
+
+def set_model(ls: PhoenixServer, p: p.SetModelParams) -> r.SetModelResult:
+    runtime = conversation(ls, p.conversation_id)
+    check_model(ls, p.model)
+    previous = runtime.state.model
+    apply(runtime, events.SetModel(p.model, kept.window(p.model, hub(ls))))
+    hub(ls).learn_window_soon(runtime)  # an Ollama model nobody listed: its own window, asked meanwhile
+    state = runtime.state
+    return res.SetModelResult(  # type: ignore[no-any-return]
+        model=state.model, previous=previous, changed=state.model != previous,
+        context_window=state.settings.context_window,
+    )
+
+
+#: the phoenix/* requests this module serves, each with its handler (registered by ``setup``)
+HANDLERS: dict[str, Handler] = {
+    "phoenix/listModels": list_models,
+    "phoenix/setModel": set_model,
+}
+
+
+def setup(server: PhoenixServer) -> None:
+    for name, handler in HANDLERS.items():
+        request(server, name)(handler)

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from ..errors import PhoenixError, invalid
 from ..lazy import LazyModule
 from ..lsp import PhoenixServer
-from ..requests import hub, request
+from ..requests import Handler, hub, request
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -31,46 +31,57 @@ def data_dir(ls: PhoenixServer) -> Path:
     return hub(ls).store.path.parent
 
 
+# The file is read (and written) in a thread, never on the event loop (REQ-READ-005).
+async def get_route(ls: PhoenixServer, p: p.GetRouteParams) -> r.GetRouteResult:
+    route = await asyncio.to_thread(ui_settings.read_route, data_dir(ls))
+    return res.GetRouteResult(route=route)  # type: ignore[no-any-return]
+
+
+async def set_route(ls: PhoenixServer, p: p.SetRouteParams) -> r.SetRouteResult:
+    where = data_dir(ls)
+    try:
+        previous = await asyncio.to_thread(ui_settings.write_route, where, p.route)
+    except OSError as exc:
+        path = ui_settings.settings_path(where)
+        log.warning("setRoute: could not write %s: %s", path, exc)
+        raise PhoenixError(
+            "settingsNotSaved",
+            f"The route was not changed: {path} could not be written ({exc.strerror or exc}). Make the data "
+            "directory writable (phoenix-lsp doctor shows it) and choose the route again.",
+            path=str(path),
+        ) from None
+    log.info("route: %s (was %s), in %s", p.route, previous, ui_settings.settings_path(where))
+    return res.SetRouteResult(route=p.route, previous=previous)  # type: ignore[no-any-return]
+
+
+async def get_artifact(ls: PhoenixServer, p: p.GetArtifactParams) -> r.GetArtifactResult:
+    import base64
+
+    from ...agent.artifacts import ArtifactNotFound, InvalidHandle
+
+    route = hub(ls).config.agent
+    if route is None or route.artifacts is None:
+        why = route.unavailable if route is not None and route.unavailable else "the agent route is not set up"
+        raise invalid("handle", f"Invalid params: 'handle': no artifacts can be read: {why}")
+    hub(ls).get(p.conversation_id)  # NotFound names an unknown conversation
+    try:
+        artifact, data = await asyncio.to_thread(route.artifacts.scoped(p.conversation_id).get, p.handle)
+    except (InvalidHandle, ArtifactNotFound) as exc:
+        raise invalid("handle", f"Invalid params: 'handle': {exc}") from None
+    media = "text/plain; charset=utf-8" if artifact.type == "text" else "application/json"
+    return res.GetArtifactResult(  # type: ignore[no-any-return]
+        handle=artifact.handle, type=artifact.type, size=artifact.size, media_type=media,
+        data=base64.b64encode(data).decode("ascii"))
+
+
+#: the phoenix/* requests this module serves, each with its handler (registered by ``setup``)
+HANDLERS: dict[str, Handler] = {
+    "phoenix/getRoute": get_route,
+    "phoenix/setRoute": set_route,
+    "phoenix/getArtifact": get_artifact,
+}
+
+
 def setup(server: PhoenixServer) -> None:
-    # The file is read (and written) in a thread, never on the event loop (REQ-READ-005).
-    @request(server, "phoenix/getRoute")
-    async def get_route(ls: PhoenixServer, p: p.GetRouteParams) -> r.GetRouteResult:
-        route = await asyncio.to_thread(ui_settings.read_route, data_dir(ls))
-        return res.GetRouteResult(route=route)  # type: ignore[no-any-return]
-
-    @request(server, "phoenix/setRoute")
-    async def set_route(ls: PhoenixServer, p: p.SetRouteParams) -> r.SetRouteResult:
-        where = data_dir(ls)
-        try:
-            previous = await asyncio.to_thread(ui_settings.write_route, where, p.route)
-        except OSError as exc:
-            path = ui_settings.settings_path(where)
-            log.warning("setRoute: could not write %s: %s", path, exc)
-            raise PhoenixError(
-                "settingsNotSaved",
-                f"The route was not changed: {path} could not be written ({exc.strerror or exc}). Make the data "
-                "directory writable (phoenix-lsp doctor shows it) and choose the route again.",
-                path=str(path),
-            ) from None
-        log.info("route: %s (was %s), in %s", p.route, previous, ui_settings.settings_path(where))
-        return res.SetRouteResult(route=p.route, previous=previous)  # type: ignore[no-any-return]
-
-    @request(server, "phoenix/getArtifact")
-    async def get_artifact(ls: PhoenixServer, p: p.GetArtifactParams) -> r.GetArtifactResult:
-        import base64
-
-        from ...agent.artifacts import ArtifactNotFound, InvalidHandle
-
-        route = hub(ls).config.agent
-        if route is None or route.artifacts is None:
-            why = route.unavailable if route is not None and route.unavailable else "the agent route is not set up"
-            raise invalid("handle", f"Invalid params: 'handle': no artifacts can be read: {why}")
-        hub(ls).get(p.conversation_id)  # NotFound names an unknown conversation
-        try:
-            artifact, data = await asyncio.to_thread(route.artifacts.scoped(p.conversation_id).get, p.handle)
-        except (InvalidHandle, ArtifactNotFound) as exc:
-            raise invalid("handle", f"Invalid params: 'handle': {exc}") from None
-        media = "text/plain; charset=utf-8" if artifact.type == "text" else "application/json"
-        return res.GetArtifactResult(  # type: ignore[no-any-return]
-            handle=artifact.handle, type=artifact.type, size=artifact.size, media_type=media,
-            data=base64.b64encode(data).decode("ascii"))
+    for name, handler in HANDLERS.items():
+        request(server, name)(handler)

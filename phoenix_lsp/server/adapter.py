@@ -1,0 +1,89 @@
+"""The two interfaces between the runtime and an adapter (``lsp``, ``plain``, tomorrow ``acp``).
+
+An adapter speaks one protocol to one kind of client. It gives the runtime two things, and the runtime knows
+it only through them (specs/protocol.md, "How the server is built"):
+
+- :class:`Editor`: what the editor does for the runtime: the text of its open documents, a patch applied as a
+  workspace edit, the editor's sight;
+- :class:`User`: what the runtime shows the user: each event, an approval or an upgrade request to answer,
+  and a question withdrawn once it is answered elsewhere.
+
+The adapter in turn sees a conversation as a :class:`Conversation` and the conversations of the server as
+:class:`Conversations`. Neither side imports the other: the boot module (``boot.py``) wires them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Coroutine, Mapping
+from pathlib import Path
+from typing import Any, Protocol
+
+from ..core.events import Event
+from ..core.state import ConversationState
+from ..core.values import Decision, ToolUse
+from ..protocol import events as ev
+
+
+class Conversation(Protocol):
+    """One conversation as an adapter sees it."""
+
+    clipboards: dict[str, str]  # the patch tool's clipboards, replaced when a patch applies
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def state(self) -> ConversationState: ...
+    def emit(self, event: ev.EventKinds) -> int: ...
+    def check(self, event: Event) -> Any: ...
+    def patch_diff(self, call: ToolUse) -> str | None: ...
+    def answer_approval(self, tool_use_id: str, decision: Decision, rule: str | None = None,
+                        reason: str | None = None) -> Any: ...
+    def answer_upgrade(self, approve: bool) -> Any: ...
+
+
+class SightSettings(Protocol):
+    """How long the editor's sight waits (``HubConfig``'s fields of the same names)."""
+
+    sight_settle_ms: int
+    sight_timeout_ms: int
+    deny_read: tuple[Path, ...] | None
+
+
+class Conversations(Protocol):
+    """The server's conversations, as an adapter reaches them."""
+
+    @property
+    def runtimes(self) -> Mapping[str, Conversation]: ...
+    @property
+    def config(self) -> SightSettings: ...
+    @property
+    def data_dir(self) -> Path: ...
+    @property
+    def tasks(self) -> set[asyncio.Task[Any]]: ...
+    def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]: ...
+    def close(self) -> None: ...
+
+
+class Editor(Protocol):
+    """What the editor does for the runtime. An editor may also have ``editor_sight: bool`` (the client
+    announced the editor's sight, REQ-SIGHT-002) and ``sight_for(conversation)``, the sight for one
+    conversation's tools or None."""
+
+    def open_documents(self) -> Mapping[Path, str]: ...
+    async def apply_patch(self, conversation: Conversation, call: ToolUse) -> tuple[str, bool]: ...
+
+
+class User(Protocol):
+    """What the runtime shows the user. A user's side may also have ``event_batch(events, texts)``, several
+    stored events sent at once (``texts``: each one's JSON as stored), and ``log_to_client(text)``, a line for
+    the editor's log."""
+
+    def event(self, event: ev.EventKinds, params: dict[str, Any]) -> None: ...
+    def ask_approval(self, conversation: Conversation, tool_use_id: str, call: ToolUse) -> None: ...
+    def ask_upgrade(self, conversation: Conversation, tool_use_id: str, reason: str) -> None: ...
+    def withdraw(self, conversation: Conversation, tool_use_id: str) -> None: ...
+
+
+class Client(Editor, User, Protocol):
+    """An adapter is both: the one object a hub is given."""

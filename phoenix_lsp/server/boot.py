@@ -1,0 +1,98 @@
+"""The wiring: the store, the LLM router, the sandbox settings, the agent route and the hub of conversations,
+built from the initialization options, the settings and the environment, and given the LSP server as the
+runtime's ``Editor`` and ``User`` (``adapter.py``).
+
+This is the one module that knows both sides: the runtime (``runtime/``) and the adapter (``lsp.py``). It is
+imported once, in ``initialized`` (``features/lifecycle.py``): everything it imports loads after the editor
+has its InitializeResult (REQ-PROTO-050)."""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+
+from .. import __name__ as _pkg
+from ..llm import providers as provider_config
+from ..llm.client import LlmClient
+from ..llm.models import DEFAULT_MODEL
+from ..llm.router import LlmRouter, ProviderPrices
+from ..protocol.params import InitializationOptions
+from ..store import Store
+from ..store.paths import DB_FILE_NAME
+from ..store.secrets import SecretGuard
+from . import config, logs
+from . import settings as models
+from .agent_route import setup_route
+from .lsp import PhoenixServer, warn
+from .runtime import Hub, HubConfig, tool_env
+
+log = logging.getLogger(_pkg)
+
+
+def start(ls: PhoenixServer) -> Hub:
+    """Open the store and build the hub of conversations, from initialization options and the environment."""
+    raw = ls.init_options
+    options = InitializationOptions()
+    if isinstance(raw, dict):
+        try:
+            options = InitializationOptions.model_validate(raw)
+        except Exception as exc:  # REQ-PROTO-034: report and fall back to defaults, never fail initialize
+            warn(ls, f"phoenix-lsp: ignoring invalid initializationOptions ({str(exc)[:300]}); using defaults.")
+    settings, problems = config.load(options, os.environ)  # prompt caching and prices too (issue 16)
+    cache = models.prompt_cache(settings)
+    prices = models.model_prices(settings, options.model_prices)
+    for problem in problems:
+        warn(ls, problem)
+    guard = SecretGuard()
+    api_key = options.anthropic_api_key or os.environ.get("ANTHROPIC_API_KEY")
+    if api_key:
+        guard.add_secret(api_key)
+    # the client's option, then the command line's --data-dir, then PHOENIX_LSP_DATA_DIR
+    given = options.data_dir or ls.data_dir
+    data_dir = Path(given) if given else settings.lsp_data_dir
+    store = Store(data_dir / DB_FILE_NAME if data_dir else Store.default_path(), guard=guard,
+                  checkpoint_in_background=True)
+    logs.setup(store.path.parent, settings.log_level, guard)
+    anthropic = LlmClient(api_key=api_key, base_url=options.anthropic_base_url, guard=guard,
+                          idle_timeout_s=settings.llm_idle_timeout_s)
+    configured = provider_config.load(os.environ, settings.providers)  # issue 27: the other providers
+    for secret in configured.secrets():  # every provider's key gets the Anthropic key's protection
+        guard.add_secret(secret)
+    for problem in configured.problems:
+        warn(ls, problem)
+        log.warning("%s", problem)
+    llm = LlmRouter(anthropic, configured, guard, idle_timeout_s=settings.llm_idle_timeout_s)
+    default_model = settings.model
+    refused = llm.check(default_model)
+    if refused is not None:  # REQ-MODEL-007: the model setting is validated like every other model id
+        warn(ls, f"phoenix-lsp: ignoring the model setting: {refused} Using the default {DEFAULT_MODEL}.")
+        default_model = DEFAULT_MODEL
+    sandbox, fewer = models.read_sandbox_settings(settings, options.deny_read, store.path.parent)
+    for problem in fewer:  # issue 12: the same rule for the sandbox settings
+        warn(ls, problem)
+    hub_config = HubConfig(
+        model=default_model,
+        retry_base_ms=settings.retry_base_ms,
+        retry_after_max_ms=settings.retry_after_max_ms,
+        event_coalesce_ms=settings.event_coalesce_ms,
+        bash_timeout_s=settings.bash_timeout_s,
+        agent_time_limit_s=settings.agent_time_limit_s,
+        agent_max_turns=settings.agent_max_turns,
+        agent_concurrency=settings.agent_concurrency,
+        env=tool_env([p.key_variable for p in configured.by_name.values() if p.key_variable]),
+        cache=cache,
+        prices=ProviderPrices(prices, llm),
+        config_dir=settings.config_dir,
+        sight_settle_ms=settings.sight_settle_ms,
+        sight_timeout_ms=settings.sight_timeout_ms,
+        **sandbox,
+    )
+    ls.max_message_bytes = settings.max_message_bytes
+    hub_config.agent = setup_route(settings, store.path.parent, guard)  # nothing heavy until the route is used
+    hub = Hub(store, llm, ls.sandbox, hub_config, ls)
+    hub_config.agent.sweep_artifacts(store.conversation_ids())  # artifacts go with their conversations
+    logging.getLogger(_pkg).addHandler(logs.ClientLogHandler(ls.window_log_message, guard))
+    for problem in problems:
+        log.warning("%s", problem)
+    return hub

@@ -1,0 +1,156 @@
+"""What every part of the runtime shares: the hub's settings, the answer to one applied event, and the shapes
+of the hub and of a conversation as the other parts see them (so no part imports the one that builds it)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Coroutine, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from ...core.effects import Reject, UserCommand
+from ...core.events import Event
+from ...core.state import ConversationState
+from ...core.values import Decision, Message, Policy, Style, ToolUse
+from ...llm.cache import CacheSettings
+from ...llm.models import PRICES
+from ...llm.pricing import Price
+from ...protocol import events as ev
+from ...protocol.views import StyleSuggestion
+from ...sandbox.env import clean_environment  # one rule for the server and `sandbox run` (REQ-BASH-021)
+from ...store import Store
+from ..adapter import Client
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What applying one event did, for the request that caused it: the refusal, or what it accepted."""
+
+    reject: Reject | None = None
+    command: UserCommand | None = None
+    suggestion: StyleSuggestion | None = None
+
+
+class LlmLike(Protocol):
+    async def stream(self, request: Any, on_text: Callable[[str], None]) -> Any: ...
+
+
+@dataclass
+class HubConfig:
+    model: str
+    retry_base_ms: int = 1000
+    retry_after_max_ms: int = 60_000  # the cap on a provider's retry-after (REQ-BED-006)
+    event_coalesce_ms: float = 1.0  # text deltas are flushed (stored, then sent) at most this often (REQ-PROTO-049)
+    bash_timeout_s: float | None = None
+    agent_time_limit_s: float = 600.0
+    agent_max_turns: int = 50
+    agent_concurrency: int = 4
+    env: Mapping[str, str] = field(default_factory=dict)
+    cache: CacheSettings = field(default_factory=CacheSettings)  # prompt caching (issue 16)
+    prices: Mapping[str, Price] = field(default_factory=lambda: dict(PRICES))
+    deny_read: tuple[Path, ...] | None = None  # None: sandbox defaults (see sandbox/denylist.py)
+    background_timeout_s: float | None = None
+    config_dir: Path | None = None  # the user-level AGENTS.md's directory; None: the platform's config dir
+    agent: Any = None  # the agent route (server/agent_route.py ``AgentRoute``), or None: not set up
+    sight_settle_ms: int = 1500  # after a patch, the longest wait for the editor's problems to change
+    sight_timeout_ms: int = 1500  # how long beyond that the editor may take to answer (REQ-SIGHT-003)
+
+
+class NotFound(Exception):
+    def __init__(self, conversation_id: str) -> None:
+        super().__init__(
+            f"No conversation '{conversation_id}': it does not exist on this server (check the id, or list "
+            "conversations with phoenix/listConversations)."
+        )
+        self.conversation_id = conversation_id
+
+
+class Peer(Protocol):
+    """Another conversation, as a conversation's effects reach it (a sub-agent, its parent) and as the outbox
+    numbers its text deltas."""
+
+    seq: int
+    pending_delta: Any
+    deadline: asyncio.Task[Any] | None
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def state(self) -> ConversationState: ...
+    def apply(self, event: Event) -> Outcome: ...
+    def emit(self, event: ev.EventKinds) -> int: ...
+    async def time_limit(self, seconds: float) -> None: ...
+
+
+class HubLike(Protocol):
+    """The hub as its conversations use it (``hub.Hub`` is the one there is)."""
+
+    store: Store
+    llm: LlmLike
+    sandbox: Any
+    config: HubConfig
+    sink: Client
+    agent_slots: asyncio.Semaphore
+
+    def flush(self) -> None: ...
+    def send(self, events: Sequence[tuple[ev.EventKinds, dict[str, Any]]], texts: Sequence[str]) -> None: ...
+    def queue_text(self, runtime: Peer, request_id: int, text: str) -> None: ...
+    def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]: ...
+    def get(self, conversation_id: str) -> Peer: ...
+    def create(self, *, working_directory: str, model: str | None, style: Style, policy: Policy,
+               parent: Any = None, origin_id: str | None = None, conversation_id: str | None = None,
+               seed: Message | None = None) -> Peer: ...
+    async def learn_window(self, runtime: Peer) -> None: ...
+
+
+def tool_env(keys: Sequence[str] = ()) -> dict[str, str]:
+    """The environment of the tools: without credentials (``clean_environment``), nor the variables that hold a
+    provider's key (``keys``: a providers file may name its key variable anything, REQ-MODEL-010)."""
+    drop = set(keys)
+    return {k: v for k, v in clean_environment(os.environ).items() if k not in drop}
+
+
+class Part(ABC):
+    """What the parts of a conversation (``turn``, ``tools``, ``agents``, ``notify``, ``effects``) use of it;
+    ``conversation.Runtime`` is made of them."""
+
+    hub: HubLike
+    state: ConversationState
+    seq: int
+    llm_tasks: dict[int, asyncio.Task[Any]]
+    tool_tasks: dict[str, asyncio.Task[Any]]
+    clipboards: dict[str, str]
+    deadline: asyncio.Task[Any] | None  # a sub-agent's time limit (REQ-BED-008)
+    #: host calls of a running plan waiting for the core's answer: call id -> (allowed, message, by)
+    host_calls: dict[str, asyncio.Future[tuple[bool, str, str]]]
+    host_descriptions: dict[str, str]  # host call id -> what its approval question says
+    pending_delta: Any  # the textDelta event still gathering text (``outbox.PendingDelta``)
+
+    @property
+    def id(self) -> str:
+        return self.state.id
+
+    @abstractmethod
+    def emit(self, event: ev.EventKinds) -> int: ...
+
+    @abstractmethod
+    def apply(self, event: Event) -> Outcome: ...
+
+    @abstractmethod
+    def check(self, event: Event) -> Reject | None: ...
+
+    @abstractmethod
+    def patch_diff(self, call: ToolUse) -> str | None: ...
+
+    @abstractmethod
+    def answer_approval(self, tool_use_id: str, decision: Decision, rule: str | None = None,
+                        reason: str | None = None) -> Reject | None: ...
+
+    @abstractmethod
+    def answer_upgrade(self, approve: bool) -> Reject | None: ...
+
+    @abstractmethod
+    async def time_limit(self, seconds: float) -> None: ...

@@ -1,0 +1,160 @@
+"""The hub: all conversations of one server process, created, found, loaded from the store and restored after a
+start (REQ-BED-007), with the store, the LLM client and the way to the clients (``outbox``), and the
+background tasks the conversations run."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+import uuid
+from collections.abc import Coroutine
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from ... import codec
+from ...core import machine
+from ...core.effects import Effect, PersistMessage, PersistState
+from ...core.events import Restore
+from ...core.state import RESTING_KINDS, Settings
+from ...core.values import InstructionFile, Message, Policy, Style
+from ...store import ConversationRecord, Store
+from ...tools import registry
+from ..adapter import Client
+from .base import HubConfig, LlmLike, NotFound
+from .conversation import Runtime
+from .outbox import Outbox
+from .windows import Windows
+
+log = logging.getLogger(__name__)
+
+
+class Hub(Outbox, Windows):
+    """All conversations of one server process, the store, the LLM client and the way to the clients."""
+
+    def __init__(self, store: Store, llm: LlmLike, sandbox: Any, config: HubConfig, sink: Client) -> None:
+        self.store = store
+        self.llm = llm
+        self.sandbox = sandbox
+        self.config = config
+        self.sink = sink
+        self.runtimes: dict[str, Runtime] = {}
+        self.agent_slots = asyncio.Semaphore(config.agent_concurrency)
+        self.tasks: set[asyncio.Task[Any]] = set()
+        self.outbox = []
+        self._outbox_bytes = 0
+        self._flush_soon: asyncio.Handle | None = None
+        self._flushed_at = float("-inf")  # the loop's time of the last flush
+        self.window_lookups: dict[str, asyncio.Task[None]] = {}  # conversation id -> its window being asked
+
+    @property
+    def data_dir(self) -> Path:
+        """The data directory: where the database is, and the transcripts and approval documents beside it."""
+        return self.store.path.parent
+
+    # -------------------------------------------------------------------------------- conversations
+
+    def create(
+        self,
+        *,
+        working_directory: str,
+        model: str | None,
+        style: Style,
+        policy: Policy,
+        parent: Runtime | None = None,
+        origin_id: str | None = None,
+        conversation_id: str | None = None,
+        seed: Message | None = None,
+        instructions: tuple[str, tuple[InstructionFile, ...]] = ("", ()),
+    ) -> Runtime:
+        """A new conversation. A sub-agent gets its parent's project instructions (REQ-INSTR-001)."""
+        cid = conversation_id or uuid.uuid4().hex
+        model = model or self.config.model
+        # REQ-SIGHT-002: the editor's tools when the client announced them now; a sub-agent has its parent's
+        sight = parent.state.editor_sight if parent is not None else bool(getattr(self.sink, "editor_sight", False))
+        settings = Settings(retry_base_ms=self.config.retry_base_ms, retry_after_max_ms=self.config.retry_after_max_ms,
+                            context_window=self.window(model))
+        if parent is not None:
+            settings = replace(settings, max_turns=self.config.agent_max_turns)
+            instructions = (parent.state.instructions, parent.state.instruction_files)
+        state = machine.new_conversation(
+            cid,
+            model=model,
+            working_directory=working_directory,
+            sandbox=bool(self.sandbox.available),
+            style=style,
+            policy=policy,
+            settings=settings,
+            is_subagent=parent is not None,
+            parent_id=parent.id if parent else None,
+            origin_id=origin_id,
+            history=(seed,) if seed else (),
+            instructions=instructions[0],
+            instruction_files=instructions[1],
+            editor_sight=sight,
+        )
+        record = ConversationRecord(
+            id=cid,
+            parent_id=parent.id if parent else None,
+            origin_id=origin_id,
+            is_subagent=parent is not None,
+            working_directory=working_directory,
+            model=model,
+            title="",
+            created_at=time.time(),
+        )
+        self.store.create_conversation(record)
+        runtime = Runtime(self, state, last_seq=0)
+        self.runtimes[cid] = runtime
+        effects: tuple[Effect, ...] = (PersistMessage(0, seed), PersistState()) if seed else (PersistState(),)
+        runtime._persist(effects)
+        self.learn_window_soon(runtime)
+        return runtime
+
+    def get(self, conversation_id: str) -> Runtime:
+        runtime = self.runtimes.get(conversation_id)
+        if runtime is not None:
+            return runtime
+        if not self.store.exists(conversation_id):
+            raise NotFound(conversation_id)
+        return self._load(conversation_id)
+
+    def _load(self, conversation_id: str) -> Runtime:
+        loaded = self.store.load(conversation_id)
+        history = tuple(codec.decode_message(json.dumps(json.loads(m)["message"])) for m in loaded.messages)
+        assert loaded.state_json is not None
+        state = codec.decode_state(loaded.state_json, history)
+        if getattr(state.status, "batch", None) is not None:  # calls still to run may use old field names
+            state = registry.restore_pending(state)
+        runtime = Runtime(self, state, last_seq=self.store.last_seq(conversation_id) or 0)
+        self.runtimes[conversation_id] = runtime
+        return runtime
+
+    def restore(self) -> int:
+        """After a start: conversations that were busy are restored (REQ-BED-007). Returns how many."""
+        count = 0
+        for summary in self.store.list_conversations(include_subagents=True):
+            if summary.status not in RESTING_KINDS:
+                runtime = self.get(summary.id)
+                runtime.apply(Restore())
+                count += 1
+        return count
+
+    def close(self) -> None:
+        """Close the store (the process is ending)."""
+        self.store.close()
+
+    def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
+        task = asyncio.get_running_loop().create_task(coro)
+        self.tasks.add(task)
+        task.add_done_callback(self._done)
+        return task
+
+    def _done(self, task: asyncio.Task[Any]) -> None:
+        self.tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("background task failed", exc_info=task.exception())
+
+

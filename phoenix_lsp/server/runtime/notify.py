@@ -1,0 +1,48 @@
+"""The core's notifications as phoenix/events (``core/notifications.py``), and the usage figures they carry."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...core import machine
+from ...core.notifications import (
+    ApprovalResolved,
+    ModeChanged,
+    ModelChanged,
+    Notification,
+    StatusChanged,
+    UpgradeResolved,
+)
+from ...core.values import Mode
+from ...protocol.views import ContextUsage
+from ...sandbox.spawn import end_conversation_jobs, end_restricted_jobs
+from .. import wire
+from ..usage import token_usage
+from .base import Part
+
+
+class Notifications(Part):
+    """A conversation's notifications (a part of ``conversation.Runtime``)."""
+
+    def _notify(self, effect: Notification) -> None:
+        """Send the core's notification as its phoenix/event (the core said everything it says), and do what the
+        server does on it."""
+        if isinstance(effect, ModelChanged):
+            self.hub.store.update_model(self.id, effect.model)  # listings name the model in use
+        self.emit(wire.notification_event(effect, self.token_fields))
+        match effect:
+            case ApprovalResolved() | UpgradeResolved():
+                self.hub.sink.withdraw(self, effect.tool_use_id)
+            case StatusChanged(status="finished"):
+                end_conversation_jobs(self.id)  # its background jobs and their logs end with it
+                if self.hub.config.agent is not None:
+                    self.hub.config.agent.forget(self.id)  # and its artifacts
+            case ModeChanged(previous=Mode.RESTRICTED, mode=mode) if mode is not Mode.RESTRICTED:
+                end_restricted_jobs(self.id)  # no lock or lease of the read-only phase outlives it
+
+    def usage(self) -> ContextUsage:
+        return wire.usage_to_wire(machine.context_usage(self.state))
+
+    def token_fields(self) -> dict[str, Any]:
+        """Billed tokens of the latest request and of the whole conversation, with a cost estimate (issue 16)."""
+        return token_usage(self.state, self.hub.config.prices, self.hub.config.cache.ttl)

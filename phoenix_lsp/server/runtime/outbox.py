@@ -1,0 +1,108 @@
+"""The hub's outbox: text deltas gathered into events, stored in one transaction, then sent (REQ-PROTO-049).
+
+The model's deltas wait in the outbox, each appended to the conversation's pending ``textDelta`` event, until
+the event loop has handled what is ready, and at most once every ``HubConfig.event_coalesce_ms`` (a delta
+after a quiet spell goes at once; under load the flushes, each one store transaction, are paced), or at once
+when the outbox holds ``OUTBOX_FLUSH_BYTES``. A flush stores every pending event of every conversation in one
+transaction and only then sends them. Any other event, and any transition, first flushes the outbox, so seqs
+stay in order, what is stored is exactly what clients were sent, and nothing is sent that a crash could lose.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ...protocol import events as ev
+from ...protocol.base import to_wire
+from ...store import Store
+from ..adapter import Client
+from .base import HubConfig, Peer
+
+#: The outbox is flushed at once when its text reaches this size (a burst from the model in one read).
+OUTBOX_FLUSH_BYTES = 256 * 1024
+#: A pending textDelta takes no more text than this; more starts the next event.
+MAX_DELTA_EVENT_BYTES = 64 * 1024
+
+
+@dataclass
+class PendingDelta:
+    """A textDelta event whose seq is taken and whose text is still being gathered."""
+
+    runtime: Peer
+    seq: int
+    request_id: int
+    parts: list[str]
+    size: int
+
+
+class Outbox:
+    """The hub's way to its clients (``hub.Hub`` sets these fields)."""
+
+    store: Store
+    config: HubConfig
+    sink: Client
+    outbox: list[PendingDelta]
+    _outbox_bytes: int
+    _flush_soon: asyncio.Handle | None
+    _flushed_at: float  # the loop's time of the last flush
+
+    def queue_text(self, runtime: Peer, request_id: int, text: str) -> None:
+        """A text delta for ``runtime``'s clients: added to its pending textDelta event (a new one when there is
+        none, it belongs to another request or it is full), sent with the next flush."""
+        pending = runtime.pending_delta
+        if pending is None or pending.request_id != request_id or pending.size >= MAX_DELTA_EVENT_BYTES:
+            runtime.seq += 1
+            pending = PendingDelta(runtime, runtime.seq, request_id, [], 0)
+            runtime.pending_delta = pending
+            self.outbox.append(pending)
+        pending.parts.append(text)
+        pending.size += len(text)
+        self._outbox_bytes += len(text)
+        if self._outbox_bytes >= OUTBOX_FLUSH_BYTES:
+            self.flush()
+        elif self._flush_soon is None:
+            # after the callbacks that are ready now (the deltas of one network read travel together), and not
+            # sooner than event_coalesce_ms after the previous flush (the deltas of many streams share one)
+            loop = asyncio.get_running_loop()
+            wait = self._flushed_at + self.config.event_coalesce_ms / 1000 - loop.time()
+            self._flush_soon = loop.call_later(wait, self.flush) if wait > 0 else loop.call_soon(self.flush)
+
+    def flush(self) -> None:
+        """Store every pending textDelta event in one transaction, then send them, in seq order."""
+        if self._flush_soon is not None:
+            self._flush_soon.cancel()
+            self._flush_soon = None
+        if not self.outbox:
+            return
+        self._flushed_at = asyncio.get_running_loop().time()
+        pending, self.outbox, self._outbox_bytes = self.outbox, [], 0
+        now = time.time()
+        out: list[tuple[ev.TextDelta, dict[str, Any]]] = []
+        rows: list[tuple[str, int, str]] = []
+        for p in pending:
+            runtime = p.runtime
+            if runtime.pending_delta is p:
+                runtime.pending_delta = None
+            text = self.store.guard.redact("".join(p.parts))  # a secret split between these deltas is found
+            event = ev.TextDelta(text=text, request_id=p.request_id, conversation_id=runtime.id,
+                                 seq=p.seq, time=now, parent_conversation_id=runtime.state.parent_id)
+            params = to_wire(event)
+            rows.append((runtime.id, p.seq, json.dumps(params)))
+            out.append((event, params))
+        self.store.append_events(rows)
+        self.send(out, [text for _, _, text in rows])
+
+    def send(self, events: Sequence[tuple[ev.EventKinds, dict[str, Any]]], texts: Sequence[str]) -> None:
+        """Send stored events (``texts``: each one's JSON as stored). The LSP server sends them in one write,
+        framed around the stored JSON, so a big message is not serialised again."""
+        send_all = getattr(self.sink, "event_batch", None)
+        if send_all is not None:
+            send_all(events, texts)
+        else:
+            for event, params in events:
+                self.sink.event(event, params)

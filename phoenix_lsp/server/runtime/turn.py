@@ -1,0 +1,78 @@
+"""The turn's LLM request (``RequestLlm``): the request built from the conversation, streamed, and its answer
+(or failure) applied as the core's next event."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from ...core.effects import RequestLlm
+from ...core.events import LlmDone, LlmFailed
+from ...core.values import Mode, Route, Text, ToolUse, Usage
+from ...llm.cache import build_request
+from ...llm.client import TOOL_INPUT_ERROR_KEY, LlmFailure
+from ...tools import registry
+from ...tools.bash_scope import simple_commands
+from .. import prompts, wire
+from .base import Part
+
+
+class Turn(Part):
+    """A conversation's requests to the model (a part of ``conversation.Runtime``)."""
+
+    async def _llm(self, effect: RequestLlm) -> None:
+        try:
+            if effect.delay_ms:
+                await asyncio.sleep(effect.delay_ms / 1000)
+            await self.hub.learn_window(self)  # an Ollama model's own window, before its answer is measured
+            state = self.state
+            catalogue = ""
+            if state.route is Route.AGENT and not state.is_subagent and self.hub.config.agent is not None:
+                catalogue = await self.hub.config.agent.catalogue_text()  # MCP discovery, once per server
+                state = self.state
+            request = build_request(  # cache breakpoints, summary tools and instruction: llm/cache.py
+                model=state.model,
+                system=prompts.system_prompt(state.style, state.working_directory, state.is_subagent,
+                                             self._started_restricted(), state.instructions),
+                messages=wire.history_to_api(state.history, self.hub.store.get_image),
+                tools=registry.definitions(state.is_subagent, state.working_directory, state.route, catalogue,
+                                           state.editor_sight),
+                cache=self.hub.config.cache,
+                summary=effect.purpose == "summary",
+                instruction=effect.instruction,
+            )
+            def on_text(text: str) -> None:
+                self.hub.queue_text(self, effect.request_id, text)  # redacted when the event is made
+
+            if state.is_subagent:
+                async with self.hub.agent_slots:
+                    outcome = await self.hub.llm.stream(request, on_text)
+            else:
+                outcome = await self.hub.llm.stream(request, on_text)
+        except asyncio.CancelledError:
+            return
+        finally:
+            self.llm_tasks.pop(effect.request_id, None)
+        if isinstance(outcome, LlmFailure):
+            self.apply(LlmFailed(effect.request_id, outcome.retryable, outcome.message, outcome.status,
+                                 outcome.retry_after_ms))
+            return
+        content = tuple(self._block(b) for b in outcome.content if b.get("type") in ("text", "tool_use"))
+        usage = Usage(**{k: int(v) for k, v in outcome.usage.items() if k in Usage.__dataclass_fields__})
+        self.apply(LlmDone(effect.request_id, content, outcome.stop_reason, usage))
+
+    def _block(self, block: dict[str, Any]) -> Text | ToolUse:
+        guard = self.hub.store.guard
+        if block["type"] == "text":
+            return Text(guard.redact(block.get("text", "")))
+        tool_input = block.get("input")
+        name = str(block["name"])
+        error = registry.check(name, tool_input, block.get(TOOL_INPUT_ERROR_KEY))  # REQ-CORE-007
+        arguments = tool_input if isinstance(tool_input, dict) else {}
+        commands = None
+        if name == "bash" and error is None and isinstance(arguments.get("command"), str):
+            commands = simple_commands(arguments["command"])  # the core matches rules on these (REQ-PERM-019)
+        return ToolUse(str(block["id"]), name, arguments, commands, input_error=error)
+
+    def _started_restricted(self) -> bool:
+        return (self.state.sandbox and not self.state.is_subagent) or self.state.mode is Mode.RESTRICTED

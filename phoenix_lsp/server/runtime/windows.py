@@ -1,0 +1,70 @@
+"""The context window of a conversation's model (issue 27): learned from the model's server in the background
+when nobody has reported it yet, and waited for before the first request is measured against it."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Coroutine
+from typing import Any
+
+from ...core.events import WindowReported
+from ...llm.models import context_window
+from ..adapter import Client
+from .base import LlmLike, Peer
+
+log = logging.getLogger(__name__)
+
+
+class Windows:
+    """The hub's context windows (``hub.Hub`` sets these fields)."""
+
+    llm: LlmLike
+    sink: Client
+    window_lookups: dict[str, asyncio.Task[None]]  # conversation id -> its window being asked
+
+    def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
+        raise NotImplementedError  # the hub's
+
+    def learn_window_soon(self, runtime: Peer) -> None:
+        """Ask the model's server for its context window in the background, when nobody has reported it yet
+        (an Ollama model chosen before any listModels): the request that created the conversation is answered
+        at once, and the first turn waits for the answer (:meth:`learn_window`), which the core then takes."""
+        learnable = getattr(self.llm, "learnable", None)
+        if learnable is None or not learnable(runtime.state.model) or runtime.id in self.window_lookups:
+            return
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:  # no loop (a synchronous caller): the first turn asks
+            return
+        task = self.spawn(self._learn_window(runtime, runtime.state.model))
+        self.window_lookups[runtime.id] = task
+        task.add_done_callback(lambda _: self.window_lookups.pop(runtime.id, None))
+
+    async def learn_window(self, runtime: Peer) -> None:
+        """Before a request: the window of the conversation's model, asked now if it is still unknown (at most
+        the router's bound), so the request's answer is measured against the right window."""
+        pending = self.window_lookups.get(runtime.id)
+        if pending is not None:  # asked since the conversation was created (or switched): that answer first
+            await asyncio.shield(pending)
+        learnable = getattr(self.llm, "learnable", None)
+        if learnable is not None and learnable(runtime.state.model):
+            await self._learn_window(runtime, runtime.state.model)
+
+    async def _learn_window(self, runtime: Peer, model: str) -> None:
+        router: Any = self.llm
+        if not await router.learn(model):
+            return
+        window = int(router.context_window(model))
+        if runtime.state.model == model and window != runtime.state.settings.context_window:
+            note = router.window_note(model)
+            log.info("%s", note)
+            say = getattr(self.sink, "log_to_client", None)
+            if say is not None:
+                say(note)
+            runtime.apply(WindowReported(model, window))  # the core decides (a switch may have come first)
+
+    def window(self, model: str) -> int:
+        """The context window of ``model``: its provider's figure (issue 27), else the table of known models."""
+        window = getattr(self.llm, "context_window", None)
+        return int(window(model)) if window is not None else context_window(model)

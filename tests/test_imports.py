@@ -1,0 +1,90 @@
+"""The import graph of ``phoenix_lsp`` (REQ-PROTO-053), read from the source by ``scripts/imports.py``, the script
+anyone can run to see it: no circle, the runtime and the adapters never import each other, and imports are lazy
+only on the boot line (the modules that answer ``initialize``), where start-up lightness (REQ-PROTO-050) is kept."""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+pytestmark = pytest.mark.req("REQ-PROTO-053")
+
+#: the modules that speak a protocol to a client (server/adapter.py's other side)
+ADAPTERS = {f"phoenix_lsp.server.{name}" for name in ("lsp", "plain", "edits", "sight", "confirm", "transport")}
+RUNTIME = "phoenix_lsp.server.runtime"
+
+#: what runs before ``initialize`` is answered: the command line (with its parser), the server with its features,
+#: and the sandbox probe the InitializeResult reports
+BOOT = ("import sys; import phoenix_lsp.cli as cli; cli._parser(); import phoenix_lsp.server.app; "
+        "from phoenix_lsp.sandbox import probe; print(' '.join(sorted(sys.modules)))")
+
+_ROUTE = ("the agent route's parts (MCP hub, planner, executor, engine) load when the route is first used: the "
+          "route is set up in initialized without them (agent_route.setup_route)")
+#: lazy imports below the boot line, each with why it stays lazy
+ALLOWED: dict[tuple[str, str], str] = {
+    ("phoenix_lsp.agent.engine", "phoenix_lsp.agent.monty_engine"):
+        "the engine is chosen by configuration (REQ-AGENT-007): monty's worker machinery loads only when chosen",
+    ("phoenix_lsp.client.terminal", "phoenix_lsp.store"):
+        "the chat client names the server's log in the default data directory only when none was given",
+    **{("phoenix_lsp.server.agent_route", f"phoenix_lsp.agent.{part}"): _ROUTE
+       for part in ("artifacts", "mcp_hub", "policy_gate", "signatures", "executor", "planner", "host", "mcp_tools",
+                    "agent_config")},
+}
+
+
+def _script() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("imports_script", ROOT / "scripts" / "imports.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_no_import_circle() -> None:
+    script = _script()
+    circles = script.circles(script.edges())
+    assert circles == [], "import circles (python scripts/imports.py shows every edge):\n" + "\n".join(
+        " <-> ".join(c) for c in circles)
+
+
+def test_the_runtime_and_the_adapters_do_not_import_each_other() -> None:
+    edges = _script().edges()
+    crossing = [e for e in edges
+                if (e.source in ADAPTERS and (e.target == RUNTIME or e.target.startswith(RUNTIME + ".")))
+                or (e.source.startswith(RUNTIME) and e.target in ADAPTERS)]
+    assert crossing == []
+
+
+def test_imports_are_lazy_only_on_the_boot_line() -> None:
+    """Features load at start-up (their handlers are registered before initialize), so laziness lives in the
+    modules that answer initialize; everything below them imports at the top, but for ``ALLOWED``."""
+    loaded = subprocess.run([sys.executable, "-c", BOOT], capture_output=True, text=True, check=True, cwd=ROOT)
+    boot_line = set(loaded.stdout.split())
+    assert "phoenix_lsp.server.runtime" not in boot_line and "pydantic" not in boot_line  # REQ-PROTO-050
+    lazy = {(e.source, e.target) for e in _script().edges() if e.how != "top"}
+    below = {pair for pair in lazy if pair[0] not in boot_line}
+    assert sorted(below - set(ALLOWED)) == [], "lazy imports below the boot line: import them at the top"
+    assert sorted(set(ALLOWED) - below) == [], "ALLOWED names imports that are no longer lazy: remove them"
+
+
+def test_the_script_sees_a_circle_and_an_import_inside_a_function(tmp_path: Path) -> None:
+    """The check is only as good as the graph: a circle made of an import under TYPE_CHECKING and one inside a
+    function is found."""
+    package = tmp_path / "phoenix_lsp"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "a.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from . import b\n")
+    (package / "b.py").write_text("def f():\n    from .a import x\n")
+    script = _script()
+    found = script.edges(tmp_path)
+    assert {(e.source, e.target, e.how) for e in found} == {
+        ("phoenix_lsp.a", "phoenix_lsp.b", "tc"), ("phoenix_lsp.b", "phoenix_lsp.a", "fn")}
+    assert script.circles(found) == [["phoenix_lsp.a", "phoenix_lsp.b"]]
