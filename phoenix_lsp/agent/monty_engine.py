@@ -40,8 +40,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from .. import safe_json
-from ..sandbox import policy, spawn
-from ..sandbox.policy import Limits
+from ..sandbox import landlock, spawn
+from ..sandbox.limits import Limits
 from . import static_check
 from .contracts import AgentError, ErrorCode, ErrorKind, ExecutionUnit, Metrics, ResultEnvelope, ToolFailure
 from .engine import HostFunction, SandboxHealth
@@ -95,7 +95,7 @@ class MontyEngine:
             binary = find_monty_binary()
         except (ImportError, FileNotFoundError) as exc:
             return SandboxHealth(engine=self.name, ok=False, detail=f"pydantic-monty is not usable: {exc}")
-        if self._restricted and policy.landlock_abi() is None:
+        if self._restricted and landlock.landlock_abi() is None:
             return SandboxHealth(engine=self.name, ok=False, detail="the Restricted sandbox (Landlock) is not "
                                  "available on this system; the engine does not run scripts unsandboxed")
         return SandboxHealth(engine=self.name, ok=True,

@@ -29,9 +29,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from phoenix_lsp.sandbox import build, policy
+from phoenix_lsp.sandbox import build, cgroups, landlock, launch_options, private_tmp, seccomp
 from phoenix_lsp.sandbox.env import clean_environment
-from phoenix_lsp.sandbox.policy import Limits
+from phoenix_lsp.sandbox.limits import Limits
 
 log = logging.getLogger(__name__)
 
@@ -213,20 +213,20 @@ def command_env(restricted: bool, scratch: Path | None, base: Mapping[str, str] 
 
 
 def launcher_args(req: SpawnRequest, scratch: Path | None, background: bool = False) -> list[str]:
-    """The full argv of the launcher for `req` (restricted options computed by policy.py)."""
+    """The full argv of the launcher for `req` (restricted options computed by launch_options.py)."""
     launch = build.launcher()
     args = list(launch.argv)
     if req.restricted:
-        abi = req.landlock_abi if req.landlock_abi is not None else policy.landlock_abi()
+        abi = req.landlock_abi if req.landlock_abi is not None else landlock.landlock_abi()
         if abi is None:
             raise SandboxUnavailable()
-        seccomp = req.seccomp if req.seccomp is not None else (
-            policy.seccomp_available() and policy.seccomp_supported_arch())
+        with_seccomp = req.seccomp if req.seccomp is not None else (
+            seccomp.seccomp_available() and seccomp.seccomp_supported_arch())
         assert scratch is not None
         # REQ-BASH-027: a private /tmp where the system allows it: other programs' files there, FIFOs included,
         # out of sight
-        keep = policy.private_tmp_keep(scratch, req.cwd) if policy.private_tmp() is None else []
-        args += policy.restricted_args(abi, scratch, req.limits, seccomp, req.deny_read, keep)
+        keep = private_tmp.private_tmp_keep(scratch, req.cwd) if private_tmp.private_tmp() is None else []
+        args += launch_options.restricted_args(abi, scratch, req.limits, with_seccomp, req.deny_read, keep)
     if req.time_limit_s is not None:
         args += ["-t", f"{req.time_limit_s:g}"]
     if background:
@@ -395,9 +395,9 @@ def _kill_leftovers(launcher_pid: int, command_pid: int | None) -> bool:
     if command_pid:
         with contextlib.suppress(OSError):
             os.killpg(command_pid, signal.SIGKILL)
-    if not any(path.exists() for path in policy.command_cgroups(launcher_pid)):
+    if not any(path.exists() for path in cgroups.command_cgroups(launcher_pid)):
         return False
-    return policy.kill_command_cgroups(launcher_pid) == 0
+    return cgroups.kill_command_cgroups(launcher_pid) == 0
 
 
 class _Launcher:
@@ -529,9 +529,9 @@ async def _finish(launcher: _Launcher, result: RunResult) -> None:
     if abnormal and result.pid is not None:
         # Killed before it could stop the tree (it did not answer SIGTERM in time, or something killed it).
         result.backstop_stopped = await asyncio.to_thread(_kill_leftovers, launcher.pid, result.pid)
-    elif any(path.exists() for path in policy.command_cgroups(launcher.pid)):
+    elif any(path.exists() for path in cgroups.command_cgroups(launcher.pid)):
         # A launcher that ended normally removed its cgroups; one left behind is emptied all the same.
-        await asyncio.to_thread(policy.kill_command_cgroups, launcher.pid)
+        await asyncio.to_thread(cgroups.kill_command_cgroups, launcher.pid)
     if not await launcher.drain(launcher.out_eof, 0.05 if abnormal else TERMINATE_GRACE_S):
         # Something outside every cgroup and process group (no cgroup here, or an unrestricted command)
         # still holds the output: those are the tree's survivors. Kill them, then look again.

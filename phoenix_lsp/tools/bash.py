@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from phoenix_lsp.sandbox import SandboxSupport, probe, spawn, unavailable_message
-from phoenix_lsp.sandbox.policy import Limits
+from phoenix_lsp.sandbox.limits import Limits
 from phoenix_lsp.tools.bash_safety import check_command
 from phoenix_lsp.tools.inputs import BashInput, validate
 

@@ -24,8 +24,8 @@ from pathlib import Path
 
 import pytest
 
-from phoenix_lsp.sandbox import policy, spawn
-from phoenix_lsp.sandbox.policy import Limits
+from phoenix_lsp.sandbox import cgroups, spawn
+from phoenix_lsp.sandbox.limits import Limits
 from phoenix_lsp.tools.bash import BashContext, run_bash
 
 from .conftest import IS_ROOT, Runner, needs_sandbox, pid_alive, py, run_while_watching
@@ -333,7 +333,7 @@ async def test_the_launcher_cannot_be_starved_by_its_command(restricted: Runner)
 @pytest.mark.req("REQ-BASH-018", "REQ-BASH-025")
 @pytest.mark.parametrize("signum", [signal.SIGKILL, signal.SIGSTOP])
 async def test_the_tree_is_stopped_even_when_the_launcher_is_gone(workspace: Path, signum: int) -> None:
-    if policy.pids_cgroup_parent() is None and policy.memory_cgroup_parent() is None:
+    if cgroups.pids_cgroup_parent() is None and cgroups.memory_cgroup_parent() is None:
         pytest.skip("needs a cgroup: without one the result says processes may survive (tested below)")
     # setsid'd children and a double-forked one leave the launcher's process group; all hold the output pipe
     req = spawn.SpawnRequest(("bash", "-c", "setsid sleep 300 & sleep 300 & "
@@ -452,12 +452,12 @@ def _shmem_kb() -> int:
 def memory_limit(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> str:
     """The ways shared memory is bounded: a memory cgroup; none at all (memfd_create refused); a cgroup
     the launcher fails to make at run time (the fallback filter refuses memfd_create)."""
-    if request.param == "cgroup" and policy.memory_cgroup_parent() is None:
+    if request.param == "cgroup" and cgroups.memory_cgroup_parent() is None:
         pytest.skip("no memory cgroup can be created here")
     if request.param == "no-cgroup":
-        monkeypatch.setattr(policy, "memory_cgroup_parent", lambda: None)
+        monkeypatch.setattr(cgroups, "memory_cgroup_parent", lambda: None)
     if request.param == "unusable-cgroup":
-        monkeypatch.setattr(policy, "memory_cgroup_parent", lambda: tmp_path / "no-such-cgroup")
+        monkeypatch.setattr(cgroups, "memory_cgroup_parent", lambda: tmp_path / "no-such-cgroup")
     return str(request.param)
 
 
