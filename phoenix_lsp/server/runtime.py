@@ -601,13 +601,13 @@ class Runtime:
             case ApprovalResolved() | UpgradeResolved():
                 self.hub.sink.withdraw(self, effect.tool_use_id)
             case StatusChanged(status="finished"):
-                from ..sandbox.spawn import end_conversation_jobs
+                from ..sandbox.background import end_conversation_jobs
 
                 end_conversation_jobs(self.id)  # its background jobs and their logs end with it
                 if self.hub.config.agent is not None:
                     self.hub.config.agent.forget(self.id)  # and its artifacts
             case ModeChanged(previous=Mode.RESTRICTED, mode=mode) if mode is not Mode.RESTRICTED:
-                from ..sandbox.spawn import end_restricted_jobs
+                from ..sandbox.background import end_restricted_jobs
 
                 end_restricted_jobs(self.id)  # no lock or lease of the read-only phase outlives it
 

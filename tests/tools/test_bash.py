@@ -85,10 +85,10 @@ async def test_background_cap_per_conversation(tmp_path: Path) -> None:
                                replace(ctx, conversation_id="another"))
         assert other.outcome == "background"
     finally:
-        from phoenix_lsp.sandbox import spawn
+        from phoenix_lsp.sandbox import background
 
-        spawn.kill_background_jobs("cap")
-        spawn.kill_background_jobs("another")
+        background.kill_background_jobs("cap")
+        background.kill_background_jobs("another")
 
 
 @pytest.mark.req("REQ-BASH-004")
