@@ -36,8 +36,8 @@ from pydantic import ValidationError
 from pygls.exceptions import JsonRpcException
 from pygls.lsp.client import LanguageClient
 
-from ..core.state import RESTING_KINDS
 from ..protocol import events as ev
+from ..protocol.catch_up import EventSeq
 from ..protocol.converter import plain_converter
 from ..protocol.results import (
     CancelResult,
@@ -48,15 +48,12 @@ from ..protocol.results import (
     SetModelResult,
     SetStyleResult,
 )
+from ..protocol.statuses import RESTING, StatusKind
 from ..protocol.views import PendingApproval, TokenUsage
 from ..safe_text import terminal_safe
 from .workspace_edit import EditError, plan_workspace_edit, write_plan
 
 __all__ = ["NO_API_KEY", "Chat", "Screen", "main"]
-
-#: Statuses in which the conversation waits for the user (the turn is over).
-RESTING = RESTING_KINDS
-
 
 def group_by_provider(models: list[Any]) -> list[tuple[str, list[Any]]]:
     """The listed models under their providers, in the order the server listed them (Anthropic's first)."""
@@ -324,11 +321,11 @@ class Chat:
         self.ui: asyncio.Queue[Item] = asyncio.Queue()
         self.typeahead: deque[str] = deque()
         self.conversation_id = ""
-        self.status = "idle"
+        self.status: StatusKind = "idle"
         self.mode = ""
         self.questions: list[Question] = []
         self.tool_names: dict[str, str] = {}
-        self.last_seq = 0
+        self.seq = EventSeq()  # the catch-up rule (REQ-PROTO-007)
         self.cancel_sent = False
         #: the status turned to ``error``; its ``error`` event (sent just after) is shown before the prompt
         self.error_pending = False
@@ -793,9 +790,9 @@ class Chat:
         if cid != self.conversation_id:
             self._agent_event(event)
             return
-        if self.last_seq and event.seq > self.last_seq + 1:
-            self._spawn(self.catch_up(self.last_seq))  # a gap: restore the view (REQ-PROTO-007)
-        self.last_seq = max(self.last_seq, event.seq)
+        missed = self.seq.arrive(event.seq)
+        if missed is not None:
+            self._spawn(self.catch_up(missed))  # a gap: restore the view (REQ-PROTO-007)
         screen = self.screen
         match event:
             case ev.TextDelta():
@@ -872,7 +869,7 @@ class Chat:
             case _:
                 pass  # message, usage, diff: the deltas, the diff shown at applyEdit and the status cover them
 
-    def _set_status(self, status: str) -> None:
+    def _set_status(self, status: StatusKind) -> None:
         previous, self.status = self.status, status
         if status in RESTING and previous not in RESTING:
             self.screen.close_prompt()  # an open question's prompt: the turn ended without the answer
