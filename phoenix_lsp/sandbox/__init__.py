@@ -2,8 +2,9 @@
 
 `probe()` says, once per process, what this kernel can enforce. What a restricted command is allowed is
 decided in `launch_options.py` (from `landlock.py`, `seccomp.py`, `limits.py`, `cgroups.py`, `denylist.py`
-and `private_tmp.py`), the process handling (launcher, output capture, timeout, cancel, background jobs) in
-`spawn.py`, the mechanism in `helper.c` (compiled at first use) or `launcher.py` (its pure-Python fallback).
+and `private_tmp.py`); running one command (timeout, cancel) in `spawn.py`, with `watch.py` (the launcher seen from
+the event loop), `outcome.py` (what it reports), `scratch.py` and `backstop.py`; background jobs in
+`background.py`; the mechanism in `helper.c` (compiled at first use) or `launcher.py` (its pure-Python fallback).
 """
 
 from __future__ import annotations
