@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from phoenix_lsp.client.terminal import Screen
+from phoenix_lsp.client.screen import Screen
 from phoenix_lsp.safe_text import terminal_safe
 
 pytestmark = pytest.mark.req("REQ-SEC-004")

@@ -40,8 +40,11 @@ from typing import Any
 from pydantic import ValidationError
 
 from .. import safe_json
-from ..sandbox import policy, spawn
-from ..sandbox.policy import Limits
+from ..sandbox import landlock, spawn
+from ..sandbox.limits import Limits
+from ..sandbox.outcome import OutputCapture, RunResult, parse_status
+from ..sandbox.scratch import remove_tree
+from ..sandbox.watch import TERMINATE_GRACE_S
 from . import static_check
 from .contracts import AgentError, ErrorCode, ErrorKind, ExecutionUnit, Metrics, ResultEnvelope, ToolFailure
 from .engine_types import HostFunction, SandboxHealth
@@ -95,7 +98,7 @@ class MontyEngine:
             binary = find_monty_binary()
         except (ImportError, FileNotFoundError) as exc:
             return SandboxHealth(engine=self.name, ok=False, detail=f"pydantic-monty is not usable: {exc}")
-        if self._restricted and policy.landlock_abi() is None:
+        if self._restricted and landlock.landlock_abi() is None:
             return SandboxHealth(engine=self.name, ok=False, detail="the Restricted sandbox (Landlock) is not "
                                  "available on this system; the engine does not run scripts unsandboxed")
         return SandboxHealth(engine=self.name, ok=True,
@@ -163,7 +166,7 @@ class MontyEngine:
                 _stop(launcher)
             if replies >= 0:
                 os.close(replies)
-            spawn.remove_tree(scratch)
+            remove_tree(scratch)
 
     def _converse(self, unit: ExecutionUnit, launcher: subprocess.Popen[bytes], replies: int) -> ResultEnvelope:
         assert launcher.stdout is not None
@@ -332,11 +335,11 @@ def _ended(launcher: subprocess.Popen[bytes], calls: int) -> ResultEnvelope:
     """The worker closed its output without an envelope: killed by an rlimit, or crashed."""
     assert launcher.stderr is not None
     with contextlib.suppress(subprocess.TimeoutExpired):
-        launcher.wait(spawn.TERMINATE_GRACE_S)
-    status = spawn.RunResult(capture=spawn.OutputCapture())
+        launcher.wait(TERMINATE_GRACE_S)
+    status = RunResult(capture=OutputCapture())
     with contextlib.suppress(OSError, ValueError):
         os.set_blocking(launcher.stderr.fileno(), False)
-        spawn._parse_status((launcher.stderr.read() or b"").decode("utf-8", "replace"), status)
+        parse_status((launcher.stderr.read() or b"").decode("utf-8", "replace"), status)
     metrics = Metrics(tool_calls=calls)
     if status.memory_limit_hits:  # before the signal: the memory cgroup's OOM kill is a SIGKILL too
         return ResultEnvelope.failure(ErrorKind.BUDGET, ErrorCode.MEM_LIMIT, "the worker hit its memory limit",
@@ -359,7 +362,7 @@ def _stop(launcher: subprocess.Popen[bytes]) -> None:
         with contextlib.suppress(ProcessLookupError):
             launcher.send_signal(signal.SIGTERM)
         try:
-            launcher.wait(spawn.TERMINATE_GRACE_S)
+            launcher.wait(TERMINATE_GRACE_S)
         except subprocess.TimeoutExpired:
             launcher.kill()
             launcher.wait()

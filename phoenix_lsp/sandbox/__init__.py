@@ -1,8 +1,10 @@
 """The kernel sandbox of Restricted mode (REQ-BASH-008, REQ-BASH-009, REQ-BED-014).
 
-`probe()` says, once per process, what this kernel can enforce. The policy lives in `policy.py`, the
-process handling (launcher, output capture, timeout, cancel, background jobs) in `spawn.py`, the
-mechanism in `helper.c` (compiled at first use) or `launcher.py` (its pure-Python fallback).
+`probe()` says, once per process, what this kernel can enforce. What a restricted command is allowed is
+decided in `launch_options.py` (from `landlock.py`, `seccomp.py`, `limits.py`, `cgroups.py`, `denylist.py`
+and `private_tmp.py`); running one command (timeout, cancel) in `spawn.py`, with `watch.py` (the launcher seen from
+the event loop), `outcome.py` (what it reports), `scratch.py` and `backstop.py`; background jobs in
+`background.py`; the mechanism in `helper.c` (compiled at first use) or `launcher.py` (its pure-Python fallback).
 """
 
 from __future__ import annotations
@@ -12,8 +14,8 @@ import logging
 import platform
 from dataclasses import dataclass
 
-from phoenix_lsp.sandbox import policy
-from phoenix_lsp.sandbox.policy import Limits
+from phoenix_lsp.sandbox import landlock, protections, seccomp
+from phoenix_lsp.sandbox.limits import Limits
 
 __all__ = ["Limits", "SandboxSupport", "probe", "unavailable_message"]
 
@@ -53,21 +55,22 @@ def probe() -> SandboxSupport:
     if platform.system() != "Linux":
         reason = (f"Landlock is a Linux feature and this is {platform.system()}. Run phoenix-lsp on Linux "
                   ">= 5.13 (6.12+ for every protection) to get Restricted mode.")
-        support = SandboxSupport(False, None, False, policy.missing_protections(None, False), reason)
+        support = SandboxSupport(False, None, False, protections.missing_protections(None, False), reason)
     else:
-        abi = policy.landlock_abi()
-        seccomp = policy.seccomp_available() and policy.seccomp_supported_arch()
+        abi = landlock.landlock_abi()
+        has_seccomp = seccomp.seccomp_available() and seccomp.seccomp_supported_arch()
         if abi is None:
             reason = (f"this kernel ({platform.release()}) does not offer Landlock. It needs Linux >= 5.13 "
                       "built with CONFIG_SECURITY_LANDLOCK and 'landlock' in the lsm= boot parameter "
                       "(6.7+ for network rules, 6.12+ for scoping).")
-            support = SandboxSupport(False, None, seccomp, policy.missing_protections(None, seccomp), reason)
+            support = SandboxSupport(False, None, has_seccomp, protections.missing_protections(None, has_seccomp),
+                                     reason)
         else:
-            missing = list(policy.missing_protections(abi, seccomp))
-            if policy.seccomp_available() and not policy.seccomp_supported_arch():
+            missing = list(protections.missing_protections(abi, has_seccomp))
+            if seccomp.seccomp_available() and not seccomp.seccomp_supported_arch():
                 missing.append(f"no seccomp policy for the {platform.machine()} architecture")
-            support = SandboxSupport(True, abi, seccomp, tuple(missing), None,
-                                     tuple(policy.active_protections(abi, seccomp)))
+            support = SandboxSupport(True, abi, has_seccomp, tuple(missing), None,
+                                     tuple(protections.active_protections(abi, has_seccomp)))
     text = support.warning()
     if text:
         log.warning("%s", text)

@@ -11,7 +11,7 @@ import shlex
 import tempfile
 from pathlib import Path
 
-from phoenix_lsp.sandbox import build, denylist, policy, probe, spawn
+from phoenix_lsp.sandbox import build, denylist, private_tmp, probe, protections, spawn
 
 
 def _self_test() -> str:
@@ -50,8 +50,8 @@ def doctor_lines(self_test: bool = True) -> list[str]:
     else:
         lines.append(f"launcher: Python launcher ({launch.note})")
     lines += [f"active: {text}" for text in support.active]
-    lines.append(f"active: {policy.process_limit_protection()}")
-    lines.append(f"active: {policy.memory_limit_protection()}")
+    lines.append(f"active: {protections.process_limit_protection()}")
+    lines.append(f"active: {protections.memory_limit_protection()}")
     denied = denylist.deny_read_paths(denylist.variable_entries())
     lines.append(f"active: deny-read (Landlock): {len(denied)} paths a restricted command cannot read, "
                  f"extend with {denylist.DENY_READ_ENV} or the denyRead option:")
@@ -59,7 +59,7 @@ def doctor_lines(self_test: bool = True) -> list[str]:
     lines.append("active: devices: only " + ", ".join(denylist.ALLOWED_DEVICES) + " (and the command's own "
                  "/dev/fd, /dev/stdin, /dev/stdout, /dev/stderr)")
     missing = list(support.missing)
-    no_private_tmp = policy.private_tmp()  # REQ-BASH-027
+    no_private_tmp = private_tmp.private_tmp()  # REQ-BASH-027
     if no_private_tmp is None:
         lines.append("active: private /tmp: each command has its own mount namespace whose /tmp is empty but for "
                      "its scratch directory (and the top folder of a working directory under /tmp): other "

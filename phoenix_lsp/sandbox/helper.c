@@ -1,8 +1,8 @@
 /*
  * phoenix-lsp sandbox helper: the mechanism half of the kernel sandbox.
  *
- * The policy (which Landlock rights, which seccomp filter, which rlimits) is computed in Python
- * (phoenix_lsp/sandbox/policy.py) and handed to this program on its command line; this program only
+ * What to enforce (which Landlock rights, which seccomp filter, which rlimits) is computed in Python
+ * (phoenix_lsp/sandbox/launch_options.py) and handed to this program on its command line; this program only
  * applies it, which keeps the security decisions in one reviewed, tested place and keeps this file small.
  *
  * Why a compiled helper: the server is a multi-threaded asyncio process, so it cannot restrict a forked
@@ -181,7 +181,7 @@ static void parse_filter(const char *hex, struct p_sock_filter **out, unsigned s
         if (hi < 0 || lo < 0) usage_fail("bad seccomp program hex");
         bytes[i] = (unsigned char)(hi << 4 | lo);
     }
-    /* Raw struct sock_filter bytes in native byte order, produced by policy.py for this machine. */
+    /* Raw struct sock_filter bytes in native byte order, produced by seccomp.py for this machine. */
     *out = (struct p_sock_filter *)bytes;
     *out_len = (unsigned short)count;
 }

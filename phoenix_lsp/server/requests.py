@@ -94,10 +94,10 @@ def _warm_up() -> None:
     import importlib
 
     importlib.import_module("anthropic")
-    from ..sandbox import policy
+    from ..sandbox import cgroups
 
-    policy.pids_cgroup_parent()  # the one-time cgroup probes of the first restricted command
-    policy.memory_cgroup_parent()
+    cgroups.pids_cgroup_parent()  # the one-time cgroup probes of the first restricted command
+    cgroups.memory_cgroup_parent()
 
 
 def warm_sdk() -> None:

@@ -1,7 +1,7 @@
 """The bash tool (REQ-BASH-001..014): one shell command per call, sandboxed while Restricted.
 
 Stateless (REQ-BASH-010): everything a call needs arrives in its `BashContext`. The only process-wide
-state is the registry of live background jobs in `phoenix_lsp.sandbox.spawn` (so the server can cap and
+state is the registry of live background jobs in `phoenix_lsp.sandbox.background` (so the server can cap and
 kill them), keyed by conversation id.
 """
 
@@ -20,7 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from phoenix_lsp.sandbox import SandboxSupport, probe, spawn, unavailable_message
-from phoenix_lsp.sandbox.policy import Limits
+from phoenix_lsp.sandbox.background import background_jobs, background_log_dir, start_background
+from phoenix_lsp.sandbox.limits import Limits
+from phoenix_lsp.sandbox.outcome import RunResult, SetupFailure
 from phoenix_lsp.tools.bash_safety import check_command
 from phoenix_lsp.tools.inputs import BashInput, validate
 
@@ -146,7 +148,7 @@ def _signal_name(num: int) -> str:
         return f"signal {num}"
 
 
-def _format(result: spawn.RunResult, ctx: BashContext, run: str, timeout: float) -> BashResult:
+def _format(result: RunResult, ctx: BashContext, run: str, timeout: float) -> BashResult:
     head, omitted, tail = result.capture.parts()
     text = head.decode("utf-8", "replace")
     if omitted:
@@ -204,7 +206,7 @@ def _format(result: spawn.RunResult, ctx: BashContext, run: str, timeout: float)
                       result.pid, result.pid, None, bool(omitted), result.duration_s)
 
 
-def _setup_failed(failure: spawn.SetupFailure, ctx: BashContext) -> BashResult:
+def _setup_failed(failure: SetupFailure, ctx: BashContext) -> BashResult:
     if failure.stage == "chdir":
         msg = (f"[phoenix-lsp: system error: the command did not run: the working directory "
                f"{ctx.working_directory} is not usable ({failure.describe()}). Check that it exists.]")
@@ -229,17 +231,17 @@ def _request(command: str, ctx: BashContext, support: SandboxSupport,
 
 
 async def _background(command: str, ctx: BashContext, support: SandboxSupport) -> BashResult:
-    live = spawn.background_jobs(ctx.conversation_id)
+    live = background_jobs(ctx.conversation_id)
     if len(live) >= ctx.background_limit:
         listing = "; ".join(f"PID {j.pid} `{j.command[:60]}` -> {j.output_path}" for j in live)
         return _error(f"[phoenix-lsp: refused: this conversation already has {len(live)} background commands "
                       f"running (limit {ctx.background_limit}): {listing}. Wait for one to finish or stop "
                       "one first.]", "bash.background_limit", "refused", ctx.restricted)
-    directory = spawn.background_log_dir(ctx.background_dir or _default_background_dir(), ctx.conversation_id)
+    directory = background_log_dir(ctx.background_dir or _default_background_dir(), ctx.conversation_id)
     path = directory / f"bash-{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(4)}.log"
-    started = await spawn.start_background(_request(command, ctx, support, background=True), path, command,
+    started = await start_background(_request(command, ctx, support, background=True), path, command,
                                            ctx.conversation_id)
-    if isinstance(started, spawn.SetupFailure):
+    if isinstance(started, SetupFailure):
         return _setup_failed(started, ctx)
     stop = ("it cannot be signalled from another sandboxed command; it ends by itself or when the "
             "server shuts down" if ctx.restricted else f"stop it with `kill -TERM -- -{started.pgid}`")

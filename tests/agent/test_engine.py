@@ -14,7 +14,7 @@ import pytest
 from phoenix_lsp.agent.contracts import Budgets, ErrorKind, ExecutionUnit, ResultEnvelope
 from phoenix_lsp.agent.engine import SandboxEngine
 from phoenix_lsp.agent.monty_engine import MontyEngine
-from phoenix_lsp.sandbox import policy
+from phoenix_lsp.sandbox import seccomp
 
 from .conftest import Recorder, needs_sandbox
 
@@ -217,7 +217,7 @@ def test_the_worker_runs_in_the_restricted_sandbox_without_the_servers_environme
     envelope = MontyEngine({"inspect": inspect}).execute(ExecutionUnit(code="inspect()", allowed_tools=("inspect",)))
     assert envelope.ok and envelope.result is True, envelope.error
     assert seen["status"]["NoNewPrivs"].strip() == "1"
-    if policy.seccomp_available() and policy.seccomp_supported_arch():
+    if seccomp.seccomp_available() and seccomp.seccomp_supported_arch():
         assert seen["status"]["Seccomp"].strip() == "2"
     assert seen["status"]["CapEff"].strip() == "0000000000000000"
     assert b"sk-test" not in seen["environ"] and b"PHOENIX_SOMETHING" not in seen["environ"]

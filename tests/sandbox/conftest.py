@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from phoenix_lsp.sandbox import build, probe
-from phoenix_lsp.sandbox.policy import Limits
+from phoenix_lsp.sandbox.limits import Limits
 from phoenix_lsp.tools.bash import BashContext, BashResult, run_bash
 from tests.waiting import watching
 

@@ -23,8 +23,8 @@ from pathlib import Path
 
 import pytest
 
-from phoenix_lsp.sandbox import policy, spawn
-from phoenix_lsp.sandbox.policy import Limits
+from phoenix_lsp.sandbox import cgroups, spawn
+from phoenix_lsp.sandbox.limits import Limits
 
 from .conftest import IS_ROOT, PY, Runner, needs_root, needs_sandbox, pid_alive, py, run_while_watching
 
@@ -564,21 +564,21 @@ async def test_file_capabilities_grant_nothing(restricted: Runner, tmp_path: Pat
 def process_limit(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> str:
     """The ways the task limit is kept: a pids cgroup (a kernel rule); the launcher's watchdog alone; and
     a cgroup the launcher fails to create at run time, where it falls back to the watchdog."""
-    if request.param == "cgroup" and policy.pids_cgroup_parent() is None:
+    if request.param == "cgroup" and cgroups.pids_cgroup_parent() is None:
         pytest.skip("no pids cgroup can be created here (needs a writable cgroup with the pids controller)")
     if request.param == "watchdog":
-        monkeypatch.setattr(policy, "pids_cgroup_parent", lambda: None)
+        monkeypatch.setattr(cgroups, "pids_cgroup_parent", lambda: None)
     if request.param == "unusable-cgroup":
-        monkeypatch.setattr(policy, "pids_cgroup_parent", lambda: tmp_path / "no-such-cgroup")
+        monkeypatch.setattr(cgroups, "pids_cgroup_parent", lambda: tmp_path / "no-such-cgroup")
     return str(request.param)
 
 
-_real_cgroup_parent = policy.pids_cgroup_parent  # the fixture may replace the module's function
+_real_cgroup_parent = cgroups.pids_cgroup_parent  # the fixture may replace the module's function
 
 
 def _phoenix_cgroups() -> set[str]:
     parent = _real_cgroup_parent()
-    return {p.name for p in parent.iterdir() if p.name.startswith(policy.CGROUP_PREFIX)} if parent else set()
+    return {p.name for p in parent.iterdir() if p.name.startswith(cgroups.CGROUP_PREFIX)} if parent else set()
 
 
 async def test_fork_bomb_is_stopped(restricted: Runner, process_limit: str, caplog: pytest.LogCaptureFixture) -> None:
@@ -603,7 +603,7 @@ async def test_fork_bomb_is_stopped(restricted: Runner, process_limit: str, capl
     assert peak[0] < baseline + (100 if process_limit == "cgroup" else 2000)
     # the command's cgroup went with it (one of a launcher still running belongs to a parallel test)
     left = {n for n in _phoenix_cgroups() - before
-            if not Path(f"/proc/{n.removeprefix(policy.CGROUP_PREFIX).split('-')[0]}").exists()}
+            if not Path(f"/proc/{n.removeprefix(cgroups.CGROUP_PREFIX).split('-')[0]}").exists()}
     assert not left
     assert ("no pids cgroup for this command" in caplog.text) == (process_limit == "unusable-cgroup")
 
@@ -612,7 +612,7 @@ async def test_fork_bomb_is_stopped(restricted: Runner, process_limit: str, capl
 async def test_task_limit_is_a_kernel_rule_with_a_pids_cgroup(restricted: Runner) -> None:
     """With a pids cgroup the kernel itself refuses the fork past the limit (EAGAIN), also for root; the
     watchdog alone can only kill the tree after it grew."""
-    if policy.pids_cgroup_parent() is None:
+    if cgroups.pids_cgroup_parent() is None:
         pytest.skip("no pids cgroup can be created here (needs a writable cgroup with the pids controller)")
     code = ("import os, sys, time\n"
             "n = 0\n"

@@ -24,8 +24,9 @@ from pathlib import Path
 
 import pytest
 
-from phoenix_lsp.sandbox import policy, spawn
-from phoenix_lsp.sandbox.policy import Limits
+from phoenix_lsp.sandbox import background, cgroups, outcome, spawn, watch
+from phoenix_lsp.sandbox.limits import Limits
+from phoenix_lsp.sandbox.scratch import remove_tree
 from phoenix_lsp.tools.bash import BashContext, run_bash
 
 from .conftest import IS_ROOT, Runner, needs_sandbox, pid_alive, py, run_while_watching
@@ -244,7 +245,7 @@ async def test_leaving_restricted_ends_the_jobs_and_their_locks(workspace: Path,
                               "run": "background"}, ctx)
     assert started.outcome == "background", started.output
     assert await _wait_until(lambda: not _lock_free(target, "flock"), 10)
-    assert spawn.end_restricted_jobs("c-leave") == 1  # what the server does on the mode change
+    assert background.end_restricted_jobs("c-leave") == 1  # what the server does on the mode change
     assert _lock_free(target, "flock") and not pid_alive(started.pid or 0)
 
 
@@ -271,7 +272,7 @@ async def test_a_job_cannot_lock_the_servers_database(workspace: Path, tmp_path:
         log = Path(started.output_file or "").read_text()
         assert log.count("Permission denied") == 3, log
     finally:
-        spawn.end_conversation_jobs("c-db")
+        background.end_conversation_jobs("c-db")
         server_db.close()
 
 
@@ -333,7 +334,7 @@ async def test_the_launcher_cannot_be_starved_by_its_command(restricted: Runner)
 @pytest.mark.req("REQ-BASH-018", "REQ-BASH-025")
 @pytest.mark.parametrize("signum", [signal.SIGKILL, signal.SIGSTOP])
 async def test_the_tree_is_stopped_even_when_the_launcher_is_gone(workspace: Path, signum: int) -> None:
-    if policy.pids_cgroup_parent() is None and policy.memory_cgroup_parent() is None:
+    if cgroups.pids_cgroup_parent() is None and cgroups.memory_cgroup_parent() is None:
         pytest.skip("needs a cgroup: without one the result says processes may survive (tested below)")
     # setsid'd children and a double-forked one leave the launcher's process group; all hold the output pipe
     req = spawn.SpawnRequest(("bash", "-c", "setsid sleep 300 & sleep 300 & "
@@ -356,7 +357,7 @@ async def test_orphans_holding_the_output_die_with_a_killed_launcher_without_cgr
     assert not [p for p in tree if pid_alive(p)]
 
 
-async def _kill_the_launcher_mid_run(req: spawn.SpawnRequest, signum: int) -> tuple[spawn.RunResult, list[int]]:
+async def _kill_the_launcher_mid_run(req: spawn.SpawnRequest, signum: int) -> tuple[outcome.RunResult, list[int]]:
     """Start `req`, wait until its tree is up, kill or stop its launcher; the run must still end, quickly
     for a killed launcher, after the timeout and the terminate grace for a stopped one."""
     before = set(_children(os.getpid()))  # this worker's other children (an MCP server of another module...)
@@ -377,7 +378,7 @@ async def _kill_the_launcher_mid_run(req: spawn.SpawnRequest, signum: int) -> tu
     try:
         result = await asyncio.wait_for(task, 30)
         took = time.monotonic() - started
-        assert took < (3 if signum == signal.SIGKILL else 6 + spawn.TERMINATE_GRACE_S + 3), took
+        assert took < (3 if signum == signal.SIGKILL else 6 + watch.TERMINATE_GRACE_S + 3), took
         await asyncio.sleep(0.1)
         return result, tree
     finally:
@@ -452,12 +453,12 @@ def _shmem_kb() -> int:
 def memory_limit(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> str:
     """The ways shared memory is bounded: a memory cgroup; none at all (memfd_create refused); a cgroup
     the launcher fails to make at run time (the fallback filter refuses memfd_create)."""
-    if request.param == "cgroup" and policy.memory_cgroup_parent() is None:
+    if request.param == "cgroup" and cgroups.memory_cgroup_parent() is None:
         pytest.skip("no memory cgroup can be created here")
     if request.param == "no-cgroup":
-        monkeypatch.setattr(policy, "memory_cgroup_parent", lambda: None)
+        monkeypatch.setattr(cgroups, "memory_cgroup_parent", lambda: None)
     if request.param == "unusable-cgroup":
-        monkeypatch.setattr(policy, "memory_cgroup_parent", lambda: tmp_path / "no-such-cgroup")
+        monkeypatch.setattr(cgroups, "memory_cgroup_parent", lambda: tmp_path / "no-such-cgroup")
     return str(request.param)
 
 
@@ -597,7 +598,7 @@ def test_remove_tree_without_privileges(tmp_path: Path) -> None:
             (top / "none").mkdir()
             (top / "none" / "g").write_text("y")
             (top / "none").chmod(0)
-            code = 0 if spawn.remove_tree(top) else 2
+            code = 0 if remove_tree(top) else 2
         finally:
             os._exit(code)
     _, status = os.waitpid(pid, 0)
@@ -605,7 +606,7 @@ def test_remove_tree_without_privileges(tmp_path: Path) -> None:
         assert os.WEXITSTATUS(status) == 0 and not top.exists()
     finally:
         if top.exists():
-            spawn.remove_tree(top)
+            remove_tree(top)
 
 
 @pytest.mark.req("REQ-BASH-024", "REQ-BASH-023")
@@ -616,15 +617,15 @@ async def test_background_logs_end_with_the_conversation(workspace: Path, tmp_pa
     log = Path(job.output_file or "")
     assert log.parent == tmp_path / "bg" / str(os.getpid()) / "c-logs"
     assert await _wait_until(lambda: "hello" in log.read_text(), 10)
-    assert spawn.end_conversation_jobs("c-logs") == 1
+    assert background.end_conversation_jobs("c-logs") == 1
     assert not pid_alive(job.pid or 0) and not log.parent.exists()
     stale = tmp_path / "bg" / "999999999"  # a server process that crashed
     stale.mkdir()
     (stale / "old.log").write_text("old")
     os.rmdir(tmp_path / "bg" / str(os.getpid()))
-    spawn.background_log_dir(tmp_path / "bg", "again")
+    background.background_log_dir(tmp_path / "bg", "again")
     assert not stale.exists()
-    spawn.remove_background_logs()
+    background.remove_background_logs()
 
 
 # ---------------------------------------------------------------------------------------------- env

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from phoenix_lsp.sandbox import spawn
+from phoenix_lsp.sandbox import background
 from phoenix_lsp.tools.bash import BashContext, run_bash
 from tests.waiting import eventually, exited
 
@@ -160,7 +160,7 @@ async def test_background_jobs_are_killed_at_shutdown(tmp_path: Path) -> None:
     await eventually(lambda: out.read_text().strip(), "the detached command printed its orphan's pid", 2)
     orphan = int(out.read_text().split()[0])
     assert pid_alive(orphan) and pid_alive(res.pid)
-    assert spawn.kill_background_jobs("c-shutdown") == 1
+    assert background.kill_background_jobs("c-shutdown") == 1
     assert not pid_alive(orphan) and not pid_alive(res.pid)
     await eventually(lambda: "finished" in out.read_text(), "the launcher recorded the end", 2)
     assert "background command finished" in out.read_text()

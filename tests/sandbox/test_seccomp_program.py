@@ -8,7 +8,7 @@ import struct
 
 import pytest
 
-from phoenix_lsp.sandbox import policy
+from phoenix_lsp.sandbox import seccomp
 
 ALLOW, KILL = 0x7FFF0000, 0x80000000
 EPERM, ENOSYS, EOPNOTSUPP = (0x00050000 | e for e in (errno.EPERM, errno.ENOSYS, errno.EOPNOTSUPP))
@@ -26,7 +26,7 @@ def execute(program: bytes, nr: int, args: tuple[int, ...] = (), arch: int | Non
     instructions seccomp accepts (loads of struct seccomp_data, ALU and, conditional and unconditional forward
     jumps, returns)."""
     words = [0] * 16  # struct seccomp_data: nr, arch, ip (2 words), args (6 x 2 words)
-    words[0], words[1] = nr, policy._AUDIT_ARCH[machine] if arch is None else arch
+    words[0], words[1] = nr, seccomp._AUDIT_ARCH[machine] if arch is None else arch
     for i, value in enumerate(args):
         words[4 + 2 * i], words[5 + 2 * i] = value & 0xFFFFFFFF, value >> 32
     ins = [struct.unpack_from("=HBBI", program, i) for i in range(0, len(program), 8)]
@@ -53,25 +53,25 @@ def execute(program: bytes, nr: int, args: tuple[int, ...] = (), arch: int | Non
 def expected(name: str | None, args: tuple[int, ...], deny_memfd: bool) -> int:
     """The policy (specs/bash.md REQ-BASH-008, issue 12), stated independently of the program."""
     a = [*args, 0, 0, 0, 0, 0, 0]
-    denied = {n for names in policy.DENIED_SYSCALLS.values() for n in names}
+    denied = {n for names in seccomp.DENIED_SYSCALLS.values() for n in names}
     if name in denied or (deny_memfd and name == "memfd_create"):
         return EPERM
-    if name in ("clone3", *policy.SHARED_LIMIT_SYSCALLS):
+    if name in ("clone3", *seccomp.SHARED_LIMIT_SYSCALLS):
         return ENOSYS
     if name in ("socket", "socketpair"):
-        return ALLOW if (a[0] & 0xFFFFFFFF) == policy.AF_UNIX and (a[1] & 0xF) in (1, 5) else EPERM
+        return ALLOW if (a[0] & 0xFFFFFFFF) == seccomp.AF_UNIX and (a[1] & 0xF) in (1, 5) else EPERM
     if name == "ioctl":
-        return EPERM if (a[1] & 0xFFFFFFFF) in (policy.TIOCSTI, policy.TIOCLINUX, *policy.METADATA_IOCTLS) else ALLOW
+        return EPERM if (a[1] & 0xFFFFFFFF) in (seccomp.TIOCSTI, seccomp.TIOCLINUX, *seccomp.METADATA_IOCTLS) else ALLOW
     if name == "fcntl":
-        return EPERM if (a[1] & 0xFFFFFFFF) == policy.F_SETLEASE else ALLOW
+        return EPERM if (a[1] & 0xFFFFFFFF) == seccomp.F_SETLEASE else ALLOW
     if name == "clone":
-        return EPERM if a[0] & policy.CLONE_NAMESPACE_FLAGS else ALLOW
+        return EPERM if a[0] & seccomp.CLONE_NAMESPACE_FLAGS else ALLOW
     if name == "prlimit64":
         return ALLOW if a[0] == 0 else EPERM
     if name in ("setpriority", "ioprio_set"):
-        which = policy.PRIO_PROCESS if name == "setpriority" else policy.IOPRIO_WHO_PROCESS
+        which = seccomp.PRIO_PROCESS if name == "setpriority" else seccomp.IOPRIO_WHO_PROCESS
         return ALLOW if (a[0] & 0xFFFFFFFF) == which and (a[1] & 0xFFFFFFFF) == 0 else EPERM
-    if name in policy.SELF_ONLY_BY_PID:
+    if name in seccomp.SELF_ONLY_BY_PID:
         return ALLOW if (a[0] & 0xFFFFFFFF) == 0 else EPERM
     if name == "fallocate":
         return ALLOW if (a[1] & 0xFFFFFFFF) == 0 else EOPNOTSUPP
@@ -79,17 +79,17 @@ def expected(name: str | None, args: tuple[int, ...], deny_memfd: bool) -> int:
 
 
 ARGS = [(), (1, 1), (1, 5), (1, 2), (2, 1), (1 | 1 << 32, 1), (0, 0), (0, 5), (5, 0), (1, 0), (1 << 32, 0),
-        (0, policy.TIOCSTI), (3, policy.TIOCSTI), (3, policy.TIOCSTI | 1 << 32), (3, policy.TIOCLINUX),
-        *((3, cmd) for cmd in policy.METADATA_IOCTLS), (3, policy.F_SETLEASE), (3, 1026), (0x11, 0),
-        (0x10000000, 0), (0x01200011, 0), (3, 1), (3, 3), (policy.PRIO_PROCESS, 7), (2, 0)]
+        (0, seccomp.TIOCSTI), (3, seccomp.TIOCSTI), (3, seccomp.TIOCSTI | 1 << 32), (3, seccomp.TIOCLINUX),
+        *((3, cmd) for cmd in seccomp.METADATA_IOCTLS), (3, seccomp.F_SETLEASE), (3, 1026), (0x11, 0),
+        (0x10000000, 0), (0x01200011, 0), (3, 1), (3, 3), (seccomp.PRIO_PROCESS, 7), (2, 0)]
 
 
 @pytest.mark.req("REQ-BASH-008")
 @pytest.mark.parametrize("machine", ["x86_64", "aarch64"])
 @pytest.mark.parametrize("deny_memfd", [False, True])
 def test_every_syscall_gets_the_policys_decision(machine: str, deny_memfd: bool) -> None:
-    program = policy.seccomp_program(machine, deny_memfd)
-    names = {nr: name for name, nr in policy._SYSCALLS[machine].items()}
+    program = seccomp.seccomp_program(machine, deny_memfd)
+    names = {nr: name for name, nr in seccomp._SYSCALLS[machine].items()}
     for nr in range(max(names) + 64):
         for args in ARGS if nr in names else [(), (1, 2)]:
             assert run(program, nr, args, machine=machine) == expected(names.get(nr), args, deny_memfd), (
@@ -105,8 +105,8 @@ def test_the_filter_is_small_enough_to_install_fast() -> None:
     number (its action cache is built by running the filter ~460 times): a linear chain of ~140
     comparisons cost ~0.2-0.4 ms per command. A binary search keeps every path short."""
     for machine in ("x86_64", "aarch64"):
-        program = policy.seccomp_program(machine)
-        names = {nr: name for name, nr in policy._SYSCALLS[machine].items()}
+        program = seccomp.seccomp_program(machine)
+        names = {nr: name for name, nr in seccomp._SYSCALLS[machine].items()}
         longest = max(execute(program, nr, machine=machine)[1] for nr in range(max(names) + 64))
         assert longest <= 32, longest  # 121 with the linear chain
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from phoenix_lsp.sandbox import SandboxSupport, policy, probe
+from phoenix_lsp.sandbox import SandboxSupport, cgroups, landlock, launch_options, limits, probe, protections, seccomp
 from phoenix_lsp.sandbox.cli import doctor_lines
 
 from .conftest import SUPPORT, needs_sandbox
@@ -24,7 +24,7 @@ def test_probe_reports_the_running_kernel() -> None:
     support = probe()
     assert support is probe()  # cached
     assert support.available == (support.landlock_abi is not None)
-    assert support.landlock_abi == policy.landlock_abi()
+    assert support.landlock_abi == landlock.landlock_abi()
     if support.available:
         assert support.reason is None and support.active
     else:
@@ -42,7 +42,7 @@ def test_probe_reports_the_running_kernel() -> None:
 ])
 def test_missing_protections_name_exactly_what_an_old_kernel_lacks(abi: int, seccomp: bool,
                                                                    expected: list[str]) -> None:
-    missing = " | ".join(policy.missing_protections(abi, seccomp))
+    missing = " | ".join(protections.missing_protections(abi, seccomp))
     for text in expected:
         assert text in missing
     if not expected:
@@ -51,22 +51,22 @@ def test_missing_protections_name_exactly_what_an_old_kernel_lacks(abi: int, sec
 
 @pytest.mark.req("REQ-BASH-009")
 def test_no_landlock_warning_explains_the_kernel_requirement() -> None:
-    support = SandboxSupport(False, None, True, policy.missing_protections(None, True),
+    support = SandboxSupport(False, None, True, protections.missing_protections(None, True),
                              "this kernel does not offer Landlock (test double)")
     assert "unavailable" in (support.warning() or "")
-    assert "5.13" in policy.missing_protections(None, True)[0]
+    assert "5.13" in protections.missing_protections(None, True)[0]
 
 
 @pytest.mark.req("REQ-BASH-008")
 def test_policy_handles_every_right_the_abi_knows() -> None:
-    assert policy.fs_rights(1) == (1 << 13) - 1
-    assert policy.fs_rights(3) & policy.FS_TRUNCATE and not policy.fs_rights(2) & policy.FS_TRUNCATE
-    assert policy.fs_rights(5) & policy.FS_IOCTL_DEV
-    args = policy.restricted_args(6, Path("/scratch"), policy.Limits(), with_seccomp=True)
-    assert args[args.index("-l") + 1] == f"{policy.fs_rights(6):x}:3:3"
+    assert landlock.fs_rights(1) == (1 << 13) - 1
+    assert landlock.fs_rights(3) & landlock.FS_TRUNCATE and not landlock.fs_rights(2) & landlock.FS_TRUNCATE
+    assert landlock.fs_rights(5) & landlock.FS_IOCTL_DEV
+    args = launch_options.restricted_args(6, Path("/scratch"), limits.Limits(), with_seccomp=True)
+    assert args[args.index("-l") + 1] == f"{landlock.fs_rights(6):x}:3:3"
     rules = [args[i + 1] for i, a in enumerate(args) if a == "-p"]
-    assert f"{policy.FS_READ_FILE | policy.FS_WRITE_FILE | policy.FS_TRUNCATE:x}:/dev/null" in rules
-    assert rules[-1] == f"{policy.fs_rights(6):x}:/scratch"
+    assert f"{landlock.FS_READ_FILE | landlock.FS_WRITE_FILE | landlock.FS_TRUNCATE:x}:/dev/null" in rules
+    assert rules[-1] == f"{landlock.fs_rights(6):x}:/scratch"
     assert "d:/" not in rules  # no blanket read grant on / (issue 12): siblings of denied paths instead
     grants = [args[i + 1].split(":", 1)[1] for i, a in enumerate(args) if a == "-P"]
     assert "/usr" in grants and "/dev" not in grants and "/" not in grants
@@ -76,7 +76,7 @@ def test_policy_handles_every_right_the_abi_knows() -> None:
 @pytest.mark.req("REQ-BASH-008")
 @pytest.mark.parametrize("machine", ["x86_64", "aarch64"])
 def test_seccomp_program_assembles_for_each_architecture(machine: str) -> None:
-    program = policy.seccomp_program(machine)
+    program = seccomp.seccomp_program(machine)
     assert len(program) % 8 == 0 and 50 < len(program) // 8 < 256
 
 
@@ -123,7 +123,7 @@ def test_doctor_lines_report_active_and_missing_protections() -> None:
         assert "Restricted mode: available" in text and "launcher:" in text
         assert any(line.startswith("active: seccomp") for line in lines) == SUPPORT.seccomp
         assert "self-test: ok" in text
-        kernel_rule = policy.pids_cgroup_parent() is not None
+        kernel_rule = cgroups.pids_cgroup_parent() is not None
         assert ("active: process limit enforced by the kernel" in text) == kernel_rule
         assert ("active: process limit enforced by a watchdog" in text) == (not kernel_rule)
     else:
@@ -137,7 +137,7 @@ def test_the_start_up_probe_leaves_the_cgroup_probe_for_later(monkeypatch: pytes
     def forbidden() -> None:
         raise AssertionError("the cgroup probe ran during the start-up probe")
 
-    monkeypatch.setattr(policy, "pids_cgroup_parent", forbidden)
+    monkeypatch.setattr(cgroups, "pids_cgroup_parent", forbidden)
     sandbox.probe.cache_clear()
     try:
         assert sandbox.probe().landlock_abi == SUPPORT.landlock_abi

@@ -125,10 +125,10 @@ async def test_the_real_tmp_is_not_reached_through_another_process_root(restrict
 
 @pytest.mark.req("REQ-BASH-027")
 def test_doctor_says_the_private_tmp_is_active() -> None:
-    from phoenix_lsp.sandbox import policy
+    from phoenix_lsp.sandbox import private_tmp
     from phoenix_lsp.sandbox.cli import doctor_lines
 
-    assert policy.private_tmp() is None, "this machine can make mount namespaces (the tests above rely on it)"
+    assert private_tmp.private_tmp() is None, "this machine can make mount namespaces (the tests above rely on it)"
     lines = doctor_lines(self_test=False)
     assert any(line.startswith("active: private /tmp") and "FIFOs" in line for line in lines)
     assert not any("no private /tmp" in line for line in lines)

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from phoenix_lsp.sandbox import SandboxSupport, policy, probe
+from phoenix_lsp.sandbox import SandboxSupport, landlock, probe, protections
 from phoenix_lsp.tools.bash import BashContext, run_bash
 from phoenix_lsp.tools.registry import REGISTRY
 from tests.waiting import eventually
@@ -85,10 +85,10 @@ async def test_background_cap_per_conversation(tmp_path: Path) -> None:
                                replace(ctx, conversation_id="another"))
         assert other.outcome == "background"
     finally:
-        from phoenix_lsp.sandbox import spawn
+        from phoenix_lsp.sandbox import background
 
-        spawn.kill_background_jobs("cap")
-        spawn.kill_background_jobs("another")
+        background.kill_background_jobs("cap")
+        background.kill_background_jobs("another")
 
 
 @pytest.mark.req("REQ-BASH-004")
@@ -154,8 +154,8 @@ async def test_exit_code_versus_system_error(tmp_path: Path, restricted: bool) -
 @needs_sandbox
 async def test_sandbox_setup_failure_is_a_system_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # Ask the real kernel for a Landlock right it does not know: landlock_create_ruleset fails (EINVAL).
-    real = policy.fs_rights
-    monkeypatch.setattr(policy, "fs_rights", lambda abi: real(abi) | (1 << 60))
+    real = landlock.fs_rights
+    monkeypatch.setattr(landlock, "fs_rights", lambda abi: real(abi) | (1 << 60))
     marker = tmp_path / "ran"
     res = await run_bash({"command": f"touch {marker}"}, ctx_for(tmp_path, True))
     assert res.outcome == "system_error" and res.error_id == "bash.sandbox_setup_failed"
@@ -177,7 +177,7 @@ async def test_kernel_errors_reach_the_model_unchanged_with_a_note(tmp_path: Pat
 
 @pytest.mark.req("REQ-BASH-009")
 async def test_restricted_without_landlock_is_an_error_explaining_the_kernel(tmp_path: Path) -> None:
-    degraded = SandboxSupport(False, None, True, policy.missing_protections(None, True),
+    degraded = SandboxSupport(False, None, True, protections.missing_protections(None, True),
                               "this kernel does not offer Landlock (test double)")
     marker = tmp_path / "ran"
     res = await run_bash({"command": f"touch {marker}"}, ctx_for(tmp_path, True, sandbox=degraded))

@@ -67,7 +67,7 @@ def setup(server: PhoenixServer) -> None:
 
     @server.feature(types.SHUTDOWN)
     def shutdown(ls: PhoenixServer, params: None) -> None:
-        from ...sandbox.spawn import kill_background_jobs
+        from ...sandbox.background import kill_background_jobs
 
         if ls.hub is not None:
             for task in list(ls.hub.tasks):

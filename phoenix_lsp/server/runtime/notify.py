@@ -15,7 +15,7 @@ from ...core.notifications import (
 )
 from ...core.values import Mode
 from ...protocol.views import ContextUsage
-from ...sandbox.spawn import end_conversation_jobs, end_restricted_jobs
+from ...sandbox.background import end_conversation_jobs, end_restricted_jobs
 from .. import wire
 from ..usage import token_usage
 from .base import Part

@@ -1,0 +1,181 @@
+"""What the terminal client does with a line typed at the prompt (a message or a ``/command``) and with the
+answer to an open question (REQ-PROTO-035)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from pygls.exceptions import JsonRpcException
+
+from ..protocol.results import (
+    GetConversationResult,
+    ListModelsResult,
+    SendMessageResult,
+    SetModelResult,
+    SetStyleResult,
+)
+from .conversation import Conversation, Question
+from .screen import Screen
+from .wording import group_by_provider, usage_lines
+
+HELP = """\
+Type a message and press Enter; the answer streams below. Commands:
+  /execute          switch to Unrestricted mode (the agent may change files, after your approvals)
+  /plan             switch back to Restricted mode (read-only, sandboxed)
+  /style NAME       chat | discussion | plan | development | task
+  /policy POLICY    interactive (ask before each write or command) | auto (do not ask)
+  /model [ID]       list the models this key can use, or switch to one from the next turn
+  /usage            tokens used so far (sub-agents included), how much came from the cache, estimated cost
+  /help             this text
+  /quit             leave (Ctrl-D at the prompt does the same)
+While the agent works, Ctrl-C cancels the current turn. Approvals: y = allow, n = deny, a = always allow
+this tool in this conversation. Upgrade requests: y = approve, n = deny."""
+
+
+STYLES = ("chat", "discussion", "plan", "development", "task")
+POLICIES = ("auto", "interactive")
+
+_COMMAND = re.compile(r"^/[a-z]+$")
+
+
+class Commands:
+    """Turns the user's lines into requests to the server."""
+
+    def __init__(self, conv: Conversation, screen: Screen,
+                 request: Callable[[str, dict[str, Any]], Awaitable[Any]]) -> None:
+        self.conv = conv
+        self.screen = screen
+        self.request = request
+
+    async def handle_line(self, line: str) -> bool:
+        """A line typed at the prompt: a command or a message. False = leave."""
+        text = line.strip()
+        if not text:
+            return True
+        command, _, argument = text.partition(" ")
+        argument = argument.strip()
+        if not _COMMAND.match(command):
+            await self.send(line)
+            return True
+        if command in ("/quit", "/exit"):
+            return False
+        if command == "/help":
+            self.screen.line(HELP)
+        elif command in ("/execute", "/plan"):
+            if argument:
+                self.screen.line(f"{command} takes no argument; send it alone, then your message.", "yellow")
+            else:
+                await self.send(command)
+        elif command == "/style":
+            if argument not in STYLES:
+                self.screen.line(f"Usage: /style NAME, where NAME is one of {', '.join(STYLES)}.", "yellow")
+            else:
+                result = await self.call("phoenix/setStyle", style=argument)
+                suggestion = SetStyleResult.model_validate(result).suggestion if result is not None else None
+                if suggestion is not None:
+                    self.screen.line(f"[style] tip: type {suggestion.command} to switch modes.", "dim")
+        elif command == "/model":
+            await self.model(argument)
+        elif command == "/usage":
+            result = await self.call("phoenix/getConversation", limit=1)
+            if result is not None:
+                for line in usage_lines(GetConversationResult.model_validate(result).usage):
+                    self.screen.line(line, "dim")
+        elif command == "/policy":
+            if argument not in POLICIES:
+                self.screen.line("Usage: /policy auto|interactive.", "yellow")
+            else:
+                await self.call("phoenix/setApprovalPolicy", policy=argument)
+        else:
+            self.screen.line(f"Unknown command {command}; /help lists the commands.", "yellow")
+        return True
+
+    async def model(self, model: str) -> None:
+        """``/model``: the models to choose from (the one in use marked); ``/model ID``: switch to it."""
+        if model:
+            result = await self.call("phoenix/setModel", model=model)
+            if result is not None and not SetModelResult.model_validate(result).changed:
+                self.screen.line(f"[model] already {model}", "dim")
+            return
+        current = await self.call("phoenix/getConversation", limit=1)
+        try:
+            listed = ListModelsResult.model_validate(await self.request("phoenix/listModels", {}))
+        except JsonRpcException as exc:
+            self.screen.line(f"[error] {exc.message}", "red")
+            return
+        in_use = GetConversationResult.model_validate(current).model if current is not None else None
+        for provider, models in group_by_provider(listed.models):  # one heading per provider (issue 27)
+            self.screen.line(f"{provider}:", "bold")
+            for m in models:
+                mark = "*" if m.id == in_use else " "
+                unknown = m.context_window_known is False
+                window = f"{m.context_window:,} tokens" + (", assumed: set it in the providers file" if unknown else "")
+                self.screen.line(f"{mark} {m.id:<28} {m.name} ({window})", "dim")
+        if listed.reason:
+            self.screen.line(listed.reason, "yellow")
+        for listing in listed.providers or []:
+            if listing.reason:
+                self.screen.line(listing.reason, "yellow")
+        self.screen.line("Switch with /model ID (from the next turn).", "dim")
+
+    async def call(self, method: str, **params: Any) -> dict[str, Any] | None:
+        try:
+            result = await self.request(method, {"conversationId": self.conv.id, **params})
+        except JsonRpcException as exc:
+            self.screen.line(f"[error] {exc.message}", "red")
+            return None
+        except Exception as exc:  # the server went away mid-request: the loop reports it
+            self.screen.line(f"[error] {method} failed: {exc}", "red")
+            return None
+        return result if isinstance(result, dict) else {}
+
+    async def send(self, text: str) -> None:
+        """Send a message (or /execute, /plan); the turn's progress arrives as events."""
+        mode_before = self.conv.mode
+        result = await self.call("phoenix/sendMessage", text=text)
+        if result is None:
+            return
+        sent = SendMessageResult.model_validate(result)
+        if sent.command:
+            mode = sent.mode.value if sent.mode else self.conv.mode
+            self.conv.mode = mode
+            if mode == mode_before:
+                self.screen.line(f"[mode] already {mode}.", "cyan")
+
+    async def answer(self, question: Question, text: str) -> None:
+        """Answer the open question with the user's line (asks again on anything but a valid answer)."""
+        word = text.strip().lower()
+        params: dict[str, Any]
+        if question.kind == "approval":
+            words = {"y": "allow", "yes": "allow", "n": "deny", "no": "deny", "a": "alwaysAllow",
+                     "always": "alwaysAllow"}
+            if len(question.scopes) > 1:
+                words |= {"t": "alwaysAllow", "tool": "alwaysAllow"}
+            decision = words.get(word)
+            if decision is None:
+                self.screen.prompt(question.retry_prompt, "bold+yellow")
+                return
+            method = "phoenix/respondToApproval"
+            params = {"conversationId": question.conversation_id, "toolUseId": question.tool_use_id,
+                      "decision": decision}
+            if decision == "alwaysAllow" and question.scopes:  # REQ-PERM-020: the scope the user chose
+                params["rule"] = question.scopes[-1 if word in ("t", "tool") else 0][0]
+        else:
+            approve = {"y": True, "yes": True, "n": False, "no": False}.get(word)
+            if approve is None:
+                self.screen.prompt("Please answer y (approve) or n (deny): ", "bold+yellow")
+                return
+            method = "phoenix/respondToModeUpgrade"
+            params = {"conversationId": question.conversation_id, "approve": approve,
+                      "toolUseId": question.tool_use_id}
+        if question in self.conv.questions:
+            self.conv.questions.remove(question)
+        try:
+            await self.request(method, params)
+        except JsonRpcException as exc:
+            self.screen.line(f"[error] {exc.message}", "red")
+        except Exception as exc:
+            self.screen.line(f"[error] the answer could not be sent ({exc}).", "red")
+

@@ -1,0 +1,50 @@
+"""What the terminal client knows of the conversation it talks in: its status, mode and open questions, kept
+up to date by the events and read by the prompt loop."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..protocol.catch_up import EventSeq
+from ..protocol.statuses import StatusKind
+
+
+@dataclass
+class Question:
+    """An open approval or upgrade request waiting for the user's answer."""
+
+    kind: str  # "approval" | "upgrade"
+    conversation_id: str
+    tool_use_id: str
+    text: list[str] = field(default_factory=list)
+    shown: bool = False
+    #: Always Allow's scopes as (rule, label), narrowest first: `a` takes the first, `t` the whole tool
+    scopes: list[tuple[str, str]] = field(default_factory=list)
+
+    @property
+    def retry_prompt(self) -> str:
+        if len(self.scopes) > 1:
+            return (f"Please answer y (allow), n (deny), a (always allow {self.scopes[0][1]}) or t (always allow "
+                    f"{self.scopes[-1][1]}, every call): ")
+        return "Please answer y (allow), n (deny) or a (always allow): "
+
+
+
+@dataclass
+class Conversation:
+    """The conversation as the client sees it."""
+
+    id: str = ""
+    status: StatusKind = "idle"
+    mode: str = ""
+    questions: list[Question] = field(default_factory=list)
+    #: tool names by tool use id, from each call's start until its end
+    tool_names: dict[str, str] = field(default_factory=dict)
+    #: the catch-up rule (REQ-PROTO-007)
+    seq: EventSeq = field(default_factory=EventSeq)
+    #: the status turned to ``error``; its ``error`` event (sent just after) is shown before the prompt
+    error_pending: bool = False
+
+    def drop_questions(self) -> None:
+        """The turn is over: its open questions (not a sub-agent's) can no longer be answered."""
+        self.questions = [q for q in self.questions if q.conversation_id != self.id]

@@ -1,0 +1,38 @@
+"""The terminal client plays the editor for ``workspace/applyEdit``: it shows the change and writes the files
+itself (``workspace_edit.py`` plans and writes them)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from lsprotocol import types
+
+from .screen import Screen
+from .workspace_edit import EditError, plan_workspace_edit, write_plan
+
+
+def apply_edit(params: types.ApplyWorkspaceEditParams, root: Path, screen: Screen) -> types.ApplyWorkspaceEditResult:
+    """``workspace/applyEdit``: show the change, write it, and say whether it was applied."""
+    label = params.label or "workspace edit"
+    try:
+        plan = plan_workspace_edit(params.edit, root=root)
+        diff = plan.diff(root)
+        screen.line(f"[edit] {label}", "cyan")
+        for line in diff.splitlines()[:200]:
+            style = None
+            if line.startswith("+") and not line.startswith("+++"):
+                style = "green"
+            elif line.startswith("-") and not line.startswith("---"):
+                style = "red"
+            screen.line(f"  {line}", style)
+        if diff.count("\n") > 200:
+            screen.line(f"  ... {diff.count(chr(10)) - 200} more diff lines", "dim")
+        write_plan(plan)
+    except EditError as exc:
+        screen.line(f"[edit] not applied: {exc}", "red")
+        return types.ApplyWorkspaceEditResult(applied=False, failure_reason=str(exc))
+    except OSError as exc:
+        reason = f"writing the file failed ({exc.strerror or exc})"
+        screen.line(f"[edit] not applied: {reason}", "red")
+        return types.ApplyWorkspaceEditResult(applied=False, failure_reason=reason)
+    return types.ApplyWorkspaceEditResult(applied=True)

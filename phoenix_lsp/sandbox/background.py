@@ -1,0 +1,195 @@
+"""Background jobs: commands started in ``background`` mode, owned by this server process, with their output
+in a log file of the conversation (REQ-BASH-023, REQ-BASH-024).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import os
+import signal
+import subprocess
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from phoenix_lsp.sandbox.backstop import kill_leftovers
+from phoenix_lsp.sandbox.outcome import OutputCapture, RunResult, SetupFailure, parse_status
+from phoenix_lsp.sandbox.scratch import make_scratch, remove_scratch, remove_tree
+from phoenix_lsp.sandbox.spawn import SandboxUnavailable, SpawnRequest, command_env, launcher_args
+from phoenix_lsp.sandbox.watch import TERMINATE_GRACE_S
+
+
+@dataclass
+class BackgroundJob:
+    """A command started in `background` mode, owned by this server process."""
+
+    pid: int
+    pgid: int
+    output_path: Path
+    command: str
+    conversation_id: str
+    started_at: float
+    _popen: subprocess.Popen[bytes] = field(repr=False)
+    restricted: bool = False
+    _scratch: Path | None = field(repr=False, default=None)
+    finished: threading.Event = field(default_factory=threading.Event, repr=False)
+
+    def alive(self) -> bool:
+        return not self.finished.is_set()
+
+    def terminate(self, wait: float = TERMINATE_GRACE_S) -> None:
+        """Kill the job's whole tree and wait (up to `wait` seconds) for it to be gone."""
+        if self._popen.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                self._popen.send_signal(signal.SIGTERM)
+        if not self.finished.wait(wait) and self._popen.poll() is None:
+            self._popen.kill()
+
+
+_jobs: dict[int, BackgroundJob] = {}
+_jobs_lock = threading.Lock()
+
+
+def background_jobs(conversation_id: str | None = None) -> list[BackgroundJob]:
+    """Live background jobs (of one conversation, or all)."""
+    with _jobs_lock:
+        return [j for j in _jobs.values()
+                if j.alive() and (conversation_id is None or j.conversation_id == conversation_id)]
+
+
+def kill_background_jobs(conversation_id: str | None = None) -> int:
+    """Kill every live background tree (of one conversation, or all: server shutdown, which also deletes
+    every background log this process wrote). Returns how many trees were killed."""
+    jobs = background_jobs(conversation_id)
+    for job in jobs:
+        job.terminate()
+    if conversation_id is None:
+        remove_background_logs()
+    return len(jobs)
+
+
+def end_restricted_jobs(conversation_id: str) -> int:
+    """Kill the conversation's background jobs that run in the sandbox: called when the conversation
+    leaves Restricted, so no command of the read-only phase keeps a lock, a lease or a descriptor on the
+    user's files once that phase is over (REQ-BASH-023). Their logs stay readable until the conversation
+    ends. Returns how many trees were killed."""
+    jobs = [j for j in background_jobs(conversation_id) if j.restricted]
+    for job in jobs:
+        job.terminate()
+    return len(jobs)
+
+
+def end_conversation_jobs(conversation_id: str) -> int:
+    """The conversation is over (a sub-agent finished, or the server shuts down): kill its background
+    jobs and delete their logs (REQ-BASH-024). Returns how many trees were killed."""
+    killed = kill_background_jobs(conversation_id)
+    with _jobs_lock:
+        logs = [d for d, cid in _log_dirs.items() if cid == conversation_id]
+        for d in logs:
+            _log_dirs.pop(d, None)
+    for directory in logs:
+        remove_tree(directory)
+    return killed
+
+
+#: Directories holding background logs, with the conversation each belongs to.
+_log_dirs: dict[Path, str] = {}
+
+
+def background_log_dir(base: Path, conversation_id: str) -> Path:
+    """Where this server process keeps the background logs of one conversation: one directory per
+    server process and conversation, so ending either deletes exactly its logs. Directories of server
+    processes that are gone (a crash) are deleted on the way."""
+    server_dir = base / str(os.getpid())
+    if not server_dir.exists():
+        with contextlib.suppress(OSError):
+            for entry in base.iterdir():
+                if entry.name.isdigit() and not Path(f"/proc/{entry.name}").exists():
+                    remove_tree(entry)
+    directory = server_dir / (conversation_id or "no-conversation")
+    directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+    with _jobs_lock:
+        _log_dirs[directory] = conversation_id
+    return directory
+
+
+def remove_background_logs() -> None:
+    """Delete every background log directory this process wrote (server shutdown)."""
+    with _jobs_lock:
+        logs = list(_log_dirs)
+        _log_dirs.clear()
+    for directory in logs:
+        remove_tree(directory)
+        with contextlib.suppress(OSError):
+            directory.parent.rmdir()  # the per-process directory, once empty
+
+
+def _watch(job_future: concurrent.futures.Future[tuple[int, SetupFailure | None]],
+           popen: subprocess.Popen[bytes], scratch: Path | None) -> None:
+    """Thread body: report the start, then wait for the end and clean up."""
+    assert popen.stderr is not None
+    result = RunResult(capture=OutputCapture())
+    first = ""
+    while result.pid is None and result.setup_failure is None:  # notes may come before "started"
+        first = popen.stderr.readline().decode("utf-8", "replace")
+        if not first:
+            break
+        parse_status(first, result)
+    if result.pid is None and result.setup_failure is None:
+        result.setup_failure = SetupFailure("spawn", 0, f"launcher said {first.strip()!r}")
+    job_future.set_result((result.pid or 0, result.setup_failure))
+    popen.stderr.read()
+    # Wait for the launcher's end without reaping it: its pid names the cgroups the backstop empties.
+    try:
+        info = os.waitid(os.P_PID, popen.pid, os.WEXITED | os.WNOWAIT)
+    except ChildProcessError:
+        info = None
+    if info is not None and info.si_code in (os.CLD_KILLED, os.CLD_DUMPED) and result.pid is not None:
+        kill_leftovers(popen.pid, result.pid)  # the launcher was killed before it stopped the tree
+    popen.wait()
+    if popen.stdin is not None:
+        with contextlib.suppress(OSError):
+            popen.stdin.close()
+    remove_scratch(scratch)
+    with _jobs_lock:
+        job = _jobs.pop(popen.pid, None)
+    if job is not None:
+        job.finished.set()
+
+
+async def start_background(req: SpawnRequest, output_path: Path, command: str,
+                           conversation_id: str = "") -> BackgroundJob | SetupFailure:
+    """Start `req` detached; its combined output goes to `output_path` (opened here, outside the
+    sandbox), and the launcher appends the completion status to it. Returns once the command is exec'd."""
+    scratch = make_scratch(req.restricted)
+    try:
+        args = launcher_args(req, scratch, background=True)
+        env = command_env(req.restricted, scratch, req.env)
+        output_path.parent.mkdir(parents=True, exist_ok=True)
+        with open(output_path, "ab") as out:
+            popen = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=out, stderr=subprocess.PIPE,
+                                     env=env, close_fds=True)
+    except OSError as exc:
+        remove_scratch(scratch)
+        return SetupFailure("spawn", exc.errno or 0, str(exc))
+    except SandboxUnavailable:
+        remove_scratch(scratch)
+        raise
+    fut: concurrent.futures.Future[tuple[int, SetupFailure | None]] = concurrent.futures.Future()
+    thread = threading.Thread(target=_watch, args=(fut, popen, scratch), daemon=True,
+                              name=f"phoenix-bg-{popen.pid}")
+    job = BackgroundJob(pid=0, pgid=0, output_path=output_path, command=command,
+                        conversation_id=conversation_id, started_at=time.time(), _popen=popen,
+                        _scratch=scratch, restricted=req.restricted)
+    with _jobs_lock:
+        _jobs[popen.pid] = job
+    thread.start()
+    pid, failure = await asyncio.wrap_future(fut)
+    if failure is not None:
+        await asyncio.get_running_loop().run_in_executor(None, job.finished.wait, TERMINATE_GRACE_S)
+        return failure
+    job.pid = job.pgid = pid  # the command leads its own session and process group
+    return job

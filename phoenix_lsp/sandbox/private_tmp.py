@@ -1,0 +1,62 @@
+"""A private /tmp for a restricted command (REQ-BASH-027): whether this system allows one, and what it shows.
+
+The helper (``helper.c``'s private_tmp(), ``-T``) makes it: a mount namespace of its own (or a user namespace
+then a mount namespace) whose /tmp is empty but for the directories named here.
+"""
+
+from __future__ import annotations
+
+import functools
+import platform
+import subprocess
+import sys
+from pathlib import Path
+
+#: what a probe process does to find out whether a command can get a private /tmp (helper.c's private_tmp())
+_PRIVATE_TMP_PROBE = """
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+if libc.unshare(0x00020000) != 0:
+    uid, gid = os.geteuid(), os.getegid()
+    if libc.unshare(0x10000000 | 0x00020000) != 0:
+        sys.exit("unshare: " + os.strerror(ctypes.get_errno()))
+    for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"), ("gid_map", f"{gid} {gid} 1")):
+        with open(f"/proc/self/{name}", "w") as f:
+            f.write(text)
+if libc.mount(None, b"/", None, 16384 | (1 << 18), None) != 0:
+    sys.exit("mount --make-rprivate /: " + os.strerror(ctypes.get_errno()))
+if libc.mount(b"tmpfs", b"/tmp", b"tmpfs", 6, b"mode=1777,size=1m") != 0:
+    sys.exit("mount tmpfs /tmp: " + os.strerror(ctypes.get_errno()))
+"""
+
+
+@functools.cache
+def private_tmp() -> str | None:
+    """None when a restricted command can get a private /tmp here (a mount namespace of its own, or a user
+    namespace then a mount namespace), else why not. Tried once per process, in a throw-away process."""
+    if platform.system() != "Linux":
+        return f"mount namespaces are a Linux feature and this is {platform.system()}"
+    try:
+        done = subprocess.run([sys.executable, "-I", "-S", "-c", _PRIVATE_TMP_PROBE], capture_output=True,
+                              text=True, timeout=10, check=False)
+    except (OSError, subprocess.SubprocessError) as exc:
+        return f"the probe could not run ({exc})"
+    if done.returncode == 0:
+        return None
+    why = (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1][:200]
+    return f"this system does not let the server make a mount namespace ({why})"
+
+
+def private_tmp_keep(scratch: Path, cwd: Path) -> list[str]:
+    """The directories a private /tmp shows (helper -T): the scratch directory, and the top folder under /tmp
+    of a working directory that lies there (so that the workspace keeps its path; its other files and
+    FIFOs stay in sight then, which is the price of a workspace in /tmp)."""
+    keep = [str(scratch)]
+    try:
+        resolved = cwd.resolve()
+    except OSError:
+        return keep
+    parts = resolved.parts
+    if len(parts) >= 2 and parts[:2] == ("/", "tmp"):
+        keep.append(str(Path(*parts[:3])))
+    return keep
