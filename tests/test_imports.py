@@ -35,7 +35,7 @@ ALLOWED: dict[tuple[str, str], str] = {
         "the chat client names the server's log in the default data directory only when none was given",
     **{("phoenix_lsp.server.agent_route", f"phoenix_lsp.agent.{part}"): _ROUTE
        for part in ("artifacts", "mcp_hub", "policy_gate", "signatures", "executor", "planner", "host", "mcp_tools",
-                    "agent_config")},
+                    "agent_config", "monty_engine")},
 }
 
 

@@ -57,6 +57,7 @@ class AgentRoute:
         self.hub: Any = None  # the MCP client and the gate start on first use: the SDK is a heavy import
         self.gate: Any = None
         self.artifacts: Any = None
+        self.pool: Any = None  # warm engine workers (REQ-AGENT-037), from the first agent turn
         if settings is not None:
             from ..agent.artifacts import ArtifactStore
 
@@ -73,6 +74,11 @@ class AgentRoute:
 
                 self.gate = PolicyGate(self.settings.manifest)
                 self.hub = McpHub(self.settings.registry, manifest=self.settings.manifest, redact=self.redact)
+                if self.engine == "monty":  # a worker starts now, off the path of the turn's first node
+                    from ..agent.monty_engine import WarmPool
+
+                    self.pool = WarmPool()
+                    self.pool.warm_for(self.settings.budgets.node)
 
     # ------------------------------------------------------------------------------------ catalogue
 
@@ -148,6 +154,8 @@ class AgentRoute:
         return ConversationAgent(self, runtime)
 
     def close(self) -> None:
+        if self.pool is not None:
+            self.pool.close()
         if self.hub is not None:
             self.hub.close()
 
@@ -213,7 +221,7 @@ class ConversationAgent:
             report = await asyncio.to_thread(
                 run, prepared, host=self, engine_name=route.engine, budgets=route.settings.budgets,
                 artifacts=route.artifacts.scoped(self.runtime.id), cancelled=cancelled,
-                sample_rate=route.sample_rate, redact=route.redact)
+                sample_rate=route.sample_rate, redact=route.redact, pool=route.pool)
         except asyncio.CancelledError:
             cancelled.set()  # the unit's tree is killed now, the executor stops; a waiting host call was answered no
             raise
