@@ -1,7 +1,8 @@
 """Agent script engine benchmarks (issue 14): what one unit costs on the pydantic-monty engine.
 
-One execute = one sandboxed worker (launcher, Python, pydantic_monty, a monty pool and its process), so the
-cold start is paid by every unit until workers are pooled. Figures, each beside a baseline of the same run:
+One execute = one sandboxed worker (launcher, Python, pydantic_monty, a monty pool and its process), used once:
+cold, its start is paid by the unit; warm (REQ-AGENT-037), it was started ahead of need. Figures, each
+beside a baseline of the same run:
 
 - a trivial unit, sandboxed, next to an empty Python subprocess start (the floor of any worker);
 - the same unit unsandboxed (what the Restricted sandbox adds);
@@ -25,7 +26,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from phoenix_lsp.agent.contracts import ExecutionUnit
-from phoenix_lsp.agent.monty_engine import MontyEngine
+from phoenix_lsp.agent.monty_engine import MontyEngine, WarmPool
 from phoenix_lsp.sandbox import probe
 
 THREE_CALLS = "rows = [get_record(i) for i in range(3)]\n[r['id'] for r in rows]"
@@ -62,6 +63,25 @@ def _warm_in_process(rounds: int) -> float:
     return round(statistics.median(times), 3)
 
 
+def _warm_pool_ms(functions: dict[str, Callable[..., Any]], unit: ExecutionUnit, rounds: int) -> float:
+    """A unit on a warm worker, as the server runs it: each round waits (untimed) for the replacement the
+    previous unit's start set off, as a model's turn between two plans would let it."""
+    pool = WarmPool()
+    engine = MontyEngine(functions, pool=pool)
+    times = []
+    try:
+        pool.warm_for(unit.budgets)
+        for _ in range(rounds + 1):
+            if not pool.wait_warm(unit.budgets, 60.0):
+                raise RuntimeError("no warm worker became ready")
+            started = time.perf_counter()
+            engine.execute(unit)
+            times.append((time.perf_counter() - started) * 1000)
+    finally:
+        pool.close()
+    return round(statistics.median(times[1:]), 2)
+
+
 def figures(quick: bool = False) -> list[dict[str, Any]]:
     rounds = 3 if quick else 15
     functions = {"get_record": _get_record}
@@ -76,7 +96,11 @@ def figures(quick: bool = False) -> list[dict[str, Any]]:
         cold_ms = _median_ms(lambda: sandboxed.execute(trivial), rounds)
         calls_ms = _median_ms(lambda: sandboxed.execute(calls), rounds)
         engine_ms = statistics.median(sandboxed.execute(calls).metrics.cpu_ms for _ in range(rounds))
+        warm_ms = _warm_pool_ms(functions, trivial, rounds)
         rows += [
+            {"name": "execute, trivial unit, warm sandboxed worker (REQ-AGENT-037: started ahead of need)",
+             "value": warm_ms, "unit": "ms", "baseline_name": "execute, trivial unit, sandboxed worker (cold)",
+             "baseline_value": cold_ms},
             {"name": "execute, trivial unit, sandboxed worker (cold: every unit)", "value": cold_ms, "unit": "ms",
              "baseline_name": "empty Python subprocess (python -I -c pass)", "baseline_value": python_ms},
             {"name": "execute, trivial unit, unsandboxed worker", "value": plain_ms, "unit": "ms",

@@ -8,6 +8,9 @@ the data must be read to decide, one where a server-side filter already exists, 
 
 - **agent**: the real server on the agent route: one ``run_plan`` written from the catalogue's signatures,
   an answer; its scripts use the helpers (REQ-AGENT-036) where they make a script shorter, as run_plan asks;
+  its nodes run on warm engine workers (REQ-AGENT-037);
+- **demand**: the same with the catalogue on demand (REQ-AGENT-038, forced by
+  ``PHOENIX_AGENT_CATALOGUE_INLINE_MAX=0``): ``describe_tools`` for the task's tools, then the same plan;
 - **naive**: the ask route's loop with the MCP tools as direct tools, one tool call per model turn, results
   as the tools return them;
 - **fair**: direct calls used well: independent calls in parallel in one turn, results projected to the
@@ -43,8 +46,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.agent_route import DECODE_S_PER_TOKEN, PREFILL_S_PER_TOKEN, QUICK_SCALE, TTFT_S  # noqa: E402
+from phoenix_lsp.server.agent_route import CATALOGUE_INLINE_MAX  # noqa: E402
 
 ISSUES = 1000
+#: the arms: the agent route (catalogue inline), the agent route with its catalogue on demand, the two direct ones
+ARMS = ("agent", "demand", "naive", "fair")
 SERVER = ROOT / "tests" / "agent" / "issues_server.py"
 Call = tuple[str, dict[str, Any]]  # (function name, arguments)
 
@@ -147,7 +153,11 @@ class Model:
         task = self.task
         assert task is not None
         turn = sum(1 for m in body["messages"] if m["role"] == "assistant")
-        if self.arm == "agent":  # the catalogue shows each call's signature: no describe_tools turn needed
+        if self.arm == "demand":  # the catalogue on demand (REQ-AGENT-038): describe the tools, then plan
+            if turn == 0:
+                return Reply.tool_reply(ToolUseBlock("describe_tools", {"tools": list(task.tools)}))
+            turn -= 1
+        if self.arm in ("agent", "demand"):  # the catalogue shows each call's signature: no describe_tools turn
             if turn == 0:
                 return Reply.tool_reply(ToolUseBlock("run_plan", {"goal": task.prompt, "nodes": [
                     {"id": "n", "code": task.plan, "tools": list(task.tools), "outputs": []}]}))
@@ -255,6 +265,8 @@ async def _run(quick: bool) -> list[dict[str, Any]]:
     fake.ttft_base_s, fake.prefill_s_per_token = TTFT_S * scale, PREFILL_S_PER_TOKEN * scale
     fake.decode_s_per_token, fake.count_output_tokens = DECODE_S_PER_TOKEN * scale, True
     results: dict[str, dict[str, list[tuple[float, tuple[int, float]]]]] = {}
+    fixed: dict[str, float] = {}
+    first = tasks()[0]
     try:
         with tempfile.TemporaryDirectory() as name:
             tmp = Path(name)
@@ -266,15 +278,18 @@ async def _run(quick: bool) -> list[dict[str, Any]]:
                    "PHOENIX_CAPABILITIES": str(tmp / "capabilities.json")}
             for task in tasks():
                 model.task = task
-                per: dict[str, list[tuple[float, tuple[int, float]]]] = {"agent": [], "naive": [], "fair": []}
-                model.arm = "agent"
-                base = tmp / f"agent-{len(results)}"
-                base.mkdir()
-                async with session(fake, base, env=env, check_schema=False) as s:  # a fresh server: cold first
-                    for _ in range(runs):
-                        reset(data)
-                        per["agent"].append(await agent(task, fake, s, data))
-                        _check(task, data, "agent")
+                per: dict[str, list[tuple[float, tuple[int, float]]]] = {arm: [] for arm in ARMS}
+                for arm, arm_env in (("agent", env), ("demand", {**env, "PHOENIX_AGENT_CATALOGUE_INLINE_MAX": "0"})):
+                    model.arm = arm
+                    base = tmp / f"{arm}-{len(results)}"
+                    base.mkdir()
+                    async with session(fake, base, env=arm_env, check_schema=False) as s:  # a fresh server: cold
+                        for _ in range(runs):
+                            reset(data)
+                            per[arm].append(await agent(task, fake, s, data))
+                            _check(task, data, arm)
+                            if arm == "agent" and task.name == first.name:
+                                fixed.update(_fixed(fake.requests[-2].body))
                 hub = McpHub(McpRegistry.model_validate({"servers": servers}), environ=dict(os.environ),
                              connect_timeout_s=60)
                 try:
@@ -290,12 +305,40 @@ async def _run(quick: bool) -> list[dict[str, Any]]:
                 results[task.name] = per
     finally:
         fake.stop()
-    return _rows(results)
+    return _fixed_rows(fixed) + _rows(results)
+
+
+def _tokens(value: Any) -> float:
+    return len(json.dumps(value, separators=(",", ":")).encode()) / 4
+
+
+def _fixed(body: dict[str, Any]) -> dict[str, float]:
+    """The parts of an agent-route request that every request pays (the plan's request of the simplest task)."""
+    tools = body["tools"]
+    route = [t for t in tools if t["name"] in ("describe_tools", "run_plan")]
+    plan = next(t for t in route if t["name"] == "run_plan")
+    catalogue = plan["description"].split("\n\n", 1)[1] if "\n\n" in plan["description"] else ""
+    return {"ask": sum(_tokens(t) for t in tools if t not in route) + _tokens(body.get("system", "")),
+            "route": sum(_tokens(t) for t in route) - len(catalogue.encode()) / 4,
+            "catalogue": len(catalogue.encode()) / 4}
+
+
+def _fixed_rows(fixed: dict[str, float]) -> list[dict[str, Any]]:
+    """What every agent-route request carries, raw (a cached read bills 0.1x of it)."""
+    if not fixed:
+        return []
+    return [{"name": "fixed per request: the route's two definitions without the catalogue", "unit": "tokens",
+             "value": round(fixed["route"]), "baseline_name": "the ask route's tools and system prompt",
+             "baseline_value": round(fixed["ask"])},
+            {"name": "fixed per request: the catalogue inline (REQ-AGENT-038: on demand above "
+                     f"{CATALOGUE_INLINE_MAX} bytes)", "unit": "tokens", "value": round(fixed["catalogue"]),
+             "baseline_name": "the ask route's tools and system prompt", "baseline_value": round(fixed["ask"])}]
 
 
 def _rows(results: dict[str, dict[str, list[tuple[float, tuple[int, float]]]]]) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     kinds = {t.name: t.kind for t in tasks()}
+    plan_of = {t.name: t.plan for t in tasks()}
     for name, per in results.items():
         kind = kinds[name]
         raw = {arm: runs[-1][1][0] for arm, runs in per.items()}  # warm: the prompt cache as in a long session
@@ -317,6 +360,11 @@ def _rows(results: dict[str, dict[str, list[tuple[float, tuple[int, float]]]]]) 
         rows.append({"name": f"{name}: billed-equivalent tokens (cached reads 0.1x, writes 1.25x), agent",
                      "value": billed["agent"], "unit": "tokens", "baseline_name": f"naive {billed['naive']}, fair",
                      "baseline_value": billed["fair"]})
+        rows.append({"name": f"{name}: the plan's script", "value": len(plan_of[name]), "unit": "characters"})
+        rows.append({"name": f"{name}: the catalogue on demand (a describe_tools turn first): raw, billed, warm s",
+                     "value": f"{raw['demand']}, {billed['demand']}, {warm['demand']:.2f}", "unit": "",
+                     "baseline_name": "the catalogue inline (agent)",
+                     "baseline_value": f"{raw['agent']}, {billed['agent']}, {warm['agent']:.2f}"})
         faster = 1 - warm["agent"] / warm["fair"]
         goal = (f"warm vs fair: {faster:.1%} lower (goal >= 30%: {'met' if faster >= 0.3 else 'MISSED'})"
                 if kind == "multi-tool" or "join" in name else f"warm vs fair: {faster:.1%} lower (no goal)")

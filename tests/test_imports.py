@@ -34,10 +34,11 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("phoenix_lsp.client.connection", "phoenix_lsp.store"):
         "the chat client names the server's log in the default data directory only when none was given",
     ("phoenix_lsp.sandbox.denylist", "phoenix_lsp.store.paths"):
-        "the store package (SQLite, migrations) is heavy to import; the deny-read list needs only its default data directory",
+        "the store package (SQLite, migrations) is heavy to import; the deny-read list needs only its default "
+        "data directory",
     **{("phoenix_lsp.server.agent_route", f"phoenix_lsp.agent.{part}"): _ROUTE
        for part in ("artifacts", "mcp_hub", "policy_gate", "signatures", "executor", "planner", "host", "mcp_tools",
-                    "agent_config")},
+                    "agent_config", "monty_engine")},
 }
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Mapping
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from .contracts import EngineName, ErrorCode, ErrorKind, ExecutionUnit, ResultEnvelope
 from .engine_types import HostFunction, SandboxHealth
@@ -50,14 +50,15 @@ class NullSandbox:
 
 def make_engine(name: EngineName, host_functions: Mapping[str, HostFunction] | None = None, *,
                 cancelled: threading.Event | None = None,
-                remaining: Callable[[], float] | None = None) -> SandboxEngine:
+                remaining: Callable[[], float] | None = None, pool: Any = None) -> SandboxEngine:
     """The engine configuration names (``Config.agent_engine``), with the host functions it may offer.
     ``cancelled``: once set, a running unit is ended at once (its whole process tree); ``remaining``: the
-    seconds left of the run's wall clock, which the engine's watchdog enforces too."""
+    seconds left of the run's wall clock, which the engine's watchdog enforces too; ``pool``: the server's
+    warm workers (``monty_engine.WarmPool``, REQ-AGENT-037), or None to start each worker cold."""
     if name == "null":
         return NullSandbox()
     if name == "monty":
         from .monty_engine import MontyEngine
 
-        return MontyEngine(host_functions or {}, cancelled=cancelled, remaining=remaining)
+        return MontyEngine(host_functions or {}, cancelled=cancelled, remaining=remaining, pool=pool)
     raise ValueError(f"unknown engine {name!r}")

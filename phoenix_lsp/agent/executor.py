@@ -125,13 +125,14 @@ def run(plan: Plan, *, host: Host, engine_name: EngineName, budgets: BudgetsFile
         cache: bool = True, cancelled: threading.Event | None = None,
         clock: Callable[[], float] = time.monotonic, tracer: Tracer | None = None,
         inputs: Mapping[str, Any] | None = None, sample_rate: float = 0.1,
-        redact: Callable[[str], str] | None = None) -> RunReport:
+        redact: Callable[[str], str] | None = None, pool: Any = None) -> RunReport:
     """Run a prepared plan (``planner.prepare``) to its end and report it, with the reducer's summary.
 
     `inputs` are the plan's input state keys; `tracer`, `sample_rate` and `redact` go to the telemetry
     (``telemetry.emit``: node spans on failure or when sampled, the run span always). ``cache``: keep the
     results of nodes that write nothing for the rest of this run (REQ-AGENT-019); the cache is the run's
-    own, never shared with another run, and it is emptied after every node that may write."""
+    own, never shared with another run, and it is emptied after every node that may write. ``pool``: the
+    server's warm engine workers (REQ-AGENT-037), each of which runs one unit and ends."""
     state = dict(inputs or {})
     r = _Run(plan=plan, host=host, engine_name=engine_name, budgets=budgets, store=artifacts,
              cache=ResultCache() if cache else None,
@@ -140,7 +141,7 @@ def run(plan: Plan, *, host: Host, engine_name: EngineName, budgets: BudgetsFile
                     for tool in node.unit.allowed_tools})
     functions = host_functions(host, names, r.resolve, r.calls, cancelled, r.remaining,
                                budgets.run.wall_clock_s)
-    r.engine = make_engine(engine_name, functions, cancelled=cancelled, remaining=r.remaining)
+    r.engine = make_engine(engine_name, functions, cancelled=cancelled, remaining=r.remaining, pool=pool)
     by_id = {node.id: node for node in plan.nodes}
     run_started_ns = time.time_ns()
     r.started = clock()

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from .contracts import AgentError, ErrorCode, ErrorKind, PlanNode, ToolFailure
-from .engine import HostFunction
+from .engine_types import HostFunction
 
 ToolKind = Literal["read", "write"]
 #: a call that timed out with less than this left of the run was cut by the run's wall clock

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from .contracts import AgentError, ErrorCode, ErrorKind, ToolFailure, function_name
-from .engine import HostFunction
+from .engine_types import HostFunction
 from .mcp_hub import McpHub
 from .policy_gate import Kind, PolicyGate
 

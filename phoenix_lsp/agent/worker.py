@@ -1,5 +1,9 @@
 """The engine worker: runs ONE unit with pydantic-monty and exits (``python -m phoenix_lsp.agent.worker``).
 
+Started cold (its unit is written before it starts) or warm (``--warm``, REQ-AGENT-037: it imports
+pydantic-monty and starts its monty pool, writes ``{"ready": true}``, and waits for ``{"go": true}`` on the
+FIFO before it reads its unit); either way it runs one unit and ends.
+
 Started by ``MontyEngine`` under the Restricted kernel sandbox (no network, writes only to its scratch
 directory, rlimits). Protocol, one JSON object per line:
 
@@ -86,8 +90,11 @@ def _oversize(value: Any, where: str, max_string: int, max_items: int) -> dict[s
     return None
 
 
-def run(unit: dict[str, Any], out: TextIO, replies: TextIO) -> dict[str, Any]:
-    """Run `unit`; return the envelope (a dict in the ResultEnvelope's wire shape)."""
+def run(unit: dict[str, Any], out: TextIO, replies: TextIO, monty: Any = None) -> dict[str, Any]:
+    """Run `unit`; return the envelope (a dict in the ResultEnvelope's wire shape). `monty`: a pydantic-monty
+    pool this process started before its unit came (a warm worker); its one session is this unit's."""
+    import contextlib
+
     import pydantic_monty as pm
 
     budgets = unit.get("budgets", {})
@@ -198,7 +205,8 @@ def run(unit: dict[str, Any], out: TextIO, replies: TextIO) -> dict[str, Any]:
     if error is not None:
         return {"ok": False, "error": error, "output": "", "metrics": {"cpuMs": 0.0, "toolCalls": 0}}
     try:
-        with pm.Monty() as pool, pool.checkout(limits=limits, os_policy=os_policy) as session:
+        opened = contextlib.nullcontext(monty) if monty is not None else pm.Monty()
+        with opened as pool, pool.checkout(limits=limits, os_policy=os_policy) as session:
             started = state["started"] = time.perf_counter()
             result = session.feed_run(
                 unit["code"], inputs=dict(unit.get("params", {})), external_lookup=lookup, print_callback=sink)
@@ -239,13 +247,26 @@ def main(argv: list[str]) -> int:
     os.dup2(null, 2)
     out = os.fdopen(out_fd, "w", encoding="utf-8")
     scratch = os.path.dirname(argv[1])
-    with open(os.path.join(scratch, "unit.json"), encoding="utf-8") as f:
-        unit = json.load(f)
+    monty: Any = None
     with open(argv[1], encoding="utf-8") as replies:
+        if argv[2:3] == ["--warm"]:  # started ahead of its unit (REQ-AGENT-037): prepare, say so, wait for it
+            import pydantic_monty as pm
+
+            monty = pm.Monty()
+            monty.__enter__()
+            out.write(json.dumps({"ready": True}) + "\n")
+            out.flush()
+            if json.loads(replies.readline() or "{}").get("go") is not True:
+                return 0  # the host let it go unused
+        with open(os.path.join(scratch, "unit.json"), encoding="utf-8") as f:
+            unit = json.load(f)
         try:
-            envelope = run(unit, out, replies)
+            envelope = run(unit, out, replies, monty)
         except Exception as exc:  # never silent: the host sees what broke
             envelope = {"ok": False, "error": _error("SANDBOX", "PROC_CRASH", f"{type(exc).__name__}: {exc}")}
+        finally:
+            if monty is not None:
+                monty.__exit__(None, None, None)
     out.write(json.dumps({"done": envelope}) + "\n")
     out.flush()
     return 0

@@ -20,6 +20,7 @@ import contextlib
 import itertools
 import json
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -57,6 +58,7 @@ class AgentRoute:
         self.hub: Any = None  # the MCP client and the gate start on first use: the SDK is a heavy import
         self.gate: Any = None
         self.artifacts: Any = None
+        self.pool: Any = None  # warm engine workers (REQ-AGENT-037), from the first agent turn
         if settings is not None:
             from ..agent.artifacts import ArtifactStore
 
@@ -73,6 +75,11 @@ class AgentRoute:
 
                 self.gate = PolicyGate(self.settings.manifest)
                 self.hub = McpHub(self.settings.registry, manifest=self.settings.manifest, redact=self.redact)
+                if self.engine == "monty":  # a worker starts now, off the path of the turn's first node
+                    from ..agent.monty_engine import WarmPool
+
+                    self.pool = WarmPool()
+                    self.pool.warm_for(self.settings.budgets.node)
 
     # ------------------------------------------------------------------------------------ catalogue
 
@@ -110,6 +117,8 @@ class AgentRoute:
                 lines = ["No MCP tool is available: the registry (PHOENIX_MCP_REGISTRY) lists none, or the manifest "
                          "(PHOENIX_CAPABILITIES) allows none. Plans can still compute."]
             text = self.redact("\n".join(lines))
+            if len(text.encode()) > catalogue_inline_max():  # too big to send with every request: on demand
+                text = self.redact("\n".join(_index(offered, lines[len(offered) + 1:])))
             if not down:  # kept for the server's life (the prompt cache wants it stable); gathered again if not
                 self._catalogue = text
             return text
@@ -148,6 +157,8 @@ class AgentRoute:
         return ConversationAgent(self, runtime)
 
     def close(self) -> None:
+        if self.pool is not None:
+            self.pool.close()
         if self.hub is not None:
             self.hub.close()
 
@@ -213,7 +224,7 @@ class ConversationAgent:
             report = await asyncio.to_thread(
                 run, prepared, host=self, engine_name=route.engine, budgets=route.settings.budgets,
                 artifacts=route.artifacts.scoped(self.runtime.id), cancelled=cancelled,
-                sample_rate=route.sample_rate, redact=route.redact)
+                sample_rate=route.sample_rate, redact=route.redact, pool=route.pool)
         except asyncio.CancelledError:
             cancelled.set()  # the unit's tree is killed now, the executor stops; a waiting host call was answered no
             raise
@@ -298,6 +309,32 @@ class ConversationAgent:
     def _why_write(self, tool: str) -> str:
         """Why a tool counts as a write when only the safe default says so, and what the user can change."""
         return why_write(self.route.hub, tool)
+
+
+#: the largest catalogue sent inline in run_plan's definition, in bytes (REQ-AGENT-038); above it, an index
+CATALOGUE_INLINE_MAX = 8000
+
+
+def catalogue_inline_max() -> int:
+    """``PHOENIX_AGENT_CATALOGUE_INLINE_MAX`` (bytes; 0: always on demand), else ``CATALOGUE_INLINE_MAX``."""
+    raw = os.environ.get("PHOENIX_AGENT_CATALOGUE_INLINE_MAX", "")
+    try:
+        return max(0, int(raw)) if raw.strip() else CATALOGUE_INLINE_MAX
+    except ValueError:
+        log.warning("PHOENIX_AGENT_CATALOGUE_INLINE_MAX=%r is not a number of bytes; using %d", raw,
+                    CATALOGUE_INLINE_MAX)
+        return CATALOGUE_INLINE_MAX
+
+
+def _index(tools: Sequence[Any], notes: Sequence[str]) -> list[str]:
+    """The catalogue on demand (REQ-AGENT-038): each server's tools by name, writes marked, and what to ask."""
+    by_server: dict[str, list[str]] = {}
+    for tool in tools:
+        server, name = tool.uri.removeprefix("mcp://").split("/", 1)
+        by_server.setdefault(server, []).append(name + (" [write]" if tool.kind == "write" else ""))
+    return ["MCP tools (mcp://<server>/<tool>, called in scripts as server_tool): before planning, call "
+            "describe_tools with the ones you need for their calls and results.",
+            *(f"- {server}: {', '.join(names)}" for server, names in by_server.items()), *notes]
 
 
 def default_write_fix() -> str:

@@ -13,7 +13,7 @@ import pytest
 
 from phoenix_lsp.agent.contracts import Budgets, ErrorKind, ExecutionUnit, ResultEnvelope
 from phoenix_lsp.agent.engine import SandboxEngine
-from phoenix_lsp.agent.monty_engine import MontyEngine
+from phoenix_lsp.agent.monty_engine import MontyEngine, is_worker
 from phoenix_lsp.sandbox import seccomp
 
 from .conftest import Recorder, needs_sandbox
@@ -190,7 +190,7 @@ def _worker_processes() -> list[int]:
             argv = (entry / "cmdline").read_bytes().split(b"\0")
         except OSError:
             continue
-        if argv[:4] != [sys.executable.encode(), b"-I", b"-m", b"phoenix_lsp.agent.worker"]:
+        if argv[:1] != [sys.executable.encode()] or not is_worker(argv):
             continue
         ancestor = int(entry.name)
         while ancestor > 1 and ancestor != os.getpid():

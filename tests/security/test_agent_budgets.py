@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from phoenix_lsp.agent.monty_engine import is_worker
 from tests.e2e.harness import Session, last_seq, session, tool_results, wait_idle
 from tests.e2e.test_write_patch import unrestricted
 from tests.fake_anthropic import FakeAnthropic, Reply, ToolUseBlock
@@ -44,12 +45,13 @@ def _descendants(root: int, parent: dict[int, int]) -> list[int]:
 
 
 def engine_tree(server: int) -> list[int]:
-    """The engine's processes under the server: the sandbox launcher, the worker and what it started."""
+    """The engine's processes under the server that run a unit: the sandbox launcher, the worker and what it
+    started (warm workers waiting for a unit, REQ-AGENT-037, have no unit.json in their directory yet)."""
     parent = _parents()
     for pid in _descendants(server, parent):
         with contextlib.suppress(OSError):
             argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-            if argv[1:4] == [b"-I", b"-m", b"phoenix_lsp.agent.worker"]:  # the worker (not its launcher's argv)
+            if is_worker(argv) and (Path(f"/proc/{pid}/cwd") / "unit.json").exists():  # not its launcher's argv
                 launcher = parent.get(pid, 0)
                 return [launcher, pid, *_descendants(pid, parent)] if launcher != server else [pid]
     return []
