@@ -314,3 +314,17 @@ def test_instructions_line(npm_test: NpmTest) -> None:
         "the instruction files in effect come from getConversation and are rebuilt by a fresh snapshot",
         "the instruction files in effect are listed at the top of the conversation, relative to the workspace",
     )
+
+
+@pytest.mark.req("REQ-PERM-025")
+def test_the_dialog_takes_the_keyboard_only_from_the_chat(npm_test: NpmTest) -> None:
+    """The webview's side; the real-VS-Code test checks the workbench's focus (tests/clients/vscode_real)."""
+    assert_passed(
+        npm_test,
+        "the user in the editor keeps the keyboard while the dialog is open and events redraw the chat",
+        "a dialog that opens while the user is elsewhere waits; it takes the keyboard when the user comes back",
+        "a dialog restored after a reload does not take the keyboard by itself",
+        "a dialog that closes while the user is in the editor leaves the keyboard there",
+        "Allow is focused and highlighted, the others dimmed; arrows move; Enter answers",
+    )
+

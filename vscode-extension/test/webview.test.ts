@@ -15,7 +15,11 @@ import type { ViewMessage } from "../src/core/messages";
 import { CID, Events, HOSTILE, snapshot } from "./fixtures";
 import type { GetConversationResult } from "../src/protocol/wire";
 
-function mount(s: Partial<GetConversationResult> = {}) {
+/**
+ * Stands in for the workbench's focus: `chat` says whether the chat view has the keyboard (the user is in it);
+ * false is the user in the editor, the palette, or a window just reloaded.
+ */
+function mount(s: Partial<GetConversationResult> = {}, focus = { chat: true }) {
   const dom = new JSDOM('<!DOCTYPE html><body><div id="root"></div></body>', { runScripts: "dangerously" });
   const window = dom.window;
   const purify = createDOMPurify(window as unknown as Window & typeof globalThis);
@@ -25,6 +29,7 @@ function mount(s: Partial<GetConversationResult> = {}) {
   g.FileReader = window.FileReader;
   const app = new ChatApp(root as unknown as HTMLElement, (m) => posted.push(m), {
     sanitize: (html) => purify.sanitize(html, SANITIZE_CONFIG) as string,
+    hasFocus: () => focus.chat,
   });
   const view = apply(emptyView(CID), { type: "snapshot", snapshot: snapshot(s), merge: false });
   app.receive({ type: "server", state: "ready" });
@@ -36,7 +41,18 @@ function mount(s: Partial<GetConversationResult> = {}) {
     target.dispatchEvent(new window.KeyboardEvent("keydown", { key: k, bubbles: true, cancelable: true, ...extra }));
   };
   const $ = (sel: string) => window.document.querySelector(sel) as HTMLElement | null;
-  return { window, app, posted, e, key, $, root };
+  return { window, app, posted, e, key, $, root, focus };
+}
+
+/** Record every element `focus()` is called on (a webview that calls it pulls the workbench's focus). */
+function watchFocus(window: JSDOM["window"]): HTMLElement[] {
+  const calls: HTMLElement[] = [];
+  const original = window.HTMLElement.prototype.focus;
+  window.HTMLElement.prototype.focus = function (this: HTMLElement, options?: FocusOptions) {
+    calls.push(this);
+    original.call(this, options);
+  };
+  return calls;
 }
 
 const approval = { toolUseId: "t1", toolName: "patch", description: "Change a file in the workspace", arguments: { path: "f.py", patches: [{ operation: "append_eof", newText: "x\n" }] }, diff: "--- a/f.py\n+++ b/f.py\n@@ -1,1 +1,2 @@\n a\n+x\n", scopes: [{ kind: "tool" as const, rule: "patch", label: "patch" }] };
@@ -106,6 +122,63 @@ test("the input is disabled while the dialog is open and every key goes to the d
   app.receive({ type: "input", input: { type: "event", event: e.next({ kind: "status", status: "running_tool", previous: "awaiting_approval", mode: "unrestricted" }) } });
   assert.ok($("section[role=dialog]")!.classList.contains("hidden"));
   assert.equal(input.disabled, false, "enabled again when the dialog closes");
+});
+
+test("the user in the editor keeps the keyboard while the dialog is open and events redraw the chat (REQ-PERM-025)", () => {
+  const { app, e, $, window, focus } = mount({ mode: "unrestricted" });
+  app.receive({ type: "input", input: { type: "event", event: e.next({ kind: "approvalRequested", ...approval }) } });
+  const dialog = $("[data-testid=approval-dialog]")!;
+  assert.equal(window.document.activeElement, dialog, "opened while the user was in the chat: it takes the keyboard");
+  // the user clicks "Open diff" (the focus is on that button), then goes to the diff editor
+  $("[data-testid=open-diff]")!.focus();
+  const openDiff = window.document.activeElement;
+  focus.chat = false;
+  const calls = watchFocus(window);
+  const event = (body: Parameters<typeof e.next>[0]) => app.receive({ type: "input", input: { type: "event", event: e.next(body) } });
+  event({ kind: "policyChanged", policy: "auto", previous: "interactive" });
+  event({ kind: "textDelta", text: "a sub-agent streams", requestId: 2 });
+  app.receive({ type: "conversations", conversations: [], titles: {} });
+  app.receive({ type: "models", models: { models: [{ id: "m", name: "Model M", contextWindow: 1000 }], defaultModel: "m", source: "api" } });
+  app.receive({ type: "server", state: "ready" });
+  event({ kind: "policyChanged", policy: "interactive", previous: "auto" });
+  assert.deepEqual(calls, [], "a redraw calls focus() on nothing");
+  assert.equal(window.document.activeElement, openDiff);
+  assert.equal(dialog.dataset.open, "true");
+});
+
+test("a dialog that opens while the user is elsewhere waits; it takes the keyboard when the user comes back to the chat (REQ-PERM-025)", () => {
+  const { app, e, $, window, focus, key, posted } = mount({ mode: "unrestricted" }, { chat: false });
+  const calls = watchFocus(window);
+  app.receive({ type: "input", input: { type: "event", event: e.next({ kind: "approvalRequested", ...approval }) } });
+  app.receive({ type: "input", input: { type: "event", event: e.next({ kind: "textDelta", text: "more", requestId: 2 }) } });
+  const dialog = $("[data-testid=approval-dialog]")!;
+  assert.equal(dialog.dataset.open, "true");
+  assert.deepEqual(calls, [], "the dialog does not pull the keyboard out of the editor");
+  focus.chat = true;
+  window.dispatchEvent(new window.FocusEvent("focus"));
+  assert.equal(window.document.activeElement, dialog, "back in the chat, the dialog has the keyboard");
+  key("y");
+  assert.deepEqual(posted.filter((m) => m.type === "answerApproval").map((m) => (m as { decision: string }).decision), ["allow"]);
+});
+
+test("a dialog restored after a reload does not take the keyboard by itself (REQ-PERM-025)", () => {
+  const pending = { ...approval, toolUseId: "t7" };
+  const { $, window, posted } = mount({ mode: "unrestricted", status: "awaiting_approval", pendingApproval: pending, lastSeq: 4 }, { chat: false });
+  const dialog = $("[data-testid=approval-dialog]")!;
+  assert.equal(dialog.dataset.open, "true");
+  assert.equal(dialog.dataset.id, "t7");
+  assert.notEqual(window.document.activeElement, dialog, "the restored dialog leaves the keyboard with the workbench");
+  assert.deepEqual(posted.filter((m) => m.type === "answerApproval"), []);
+});
+
+test("a dialog that closes while the user is in the editor leaves the keyboard there (REQ-PERM-025)", () => {
+  const { app, e, window, focus } = mount({ mode: "unrestricted" });
+  app.receive({ type: "input", input: { type: "event", event: e.next({ kind: "approvalRequested", ...approval }) } });
+  focus.chat = false;
+  const calls = watchFocus(window);
+  app.receive({ type: "input", input: { type: "event", event: e.next({ kind: "approvalResolved", toolUseId: "t1", decision: "allow" }) } });
+  app.receive({ type: "input", input: { type: "event", event: e.next({ kind: "status", status: "running_tool", previous: "awaiting_approval", mode: "unrestricted" }) } });
+  assert.deepEqual(calls, [], "the input does not take the keyboard either");
 });
 
 test("an upgrade request shows the agent's reason with Approve / Deny", () => {

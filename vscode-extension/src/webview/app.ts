@@ -24,6 +24,7 @@ import { isBusy, policyLabel, statusText } from "../core/labels";
 import type { HostMessage, ImageAttachment, ServerState, ViewMessage } from "../core/messages";
 import { modelGroups, modelListNote, modelName, providerNotes, windowText } from "../core/models";
 import { ROUTES, routeLabel } from "../core/routes";
+import { DialogFocus } from "./focus";
 import type { ConversationSummary, ListModelsResult, Route } from "../protocol/wire";
 import {
   addChips,
@@ -41,6 +42,8 @@ export interface AppOptions {
   sanitize: (html: string) => string;
   /** render scheduling; the webview batches per animation frame, tests render at once */
   schedule?: (render: () => void) => void;
+  /** whether the chat has the keyboard (default: its document's `hasFocus()`); tests stand in for the workbench */
+  hasFocus?: () => boolean;
 }
 
 interface Rendered {
@@ -88,6 +91,7 @@ export class ChatApp {
   private shown: Record<string, string> = {};
   private listVersion = 0;
   private descriptionOpen = false;
+  private readonly focus = new DialogFocus();
   private readonly doc: Document;
   private readonly el: Record<string, HTMLElement> = {};
   private readonly input: HTMLTextAreaElement;
@@ -162,6 +166,9 @@ export class ChatApp {
     this.input.addEventListener("input", () => this.onInput());
     root.addEventListener("dragover", (e) => e.preventDefault());
     root.addEventListener("drop", (e) => this.onDrop(e));
+    // the user comes back to the chat (a click in it, or the workbench focusing the view): an open dialog
+    // takes the keyboard then, not before
+    this.doc.defaultView?.addEventListener("focus", () => this.onChatFocus());
     this.render();
   }
 
@@ -671,15 +678,14 @@ export class ChatApp {
     const key = d && r
       ? [d.kind, d.id, d.selected, this.answered.has(d.id), r.conversationId, this.view?.conversationId, r.approval?.diff?.length ?? "", this.descriptionOpen].join("|")
       : "";
-    if (this.same("dialog", key)) {
-      if (d && this.doc.activeElement !== box) box.focus();
-      return;
-    }
+    const takeFocus = this.focus.shown(d && r ? d.id : undefined, this.chatHasFocus());
+    if (this.same("dialog", key)) return; // a redraw never moves the focus
     box.replaceChildren();
     box.classList.toggle("hidden", !d);
     box.dataset.open = String(Boolean(d && r)); // tests and styles read this, not the class
     if (!d || !r) {
-      if (wasOpen && this.doc.activeElement === box) this.input.focus();
+      // the keyboard goes back to the input, if the user is still in the chat
+      if (wasOpen && this.doc.activeElement === box && this.chatHasFocus()) this.input.focus();
       return;
     }
     box.dataset.kind = d.kind;
@@ -723,7 +729,17 @@ export class ChatApp {
     });
     this.add(box, "div", "dialog-hint dim").textContent = stripTerminalEscapes(shortcutHint(d));
     if (this.answered.has(d.id)) this.add(box, "div", "dim").textContent = "Sent; waiting for the server…";
-    if (this.doc.activeElement !== box) box.focus();
+    if (takeFocus) box.focus();
+  }
+
+  private chatHasFocus(): boolean {
+    return (this.options.hasFocus ?? (() => this.doc.hasFocus()))();
+  }
+
+  /** The chat got the focus back: an open dialog takes it (a click inside the dialog already put it there). */
+  private onChatFocus(): void {
+    const box = this.el.dialog;
+    if (this.focus.returned() && !box.contains(this.doc.activeElement)) box.focus();
   }
 
   /**
