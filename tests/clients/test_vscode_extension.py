@@ -328,3 +328,21 @@ def test_the_dialog_takes_the_keyboard_only_from_the_chat(npm_test: NpmTest) -> 
         "Allow is focused and highlighted, the others dimmed; arrows move; Enter answers",
     )
 
+
+@pytest.mark.req("REQ-VSC-013")
+def test_what_a_first_time_user_sees(npm_test: NpmTest) -> None:
+    assert_passed(
+        npm_test,
+        "before any conversation the status bar shows the mode, policy and style a new one starts with",
+        "a webview that opens after the first model list names the model as the status bar does",
+    )
+
+
+@pytest.mark.req("REQ-VSC-014")
+def test_stop_shows_only_while_a_turn_runs(npm_test: NpmTest) -> None:
+    assert_passed(npm_test, "the chat view's stop button shows only while a turn runs")
+
+
+@pytest.mark.req("REQ-VSC-016")
+def test_model_list_notes_are_sentences(npm_test: NpmTest) -> None:
+    assert_passed(npm_test, "a model-list note never quotes a web page raw: it says what happened, why and what next")

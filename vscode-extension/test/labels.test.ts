@@ -1,6 +1,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { modeLabel, policyLabel, statusBarKey, styleLabel, togglePolicy } from "../src/core/labels";
+import { readFileSync } from "node:fs";
+import * as path from "node:path";
+import { BUSY_CONTEXT, isBusy, modeLabel, newConversationLabels, policyLabel, statusBarKey, styleLabel, togglePolicy } from "../src/core/labels";
 import { chatPage, contentSecurityPolicy, makeNonce } from "../src/core/html";
 
 test("the policy indicator reads 🚀 MVP (auto) / 🔒 Interactive and toggles (REQ-PERM-009, REQ-PERM-010)", () => {
@@ -45,4 +47,33 @@ test("the status bar is touched only when the server, mode, sandbox, policy or s
   assert.notEqual(statusBarKey({ ...view, mode: "unrestricted" }, "ready"), key);
   assert.notEqual(statusBarKey({ ...view, style: "plan" }, "ready"), key);
   assert.notEqual(statusBarKey(view, "starting"), key);
+});
+
+test("before any conversation the status bar shows the mode, policy and style a new one starts with (REQ-VSC-013)", () => {
+  const sandbox = { available: true, landlockAbi: 7, missing: [] };
+  const first = newConversationLabels({ sandbox, approvalPolicy: "interactive", style: "chat" });
+  assert.equal(first.mode.text, "$(lock) Restricted");
+  assert.match(first.mode.tooltip, /^No conversation yet: a new one starts restricted\. .*Click to open the chat\.$/);
+  assert.equal(first.policy.text, "🔒 Interactive");
+  assert.match(first.policy.tooltip, /phoenix\.approvalPolicy/);
+  assert.equal(first.style.text, "$(comment-discussion) chat");
+  const auto = newConversationLabels({ sandbox, approvalPolicy: "auto", style: "plan" });
+  assert.equal(auto.policy.text, "🚀 MVP (auto)");
+  assert.equal(auto.style.text, "$(comment-discussion) plan");
+  // without the sandbox a new conversation starts unrestricted, and the item warns
+  const bare = newConversationLabels({ sandbox: { available: false, reason: "no Landlock", missing: [] }, approvalPolicy: "interactive", style: "chat" });
+  assert.equal(bare.mode.text, "$(warning) Unrestricted");
+  assert.equal(bare.mode.warning, true);
+  assert.match(bare.mode.tooltip, /starts unrestricted.*no Landlock/);
+});
+
+test("the chat view's stop button shows only while a turn runs (REQ-VSC-014)", () => {
+  const pkg = JSON.parse(readFileSync(path.join(__dirname, "..", "..", "package.json"), "utf8")) as {
+    contributes: { menus: Record<string, { command: string; when?: string }[]> };
+  };
+  const stop = pkg.contributes.menus["view/title"].find((m) => m.command === "phoenix.vscode.cancel");
+  assert.ok(stop?.when?.split("&&").map((c) => c.trim()).includes(BUSY_CONTEXT), `view/title stop: ${stop?.when}`);
+  const busy = (["idle", "awaiting_llm", "running_tool", "awaiting_approval", "awaiting_upgrade", "awaiting_agents", "summarizing", "error", "exhausted", "finished"] as const)
+    .filter((s) => isBusy(s));
+  assert.deepEqual(busy, ["awaiting_llm", "running_tool", "awaiting_agents", "summarizing"]);
 });

@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { modelChoices, modelGroups, modelLabel, modelListNote, modelName, providerNotes, windowText } from "../src/core/models";
+import { cleanNote, modelChoices, modelGroups, modelLabel, modelListNote, modelName, providerNotes, windowText } from "../src/core/models";
 import { errorMessage, errorReason } from "../src/protocol/client";
 import type { ListModelsResult } from "../src/protocol/wire";
 
@@ -83,4 +83,30 @@ test("the picker groups the models by provider, Anthropic's first, and says whic
   const byHand = modelGroups(result, "azure/gpt-4o");
   assert.equal(byHand[0].provider, "azure");
   assert.equal(byHand[0].choices[0].current, true);
+});
+
+const GATEWAY_PAGE =
+  '<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n<center><h1>502 Bad Gateway</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>';
+
+test("a model-list note never quotes a web page raw: it says what happened, why and what next (REQ-VSC-016)", () => {
+  const builtin: ListModelsResult = {
+    ...API,
+    source: "builtin",
+    reason: `The built-in list is shown because the API's model list could not be read (HTTP 502: ${GATEWAY_PAGE}); any model id can still be chosen.`,
+  };
+  const note = modelListNote(builtin)!;
+  assert.doesNotMatch(note, /<|>/, note);
+  assert.match(note, /^The built-in model list is shown because .*web page instead of a model list \(“502 Bad Gateway”\)/);
+  assert.match(note, /Check ANTHROPIC_BASE_URL .*any model id can still be chosen/);
+  const listing: ListModelsResult = {
+    ...API,
+    providers: [{ provider: "openai", listed: false, reason: `the openai provider's model list could not be read: <!DOCTYPE html><html><body><p>Forbidden</p></body></html>` }],
+  };
+  const [provider] = providerNotes(listing);
+  assert.doesNotMatch(provider, /<|>/, provider);
+  assert.match(provider, /^The openai provider's models are not listed because .*Check the openai provider's base URL in the providers file/);
+  // an API's own words stay as the server wrote them
+  const plain = "The built-in list is shown because no API key is set; any model id can still be chosen.";
+  assert.equal(cleanNote(plain), plain);
+  assert.equal(cleanNote("a < b and c > d"), "a < b and c > d");
 });

@@ -11,7 +11,7 @@ import { ChatApp, droppedUris } from "../src/webview/app";
 import { diagnosticsChip, fileChip } from "../src/core/attachments";
 import { emptyView, apply } from "../src/core/reducer";
 import { SANITIZE_CONFIG } from "../src/core/markdown";
-import type { ViewMessage } from "../src/core/messages";
+import { snapshotMessages, type ViewMessage } from "../src/core/messages";
 import { CID, Events, HOSTILE, snapshot } from "./fixtures";
 import type { GetConversationResult } from "../src/protocol/wire";
 
@@ -615,4 +615,19 @@ test("attachments in the transcript are folded under their label and shown as te
   assert.equal(item.querySelector("summary")!.textContent!.trim(), "a.py, lines 1-2");
   assert.equal(window.document.querySelectorAll("[data-role=attachment] img, [data-role=attachment] script, [data-role=attachment] svg").length, 0);
   assert.equal((window as unknown as { __pwned?: number }).__pwned, undefined);
+});
+
+test("a webview that opens after the first model list names the model as the status bar does (REQ-VSC-013)", () => {
+  const dom = new JSDOM('<!DOCTYPE html><body><div id="root"></div></body>');
+  const root = dom.window.document.getElementById("root")!;
+  const app = new ChatApp(root as unknown as HTMLElement, () => undefined, { sanitize: (html) => html });
+  const view = apply(emptyView(CID), { type: "snapshot", snapshot: snapshot({ model: "claude-sonnet-4-6" }), merge: false });
+  // the host had the list before the view said "ready": its snapshot carries it
+  const messages = snapshotMessages({
+    server: { state: "ready" }, conversations: [], titles: {}, view, folders: [], models: { ...MODELS, source: "api" },
+  });
+  app.receive({ type: "batch", messages });
+  const button = root.querySelector("[data-testid=model-button]") as HTMLElement;
+  assert.equal(button.dataset.model, "claude-sonnet-4-6");
+  assert.equal(button.textContent?.trim(), "Claude Sonnet 4.6");
 });

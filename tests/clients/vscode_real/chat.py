@@ -161,6 +161,25 @@ class Chat:
         """Give the focus back to the dialog (after the diff editor or a reload took it)."""
         self.d.call("click", **self.wv, selector=DIALOG_TITLE)
 
+    def workbench_focus(self) -> dict[str, Any]:
+        """Where the keyboard is in the workbench: the focused element's tag and classes, and whether it is in a
+        text editor or in a webview (the chat's iframe)."""
+        return dict(self.d.call("evaluate", fn="""() => {
+            const a = document.activeElement;
+            return {
+                tag: a ? a.tagName : null,
+                classes: a ? String(a.className) : "",
+                editor: !!(a && a.closest(".monaco-editor")),
+                webview: !!(a && (a.tagName === "IFRAME" || a.closest(".webview"))),
+            };
+        }"""))
+
+    def toggle_policy(self, to: str) -> None:
+        """The palette's "Toggle Approval Policy" (Escape, F1, the command), and wait until the chat view has
+        drawn the new policy: every message the host sent before it has been rendered too."""
+        self.d.call("command", title="Phoenix: Toggle Approval Policy")
+        self.d.call("waitFor", **self.wv, selector=f"[data-policy={to}]", timeout=30)
+
     def key(self, key: str) -> None:
         """A key press to whatever has the focus (the dialog focuses itself when it opens)."""
         self.d.call("press", key=key)

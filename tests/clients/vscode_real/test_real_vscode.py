@@ -6,13 +6,16 @@ One journey, in order, as a user would take it:
 1. open the Phoenix chat view, send a message, watch the answer stream in (partial text seen before the end);
 2. the agent asks to unrestrict: the dialog takes the keyboard (a stray key does not reach the disabled
    input), Y approves, and the status bar follows Restricted -> Unrestricted;
-3. a patch approval: "Open diff" shows the proposed change in VS Code's diff editor; Down, Up and Enter
-   choose Allow; the edit lands in the open editor, and Ctrl+Z in the editor restores it;
+3. a patch approval: "Open diff" shows the proposed change in VS Code's diff editor; a click in the editor
+   keeps the keyboard there while the approval is open and events arrive (the dialog never takes it back on
+   a redraw); Down, Up and Enter choose Allow; the edit lands in the open editor, and Ctrl+Z in the editor
+   restores it;
 4. another patch approval answered with Escape: denied, the buffer is unchanged, the model is told;
 4b. a bash approval offers Always Allow's scopes (the command's prefix first, the whole tool last); A grants
    `ls *`, which the rules list shows, and the next `ls` runs without a dialog;
 5. a window reload while an approval is open: the view is rebuilt from the server (history and the open
-   dialog), and the approval can still be answered;
+   dialog); the restored dialog does not take the keyboard by itself, so an Escape meant for the workbench
+   leaves the approval open (the audit log records no decision), and it can still be answered;
 6. the palette's Restrict / Unrestrict commands move the status bar;
 7. the header's model picker lists the fake API's models (name and window, the one in use marked); choosing
    one switches the conversation (header and status bar follow modelChanged) and the next request names it;
@@ -40,6 +43,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sqlite3
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -69,6 +74,10 @@ from tests.e2e.raw import route_of
 from tests.fake_anthropic import FakeAnthropic
 
 API_KEY = "sk-ant-real-vscode-test-0123456789"
+# the proposed diff's tab ("hello.py ↔ proposed by Phoenix (waiting for your approval)")
+DIFF_TAB = ".tabs-container .tab:has-text('proposed by Phoenix')"
+# the chat view's title bar button "Cancel the Current Turn"
+STOP_BUTTON = ".part.sidebar .title-actions .action-label.codicon-debug-stop"
 HELLO = "def greet(name):\n    return f'hello {name}'\n"
 DENIED = "The user denied this tool call."
 # GET /v1/models of the fake: the list the header's picker shows (REQ-MODEL-001)
@@ -103,7 +112,7 @@ def _watch_streaming(chat: Chat) -> None:
     "REQ-VSC-001", "REQ-VSC-003", "REQ-VSC-004", "REQ-VSC-005", "REQ-LAYER-008",
     "REQ-PERM-009", "REQ-PERM-011", "REQ-PERM-012", "REQ-PERM-013", "REQ-PERM-014", "REQ-PERM-020",
     "REQ-PERM-021", "REQ-VSC-007", "REQ-VSC-010", "REQ-VSC-011", "REQ-VSC-012", "REQ-PROTO-051", "REQ-PROTO-052",
-    "REQ-SIGHT-005",
+    "REQ-SIGHT-005", "REQ-PERM-025", "REQ-VSC-013", "REQ-VSC-014", "REQ-VSC-015",
 )
 def test_the_extension_in_a_real_vscode(vscode_deps: Deps, fake_anthropic: FakeAnthropic) -> None:
     vsix = package_extension(vscode_deps)
@@ -134,6 +143,10 @@ def test_the_extension_in_a_real_vscode(vscode_deps: Deps, fake_anthropic: FakeA
         chat.open()
         chat.widen()
         chat.wait_server_ready()
+        # before any conversation: the status bar shows what the first one starts with, and no stop button shows
+        chat.statusbar(RESTRICTED)
+        chat.statusbar("🔒 Interactive", item="phoenix.policy")
+        d.call("waitFor", selector=STOP_BUTTON, state="detached", timeout=30)
         # the route selector beside the model shows the server's route: ask, nothing persisted yet
         d.call("waitFor", **chat.wv, selector=f"{ROUTE_SELECTOR}[data-route=ask]", timeout=30)
         _watch_streaming(chat)
@@ -147,6 +160,10 @@ def test_the_extension_in_a_real_vscode(vscode_deps: Deps, fake_anthropic: FakeA
         d.screenshot("streamed-answer")
         chat.statusbar(RESTRICTED)
         chat.statusbar("🔒 Interactive", item="phoenix.policy")
+        # the header names the model as the status bar does (the list the server gave at its start)
+        d.call("waitFor", **chat.wv, selector=MODEL_BUTTON, hasText="Claude Sonnet 4.6", timeout=30)
+        chat.statusbar("Claude Sonnet 4.6", item=MODEL_ITEM_ID)
+        d.call("waitFor", selector=STOP_BUTTON, state="detached", timeout=30)  # idle: nothing to stop
 
         # 2. mode upgrade answered with the keyboard; the status bar follows -----------------------------------
         chat.send(scenario.ASK_UPGRADE)
@@ -185,11 +202,16 @@ def test_the_extension_in_a_real_vscode(vscode_deps: Deps, fake_anthropic: FakeA
         d.call("waitFor", selector=".monaco-diff-editor .view-lines", hasText="patched by phoenix", timeout=30)
         d.screenshot("open-diff")
         assert rig.document_text(hello) == HELLO, "opening the diff changes nothing"
-        # the palette is opened with Escape then F1: first make sure the focus is in the diff editor, not in the
-        # dialog (where Escape means Deny); which of the two has it right after "Open diff" is a race
+        d.call("waitFor", selector=DIFF_TAB, timeout=30)
+        # the user reads the diff while the approval is open: events reach the chat view and redraw it (the
+        # policy toggled through the palette, and back: Escape, F1, the command), and the keyboard stays in the
+        # diff editor throughout (a dialog that took it back would take the Escape as Deny)
         d.call("click", selector=".monaco-diff-editor .modified .view-lines")
-        d.call("command", title="View: Close Editor")
-        d.call("waitFor", selector=".monaco-diff-editor", state="detached", timeout=30)
+        for policy in ("auto", "interactive"):
+            chat.toggle_policy(policy)
+            where = chat.workbench_focus()
+            assert where["editor"] and not where["webview"], f"the dialog took the keyboard on a redraw: {where}"
+        chat.dialog("approval")
         # Up/Down move the focus, Enter confirms it (REQ-PERM-012)
         chat.refocus_dialog()
         chat.key("ArrowDown")
@@ -200,6 +222,8 @@ def test_the_extension_in_a_real_vscode(vscode_deps: Deps, fake_anthropic: FakeA
         assert chat.selected_choice()["text"].startswith("Allow")
         chat.key("Enter")
         chat.dialog_closed()
+        # the diff's tab said "waiting for your approval": it closes once the approval is decided
+        d.call("waitFor", selector=DIFF_TAB, state="detached", timeout=30)
         patched = rig.wait_document(hello, lambda t: t != HELLO)
         assert patched == HELLO + scenario.PATCH_ALLOWED
         d.call("waitFor", selector=".monaco-editor .view-lines", hasText="patched by phoenix", timeout=30)
@@ -260,6 +284,7 @@ def test_the_extension_in_a_real_vscode(vscode_deps: Deps, fake_anthropic: FakeA
         d.screenshot("approval-before-reload")
         host_before, servers_before = rig.wait_probe()["extensionHostPid"], rig.server_pids()
         assert len(servers_before) == 1, servers_before
+        decided_before = _approval_decisions(rig.data_dir)
         d.call("reload", timeout=120)
         # a new extension host with a new server: nothing of the old view survives in memory, and the
         # extension keeps no copy of the conversation (only the active conversation's id), so what the view
@@ -267,8 +292,17 @@ def test_the_extension_in_a_real_vscode(vscode_deps: Deps, fake_anthropic: FakeA
         rig.wait_new_extension_host(host_before)
         servers_after = rig.wait_server_pids(lambda pids: len(pids) == 1 and pids != servers_before)
         assert servers_after[0] not in servers_before
+        # the side bar comes back with the chat view in it, and the view with the open dialog; the dialog does
+        # not take the keyboard by itself: an Escape meant for the workbench (here, and before each palette
+        # command) leaves the approval open
+        restored = chat.dialog("approval", timeout=90)
+        assert restored["attrs"].get("data-id") == open_before["attrs"].get("data-id"), (restored, open_before)
+        assert not chat.workbench_focus()["webview"], f"the restored dialog took the keyboard: {chat.workbench_focus()}"
+        d.call("press", key="Escape")
         chat.open()
-        reopened = chat.dialog("approval", timeout=90)
+        for policy in ("auto", "interactive"):  # round trips through the server: a denial would come first
+            chat.toggle_policy(policy)
+        reopened = chat.dialog("approval")
         # the instructions line comes back from getConversation too
         d.call("waitFor", **chat.wv, selector=INSTRUCTION_FILE, hasText="AGENTS.md", first=True, timeout=30)
         assert reopened["attrs"].get("data-id") == open_before["attrs"].get("data-id"), (reopened, open_before)
@@ -282,6 +316,8 @@ def test_the_extension_in_a_real_vscode(vscode_deps: Deps, fake_anthropic: FakeA
         assert rig.wait_document(hello, lambda t: t != HELLO) == HELLO + scenario.PATCH_AFTER_RELOAD
         chat.wait_answer("Done after the reload.")
         chat.wait_idle()
+        decided = _approval_decisions(rig.data_dir)[len(decided_before):]
+        assert decided == [("patch", "allow")], f"the approval open across the reload was answered {decided}"
 
         # 6. the palette's mode commands move the status bar --------------------------------------------------
         d.call("command", title="Phoenix: Restrict (/plan)")
@@ -432,6 +468,17 @@ def test_the_extension_in_a_real_vscode(vscode_deps: Deps, fake_anthropic: FakeA
         assert "lib.ts:1:17  export function area(r: number): number {" in told[0], told
         d.screenshot("sight-ts-definition")
         assert fake_anthropic.unexpected == 0 and not fake_anthropic.handler_errors
+
+
+def _approval_decisions(data_dir: Path) -> list[tuple[str, str]]:
+    """Every approval decision in the server's audit log, oldest first: (tool, decision). Read from the
+    database (read-only; WAL lets a reader run beside the server), which the server writes before it answers."""
+    db = sqlite3.connect(f"file:{data_dir / 'phoenix.db'}?mode=ro", uri=True)
+    try:
+        rows = db.execute("SELECT detail FROM audit_log WHERE action = 'approvalResolved' ORDER BY id").fetchall()
+    finally:
+        db.close()
+    return [(d["tool"], d["decision"]) for d in (json.loads(r[0]) for r in rows)]
 
 
 def _tool_results(requests: list[Any]) -> list[str]:

@@ -46,6 +46,37 @@ export function policyLabel(policy: Policy): Label {
       };
 }
 
+/** What a new conversation starts with: the settings' policy and style; restricted unless the sandbox is unavailable. */
+export interface NewConversationStart {
+  sandbox?: SandboxInfo;
+  approvalPolicy: Policy;
+  style: Style;
+}
+
+/**
+ * The status bar before any conversation exists: the mode, policy and style the first one will start with,
+ * so a first-time user sees them before sending anything.
+ */
+export function newConversationLabels(start: NewConversationStart): { mode: Label; policy: Label; style: Label } {
+  const mode: Mode = start.sandbox && !start.sandbox.available ? "unrestricted" : "restricted";
+  const m = modeLabel(mode, start.sandbox);
+  const p = policyLabel(start.approvalPolicy);
+  return {
+    mode: {
+      ...m,
+      tooltip: `No conversation yet: a new one starts ${mode}. ${m.tooltip.replace(/ Click to .*$/, "")} Click to open the chat.`,
+    },
+    policy: {
+      text: p.text,
+      tooltip: `No conversation yet: a new one starts with approval policy ${start.approvalPolicy} (the setting phoenix.approvalPolicy). Click to change the setting.`,
+    },
+    style: {
+      text: styleLabel(start.style).text,
+      tooltip: `No conversation yet: a new one starts in style ${start.style} (the setting phoenix.style). Click to change the setting.`,
+    },
+  };
+}
+
 export function styleLabel(style: Style): Label {
   return { text: `$(comment-discussion) ${style}`, tooltip: `Style: ${style} (how the agent talks). Click to change.` };
 }
@@ -72,6 +103,9 @@ const STATUS_TEXT: Record<Status, string> = {
 export function statusText(status: Status): string {
   return STATUS_TEXT[status] ?? status;
 }
+
+/** The context key that says a turn runs (package.json shows the chat view's stop button by it). */
+export const BUSY_CONTEXT = "phoenix.busy";
 
 export function isBusy(status: Status): boolean {
   return ["awaiting_llm", "running_tool", "awaiting_agents", "summarizing"].includes(status);

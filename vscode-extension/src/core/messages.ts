@@ -76,3 +76,31 @@ export type ViewMessage =
   | { type: "manageAlwaysAllowed" }
   | { type: "openSettings" }
   | { type: "showLog" };
+
+/** What the host knows that a (new) webview needs, whatever it missed before it said it was ready. */
+export interface HostState {
+  server: { state: ServerState; message?: string };
+  conversations: ConversationSummary[];
+  titles: Record<string, string>;
+  view: ConversationView | undefined;
+  folders: string[];
+  home?: string;
+  route?: Route;
+  /** the last model list the server gave (the header names the model by it) */
+  models?: ListModelsResult;
+}
+
+/**
+ * The messages that bring a webview that just said `ready` up to date: a message posted before that was
+ * dropped (the first model list, asked for as the server starts, usually is), so everything it carried is here.
+ */
+export function snapshotMessages(s: HostState): HostMessage[] {
+  return [
+    { type: "server", state: s.server.state, message: s.server.message },
+    { type: "conversations", conversations: s.conversations, activeId: s.view?.conversationId, titles: s.titles },
+    { type: "reset", view: s.view },
+    { type: "workspace", folders: s.folders, home: s.home },
+    ...(s.route ? [{ type: "route" as const, route: s.route }] : []),
+    ...(s.models ? [{ type: "models" as const, models: s.models }] : []),
+  ];
+}

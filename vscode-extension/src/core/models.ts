@@ -91,13 +91,42 @@ export function modelGroups(result: ListModelsResult, current: string | undefine
   return [...groups].map(([provider, choices]) => ({ provider, choices }));
 }
 
-/** Why a configured provider's models are missing from the list (the server's sentences). */
+/** Why a configured provider's models are missing from the list (the server's sentences, cleaned). */
 export function providerNotes(result: ListModelsResult): string[] {
-  return (result.providers ?? []).filter((p) => !p.listed && p.reason).map((p) => p.reason as string);
+  return (result.providers ?? []).filter((p) => !p.listed && p.reason).map((p) => cleanNote(p.reason as string, p.provider));
 }
 
-/** Why the list is the built-in one (the server's sentence, shown above it), or undefined when it is the API's. */
+/** Why the list is the built-in one (the server's sentence, cleaned), or undefined when it is the API's. */
 export function modelListNote(result: ListModelsResult): string | undefined {
   if (result.source !== "builtin") return undefined;
-  return result.reason || "The built-in model list is shown (the API's list could not be read).";
+  return cleanNote(result.reason || "The built-in model list is shown (the API's list could not be read).");
+}
+
+/** Markup of a web page (a proxy's or a gateway's error page), not the words of an API error. */
+const MARKUP = /<!doctype\s|<\/?(?:html|head|body|title|h[1-6]|center|hr|div|p|pre|span|a|br|meta|style|script)\b[^>]*>/i;
+
+/**
+ * A note as the user reads it. The server quotes what the API answered when its list could not be read;
+ * a proxy or gateway in between may have answered with a web page (`<html>…502 Bad Gateway…`), whose markup
+ * would be shown raw. Such a quote becomes one sentence: what happened (a web page, not a model list, and its
+ * title), why it matters (the built-in list is shown) and what to do next.
+ */
+export function cleanNote(note: string, provider = "anthropic"): string {
+  const at = note.search(MARKUP);
+  if (at < 0) return note;
+  const page = note.slice(at);
+  const title = /<title[^>]*>([^<]*)<\/title>|<h1[^>]*>([^<]*)<\/h1>/i.exec(page);
+  const said = (title?.[1] ?? title?.[2] ?? "").replace(/\s+/g, " ").trim().slice(0, 80);
+  const status = /\b(?:HTTP|status)[^0-9]{0,8}([1-5]\d\d)\b/i.exec(note.slice(0, at))?.[1];
+  const what = `the address the server asks for the model list answered with a web page instead of a model list${
+    said ? ` (“${said}”)` : status ? ` (HTTP ${status})` : ""
+  }`;
+  const where = provider === "anthropic"
+    ? "ANTHROPIC_BASE_URL (in your shell or phoenix.server.env)"
+    : `the ${provider} provider's base URL in the providers file`;
+  const shown = provider === "anthropic" ? "The built-in model list is shown" : `The ${provider} provider's models are not listed`;
+  return (
+    `${shown} because ${what}: a proxy or a wrong base URL is in the way. ` +
+    `Check ${where} and the proxy settings; any model id can still be chosen, and the server's log has the full answer.`
+  );
 }

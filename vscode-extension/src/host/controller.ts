@@ -9,7 +9,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import * as vscode from "vscode";
 import { findView, openRequest, type ConversationView } from "../core/reducer";
-import { STYLES, togglePolicy } from "../core/labels";
+import { BUSY_CONTEXT, isBusy, STYLES, togglePolicy } from "../core/labels";
 import { modelGroups, modelListNote, providerNotes } from "../core/models";
 import { ROUTES, routeLabel, withRoute } from "../core/routes";
 import {
@@ -22,7 +22,7 @@ import {
   type Chip,
   type WorkspaceFile,
 } from "../core/attachments";
-import type { HostMessage, ImageAttachment, ServerState, ViewMessage } from "../core/messages";
+import { snapshotMessages, type HostMessage, type ImageAttachment, type ServerState, type ViewMessage } from "../core/messages";
 import { errorField, errorKind, errorMessage, errorReason, type PhoenixClient } from "../protocol/client";
 import { ConversationSession } from "../protocol/session";
 import type {
@@ -73,7 +73,13 @@ export class Controller implements vscode.Disposable {
     private readonly logs: Logs,
   ) {
     this.chat = new ChatViewProvider(context.extensionUri, () => this.fullState(), (m) => void this.onViewMessage(m));
+    // before any conversation the status bar shows what a new one starts with, which the settings say
+    this.settingsListener = vscode.workspace.onDidChangeConfiguration((e) => {
+      if (e.affectsConfiguration("phoenix.approvalPolicy") || e.affectsConfiguration("phoenix.style")) this.updateStatusBar();
+    });
   }
+
+  private readonly settingsListener: vscode.Disposable;
 
   get view(): ConversationView | undefined {
     return this.session?.view;
@@ -123,6 +129,9 @@ export class Controller implements vscode.Disposable {
 
   onEvent(event: PhoenixEvent): void {
     this.session?.handleEvent(event);
+    if (event.kind === "approvalResolved") {
+      this.proposed.settled(event.toolUseId).catch((error) => this.logs.error("closing the proposed diff failed", error));
+    }
     if (event.kind === "status" && !event.parentConversationId) this.scheduleListRefresh();
   }
 
@@ -136,19 +145,37 @@ export class Controller implements vscode.Disposable {
     this.statusBarDirty = false;
     const view = this.view;
     if (view && !view.sandbox && this.sandbox) view.sandbox = this.sandbox;
-    this.statusBar.update(view?.loaded ? view : undefined, this.server.state, this.models?.models);
+    const defaults = conversationDefaults();
+    this.statusBar.update(view?.loaded ? view : undefined, this.server.state, this.models?.models, {
+      sandbox: this.sandbox,
+      approvalPolicy: defaults.approvalPolicy,
+      style: defaults.style,
+    });
+    this.setBusy(view?.loaded ? isBusy(view.status) : false);
+  }
+
+  private busy: boolean | undefined;
+
+  /** The `phoenix.busy` context key: the chat view's stop button (view/title) shows only while a turn runs. */
+  private setBusy(busy: boolean): void {
+    if (busy === this.busy) return;
+    this.busy = busy;
+    void vscode.commands.executeCommand("setContext", BUSY_CONTEXT, busy);
   }
 
   // -------------------------------------------------------------------------------- view messages
 
   private fullState(): HostMessage[] {
-    return [
-      { type: "server", state: this.server.state, message: this.server.message },
-      { type: "conversations", conversations: this.conversations, activeId: this.view?.conversationId, titles: this.titles() },
-      { type: "reset", view: this.view },
-      { type: "workspace", folders: (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath), home: os.homedir() },
-      ...(this.route ? [{ type: "route" as const, route: this.route }] : []),
-    ];
+    return snapshotMessages({
+      server: this.server,
+      conversations: this.conversations,
+      titles: this.titles(),
+      view: this.view,
+      folders: (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath),
+      home: os.homedir(),
+      route: this.route,
+      models: this.models,
+    });
   }
 
   /**
@@ -645,7 +672,7 @@ export class Controller implements vscode.Disposable {
       throw new Error("This tool call has no diff to show.");
     }
     const file = path.isAbsolute(args.path) ? args.path : path.join(view.workingDirectory, args.path);
-    await this.proposed.open(file, diff, approval ? "waiting for your approval" : "applied");
+    await this.proposed.open(file, diff, approval ? "waiting for your approval" : "applied", approval ? toolUseId : undefined);
   }
 
   async focusChat(): Promise<void> {
@@ -655,6 +682,7 @@ export class Controller implements vscode.Disposable {
   dispose(): void {
     if (this.listTimer) clearTimeout(this.listTimer);
     if (this.flushTimer) clearTimeout(this.flushTimer);
+    this.settingsListener.dispose();
     this.statusBar.dispose();
     this.proposed.dispose();
   }

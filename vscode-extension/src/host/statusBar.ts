@@ -4,7 +4,7 @@
  */
 
 import * as vscode from "vscode";
-import { modeLabel, policyLabel, statusBarKey, styleLabel } from "../core/labels";
+import { modeLabel, newConversationLabels, policyLabel, statusBarKey, styleLabel, type NewConversationStart } from "../core/labels";
 import { modelLabel } from "../core/models";
 import type { ModelView } from "../protocol/wire";
 import type { ConversationView } from "../core/reducer";
@@ -30,8 +30,9 @@ export class StatusBar implements vscode.Disposable {
   private shown = "";
 
   /** Touches the items only when what they show changed (not on every streamed delta). */
-  update(view: ConversationView | undefined, server: ServerState, models?: readonly ModelView[]): void {
-    const key = `${statusBarKey(view, server)}|${view?.model ?? ""}|${models?.length ?? 0}`;
+  update(view: ConversationView | undefined, server: ServerState, models: readonly ModelView[] | undefined, start: NewConversationStart): void {
+    const startKey = view ? "" : `${start.sandbox?.available ?? ""}|${start.approvalPolicy}|${start.style}`;
+    const key = `${statusBarKey(view, server)}|${view?.model ?? ""}|${models?.length ?? 0}|${startKey}`;
     if (key === this.shown) return;
     this.shown = key;
     if (server !== "ready") {
@@ -47,16 +48,26 @@ export class StatusBar implements vscode.Disposable {
     }
     this.mode.command = "phoenix.vscode.toggleMode";
     if (!view) {
-      this.mode.text = "$(comment-discussion) Phoenix";
-      this.mode.tooltip = "Phoenix: no conversation yet. Click to open the chat.";
+      // no conversation yet: what the first one starts with, so mode and policy are visible on first open
+      const labels = newConversationLabels(start);
+      this.mode.text = labels.mode.text;
+      this.mode.tooltip = labels.mode.tooltip;
       this.mode.command = "phoenix.vscode.focusChat";
-      this.mode.backgroundColor = undefined;
+      this.mode.backgroundColor = labels.mode.warning ? new vscode.ThemeColor("statusBarItem.warningBackground") : undefined;
+      this.policy.text = labels.policy.text;
+      this.policy.tooltip = labels.policy.tooltip;
+      this.policy.command = { title: "Open the setting", command: "workbench.action.openSettings", arguments: ["phoenix.approvalPolicy"] };
+      this.style.text = labels.style.text;
+      this.style.tooltip = labels.style.tooltip;
+      this.style.command = { title: "Open the setting", command: "workbench.action.openSettings", arguments: ["phoenix.style"] };
       this.mode.show();
-      this.policy.hide();
-      this.style.hide();
+      this.policy.show();
+      this.style.show();
       this.model.hide();
       return;
     }
+    this.policy.command = "phoenix.vscode.togglePolicy";
+    this.style.command = "phoenix.vscode.setStyle";
     const mode = modeLabel(view.mode, view.sandbox);
     this.mode.text = mode.text;
     this.mode.tooltip = mode.tooltip;
