@@ -2,7 +2,8 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import * as path from "node:path";
-import { BUSY_CONTEXT, isBusy, modeLabel, newConversationLabels, policyLabel, statusBarKey, styleLabel, togglePolicy } from "../src/core/labels";
+import { BUSY_CONTEXT, modeLabel, newConversationLabels, policyLabel, statusBarKey, styleLabel, togglePolicy } from "../src/core/labels";
+import { isBusy, STATUSES } from "../src/core/status";
 import { chatPage, contentSecurityPolicy, makeNonce } from "../src/core/html";
 
 test("the policy indicator reads 🚀 MVP (auto) / 🔒 Interactive and toggles (REQ-PERM-009, REQ-PERM-010)", () => {
@@ -73,7 +74,6 @@ test("the chat view's stop button shows only while a turn runs (REQ-VSC-014)", (
   };
   const stop = pkg.contributes.menus["view/title"].find((m) => m.command === "phoenix.vscode.cancel");
   assert.ok(stop?.when?.split("&&").map((c) => c.trim()).includes(BUSY_CONTEXT), `view/title stop: ${stop?.when}`);
-  const busy = (["idle", "awaiting_llm", "running_tool", "awaiting_approval", "awaiting_upgrade", "awaiting_agents", "summarizing", "error", "exhausted", "finished"] as const)
-    .filter((s) => isBusy(s));
+  const busy = STATUSES.filter((s) => isBusy(s));
   assert.deepEqual(busy, ["awaiting_llm", "running_tool", "awaiting_agents", "summarizing"]);
 });

@@ -1,7 +1,7 @@
 """The Phoenix chat view and status bar as the real-VS-Code test and the benchmark drive them.
 
 Selectors are the webview's stable test ids (`data-testid`, with `data-role`, `data-open`, `data-key`...; see
-vscode-extension/src/webview/app.ts), never its class names; the status bar item is found by its id and text.
+vscode-extension/src/webview/), never its class names; the status bar item is found by its id and text.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any
 
 from tests.clients.vscode_real.rig import ROOT, Driver, DriverError, Rig
 
-# The chat webview's test ids (vscode-extension/src/webview/app.ts).
+# The chat webview's test ids (vscode-extension/src/webview/).
 INPUT = "[data-testid=chat-input]"
 SEND = "[data-testid=send-button]"
 TIMELINE = "[data-testid=timeline]"

@@ -3,7 +3,7 @@
  * Pure, so the texts are unit-tested (REQ-PERM-009, REQ-LAYER-008).
  */
 
-import type { Mode, Policy, SandboxInfo, Status, Style } from "../protocol/wire";
+import type { Mode, Policy, SandboxInfo, Style } from "../protocol/wire";
 import type { ServerState } from "./messages";
 
 export interface Label {
@@ -87,29 +87,8 @@ export function togglePolicy(policy: Policy): Policy {
   return policy === "auto" ? "interactive" : "auto";
 }
 
-const STATUS_TEXT: Record<Status, string> = {
-  idle: "Ready",
-  awaiting_llm: "Thinking…",
-  running_tool: "Running a tool…",
-  awaiting_approval: "Waiting for your approval",
-  awaiting_upgrade: "Waiting for your answer to an upgrade request",
-  awaiting_agents: "Waiting for sub-agents…",
-  summarizing: "Summarising the conversation…",
-  error: "Error",
-  exhausted: "Context exhausted",
-  finished: "Finished",
-};
-
-export function statusText(status: Status): string {
-  return STATUS_TEXT[status] ?? status;
-}
-
 /** The context key that says a turn runs (package.json shows the chat view's stop button by it). */
 export const BUSY_CONTEXT = "phoenix.busy";
-
-export function isBusy(status: Status): boolean {
-  return ["awaiting_llm", "running_tool", "awaiting_agents", "summarizing"].includes(status);
-}
 
 /**
  * What the status bar shows, as one string: it changes only with the server, mode, sandbox, policy or style,

@@ -5,7 +5,7 @@
  *
  * The server is the source of truth. Events carry a per-conversation `seq`; a duplicate is dropped and a
  * jump marks a gap (`gapAfter`), which the owner closes with `getConversation({afterSeq: gapAfter})`
- * merged back in (REQ-PROTO-007). `apply` mutates the state it is given and returns it (many text deltas
+ * merged back in (the catch-up rule, `./sequence`, REQ-PROTO-007). `apply` mutates the state it is given and returns it (many text deltas
  * per second; copying the whole view for each one would be waste).
  */
 
@@ -24,6 +24,7 @@ import type {
   UpgradeRequest,
   WireMessage,
 } from "../protocol/wire";
+import { seqVerdict } from "./sequence";
 
 /** The share of the context window from which the view warns and offers a continuation (REQ-BED-023). */
 export const CONTEXT_WARNING_FRACTION = 0.8;
@@ -216,8 +217,9 @@ function applySnapshot(view: ConversationView, s: GetConversationResult, merge: 
 // -------------------------------------------------------------------------------------------- events
 
 function applyEvent(view: ConversationView, e: PhoenixEvent): void {
-  if (e.seq <= view.lastSeq) return; // already seen (a catch-up overlapped the live stream)
-  if (view.loaded && e.seq > view.lastSeq + 1 && view.gapAfter === undefined) view.gapAfter = view.lastSeq;
+  const verdict = seqVerdict(e.seq, view.lastSeq);
+  if (verdict === "seen") return;
+  if (verdict === "gap" && view.loaded && view.gapAfter === undefined) view.gapAfter = view.lastSeq;
   view.lastSeq = e.seq;
   switch (e.kind) {
     case "status":

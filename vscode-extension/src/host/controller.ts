@@ -9,7 +9,8 @@ import * as os from "node:os";
 import * as path from "node:path";
 import * as vscode from "vscode";
 import { findView, openRequest, type ConversationView } from "../core/reducer";
-import { BUSY_CONTEXT, isBusy, STYLES, togglePolicy } from "../core/labels";
+import { BUSY_CONTEXT, STYLES, togglePolicy } from "../core/labels";
+import { isBusy } from "../core/status";
 import { modelGroups, modelListNote, providerNotes } from "../core/models";
 import { ROUTES, routeLabel, withRoute } from "../core/routes";
 import {

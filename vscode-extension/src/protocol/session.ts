@@ -6,6 +6,7 @@
  */
 
 import { apply, emptyView, findView, gaps, type ConversationView, type ReducerInput } from "../core/reducer";
+import { catchUpRequest } from "../core/sequence";
 import type { PhoenixClient } from "./client";
 import type { PhoenixEvent } from "./wire";
 
@@ -41,14 +42,14 @@ export class ConversationSession {
     const view = emptyView(conversationId);
     this.view = view;
     try {
-      let page = await this.client.getConversation({ conversationId, limit: 1000 });
+      let page = await this.client.getConversation(catchUpRequest(conversationId));
       apply(view, { type: "snapshot", snapshot: page, merge: false });
       while (page.hasMore && view.gapAfter !== undefined) {
-        page = await this.client.getConversation({ conversationId, afterSeq: view.gapAfter, limit: 1000 });
+        page = await this.client.getConversation(catchUpRequest(conversationId, view.gapAfter));
         apply(view, { type: "snapshot", snapshot: page, merge: true });
       }
       for (const id of view.subAgentOrder) {
-        const sub = await this.client.getConversation({ conversationId: id, limit: 1000 });
+        const sub = await this.client.getConversation(catchUpRequest(id));
         apply(view, { type: "snapshot", snapshot: sub, merge: true });
       }
     } finally {
@@ -110,7 +111,7 @@ export class ConversationSession {
       if (!view || !gap) return;
       let snapshot;
       try {
-        snapshot = await this.client.getConversation({ conversationId: gap.conversationId, afterSeq: gap.afterSeq, limit: 1000 });
+        snapshot = await this.client.getConversation(catchUpRequest(gap.conversationId, gap.afterSeq));
       } catch (error) {
         this.failed = true;
         this.onError(error);

@@ -1,0 +1,242 @@
+/**
+ * The conversation itself: messages, streamed answers, notices, tool cards with their diffs and output, and
+ * sub-agents nested under the call that spawned them. Each item is rebuilt only when its signature changed.
+ */
+
+import { compactArguments } from "../core/dialog";
+import { stripTerminalEscapes } from "../core/markdown";
+import type { ConversationView, Item, Notice, SubAgent, ToolCard } from "../core/reducer";
+import { statusText } from "../core/status";
+import type { PartContext } from "./dom";
+
+interface Rendered {
+  sig: string;
+  el: HTMLElement;
+}
+
+export class Timeline {
+  private readonly el: HTMLElement;
+  private readonly rendered = new Map<string, Rendered>();
+
+  constructor(
+    private readonly c: PartContext,
+    root: HTMLElement,
+  ) {
+    this.el = c.dom.add(root, "main", "timeline");
+    this.el.setAttribute("role", "log");
+    this.el.dataset.testid = "timeline";
+    this.el.setAttribute("aria-live", "polite");
+  }
+
+  /** Another conversation (or the same one rebuilt): nothing drawn before is kept. */
+  reset(): void {
+    this.rendered.clear();
+    this.el.replaceChildren();
+  }
+
+  render(): void {
+    const timeline = this.el;
+    const v = this.c.view();
+    if (!v) {
+      if (!timeline.querySelector(".empty")) {
+        timeline.replaceChildren();
+        this.c.dom.add(timeline, "div", "empty dim").textContent = "Start a conversation: type a message below.";
+      }
+      return;
+    }
+    const atBottom = timeline.scrollHeight - timeline.scrollTop - timeline.clientHeight < 40;
+    const wanted: HTMLElement[] = [];
+    const seen = new Set<string>();
+    for (const item of v.items) {
+      const sig = this.signature(v, item);
+      seen.add(item.key);
+      let r = this.rendered.get(item.key);
+      if (!r || r.sig !== sig) {
+        const el = this.renderItem(v, item);
+        el.dataset.testid = "message";
+        el.dataset.role = roleOf(item);
+        if (r && r.el.tagName === "DETAILS" && el.tagName === "DETAILS") {
+          (el as HTMLDetailsElement).open = (r.el as HTMLDetailsElement).open;
+        }
+        r = { sig, el };
+        this.rendered.set(item.key, r);
+      }
+      wanted.push(r.el);
+    }
+    for (const key of [...this.rendered.keys()]) if (!seen.has(key)) this.rendered.delete(key);
+    wanted.forEach((el, i) => {
+      if (timeline.children[i] !== el) timeline.insertBefore(el, timeline.children[i] ?? null);
+    });
+    while (timeline.children.length > wanted.length) timeline.lastElementChild!.remove();
+    if (atBottom) timeline.scrollTop = timeline.scrollHeight;
+  }
+
+  private signature(v: ConversationView, item: Item): string {
+    if (item.type === "tool") {
+      const card = v.tools[item.toolUseId];
+      const agents = card?.agents.map((id) => subSignature(v.subAgents[id])).join(",") ?? "";
+      const pending = v.pendingApproval?.toolUseId === item.toolUseId ? "p" : "";
+      return `${card?.rev ?? 0}:${agents}:${pending}`;
+    }
+    return String(item.rev);
+  }
+
+  private renderItem(v: ConversationView, item: Item): HTMLElement {
+    const dom = this.c.dom;
+    switch (item.type) {
+      case "text": {
+        const el = dom.node("div", `msg ${item.role}${item.tag ? ` tagged tag-${item.tag}` : ""}`);
+        if (item.role === "user" && !item.tag) {
+          el.textContent = stripTerminalEscapes(item.text); // the user's own words, as typed
+        } else {
+          dom.markdown(el, item.text);
+        }
+        return el;
+      }
+      case "image": {
+        const el = dom.node("div", `msg ${item.role} image-ref dim`);
+        dom.icon(el, "file-media");
+        dom.add(el, "span", "").textContent = ` image (${item.mediaType})`;
+        return el;
+      }
+      case "stream": {
+        const el = dom.node("div", "msg assistant streaming");
+        el.dataset.streaming = "true";
+        dom.markdown(el, item.text);
+        return el;
+      }
+      case "attachment": {
+        // what was attached, folded to its label (the model saw the body once, REQ-ATTACH-003)
+        const el = dom.node("details", "msg user attachment-ref dim") as HTMLDetailsElement;
+        const summary = dom.add(el, "summary", "");
+        dom.icon(summary, "file");
+        dom.text(summary, "span", "", ` ${item.label}`);
+        dom.text(el, "pre", "attachment-body", item.body);
+        return el;
+      }
+      case "notice":
+        return this.renderNotice(item.notice);
+      case "tool":
+        return this.renderTool(v, v.tools[item.toolUseId]);
+    }
+  }
+
+  private renderNotice(n: Notice): HTMLElement {
+    const dom = this.c.dom;
+    const el = dom.node("div", `notice ${n.level}`);
+    dom.icon(el, n.level === "error" ? "error" : n.level === "warning" ? "warning" : "info");
+    dom.text(el, "span", "notice-text", ` ${n.text}`);
+    if (n.action) {
+      const action = n.action;
+      dom.button(el, action.label, "link", () => {
+        if (action.kind === "continueInNew") this.c.post({ type: "continueInNew" });
+        else if (action.kind === "sendCommand" && action.argument) this.c.post({ type: "send", text: action.argument, images: [], attachments: [] });
+        else if (action.kind === "openSettings") this.c.post({ type: "openSettings" });
+        else if (action.kind === "retryLast") this.retryLast();
+      });
+    }
+    return el;
+  }
+
+  private retryLast(): void {
+    const last = [...(this.c.view()?.items ?? [])].reverse().find((i) => i.type === "text" && i.role === "user" && !i.tag);
+    if (last && last.type === "text") this.c.post({ type: "send", text: last.text, images: [], attachments: [] });
+  }
+
+  private renderTool(v: ConversationView, card: ToolCard | undefined): HTMLElement {
+    const dom = this.c.dom;
+    const el = dom.node("details", `tool state-${card?.state ?? "pending"}`) as HTMLDetailsElement;
+    if (!card) return el;
+    el.dataset.toolUseId = card.toolUseId;
+    const summary = dom.add(el, "summary", "tool-head");
+    dom.icon(summary, toolIcon(card.toolName));
+    dom.text(summary, "span", "tool-name", ` ${card.toolName}`);
+    dom.add(summary, "span", "tool-brief dim").textContent = ` ${toolBrief(card)}`;
+    dom.add(summary, "span", `tool-state state-${card.state}`).textContent = stateText(card);
+    const body = dom.add(el, "div", "tool-body");
+    if (card.toolName === "bash" && typeof card.arguments.command === "string") {
+      dom.add(body, "pre", "command").textContent = `$ ${stripTerminalEscapes(card.arguments.command)}`;
+    } else if (card.toolName !== "spawn_agents") {
+      dom.text(body, "pre", "arguments", compactArguments(card.arguments));
+    }
+    if (card.diff) dom.diff(body, card.diff.diff);
+    const output = card.output ?? card.summary;
+    if (output) dom.text(body, "pre", `output${card.state === "error" ? " error" : ""}`, output);
+    if (card.agents.length > 0) {
+      const agents = dom.add(body, "div", "agents");
+      for (const id of card.agents) {
+        const sub = v.subAgents[id];
+        if (sub) agents.append(this.renderSubAgent(sub));
+      }
+      el.open = true;
+    }
+    if (card.diff || card.state === "running" || card.state === "error" || v.pendingApproval?.toolUseId === card.toolUseId) {
+      el.open = true;
+    }
+    return el;
+  }
+
+  private renderSubAgent(sub: SubAgent): HTMLElement {
+    const dom = this.c.dom;
+    const el = dom.node("details", `sub-agent status-${sub.status}`) as HTMLDetailsElement;
+    el.dataset.conversationId = sub.conversationId;
+    const head = dom.add(el, "summary", "");
+    dom.icon(head, sub.outcome === "failed" ? "error" : sub.outcome === "submitted" ? "pass" : "loading");
+    dom.text(head, "span", "", ` ${sub.task || sub.conversationId}`);
+    dom.add(head, "span", "dim").textContent = ` · ${sub.outcome ?? statusText(sub.view.status || sub.status)}`;
+    const body = dom.add(el, "div", "sub-body");
+    for (const item of sub.view.items.slice(-30)) body.append(this.renderItem(sub.view, item));
+    if (sub.reason) dom.text(body, "div", "notice error", sub.reason);
+    return el;
+  }
+}
+
+function subSignature(sub: SubAgent | undefined): string {
+  if (!sub) return "";
+  return `${sub.status}${sub.outcome ?? ""}${sub.view.rev}`;
+}
+
+/** `data-role` of a timeline entry: who said it, or what it is (tests select on it). */
+function roleOf(item: Item): string {
+  if (item.type === "text") return item.tag ? `${item.role}-${item.tag}` : item.role;
+  if (item.type === "stream") return "assistant";
+  if (item.type === "image") return item.role;
+  return item.type;
+}
+
+function toolIcon(name: string): string {
+  if (name === "bash") return "terminal";
+  if (name === "patch") return "diff";
+  if (name === "read_file") return "file";
+  if (name === "list_directory") return "folder";
+  if (name === "search_files") return "search";
+  if (name === "spawn_agents") return "organization";
+  if (name === "request_mode_upgrade") return "unlock";
+  return "tools";
+}
+
+function toolBrief(card: ToolCard): string {
+  const a = card.arguments;
+  const pick = a.command ?? a.path ?? a.pattern ?? a.query ?? "";
+  const text = stripTerminalEscapes(typeof pick === "string" ? pick : JSON.stringify(pick));
+  return text.length > 80 ? `${text.slice(0, 80)}…` : text;
+}
+
+function stateText(card: ToolCard): string {
+  switch (card.state) {
+    case "pending":
+      return "waiting";
+    case "running":
+      return "running";
+    case "done":
+      return card.decision === "alwaysAllow" ? "done (always allowed)" : "done";
+    case "error":
+      return "failed";
+    case "refused":
+      return "refused by the mode";
+    case "denied":
+      return "denied";
+    case "cancelled":
+      return "cancelled";
+  }
+}
