@@ -32,7 +32,8 @@ One journey, in order, as a user would take it:
 10. the editor's sight (issue 29): a patch (approved with Y) that breaks config.json comes back to the model
    with the problem VS Code's JSON language features report.
 11. a definition lookup on a TypeScript file the editor never loaded is answered by VS Code's own
-   TypeScript provider (the extension opens the file and asks again while the TypeScript server starts).
+   TypeScript provider (the extension opens the file and asks again while the TypeScript server loads its
+   project; the server itself started with a file opened at the beginning).
 The project's AGENTS.md is named in the instructions line at the top of the conversation, also after the reload.
 Screenshots of each step land in the artifacts directory printed at the start; with
 PHOENIX_UPDATE_SCREENSHOTS=1 the open-approval screenshot also replaces docs/images/vscode-approval.png.
@@ -125,7 +126,8 @@ def test_the_extension_in_a_real_vscode(vscode_deps: Deps, fake_anthropic: FakeA
         # a loaded machine may keep the extension host busy for more than the default 1.5 s
         env={**fake_anthropic.env(API_KEY), "PHOENIX_SIGHT_TIMEOUT_MS": "30000"},
         files={"hello.py": HELLO, "notes.md": NOTES, "AGENTS.md": AGENTS, "config.json": scenario.CONFIG,
-               "lib.ts": scenario.LIB_TS, "main.ts": scenario.MAIN_TS, "tsconfig.json": scenario.TSCONFIG},
+               "lib.ts": scenario.LIB_TS, "main.ts": scenario.MAIN_TS, "tsconfig.json": scenario.TSCONFIG,
+               scenario.WARM_TS_PATH: scenario.WARM_TS},
         deps=vscode_deps,
     ) as rig:
         d = rig.driver
@@ -136,6 +138,7 @@ def test_the_extension_in_a_real_vscode(vscode_deps: Deps, fake_anthropic: FakeA
 
         d.call("goto", timeout=120)
         rig.wait_probe(timeout=120)
+        rig.probe("/open", {"path": str(rig.workspace / scenario.WARM_TS_PATH)})  # TypeScript starts (step 11)
         rig.probe("/open", {"path": str(hello)})
         d.call("waitFor", selector=".monaco-editor .view-lines", hasText="greet", timeout=30)
 
@@ -456,7 +459,7 @@ def test_the_extension_in_a_real_vscode(vscode_deps: Deps, fake_anthropic: FakeA
         d.screenshot("sight-json-problem")
 
         # 11. a definition answered by VS Code's own TypeScript provider, for a file the editor never loaded:
-        # the extension opens it and asks again while the TypeScript server is still starting
+        # the extension opens it and asks again while the TypeScript server loads the project
         main_ts = rig.workspace / "main.ts"
         assert rig.document_text(main_ts) is None, "main.ts is not loaded in the editor before the lookup"
         before = len(fake_anthropic.requests)
