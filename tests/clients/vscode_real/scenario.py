@@ -51,10 +51,10 @@ JSON_ANSWER = "The editor says the JSON is broken now."
 TSCONFIG = '{\n  "compilerOptions": { "strict": true },\n  "include": ["*.ts"]\n}\n'
 LIB_TS = "export function area(r: number): number {\n  return 3 * r * r;\n}\n"
 MAIN_TS = 'import { area } from "./lib";\n\nconsole.log(area(2));\n'
-# a TypeScript file outside the project (tsconfig includes only the top directory's files), opened at the start
-# as a user opens some file: VS Code's TypeScript server starts then, not inside the lookup's time. Started by
-# the lookup itself on a loaded machine (two CPU hogs beside the test), the server took longer than the 25 s
-# the lookup may wait, and the answer was the syntax server's (the import line).
+# a TypeScript file outside the project (tsconfig includes only the top directory's files), opened early (after
+# the first answer) as a user opens some file: VS Code's TypeScript server starts then, not inside the lookup's
+# time. Started by the lookup itself on a loaded machine (two CPU hogs beside the test), the server took longer
+# than the 25 s the lookup may wait, and the answer was the syntax server's (the import line).
 WARM_TS_PATH = "scratch/warm.ts"
 WARM_TS = "export const warm = 1;\n"
 ASK_DEFINITION = "Where is area defined?"
