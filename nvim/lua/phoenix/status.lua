@@ -40,25 +40,27 @@ function M.status_words(status)
   return WORDS[status] or status or ""
 end
 
--- For 'statusline' / lualine: "phoenix restricted · 🔒 interactive · chat · ready · ask · claude-sonnet-4-6"
--- (the route, then the model).
-function M.statusline()
+-- For 'statusline' / lualine: "phoenix restricted 🔒 interactive · ready · chat · ask · claude-sonnet-4-6".
+-- Mode and policy come first and are always shown; the status, style, route and model follow, as many as fit
+-- in 60% of the width of the window the statusline is drawn for (`width`, default: the current window's,
+-- which is that window while a statusline is drawn), so that a file name beside it keeps its place and a
+-- narrow window still shows mode and policy.
+function M.statusline(width)
   local s = M.state
   if not s.conversation then
     return "phoenix: no conversation"
   end
-  local line = string.format(
-    "phoenix %s · %s · %s · %s",
-    s.mode or "?",
-    M.policy_label(s.policy),
-    s.style or "?",
-    M.status_words(s.status)
-  )
-  if s.route then
-    line = line .. " · " .. s.route
-  end
-  if s.model and s.model ~= "" then
-    line = line .. " · " .. s.model
+  local line = string.format("phoenix %s %s", s.mode or "?", M.policy_label(s.policy))
+  width = width or vim.api.nvim_win_get_width(0)
+  local budget = math.floor(width * 0.6)
+  for _, part in ipairs({ M.status_words(s.status), s.style, s.route, s.model }) do
+    if part and part ~= "" then
+      local longer = line .. " · " .. part
+      if vim.fn.strdisplaywidth(longer) > budget then
+        break
+      end
+      line = longer
+    end
   end
   return line
 end

@@ -31,6 +31,7 @@ def test_chat_streams_follows_the_end_and_keeps_its_place(fake_anthropic: FakeAn
     run = run_nvim(
         """
         local phoenix = T.setup()
+        vim.o.columns = 200  -- a wide screen: the statusline shows every part
         vim.cmd("Phoenix")
         T.wait("a conversation", function() return phoenix.state.conversation ~= nil end)
         local chat_win = vim.api.nvim_get_current_win()
@@ -503,7 +504,8 @@ def test_the_readme_setup_its_statusline_policy_style_and_new_conversation(
           local c = phoenix.client_id and vim.lsp.get_client_by_id(phoenix.client_id)
           return c and c.initialized
         end)
-        local function statusline()  -- what the statusline of the README shows
+        local function statusline()  -- what the statusline of the README shows, on a wide screen
+          vim.o.columns = 200
           return vim.api.nvim_eval_statusline(vim.o.statusline, { maxwidth = 200 }).str
         end
         T.data.before = statusline()
@@ -527,13 +529,24 @@ def test_the_readme_setup_its_statusline_policy_style_and_new_conversation(
         end)
         T.data.new_chat = vim.b[require("phoenix.chat").buffer()].phoenix_conversation == phoenix.state.conversation
         T.data.new = statusline()
+        -- narrow windows with a long file name: mode and policy stay in sight, the file name gives way
+        vim.cmd("only")
+        vim.cmd("edit src/components/a_rather_long_module_name_for_this_test.py")
+        T.data.narrow = {}
+        for _, width in ipairs({ 100, 80, 60 }) do
+          vim.o.columns = width
+          T.data.narrow[tostring(width)] = vim.api.nvim_eval_statusline(vim.o.statusline, { maxwidth = width }).str
+        end
         """,
         plugin=False,
     )
     assert "phoenix: no conversation" in run.data["before"]
-    assert re.search(r"phoenix (un)?restricted · 🔒 interactive · chat · ready", run.data["first"]), run.data["first"]
+    assert re.search(r"phoenix (un)?restricted 🔒 interactive · ready · chat", run.data["first"]), run.data["first"]
     assert "🚀 auto" in run.data["auto"]
-    assert "🔒 interactive · plan" in run.data["plan"]
+    assert "🔒 interactive · ready · plan" in run.data["plan"]
+    for width, line in run.data["narrow"].items():
+        assert re.search(r"phoenix (un)?restricted 🔒 interactive", line), (width, line)
+    assert "· ready" in run.data["narrow"]["100"], run.data["narrow"]
     assert run.data["menus"] == [["chat", "discussion", "plan", "development", "task"]]
     assert run.data["new_chat"] is True and "· chat ·" in run.data["new"], "a new conversation starts in chat"
 
@@ -556,6 +569,7 @@ def test_phoenix_model_switches_the_model_and_the_next_request_names_it(
     run = run_nvim(
         """
         local phoenix = T.setup()
+        vim.o.columns = 200  -- a wide screen: the statusline shows every part
         vim.cmd("Phoenix")
         T.wait("a conversation", function() return phoenix.state.conversation ~= nil end)
         T.ok(phoenix.send("hi"), "send")
@@ -694,6 +708,7 @@ def test_phoenix_route_chooses_the_route_for_the_machine_and_every_message_carri
     run = run_nvim(
         """
         local phoenix = T.setup()
+        vim.o.columns = 200  -- a wide screen: the statusline shows every part
         local chat = require("phoenix.chat")
         T.wait("the route from the server", function() return phoenix.state.route ~= nil end)
         T.data.first_route = phoenix.state.route
@@ -752,11 +767,11 @@ def test_phoenix_route_chooses_the_route_for_the_machine_and_every_message_carri
     data = run.data
     assert data["first_route"] == "ask", data
     assert data["header_before"] == "Route: ask  (:PhoenixRoute ask|agent to choose)", data["header_before"]
-    assert " · ready · ask · " in data["statusline_before"], data["statusline_before"]
+    assert " · ready · chat · ask · " in data["statusline_before"], data["statusline_before"]
     assert data["completion"] == ["ask", "agent"], data["completion"]
     assert data["menus"][0][0].startswith("● ask") and "agent" in data["menus"][0][1], data["menus"]
     assert data["header_after"].startswith("Route: agent"), data["header_after"]
-    assert " · ready · agent · " in data["statusline_after"], data["statusline_after"]
+    assert " · ready · chat · agent · " in data["statusline_after"], data["statusline_after"]
     assert data["file"] == {"route": "agent"}, data["file"]
     assert data["server_route"] == "agent", data
     assert any("route" in n and "'ask' or 'agent'" in n for n in data["refusal"]), data["refusal"]
