@@ -44,8 +44,24 @@ local function add(item, label)
   return nil
 end
 
+-- Whether the file `path` lies in the workspace `root` (symbolic links followed, as the server does: it reads
+-- only files of the workspace, REQ-ATTACH-001). The root "" is the root directory, which holds every file.
+function M.inside(root, path)
+  if root == "" then
+    return true
+  end
+  local real_root = vim.fn.resolve(root):gsub("/$", "")
+  local real = vim.fn.resolve(path)
+  return real:sub(1, #real_root + 1) == real_root .. "/"
+end
+
 -- A file (an absolute path), or its lines first..last (1-based, inclusive). Returns the label, or nil and why not.
 function M.file(root, path, first, last)
+  if not M.inside(root, path) then
+    return nil, string.format("%s is outside the workspace (%s), so it was not attached: Phoenix reads only the "
+      .. "project's files. Attach a file of the project, or start Neovim in a folder that holds this one.",
+      M.shown(root, path), vim.fn.fnamemodify(root, ":~"))
+  end
   local item = { kind = "file", uri = vim.uri_from_fname(path) }
   local label = M.shown(root, path)
   if first then

@@ -227,7 +227,15 @@ function M.diff(path, diff)
   M.append(lines)
 end
 
--- Drop a streamed answer that will never be persisted (a cancel, an error).
+-- Keep a streamed answer that will never be persisted (the user stopped it) as it is: the next answer starts
+-- below it. Returns whether there was one.
+function M.keep_stream()
+  local had = stream_start ~= nil
+  stream_start = nil
+  return had
+end
+
+-- Drop a streamed answer that will never be persisted (an error; a catch-up shows the persisted messages).
 function M.drop_stream()
   if stream_start and valid() then
     set_body(stream_start, nil, {})

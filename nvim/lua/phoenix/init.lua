@@ -11,6 +11,7 @@ local status = require("phoenix.status")
 local chat = require("phoenix.chat")
 local dialog = require("phoenix.dialog")
 local attach_list = require("phoenix.attach")
+local refusal = require("phoenix.refusal")
 
 local M = {}
 
@@ -29,7 +30,9 @@ local defaults = {
 
 M.config = nil
 M.client_id = nil
+M.draft = nil -- the text of the last message the server refused: the next prompt offers it again
 local stopping = false
+local stopped = false -- the user stopped the turn (:PhoenixCancel, <C-c>) and it has not ended yet
 local catching_up = false
 local held = {} -- events that arrived during a catch-up
 
@@ -43,12 +46,7 @@ local function report(message, level)
   vim.notify("phoenix: " .. message, level or vim.log.levels.INFO)
 end
 
-local function error_text(err)
-  if type(err) == "table" then
-    return err.message or vim.inspect(err)
-  end
-  return tostring(err)
-end
+local error_text = refusal.text
 
 -- Call fn in a coroutine; inside it, M.call(method, params) waits for the answer without blocking Neovim.
 function M.async(fn)
@@ -246,8 +244,17 @@ local handle = {}
 
 function handle.status(ev)
   status.update({ status = ev.status, mode = ev.mode or status.state.mode })
-  if ev.status == "idle" or ev.status == "error" then
-    chat.drop_stream() -- a cancelled or failed answer is never persisted
+  if ev.status == "idle" and stopped then
+    -- what arrived of a stopped answer stays, marked (it is never persisted, so the model does not see it)
+    stopped = false
+    if chat.keep_stream() then
+      chat.note("stopped by you: the unfinished answer above stays here only (it is not part of the conversation)")
+    else
+      chat.note("stopped by you")
+    end
+  elseif ev.status == "idle" or ev.status == "error" then
+    stopped = false
+    chat.drop_stream() -- a failed answer is never persisted
   end
 end
 
@@ -517,6 +524,7 @@ local function use(conv, cid)
     last_seq = 0,
     sandbox = conv.sandbox,
   })
+  stopped = false
   chat.set_conversation(cid)
   remember(cid)
 end
@@ -603,8 +611,11 @@ function M.send(text)
     end
     local err = M.call("phoenix/sendMessage", params)
     if err then
-      local kept = #items > 0 and " (the attachments are kept; :PhoenixAttachClear removes them)" or ""
-      report("not sent: " .. error_text(err) .. kept, vim.log.levels.WARN)
+      -- nothing the user typed is lost: the next prompt offers it again
+      M.draft = text ~= "" and text or M.draft
+      report(refusal.send(err, vim.tbl_map(function(entry)
+        return entry.label
+      end, entries)), vim.log.levels.WARN)
       return
     end
     if #entries > 0 then
@@ -726,19 +737,26 @@ function M.selection_message(question, line1, line2)
     vim.bo.filetype, table.concat(lines, "\n"), fence)
 end
 
-local function prompt(default_text, on_text)
+-- Ask for a message; the text of a message the server refused is offered again (and forgotten once used).
+local function prompt(on_text)
   if dialog.is_open() then
     report("answer the open approval first", vim.log.levels.WARN)
     return
   end
-  vim.ui.input({ prompt = "Ask Phoenix: ", default = default_text }, function(text)
+  local default = M.draft
+  vim.ui.input({ prompt = "Ask Phoenix: ", default = default }, function(text)
     if text and vim.trim(text) ~= "" then
+      if M.draft == default then
+        M.draft = nil
+      end
       on_text(text)
     end
   end)
 end
 
 function M.cancel()
+  local st = status.state.status
+  stopped = stopped or (st ~= nil and st ~= "idle" and st ~= "error" and st ~= "exhausted")
   on_conversation("phoenix/cancel", nil, true)
 end
 
@@ -1018,7 +1036,7 @@ function M.open_chat()
     end
   end
   map(keys.send, function()
-    prompt(nil, M.send)
+    prompt(M.send)
   end)
   map(keys.cancel, M.cancel)
   map(keys.toggle_policy, M.toggle_policy)
@@ -1053,7 +1071,7 @@ local function commands()
     if opts.args ~= "" then
       send(opts.args)
     else
-      prompt(nil, send)
+      prompt(send)
     end
   end, { nargs = "*", range = true, desc = "Send a message (with a range: the selected lines and a question)" })
   command("PhoenixAttach", function(opts)

@@ -27,12 +27,12 @@ def user_texts(body: dict[str, Any]) -> list[str]:
     return [content] if isinstance(content, str) else [b["text"] for b in content if b.get("type") == "text"]
 
 
-@pytest.mark.req("REQ-NVIM-001", "REQ-NVIM-016", "REQ-ATTACH-001", "REQ-ATTACH-002", "REQ-ATTACH-003")
+@pytest.mark.req("REQ-NVIM-001", "REQ-NVIM-016", "REQ-NVIM-019", "REQ-ATTACH-001", "REQ-ATTACH-002", "REQ-ATTACH-003")
 def test_attached_range_file_and_problems_go_with_the_next_message(
     fake_anthropic: FakeAnthropic, run_nvim: Any, tmp_path: Path
 ) -> None:
     fake_anthropic.enqueue(Reply.text_reply("seen them"))
-    outside = tmp_path / "elsewhere.txt"  # not in the workspace (tmp_path / "work"): refused by the server
+    outside = tmp_path / "elsewhere.txt"  # not in the workspace (tmp_path / "work"): refused at once
     outside.write_text("far away\n")
     run = run_nvim(
         """
@@ -49,10 +49,14 @@ def test_attached_range_file_and_problems_go_with_the_next_message(
         vim.api.nvim_buf_set_lines(buf, 2, 3, false, { "    return a + b  # unsaved" })
         vim.wait(400, function() return false end)  -- past the didChange debounce
 
-        -- a refused attachment: the server's message, nothing sent, the chip kept
+        -- a file outside the workspace is refused at once, with nothing attached
+        T.data.outside = T.notes_of("PhoenixAttachFile " .. vim.fn.fnameescape(%(outside)s))
+        T.data.outside_pending = phoenix.attachments()
+        -- an attachment the server refuses (a binary file): the server's message, nothing sent, the chip and
+        -- the typed text kept, the text offered again by the next prompt
         local notes, notify = {}, vim.notify
         vim.notify = function(message) table.insert(notes, message) end
-        vim.cmd("PhoenixAttachFile " .. vim.fn.fnameescape(%(outside)s))
+        vim.cmd("PhoenixAttachFile data.bin")
         T.data.refused_chips = chat.lines()
         T.ok(phoenix.send("read this"), "send with the refused attachment")
         T.wait("the refusal", function()
@@ -64,6 +68,14 @@ def test_attached_range_file_and_problems_go_with_the_next_message(
         T.data.notes = notes
         T.data.kept = phoenix.attachments()
         T.data.kept_chat = chat.lines()
+        local input = vim.ui.input
+        vim.ui.input = function(opts, on_confirm)
+          vim.ui.input = input
+          T.data.offered = opts.default or vim.NIL
+          on_confirm(nil)  -- the user changes their mind
+        end
+        vim.cmd("PhoenixSend")
+        T.wait("the prompt", function() return T.data.offered ~= nil end)
         vim.cmd("PhoenixAttachClear")
         T.data.cleared = phoenix.attachments()
         T.data.cleared_chat = chat.lines()
@@ -87,15 +99,22 @@ def test_attached_range_file_and_problems_go_with_the_next_message(
         T.wait("the chips to go", function() return #phoenix.attachments() == 0 end)
         T.data.after = chat.lines()
         """.replace("%(outside)s", json.dumps(str(outside))),
-        files={"calc.py": CALC, "notes.txt": "remember the milk\n"},
+        files={"calc.py": CALC, "notes.txt": "remember the milk\n", "data.bin": "\0binary\0"},
     )
     data = run.data
-    # the refusal: the server's message names the file; the attachment stays; nothing reached the model
+    # outside the workspace: refused at once, naming the file and what to do instead
+    assert len(data["outside"]) == 1 and data["outside_pending"] == [], data
+    assert "elsewhere.txt is outside the workspace" in data["outside"][0], data["outside"]
+    assert "not attached" in data["outside"][0] and "Attach a file of the project" in data["outside"][0]
+    # refused by the server: its message names the file; the attachment and the text stay; nothing reached the
+    # model; no wire words
     refusal = [n for n in data["notes"] if "not sent" in n]
-    assert refusal and "elsewhere.txt" in refusal[0] and "outside the workspace" in refusal[0], data["notes"]
-    assert "attachments are kept" in refusal[0]
-    assert data["kept"] == [str(outside)]
-    assert data["refused_chips"][-1] == f"📎 {outside}" and data["kept_chat"][-1] == f"📎 {outside}"
+    assert refusal and "data.bin is a binary file" in refusal[0], data["notes"]
+    assert "attachments are kept" in refusal[0] and "Your text is kept" in refusal[0], refusal[0]
+    assert "Invalid params" not in refusal[0] and "attachments[0]" not in refusal[0], refusal[0]
+    assert data["kept"] == ["data.bin"]
+    assert data["refused_chips"][-1] == "📎 data.bin" and data["kept_chat"][-1] == "📎 data.bin"
+    assert data["offered"] == "read this", "the refused text comes back in the next prompt"
     assert data["cleared"] == [] and not any("📎" in line for line in data["cleared_chat"]), data["cleared_chat"]
     assert data["completion"] == ["notes.txt"], data["completion"]
     # the chips before sending, and none after

@@ -256,8 +256,8 @@ def test_patch_lands_in_the_open_modified_buffer_with_one_step_undo(
     assert all(r["is_error"] is False for r in results.values()), results
 
 
-@pytest.mark.req("REQ-NVIM-009")
-def test_cancel_stops_the_turn(fake_anthropic: FakeAnthropic, run_nvim: Any) -> None:
+@pytest.mark.req("REQ-NVIM-009", "REQ-NVIM-019")
+def test_cancel_stops_the_turn_and_keeps_what_arrived(fake_anthropic: FakeAnthropic, run_nvim: Any) -> None:
     fake_anthropic.enqueue(Reply.hanging("thinking very slowly", after_events=3), Reply.text_reply("after cancel"))
     run = run_nvim(
         """
@@ -266,14 +266,42 @@ def test_cancel_stops_the_turn(fake_anthropic: FakeAnthropic, run_nvim: Any) -> 
         T.wait("a conversation", function() return phoenix.state.conversation ~= nil end)
         phoenix.send("take your time")
         T.wait("the answer to start", function() return T.chat_text():find("thin", 1, true) end)
-        vim.cmd("PhoenixCancel")
+        -- a message while Phoenix works is refused in the user's words, and its text is kept
+        local notes, notify = {}, vim.notify
+        vim.notify = function(message) table.insert(notes, message) end
+        phoenix.send("and another thing")
+        T.wait("the refusal", function() return #notes > 0 end)
+        vim.notify = notify
+        T.data.busy = notes
+        local input = vim.ui.input
+        vim.ui.input = function(opts, on_confirm)
+          vim.ui.input = input
+          T.data.offered = opts.default or vim.NIL
+          on_confirm(nil)
+        end
+        T.keys("i")  -- the chat's key asks for a message: the refused text is offered
+        T.wait("the prompt", function() return T.data.offered ~= nil end)
+        T.keys("<C-c>")
         T.wait("idle after the cancel", function() return phoenix.state.status == "idle" end)
-        T.data.after_cancel = T.chat_text()
+        T.wait("the note", function() return T.chat_text():find("stopped by you", 1, true) end)
+        T.data.after_cancel = require("phoenix.chat").lines()
         phoenix.send("again")
         T.wait("the next answer", function() return T.chat_text():find("after cancel", 1, true) end)
+        T.data.after_next = require("phoenix.chat").lines()
         """
     )
-    assert "thin" not in run.data["after_cancel"], "the unfinished answer is dropped"
+    busy = run.data["busy"]
+    assert len(busy) == 1 and "not sent" in busy[0] and "still working (thinking…)" in busy[0], busy
+    assert "<C-c>" in busy[0] and "Your text is kept" in busy[0], busy
+    for jargon in ("awaiting_llm", "phoenix/cancel", "busy:", "Invalid params"):
+        assert jargon not in busy[0], busy
+    assert run.data["offered"] == "and another thing"
+    lines = run.data["after_cancel"]
+    partial = next(i for i, line in enumerate(lines) if line.startswith("thin"))
+    assert lines[partial - 1] == "## Phoenix", lines[3:]
+    assert lines[-1].startswith("> stopped by you"), "what arrived stays, marked as stopped"
+    after = run.data["after_next"]
+    assert lines[partial] in after and after.index(lines[partial]) < after.index("after cancel"), after
     assert fake_anthropic.requests[0].disconnected
 
 
