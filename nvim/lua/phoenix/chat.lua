@@ -148,29 +148,68 @@ local function attachment_line(text)
   return nil
 end
 
+local function block_lines(block)
+  local lines = {}
+  local attached = block.type == "text" and block.text and attachment_line(block.text)
+  if attached then
+    table.insert(lines, attached)
+  elseif block.type == "text" and block.text and block.text ~= "" then
+    vim.list_extend(lines, split(block.text))
+  elseif block.type == "toolUse" then
+    table.insert(lines, string.format("● %s %s", block.toolName, compact(block.arguments)))
+  elseif block.type == "toolResult" then
+    local content = split(block.content or "")
+    local mark = block.isError and "  ✗ " or "  ⎿ "
+    for i, line in ipairs(content) do
+      if i > 6 then
+        table.insert(lines, "    … (" .. (#content - 6) .. " more lines)")
+        break
+      end
+      table.insert(lines, (i == 1 and mark or "    ") .. line)
+    end
+  elseif block.type == "image" then
+    table.insert(lines, "[image " .. (block.mediaType or "") .. "]")
+  end
+  return lines
+end
+
 local function render_blocks(message)
   local lines = {}
   for _, block in ipairs(message.content or {}) do
-    local attached = block.type == "text" and block.text and attachment_line(block.text)
-    if attached then
-      table.insert(lines, attached)
-    elseif block.type == "text" and block.text and block.text ~= "" then
-      vim.list_extend(lines, split(block.text))
-    elseif block.type == "toolUse" then
-      table.insert(lines, string.format("● %s %s", block.toolName, compact(block.arguments)))
-    elseif block.type == "toolResult" then
-      local content = split(block.content or "")
-      local mark = block.isError and "  ✗ " or "  ⎿ "
-      for i, line in ipairs(content) do
-        if i > 6 then
-          table.insert(lines, "    … (" .. (#content - 6) .. " more lines)")
-          break
-        end
-        table.insert(lines, (i == 1 and mark or "    ") .. line)
-      end
-    elseif block.type == "image" then
-      table.insert(lines, "[image " .. (block.mediaType or "") .. "]")
+    vim.list_extend(lines, block_lines(block))
+  end
+  return lines
+end
+
+local SYSTEM = "[system] "
+
+-- Where a block of a user-role message belongs: what the user typed or attached ("you"), a tool's result (shown
+-- under the call that asked for it, "result"), or the server's own words to the model ("system": a note such
+-- as a mode change, tag "note", or a text starting with "[system] ").
+local function place(message, block)
+  if block.type == "toolResult" then
+    return "result"
+  elseif block.type == "text" and (message.tag == "note" or (block.text or ""):sub(1, #SYSTEM) == SYSTEM) then
+    return "system"
+  end
+  return "you"
+end
+
+local HEADINGS = { you = "## You", system = "## Note to the model" }
+
+-- A user-role message: each run of blocks under its own heading (tool results under none: they follow the call).
+local function user_lines(message)
+  local lines, current = {}, nil
+  for _, block in ipairs(message.content or {}) do
+    local where = place(message, block)
+    if where ~= current and HEADINGS[where] then
+      vim.list_extend(lines, { "", HEADINGS[where], "" })
     end
+    current = where
+    if where == "system" and (block.text or ""):sub(1, #SYSTEM) == SYSTEM then
+      block = { type = "text", text = block.text:sub(#SYSTEM + 1) }
+    end
+    vim.list_extend(lines, block_lines(block))
   end
   return lines
 end
@@ -178,12 +217,11 @@ end
 -- A persisted message; an assistant message replaces the text streamed for it.
 function M.message(message)
   M.buffer()
-  local body = render_blocks(message)
   if message.role == "assistant" then
     local first = stream_start
     stream_start = nil
     local lines = { "", "## Phoenix", "" }
-    vim.list_extend(lines, body)
+    vim.list_extend(lines, render_blocks(message))
     if first then
       set_body(first, nil, lines)
     else
@@ -191,21 +229,11 @@ function M.message(message)
     end
     return
   end
-  local only_results = #(message.content or {}) > 0
-  for _, block in ipairs(message.content or {}) do
-    if block.type ~= "toolResult" then
-      only_results = false
-    end
-  end
-  if only_results then
-    M.append(body)
-  elseif message.tag == "continuation" then
+  if message.tag == "continuation" then
     M.append({ "", "## Summary of the earlier conversation", "" })
-    M.append(body)
+    M.append(render_blocks(message))
   else
-    local lines = { "", "## You", "" }
-    vim.list_extend(lines, body)
-    M.append(lines)
+    M.append(user_lines(message))
   end
 end
 

@@ -54,7 +54,11 @@ local function draw()
     end
   end
   add("")
-  if c.opts.arguments then
+  if c.opts.summary then -- a patch: its file and what it changes, above its diff (the diff shows all of it)
+    for _, line in ipairs(wrap(c.opts.summary, c.width)) do
+      add(line)
+    end
+  elseif c.opts.arguments then
     for _, line in ipairs(wrap(c.opts.arguments, c.width)) do
       add(line, "String")
     end
@@ -117,15 +121,16 @@ local function move(step)
   vim.api.nvim_win_set_cursor(c.win, { c.first_choice + c.selected, 0 })
 end
 
--- opts: { id, title, description, arguments (text), diff, choices = { {label, value, key} }, cancel_value,
+-- opts: { id, title, description, arguments (text), diff, summary (text shown instead of the arguments: a
+--         patch's file and changes, whose diff shows the rest), choices = { {label, value, key} }, cancel_value,
 --         on_choice = function(value), ui = "float" | "select" }
 function M.open(opts)
   M.close()
   if opts.ui == "select" then -- Telescope / fzf users get their picker (vim.ui.select)
     current = { id = opts.id, select = true }
     local prompt = opts.title .. (opts.description and (": " .. opts.description) or "")
-    if opts.arguments then -- the whole call, as in the float (REQ-PERM-023)
-      prompt = prompt .. "\n" .. opts.arguments
+    if opts.summary or opts.arguments then -- the whole call, as in the float (REQ-PERM-023)
+      prompt = prompt .. "\n" .. (opts.summary or opts.arguments)
     end
     if opts.diff and opts.diff ~= "" then
       prompt = prompt .. "\n" .. opts.diff

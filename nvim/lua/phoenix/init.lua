@@ -185,9 +185,30 @@ function M.always_choices(scopes)
   return choices
 end
 
+-- A patch in words, above its diff: "calc.py: 2 changes, 3 lines added, 1 removed".
+function M.patch_summary(arguments, diff)
+  local added, removed = 0, 0
+  for _, line in ipairs(vim.split(diff, "\n", { plain = true })) do
+    if line:match("^%+") and not line:match("^%+%+%+ ") then
+      added = added + 1
+    elseif line:match("^%-") and not line:match("^%-%-%- ") then
+      removed = removed + 1
+    end
+  end
+  local changes = type(arguments.patches) == "table" and #arguments.patches or 0
+  local path = type(arguments.path) == "string" and arguments.path or "?"
+  return string.format("%s: %d %s, %d %s added, %d removed", path, changes, changes == 1 and "change" or "changes",
+    added, added == 1 and "line" or "lines", removed)
+end
+
 local function ask_approval(ev)
-  -- All of the arguments and all of the diff: the user approves only what they saw (REQ-PERM-023)
+  -- All of the arguments and all of the diff: the user approves only what they saw (REQ-PERM-023); a patch is
+  -- shown as its file, a summary and its diff, which hold all of its arguments
   local args = compat.json(ev.arguments or vim.empty_dict())
+  local summary = nil
+  if ev.diff and ev.diff ~= "" and type(ev.arguments) == "table" then
+    summary = M.patch_summary(ev.arguments, ev.diff)
+  end
   local choices = {
     { label = "Allow", value = { decision = "allow" }, key = "y" },
     { label = "Deny", value = { decision = "deny" }, key = "n" },
@@ -199,6 +220,7 @@ local function ask_approval(ev)
     title = ev.toolName,
     description = vim.split(ev.description or "", "\n\n", { plain = true })[1],
     arguments = args,
+    summary = summary,
     diff = ev.diff,
     choices = choices,
     cancel_value = { decision = "deny" },
@@ -471,7 +493,9 @@ local function start()
           end
         end
         if status.state.conversation then
-          catch_up(0) -- after a restart the chat is restored from the server
+          -- the chat is restored from the server: all of it when it is empty (a new Neovim session), else
+          -- what it missed (after a restart; the chat keeps its notes, which the server does not keep)
+          catch_up(status.state.last_seq)
         end
         M.async(function()
           M.read_route() -- the route every message is sent with (REQ-AGENT-001)

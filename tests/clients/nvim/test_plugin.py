@@ -169,11 +169,16 @@ def test_approval_dialog_answered_with_y_and_with_escape(fake_anthropic: FakeAnt
     assert (run.workdir / "y.txt").read_text() == "yes\n"
     assert not (run.workdir / "n.txt").exists(), "Escape denies"
     assert "approval: allow" in run.data["chat"] and run.data["chat"].count("approval: deny") == 2
+    # the server's note to the model about the mode change is not shown as the user's words
+    assert "## Note to the model" in run.data["chat"] and "\n[system]" not in run.data["chat"], run.data["chat"]
     # the chat shows each tool call with its compact arguments, and its result
     assert '● bash {"command":"echo yes > y.txt"}' in run.data["chat"]
     assert "  ⎿ " in run.data["chat"]
     patch = run.data["patch"]
     assert patch["lines"][0] == "patch" and "-x = 0" in patch["lines"] and "+x = 10" in patch["lines"]
+    # the file and a summary above the diff, not the raw JSON of the call
+    assert "p.py: 1 change, 1 line added, 1 removed" in patch["lines"], patch["lines"]
+    assert not any('"patches"' in line or "oldText" in line for line in patch["lines"]), patch["lines"]
     assert patch["groups"][str(patch["lines"].index("-x = 0"))] == "DiffDelete"
     assert patch["groups"][str(patch["lines"].index("+x = 10"))] == "DiffAdd"
     assert (run.workdir / "p.py").read_text() == "x = 0\n", "Enter on Deny denied the patch"
@@ -310,7 +315,8 @@ def test_a_restarted_server_restores_the_chat_and_a_gap_is_caught_up(
     fake_anthropic: FakeAnthropic, run_nvim: Any
 ) -> None:
     fake_anthropic.enqueue(Reply.text_reply("first answer"), Reply.text_reply("second answer after the restart"),
-                           Reply.text_reply("third answer seen through a catch-up"))
+                           Reply.text_reply("third answer seen through a catch-up"),
+                           Reply.text_reply("fourth answer after :PhoenixRestart"))
     run = run_nvim(
         """
         local phoenix = T.setup()
@@ -351,11 +357,31 @@ def test_a_restarted_server_restores_the_chat_and_a_gap_is_caught_up(
         end)
         T.data.dropped = dropped
         T.data.lines = require("phoenix.chat").lines()
+        -- :PhoenixRestart keeps the chat as it was, the notes the server does not keep included
+        c.handlers["phoenix/event"] = original
+        vim.cmd("PhoenixStyle development")
+        T.wait("the style's note", function() return T.chat_text():find("style: development", 1, true) end)
+        local kept = T.chat_text()
+        old = phoenix.client_id
+        vim.cmd("PhoenixRestart")
+        T.wait("a restarted server", function()
+          local c = phoenix.client_id ~= old and vim.lsp.get_client_by_id(phoenix.client_id)
+          return c and c.initialized
+        end)
+        phoenix.send("and after a restart?")
+        T.wait("the fourth answer", function()
+          return phoenix.state.status == "idle" and T.chat_text():find("fourth answer", 1, true)
+        end)
+        T.data.kept = kept
+        T.data.after_restart = T.chat_text()
         """
     )
     assert run.data["restored"] is True and run.data["dropped"] == 3
     lines = run.data["lines"]
     assert lines.count("one more") == 1 and lines.count("third answer seen through a catch-up") == 1
+    after = run.data["after_restart"]
+    assert after.startswith(run.data["kept"]) and "> style: development" in after, after
+    assert after.count("fourth answer after :PhoenixRestart") == 1 and after.count("third answer seen") == 1
 
 
 @pytest.mark.req("REQ-NVIM-012")
@@ -503,6 +529,38 @@ def test_every_key_of_the_dialog(run_nvim: Any) -> None:
     )
     assert run.data["answers"] == ["allow", "deny", "alwaysAllow", "deny", "allow", "alwaysAllow",
                                    "allow", "deny", "alwaysAllow", "deny", "alwaysAllow", "deny", "deny"]
+
+
+@pytest.mark.req("REQ-NVIM-002")
+def test_the_servers_words_have_their_own_heading_and_tool_results_follow_their_call(run_nvim: Any) -> None:
+    run = run_nvim(
+        """
+        local chat = require("phoenix.chat")
+        chat.message({ role = "user", content = { { type = "text", text = "list the files" } } })
+        chat.message({ role = "assistant", content = {
+          { type = "text", text = "Let me look." },
+          { type = "toolUse", toolUseId = "t1", toolName = "bash", arguments = { command = "ls" } } } })
+        chat.message({ role = "user", content = {
+          { type = "toolResult", toolUseId = "t1", content = "calc.py\\nnotes.txt" },
+          { type = "text", text = "[system] The conversation is now in Unrestricted mode." } } })
+        chat.message({ role = "assistant", content = { { type = "text", text = "Two files." } } })
+        chat.message({ role = "user", tag = "note", content = {
+          { type = "text", text = "[system] The conversation is now in Restricted mode." } } })
+        chat.message({ role = "user", content = { { type = "text", text = "thanks" } } })
+        T.data.lines = chat.lines()
+        """
+    )
+    lines = run.data["lines"]
+
+    def heading_of(text: str) -> str:
+        at = lines.index(text)
+        return next(line for line in reversed(lines[:at]) if line.startswith("## "))
+
+    assert heading_of("  ⎿ calc.py") == "## Phoenix", lines
+    assert heading_of("The conversation is now in Unrestricted mode.") == "## Note to the model", lines
+    assert heading_of("The conversation is now in Restricted mode.") == "## Note to the model", lines
+    assert heading_of("list the files") == heading_of("thanks") == "## You", lines
+    assert lines.count("## You") == 2 and not any(line.startswith("[system]") for line in lines), lines
 
 
 README = Path(__file__).resolve().parents[3] / "README.md"
