@@ -5,10 +5,12 @@ local status = require("phoenix.status")
 
 local M = {}
 
--- The server's message without the wire's words around it.
+-- The server's message without the wire's words around it: "Invalid params: 'model': ..." names the field
+-- ("model: ..."), except an attachment's or an image's place in the message, whose message names the file.
 function M.plain(message)
   message = tostring(message or "")
-  message = message:gsub("^Invalid params for [^:]*: ", ""):gsub("^Invalid params: '[^']*': ", "")
+  message = message:gsub("^Invalid params for [^:]*: ", "")
+  message = message:gsub("^Invalid params: '[a-z]+%[%d+%]': ", ""):gsub("^Invalid params: '([^']*)': ", "%1: ")
   message = message:gsub("%s*%(phoenix/cancel%)", " (<C-c> in the chat, or :PhoenixCancel)")
   return message
 end
