@@ -18,29 +18,30 @@ end
 
 function M.check()
   local h = compat.health()
-  local phoenix = require("phoenix")
+  local options = require("phoenix.config").options
+  local client_id = require("phoenix.rpc").client_id
   h.start("phoenix: Neovim")
   if compat.has("0.7.2") then
     h.ok("Neovim " .. tostring(vim.version().major) .. "." .. tostring(vim.version().minor))
   else
     h.error("Neovim 0.7.2 or later is needed")
   end
-  if not phoenix.config then
+  if not options then
     h.warn('require("phoenix").setup({...}) has not been called')
     return
   end
-  if phoenix.client_id and vim.lsp.get_client_by_id(phoenix.client_id) then
-    h.ok("the server is running (client " .. phoenix.client_id .. ")")
+  if client_id and vim.lsp.get_client_by_id(client_id) then
+    h.ok("the server is running (client " .. client_id .. ")")
   else
-    h.warn("the server is not running; check the `cmd` given to setup: " .. table.concat(phoenix.config.cmd, " "))
+    h.warn("the server is not running; check the `cmd` given to setup: " .. table.concat(options.cmd, " "))
   end
   h.start("phoenix: phoenix-lsp doctor")
-  local cmd = doctor_cmd(phoenix.config.cmd)
+  local cmd = doctor_cmd(options.cmd)
   if vim.fn.executable(cmd[1]) ~= 1 then
     h.error(cmd[1] .. " is not executable: install phoenix-lsp (pip install -e .) or give setup() its path")
     return
   end
-  local env = phoenix.config.cmd_env
+  local env = options.cmd_env
   local prefix = ""
   if env then
     local parts = {}

@@ -94,7 +94,7 @@ function M.diagnostics(params)
 end
 
 local function attached_servers(bufnr)
-  local phoenix = require("phoenix").client_id
+  local phoenix = require("phoenix.rpc").client_id
   local clients = compat.buffer_clients(bufnr)
   local others = {}
   for _, c in ipairs(clients) do

@@ -13,6 +13,7 @@ M.state = {
   sandbox = nil,
 }
 
+-- The status words (every status of the schema has one: tests/clients/nvim/test_protocol.py).
 local WORDS = {
   idle = "ready",
   awaiting_llm = "thinking…",
@@ -35,6 +36,8 @@ function M.policy_label(policy)
   end
   return "?"
 end
+
+M.WORDS = WORDS
 
 function M.status_words(status)
   return WORDS[status] or status or ""

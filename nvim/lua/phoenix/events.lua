@@ -1,0 +1,222 @@
+-- The active conversation's events (phoenix/event) shown in the chat, in order: each is processed once, in
+-- its sequence (phoenix.sequence decides), and a gap is filled from the server (catch_up).
+local approval = require("phoenix.approval")
+local chat = require("phoenix.chat")
+local dialog = require("phoenix.dialog")
+local header = require("phoenix.header")
+local rpc = require("phoenix.rpc")
+local sequence = require("phoenix.sequence")
+local status = require("phoenix.status")
+
+local M = {}
+
+local catching_up = false
+local held = {} -- events that arrived during a catch-up
+local stopped = false -- the user stopped the turn (:PhoenixCancel, <C-c>) and it has not ended yet
+
+-- The user stopped the turn: when it ends, what arrived of the answer stays, marked (REQ-NVIM-009).
+function M.stopping()
+  local st = status.state.status
+  stopped = stopped or (st ~= nil and st ~= "idle" and st ~= "error" and st ~= "exhausted")
+end
+
+-- Another conversation is shown: nothing held or stopped for the previous one applies.
+function M.reset()
+  held = {}
+  stopped = false
+end
+
+M.handle = {}
+local handle = M.handle
+
+function handle.status(ev)
+  status.update({ status = ev.status, mode = ev.mode or status.state.mode })
+  if ev.status == "idle" and stopped then
+    -- what arrived of a stopped answer stays, marked (it is never persisted, so the model does not see it)
+    stopped = false
+    if chat.keep_stream() then
+      chat.note("stopped by you: the unfinished answer above stays here only (it is not part of the conversation)")
+    else
+      chat.note("stopped by you")
+    end
+  elseif ev.status == "idle" or ev.status == "error" then
+    stopped = false
+    chat.drop_stream() -- a failed answer is never persisted
+  end
+end
+
+function handle.message(ev)
+  chat.message(ev.message)
+end
+
+function handle.textDelta(ev)
+  chat.stream(ev.text)
+end
+
+function handle.modeChanged(ev)
+  status.update({ mode = ev.mode })
+  chat.note("mode: " .. ev.mode)
+end
+
+function handle.policyChanged(ev)
+  status.update({ policy = ev.policy })
+  chat.note("policy: " .. status.policy_label(ev.policy))
+end
+
+function handle.styleChanged(ev)
+  status.update({ style = ev.style })
+  chat.note("style: " .. ev.style)
+end
+
+function handle.modelChanged(ev)
+  status.update({ model = ev.model })
+  header.show()
+  chat.note(string.format("model: %s (was %s; %s-token context window)", ev.model, ev.previous or "?",
+    status.window_text(ev.contextWindow)))
+end
+
+function handle.styleSuggestion(ev)
+  chat.note(ev.text .. " (" .. ev.command .. ")")
+end
+
+function handle.approvalRequested(ev)
+  approval.ask(ev)
+end
+
+function handle.approvalResolved(ev)
+  if dialog.current_id() == ev.toolUseId then
+    dialog.close() -- answered elsewhere (another client, a cancel)
+  end
+  chat.note("approval: " .. ev.decision)
+end
+
+-- Which rule was granted (or revoked), in words: the user sees what Always Allow added (REQ-PERM-024).
+function handle.alwaysAllowChanged(ev)
+  local what = ev.toolName
+  if ev.scope == "prefix" and ev.rule and ev.rule ~= "" then
+    what = ev.toolName .. ": " .. ev.rule
+  end
+  if ev.allowed then
+    chat.note("always allowed in this conversation: " .. what)
+  else
+    chat.note("asks again in this conversation: " .. what)
+  end
+end
+
+function handle.upgradeRequested(ev)
+  approval.ask_upgrade(ev)
+end
+
+function handle.upgradeResolved(ev)
+  if dialog.current_id() == ev.toolUseId then
+    dialog.close()
+  end
+  chat.note(ev.approved and "changes allowed (unrestricted)" or "changes not allowed")
+end
+
+function handle.diff(ev)
+  chat.diff(ev.path, ev.diff)
+end
+
+function handle.error(ev)
+  chat.note("error: " .. (ev.message or ""))
+end
+
+function handle.toolRefused(ev)
+  chat.note(ev.toolName .. " refused in " .. (status.state.mode or "this") .. " mode")
+end
+
+local function dispatch(ev)
+  local fn = handle[ev.kind]
+  if fn then
+    fn(ev)
+  end
+end
+
+-- The handler of phoenix/event (REQ-PROTO-020 / 007): events come numbered; a gap means some were missed.
+function M.on_event(_, ev)
+  if type(ev) ~= "table" then
+    return
+  end
+  local s = status.state
+  if ev.parentConversationId then
+    if ev.parentConversationId == s.conversation then
+      if ev.kind == "approvalRequested" then
+        approval.ask(ev)
+      elseif ev.kind == "upgradeRequested" then
+        approval.ask_upgrade(ev)
+      end
+    end
+    return
+  end
+  if ev.conversationId ~= s.conversation then
+    return
+  end
+  if catching_up then
+    table.insert(held, ev)
+    return
+  end
+  local place = sequence.place(s.last_seq, ev.seq)
+  if place == "seen" then
+    return
+  elseif place == "gap" then
+    M.catch_up(s.last_seq)
+    table.insert(held, ev)
+    return
+  end
+  s.last_seq = ev.seq
+  dispatch(ev)
+end
+
+-- Load the conversation after `after` (0: everything, into an emptied chat) and show it; then replay the events
+-- held meanwhile.
+function M.catch_up(after)
+  catching_up = true
+  rpc.async(function()
+    local cid = status.state.conversation
+    local last, conv = after, nil
+    if after == 0 then
+      chat.clear()
+      chat.set_conversation(cid)
+    end
+    while true do
+      local err, result = rpc.call("phoenix/getConversation", { conversationId = cid, afterSeq = last })
+      if err then
+        catching_up = false
+        rpc.report("could not load the conversation: " .. rpc.error_text(err), vim.log.levels.WARN)
+        return
+      end
+      conv = result
+      chat.drop_stream()
+      for _, message in ipairs(result.messages) do
+        chat.message(message)
+        last = math.max(last, message.seq)
+      end
+      if not result.hasMore then
+        break
+      end
+    end
+    status.update({
+      mode = conv.mode,
+      policy = conv.approvalPolicy,
+      style = conv.style,
+      model = conv.model,
+      status = conv.status,
+      last_seq = conv.lastSeq,
+    })
+    header.show_instructions(conv.instructions)
+    catching_up = false
+    if conv.pendingApproval and dialog.current_id() ~= conv.pendingApproval.toolUseId then
+      approval.ask(vim.tbl_extend("force", conv.pendingApproval, { conversationId = cid }))
+    elseif conv.pendingUpgrade and dialog.current_id() ~= conv.pendingUpgrade.toolUseId then
+      approval.ask_upgrade(vim.tbl_extend("force", conv.pendingUpgrade, { conversationId = cid }))
+    end
+    local pending = held
+    held = {}
+    for _, ev in ipairs(pending) do
+      M.on_event(nil, ev)
+    end
+  end)
+end
+
+return M
