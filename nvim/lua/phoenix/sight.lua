@@ -131,15 +131,26 @@ function M.locations(params)
     vim.wait(1000, function() return #attached_servers(bufnr) > 0 end, 20) -- the user's servers attach
   end
   local method = params.kind == "references" and "textDocument/references" or "textDocument/definition"
-  local out = {}
-  for _, c in ipairs(attached_servers(bufnr)) do
-    local request = { textDocument = { uri = params.uri }, position = params.position,
-      context = { includeDeclaration = true } }
-    local answer = compat.request_sync(c, method, request, 1000)
-    if answer and not answer.err then
-      add_locations(out, answer.result)
-    end
+  local request = { textDocument = { uri = params.uri }, position = params.position,
+    context = { includeDeclaration = true } }
+  -- a language server still starting (or a busy machine) answers late or empty: ask again while the answer is
+  -- empty, within the `waitMs` the server gives (REQ-SIGHT-002)
+  local function now()
+    return compat.uv.hrtime() / 1e6
   end
+  local deadline = now() + math.max(tonumber(params.waitMs) or 0, 0)
+  local out = {}
+  repeat
+    for _, c in ipairs(attached_servers(bufnr)) do
+      local answer = compat.request_sync(c, method, request, math.max(1000, deadline - now()))
+      if answer and not answer.err then
+        add_locations(out, answer.result)
+      end
+    end
+    if #out == 0 and now() < deadline then
+      vim.wait(math.min(100, math.max(deadline - now(), 0)), function() return false end, 20)
+    end
+  until #out > 0 or now() >= deadline
   return { locations = out }
 end
 

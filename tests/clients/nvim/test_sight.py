@@ -82,6 +82,9 @@ def test_the_patch_result_carries_ruffs_new_problems_from_neovim(
         end)
         """,
         files={"app.py": ORIGINAL},
+        # the time the server gives Neovim to answer, and Neovim its language servers (waitMs): ample, so that a
+        # loaded machine, where python-lsp-server answers its first lookup late, does not decide the outcome
+        env={"PHOENIX_SIGHT_TIMEOUT_MS": "30000"},
     )
     assert run.data["before"] == 1, "ruff reported the unused import of os before the patch"
     assert run.data["buffer"][:2] == ["import sys", "print(undefined_name)"]
