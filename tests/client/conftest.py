@@ -61,7 +61,7 @@ class ChatProcess:
         with self._cond:
             return self._err
 
-    def wait_for(self, text: str, start: int = 0, timeout: float = 15.0) -> int:
+    def wait_for(self, text: str, start: int = 0, timeout: float = 60.0) -> int:
         """Wait until ``text`` appears in stdout at or after ``start``; return the index just past it.
 
         Woken by each chunk the reader thread appends and by the end of stdout (no interval)."""
@@ -87,7 +87,7 @@ class ChatProcess:
     def interrupt(self) -> None:
         self.proc.send_signal(signal.SIGINT)
 
-    def wait(self, timeout: float = 15.0) -> int:
+    def wait(self, timeout: float = 60.0) -> int:
         code = self.proc.wait(timeout)
         for thread in self._threads:
             thread.join(5)

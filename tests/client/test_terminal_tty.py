@@ -38,7 +38,7 @@ class Tty:
         self.out += chunk.decode("utf-8", "replace")
         return bool(chunk)
 
-    def wait_for(self, text: str, start: int = 0, timeout: float = 15.0) -> int:
+    def wait_for(self, text: str, start: int = 0, timeout: float = 60.0) -> int:
         """Read the terminal until ``text`` appears at or after ``start``; each read waits for output (select)."""
         deadline = time.monotonic() + timeout
         while (index := self.out.find(text, start)) < 0:
@@ -53,7 +53,7 @@ class Tty:
     def type(self, data: bytes) -> None:
         os.write(self.fd, data)
 
-    def exit_code(self, timeout: float = 15.0) -> int:
+    def exit_code(self, timeout: float = 60.0) -> int:
         """The child's exit code: wait on its pidfd (readable when it exits), reading its output meanwhile."""
         pidfd = os.pidfd_open(self.pid)
         try:
