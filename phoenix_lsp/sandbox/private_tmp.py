@@ -48,15 +48,23 @@ def private_tmp() -> str | None:
 
 
 def private_tmp_keep(scratch: Path, cwd: Path) -> list[str]:
-    """The directories a private /tmp shows (helper -T): the scratch directory, and the top folder under /tmp
-    of a working directory that lies there (so that the workspace keeps its path; its other files and
-    FIFOs stay in sight then, which is the price of a workspace in /tmp)."""
+    """The directories a private /tmp shows (helper -T): the scratch directory, the top folder under /tmp of a
+    working directory that lies there (so that the workspace keeps its path; its other files and FIFOs stay in
+    sight then, which is the price of a workspace in /tmp), and likewise of the server's own interpreter and
+    package when they are installed there (a checkout or virtual environment in /tmp: the agent route's script
+    engine runs that interpreter and imports that package inside the sandbox)."""
     keep = [str(scratch)]
-    try:
-        resolved = cwd.resolve()
-    except OSError:
-        return keep
-    parts = resolved.parts
-    if len(parts) >= 2 and parts[:2] == ("/", "tmp"):
-        keep.append(str(Path(*parts[:3])))
+    own = (_resolved(cwd), Path(sys.executable), _resolved(Path(sys.executable)), _resolved(Path(sys.prefix)),
+           _resolved(Path(__file__).parents[2]))
+    for path in own:
+        parts = path.parts if path is not None else ()
+        if len(parts) >= 3 and parts[:2] == ("/", "tmp") and str(Path(*parts[:3])) not in keep:
+            keep.append(str(Path(*parts[:3])))
     return keep
+
+
+def _resolved(path: Path) -> Path | None:
+    try:
+        return path.resolve()
+    except OSError:
+        return None

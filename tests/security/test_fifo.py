@@ -132,3 +132,19 @@ def test_doctor_says_the_private_tmp_is_active() -> None:
     lines = doctor_lines(self_test=False)
     assert any(line.startswith("active: private /tmp") and "FIFOs" in line for line in lines)
     assert not any("no private /tmp" in line for line in lines)
+
+
+@pytest.mark.req("REQ-BASH-027")
+def test_a_server_installed_under_tmp_keeps_its_interpreter_in_the_private_tmp(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The agent route's script engine runs the server's own interpreter inside the sandbox: a checkout or virtual
+    environment in /tmp must stay in sight (its top folder only), or every plan fails with ENOENT."""
+    from phoenix_lsp.sandbox import private_tmp
+
+    venv = Path("/tmp") / f"phoenix-venv-{os.getpid()}"
+    monkeypatch.setattr("sys.executable", str(venv / "bin" / "python"))
+    monkeypatch.setattr("sys.prefix", str(venv))
+    keep = private_tmp.private_tmp_keep(tmp_path / "scratch", Path("/"))
+    assert str(venv) in keep, keep
+    assert "/tmp" not in keep, keep
