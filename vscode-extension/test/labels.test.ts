@@ -56,7 +56,7 @@ test("before any conversation the status bar shows the mode, policy and style a 
   assert.equal(first.mode.text, "$(lock) Restricted");
   assert.match(first.mode.tooltip, /^No conversation yet: a new one starts restricted\. .*Click to open the chat\.$/);
   assert.equal(first.policy.text, "🔒 Interactive");
-  assert.match(first.policy.tooltip, /phoenix\.policy/);
+  assert.match(first.policy.tooltip, /phoenix\.approvalPolicy/);
   assert.equal(first.style.text, "$(comment-discussion) chat");
   const auto = newConversationLabels({ sandbox, policy: "auto", style: "plan" });
   assert.equal(auto.policy.text, "🚀 Auto");
