@@ -234,7 +234,7 @@ async def direct(arm: str, task: Task, fake: Any, hub: Any, workdir: Path) -> tu
 async def agent(task: Task, fake: Any, s: Any, data: Path) -> tuple[float, tuple[int, float]]:
     from tests.e2e.harness import last_seq, wait_idle
 
-    cid = await s.new(approvalPolicy="auto")
+    cid = await s.new(policy="auto")
     await s.request("phoenix/setMode", {"conversationId": cid, "mode": "unrestricted"})
     before, mark = len(fake.requests), last_seq(s, cid)
     started = time.perf_counter()

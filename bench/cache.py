@@ -115,7 +115,7 @@ async def _arm(fake: Any, tmp: Path, arm: str) -> dict[str, Any]:
     async with session(fake, tmp / arm, env={"PHOENIX_PROMPT_CACHE": arm}, check_schema=False) as s:
         for name in MODULES:
             (s.workdir / f"{name}.py").write_text(_source(name))
-        cid = await s.new(approvalPolicy="auto")
+        cid = await s.new(policy="auto")
         await s.request("phoenix/setMode", {"conversationId": cid, "mode": "unrestricted"})
         for text, replies in _script():
             fake.enqueue(*replies)

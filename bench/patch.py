@@ -1,7 +1,7 @@
 """Benchmark: a patch in a 5 MB file -> plan with minimal LSP edits.
 
 Figures (each next to a baseline measured in the same run):
-- replace in a 5 MB file -> PatchPlan with edits, median ms (goal < 50 ms); baseline: plain
+- replace in a 5 MB file -> PreparedPatch with edits, median ms (goal < 50 ms); baseline: plain
   ``str.count`` + ``str.replace`` over the same text, i.e. the least any exact-match patch must do.
 - JSON payload of the edits, bytes, against the file size (goal: proportional to the change).
 - three patches spread over the file (start, middle, end) -> plan, median ms, and its payload.
@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from phoenix_lsp.tools.patch import PatchPlan, plan_patch
+from phoenix_lsp.tools.patch import PreparedPatch, prepare_patch
 
 FILE_BYTES = 5 * 1024 * 1024
 
@@ -50,7 +50,7 @@ def _median_ms(fn: Callable[[], object], repeat: int) -> float:
     return statistics.median(times)
 
 
-def _payload(plan: PatchPlan) -> int:
+def _payload(plan: PreparedPatch) -> int:
     return len(json.dumps([e.to_json() for e in plan.edits]).encode())
 
 
@@ -64,11 +64,11 @@ def figures(quick: bool = False) -> list[dict[str, Any]]:
     new = f"    result = value * {n} - {n % 7}  # patched\n"
     call = {"path": "big.py", "patches": [{"operation": "replace", "oldText": old, "newText": new}]}
 
-    plan = plan_patch(call, text)
-    assert isinstance(plan, PatchPlan), plan
+    plan = prepare_patch(call, text)
+    assert isinstance(plan, PreparedPatch), plan
     assert plan.new_text == text.replace(old, new)
 
-    replace_ms = _median_ms(lambda: plan_patch(call, text), repeat)
+    replace_ms = _median_ms(lambda: prepare_patch(call, text), repeat)
     baseline_ms = _median_ms(lambda: (text.count(old), text.replace(old, new)), repeat)
 
     spread = {
@@ -79,9 +79,9 @@ def figures(quick: bool = False) -> list[dict[str, Any]]:
             {"operation": "append_eof", "newText": "# end\n"},
         ],
     }
-    spread_plan = plan_patch(spread, text)
-    assert isinstance(spread_plan, PatchPlan), spread_plan
-    spread_ms = _median_ms(lambda: plan_patch(spread, text), repeat)
+    spread_plan = prepare_patch(spread, text)
+    assert isinstance(spread_plan, PreparedPatch), spread_plan
+    spread_ms = _median_ms(lambda: prepare_patch(spread, text), repeat)
 
     return [
         {

@@ -317,7 +317,7 @@ async def _restore(quick: bool) -> list[dict[str, Any]]:
 
 async def _patch_edit(quick: bool) -> list[dict[str, Any]]:
     """A replace in a 5 MB file: toolStart -> workspace/applyEdit at the client, and the edit's payload size."""
-    from phoenix_lsp.tools.patch import plan_patch
+    from phoenix_lsp.tools.patch import prepare_patch
     from tests.e2e.harness import session
 
     runs = 3 if quick else 7
@@ -343,14 +343,14 @@ async def _patch_edit(quick: bool) -> list[dict[str, Any]]:
                     return types.ApplyWorkspaceEditResult(applied=True)
 
                 s.on_apply_edit = on_edit
-                cid = await s.new(approvalPolicy="auto")
+                cid = await s.new(policy="auto")
                 await s.request("phoenix/sendMessage", {"conversationId": cid, "text": "/execute"})
                 elapsed, plan_ms = [], []
                 for i in range(runs):
                     body = text[: len(text) // 2] + f"TARGET-{i}\n" + text[len(text) // 2 :]
                     (s.workdir / "big.py").write_text(body)
                     t0 = time.perf_counter()
-                    plan_patch({"path": "big.py", "patches": [{"operation": "replace", "oldText": f"TARGET-{i}",
+                    prepare_patch({"path": "big.py", "patches": [{"operation": "replace", "oldText": f"TARGET-{i}",
                                                                "newText": f"DONE-{i}"}]}, body)
                     plan_ms.append((time.perf_counter() - t0) * 1000)
                     mark = s.events[-1]["seq"] if s.events else 0

@@ -203,7 +203,7 @@ def _vscode_run(rounds: int) -> list[float]:
             d.call("command", title="Phoenix: Unrestrict (/execute)")
             chat.statusbar(UNRESTRICTED)
             d.call("command", title="Phoenix: Toggle Approval Policy (auto / interactive)")
-            chat.statusbar("MVP", item="phoenix.policy")
+            chat.statusbar("Auto", item="phoenix.policy")
             for i in range(1, rounds + 1):
                 chat.send(f"bench round {i}")
                 chat.wait_answer(f"done {i}", timeout=120)

@@ -3,7 +3,7 @@
 - 8 sub-agents each streaming 2,000 text deltas (then ``submit_result``): wall time from the parent's
   ``phoenix/sendMessage`` to the parent's ``idle`` event; baseline: one conversation streaming 16,000 deltas
   (the same total) from ``sendMessage`` to ``idle``. Goal: at most 1.3x the baseline when the fake LLM is the
-  bottleneck. The concurrency bound is set to 8 (``PHOENIX_AGENT_CONCURRENCY``). Measured twice: with the fake
+  bottleneck. The concurrency bound is set to 8 (``PHOENIX_SUBAGENT_CONCURRENCY``). Measured twice: with the fake
   sending as fast as it can (then relaying 16,000 events is the server's work and the bottleneck; a context row
   shows the fake alone), and with the fake paced to a total rate below the server's, shared by the 8 streams.
 - parent cancel while 8 sub-agents stream: ``phoenix/cancel`` sent -> the last of the 8 HTTP streams closed, as
@@ -163,7 +163,7 @@ async def _run(quick: bool) -> list[dict[str, Any]]:
     with tempfile.TemporaryDirectory() as tmp:
         fake = _Fake(Path(tmp))
         try:
-            env = {"PHOENIX_AGENT_CONCURRENCY": str(AGENTS)}
+            env = {"PHOENIX_SUBAGENT_CONCURRENCY": str(AGENTS)}
             async with session(fake, Path(tmp), env=env, check_schema=False) as s:  # type: ignore[arg-type]
                 await turn(s, "warm up")
                 await turn(s, "spawn warm-up")

@@ -173,7 +173,7 @@ def _check_pattern(pattern: str, *, scope_allowed: bool) -> str:
 
 def parse_scope(query: str) -> dict[str, frozenset[str]]:
     """``fields=status,priority&owner=infra`` -> ``{"fields": {"status", "priority"}, "owner": {"infra"}}``.
-    Raises ValueError for a malformed scope (see ``policy_gate`` for what a scope allows)."""
+    Raises ValueError for a malformed scope (see ``capability_gate`` for what a scope allows)."""
     scope: dict[str, frozenset[str]] = {}
     for part in query.split("&"):
         if not part:

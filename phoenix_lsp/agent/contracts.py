@@ -42,9 +42,9 @@ class ErrorKind(StrEnum):
 
     TOOL = "TOOL"  # a host function (later: an MCP tool) failed
     CODE = "CODE"  # the script is wrong: refused by the static check, or raised
-    POLICY = "POLICY"  # the script asked for something it may not have
+    DENIED = "DENIED"  # the script asked for something it may not have
     BUDGET = "BUDGET"  # a per-unit limit was reached
-    SANDBOX = "SANDBOX"  # the engine itself failed: crash, watchdog, protocol, disabled
+    ENGINE = "ENGINE"  # the engine itself failed: crash, watchdog, protocol, disabled
 
 
 class ErrorCode:
@@ -62,7 +62,7 @@ class ErrorCode:
     INVALID_ARGUMENTS = "INVALID_ARGUMENTS"  # the arguments do not fit the tool's input schema
     RESULT_TOO_LARGE = "RESULT_TOO_LARGE"  # the tool answered more than the MCP client accepts
     # (TOOL also uses UNAVAILABLE and TIMEOUT, below: the MCP server is down or did not answer in time)
-    # POLICY
+    # DENIED
     CAPABILITY_DENIED = "CAPABILITY_DENIED"  # the capability manifest does not allow it (or out of scope)
     MODE_DENIED = "MODE_DENIED"  # a write, refused by the conversation's mode (Restricted)
     RATE_LIMITED = "RATE_LIMITED"  # the manifest's rate limit for the tool
@@ -77,13 +77,13 @@ class ErrorCode:
     ARRAY_LIMIT = "ARRAY_LIMIT"  # a list or object larger than maxArraySize crossed the engine's boundary
     MAX_NODES = "MAX_NODES"  # per run
     WALL_CLOCK = "WALL_CLOCK"  # per run
-    # SANDBOX
+    # ENGINE
     PROC_CRASH = "PROC_CRASH"
     TIMEOUT = "TIMEOUT"
     PROTOCOL = "PROTOCOL"
     UNAVAILABLE = "UNAVAILABLE"
     CANCELLED = "CANCELLED"  # the run was cancelled while the unit ran (it is reported as cancelled)
-    # TOOL (a tool that answers too late) and SANDBOX (the watchdog) share TIMEOUT
+    # TOOL (a tool that answers too late) and ENGINE (the watchdog) share TIMEOUT
 
 
 def _codes() -> str:
@@ -95,7 +95,7 @@ class AgentError(Wire):
 
     kind: ErrorKind
     code: str = Field(min_length=1, pattern=r"^[A-Z][A-Z0-9_]*$", description=(
-        f"open-ended; the codes in use: {_codes()}. POLICY codes: CAPABILITY_DENIED (the capability manifest "
+        f"open-ended; the codes in use: {_codes()}. DENIED codes: CAPABILITY_DENIED (the capability manifest "
         "does not allow it), MODE_DENIED (a write, refused by the conversation's mode: Restricted), "
         "APPROVAL_DENIED (the user refused it), RATE_LIMITED (the manifest's rate limit)"))
     message: str = ""
@@ -103,7 +103,7 @@ class AgentError(Wire):
 
 class ToolFailure(Exception):
     """Raised by a host function to fail one call with a typed error (e.g. ``TOOL``/``NOT_FOUND``,
-    ``POLICY``/``APPROVAL_DENIED``); any other exception is ``TOOL``/``TOOL_ERROR``."""
+    ``DENIED``/``APPROVAL_DENIED``); any other exception is ``TOOL``/``TOOL_ERROR``."""
 
     def __init__(self, error: AgentError) -> None:
         super().__init__(error.message)

@@ -12,9 +12,9 @@ from __future__ import annotations
 from typing import Literal
 
 from .agent_config import AgentConfig, CapabilityManifest, HttpServer, McpRegistry, StdioServer, matches
+from .capability_gate import CapabilityGate, EffectiveKind
+from .capability_gate import effective_kind as gate_kind
 from .mcp_hub import McpHub
-from .policy_gate import EffectiveKind, PolicyGate
-from .policy_gate import effective_kind as gate_kind
 
 #: the longest doctor waits for one server to start and list its tools
 DOCTOR_CONNECT_S = 10.0
@@ -26,7 +26,7 @@ Source = Literal["manifest", "annotation", "default"]
 def effective_kind(manifest: CapabilityManifest, server: StdioServer | HttpServer, uri: str,
                    read_only_hint: bool | None) -> EffectiveKind:
     """A tool's kind under the manifest, where it came from and why: the gate's own rule
-    (:func:`policy_gate.effective_kind`, REQ-AGENT-027), with the registry's trust in ``server``."""
+    (:func:`capability_gate.effective_kind`, REQ-AGENT-027), with the registry's trust in ``server``."""
     return gate_kind(manifest, uri, read_only_hint, server.trust_annotations)
 
 
@@ -34,7 +34,7 @@ def mcp_lines(config: AgentConfig, *, connect_s: float = DOCTOR_CONNECT_S) -> li
     """What doctor prints about the MCP servers: one block per server, then the manifest's problems."""
     if not config.registry.servers:
         return ["MCP servers: none in the registry (PHOENIX_MCP_REGISTRY); plans can only compute"]
-    gate = PolicyGate(config.manifest)
+    gate = CapabilityGate(config.manifest)
     bounded = McpRegistry.model_validate({"servers": {
         name: server.model_copy(update={"connect_timeout_s": min(server.connect_timeout_s or connect_s, connect_s)})
         for name, server in config.registry.servers.items()}})

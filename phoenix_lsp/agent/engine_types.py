@@ -13,7 +13,7 @@ from ..protocol.base import Wire
 HostFunction = Callable[..., Any]
 
 
-class SandboxHealth(Wire):
+class EngineHealth(Wire):
     """Whether the engine can run units here, and if not why."""
 
     engine: str

@@ -12,9 +12,9 @@ against ``run.maxToolCalls``. Approval nodes are decided by ``host.approve``; a 
 so skips the write behind it.
 
 Errors (REQ-AGENT-018): a node is tried once more when it is idempotent (none of its tools writes) and its
-error is retryable (``SANDBOX``/*, ``TOOL``/``TOOL_ERROR``, ``UNAVAILABLE`` or ``TIMEOUT``); never after
-``NOT_FOUND``, ``CODE``, ``POLICY`` or ``BUDGET``, and never a write. The null engine's refusal
-(``SANDBOX``/``UNAVAILABLE``) is not retried: it is the configuration, not an accident; every node after it
+error is retryable (``ENGINE``/*, ``TOOL``/``TOOL_ERROR``, ``UNAVAILABLE`` or ``TIMEOUT``); never after
+``NOT_FOUND``, ``CODE``, ``DENIED`` or ``BUDGET``, and never a write. The null engine's refusal
+(``ENGINE``/``UNAVAILABLE``) is not retried: it is the configuration, not an accident; every node after it
 is skipped as "no script engine", and on the null engine no approval is asked (nothing would run behind
 it), so a plan on the null engine ends ``failed`` with that one clear reason.
 
@@ -26,7 +26,7 @@ stops with ``BUDGET``/``WALL_CLOCK``), and the engine's watchdog ends a unit tha
 ``cancelled`` is checked between nodes (the rest are ``cancelled``), by every tool call, which then stops its
 unit, and by the engine, which kills a running unit's process tree at once (the node is ``cancelled`` too).
 A write node runs only behind approval nodes covering each of its write tools (the planner inserts them; a
-plan that skipped the planner fails ``POLICY``/``APPROVAL_DENIED`` there).
+plan that skipped the planner fails ``DENIED``/``APPROVAL_DENIED`` there).
 """
 
 from __future__ import annotations
@@ -56,10 +56,10 @@ from .contracts import (
     ResultEnvelope,
     function_name,
 )
-from .engine import SandboxEngine, make_engine
+from .engine import ScriptEngine, make_engine
 from .host import CallBudget, Host, host_functions
 from .reducer import compact, summarize, summary_hash
-from .report import NodeReport, Outcome, PolicyDecision, RunReport, Totals
+from .report import ApprovalDecision, NodeReport, Outcome, RunReport, Totals
 from .telemetry import NodeTiming, emit
 
 log = logging.getLogger(__name__)
@@ -71,7 +71,7 @@ MIN_UNIT_CPU_S = 0.1
 
 def retryable(error: AgentError) -> bool:
     """Whether an error may go away on a second try (for an idempotent node only)."""
-    if error.kind == ErrorKind.SANDBOX:
+    if error.kind == ErrorKind.ENGINE:
         return True
     return error.kind == ErrorKind.TOOL and error.code in RETRYABLE_TOOL_CODES
 
@@ -100,8 +100,8 @@ class _Run:
     engine_down: AgentError | None = None
     reports: dict[str, NodeReport] = field(default_factory=dict)
     timings: list[NodeTiming] = field(default_factory=list)
-    policy: list[PolicyDecision] = field(default_factory=list)
-    engine: SandboxEngine | None = None
+    approvals: list[ApprovalDecision] = field(default_factory=list)
+    engine: ScriptEngine | None = None
 
     def elapsed(self) -> float:
         waited = getattr(self.host, "approval_wait_s", None)
@@ -152,7 +152,7 @@ def run(plan: Plan, *, host: Host, engine_name: EngineName, budgets: BudgetsFile
         r.timings.append(NodeTiming(node=node_id, start_ns=started_ns, end_ns=max(time.time_ns(), started_ns)))
     nodes = tuple(r.reports[node.id] for node in plan.nodes)
     report = RunReport(plan_hash=plan.hash(), goal=plan.goal, engine=engine_name, outcome=_outcome(nodes),
-                       nodes=nodes, totals=_totals(nodes, r), policy=tuple(r.policy))
+                       nodes=nodes, totals=_totals(nodes, r), approvals=tuple(r.approvals))
     summary = summarize(report)
     report = report.model_copy(update={"summary": summary, "summary_hash": summary_hash(summary)})
     try:
@@ -207,11 +207,11 @@ def _approve(r: _Run, node: PlanNode, base: dict[str, Any]) -> NodeReport:
     try:
         refused = r.host.approve(node)
     except Exception as exc:  # the approval flow broke: not a grant
-        refused = _error(ErrorKind.POLICY, ErrorCode.APPROVAL_DENIED,
+        refused = _error(ErrorKind.DENIED, ErrorCode.APPROVAL_DENIED,
                          f"the approval could not be obtained ({type(exc).__name__}: {exc}); treated as refused")
     waited = max(0.0, r.clock() - asked)
     r.waited += waited
-    r.policy.append(PolicyDecision(node=node.id, tool=tool, granted=refused is None, error=refused))
+    r.approvals.append(ApprovalDecision(node=node.id, tool=tool, granted=refused is None, error=refused))
     metrics = Metrics(wall_ms=waited * 1000)
     if refused is None:
         return NodeReport(**base, status="ok", attempts=1, metrics=metrics)
@@ -265,7 +265,7 @@ def _script(r: _Run, node: PlanNode, base: dict[str, Any]) -> NodeReport:
     unapproved = _unapproved(r, node)
     if unapproved:
         return NodeReport(**base, status="failed", error=_error(
-            ErrorKind.POLICY, ErrorCode.APPROVAL_DENIED,
+            ErrorKind.DENIED, ErrorCode.APPROVAL_DENIED,
             f"node {node.id!r} may call the write tools {unapproved}, and no approval node before it covers "
             "them; nothing was run. Submit the plan through the planner, which inserts them"))
     unit = _unit(r, node)
@@ -291,8 +291,8 @@ def _script(r: _Run, node: PlanNode, base: dict[str, Any]) -> NodeReport:
         r.current = unit
         try:
             envelope = _checked(node, r.engine.execute(unit))
-        except Exception as exc:  # an engine must not raise (SandboxEngine.execute); if it does, it crashed
-            envelope = ResultEnvelope.failure(ErrorKind.SANDBOX, ErrorCode.PROC_CRASH,
+        except Exception as exc:  # an engine must not raise (ScriptEngine.execute); if it does, it crashed
+            envelope = ResultEnvelope.failure(ErrorKind.ENGINE, ErrorCode.PROC_CRASH,
                                               f"the engine failed: {type(exc).__name__}: {exc}")
         finally:
             r.current = None
@@ -304,7 +304,7 @@ def _script(r: _Run, node: PlanNode, base: dict[str, Any]) -> NodeReport:
             break  # no second try past a cancellation or the run's time
     if write and r.cache is not None:
         r.cache.clear()  # what was read before may have changed: no later node is answered from it
-    if error is not None and error.kind == ErrorKind.SANDBOX and error.code == ErrorCode.UNAVAILABLE:
+    if error is not None and error.kind == ErrorKind.ENGINE and error.code == ErrorCode.UNAVAILABLE:
         r.engine_down = error
     if error is not None and error.code == ErrorCode.CANCELLED and _stopped(r):
         return NodeReport(**base, status="cancelled", attempts=attempts, metrics=metrics,

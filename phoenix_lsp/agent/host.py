@@ -30,7 +30,7 @@ class Host(Protocol):
 
     def check_tool(self, tool: str) -> AgentError | None:
         """None if a plan may name `tool` at all (the capability manifest); else why not, typically
-        ``POLICY``/``CAPABILITY_DENIED``."""
+        ``DENIED``/``CAPABILITY_DENIED``."""
         ...
 
     def call(self, tool: str, arguments: dict[str, Any], timeout_s: float | None = None) -> Any:
@@ -43,7 +43,7 @@ class Host(Protocol):
 
     def approve(self, node: PlanNode) -> AgentError | None:
         """Decide an approval node (it may wait for a human). None = granted; else the refusal, typically
-        ``POLICY``/``APPROVAL_DENIED``."""
+        ``DENIED``/``APPROVAL_DENIED``."""
         ...
 
     def versions(self, tools: Sequence[str]) -> dict[str, str]:
@@ -128,7 +128,7 @@ def host_functions(host: Host, names: Iterable[str], resolve: Callable[[str], st
     """The functions a script sees, by the name it calls them (``function_name``). `resolve` gives the tool
     URI a name stands for in the unit running now (two nodes may allow the same tool with different scopes:
     ``mcp://records/update_record?fields=status``). Each call counts against the run's `budget` and goes
-    through ``host.call``; once `cancelled` is set, a call stops its unit (``SANDBOX``/``CANCELLED``).
+    through ``host.call``; once `cancelled` is set, a call stops its unit (``ENGINE``/``CANCELLED``).
     `remaining` (seconds of the run's wall clock left, ``wall_clock_s`` in all): no call starts once it is
     spent, and a call may take no longer than what is left (both ``BUDGET``/``WALL_CLOCK``, which stops the
     unit)."""
@@ -136,7 +136,7 @@ def host_functions(host: Host, names: Iterable[str], resolve: Callable[[str], st
     def wrap(name: str) -> HostFunction:
         def call(*args: Any, **kwargs: Any) -> Any:
             if cancelled is not None and cancelled.is_set():
-                raise ToolFailure(AgentError(kind=ErrorKind.SANDBOX, code=ErrorCode.CANCELLED,
+                raise ToolFailure(AgentError(kind=ErrorKind.ENGINE, code=ErrorCode.CANCELLED,
                                              message="the run was cancelled; the tool was not called"))
             payload = arguments(name, args, kwargs)
             if remaining is None:

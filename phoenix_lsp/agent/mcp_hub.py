@@ -52,8 +52,8 @@ from pydantic import SecretStr
 from .. import safe_json
 from ..protocol.base import Wire
 from .agent_config import SECRET_REF, CapabilityManifest, HttpServer, McpRegistry, StdioServer, tool_parts
+from .capability_gate import resolve_kind
 from .contracts import AgentError, ErrorCode, ErrorKind, ToolFailure
-from .policy_gate import resolve_kind
 
 log = logging.getLogger(__name__)
 

@@ -1,15 +1,15 @@
-"""MCP tools as the engine's host functions: the policy gate, then the permission check, then the call.
+"""MCP tools as the engine's host functions: the capability gate, then the permission check, then the call.
 
 ``mcp_host_functions(hub, gate, uris)`` gives one synchronous function per tool URI, named as scripts call it
 (``contracts.function_name``: ``mcp://records/get_record`` is ``records_get_record``), ready for
 ``engine.make_engine(name, host_functions)``. Each call, in this order:
 
 1. takes keyword arguments only (MCP arguments are named): positional ones are ``TOOL``/``INVALID_ARGUMENTS``;
-2. ``gate.check_call(uri, arguments)``: the manifest's allow/deny, scope and rate limit (``POLICY``/...);
+2. ``gate.check_call(uri, arguments)``: the manifest's allow/deny, scope and rate limit (``DENIED``/...);
 3. ``permit(uri, kind, arguments)``, when given: the server's hook to the core's permission function
    (approvals and modes, REQ-SEC-003), with the tool's kind (``gate.kind`` with the server's
    ``readOnlyHint``); it
-   returns an ``AgentError`` to refuse (e.g. ``POLICY``/``APPROVAL_DENIED``) or None to go ahead;
+   returns an ``AgentError`` to refuse (e.g. ``DENIED``/``APPROVAL_DENIED``) or None to go ahead;
 4. ``hub.call(uri, arguments, timeout_s)``; its failures are already typed (``TOOL``/...).
 """
 
@@ -18,16 +18,16 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from .capability_gate import CapabilityGate, Kind
 from .contracts import AgentError, ErrorCode, ErrorKind, ToolFailure, function_name
 from .engine_types import HostFunction
 from .mcp_hub import McpHub
-from .policy_gate import Kind, PolicyGate
 
 #: the server's permission hook: (uri, kind, arguments) -> a refusal, or None
 Permit = Callable[[str, Kind, Mapping[str, Any]], AgentError | None]
 
 
-def mcp_host_functions(hub: McpHub, gate: PolicyGate, uris: Iterable[str], *, timeout_s: float = 30.0,
+def mcp_host_functions(hub: McpHub, gate: CapabilityGate, uris: Iterable[str], *, timeout_s: float = 30.0,
                        permit: Permit | None = None) -> dict[str, HostFunction]:
     """function name -> host function, for each tool URI (see the module docstring)."""
     functions: dict[str, HostFunction] = {}
@@ -39,7 +39,7 @@ def mcp_host_functions(hub: McpHub, gate: PolicyGate, uris: Iterable[str], *, ti
     return functions
 
 
-def _host_function(hub: McpHub, gate: PolicyGate, uri: str, name: str, timeout_s: float,
+def _host_function(hub: McpHub, gate: CapabilityGate, uri: str, name: str, timeout_s: float,
                    permit: Permit | None) -> HostFunction:
     def call(*args: Any, **arguments: Any) -> Any:
         if args:
@@ -51,7 +51,7 @@ def _host_function(hub: McpHub, gate: PolicyGate, uri: str, name: str, timeout_s
     return call
 
 
-def call_tool(hub: McpHub, gate: PolicyGate, uri: str, arguments: Mapping[str, Any], *, timeout_s: float,
+def call_tool(hub: McpHub, gate: CapabilityGate, uri: str, arguments: Mapping[str, Any], *, timeout_s: float,
               permit: Permit | None = None) -> Any:
     """One checked call (steps 2 to 4 of the module docstring); raises ToolFailure with the typed error."""
     refused = gate.check_call(uri, arguments)
@@ -62,7 +62,7 @@ def call_tool(hub: McpHub, gate: PolicyGate, uri: str, arguments: Mapping[str, A
     return hub.call(uri, arguments, timeout_s)
 
 
-def tool_kind(hub: McpHub, gate: PolicyGate, uri: str) -> Kind:
+def tool_kind(hub: McpHub, gate: CapabilityGate, uri: str) -> Kind:
     """The tool's kind: the manifest's, else the server's ``readOnlyHint`` if the registry trusts that server's
     annotations, else ``write`` (also when the tool cannot be looked up: the safe answer)."""
     try:

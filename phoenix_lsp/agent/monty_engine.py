@@ -9,10 +9,10 @@ all of that.
 
 The watchdog here: each wait for the worker is bounded (start-up grace + the unit's CPU budget + a grace,
 with the time spent in host functions not counted); past it the tree is killed and the unit ends with
-``SANDBOX``/``TIMEOUT``. Anything on the channel that is not the protocol ends it with
-``SANDBOX``/``PROTOCOL``. Two more ends, for the run (issue 24): its wall clock (``remaining``, host calls
+``ENGINE``/``TIMEOUT``. Anything on the channel that is not the protocol ends it with
+``ENGINE``/``PROTOCOL``. Two more ends, for the run (issue 24): its wall clock (``remaining``, host calls
 counted) spent while the unit runs is ``BUDGET``/``WALL_CLOCK``, and a cancel (``cancelled``) kills the tree
-at once (``SANDBOX``/``CANCELLED``): with a ``host.Cancellation`` from the moment it is set, even while the
+at once (``ENGINE``/``CANCELLED``): with a ``host.Cancellation`` from the moment it is set, even while the
 script loops without calling a tool; with a plain ``threading.Event`` within ``CANCEL_POLL_S``.
 
 Warm workers (REQ-AGENT-037): with a :class:`WarmPool`, a unit is handed to a worker started ahead of need,
@@ -52,7 +52,7 @@ from ..sandbox.scratch import remove_tree
 from ..sandbox.watch import TERMINATE_GRACE_S
 from . import static_check
 from .contracts import AgentError, Budgets, ErrorCode, ErrorKind, ExecutionUnit, Metrics, ResultEnvelope, ToolFailure
-from .engine_types import HostFunction, SandboxHealth
+from .engine_types import EngineHealth, HostFunction
 
 log = logging.getLogger(__name__)
 
@@ -112,25 +112,25 @@ class MontyEngine:
     def capabilities(self) -> list[str]:
         return sorted(self._functions)
 
-    def health(self) -> SandboxHealth:
+    def health(self) -> EngineHealth:
         try:
             import pydantic_monty
             from pydantic_monty._binary import find_monty_binary
 
             binary = find_monty_binary()
         except (ImportError, FileNotFoundError) as exc:
-            return SandboxHealth(engine=self.name, ok=False, detail=f"pydantic-monty is not usable: {exc}")
+            return EngineHealth(engine=self.name, ok=False, detail=f"pydantic-monty is not usable: {exc}")
         if self._restricted and landlock.landlock_abi() is None:
-            return SandboxHealth(engine=self.name, ok=False, detail="the Restricted sandbox (Landlock) is not "
+            return EngineHealth(engine=self.name, ok=False, detail="the Restricted sandbox (Landlock) is not "
                                  "available on this system; the engine does not run scripts unsandboxed")
-        return SandboxHealth(engine=self.name, ok=True,
+        return EngineHealth(engine=self.name, ok=True,
                              detail=f"pydantic-monty {pydantic_monty.__version__} ({binary})")
 
     def execute(self, unit: ExecutionUnit) -> ResultEnvelope:
         started = time.monotonic()
         denied = sorted(set(unit.functions()) - set(self._functions))
         if denied:
-            return ResultEnvelope.failure(ErrorKind.POLICY, ErrorCode.CAPABILITY_DENIED,
+            return ResultEnvelope.failure(ErrorKind.DENIED, ErrorCode.CAPABILITY_DENIED,
                                           f"the engine offers no tool named {denied}; nothing was run")
         refused = static_check.check(unit.code, unit.budgets.max_code_bytes) if self._check_scripts else None
         if refused is not None:
@@ -138,9 +138,9 @@ class MontyEngine:
         try:
             envelope = self._run(unit)
         except spawn.SandboxUnavailable as exc:
-            envelope = ResultEnvelope.failure(ErrorKind.SANDBOX, ErrorCode.UNAVAILABLE, str(exc))
+            envelope = ResultEnvelope.failure(ErrorKind.ENGINE, ErrorCode.UNAVAILABLE, str(exc))
         except OSError as exc:  # no launcher, no FIFO, no scratch: the engine cannot start here
-            envelope = ResultEnvelope.failure(ErrorKind.SANDBOX, ErrorCode.UNAVAILABLE,
+            envelope = ResultEnvelope.failure(ErrorKind.ENGINE, ErrorCode.UNAVAILABLE,
                                               f"the engine worker could not be started: {exc}")
         wall_ms = (time.monotonic() - started) * 1000
         return envelope.model_copy(update={"metrics": envelope.metrics.model_copy(update={"wall_ms": wall_ms})})
@@ -182,7 +182,7 @@ class MontyEngine:
                 return ResultEnvelope.failure(ended.kind, ended.code, ended.message, Metrics(tool_calls=calls))
             except TimeoutError:
                 return ResultEnvelope.failure(
-                    ErrorKind.SANDBOX, ErrorCode.TIMEOUT,
+                    ErrorKind.ENGINE, ErrorCode.TIMEOUT,
                     f"the worker did not finish within its budget ({unit.budgets.cpu_s:g} s of execution "
                     f"plus {STARTUP_GRACE_S + WATCHDOG_GRACE_S:g} s of grace); it was killed",
                     Metrics(tool_calls=calls))
@@ -220,7 +220,7 @@ class MontyEngine:
         """How long the watchdog may wait now before looking again at the run (cancel, wall clock); raises
         ``_RunEnded`` when the run says the unit must end."""
         if self._cancelled is not None and self._cancelled.is_set():
-            raise _RunEnded(ErrorKind.SANDBOX, ErrorCode.CANCELLED, _CANCELLED)
+            raise _RunEnded(ErrorKind.ENGINE, ErrorCode.CANCELLED, _CANCELLED)
         wait = math.inf
         if self._remaining is not None:
             wait = self._remaining()
@@ -237,9 +237,9 @@ class MontyEngine:
         worker says), with JSON arguments; the answer is JSON, or a typed error."""
         name, args, kwargs = message.get("call"), message.get("args", []), message.get("kwargs", {})
         if not isinstance(name, str) or name not in unit.functions() or name not in self._functions:
-            return {"error": _err(ErrorKind.POLICY, ErrorCode.CAPABILITY_DENIED, f"{name!r} is not allowed")}
+            return {"error": _err(ErrorKind.DENIED, ErrorCode.CAPABILITY_DENIED, f"{name!r} is not allowed")}
         if not isinstance(args, list) or not isinstance(kwargs, dict):
-            return {"error": _err(ErrorKind.SANDBOX, ErrorCode.PROTOCOL, "malformed call")}
+            return {"error": _err(ErrorKind.ENGINE, ErrorCode.PROTOCOL, "malformed call")}
         try:
             value = self._functions[name](*args, **kwargs)
             return {"return": json.loads(json.dumps(value))}
@@ -261,7 +261,7 @@ class _RunEnded(Exception):
 
 
 def _cancelled_envelope(calls: int) -> ResultEnvelope:
-    return ResultEnvelope.failure(ErrorKind.SANDBOX, ErrorCode.CANCELLED, _CANCELLED, Metrics(tool_calls=calls))
+    return ResultEnvelope.failure(ErrorKind.ENGINE, ErrorCode.CANCELLED, _CANCELLED, Metrics(tool_calls=calls))
 
 
 def _nothing() -> None:
@@ -285,7 +285,7 @@ def _err(kind: ErrorKind, code: str, message: str) -> dict[str, Any]:
 
 
 def _protocol(what: str, calls: int) -> ResultEnvelope:
-    return ResultEnvelope.failure(ErrorKind.SANDBOX, ErrorCode.PROTOCOL,
+    return ResultEnvelope.failure(ErrorKind.ENGINE, ErrorCode.PROTOCOL,
                                   f"the engine worker sent {what}; it was killed", Metrics(tool_calls=calls))
 
 
@@ -348,10 +348,10 @@ def _ended(launcher: subprocess.Popen[bytes], calls: int) -> ResultEnvelope:
         return ResultEnvelope.failure(ErrorKind.BUDGET, ErrorCode.CPU_LIMIT,
                                       f"the worker was killed by signal {status.signal} (CPU rlimit)", metrics)
     if status.setup_failure is not None:
-        return ResultEnvelope.failure(ErrorKind.SANDBOX, ErrorCode.UNAVAILABLE,
+        return ResultEnvelope.failure(ErrorKind.ENGINE, ErrorCode.UNAVAILABLE,
                                       f"the sandbox could not start the worker: {status.setup_failure.describe()}",
                                       metrics)
-    return ResultEnvelope.failure(ErrorKind.SANDBOX, ErrorCode.PROC_CRASH,
+    return ResultEnvelope.failure(ErrorKind.ENGINE, ErrorCode.PROC_CRASH,
                                   f"the worker ended without an answer (exit {status.exit_code})", metrics)
 
 

@@ -1,7 +1,7 @@
 """The planner (REQ-AGENT-004/013/015): a plan the model submitted, made ready to run, or refused.
 
 ``prepare`` validates the raw plan (``CODE``/``PLAN_INVALID`` with a short readable message), asks the host
-whether every tool a node names may be named at all (``POLICY``/``CAPABILITY_DENIED``: nothing runs), fills
+whether every tool a node names may be named at all (``DENIED``/``CAPABILITY_DENIED``: nothing runs), fills
 each node's budgets from the budgets file (a plan may lower a budget, never raise one above the file's: a
 higher value is lowered to the file's), inserts an approval node before every script node that may call a
 write tool, and checks ``run.maxNodes`` (approval nodes included: ``BUDGET``/``MAX_NODES``).

@@ -21,8 +21,8 @@ from .report import NodeReport, RunReport, Spill
 MAX_INLINE_OUTPUT = 512
 #: an error message is cut to this many characters in the summary (tracebacks can be long)
 MAX_MESSAGE = 300
-#: a POLICY error's message (ours: what was refused, why, what the user can change)
-MAX_POLICY_MESSAGE = 900
+#: a DENIED error's message (ours: what was refused, why, what the user can change)
+MAX_DENIED_MESSAGE = 900
 MAX_GOAL = 200
 MAX_KEYS_SHOWN = 12
 WHOLE = ""  # the key of a result that is not split by outputs
@@ -109,7 +109,7 @@ def next_step(error: AgentError) -> str:
         return "call the tool with keyword arguments and re-plan"
     if kind == ErrorKind.TOOL:
         return "the tool failed (a read was retried once): re-plan around it or report it"
-    if kind == ErrorKind.POLICY:
+    if kind == ErrorKind.DENIED:
         return "this is not allowed here: re-plan without it"
     if code == ErrorCode.UNAVAILABLE:
         return "no script engine runs here: answer without the agent route's data, or ask the user to enable it"
@@ -128,7 +128,7 @@ def _node_lines(node: NodeReport) -> list[str]:
     if node.status == "failed" and node.error is not None:
         error = node.error
         # the policy's messages are ours and say what to change: they are not cut
-        limit = MAX_POLICY_MESSAGE if error.kind == ErrorKind.POLICY else MAX_MESSAGE
+        limit = MAX_DENIED_MESSAGE if error.kind == ErrorKind.DENIED else MAX_MESSAGE
         lines = [f"{head}: {error.kind.value}/{error.code}: {_cut(error.message, limit)}"]
         step = next_step(error)
         return [*lines, f"  next: {step}"] if step else lines

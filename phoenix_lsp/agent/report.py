@@ -43,7 +43,7 @@ class NodeReport(Wire):
     metrics: Metrics = Field(default_factory=Metrics)
 
 
-class PolicyDecision(Wire):
+class ApprovalDecision(Wire):
     """An approval node's outcome."""
 
     node: str
@@ -70,6 +70,6 @@ class RunReport(Wire):
     outcome: Outcome
     nodes: tuple[NodeReport, ...]
     totals: Totals = Field(default_factory=Totals)
-    policy: tuple[PolicyDecision, ...] = ()
+    approvals: tuple[ApprovalDecision, ...] = ()
     summary: str = ""  # the compact text for the model (reducer.summarize)
     summary_hash: str = ""  # sha256 of summary, UTF-8

@@ -5,7 +5,7 @@ own small standard library (``time``, ``random``, ``os``...) and a clock of the 
 otherwise. So a script is refused, before anything starts, when it is longer than ``maxCodeBytes``
 (``CODE``/``CODE_SIZE``) or when it uses any of the constructs below (``CODE``/``STATIC_CHECK``): these are
 mistakes of the script's author (the model), which a re-plan can fix, so they are ``CODE`` errors, not
-``POLICY`` ones (``POLICY`` is kept for capabilities: a tool the unit may not call). The worker's run-time
+``DENIED`` ones (``DENIED`` is kept for capabilities: a tool the unit may not call). The worker's run-time
 settings (no OS handler, frozen clock, seeded random) are the second line behind this check.
 """
 

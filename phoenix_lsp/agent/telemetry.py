@@ -108,7 +108,7 @@ def emit(report: RunReport, timings: Sequence[NodeTiming], *, tracer: Tracer | N
         "agent.tool_calls": totals.tool_calls,
         "agent.nodes_cached": totals.nodes_cached,
         "agent.summary_hash": report.summary_hash,
-        "agent.policy": [f"{d.node} {d.tool} {'granted' if d.granted else 'refused'}" for d in report.policy],
+        "agent.approvals": [f"{d.node} {d.tool} {'granted' if d.granted else 'refused'}" for d in report.approvals],
     }, redact))
     if report.outcome != "ok":
         run_span.set_status(Status(StatusCode.ERROR, report.outcome))

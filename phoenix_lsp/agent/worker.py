@@ -51,7 +51,7 @@ def _classify(exc: BaseException) -> dict[str, Any]:
     if isinstance(exc, pm.MontySyntaxError):
         return _error("CODE", "STATIC_CHECK", exc.display(format="type-msg"))
     if isinstance(exc, pm.MontyCrashedError):
-        return _error("SANDBOX", "PROC_CRASH", str(exc))
+        return _error("ENGINE", "PROC_CRASH", str(exc))
     if isinstance(exc, pm.MontyRuntimeError):
         text = exc.display(format="type-msg")
         kind = text.split(":", 1)[0].strip()
@@ -63,9 +63,9 @@ def _classify(exc: BaseException) -> dict[str, Any]:
             return _error("BUDGET", "DEPTH_LIMIT", text)
         if kind == "PermissionError" or "is not supported in this environment" in text:
             # the run-time line behind the static check: no OS handler, so files and environment are refused
-            return _error("POLICY", "CAPABILITY_DENIED", text)
+            return _error("DENIED", "CAPABILITY_DENIED", text)
         return _error("CODE", "RUNTIME_ERROR", exc.display(format="traceback")[-2000:])
-    return _error("SANDBOX", "PROC_CRASH", f"{type(exc).__name__}: {exc}")
+    return _error("ENGINE", "PROC_CRASH", f"{type(exc).__name__}: {exc}")
 
 
 def _oversize(value: Any, where: str, max_string: int, max_items: int) -> dict[str, Any] | None:
@@ -138,10 +138,10 @@ def run(unit: dict[str, Any], out: TextIO, replies: TextIO, monty: Any = None) -
             out.flush()
             line = replies.readline()
             state["waited"] += time.perf_counter() - asked
-            reply = json.loads(line) if line else {"error": _error("SANDBOX", "PROTOCOL", "no reply")}
+            reply = json.loads(line) if line else {"error": _error("ENGINE", "PROTOCOL", "no reply")}
             if "error" in reply:
                 error = reply["error"]
-                if error.get("kind") in ("POLICY", "BUDGET", "SANDBOX"):
+                if error.get("kind") in ("DENIED", "BUDGET", "ENGINE"):
                     state["stop"] = error
                 elif state["tool_error"] is None:
                     state["tool_error"] = error
@@ -263,7 +263,7 @@ def main(argv: list[str]) -> int:
         try:
             envelope = run(unit, out, replies, monty)
         except Exception as exc:  # never silent: the host sees what broke
-            envelope = {"ok": False, "error": _error("SANDBOX", "PROC_CRASH", f"{type(exc).__name__}: {exc}")}
+            envelope = {"ok": False, "error": _error("ENGINE", "PROC_CRASH", f"{type(exc).__name__}: {exc}")}
         finally:
             if monty is not None:
                 monty.__exit__(None, None, None)

@@ -1,5 +1,5 @@
 """The terminal client plays the editor for ``workspace/applyEdit``: it shows the change and writes the files
-itself (``workspace_edit.py`` plans and writes them)."""
+itself (``workspace_edit.py`` prepares and writes them)."""
 
 from __future__ import annotations
 
@@ -8,15 +8,15 @@ from pathlib import Path
 from lsprotocol import types
 
 from .screen import Screen
-from .workspace_edit import EditError, plan_workspace_edit, write_plan
+from .workspace_edit import EditError, prepare_workspace_edit, write_prepared
 
 
 def apply_edit(params: types.ApplyWorkspaceEditParams, root: Path, screen: Screen) -> types.ApplyWorkspaceEditResult:
     """``workspace/applyEdit``: show the change, write it, and say whether it was applied."""
     label = params.label or "workspace edit"
     try:
-        plan = plan_workspace_edit(params.edit, root=root)
-        diff = plan.diff(root)
+        prepared = prepare_workspace_edit(params.edit, root=root)
+        diff = prepared.diff(root)
         screen.line(f"[edit] {label}", "cyan")
         for line in diff.splitlines()[:200]:
             style = None
@@ -27,7 +27,7 @@ def apply_edit(params: types.ApplyWorkspaceEditParams, root: Path, screen: Scree
             screen.line(f"  {line}", style)
         if diff.count("\n") > 200:
             screen.line(f"  ... {diff.count(chr(10)) - 200} more diff lines", "dim")
-        write_plan(plan)
+        write_prepared(prepared)
     except EditError as exc:
         screen.line(f"[edit] not applied: {exc}", "red")
         return types.ApplyWorkspaceEditResult(applied=False, failure_reason=str(exc))

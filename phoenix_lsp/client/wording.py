@@ -85,5 +85,5 @@ def mode_line(started: NewConversationResult) -> str:
     what = "read-only" if mode == "restricted" else "may change files, with your approval"
     return (
         f"mode: {mode} ({what}) · {shield} · style: {started.style.value} · "
-        f"approvals: {started.approval_policy.value}"
+        f"approvals: {started.policy.value}"
     )

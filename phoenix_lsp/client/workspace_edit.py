@@ -1,7 +1,7 @@
 """Apply an LSP ``WorkspaceEdit`` to files on disk, as the terminal client's "editor" does.
 
 The server never writes files itself (REQ-PATCH-010): it asks the editor with ``workspace/applyEdit``. The
-terminal client has no buffers, so it applies the edit to the files directly. The edit is planned completely
+terminal client has no buffers, so it applies the edit to the files directly. The edit is prepared completely
 in memory first (every text edit located, every resource operation checked) and only then written, so a
 failing edit changes nothing. Positions are LSP positions: zero-based lines and UTF-16 code-unit columns.
 """
@@ -18,7 +18,7 @@ from pathlib import Path
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
-__all__ = ["EditError", "PlannedEdit", "apply_text_edits", "plan_workspace_edit", "write_plan"]
+__all__ = ["EditError", "PreparedEdit", "apply_text_edits", "prepare_workspace_edit", "write_prepared"]
 
 
 class EditError(Exception):
@@ -26,8 +26,8 @@ class EditError(Exception):
 
 
 @dataclass
-class PlannedEdit:
-    """The outcome of planning: new content per path (``None`` = delete) and the originals, for diffs."""
+class PreparedEdit:
+    """The outcome of preparing: new content per path (``None`` = delete) and the originals, for diffs."""
 
     new: dict[Path, str | None] = field(default_factory=dict)
     old: dict[Path, str | None] = field(default_factory=dict)
@@ -144,13 +144,13 @@ def _read(path: Path) -> str | None:
         raise EditError(f"{path} cannot be read ({exc.strerror or exc})") from None
 
 
-def plan_workspace_edit(edit: types.WorkspaceEdit, root: Path | None = None) -> PlannedEdit:
+def prepare_workspace_edit(edit: types.WorkspaceEdit, root: Path | None = None) -> PreparedEdit:
     """Compute every file's new content without writing anything.
 
     ``root``, when given, confines the edit: a change outside it is refused (the client only edits the
     conversation's working directory, whatever the server asks).
     """
-    plan = PlannedEdit()
+    prepared = PreparedEdit()
     resolved_root = root.resolve() if root is not None else None
 
     def check(path: Path) -> Path:
@@ -161,16 +161,16 @@ def plan_workspace_edit(edit: types.WorkspaceEdit, root: Path | None = None) -> 
         return path
 
     def current(path: Path) -> str | None:
-        if path in plan.new:
-            return plan.new[path]
+        if path in prepared.new:
+            return prepared.new[path]
         content = _read(path)
-        plan.old.setdefault(path, content)
+        prepared.old.setdefault(path, content)
         return content
 
     def set_content(path: Path, content: str | None) -> None:
-        if path not in plan.old:
-            plan.old[path] = _read(path)
-        plan.new[path] = content
+        if path not in prepared.old:
+            prepared.old[path] = _read(path)
+        prepared.new[path] = content
 
     changes: list[object] = list(edit.document_changes or [])
     for uri, text_edits in (edit.changes or {}).items():
@@ -217,10 +217,10 @@ def plan_workspace_edit(edit: types.WorkspaceEdit, root: Path | None = None) -> 
                 raise EditError(f"{new_path} already exists, and the rename did not ask to overwrite it")
             set_content(new_path, content)
             set_content(old_path, None)
-            plan.renames.append((old_path, new_path))
+            prepared.renames.append((old_path, new_path))
         else:
             raise EditError(f"unsupported change in the workspace edit: {type(change).__name__}")
-    return plan
+    return prepared
 
 
 def _write_atomic(path: Path, content: str) -> None:
@@ -241,10 +241,10 @@ def _write_atomic(path: Path, content: str) -> None:
         raise
 
 
-def write_plan(plan: PlannedEdit) -> None:
-    """Write a planned edit to disk (each file replaced atomically)."""
-    for path, content in plan.new.items():
-        if content == plan.old.get(path) and path.exists() == (content is not None):
+def write_prepared(prepared: PreparedEdit) -> None:
+    """Write a prepared edit to disk (each file replaced atomically)."""
+    for path, content in prepared.new.items():
+        if content == prepared.old.get(path) and path.exists() == (content is not None):
             continue
         if content is None:
             with contextlib.suppress(FileNotFoundError):

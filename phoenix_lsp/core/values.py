@@ -12,7 +12,7 @@ from typing import Literal
 
 
 class Mode(StrEnum):
-    """The permission boundary (seeds 000/001 Restricted/Unrestricted; seed 002's planning/execution phase)."""
+    """The permission boundary (seeds 000/001 Restricted/Unrestricted, seed 002 planning/execution)."""
 
     RESTRICTED = "restricted"
     UNRESTRICTED = "unrestricted"
@@ -29,7 +29,7 @@ class Style(StrEnum):
 
 
 class Policy(StrEnum):
-    """Whether write/exec tool calls wait for the user (seed 003: MVP = auto, Interactive = interactive)."""
+    """Whether write/exec tool calls wait for the user (REQ-PERM-001, REQ-PERM-002)."""
 
     AUTO = "auto"
     INTERACTIVE = "interactive"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field, field_validator
+from pydantic import AliasChoices, Field, field_validator
 
 from ..core.values import Decision, Mode, Policy, Style
 from .base import Wire
@@ -41,7 +41,10 @@ class NewConversationParams(Wire):
     )
     model: str | None = Field(default=None, min_length=1, max_length=200)
     style: Style = Style.CHAT
-    approval_policy: Policy = Policy.INTERACTIVE
+    policy: Policy = Field(
+        default=Policy.INTERACTIVE, validation_alias=AliasChoices("policy", "approvalPolicy"),
+        description="the approval policy (the old name approvalPolicy is still accepted)",
+    )
     continue_from: str | None = Field(default=None, min_length=1, max_length=200)
     seed_with_summary: bool = True
 

@@ -27,7 +27,7 @@ class NewConversationResult(Wire):
     conversation_id: str
     mode: Mode
     style: Style
-    approval_policy: Policy
+    policy: Policy
     working_directory: str
     model: str
     sandbox: SandboxInfo
@@ -65,7 +65,7 @@ class GetConversationResult(Wire):
     status: StatusKind
     mode: Mode
     style: Style
-    approval_policy: Policy
+    policy: Policy
     working_directory: str
     model: str
     always_allowed: list[str] = Field(description="the always-allow rules' labels (`patch`, `bash: git status *`)")

@@ -73,8 +73,8 @@ def kill_background_jobs(conversation_id: str | None = None) -> int:
 
 def end_restricted_jobs(conversation_id: str) -> int:
     """Kill the conversation's background jobs that run in the sandbox: called when the conversation
-    leaves Restricted, so no command of the read-only phase keeps a lock, a lease or a descriptor on the
-    user's files once that phase is over (REQ-BASH-023). Their logs stay readable until the conversation
+    leaves Restricted, so no command run while Restricted keeps a lock, a lease or a descriptor on the
+    user's files after that (REQ-BASH-023). Their logs stay readable until the conversation
     ends. Returns how many trees were killed."""
     jobs = [j for j in background_jobs(conversation_id) if j.restricted]
     for job in jobs:

@@ -115,7 +115,7 @@ def deny_read_paths(extra: Iterable[str] = (), data_dirs: Iterable[Path | str] =
 
 def variable_entries(environ: Mapping[str, str] | None = None) -> list[str]:
     """The entries of ``PHOENIX_LSP_DENY_READ``, for the sandbox used outside the server (``sandbox run``,
-    ``doctor``, a context without a list); the server reads the variable through its settings model."""
+    ``doctor``, a context without a list); the server reads the variable through its config model."""
     env = os.environ if environ is None else environ
     return [entry for entry in env.get(DENY_READ_ENV, "").split(os.pathsep) if entry.strip()]
 

@@ -1,7 +1,7 @@
 """The agent route in the server (seed 004, ``specs/agent-mode.md``): what ``describe_tools`` and ``run_plan`` do.
 
 One :class:`AgentRoute` per server holds what its conversations share: the MCP client (``agent/mcp_hub.py``),
-the capability manifest's policy gate, the budgets and the artifact store (node results are cached only
+the capability manifest's capability gate, the budgets and the artifact store (node results are cached only
 within one plan run, by the executor: REQ-AGENT-029).
 :class:`ConversationAgent` binds it to one conversation and is the orchestrator's ``Host``:
 
@@ -67,13 +67,13 @@ class AgentRoute:
                 add_secret(secret)
 
     def start(self) -> None:
-        """Create the MCP client and the policy gate (blocking: call it off the event loop)."""
+        """Create the MCP client and the capability gate (blocking: call it off the event loop)."""
         with self._started:
             if self.hub is None and self.settings is not None:
+                from ..agent.capability_gate import CapabilityGate
                 from ..agent.mcp_hub import McpHub
-                from ..agent.policy_gate import PolicyGate
 
-                self.gate = PolicyGate(self.settings.manifest)
+                self.gate = CapabilityGate(self.settings.manifest)
                 self.hub = McpHub(self.settings.registry, manifest=self.settings.manifest, redact=self.redact)
                 if self.engine == "monty":  # a worker starts now, off the path of the turn's first node
                     from ..agent.monty_engine import WarmPool
@@ -290,11 +290,11 @@ class ConversationAgent:
         if allowed:
             return None
         if by == "user":
-            return AgentError(kind=ErrorKind.POLICY, code=ErrorCode.APPROVAL_DENIED, message=message)
+            return AgentError(kind=ErrorKind.DENIED, code=ErrorCode.APPROVAL_DENIED, message=message)
         if by == "mode":
-            return AgentError(kind=ErrorKind.POLICY, code=ErrorCode.MODE_DENIED,
+            return AgentError(kind=ErrorKind.DENIED, code=ErrorCode.MODE_DENIED,
                               message=f"{message}{self._why_write(tool)}")
-        return AgentError(kind=ErrorKind.POLICY, code=ErrorCode.CAPABILITY_DENIED, message=message)
+        return AgentError(kind=ErrorKind.DENIED, code=ErrorCode.CAPABILITY_DENIED, message=message)
 
     def _question(self, tool: str) -> str:
         """What the approval question of a write call says beside its tool and arguments: the plan's node

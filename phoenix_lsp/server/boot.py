@@ -22,7 +22,6 @@ from ..store import Store
 from ..store.paths import DB_FILE_NAME
 from ..store.secrets import SecretGuard
 from . import config, logs
-from . import settings as models
 from .agent_route import setup_route
 from .lsp import PhoenixServer, warn
 from .runtime import Hub, HubConfig, tool_env
@@ -40,8 +39,8 @@ def start(ls: PhoenixServer) -> Hub:
         except Exception as exc:  # REQ-PROTO-034: report and fall back to defaults, never fail initialize
             warn(ls, f"phoenix-lsp: ignoring invalid initializationOptions ({str(exc)[:300]}); using defaults.")
     settings, problems = config.load(options, os.environ)  # prompt caching and prices too (issue 16)
-    cache = models.prompt_cache(settings)
-    prices = models.model_prices(settings, options.model_prices)
+    cache = config.prompt_cache(settings)
+    prices = config.model_prices(settings, options.model_prices)
     for problem in problems:
         warn(ls, problem)
     guard = SecretGuard()
@@ -68,7 +67,7 @@ def start(ls: PhoenixServer) -> Hub:
     if refused is not None:  # REQ-MODEL-007: the model setting is validated like every other model id
         warn(ls, f"phoenix-lsp: ignoring the model setting: {refused} Using the default {DEFAULT_MODEL}.")
         default_model = DEFAULT_MODEL
-    sandbox, fewer = models.read_sandbox_settings(settings, options.deny_read, store.path.parent)
+    sandbox, fewer = config.read_sandbox_settings(settings, options.deny_read, store.path.parent)
     for problem in fewer:  # issue 12: the same rule for the sandbox settings
         warn(ls, problem)
     hub_config = HubConfig(
@@ -77,9 +76,9 @@ def start(ls: PhoenixServer) -> Hub:
         retry_after_max_ms=settings.retry_after_max_ms,
         event_coalesce_ms=settings.event_coalesce_ms,
         bash_timeout_s=settings.bash_timeout_s,
-        agent_time_limit_s=settings.agent_time_limit_s,
-        agent_max_turns=settings.agent_max_turns,
-        agent_concurrency=settings.agent_concurrency,
+        subagent_time_limit_s=settings.subagent_time_limit_s,
+        subagent_max_turns=settings.subagent_max_turns,
+        subagent_concurrency=settings.subagent_concurrency,
         env=tool_env([p.key_variable for p in configured.by_name.values() if p.key_variable]),
         cache=cache,
         prices=ProviderPrices(prices, llm),
@@ -89,9 +88,9 @@ def start(ls: PhoenixServer) -> Hub:
         **sandbox,
     )
     ls.max_message_bytes = settings.max_message_bytes
-    hub_config.agent = setup_route(settings, store.path.parent, guard)  # nothing heavy until the route is used
+    hub_config.agent_route = setup_route(settings, store.path.parent, guard)  # nothing heavy until the route is used
     hub = Hub(store, llm, ls.sandbox, hub_config, ls)
-    hub_config.agent.sweep_artifacts(store.conversation_ids())  # artifacts go with their conversations
+    hub_config.agent_route.sweep_artifacts(store.conversation_ids())  # artifacts go with their conversations
     logging.getLogger(_pkg).addHandler(logs.ClientLogHandler(ls.window_log_message, guard))
     for problem in problems:
         log.warning("%s", problem)

@@ -1,4 +1,4 @@
-"""The server's settings: one model for every ``PHOENIX_*`` variable and initialization option.
+"""The server's config: one model for every ``PHOENIX_*`` variable and initialization option.
 
 Initialization options win over the environment, which wins over the defaults. One rule for every bad
 value, wherever it comes from: it is reported at start-up naming where it came from (the variable or the
@@ -16,8 +16,11 @@ from pydantic import Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from .. import safe_json
-from ..llm.models import DEFAULT_MODEL
+from ..llm.cache import CacheSettings
+from ..llm.models import DEFAULT_MODEL, PRICES
+from ..llm.pricing import Price
 from ..protocol.params import InitializationOptions, ModelPriceIn
+from ..sandbox.denylist import deny_read_paths, invalid_entries
 from .transport import DEFAULT_MAX_MESSAGE_BYTES
 
 ENV_PREFIX = "PHOENIX_"
@@ -42,9 +45,9 @@ class Config(BaseSettings):
         default=45.0, ge=0.1, le=600, description="a model stream that sends nothing this long has stalled"
     )
     bash_timeout_s: float | None = Field(default=None, gt=0, le=3600, description="bash's default timeout")
-    agent_time_limit_s: float = Field(default=600.0, ge=0.001, description="a sub-agent's time limit")
-    agent_max_turns: int = Field(default=50, ge=1, description="model turns a sub-agent may take")
-    agent_concurrency: int = Field(default=4, ge=1, description="sub-agents streaming at once")
+    subagent_time_limit_s: float = Field(default=600.0, ge=0.001, description="a sub-agent's time limit")
+    subagent_max_turns: int = Field(default=50, ge=1, description="model turns a sub-agent may take")
+    subagent_concurrency: int = Field(default=4, ge=1, description="sub-agents streaming at once")
     log_level: str = Field(default="INFO", pattern="(?i)^(DEBUG|INFO|WARNING|ERROR)$")
     max_message_bytes: int = Field(
         default=DEFAULT_MAX_MESSAGE_BYTES, ge=64 * 1024, le=2**31 - 1,
@@ -125,6 +128,22 @@ _OPTIONS = {
     "background_timeout_s": "background_timeout_s",
 }
 
+#: Config field -> the variable it had before issue 26 named sub-agents "subagent": still read when the new
+#: variable is not set, so an existing environment keeps working (the new name wins when both are set)
+_OLD_VARIABLES = {
+    "subagent_time_limit_s": "PHOENIX_AGENT_TIME_LIMIT_S",
+    "subagent_max_turns": "PHOENIX_AGENT_MAX_TURNS",
+    "subagent_concurrency": "PHOENIX_AGENT_CONCURRENCY",
+}
+
+
+def _variable(field: str, environ: Mapping[str, str]) -> str:
+    """The variable a field was read from: its own, or the old name it is still read under."""
+    variable = ENV_PREFIX + field.upper()
+    old = _OLD_VARIABLES.get(field)
+    return old if old is not None and variable not in environ and old in environ else variable
+
+
 #: what a value must be, for the fields whose type says too little
 _RULES = {
     "prompt_cache": "on or off",
@@ -157,10 +176,13 @@ def _rule(field: str) -> str:
 
 
 def load(options: InitializationOptions, environ: Mapping[str, str]) -> tuple[Config, list[str]]:
-    """The settings, and one message per bad value (that value's default is used instead)."""
+    """The config, and one message per bad value (that value's default is used instead)."""
     given: dict[str, Any] = {
         field: getattr(options, option) for option, field in _OPTIONS.items() if getattr(options, option) is not None
     }
+    for field, old in _OLD_VARIABLES.items():
+        if field not in given and _variable(field, environ) == old:
+            given[field] = environ[old]
     problems: list[str] = []
     for _ in range(len(Config.model_fields) + 1):
         try:
@@ -174,7 +196,7 @@ def load(options: InitializationOptions, environ: Mapping[str, str]) -> tuple[Co
                 where = f"the initialization option {next(o for o, f in _OPTIONS.items() if f == field)}"
                 raw = given[field]
             else:
-                variable = ENV_PREFIX + field.upper()
+                variable = _variable(field, environ)
                 where, raw = variable, environ.get(variable, "")
             shown: Any = _SHOWN.get(field) if default is None else default
             if field == "prompt_cache":
@@ -185,3 +207,46 @@ def load(options: InitializationOptions, environ: Mapping[str, str]) -> tuple[Co
             )
             given[field] = default  # an explicit value wins over the environment
     raise AssertionError("unreachable: every field has a valid default")
+
+
+# ---------------------------------------------------------------------------------- prompt caching (issue 16)
+
+def prompt_cache(config: Config) -> CacheSettings:
+    """Caching on or off and its TTL (REQ-CACHE-004), from the config model (options, then the environment)."""
+    return CacheSettings(enabled=config.prompt_cache, ttl=config.prompt_cache_ttl)
+
+
+def model_prices(config: Config, option: Mapping[str, Any] | None) -> dict[str, Price]:
+    """The price table (REQ-CACHE-006): the known models' list prices, overridden or extended per model by
+    ``PHOENIX_MODEL_PRICES`` (the config model's ``model_prices``) and then by the ``modelPrices`` option."""
+    prices = dict(PRICES)
+    for table in (config.model_prices, option or {}):
+        prices.update({model: _price(entry) for model, entry in table.items()})
+    return prices
+
+
+def _price(entry: Any) -> Price:
+    return Price(entry.input, entry.output, entry.cache_write_5m, entry.cache_write_1h, entry.cache_read)
+def read_sandbox_settings(config: Config, deny_read: list[str] | None, data_dir: Path,
+                          environ: Mapping[str, str] | None = None) -> tuple[dict[str, Any], list[str]]:
+    """The sandbox fields of the hub's configuration and the problems to show the user.
+
+    ``deny_read`` (the ``denyRead`` initialization option) adds to the defaults and to
+    ``PHOENIX_LSP_DENY_READ`` (the config model's ``lsp_deny_read``); the server's own data directory is
+    always denied. An entry that is not an absolute path is reported and ignored, the others still apply
+    (dropping a whole list for one typo would expose what the user meant to hide). The background time
+    limit comes from the config model, where a bad value is reported like any other.
+    """
+    env = os.environ if environ is None else environ
+    problems: list[str] = []
+    entries = [*config.lsp_deny_read, *(deny_read or [])]
+    bad = invalid_entries(entries)
+    if bad:
+        problems.append(f"phoenix-lsp: ignoring deny-read entries that are not absolute paths: {bad!r}. "
+                        "Write them as /abs/path or ~/path.")
+    # the artifact directory is the server's data wherever it is (PHOENIX_ARTIFACT_DIR may put it elsewhere)
+    own = [data_dir, *([Path(config.artifact_dir).expanduser()] if config.artifact_dir else [])]
+    settings: dict[str, Any] = {"deny_read": deny_read_paths(entries, own, env)}
+    if config.background_timeout_s is not None:
+        settings["background_timeout_s"] = config.background_timeout_s
+    return settings, problems

@@ -3,7 +3,7 @@
 Neovim answers ``workspace/applyEdit`` with ``applied: true`` even when it skipped the edit because the
 buffer is newer than the edit's version (the user typed within its change debounce; it prints "Buffer …
 newer than edits"). So for a document that is open in the editor, the answer is checked against the
-document itself: its text must pass through the planned text, now or in the didChange notifications that
+document itself: its text must pass through the prepared text, now or in the didChange notifications that
 follow within a few seconds. Their content changes are replayed one by one, so an edit followed by the
 user's own typing in the same notification still counts, and so does an edit whose pieces arrive in
 several notifications (Neovim sends the first change at once and debounces the rest).
@@ -26,7 +26,7 @@ WAIT_S = 5.0
 @dataclass
 class _Watch:
     text: str  # the document's text before the notification we wait for
-    planned: str
+    prepared: str
     outcome: asyncio.Future[bool] = field(default_factory=lambda: asyncio.get_running_loop().create_future())
 
 
@@ -34,26 +34,26 @@ _watches: dict[str, _Watch] = {}
 
 
 def did_change(ls: Any, params: types.DidChangeTextDocumentParams) -> None:
-    """Settle a watch when a change of its document passes through the planned text."""
+    """Settle a watch when a change of its document passes through the prepared text."""
     watch = _watches.get(params.text_document.uri)
     if watch is None or watch.outcome.done():
         return
     document = TextDocument(params.text_document.uri, source=watch.text)
     for change in params.content_changes:
         document.apply_change(change)
-        if document.source == watch.planned:
+        if document.source == watch.prepared:
             watch.outcome.set_result(True)
             return
     watch.text = document.source
 
 
-async def check(ls: LanguageServer, uri: str, original: str, planned: str) -> str | None:
-    """None when the open document holds the planned text (now or within ``WAIT_S``); else what to tell the
+async def check(ls: LanguageServer, uri: str, original: str, prepared: str) -> str | None:
+    """None when the open document holds the prepared text (now or within ``WAIT_S``); else what to tell the
     model instead of "applied"."""
     document = ls.workspace.text_documents.get(uri)
-    if document is None or planned == original or document.source == planned:
+    if document is None or prepared == original or document.source == prepared:
         return None  # closed meanwhile (the editor saved it), nothing to see, or already there
-    watch = _Watch(document.source, planned)
+    watch = _Watch(document.source, prepared)
     _watches[uri] = watch
     try:
         await asyncio.wait_for(asyncio.shield(watch.outcome), WAIT_S)

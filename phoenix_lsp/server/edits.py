@@ -1,6 +1,6 @@
 """The patch tool as an LSP workspace edit (REQ-PATCH-010/011): the server never writes the file itself.
 
-The patch is planned against the text the editor has (the unsaved buffer, with its version, when the
+The patch is prepared against the text the editor has (the unsaved buffer, with its version, when the
 document is open; the disk file otherwise), sent as one ``workspace/applyEdit`` with minimal text edits, and
 the editor's answer decides what the model is told.
 """
@@ -16,7 +16,7 @@ from pygls.lsp.server import LanguageServer
 
 from ..core.values import ToolUse
 from ..protocol.events import Diff
-from ..tools.patch import PatchError, plan_patch, resolve_patch_path, target_identity, verify_before_sending
+from ..tools.patch import PatchError, prepare_patch, resolve_patch_path, target_identity, verify_before_sending
 from .adapter import Conversation
 from .confirm import check
 from .patch_preview import read_disk
@@ -52,15 +52,15 @@ async def apply_patch(ls: LanguageServer, runtime: Conversation, call: ToolUse) 
         except (OSError, UnicodeDecodeError) as exc:
             return f"The patch was not applied: {target.name} cannot be read as UTF-8 text ({exc}).", True
         version = None
-    plan = plan_patch(dict(call.input), original, clipboards=runtime.clipboards)
-    if isinstance(plan, PatchError):
-        return plan.message, True
+    prepared = prepare_patch(dict(call.input), original, clipboards=runtime.clipboards)
+    if isinstance(prepared, PatchError):
+        return prepared.message, True
     workspace_caps = ls.client_capabilities.workspace
     if not (workspace_caps and workspace_caps.apply_edit):
-        return NO_APPLY_EDIT.format(diff=plan.diff[:4000]), True
+        return NO_APPLY_EDIT.format(diff=prepared.diff[:4000]), True
     edit_caps = workspace_caps.workspace_edit
     operations = (edit_caps.resource_operations if edit_caps else None) or ()
-    if plan.creates_file and types.ResourceOperationKind.Create not in operations:
+    if prepared.creates_file and types.ResourceOperationKind.Create not in operations:
         return NO_CREATE_FILE.format(path=target.relative_to(root)), True
     edits = [
         types.TextEdit(
@@ -70,11 +70,11 @@ async def apply_patch(ls: LanguageServer, runtime: Conversation, call: ToolUse) 
             ),
             new_text=e.new_text,
         )
-        for e in plan.edits
+        for e in prepared.edits
     ]
     edits = _reach_end_of_empty_document(edits, original)
     changes: list[Any] = []
-    if plan.creates_file:
+    if prepared.creates_file:
         changes.append(types.CreateFile(uri=uri, options=types.CreateFileOptions(ignore_if_exists=True)))
     changes.append(
         types.TextDocumentEdit(
@@ -104,24 +104,24 @@ async def apply_patch(ls: LanguageServer, runtime: Conversation, call: ToolUse) 
     if not result.applied:
         reason = result.failure_reason or "the user or the editor rejected it"
         return f"The patch was not applied: {reason}. Nothing changed; do not retry the same edit blindly.", True
-    unconfirmed = await _confirm_applied(ls, uri, version, original, plan.new_text)
+    unconfirmed = await _confirm_applied(ls, uri, version, original, prepared.new_text)
     if unconfirmed is not None:
         return unconfirmed, True
-    runtime.clipboards = dict(plan.clipboards)
-    runtime.emit(Diff(tool_use_id=call.id, path=str(target), diff=plan.diff))
-    mismatch = await _check_result(ls, root, call, target, uri, original, plan.new_text)
+    runtime.clipboards = dict(prepared.clipboards)
+    runtime.emit(Diff(tool_use_id=call.id, path=str(target), diff=prepared.diff))
+    mismatch = await _check_result(ls, root, call, target, uri, original, prepared.new_text)
     if mismatch is not None:
-        return f"{plan.message}\n\nWARNING: {mismatch}", True
+        return f"{prepared.message}\n\nWARNING: {mismatch}", True
     if sight is not None and before is not None:
-        problems = await sight.after(uri, str(target.relative_to(root)), before, plan.edits)
+        problems = await sight.after(uri, str(target.relative_to(root)), before, prepared.edits)
         if problems is not None:
-            return f"{plan.message}\n\n{problems}", False
-    return plan.message, False
+            return f"{prepared.message}\n\n{problems}", False
+    return prepared.message, False
 
 
 async def _check_result(ls: LanguageServer, root: Path, call: ToolUse, target: Path, uri: str,
-                        original: str | None, planned: str) -> str | None:
-    """What does not match the plan once the editor says it applied the edit (REQ-PATCH-013), or None.
+                        original: str | None, prepared: str) -> str | None:
+    """What does not match the prepared once the editor says it applied the edit (REQ-PATCH-013), or None.
 
     The path is confined once more. An open document's buffer was checked by ``_confirm_applied`` (it waits
     for the editor's didChange); for a file that is not open, the disk file may legitimately still hold the
@@ -130,7 +130,7 @@ async def _check_result(ls: LanguageServer, root: Path, call: ToolUse, target: P
     again = resolve_patch_path(dict(call.input), root)
     if isinstance(again, PatchError) or again != target:
         where = again.message if isinstance(again, PatchError) else f"it now resolves to {again}"
-        return (f"the editor reports the edit applied, but the path no longer leads to the planned file "
+        return (f"the editor reports the edit applied, but the path no longer leads to the prepared file "
                 f"({where}); the editor may have written elsewhere. Tell the user and check the file.")
     if ls.workspace.text_documents.get(uri) is not None:
         return None  # the buffer is the editor's truth, and _confirm_applied has compared it
@@ -138,10 +138,10 @@ async def _check_result(ls: LanguageServer, root: Path, call: ToolUse, target: P
         on_disk = await asyncio.to_thread(read_disk, target, root)
     except (OSError, UnicodeDecodeError):
         on_disk = None
-    if on_disk in (planned, original):
+    if on_disk in (prepared, original):
         return None
-    return ("the editor reports the edit applied, but the file does not hold the planned text (it differs "
-            "from both the original and the planned result). Read the file again before the next change.")
+    return ("the editor reports the edit applied, but the file does not hold the prepared text (it differs "
+            "from both the original and the prepared result). Read the file again before the next change.")
 
 
 def _reach_end_of_empty_document(edits: list[types.TextEdit], original: str | None) -> list[types.TextEdit]:
@@ -150,7 +150,7 @@ def _reach_end_of_empty_document(edits: list[types.TextEdit], original: str | No
     An editor shows an empty document as one empty line. Text inserted at (0, 0) goes in front of that line,
     so Neovim kept it and the file ended with an extra empty line. A range that ends past the last line
     replaces it: Neovim then drops the extra line (its end-of-file rule), and other editors clamp the end to
-    the document's end, so every editor ends up with exactly the planned text.
+    the document's end, so every editor ends up with exactly the prepared text.
     """
     if original:
         return edits
@@ -159,9 +159,9 @@ def _reach_end_of_empty_document(edits: list[types.TextEdit], original: str | No
 
 
 async def _confirm_applied(
-    ls: LanguageServer, uri: str, version: int | None, original: str | None, planned: str
+    ls: LanguageServer, uri: str, version: int | None, original: str | None, prepared: str
 ) -> str | None:
     """None when an open document really holds the edit an editor said it applied (REQ-PROTO-041)."""
     if version is None or original is None:
         return None  # not open in the editor when the edit was sent: its answer is all there is
-    return await check(ls, uri, original, planned)
+    return await check(ls, uri, original, prepared)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from .. import confined
 from ..core.values import ToolUse
-from ..tools.patch import PatchError, plan_patch, resolve_patch_path
+from ..tools.patch import PatchError, prepare_patch, resolve_patch_path
 
 #: the largest file a patch reads from disk (the same as read_file's)
 PATCH_MAX_FILE_BYTES = 64 * 1024 * 1024
@@ -41,5 +41,5 @@ def preview_diff(root: Path, call: ToolUse, documents: Mapping[Path, str], clipb
             original = read_disk(target, root)
         except (OSError, UnicodeDecodeError):
             return None
-    plan = plan_patch(dict(call.input), original, clipboards=dict(clipboards))
-    return None if isinstance(plan, PatchError) else plan.diff
+    prepared = prepare_patch(dict(call.input), original, clipboards=dict(clipboards))
+    return None if isinstance(prepared, PatchError) else prepared.diff

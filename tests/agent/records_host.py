@@ -52,7 +52,7 @@ class InMemoryRecordsHost:
     def check_tool(self, tool: str) -> AgentError | None:
         if tool.split("?")[0] in READS | WRITES or tool.startswith("mcp://records/"):
             return None  # the manifest allows the records server's tools (an unknown one is a write)
-        return AgentError(kind=ErrorKind.POLICY, code=ErrorCode.CAPABILITY_DENIED,
+        return AgentError(kind=ErrorKind.DENIED, code=ErrorCode.CAPABILITY_DENIED,
                           message=f"{tool} is not in the capability manifest")
 
     def call(self, tool: str, arguments: dict[str, Any], timeout_s: float | None = None) -> Any:
@@ -83,7 +83,7 @@ class InMemoryRecordsHost:
             return len(self.records)
         if base == SEND:
             return {"sent": True}
-        raise ToolFailure(AgentError(kind=ErrorKind.POLICY, code=ErrorCode.CAPABILITY_DENIED,
+        raise ToolFailure(AgentError(kind=ErrorKind.DENIED, code=ErrorCode.CAPABILITY_DENIED,
                                      message=f"{tool} is not allowed"))
 
     def approve(self, node: PlanNode) -> AgentError | None:
@@ -92,7 +92,7 @@ class InMemoryRecordsHost:
         if self.on_approve is not None:
             self.on_approve()
         if node.approval.tool in self.refuse:
-            return AgentError(kind=ErrorKind.POLICY, code=ErrorCode.APPROVAL_DENIED,
+            return AgentError(kind=ErrorKind.DENIED, code=ErrorCode.APPROVAL_DENIED,
                               message=f"the user refused {node.approval.tool}")
         return None
 

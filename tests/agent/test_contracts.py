@@ -86,7 +86,7 @@ def test_unit_names_must_be_usable_and_distinct() -> None:
 
 @pytest.mark.req("REQ-AGENT-012")
 def test_errors_are_one_of_five_kinds_with_a_code() -> None:
-    assert [k.value for k in ErrorKind] == ["TOOL", "CODE", "POLICY", "BUDGET", "SANDBOX"]
+    assert [k.value for k in ErrorKind] == ["TOOL", "CODE", "DENIED", "BUDGET", "ENGINE"]
     error = AgentError(kind=ErrorKind.BUDGET, code="CPU_LIMIT")
     assert json.loads(error.model_dump_json()) == {"kind": "BUDGET", "code": "CPU_LIMIT", "message": ""}
     with pytest.raises(ValidationError):

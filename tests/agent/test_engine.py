@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from phoenix_lsp.agent.contracts import Budgets, ErrorKind, ExecutionUnit, ResultEnvelope
-from phoenix_lsp.agent.engine import SandboxEngine
+from phoenix_lsp.agent.engine import ScriptEngine
 from phoenix_lsp.agent.monty_engine import MontyEngine, is_worker
 from phoenix_lsp.sandbox import seccomp
 
@@ -32,7 +32,7 @@ def kind_code(envelope: ResultEnvelope) -> tuple[ErrorKind, str] | None:
 def test_a_script_calls_its_host_functions_and_returns_json() -> None:
     recorder = Recorder()
     engine = MontyEngine(recorder.functions())
-    assert isinstance(engine, SandboxEngine) and engine.capabilities() == ["fail", "get_record"]
+    assert isinstance(engine, ScriptEngine) and engine.capabilities() == ["fail", "get_record"]
     assert engine.health().ok
     envelope = engine.execute(ExecutionUnit(code=THREE_CALLS, allowed_tools=("get_record",)))
     assert envelope.ok, envelope.error
@@ -160,7 +160,7 @@ def test_the_same_unit_gives_the_same_result() -> None:
 ])
 def test_files_and_environment_are_refused_at_run_time_too(code: str) -> None:
     envelope = MontyEngine({}, check_scripts=False).execute(ExecutionUnit(code=code))
-    assert kind_code(envelope) == (ErrorKind.POLICY, "CAPABILITY_DENIED"), envelope.error
+    assert kind_code(envelope) == (ErrorKind.DENIED, "CAPABILITY_DENIED"), envelope.error
 
 
 @pytest.mark.req("REQ-AGENT-008")

@@ -66,7 +66,7 @@ def test_nodes_run_in_dag_order_through_state_and_large_results_become_artifacts
     nodes = by_id(report)
     assert report.outcome == "ok" and all(n.status == "ok" for n in report.nodes)
     assert [c[0] for c in host.calls] == [LIST, UPDATE, UPDATE, UPDATE]
-    assert host.asked == ["approve_close_1"] and [d.granted for d in report.policy] == [True]
+    assert host.asked == ["approve_close_1"] and [d.granted for d in report.approvals] == [True]
     assert nodes["pick"].envelope is not None and nodes["pick"].envelope.result == {"ids": [2, 5, 8]}
     assert nodes["close"].envelope is not None and nodes["close"].envelope.result == {"done": [2, 5, 8]}
     assert [r["status"] for r in host.records if r["id"] in (2, 5, 8)] == ["done"] * 3
@@ -109,10 +109,10 @@ def test_a_refused_approval_skips_the_write_and_independent_nodes_still_run(tmp_
         node("other", "{'n': 6 * 7}", outputs=["n"]),
     ]}, host, tmp_path)
     nodes = by_id(report)
-    assert code_of(nodes["approve_write_1"]) == (ErrorKind.POLICY, "APPROVAL_DENIED")
+    assert code_of(nodes["approve_write_1"]) == (ErrorKind.DENIED, "APPROVAL_DENIED")
     assert nodes["write"].status == "skipped" and nodes["write"].attempts == 0
     assert nodes["other"].status == "ok" and report.outcome == "partial"
-    assert host.calls == [] and [(d.node, d.granted) for d in report.policy] == [("approve_write_1", False)]
+    assert host.calls == [] and [(d.node, d.granted) for d in report.approvals] == [("approve_write_1", False)]
     assert "do not retry" in report.summary and "which failed" in report.summary
 
 
@@ -199,7 +199,7 @@ def test_the_null_engine_runs_a_plan_end_to_end_to_a_clear_degraded_result(tmp_p
         host, tmp_path, engine="null")
     nodes = by_id(report)
     assert report.engine == "null" and report.outcome == "failed"
-    assert code_of(nodes["read"]) == (ErrorKind.SANDBOX, "UNAVAILABLE") and nodes["read"].attempts == 1
+    assert code_of(nodes["read"]) == (ErrorKind.ENGINE, "UNAVAILABLE") and nodes["read"].attempts == 1
     assert nodes["pick"].status == "skipped" and nodes["close"].status == "skipped"
     assert nodes["approve_close_1"].status == "skipped" and host.asked == [] and host.calls == []
     assert nodes["other"].status == "skipped" and "no script engine" in nodes["other"].reason
@@ -229,7 +229,7 @@ def test_a_write_without_an_approval_node_never_runs_even_if_the_planner_was_byp
     report = run(plan, host=host, engine_name="monty", budgets=BudgetsFile(),
                  artifacts=ArtifactStore(tmp_path))
     [w] = report.nodes
-    assert code_of(w) == (ErrorKind.POLICY, "APPROVAL_DENIED") and w.attempts == 0 and host.calls == []
+    assert code_of(w) == (ErrorKind.DENIED, "APPROVAL_DENIED") and w.attempts == 0 and host.calls == []
     assert UPDATE in w.error.message  # type: ignore[union-attr]
 
 

@@ -44,5 +44,5 @@ def test_the_run_budget_and_a_cancellation_stop_calls_before_the_host_sees_them(
         "records_get_record"]
     with pytest.raises(ToolFailure) as caught:
         get(id=1)
-    assert (caught.value.error.kind, caught.value.error.code) == (ErrorKind.SANDBOX, "CANCELLED")
+    assert (caught.value.error.kind, caught.value.error.code) == (ErrorKind.ENGINE, "CANCELLED")
     assert len(host.calls) == 1

@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 
 from phoenix_lsp.agent.agent_config import CapabilityManifest
+from phoenix_lsp.agent.capability_gate import CapabilityGate, Kind
 from phoenix_lsp.agent.contracts import AgentError, ErrorCode, ErrorKind, ExecutionUnit, ToolFailure
 from phoenix_lsp.agent.mcp_hub import McpHub
 from phoenix_lsp.agent.mcp_tools import mcp_host_functions
-from phoenix_lsp.agent.policy_gate import Kind, PolicyGate
 
 from .conftest import needs_sandbox
 from .mcp_helpers import TOKEN, TOKEN_VARIABLE, registry, stdio_entry
@@ -48,7 +48,7 @@ class Permissions:
     def __call__(self, uri: str, kind: Kind, arguments: Mapping[str, Any]) -> AgentError | None:
         self.asked.append((uri, kind))
         if kind == "write":
-            return AgentError(kind=ErrorKind.POLICY, code="APPROVAL_DENIED", message="writes need approval")
+            return AgentError(kind=ErrorKind.DENIED, code="APPROVAL_DENIED", message="writes need approval")
         return None
 
 
@@ -60,7 +60,7 @@ def refusal(function: Any, *args: Any, **kwargs: Any) -> AgentError:
 
 def test_host_functions_check_the_gate_then_the_permission_then_call(hub: McpHub, data: Path) -> None:
     permissions = Permissions()
-    functions = mcp_host_functions(hub, PolicyGate(MANIFEST), [GET, UPDATE, "mcp://records/crash"],
+    functions = mcp_host_functions(hub, CapabilityGate(MANIFEST), [GET, UPDATE, "mcp://records/crash"],
                                    permit=permissions)
     assert sorted(functions) == ["records_crash", "records_get_record", "records_update_record"]
     assert functions["records_get_record"](id=3)["id"] == 3
@@ -82,7 +82,7 @@ def test_host_functions_check_the_gate_then_the_permission_then_call(hub: McpHub
 def test_a_script_in_the_engine_calls_mcp_tools(hub: McpHub, data: Path) -> None:
     from phoenix_lsp.agent.monty_engine import MontyEngine
 
-    functions = mcp_host_functions(hub, PolicyGate(MANIFEST), [GET, "mcp://records/list_records", UPDATE])
+    functions = mcp_host_functions(hub, CapabilityGate(MANIFEST), [GET, "mcp://records/list_records", UPDATE])
     engine = MontyEngine(functions)
     code = ("rows = records_list_records()['records']\n"
             "blocked = [r['id'] for r in rows if r['status'] == 'blocked' and r['priority'] >= 4]\n"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from phoenix_lsp.agent.contracts import ErrorKind, ExecutionUnit
-from phoenix_lsp.agent.engine import NullSandbox, SandboxEngine, make_engine
+from phoenix_lsp.agent.engine import NullEngine, ScriptEngine, make_engine
 from phoenix_lsp.agent.monty_engine import MontyEngine
 from phoenix_lsp.protocol.params import InitializationOptions
 from phoenix_lsp.server.config import load
@@ -23,11 +23,11 @@ def test_the_variable_swaps_the_engine_and_the_null_engine_runs_nothing(monkeypa
     monkeypatch.setenv("PHOENIX_AGENT_ENGINE", "null")
     config, problems = load(InitializationOptions(), {"PHOENIX_AGENT_ENGINE": "null"})
     engine = make_engine(config.agent_engine, recorder.functions())
-    assert problems == [] and isinstance(engine, NullSandbox) and isinstance(engine, SandboxEngine)
+    assert problems == [] and isinstance(engine, NullEngine) and isinstance(engine, ScriptEngine)
     assert engine.health().ok and engine.capabilities() == []
     envelope = engine.execute(ExecutionUnit(code="get_record(1)", allowed_tools=("get_record",)))
     assert envelope.error is not None and not envelope.ok
-    assert (envelope.error.kind, envelope.error.code) == (ErrorKind.SANDBOX, "UNAVAILABLE")
+    assert (envelope.error.kind, envelope.error.code) == (ErrorKind.ENGINE, "UNAVAILABLE")
     assert "PHOENIX_AGENT_ENGINE" in envelope.error.message and recorder.calls == []
 
 

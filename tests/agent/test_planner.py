@@ -46,7 +46,7 @@ def test_a_tool_the_manifest_refuses_stops_the_plan_before_anything_runs() -> No
         prepare({"goal": "g", "nodes": [script("a", tools=(LIST,)), script("b", tools=(DENIED,))]}, host,
                 BudgetsFile())
     error = caught.value.error
-    assert (error.kind, error.code) == (ErrorKind.POLICY, "CAPABILITY_DENIED")
+    assert (error.kind, error.code) == (ErrorKind.DENIED, "CAPABILITY_DENIED")
     assert "'b'" in error.message and DENIED in error.message and "re-plan" in error.message
     assert host.calls == [] and host.asked == []
 

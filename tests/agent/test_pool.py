@@ -152,7 +152,7 @@ def test_a_cancel_kills_a_warm_workers_tree_at_once_and_the_next_unit_runs(pool:
     running = wait_for_unit()
     cancelled.set()
     thread.join(30)
-    assert kind_code(result[0]) == (ErrorKind.SANDBOX, "CANCELLED")
+    assert kind_code(result[0]) == (ErrorKind.ENGINE, "CANCELLED")
     assert wait_exited([running], timeout=20) == [], "the warm worker still runs after the cancel"
     assert pool.wait_warm(budgets, WARM_S)  # its replacement, untouched by the cancel
     after = MontyEngine({}, pool=pool).execute(ExecutionUnit(code="1 + 1", budgets=budgets))

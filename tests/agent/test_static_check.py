@@ -77,7 +77,7 @@ def test_a_unit_naming_a_tool_the_engine_does_not_offer_is_refused(monkeypatch: 
     monkeypatch.setattr(subprocess, "Popen", None)
     envelope = MontyEngine(Recorder().functions()).execute(ExecutionUnit(code="1", allowed_tools=("delete_all",)))
     assert envelope.error is not None
-    assert (envelope.error.kind, envelope.error.code) == (ErrorKind.POLICY, "CAPABILITY_DENIED")
+    assert (envelope.error.kind, envelope.error.code) == (ErrorKind.DENIED, "CAPABILITY_DENIED")
 
 
 @pytest.mark.req("REQ-AGENT-008")

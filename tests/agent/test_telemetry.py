@@ -55,7 +55,7 @@ def test_a_failed_run_has_its_node_spans_with_errors_and_everything_is_redacted(
     assert [s.attributes["agent.node.id"] for s in nodes] == ["read", "after"]  # type: ignore[index]
     assert all(s.parent is not None and s.parent.span_id == run_span.context.span_id for s in nodes)
     read = nodes[0].attributes
-    assert read is not None and read["agent.error.kind"] == "SANDBOX" and read["agent.error.code"] == "UNAVAILABLE"
+    assert read is not None and read["agent.error.kind"] == "ENGINE" and read["agent.error.code"] == "UNAVAILABLE"
     assert nodes[0].status.status_code == StatusCode.ERROR
     attributes = run_span.attributes
     assert attributes is not None
@@ -74,7 +74,7 @@ def test_a_successful_run_has_node_spans_only_when_sampled(tmp_path: Path) -> No
     assert report.outcome == "ok" and [s.name for s in spans] == ["agent.run"]
     run_attributes = spans[0].attributes
     assert run_attributes is not None and run_attributes["agent.sampled"] is False
-    assert list(run_attributes["agent.policy"]) == [f"ok {UPDATE} granted"]  # type: ignore[arg-type]
+    assert list(run_attributes["agent.approvals"]) == [f"ok {UPDATE} granted"]  # type: ignore[arg-type]
     _, spans = traced(approval_only("g"), tmp_path, "monty", sample_rate=1.0)
     assert sorted(s.name for s in spans) == ["agent.node", "agent.run"]
     # the sample is a function of the plan hash: the same plan is sampled, or not, every time

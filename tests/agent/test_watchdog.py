@@ -34,7 +34,7 @@ def test_a_worker_that_never_answers_is_killed_by_the_watchdog(monkeypatch: pyte
     started = time.monotonic()
     envelope = converse("import time\ntime.sleep(60)", ExecutionUnit(code="1", budgets=Budgets(cpu_s=0.1)))
     assert envelope.error is not None
-    assert (envelope.error.kind, envelope.error.code) == (ErrorKind.SANDBOX, "TIMEOUT")
+    assert (envelope.error.kind, envelope.error.code) == (ErrorKind.ENGINE, "TIMEOUT")
     assert time.monotonic() - started < 5
 
 
@@ -48,7 +48,7 @@ def test_a_worker_that_never_answers_is_killed_by_the_watchdog(monkeypatch: pyte
 def test_anything_but_the_protocol_is_a_protocol_error(worker_code: str) -> None:
     envelope = converse(worker_code, ExecutionUnit(code="1"))
     assert envelope.error is not None
-    assert (envelope.error.kind, envelope.error.code) == (ErrorKind.SANDBOX, "PROTOCOL")
+    assert (envelope.error.kind, envelope.error.code) == (ErrorKind.ENGINE, "PROTOCOL")
     if "hello" in worker_code:  # what the worker said is shown, so a start-up traceback can be read
         assert "hello, host" in envelope.error.message
 
@@ -57,14 +57,14 @@ def test_anything_but_the_protocol_is_a_protocol_error(worker_code: str) -> None
 def test_a_worker_that_dies_without_an_answer_is_a_crash() -> None:
     envelope = converse("import os\nos._exit(3)", ExecutionUnit(code="1"))
     assert envelope.error is not None
-    assert (envelope.error.kind, envelope.error.code) == (ErrorKind.SANDBOX, "PROC_CRASH")
+    assert (envelope.error.kind, envelope.error.code) == (ErrorKind.ENGINE, "PROC_CRASH")
 
 
 @pytest.mark.req("REQ-AGENT-009")
 def test_the_host_refuses_a_call_the_unit_does_not_allow_whatever_the_worker_says() -> None:
     unit = ExecutionUnit(code="1", allowed_tools=())
     reply = MontyEngine({"echo": lambda x: x})._call(unit, {"call": "echo", "args": [1]})
-    assert reply["error"]["kind"] == "POLICY" and reply["error"]["code"] == "CAPABILITY_DENIED"
+    assert reply["error"]["kind"] == "DENIED" and reply["error"]["code"] == "CAPABILITY_DENIED"
 
 
 @pytest.mark.req("REQ-AGENT-007")
@@ -76,4 +76,4 @@ def test_an_engine_that_cannot_start_answers_with_an_error_not_an_exception(
     monkeypatch.setattr(subprocess, "Popen", no_launcher)
     envelope = MontyEngine({}).execute(ExecutionUnit(code="1"))
     assert envelope.error is not None
-    assert (envelope.error.kind, envelope.error.code) == (ErrorKind.SANDBOX, "UNAVAILABLE")
+    assert (envelope.error.kind, envelope.error.code) == (ErrorKind.ENGINE, "UNAVAILABLE")

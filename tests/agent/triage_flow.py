@@ -186,7 +186,7 @@ async def agent(fake: Any, tmp: Path, env: dict[str, str], data: Path,
     async with session(fake, tmp, env=env, check_schema=False) as s:
         for _ in range(runs):
             reset(data)
-            cid = await s.new(approvalPolicy="auto")
+            cid = await s.new(policy="auto")
             await s.request("phoenix/setMode", {"conversationId": cid, "mode": "unrestricted"})
             before, mark = len(fake.requests), last_seq(s, cid)
             started = time.perf_counter()

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from lsprotocol import types
 
-from phoenix_lsp.client.workspace_edit import EditError, apply_text_edits, plan_workspace_edit, write_plan
+from phoenix_lsp.client.workspace_edit import EditError, apply_text_edits, prepare_workspace_edit, write_prepared
 
 pytestmark = pytest.mark.req("REQ-PROTO-035")
 
@@ -57,10 +57,10 @@ def test_create_then_edit_writes_a_new_file_with_its_folders(tmp_path: Path) -> 
         types.CreateFile(uri=target.as_uri(), options=types.CreateFileOptions(ignore_if_exists=True)),
         _doc_edit(target, _edit(0, 0, 0, 0, "print('hi')\n")),
     ])
-    plan = plan_workspace_edit(edit, root=tmp_path)
+    plan = prepare_workspace_edit(edit, root=tmp_path)
     assert "+print('hi')" in plan.diff(tmp_path)
     assert not target.exists()  # planning writes nothing
-    write_plan(plan)
+    write_prepared(plan)
     assert target.read_text() == "print('hi')\n"
 
 
@@ -72,7 +72,7 @@ def test_a_failing_change_leaves_every_file_untouched(tmp_path: Path) -> None:
         _doc_edit(tmp_path / "missing.txt", _edit(0, 0, 0, 0, "x")),
     ])
     with pytest.raises(EditError, match="does not exist"):
-        plan_workspace_edit(edit, root=tmp_path)
+        prepare_workspace_edit(edit, root=tmp_path)
     assert first.read_text() == "keep me\n"
 
 
@@ -85,7 +85,7 @@ def test_edits_outside_the_working_directory_are_refused(tmp_path: Path) -> None
     for path in (outside, root / "link"):
         edit = types.WorkspaceEdit(changes={path.as_uri(): [_edit(0, 0, 0, 1, "y")]})
         with pytest.raises(EditError, match="outside the working directory"):
-            plan_workspace_edit(edit, root=root)
+            prepare_workspace_edit(edit, root=root)
     assert outside.read_text() == "x"
 
 
@@ -97,6 +97,6 @@ def test_rename_and_delete(tmp_path: Path) -> None:
         types.RenameFile(old_uri=old.as_uri(), new_uri=new.as_uri()),
         types.DeleteFile(uri=gone.as_uri()),
     ])
-    write_plan(plan_workspace_edit(edit, root=tmp_path))
+    write_prepared(prepare_workspace_edit(edit, root=tmp_path))
     assert not old.exists() and not gone.exists()
     assert new.read_text() == "content\n"

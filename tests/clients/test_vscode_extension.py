@@ -175,7 +175,7 @@ def test_mode_style_and_policy_are_shown(npm_test: NpmTest) -> None:
 def test_policy_indicator_and_toggle(npm_test: NpmTest) -> None:
     assert_passed(
         npm_test,
-        "the policy indicator reads 🚀 MVP (auto) / 🔒 Interactive and toggles",
+        "the policy indicator reads 🚀 Auto / 🔒 Interactive and toggles",
         "Shift+Tab toggles the policy; the composer shows it",
     )
 

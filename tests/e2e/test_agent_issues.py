@@ -134,7 +134,7 @@ async def test_an_allow_only_manifest_says_why_its_reads_count_as_writes_and_wha
         assert "count as writes only because nothing says they read" in catalogue  # ...and is explained
         assert '"kind": "read"' in catalogue and "trustAnnotations" in catalogue
         text = str(tool_results(requests[1])[block.id]["content"])
-        assert "POLICY/MODE_DENIED" in text and "request_mode_upgrade" in text
+        assert "DENIED/MODE_DENIED" in text and "request_mode_upgrade" in text
         assert f"{LIST} counts as a write only because nothing says it reads" in text, text
         assert "PHOENIX_CAPABILITIES" in text and "trustAnnotations" in text and "changes data" not in text
         # the user sees the same text: it is run_plan's result in the conversation every client shows

@@ -125,7 +125,7 @@ async def test_a_write_in_restricted_is_refused_like_the_patch_tool(fake_anthrop
         run = plan()
         requests = await agent_turn(s, cid, Reply.tool_reply(run), Reply.text_reply("I could not."))
         text = result_of(requests[1], run)["content"]
-        assert "POLICY/MODE_DENIED" in text and "Restricted mode" in text and "request_mode_upgrade" in text
+        assert "DENIED/MODE_DENIED" in text and "Restricted mode" in text and "request_mode_upgrade" in text
         assert "CAPABILITY_DENIED" not in text and "without it" not in text  # one instruction, its own code
         assert all(r["status"] != "triaged" for r in records(tmp_path))  # nothing changed
         audit = await s.request("phoenix/getAuditLog", {"conversationId": cid})
@@ -289,7 +289,7 @@ async def test_a_plan_naming_a_denied_tool_runs_nothing(fake_anthropic: FakeAnth
              "depends_on": ["read"]}]})
         requests = await agent_turn(s, cid, Reply.tool_reply(read), Reply.text_reply("ok"))
         text = result_of(requests[1], read)["content"]
-        assert "POLICY/CAPABILITY_DENIED" in text and "not run" in text
+        assert "DENIED/CAPABILITY_DENIED" in text and "not run" in text
         assert all(r["status"] != "x" for r in records(tmp_path))
 
 
@@ -302,7 +302,7 @@ async def test_the_null_engine_is_configuration_only_and_degrades_clearly(fake_a
         run = one_node("{'n': len(records_list_records()['records'])}")
         requests = await agent_turn(s, cid, Reply.tool_reply(run), Reply.text_reply("the engine is off"))
         text = result_of(requests[1], run)["content"]
-        assert "SANDBOX/UNAVAILABLE" in text and "PHOENIX_AGENT_ENGINE" in text, text
+        assert "ENGINE/UNAVAILABLE" in text and "PHOENIX_AGENT_ENGINE" in text, text
         write = plan()  # a plan with a write: nobody is asked to approve what cannot run
         requests = await agent_turn(s, cid, Reply.tool_reply(write), Reply.text_reply("the engine is off"))
         text = result_of(requests[1], write)["content"]

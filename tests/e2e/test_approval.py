@@ -261,7 +261,7 @@ async def test_upgrade_approved_then_the_patch_runs(fake_anthropic: FakeAnthropi
     async with session(fake_anthropic, tmp_path, editor) as s:
         (s.workdir / "a.txt").write_text("one\n")
         s.on_apply_edit = Buffers(s).apply
-        cid = await s.new(approvalPolicy="auto")
+        cid = await s.new(policy="auto")
         upgrade = ToolUseBlock("request_mode_upgrade", {"reason": "I need to fix a.txt"})
         call = append("a.txt", "two\n")
         mark = await start(s, cid, Reply.tool_reply(upgrade), Reply.tool_reply(call), Reply.text_reply("done"))
@@ -289,7 +289,7 @@ async def test_upgrade_denied_keeps_the_conversation_restricted(
 ) -> None:
     async with session(fake_anthropic, tmp_path, editor) as s:
         (s.workdir / "a.txt").write_text("one\n")
-        cid = await s.new(approvalPolicy="auto")
+        cid = await s.new(policy="auto")
         upgrade = ToolUseBlock("request_mode_upgrade", {"reason": "write please"})
         call = append("a.txt", "two\n")
         mark = await start(s, cid, Reply.tool_reply(upgrade), Reply.tool_reply(call), Reply.text_reply("done"))

@@ -99,7 +99,7 @@ ACTIONS = st.sampled_from([
 
 async def play(shared: Shared, policy: str, steps: list[tuple[str, str]]) -> None:
     s = shared.s
-    cid = await s.new(approvalPolicy=policy)
+    cid = await s.new(policy=policy)
     mode, always, pending = "restricted", False, None  # the oracle's view
     for action, arg in steps:
         edits_before = len(s.edits)

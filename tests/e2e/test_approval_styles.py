@@ -29,7 +29,7 @@ async def set_style(s: Session, cid: str, style: str) -> dict[str, Any]:
 async def test_mode_cannot_bypass_phase(fake_anthropic: FakeAnthropic, tmp_path: Path, editor: str) -> None:
     async with session(fake_anthropic, tmp_path, editor) as s:
         (s.workdir / "a.txt").write_text("one\n")
-        cid = await s.new(approvalPolicy="auto")
+        cid = await s.new(policy="auto")
         answer = await set_style(s, cid, "development")
         assert answer["style"] == "development" and answer["mode"] == "restricted"
         assert answer["suggestion"]["mode"] == "unrestricted" and answer["suggestion"]["command"] == "/execute"
@@ -49,13 +49,13 @@ async def test_mode_cannot_bypass_phase(fake_anthropic: FakeAnthropic, tmp_path:
 @pytest.mark.req("REQ-LAYER-001", "REQ-LAYER-003", "REQ-LAYER-006")
 async def test_mode_change_preserves_phase(fake_anthropic: FakeAnthropic, tmp_path: Path, editor: str) -> None:
     async with session(fake_anthropic, tmp_path, editor) as s:
-        cid = await s.new(approvalPolicy="interactive")
+        cid = await s.new(policy="interactive")
         await s.request("phoenix/setMode", {"conversationId": cid, "mode": "unrestricted"})
         before = await s.request("phoenix/getConversation", {"conversationId": cid})
         for style in ("chat", "discussion", "chat", "discussion"):
             await set_style(s, cid, style)
             after = await s.request("phoenix/getConversation", {"conversationId": cid})
-            assert (after["mode"], after["approvalPolicy"], after["status"]) == ("unrestricted", "interactive", "idle")
+            assert (after["mode"], after["policy"], after["status"]) == ("unrestricted", "interactive", "idle")
         assert after["alwaysAllowed"] == before["alwaysAllowed"]
         suggestions = s.of("styleSuggestion", cid)  # discussion hints restricted: suggested, not applied
         assert suggestions and all(e["command"] == "/plan" for e in suggestions)
@@ -88,7 +88,7 @@ async def test_audit_log_records_actor_mode_and_style_separately(
     async with session(fake_anthropic, tmp_path, editor) as s:
         (s.workdir / "a.txt").write_text("")
         s.on_apply_edit = Buffers(s).apply
-        cid = await s.new(approvalPolicy="interactive")
+        cid = await s.new(policy="interactive")
         await set_style(s, cid, "development")
         await s.request("phoenix/sendMessage", {"conversationId": cid, "text": "/execute"})
         fake_anthropic.enqueue(

@@ -100,7 +100,7 @@ async def test_every_request_reads_the_previous_prefix_through_a_whole_session_a
         Reply.text_reply("Patched."),
     )
     async with session(fake_anthropic, tmp_path) as s:
-        cid = await s.new(approvalPolicy="auto")
+        cid = await s.new(policy="auto")
         await _turn(s, cid, "look at app.py")
         mark = last_seq(s, cid)
         await s.request("phoenix/sendMessage", {"conversationId": cid, "text": "fix it"})

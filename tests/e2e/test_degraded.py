@@ -42,7 +42,7 @@ async def test_safety_checks_still_apply_without_the_sandbox(fake_anthropic: Fak
         Reply.text_reply("ok"),
     )
     async with session(fake_anthropic, tmp_path, launcher=NO_LANDLOCK) as s:
-        cid = await s.new(approvalPolicy="auto")
+        cid = await s.new(policy="auto")
         await s.request("phoenix/sendMessage", {"conversationId": cid, "text": "push it"})
         await s.wait_status(cid, "idle")
     [result] = [b for b in fake_anthropic.requests[1].messages[-1]["content"] if b["type"] == "tool_result"]

@@ -174,7 +174,7 @@ async def test_mode_policy_and_cancel_commands(fake_anthropic: FakeAnthropic, tm
         assert (await _command(s, "phoenix.unrestricted"))["mode"] == "unrestricted"
         assert (await _command(s, "phoenix.auto"))["policy"] == "auto"
         conv = await s.request("phoenix/getConversation", {"conversationId": cid})
-        assert (conv["mode"], conv["approvalPolicy"]) == ("unrestricted", "auto")
+        assert (conv["mode"], conv["policy"]) == ("unrestricted", "auto")
         assert "mode `unrestricted`" in Path(started["transcript"]).read_text()
 
 
@@ -217,7 +217,7 @@ async def test_a_new_file_edit_reaches_past_the_empty_document(
     async with session(fake_anthropic, tmp_path, "neovim") as s:
         buffers = Buffers(s)
         s.on_apply_edit = buffers.apply
-        cid = await s.new(approvalPolicy="auto")
+        cid = await s.new(policy="auto")
         await s.request("phoenix/setMode", {"conversationId": cid, "mode": "unrestricted"})
         await s.request("phoenix/sendMessage", {"conversationId": cid, "text": "create it"})
         assert await fake_anthropic.await_for(lambda rs: len(rs) == 2, 30), "the tool result reached the model"
@@ -272,7 +272,7 @@ async def test_an_edit_the_editor_skipped_is_not_reported_as_applied(
             return types.ApplyWorkspaceEditResult(applied=True)
 
         s.on_apply_edit = like_neovim
-        cid = await s.new(approvalPolicy="auto")
+        cid = await s.new(policy="auto")
         await s.request("phoenix/setMode", {"conversationId": cid, "mode": "unrestricted"})
         await s.request("phoenix/sendMessage", {"conversationId": cid, "text": "bump"})
         assert await fake_anthropic.await_for(lambda rs: len(rs) == 2, 30), "the tool result reached the model"

@@ -54,7 +54,7 @@ async def test_the_warning_and_the_continuation_work_on_an_openai_model(
     )
     env = {**fake_openai.env(OPENAI_KEY), "PHOENIX_MODEL": GPT}
     async with session(fake_anthropic, tmp_path, env=env) as s:
-        cid = await s.new(approvalPolicy="auto")
+        cid = await s.new(policy="auto")
         await wait_idle(s, cid, await send(s, cid, "first"))
         warning = await s.wait_event(lambda e: e["kind"] == "contextWarning" and e["conversationId"] == cid)
         assert warning["contextWindow"] == window and 0.8 <= warning["fraction"] < 0.9
@@ -126,7 +126,7 @@ async def test_an_ollama_model_chosen_before_any_list_gets_ollamas_window_and_it
         Reply.text_reply("SUMMARY: tiny context"),
     )
     async with session(fake_anthropic, tmp_path, env=ollama_env(fake_openai)) as s:
-        cid = await s.new(approvalPolicy="auto")  # the default model: no listModels was asked
+        cid = await s.new(policy="auto")  # the default model: no listModels was asked
         await wait_idle(s, cid, await send(s, cid, "first"))
         warning = await s.wait_event(lambda e: e["kind"] == "contextWarning" and e["conversationId"] == cid)
         assert warning["contextWindow"] == window
@@ -189,7 +189,7 @@ async def test_a_providers_file_key_never_reaches_tools_events_debug_logs_or_the
     env = {"PHOENIX_PROVIDERS": str(providers), "LLM_ROUTER_AUTH": secret, "PHOENIX_MODEL": "router/some/model",
            "PHOENIX_LOG_LEVEL": "DEBUG"}
     async with session(fake_anthropic, tmp_path, env=env) as s:
-        cid = await s.new(approvalPolicy="auto")
+        cid = await s.new(policy="auto")
         await wait_idle(s, cid, await send(s, cid, "show me the environment"))
         mark = await send(s, cid, "again")
         await s.wait_event(lambda e: e["kind"] == "status" and e["status"] == "error" and e["seq"] > mark)

@@ -114,7 +114,7 @@ async def test_parallel_tool_calls_run_in_order_in_the_restricted_sandbox(model:
     model.enqueue(Reply.tool_reply(read, write, text="Looking."), Reply.text_reply("Version 4.2."))
     async with started(model, tmp_path) as s:
         (s.workdir / "VERSION").write_text("4.2\n")
-        cid = await s.new(approvalPolicy="auto")
+        cid = await s.new(policy="auto")
         await wait_idle(s, cid, await send(s, cid, "which version?"))
         starts = [e["toolUseId"] for e in s.of("toolStart", cid)]
         assert [i.replace("call_", "toolu_", 1) for i in starts] == ["toolu_read1", "toolu_write1"]
@@ -137,7 +137,7 @@ async def test_upgrade_then_patch_with_an_approval_on_every_provider(model: Mode
     async with started(model, tmp_path) as s:
         (s.workdir / "a.txt").write_text("one\n")
         s.on_apply_edit = Buffers(s).apply
-        cid = await s.new(approvalPolicy="interactive")
+        cid = await s.new(policy="interactive")
         mark = await send(s, cid, "fix a.txt")
         await s.wait_event(lambda e: e["kind"] == "upgradeRequested" and e["seq"] > mark)
         await s.request("phoenix/respondToModeUpgrade", {"conversationId": cid, "approve": True})
@@ -183,7 +183,7 @@ async def test_the_openai_key_is_redacted_from_a_file_a_tool_read(fake_anthropic
                   Reply.text_reply(f"The key is {OPENAI_KEY}."))
     async with started(model, tmp_path) as s:
         (s.workdir / ".env").write_text(f"OPENAI_API_KEY={OPENAI_KEY}\n")
-        cid = await s.new(approvalPolicy="auto")
+        cid = await s.new(policy="auto")
         await wait_idle(s, cid, await send(s, cid, "read .env"))
         told = model.results(1)["toolu_env1"][0]
         assert OPENAI_KEY not in told and "[REDACTED]" in told  # never sent back to the model
@@ -205,7 +205,7 @@ async def test_switching_provider_mid_conversation_translates_the_history(
     fake_anthropic.enqueue(Reply.text_reply("Back on Anthropic."))
     model = Model("anthropic", fake_anthropic, fake_openai)
     async with started(model, tmp_path) as s:
-        cid = await s.new(approvalPolicy="auto")
+        cid = await s.new(policy="auto")
         await wait_idle(s, cid, await send(s, cid, "first"))
         switched = await s.request("phoenix/setModel", {"conversationId": cid, "model": "openai/gpt-4.1"})
         assert switched["changed"] is True and switched["contextWindow"] == 1_047_576
@@ -290,7 +290,7 @@ async def test_sub_agents_answer_on_their_parents_provider(
                                                       id="toolu_spawn")), Reply.text_reply("Both done."))
     model = Model("openai", fake_anthropic, fake_openai)
     async with started(model, tmp_path) as s:
-        cid = await s.new(approvalPolicy="auto")
+        cid = await s.new(policy="auto")
         await wait_idle(s, cid, await send(s, cid, "split the work"))
         assert "".join(e["text"] for e in s.of("textDelta", cid)).endswith("Both done.")
     assert not fake_anthropic.requests, "no sub-agent went to Anthropic"

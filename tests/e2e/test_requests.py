@@ -38,16 +38,16 @@ async def test_new_conversation_answers_every_field(fake_anthropic: FakeAnthropi
         assert phoenix["sandbox"]["available"] is True
         result = await s.request(
             "phoenix/newConversation",
-            {"workingDirectory": str(s.workdir), "style": "plan", "approvalPolicy": "auto", "model": "claude-x"},
+            {"workingDirectory": str(s.workdir), "style": "plan", "policy": "auto", "model": "claude-x"},
         )
         assert result["mode"] == "restricted"  # the sandbox is available here (REQ-BED-014)
-        assert result["style"] == "plan" and result["approvalPolicy"] == "auto" and result["model"] == "claude-x"
+        assert result["style"] == "plan" and result["policy"] == "auto" and result["model"] == "claude-x"
         assert result["workingDirectory"] == str(s.workdir.resolve())
         assert result["sandbox"]["available"] is True and isinstance(result["sandbox"]["landlockAbi"], int)
         # without workingDirectory the client's workspace root is used (REQ-BED-010)
         default = await s.request("phoenix/newConversation", {})
         assert default["workingDirectory"] == str(s.workdir.resolve())
-        assert default["style"] == "chat" and default["approvalPolicy"] == "interactive"
+        assert default["style"] == "chat" and default["policy"] == "interactive"
         err = await s.error("phoenix/newConversation", {"workingDirectory": str(tmp_path / "missing")})
         assert err.code == -32602 and "workingDirectory" in err.message and err.data["field"] == "workingDirectory"
 
@@ -240,7 +240,7 @@ async def test_set_style_changes_only_the_style(fake_anthropic: FakeAnthropic, t
         result = await s.request("phoenix/setStyle", {"conversationId": cid, "style": "development"})
         assert result["style"] == "development"
         after = await s.request("phoenix/getConversation", {"conversationId": cid})
-        for key in ("mode", "approvalPolicy", "status", "alwaysAllowed"):
+        for key in ("mode", "policy", "status", "alwaysAllowed"):
             assert after[key] == before[key]
         assert after["style"] == "development"
         assert [(e["style"], e["previous"]) for e in s.of("styleChanged", cid)] == [("development", "chat")]

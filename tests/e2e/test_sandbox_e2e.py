@@ -37,7 +37,7 @@ async def test_restricted_write_and_connect_fail_in_kernel_then_upgrade_lets_wri
         Reply.text_reply("done"),
     )
     async with session(fake_anthropic, tmp_path) as s:
-        cid = await s.new(approvalPolicy="auto")
+        cid = await s.new(policy="auto")
         await s.request("phoenix/sendMessage", {"conversationId": cid, "text": "take notes"})
         upgrade = await s.wait_event(lambda e: e["kind"] == "upgradeRequested")
         target = s.workdir / "notes.txt"

@@ -108,7 +108,7 @@ def _plain(params: Any) -> dict[str, Any]:
 
 
 async def unrestricted(s: Session, policy: str = "auto") -> str:
-    cid = await s.new(approvalPolicy=policy)
+    cid = await s.new(policy=policy)
     await s.request("phoenix/setMode", {"conversationId": cid, "mode": "unrestricted"})
     return cid
 
@@ -175,7 +175,7 @@ async def test_editor_read_tools_answer_in_restricted_without_asking(
         editor.open(app, app.read_text())
         editor.locations = [{"uri": app.as_uri(), "range": {"start": {"line": 3, "character": 4},
                                                             "end": {"line": 3, "character": 8}}}]
-        cid = await s.new(approvalPolicy="interactive")  # Restricted, and every write or exec would ask
+        cid = await s.new(policy="interactive")  # Restricted, and every write or exec would ask
         conv = await s.request("phoenix/getConversation", {"conversationId": cid})
         assert conv["mode"] == "restricted"
         requests = await turn(s, cid, ToolUseBlock("find_definition", {"path": "app.py", "line": 7, "symbol": "area"}))

@@ -260,7 +260,7 @@ async def test_subagent_of_unrestricted_parent_is_restricted_by_the_kernel(
 
     fake_anthropic.handler = router([spawn("write the file f"), Reply.text_reply("ok")], agents)
     async with session(fake_anthropic, tmp_path) as s:
-        cid = await s.new(approvalPolicy="auto")
+        cid = await s.new(policy="auto")
         answer = await s.request("phoenix/sendMessage", {"conversationId": cid, "text": "/execute"})
         assert answer["mode"] == "unrestricted"
         since = await send(s, cid, "delegate the write")
@@ -304,14 +304,14 @@ async def test_concurrency_bound_from_environment(fake_anthropic: FakeAnthropic,
         return submit(f"done {task}", text="working " * 10, deltas=10, delay_s=0.03)
 
     fake_anthropic.handler = router([spawn(*tasks), Reply.text_reply("ok")], agents)
-    env = {"PHOENIX_AGENT_CONCURRENCY": "2"}
+    env = {"PHOENIX_SUBAGENT_CONCURRENCY": "2"}
     async with session(fake_anthropic, tmp_path, env=env) as s:
         cid = await s.new()
         since = await send(s, cid, "go")
         await s.wait_status(cid, "idle", timeout=30, since=since)
     subs = sub_requests(fake_anthropic)
     assert sorted(task_of(r) for r in subs) == tasks
-    assert peak(subs) == 2, "at most PHOENIX_AGENT_CONCURRENCY sub-agent streams may be open at once"
+    assert peak(subs) == 2, "at most PHOENIX_SUBAGENT_CONCURRENCY sub-agent streams may be open at once"
     per_agent = sections(aggregate(fake_anthropic)["content"])
     assert per_agent == {task: f"Result:\ndone {task}" for task in tasks}
 
@@ -326,7 +326,7 @@ async def test_time_limit_fails_a_hanging_agent_and_closes_its_stream(
         return submit("quick result")
 
     fake_anthropic.handler = router([spawn("hang", "be quick"), Reply.text_reply("ok")], agents)
-    async with session(fake_anthropic, tmp_path, env={"PHOENIX_AGENT_TIME_LIMIT_S": "1.5"}) as s:
+    async with session(fake_anthropic, tmp_path, env={"PHOENIX_SUBAGENT_TIME_LIMIT_S": "1.5"}) as s:
         cid = await s.new()
         since = await send(s, cid, "go")
         agents_listed = await spawned(s, cid)
@@ -387,7 +387,7 @@ async def test_turn_limit_from_environment(fake_anthropic: FakeAnthropic, tmp_pa
         return Reply.tool_reply(ToolUseBlock("list_directory", {"path": "."}, id=f"toolu_ls{turn}"))
 
     fake_anthropic.handler = router([spawn("loop forever"), Reply.text_reply("ok")], agents)
-    async with session(fake_anthropic, tmp_path, env={"PHOENIX_AGENT_MAX_TURNS": "3"}) as s:
+    async with session(fake_anthropic, tmp_path, env={"PHOENIX_SUBAGENT_MAX_TURNS": "3"}) as s:
         cid = await s.new()
         since = await send(s, cid, "go")
         await s.wait_status(cid, "idle", timeout=20, since=since)
@@ -403,7 +403,7 @@ async def test_turn_limit_allows_exactly_that_many_model_turns(fake_anthropic: F
         return Reply.tool_reply(ToolUseBlock("list_directory", {"path": "."}, id=f"toolu_ls{turn}"))
 
     fake_anthropic.handler = router([spawn("loop forever"), Reply.text_reply("ok")], agents)
-    async with session(fake_anthropic, tmp_path, env={"PHOENIX_AGENT_MAX_TURNS": "2"}) as s:
+    async with session(fake_anthropic, tmp_path, env={"PHOENIX_SUBAGENT_MAX_TURNS": "2"}) as s:
         cid = await s.new()
         since = await send(s, cid, "go")
         await s.wait_status(cid, "idle", timeout=20, since=since)
@@ -539,13 +539,13 @@ async def test_restart_result_says_what_each_agent_had_submitted(
 
 @pytest.mark.req("REQ-BED-008")
 async def test_bad_agent_limits_are_reported_and_defaults_kept(fake_anthropic: FakeAnthropic, tmp_path: Path) -> None:
-    env = {"PHOENIX_AGENT_CONCURRENCY": "many", "PHOENIX_AGENT_MAX_TURNS": "0"}
+    env = {"PHOENIX_SUBAGENT_CONCURRENCY": "many", "PHOENIX_SUBAGENT_MAX_TURNS": "0"}
     async with session(fake_anthropic, tmp_path, env=env) as s:
         await s.wait_until(lambda: len(s.client.messages) >= 2, what="two warnings shown")
         texts = [m.message for m in s.client.messages]
-    [concurrency] = [t for t in texts if "PHOENIX_AGENT_CONCURRENCY" in t]
+    [concurrency] = [t for t in texts if "PHOENIX_SUBAGENT_CONCURRENCY" in t]
     assert "'many'" in concurrency and "default 4" in concurrency and "at least 1" in concurrency
-    [turns] = [t for t in texts if "PHOENIX_AGENT_MAX_TURNS" in t]
+    [turns] = [t for t in texts if "PHOENIX_SUBAGENT_MAX_TURNS" in t]
     assert "default 50" in turns and "at least 1" in turns
 
 

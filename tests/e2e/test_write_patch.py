@@ -27,7 +27,7 @@ def patch(path: str, *patches: dict[str, Any]) -> ToolUseBlock:
 
 async def unrestricted(s: Session, policy: str = "auto") -> str:
     """A conversation the user has switched to Unrestricted (a user mode action), with ``policy``."""
-    cid = await s.new(approvalPolicy=policy)
+    cid = await s.new(policy=policy)
     result = await s.request("phoenix/setMode", {"conversationId": cid, "mode": "unrestricted"})
     assert result["mode"] == "unrestricted"
     return cid
@@ -311,7 +311,7 @@ async def test_restricted_patch_is_refused_exactly_and_nothing_reaches_the_edito
 ) -> None:
     async with session(fake_anthropic, tmp_path, editor) as s:
         (s.workdir / "a.txt").write_text("one\n")
-        cid = await s.new(approvalPolicy="auto")  # even policy auto never overrides the mode
+        cid = await s.new(policy="auto")  # even policy auto never overrides the mode
         assert (await s.request("phoenix/getConversation", {"conversationId": cid}))["mode"] == "restricted"
         calls = [
             patch("a.txt", {"operation": "append_eof", "newText": "two\n"}),

@@ -150,8 +150,7 @@ async def test_the_servers_data_directory_is_not_readable(restricted: Runner, ho
 @pytest.mark.req("REQ-BASH-016")
 async def test_the_user_extends_the_list(workspace: Path, home: Path, tmp_path: Path,
                                          monkeypatch: pytest.MonkeyPatch) -> None:
-    from phoenix_lsp.server.config import Config
-    from phoenix_lsp.server.settings import read_sandbox_settings
+    from phoenix_lsp.server.config import Config, read_sandbox_settings
 
     by_env, by_option = tmp_path / "vault", tmp_path / "company-tokens.txt"
     by_env.mkdir()

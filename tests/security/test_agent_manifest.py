@@ -36,7 +36,7 @@ async def test_a_read_glob_does_not_make_get_or_purge_a_read_on_an_untrusted_ser
         fake_anthropic: FakeAnthropic, tmp_path: Path) -> None:
     text = await restricted_plan(fake_anthropic, tmp_path, GLOB, "hostile_get_or_purge(id=3)\n{}", [PURGE])
     assert not any(c["tool"] == "get_or_purge" for c in calls(tmp_path)), "the purge really happened"
-    assert "POLICY/" in text and "Restricted" in text, text
+    assert "DENIED/" in text and "Restricted" in text, text
 
 
 @pytest.mark.slow
@@ -46,7 +46,7 @@ async def test_a_read_glob_over_every_tool_does_not_let_a_write_run_in_restricte
     text = await restricted_plan(fake_anthropic, tmp_path, EVERYTHING,
                                  "hostile_get_record(id=1)\nhostile_update(id=1, title='gone')\n{}", [GET, UPDATE])
     assert not any(c["tool"] == "update" for c in calls(tmp_path)), "the update really happened"
-    assert "POLICY/" in text, text
+    assert "DENIED/" in text, text
 
 
 @pytest.mark.slow
@@ -66,7 +66,7 @@ async def test_an_exact_read_entry_and_a_trusted_server_still_make_reads(fake_an
 @pytest.mark.req("REQ-AGENT-027")
 def test_the_ignored_glob_is_reported_with_the_reason() -> None:
     from phoenix_lsp.agent.agent_config import read_glob_warnings
-    from phoenix_lsp.agent.policy_gate import effective_kind
+    from phoenix_lsp.agent.capability_gate import effective_kind
 
     manifest = CapabilityManifest.model_validate({**GLOB, "tools": {
         **GLOB["tools"], "mcp://*/list_*": {"kind": "read"}, "mcp://hostile/update": {"kind": "write"}}})

@@ -15,7 +15,7 @@ from phoenix_lsp.llm.models import PRICES as DEFAULT_PRICES
 from phoenix_lsp.llm.pricing import Price
 from phoenix_lsp.protocol.params import InitializationOptions
 from phoenix_lsp.server import config
-from phoenix_lsp.server.settings import model_prices, prompt_cache
+from phoenix_lsp.server.config import model_prices, prompt_cache
 
 VARIABLES = ("PHOENIX_PROMPT_CACHE", "PHOENIX_PROMPT_CACHE_TTL", "PHOENIX_MODEL_PRICES")
 

@@ -13,13 +13,15 @@ from phoenix_lsp.server.config import load
 @pytest.mark.req("REQ-PROTO-034")
 def test_a_bad_variable_is_reported_by_name_and_its_default_used(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PHOENIX_RETRY_BASE_MS", "soon")  # failed every request before issue 9
-    monkeypatch.setenv("PHOENIX_AGENT_MAX_TURNS", "0")
-    monkeypatch.setenv("PHOENIX_AGENT_CONCURRENCY", "3")
-    config, problems = load(InitializationOptions(), {"PHOENIX_RETRY_BASE_MS": "soon", "PHOENIX_AGENT_MAX_TURNS": "0"})
-    assert config.retry_base_ms == 1000 and config.agent_max_turns == 50 and config.agent_concurrency == 3
+    monkeypatch.setenv("PHOENIX_SUBAGENT_MAX_TURNS", "0")
+    monkeypatch.setenv("PHOENIX_SUBAGENT_CONCURRENCY", "3")
+    config, problems = load(
+        InitializationOptions(), {"PHOENIX_RETRY_BASE_MS": "soon", "PHOENIX_SUBAGENT_MAX_TURNS": "0"}
+    )
+    assert config.retry_base_ms == 1000 and config.subagent_max_turns == 50 and config.subagent_concurrency == 3
     [retry] = [p for p in problems if "PHOENIX_RETRY_BASE_MS" in p]
     assert "'soon'" in retry and "default 1000" in retry and "whole number" in retry
-    [turns] = [p for p in problems if "PHOENIX_AGENT_MAX_TURNS" in p]
+    [turns] = [p for p in problems if "PHOENIX_SUBAGENT_MAX_TURNS" in p]
     assert "default 50" in turns and "at least 1" in turns
 
 
@@ -47,7 +49,7 @@ def test_the_background_limit_follows_the_same_rule(monkeypatch: pytest.MonkeyPa
 @pytest.mark.req("REQ-PROTO-034", "REQ-BASH-016")
 def test_the_deny_read_variable_is_read_by_the_settings_model(monkeypatch: pytest.MonkeyPatch,
                                                               tmp_path: Path) -> None:
-    from phoenix_lsp.server.settings import read_sandbox_settings
+    from phoenix_lsp.server.config import read_sandbox_settings
 
     monkeypatch.setenv("PHOENIX_LSP_DENY_READ", f"{tmp_path}/vault::relative/typo")
     config, problems = load(InitializationOptions(deny_read=["/srv/tokens"]), {})

@@ -1,5 +1,5 @@
 """After the editor says a patch was applied, the server checks the result (REQ-PATCH-013): a path that
-now leads elsewhere, or a file that holds neither the original nor the planned text, is told to the model
+now leads elsewhere, or a file that holds neither the original nor the prepared text, is told to the model
 as a warning instead of a plain success."""
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ async def test_an_edit_that_lands_as_planned_is_a_plain_success(root: Path) -> N
 async def test_a_file_holding_something_else_after_the_edit_is_reported(root: Path) -> None:
     editor = _Editor(lambda: (root / "sub" / "f.txt").write_text("three\n"))
     text, is_error = await apply_patch(editor, _runtime(root), _call())  # type: ignore[arg-type]
-    assert is_error and "does not hold the planned text" in text and "Read the file again" in text
+    assert is_error and "does not hold the prepared text" in text and "Read the file again" in text
 
 
 async def test_a_directory_swapped_while_the_editor_applied_is_reported(root: Path, tmp_path: Path) -> None:
@@ -72,4 +72,4 @@ async def test_a_directory_swapped_while_the_editor_applied_is_reported(root: Pa
         os.symlink(elsewhere, root / "sub")
 
     text, is_error = await apply_patch(_Editor(swap), _runtime(root), _call())  # type: ignore[arg-type]
-    assert is_error and "no longer leads to the planned file" in text and "Tell the user" in text
+    assert is_error and "no longer leads to the prepared file" in text and "Tell the user" in text

@@ -12,8 +12,8 @@ from phoenix_lsp.tools.patch import (
     CHARS_PER_TOKEN,
     MAX_INPUT_TOKENS,
     PatchError,
-    PatchPlan,
-    plan_patch,
+    PreparedPatch,
+    prepare_patch,
     resolve_patch_path,
 )
 from phoenix_lsp.tools.registry import REGISTRY
@@ -23,16 +23,16 @@ SRC = "def f():\n    return 1\n\n\ndef g():\n    return 2\n"
 APPEND = {"operation": "append_eof", "newText": ""}
 
 
-def ok(tool_input: dict[str, Any], original: str | None, **kw: Any) -> PatchPlan:
-    plan = plan_patch(tool_input, original, **kw)
-    assert isinstance(plan, PatchPlan), plan
+def ok(tool_input: dict[str, Any], original: str | None, **kw: Any) -> PreparedPatch:
+    plan = prepare_patch(tool_input, original, **kw)
+    assert isinstance(plan, PreparedPatch), plan
     # Whatever the operation, the editor edits must turn the original into the planned text.
     assert apply_lsp_edits(original or "", [e.to_json() for e in plan.edits]) == plan.new_text
     return plan
 
 
 def err(tool_input: Any, original: str | None, **kw: Any) -> str:
-    result = plan_patch(tool_input, original, **kw)
+    result = prepare_patch(tool_input, original, **kw)
     assert isinstance(result, PatchError), result
     assert "Nothing was changed" in result.message
     return result.message

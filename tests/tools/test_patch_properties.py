@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from phoenix_lsp.tools.patch import PatchError, PatchPlan, plan_patch
+from phoenix_lsp.tools.patch import PatchError, PreparedPatch, prepare_patch
 from tests.tools.test_patch_lsp_applier import apply_lsp_edits
 
 # Few distinct characters so that matches, repeats, shared prefixes and \r\n boundaries are common.
@@ -18,7 +18,7 @@ ALPHABET = st.sampled_from(["a", "b", " ", "\t", "\n", "\r", "\r\n", "😀", "é
 texts = st.lists(ALPHABET, max_size=40).map("".join)
 
 
-def _check_edits(original: str, plan: PatchPlan) -> None:
+def _check_edits(original: str, plan: PreparedPatch) -> None:
     edits = [e.to_json() for e in plan.edits]
     assert apply_lsp_edits(original, edits) == plan.new_text
     keys = [(e.range.start.line, e.range.start.character, e.range.end.line, e.range.end.character) for e in plan.edits]
@@ -32,8 +32,8 @@ def _check_edits(original: str, plan: PatchPlan) -> None:
 @settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow])
 @given(original=texts, new=texts)
 def test_overwrite_edits_reproduce_any_new_text(original: str, new: str) -> None:
-    plan = plan_patch({"path": "f", "patches": [{"operation": "overwrite", "newText": new}]}, original)
-    assert isinstance(plan, PatchPlan)
+    plan = prepare_patch({"path": "f", "patches": [{"operation": "overwrite", "newText": new}]}, original)
+    assert isinstance(plan, PreparedPatch)
     assert plan.new_text == new
     _check_edits(original, plan)
 
@@ -77,8 +77,8 @@ def test_exact_patches_match_the_reference_model(case: tuple[str, list[dict[str,
     original, patches, expected = case
     if not patches:
         return
-    plan = plan_patch({"path": "f", "patches": patches}, original)
-    assert isinstance(plan, PatchPlan), plan
+    plan = prepare_patch({"path": "f", "patches": patches}, original)
+    assert isinstance(plan, PreparedPatch), plan
     assert plan.new_text == expected
     _check_edits(original, plan)
 
@@ -87,7 +87,9 @@ def test_exact_patches_match_the_reference_model(case: tuple[str, list[dict[str,
 @settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
 @given(original=texts, old=texts, new=texts)
 def test_any_replace_either_fails_cleanly_or_yields_consistent_edits(original: str, old: str, new: str) -> None:
-    result = plan_patch({"path": "f", "patches": [{"operation": "replace", "oldText": old, "newText": new}]}, original)
+    result = prepare_patch(
+        {"path": "f", "patches": [{"operation": "replace", "oldText": old, "newText": new}]}, original
+    )
     if isinstance(result, PatchError):
         assert "Nothing was changed" in result.message
     else:
@@ -126,7 +128,7 @@ json_values = st.recursive(
 @settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
 @given(tool_input=json_values, original=st.none() | texts)
 def test_no_input_makes_the_engine_raise(tool_input: Any, original: str | None) -> None:
-    result = plan_patch(tool_input, original)
-    assert isinstance(result, (PatchPlan, PatchError))
-    if isinstance(result, PatchPlan):
+    result = prepare_patch(tool_input, original)
+    assert isinstance(result, (PreparedPatch, PatchError))
+    if isinstance(result, PreparedPatch):
         _check_edits(original or "", result)

@@ -9,11 +9,11 @@
  */
 export type Style = "chat" | "discussion" | "plan" | "development" | "task";
 /**
- * Whether write/exec tool calls wait for the user (seed 003: MVP = auto, Interactive = interactive).
+ * the approval policy (the old name approvalPolicy is still accepted)
  */
 export type Policy = "auto" | "interactive";
 /**
- * The permission boundary (seeds 000/001 Restricted/Unrestricted; seed 002's planning/execution phase).
+ * The permission boundary (seeds 000/001 Restricted/Unrestricted, seed 002 planning/execution).
  *
  * This interface was referenced by `PhoenixProtocol`'s JSON-Schema
  * via the `definition` "Mode".
@@ -27,14 +27,14 @@ export type Mode = "restricted" | "unrestricted";
  */
 export type Style1 = "chat" | "discussion" | "plan" | "development" | "task";
 /**
- * Whether write/exec tool calls wait for the user (seed 003: MVP = auto, Interactive = interactive).
+ * Whether write/exec tool calls wait for the user (REQ-PERM-001, REQ-PERM-002).
  *
  * This interface was referenced by `PhoenixProtocol`'s JSON-Schema
  * via the `definition` "Policy".
  */
 export type Policy1 = "auto" | "interactive";
 /**
- * The permission boundary (seeds 000/001 Restricted/Unrestricted; seed 002's planning/execution phase).
+ * The permission boundary (seeds 000/001 Restricted/Unrestricted, seed 002 planning/execution).
  */
 export type Mode1 = "restricted" | "unrestricted";
 /**
@@ -82,7 +82,7 @@ export type PhoenixEvent =
   | SubAgentFinished
   | Error;
 /**
- * The permission boundary (seeds 000/001 Restricted/Unrestricted; seed 002's planning/execution phase).
+ * The permission boundary (seeds 000/001 Restricted/Unrestricted, seed 002 planning/execution).
  */
 export type Mode2 = "restricted" | "unrestricted";
 /**
@@ -106,7 +106,7 @@ export type ErrorData =
  * This interface was referenced by `PhoenixProtocol`'s JSON-Schema
  * via the `definition` "ErrorKind".
  */
-export type ErrorKind = "TOOL" | "CODE" | "POLICY" | "BUDGET" | "SANDBOX";
+export type ErrorKind = "TOOL" | "CODE" | "DENIED" | "BUDGET" | "ENGINE";
 
 /**
  * The phoenix/* requests (params and result), the requests the server sends to a client with the editor's sight (clientRequests), the phoenix/event notification, the data of JSON-RPC errors, the initialization options and the agent route's contracts. Generated from phoenix_lsp/protocol and phoenix_lsp/agent/contracts.py; do not edit.
@@ -226,7 +226,7 @@ export interface NewConversationParams {
   workingDirectory?: string | null;
   model?: string | null;
   style?: Style;
-  approvalPolicy?: Policy;
+  policy?: Policy;
   continueFrom?: string | null;
   seedWithSummary?: boolean;
 }
@@ -238,7 +238,7 @@ export interface NewConversationResult {
   conversationId: string;
   mode: Mode;
   style: Style1;
-  approvalPolicy: Policy1;
+  policy: Policy1;
   workingDirectory: string;
   model: string;
   sandbox: SandboxInfo;
@@ -330,7 +330,7 @@ export interface GetConversationResult {
     | "finished";
   mode: Mode;
   style: Style1;
-  approvalPolicy: Policy1;
+  policy: Policy1;
   workingDirectory: string;
   model: string;
   /**
@@ -2509,7 +2509,7 @@ export interface ResultEnvelope {
 export interface AgentError {
   kind: ErrorKind;
   /**
-   * open-ended; the codes in use: STATIC_CHECK, CODE_SIZE, RUNTIME_ERROR, PLAN_INVALID, MISSING_OUTPUT, TOOL_ERROR, NOT_FOUND, INVALID_ARGUMENTS, RESULT_TOO_LARGE, CAPABILITY_DENIED, MODE_DENIED, RATE_LIMITED, APPROVAL_DENIED, CPU_LIMIT, MEM_LIMIT, DEPTH_LIMIT, OUTPUT_LIMIT, MAX_TOOL_CALLS, STRING_LIMIT, ARRAY_LIMIT, MAX_NODES, WALL_CLOCK, PROC_CRASH, TIMEOUT, PROTOCOL, UNAVAILABLE, CANCELLED. POLICY codes: CAPABILITY_DENIED (the capability manifest does not allow it), MODE_DENIED (a write, refused by the conversation's mode: Restricted), APPROVAL_DENIED (the user refused it), RATE_LIMITED (the manifest's rate limit)
+   * open-ended; the codes in use: STATIC_CHECK, CODE_SIZE, RUNTIME_ERROR, PLAN_INVALID, MISSING_OUTPUT, TOOL_ERROR, NOT_FOUND, INVALID_ARGUMENTS, RESULT_TOO_LARGE, CAPABILITY_DENIED, MODE_DENIED, RATE_LIMITED, APPROVAL_DENIED, CPU_LIMIT, MEM_LIMIT, DEPTH_LIMIT, OUTPUT_LIMIT, MAX_TOOL_CALLS, STRING_LIMIT, ARRAY_LIMIT, MAX_NODES, WALL_CLOCK, PROC_CRASH, TIMEOUT, PROTOCOL, UNAVAILABLE, CANCELLED. DENIED codes: CAPABILITY_DENIED (the capability manifest does not allow it), MODE_DENIED (a write, refused by the conversation's mode: Restricted), APPROVAL_DENIED (the user refused it), RATE_LIMITED (the manifest's rate limit)
    */
   code: string;
   message: string;

@@ -32,7 +32,7 @@ export function snapshot(overrides: Partial<GetConversationResult> = {}): GetCon
     status: "idle",
     mode: "restricted",
     style: "chat",
-    approvalPolicy: "interactive",
+    policy: "interactive",
     workingDirectory: "/home/user/project",
     model: "m",
     alwaysAllowed: [],

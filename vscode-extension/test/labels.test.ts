@@ -6,8 +6,8 @@ import { BUSY_CONTEXT, modeLabel, newConversationLabels, policyLabel, statusBarK
 import { isBusy, STATUSES } from "../src/core/status";
 import { chatPage, contentSecurityPolicy, makeNonce } from "../src/core/html";
 
-test("the policy indicator reads 🚀 MVP (auto) / 🔒 Interactive and toggles (REQ-PERM-009, REQ-PERM-010)", () => {
-  assert.equal(policyLabel("auto").text, "🚀 MVP (auto)");
+test("the policy indicator reads 🚀 Auto / 🔒 Interactive and toggles (REQ-PERM-009, REQ-PERM-010)", () => {
+  assert.equal(policyLabel("auto").text, "🚀 Auto");
   assert.equal(policyLabel("interactive").text, "🔒 Interactive");
   assert.equal(togglePolicy("auto"), "interactive");
   assert.equal(togglePolicy("interactive"), "auto");
@@ -52,17 +52,17 @@ test("the status bar is touched only when the server, mode, sandbox, policy or s
 
 test("before any conversation the status bar shows the mode, policy and style a new one starts with (REQ-VSC-013)", () => {
   const sandbox = { available: true, landlockAbi: 7, missing: [] };
-  const first = newConversationLabels({ sandbox, approvalPolicy: "interactive", style: "chat" });
+  const first = newConversationLabels({ sandbox, policy: "interactive", style: "chat" });
   assert.equal(first.mode.text, "$(lock) Restricted");
   assert.match(first.mode.tooltip, /^No conversation yet: a new one starts restricted\. .*Click to open the chat\.$/);
   assert.equal(first.policy.text, "🔒 Interactive");
   assert.match(first.policy.tooltip, /phoenix\.approvalPolicy/);
   assert.equal(first.style.text, "$(comment-discussion) chat");
-  const auto = newConversationLabels({ sandbox, approvalPolicy: "auto", style: "plan" });
-  assert.equal(auto.policy.text, "🚀 MVP (auto)");
+  const auto = newConversationLabels({ sandbox, policy: "auto", style: "plan" });
+  assert.equal(auto.policy.text, "🚀 Auto");
   assert.equal(auto.style.text, "$(comment-discussion) plan");
   // without the sandbox a new conversation starts unrestricted, and the item warns
-  const bare = newConversationLabels({ sandbox: { available: false, reason: "no Landlock", missing: [] }, approvalPolicy: "interactive", style: "chat" });
+  const bare = newConversationLabels({ sandbox: { available: false, reason: "no Landlock", missing: [] }, policy: "interactive", style: "chat" });
   assert.equal(bare.mode.text, "$(warning) Unrestricted");
   assert.equal(bare.mode.warning, true);
   assert.match(bare.mode.tooltip, /starts unrestricted.*no Landlock/);

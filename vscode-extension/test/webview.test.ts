@@ -197,7 +197,7 @@ test("Shift+Tab toggles the policy; the composer shows it (REQ-PERM-010, REQ-PER
   key("Tab", { shiftKey: true });
   assert.deepEqual(posted.at(-1), { type: "togglePolicy" });
   app.receive({ type: "input", input: { type: "event", event: e.next({ kind: "policyChanged", policy: "auto", previous: "interactive" }) } });
-  assert.match($(".badge.policy")!.textContent!, /🚀 MVP \(auto\)/);
+  assert.match($(".badge.policy")!.textContent!, /🚀 Auto/);
 });
 
 test("mode and style are shown and follow their events; a style suggestion offers its command (REQ-LAYER-008)", () => {

@@ -35,7 +35,7 @@ local function use(conv, cid)
   status.update({
     conversation = cid,
     mode = conv.mode,
-    policy = conv.approvalPolicy,
+    policy = conv.policy,
     style = conv.style,
     model = conv.model,
     status = "idle",

@@ -198,7 +198,7 @@ function M.catch_up(after)
     end
     status.update({
       mode = conv.mode,
-      policy = conv.approvalPolicy,
+      policy = conv.policy,
       style = conv.style,
       model = conv.model,
       status = conv.status,

@@ -57,7 +57,7 @@ def message_route(ls: PhoenixServer, p: p.SendMessageParams) -> Any:
 
     h = hub(ls)
     route = p.route or read_route(h.store.path.parent)
-    agent = h.config.agent
+    agent = h.config.agent_route
     if route == "agent" and agent is not None and agent.unavailable is not None:
         raise invalid("route", f"Invalid params: 'route': {agent.unavailable} Send with route 'ask' meanwhile.")
     return values.Route(route)

@@ -59,7 +59,7 @@ async def get_artifact(ls: PhoenixServer, p: p.GetArtifactParams) -> r.GetArtifa
 
     from ...agent.artifacts import ArtifactNotFound, InvalidHandle
 
-    route = hub(ls).config.agent
+    route = hub(ls).config.agent_route
     if route is None or route.artifacts is None:
         why = route.unavailable if route is not None and route.unavailable else "the agent route is not set up"
         raise invalid("handle", f"Invalid params: 'handle': no artifacts can be read: {why}")

@@ -34,7 +34,7 @@ class Agents(Part):
         for spec in effect.agents:
             child = self.hub.get(spec.agent_id)
             child.apply(UserMessage(spec.task))
-            child.deadline = self.hub.spawn(child.time_limit(self.hub.config.agent_time_limit_s))
+            child.deadline = self.hub.spawn(child.time_limit(self.hub.config.subagent_time_limit_s))
 
     def _stop_agents(self, effect: StopAgents) -> None:
         for agent_id in effect.agent_ids:

@@ -45,16 +45,16 @@ class HubConfig:
     retry_after_max_ms: int = 60_000  # the cap on a provider's retry-after (REQ-BED-006)
     event_coalesce_ms: float = 1.0  # text deltas are flushed (stored, then sent) at most this often (REQ-PROTO-049)
     bash_timeout_s: float | None = None
-    agent_time_limit_s: float = 600.0
-    agent_max_turns: int = 50
-    agent_concurrency: int = 4
+    subagent_time_limit_s: float = 600.0
+    subagent_max_turns: int = 50
+    subagent_concurrency: int = 4
     env: Mapping[str, str] = field(default_factory=dict)
     cache: CacheSettings = field(default_factory=CacheSettings)  # prompt caching (issue 16)
     prices: Mapping[str, Price] = field(default_factory=lambda: dict(PRICES))
     deny_read: tuple[Path, ...] | None = None  # None: sandbox defaults (see sandbox/denylist.py)
     background_timeout_s: float | None = None
     config_dir: Path | None = None  # the user-level AGENTS.md's directory; None: the platform's config dir
-    agent: Any = None  # the agent route (server/agent_route.py ``AgentRoute``), or None: not set up
+    agent_route: Any = None  # the agent route (server/agent_route.py ``AgentRoute``), or None: not set up
     sight_settle_ms: int = 1500  # after a patch, the longest wait for the editor's problems to change
     sight_timeout_ms: int = 1500  # how long beyond that the editor may take to answer (REQ-SIGHT-003)
 
@@ -93,7 +93,7 @@ class HubLike(Protocol):
     sandbox: Any
     config: HubConfig
     sink: Client
-    agent_slots: asyncio.Semaphore
+    subagent_slots: asyncio.Semaphore
 
     def flush(self) -> None: ...
     def send(self, events: Sequence[tuple[ev.EventKinds, dict[str, Any]]], texts: Sequence[str]) -> None: ...

@@ -41,7 +41,7 @@ class Hub(Outbox, Windows):
         self.config = config
         self.sink = sink
         self.runtimes: dict[str, Runtime] = {}
-        self.agent_slots = asyncio.Semaphore(config.agent_concurrency)
+        self.subagent_slots = asyncio.Semaphore(config.subagent_concurrency)
         self.tasks: set[asyncio.Task[Any]] = set()
         self.outbox = []
         self._outbox_bytes = 0
@@ -77,7 +77,7 @@ class Hub(Outbox, Windows):
         settings = Settings(retry_base_ms=self.config.retry_base_ms, retry_after_max_ms=self.config.retry_after_max_ms,
                             context_window=self.window(model))
         if parent is not None:
-            settings = replace(settings, max_turns=self.config.agent_max_turns)
+            settings = replace(settings, max_turns=self.config.subagent_max_turns)
             instructions = (parent.state.instructions, parent.state.instruction_files)
         state = machine.new_conversation(
             cid,

@@ -35,10 +35,10 @@ class Notifications(Part):
                 self.hub.sink.withdraw(self, effect.tool_use_id)
             case StatusChanged(status="finished"):
                 end_conversation_jobs(self.id)  # its background jobs and their logs end with it
-                if self.hub.config.agent is not None:
-                    self.hub.config.agent.forget(self.id)  # and its artifacts
+                if self.hub.config.agent_route is not None:
+                    self.hub.config.agent_route.forget(self.id)  # and its artifacts
             case ModeChanged(previous=Mode.RESTRICTED, mode=mode) if mode is not Mode.RESTRICTED:
-                end_restricted_jobs(self.id)  # no lock or lease of the read-only phase outlives it
+                end_restricted_jobs(self.id)  # no lock or lease taken while Restricted outlives it
 
     def usage(self) -> ContextUsage:
         return wire.usage_to_wire(machine.context_usage(self.state))

@@ -73,7 +73,7 @@ class Tools(Part):
         return make(self) if make is not None else None
 
     def _agent_context(self) -> dict[str, Any]:
-        route = self.hub.config.agent
+        route = self.hub.config.agent_route
         if route is None:
             return {}
         if route.unavailable is not None:

@@ -27,8 +27,8 @@ class Turn(Part):
             await self.hub.learn_window(self)  # an Ollama model's own window, before its answer is measured
             state = self.state
             catalogue = ""
-            if state.route is Route.AGENT and not state.is_subagent and self.hub.config.agent is not None:
-                catalogue = await self.hub.config.agent.catalogue_text()  # MCP discovery, once per server
+            if state.route is Route.AGENT and not state.is_subagent and self.hub.config.agent_route is not None:
+                catalogue = await self.hub.config.agent_route.catalogue_text()  # MCP discovery, once per server
                 state = self.state
             request = build_request(  # cache breakpoints, summary tools and instruction: llm/cache.py
                 model=state.model,
@@ -45,7 +45,7 @@ class Turn(Part):
                 self.hub.queue_text(self, effect.request_id, text)  # redacted when the event is made
 
             if state.is_subagent:
-                async with self.hub.agent_slots:
+                async with self.hub.subagent_slots:
                     outcome = await self.hub.llm.stream(request, on_text)
             else:
                 outcome = await self.hub.llm.stream(request, on_text)

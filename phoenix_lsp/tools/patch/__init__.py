@@ -1,8 +1,8 @@
 """The patch tool's pure engine (REQ-PATCH-001..008).
 
-:func:`plan_patch` turns the model's tool input and the text the editor has (``None`` when the file does
-not exist) into a :class:`PatchPlan` or a :class:`PatchError`. It never touches the disk and never raises
-on bad input: the server turns a plan into one ``workspace/applyEdit`` and tells the model the plan's
+:func:`prepare_patch` turns the model's tool input and the text the editor has (``None`` when the file does
+not exist) into a :class:`PreparedPatch` or a :class:`PatchError`. It never touches the disk and never raises
+on bad input: the server turns it into one ``workspace/applyEdit`` and tells the model its
 ``message`` once the editor has applied it.
 
 How it works: every patch of a call is located in the *original* text, giving one (start, end, text) edit
@@ -17,7 +17,7 @@ Size limit (REQ-PATCH-008): the input is estimated at one token per :data:`CHARS
 its JSON form (the usual rule of thumb for English text and code with Claude's tokenizer); more than
 :data:`MAX_INPUT_TOKENS` is refused.
 
-The engine's parts: ``plan.py`` (the call from input to plan), ``locate.py`` (finding oldText, exactly or
+The engine's parts: ``prepare.py`` (the call from input to prepared patch), ``locate.py`` (finding oldText, exactly or
 tolerantly), ``edits.py`` (minimal editor edits in LSP positions), ``diff.py`` (the diff the user sees),
 ``generated.py`` (files that look generated), ``target.py`` (the confined target path, checked again before
 the edit is sent) and ``values.py`` (what they pass around).
@@ -27,9 +27,15 @@ from __future__ import annotations
 
 from phoenix_lsp.tools.inputs import OPERATIONS
 from phoenix_lsp.tools.patch.generated import looks_generated
-from phoenix_lsp.tools.patch.plan import CHARS_PER_TOKEN, DESCRIPTION, MAX_INPUT_TOKENS, estimate_tokens, plan_patch
+from phoenix_lsp.tools.patch.prepare import (
+    CHARS_PER_TOKEN,
+    DESCRIPTION,
+    MAX_INPUT_TOKENS,
+    estimate_tokens,
+    prepare_patch,
+)
 from phoenix_lsp.tools.patch.target import resolve_patch_path, target_identity, verify_before_sending
-from phoenix_lsp.tools.patch.values import PatchError, PatchPlan, Position, Range, TextEdit
+from phoenix_lsp.tools.patch.values import PatchError, Position, PreparedPatch, Range, TextEdit
 
 __all__ = [
     "CHARS_PER_TOKEN",
@@ -37,13 +43,13 @@ __all__ = [
     "MAX_INPUT_TOKENS",
     "OPERATIONS",
     "PatchError",
-    "PatchPlan",
     "Position",
+    "PreparedPatch",
     "Range",
     "TextEdit",
     "estimate_tokens",
     "looks_generated",
-    "plan_patch",
+    "prepare_patch",
     "resolve_patch_path",
     "target_identity",
     "verify_before_sending",

@@ -41,7 +41,7 @@ def resolve_patch_path(tool_input: object, root: Path) -> Path | PatchError:
 
 def target_identity(target: Path) -> tuple[int, int] | None:
     """(device, inode) of the patch target, or None when it does not exist: taken when the patch is
-    planned and compared again just before the edit is sent (REQ-PATCH-013)."""
+    prepared and compared again just before the edit is sent (REQ-PATCH-013)."""
     try:
         st = os.stat(target)
     except OSError:
@@ -49,22 +49,22 @@ def target_identity(target: Path) -> tuple[int, int] | None:
     return st.st_dev, st.st_ino
 
 
-def verify_before_sending(tool_input: object, root: Path, planned: Path,
+def verify_before_sending(tool_input: object, root: Path, prepared: Path,
                           identity: tuple[int, int] | None) -> PatchError | None:
     """Confine the path again right before the edit goes to the editor (REQ-PATCH-013).
 
-    Between planning and sending, a directory on the way may have been swapped for a symlink that leads
+    Between preparing and sending, a directory on the way may have been swapped for a symlink that leads
     outside the working directory, or the file replaced by another (a hard link, say). Returns the refusal
-    for the model, or None when the target is still the planned file.
+    for the model, or None when the target is still the prepared file.
     """
     again = resolve_patch_path(tool_input, root)
     if isinstance(again, PatchError):
         return PatchError(f"The patch was not applied: the path changed while the edit was being prepared. "
                           f"{again.message}")
-    if again != planned or target_identity(again) != identity:
+    if again != prepared or target_identity(again) != identity:
         return PatchError(
-            f"The patch was not applied: {planned.name} changed on disk while the edit was being prepared "
-            f"(it now resolves to {again}, a different file than the one planned). Nothing was sent to "
+            f"The patch was not applied: {prepared.name} changed on disk while the edit was being prepared "
+            f"(it now resolves to {again}, a different file than the one prepared). Nothing was sent to "
             "the editor. Read the file again and retry if the change is still wanted."
         )
     return None

@@ -1,4 +1,4 @@
-"""The values of the patch engine: LSP positions, ranges and text edits, a planned or refused call, and one
+"""The values of the patch engine: LSP positions, ranges and text edits, a prepared or refused call, and one
 validated patch of a call."""
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ class TextEdit:
 
 
 @dataclass(frozen=True)
-class PatchPlan:
+class PreparedPatch:
     """What a successful patch call changes.
 
     ``edits`` are minimal, sorted, non-overlapping (not even touching) edits against the original text;

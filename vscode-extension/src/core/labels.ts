@@ -35,8 +35,8 @@ export function modeLabel(mode: Mode, sandbox?: SandboxInfo): Label {
 export function policyLabel(policy: Policy): Label {
   return policy === "auto"
     ? {
-        text: "🚀 MVP (auto)",
-        tooltip: "Approval policy: auto (seed 003's MVP): tool calls the mode permits run without asking. " +
+        text: "🚀 Auto",
+        tooltip: "Approval policy: auto: tool calls the mode permits run without asking. " +
           "Click or Shift+Tab in the chat to switch to interactive.",
       }
     : {
@@ -49,7 +49,7 @@ export function policyLabel(policy: Policy): Label {
 /** What a new conversation starts with: the settings' policy and style; restricted unless the sandbox is unavailable. */
 export interface NewConversationStart {
   sandbox?: SandboxInfo;
-  approvalPolicy: Policy;
+  policy: Policy;
   style: Style;
 }
 
@@ -60,7 +60,7 @@ export interface NewConversationStart {
 export function newConversationLabels(start: NewConversationStart): { mode: Label; policy: Label; style: Label } {
   const mode: Mode = start.sandbox && !start.sandbox.available ? "unrestricted" : "restricted";
   const m = modeLabel(mode, start.sandbox);
-  const p = policyLabel(start.approvalPolicy);
+  const p = policyLabel(start.policy);
   return {
     mode: {
       ...m,
@@ -68,7 +68,7 @@ export function newConversationLabels(start: NewConversationStart): { mode: Labe
     },
     policy: {
       text: p.text,
-      tooltip: `No conversation yet: a new one starts with approval policy ${start.approvalPolicy} (the setting phoenix.approvalPolicy). Click to change the setting.`,
+      tooltip: `No conversation yet: a new one starts with approval policy ${start.policy} (the setting phoenix.approvalPolicy). Click to change the setting.`,
     },
     style: {
       text: styleLabel(start.style).text,

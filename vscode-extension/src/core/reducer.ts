@@ -179,7 +179,7 @@ function applySnapshot(view: ConversationView, s: GetConversationResult, merge: 
   view.status = s.status;
   view.mode = s.mode;
   view.style = s.style;
-  view.policy = s.approvalPolicy;
+  view.policy = s.policy;
   view.model = s.model;
   view.workingDirectory = s.workingDirectory;
   if (s.sandbox) view.sandbox = s.sandbox;

@@ -149,7 +149,7 @@ export class Controller implements vscode.Disposable {
     const defaults = conversationDefaults();
     this.statusBar.update(view?.loaded ? view : undefined, this.server.state, this.models?.models, {
       sandbox: this.sandbox,
-      approvalPolicy: defaults.approvalPolicy,
+      policy: defaults.policy,
       style: defaults.style,
     });
     this.setBusy(view?.loaded ? isBusy(view.status) : false);

@@ -24,7 +24,7 @@ export function serverSettings(): ServerSettings {
 export interface ConversationDefaults {
   model?: string;
   style: Style;
-  approvalPolicy: Policy;
+  policy: Policy;
 }
 
 export function conversationDefaults(): ConversationDefaults {
@@ -33,7 +33,7 @@ export function conversationDefaults(): ConversationDefaults {
   return {
     model: model || undefined,
     style: c.get<Style>("style", "chat"),
-    approvalPolicy: c.get<Policy>("approvalPolicy", "interactive"),
+    policy: c.get<Policy>("approvalPolicy", "interactive"),
   };
 }
 

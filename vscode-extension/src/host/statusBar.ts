@@ -31,7 +31,7 @@ export class StatusBar implements vscode.Disposable {
 
   /** Touches the items only when what they show changed (not on every streamed delta). */
   update(view: ConversationView | undefined, server: ServerState, models: readonly ModelView[] | undefined, start: NewConversationStart): void {
-    const startKey = view ? "" : `${start.sandbox?.available ?? ""}|${start.approvalPolicy}|${start.style}`;
+    const startKey = view ? "" : `${start.sandbox?.available ?? ""}|${start.policy}|${start.style}`;
     const key = `${statusBarKey(view, server)}|${view?.model ?? ""}|${models?.length ?? 0}|${startKey}`;
     if (key === this.shown) return;
     this.shown = key;

@@ -1,4 +1,4 @@
-"""The policy gate (REQ-AGENT-014): allow/deny globs (deny wins), argument scopes, rate limits on an
+"""The capability gate (REQ-AGENT-014): allow/deny globs (deny wins), argument scopes, rate limits on an
 injected clock, and the kind of a tool (manifest over readOnlyHint over the safe default)."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import pytest
 from pydantic import ValidationError
 
 from phoenix_lsp.agent.agent_config import CapabilityManifest
+from phoenix_lsp.agent.capability_gate import CapabilityGate
 from phoenix_lsp.agent.contracts import ErrorCode, ErrorKind
-from phoenix_lsp.agent.policy_gate import PolicyGate
 
 
 class Clock:
@@ -21,13 +21,13 @@ class Clock:
         return self.now
 
 
-def gate(clock: Clock | None = None, **manifest: Any) -> PolicyGate:
-    return PolicyGate(CapabilityManifest.model_validate(manifest), clock or Clock())
+def gate(clock: Clock | None = None, **manifest: Any) -> CapabilityGate:
+    return CapabilityGate(CapabilityManifest.model_validate(manifest), clock or Clock())
 
 
 def test_nothing_is_allowed_without_an_allow_entry() -> None:
     refused = gate().check_tool("mcp://records/get_record")
-    assert refused is not None and (refused.kind, refused.code) == (ErrorKind.POLICY, ErrorCode.CAPABILITY_DENIED)
+    assert refused is not None and (refused.kind, refused.code) == (ErrorKind.DENIED, ErrorCode.CAPABILITY_DENIED)
     assert "no allow entry" in refused.message
 
 
@@ -99,7 +99,7 @@ def test_rate_limits_count_per_tool_in_a_sliding_window() -> None:
     assert g.check_call("mcp://records/get_record", {}) is None
     assert g.check_call("mcp://records/list_records", {}) is None  # another tool, its own count
     limited = g.check_call("mcp://records/get_record", {})
-    assert limited is not None and (limited.kind, limited.code) == (ErrorKind.POLICY, ErrorCode.RATE_LIMITED)
+    assert limited is not None and (limited.kind, limited.code) == (ErrorKind.DENIED, ErrorCode.RATE_LIMITED)
     assert "retry in 50.0 s" in limited.message
     clock.now += 50  # the first call leaves the window
     assert g.check_call("mcp://records/get_record", {}) is None
@@ -176,7 +176,7 @@ PURGE = "mcp://hostile/get_or_purge"
 ])
 def test_effective_kind_table(uri: str, hint: bool | None, trusted: bool,
                               expected: tuple[str, str, tuple[str, ...]]) -> None:
-    from phoenix_lsp.agent.policy_gate import EffectiveKind, effective_kind, resolve_kind
+    from phoenix_lsp.agent.capability_gate import EffectiveKind, effective_kind, resolve_kind
 
     manifest = CapabilityManifest.model_validate({"tools": TOOLS})
     found = effective_kind(manifest, uri, hint, trusted)
@@ -191,7 +191,7 @@ def test_effective_kind_table(uri: str, hint: bool | None, trusted: bool,
 
 @pytest.mark.req("REQ-AGENT-027")
 def test_effective_kind_reasons_say_why() -> None:
-    from phoenix_lsp.agent.policy_gate import effective_kind
+    from phoenix_lsp.agent.capability_gate import effective_kind
 
     manifest = CapabilityManifest.model_validate({"tools": TOOLS})
     assert "names it exactly" in effective_kind(manifest, "mcp://hostile/update").reason

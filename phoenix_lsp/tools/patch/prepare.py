@@ -1,5 +1,5 @@
 """Planning one patch call (REQ-PATCH-001..008): the model's tool input and the text the editor has become a
-:class:`PatchPlan` or a :class:`PatchError`, without touching the disk and without raising on bad input."""
+:class:`PreparedPatch` or a :class:`PatchError`, without touching the disk and without raising on bad input."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from phoenix_lsp.tools.patch.diff import unified_diff
 from phoenix_lsp.tools.patch.edits import minimize, normalize, to_text_edits
 from phoenix_lsp.tools.patch.generated import looks_generated
 from phoenix_lsp.tools.patch.locate import adapt_insert, find, line_of, reindent
-from phoenix_lsp.tools.patch.values import Patch, PatchError, PatchPlan, Refused
+from phoenix_lsp.tools.patch.values import Patch, PatchError, PreparedPatch, Refused
 
 CHARS_PER_TOKEN = 4
 """Characters per token used to estimate the size of a patch input (a documented approximation)."""
@@ -79,12 +79,12 @@ def _validate(tool_input: object) -> tuple[str, list[Patch]]:
     return checked.path, patches
 
 
-def plan_patch(
+def prepare_patch(
     tool_input: Mapping[str, Any],
     original: str | None,
     *,
     clipboards: Mapping[str, str] | None = None,
-) -> PatchPlan | PatchError:
+) -> PreparedPatch | PatchError:
     """Plan a patch call against ``original`` (``None``: the file does not exist).
 
     ``clipboards`` is the conversation's clipboard state before the call. Never raises on bad input:
@@ -92,12 +92,12 @@ def plan_patch(
     patches and oversized input all give a :class:`PatchError`.
     """
     try:
-        return _plan(tool_input, original, dict(clipboards or {}))
+        return _prepare(tool_input, original, dict(clipboards or {}))
     except Refused as exc:
         return PatchError(f"{exc} {_NO_CHANGE}")
 
 
-def _plan(tool_input: Mapping[str, Any], original: str | None, clips: dict[str, str]) -> PatchPlan:
+def _prepare(tool_input: Mapping[str, Any], original: str | None, clips: dict[str, str]) -> PreparedPatch:
     tokens = estimate_tokens(tool_input)
     if tokens > MAX_INPUT_TOKENS:
         raise Refused(
@@ -205,7 +205,7 @@ def _plan(tool_input: Mapping[str, Any], original: str | None, clips: dict[str, 
         verb = "Created" if creates else "Patched"
         head = f"{verb} {path}: {len(patches)} patch(es) applied, +{added} -{removed} lines."
     message = " ".join([head, *notes, *(f"Warning: {w}" for w in warnings)])
-    return PatchPlan(
+    return PreparedPatch(
         new_text=new_text,
         edits=edits,
         creates_file=creates,

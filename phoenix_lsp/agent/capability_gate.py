@@ -1,9 +1,9 @@
-"""The policy gate (REQ-AGENT-014): what the capability manifest allows of MCP tools.
+"""The capability gate (REQ-AGENT-014): what the capability manifest allows of MCP tools.
 
 The gate answers three questions from the manifest alone, and nothing else:
 
 - ``check_tool(uri)``: may a plan name this tool at all? Allowed when some ``allow`` pattern covers it and
-  no ``deny`` pattern does (deny wins). Otherwise ``POLICY``/``CAPABILITY_DENIED``. A URI may carry its own
+  no ``deny`` pattern does (deny wins). Otherwise ``DENIED``/``CAPABILITY_DENIED``. A URI may carry its own
   scope; it must then stay within the manifest's scope for that tool (it can only narrow it).
 - ``check_call(uri, arguments)``: may this call go ahead? ``check_tool``, then the scope, then the rate
   limit. A call that passes is counted against the rate limit.
@@ -35,7 +35,7 @@ them that carries a scope applies (scopes are restrictions: ``mcp://records/*`` 
 
 **Rate limits.** ``rateLimits`` maps a pattern to ``{calls, windowS}``: at most ``calls`` calls of each tool
 it covers (counted per tool, not per pattern) in any sliding window of ``windowS`` seconds, on the
-injectable ``clock``. Over it: ``POLICY``/``RATE_LIMITED``, and the refused call is not counted.
+injectable ``clock``. Over it: ``DENIED``/``RATE_LIMITED``, and the refused call is not counted.
 
 **What the gate does not decide.** Approvals and modes: whether a write may run now (refused while
 ``restricted``, approved per policy while ``unrestricted``) is the core's permission function's decision
@@ -62,7 +62,7 @@ Kind = Literal["read", "write"]
 
 
 def _denied(message: str) -> AgentError:
-    return AgentError(kind=ErrorKind.POLICY, code=ErrorCode.CAPABILITY_DENIED, message=message)
+    return AgentError(kind=ErrorKind.DENIED, code=ErrorCode.CAPABILITY_DENIED, message=message)
 
 
 def _as_text(value: Any) -> str | None:
@@ -98,7 +98,7 @@ def scope_violation(scope: Mapping[str, frozenset[str]], arguments: Mapping[str,
     return None
 
 
-class PolicyGate:
+class CapabilityGate:
     """The manifest's decisions; ``clock`` (seconds, monotonic) is injectable for tests."""
 
     def __init__(self, manifest: CapabilityManifest, clock: Callable[[], float] = time.monotonic) -> None:
@@ -112,7 +112,7 @@ class PolicyGate:
         return self._manifest
 
     def check_tool(self, uri: str) -> AgentError | None:
-        """None if a plan may name ``uri``; else ``POLICY``/``CAPABILITY_DENIED`` saying why."""
+        """None if a plan may name ``uri``; else ``DENIED``/``CAPABILITY_DENIED`` saying why."""
         try:
             _, _, scope_text = tool_parts(uri)
             own_scope = parse_scope(scope_text) if scope_text else {}
@@ -134,7 +134,7 @@ class PolicyGate:
 
     def check_call(self, uri: str, arguments: Mapping[str, Any]) -> AgentError | None:
         """None if this call may go ahead (it is then counted against the rate limit); else
-        ``POLICY``/``CAPABILITY_DENIED`` (not allowed, or out of scope) or ``POLICY``/``RATE_LIMITED``."""
+        ``DENIED``/``CAPABILITY_DENIED`` (not allowed, or out of scope) or ``DENIED``/``RATE_LIMITED``."""
         refused = self.check_tool(uri)
         if refused is not None:
             return refused
@@ -170,7 +170,7 @@ class PolicyGate:
                 if recent >= limit.calls:
                     oldest = next(t for t in calls if t > now - limit.window_s) if recent else now
                     wait = max(0.0, oldest + limit.window_s - now)
-                    return AgentError(kind=ErrorKind.POLICY, code=ErrorCode.RATE_LIMITED, message=(
+                    return AgentError(kind=ErrorKind.DENIED, code=ErrorCode.RATE_LIMITED, message=(
                         f"{bare} was called {recent} times in the last {limit.window_s:g} s, the limit of the "
                         f"capability manifest ({pattern}: {limit.calls} per {limit.window_s:g} s); retry in "
                         f"{wait:.1f} s or use fewer calls"))
