@@ -10,7 +10,7 @@ mutmut on some files, sort the survivors, report.
     .venv/bin/python scripts/mutation-check.py --no-run machine     # only report the last run's results
 
 mutmut (configured in pyproject's [tool.mutmut]) changes one thing in the code at a time (a mutant) and runs
-the fast tests against it (tests/core for the core, tests/agent/test_policy_gate.py for the gate,
+the fast tests against it (tests/core for the core, tests/agent/test_capability_gate.py for the gate,
 tests/test_confined.py for the confined reader): mutmut runs every test of its selection once to learn which
 tests run which function, then tries each mutant against only those, so a mutant of the reader meets
 tests/test_confined.py alone. A mutant the tests fail on is *killed*; one they pass on *survived*, so nothing

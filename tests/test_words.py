@@ -24,8 +24,10 @@ SCANNED = (
     ("vscode-extension/src", ("*.ts", "*.css", "*.html")),
     ("vscode-extension/media", ("*.css", "*.js", "*.html", "*.svg")),
     ("specs", ("*.md", "*.json")),
+    ("scripts", ("*.py", "*.sh")),
 )
-SCANNED_FILES = ("README.md", "vscode-extension/README.md", "vscode-extension/package.json")
+SCANNED_FILES = ("README.md", "vscode-extension/README.md", "vscode-extension/package.json", "pyproject.toml",
+                 ".ci/run")
 
 
 @dataclass(frozen=True)
@@ -160,3 +162,14 @@ def test_the_check_finds_a_banned_word_and_spares_a_seed_quote() -> None:
     assert phase.finds(bare) and not phase.finds(quoted) and phase.finds(unquoted_beside_seed)
     assert not phase.finds(glossary)
     assert not exempt("phoenix_lsp/client/commands.py", "  /policy POLICY    interactive").strip().endswith("POLICY")
+
+
+def test_the_mutation_check_names_only_files_that_exist() -> None:
+    """A rename sweep must carry the build along: mutmut's file lists in pyproject.toml are read only by the
+    mutation check, which runs after the whole suite in CI, so a renamed module or test would surface only there."""
+    import tomllib
+
+    mutmut = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["mutmut"]
+    named = [*mutmut["only_mutate"], *mutmut["pytest_add_cli_args_test_selection"]]
+    missing = [name for name in named if not any(ROOT.glob(name))]
+    assert missing == [], f"pyproject.toml's [tool.mutmut] names files that do not exist: {missing}"
