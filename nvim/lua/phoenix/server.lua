@@ -32,7 +32,8 @@ function M.start()
   -- a rich client (REQ-PROTO-001) that answers what Neovim knows (REQ-SIGHT-004)
   capabilities.experimental = { phoenix = { version = 1, editorSight = options.sight ~= false } }
   stopping = false
-  rpc.client_id = compat.start_client({
+  local id
+  id = compat.start_client({
     name = "phoenix",
     cmd = options.cmd,
     cmd_env = options.cmd_env,
@@ -61,6 +62,9 @@ function M.start()
     end,
     on_exit = function(code, signal)
       vim.schedule(function()
+        if rpc.client_id ~= id then
+          return -- a server already replaced (:PhoenixRestart started the next one before this one was gone)
+        end
         dialog.close()
         if stopping or not options.restart then
           return
@@ -71,6 +75,7 @@ function M.start()
       end)
     end,
   })
+  rpc.client_id = id
   if not rpc.client_id then
     rpc.report("could not start " .. table.concat(options.cmd, " ") .. " (see :checkhealth phoenix)",
       vim.log.levels.ERROR)
