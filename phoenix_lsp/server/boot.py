@@ -4,13 +4,16 @@ runtime's ``Editor`` and ``User`` (``adapter.py``).
 
 This is the one module that knows both sides: the runtime (``runtime/``) and the adapter (``lsp.py``). It is
 imported once, in ``initialized`` (``features/lifecycle.py``): everything it imports loads after the editor
-has its InitializeResult (REQ-PROTO-050)."""
+has its InitializeResult (REQ-PROTO-050). ``build_hub`` is what every adapter's start shares (the ACP agent's
+is ``acp_boot.py``)."""
 
 from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from .. import __name__ as _pkg
 from ..llm import providers as provider_config
@@ -22,7 +25,9 @@ from ..store import Store
 from ..store.paths import DB_FILE_NAME
 from ..store.secrets import SecretGuard
 from . import config, logs
+from .adapter import Client
 from .agent_route import setup_route
+from .config import Config
 from .lsp import PhoenixServer, warn
 from .runtime import Hub, HubConfig, tool_env
 
@@ -30,25 +35,36 @@ log = logging.getLogger(_pkg)
 
 
 def start(ls: PhoenixServer) -> Hub:
-    """Open the store and build the hub of conversations, from initialization options and the environment."""
-    raw = ls.init_options
+    """Open the store and build the hub of conversations, from initialization options and the environment,
+    with the LSP server as the runtime's client."""
+    hub, settings = build_hub(ls.init_options, ls.data_dir, lambda text: warn(ls, text), ls.sandbox, ls)
+    ls.max_message_bytes = settings.max_message_bytes
+    logging.getLogger(_pkg).addHandler(logs.ClientLogHandler(ls.window_log_message, hub.store.guard))
+    return hub
+
+
+def build_hub(raw: Any, given_dir: str | None, tell: Callable[[str], None], probed: Any,
+              client: Client) -> tuple[Hub, Config]:
+    """The hub of conversations and the settings, from the initialization options (``raw``, as the client
+    sent them), the command line's data directory, the sandbox probe (``probed``) and the client (an adapter):
+    what every adapter's start shares. ``tell`` tells the user what they must act on."""
     options = InitializationOptions()
     if isinstance(raw, dict):
         try:
             options = InitializationOptions.model_validate(raw)
         except Exception as exc:  # REQ-PROTO-034: report and fall back to defaults, never fail initialize
-            warn(ls, f"phoenix-lsp: ignoring invalid initializationOptions ({str(exc)[:300]}); using defaults.")
+            tell(f"phoenix-lsp: ignoring invalid initializationOptions ({str(exc)[:300]}); using defaults.")
     settings, problems = config.load(options, os.environ)  # prompt caching and prices too (issue 16)
     cache = config.prompt_cache(settings)
     prices = config.model_prices(settings, options.model_prices)
     for problem in problems:
-        warn(ls, problem)
+        tell(problem)
     guard = SecretGuard()
     api_key = options.anthropic_api_key or os.environ.get("ANTHROPIC_API_KEY")
     if api_key:
         guard.add_secret(api_key)
     # the client's option, then the command line's --data-dir, then PHOENIX_LSP_DATA_DIR
-    given = options.data_dir or ls.data_dir
+    given = options.data_dir or given_dir
     data_dir = Path(given) if given else settings.lsp_data_dir
     store = Store(data_dir / DB_FILE_NAME if data_dir else Store.default_path(), guard=guard,
                   checkpoint_in_background=True)
@@ -59,17 +75,17 @@ def start(ls: PhoenixServer) -> Hub:
     for secret in configured.secrets():  # every provider's key gets the Anthropic key's protection
         guard.add_secret(secret)
     for problem in configured.problems:
-        warn(ls, problem)
+        tell(problem)
         log.warning("%s", problem)
     llm = LlmRouter(anthropic, configured, guard, idle_timeout_s=settings.llm_idle_timeout_s)
     default_model = settings.model
     refused = llm.check(default_model)
     if refused is not None:  # REQ-MODEL-007: the model setting is validated like every other model id
-        warn(ls, f"phoenix-lsp: ignoring the model setting: {refused} Using the default {DEFAULT_MODEL}.")
+        tell(f"phoenix-lsp: ignoring the model setting: {refused} Using the default {DEFAULT_MODEL}.")
         default_model = DEFAULT_MODEL
     sandbox, fewer = config.read_sandbox_settings(settings, options.deny_read, store.path.parent)
     for problem in fewer:  # issue 12: the same rule for the sandbox settings
-        warn(ls, problem)
+        tell(problem)
     hub_config = HubConfig(
         model=default_model,
         retry_base_ms=settings.retry_base_ms,
@@ -87,11 +103,9 @@ def start(ls: PhoenixServer) -> Hub:
         sight_timeout_ms=settings.sight_timeout_ms,
         **sandbox,
     )
-    ls.max_message_bytes = settings.max_message_bytes
     hub_config.agent_route = setup_route(settings, store.path.parent, guard)  # nothing heavy until the route is used
-    hub = Hub(store, llm, ls.sandbox, hub_config, ls)
+    hub = Hub(store, llm, probed, hub_config, client)
     hub_config.agent_route.sweep_artifacts(store.conversation_ids())  # artifacts go with their conversations
-    logging.getLogger(_pkg).addHandler(logs.ClientLogHandler(ls.window_log_message, guard))
     for problem in problems:
         log.warning("%s", problem)
-    return hub
+    return hub, settings
