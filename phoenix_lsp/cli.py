@@ -1,4 +1,5 @@
-"""The `phoenix-lsp` command: the language server (default), the terminal client, doctor, and the sandbox.
+"""The `phoenix-lsp` command: the language server (default), the ACP agent, the terminal client, doctor, and the
+sandbox.
 
 Imports are lazy so that `phoenix-lsp` starts the server quickly (the start-up budget is 300 ms).
 """
@@ -22,6 +23,9 @@ def _parser() -> argparse.ArgumentParser:
     serve = commands.add_parser("serve", help="serve LSP (stdio by default)")
     serve.add_argument("--tcp", metavar="HOST:PORT", help="listen on a TCP address instead of stdio")
     serve.add_argument("--data-dir", metavar="DIR", help="where conversations are stored")
+    agent = commands.add_parser("acp", help="serve the Agent Client Protocol on stdio (Zed, JetBrains, "
+                                "CodeCompanion, agent-shell...)")
+    agent.add_argument("--data-dir", metavar="DIR", help="where conversations are stored")
     chat = commands.add_parser("chat", help="talk to the agent in this terminal (starts the server)")
     chat.add_argument("--cwd", metavar="DIR", default=".", help="the conversation's working directory")
     chat.add_argument("--data-dir", metavar="DIR", help="where conversations are stored")
@@ -176,6 +180,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(words)
     if args.command == "doctor":
         return doctor()
+    if args.command == "acp":
+        from .server.acp_boot import serve as serve_acp
+
+        return serve_acp(data_dir=args.data_dir)
     if args.command == "chat":
         from .client.terminal import main as chat_main
 

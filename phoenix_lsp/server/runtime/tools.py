@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -47,11 +48,18 @@ class Tools(Part):
         self.apply(ToolDone(call.id, output, is_error, refused))
 
     async def _run_tool(self, call: ToolUse, mode: Mode) -> tuple[str, bool, bool]:
+        documents_for = getattr(self.hub.sink, "documents_for", None)
+        # the editor's text of the files this call reads, asked first (an ACP client's, REQ-ACP-010)
+        asked: Mapping[Path, str] = dict(await documents_for(self, call)) if documents_for is not None else {}
+
+        def open_documents() -> Mapping[Path, str]:
+            return {**self.hub.sink.open_documents(), **asked} if asked else self.hub.sink.open_documents()
+
         context = registry.ToolContext(
             working_directory=Path(self.state.working_directory),
             mode=mode,
             conversation_id=self.id,
-            open_documents=self.hub.sink.open_documents,
+            open_documents=open_documents,
             apply_patch=lambda c: self.hub.sink.apply_patch(self, c),
             env=self.hub.config.env,
             sandbox=self.hub.sandbox,

@@ -1,0 +1,190 @@
+"""The ACP methods an agent serves (REQ-ACP-001..003, REQ-ACP-011..013): initialize, sessions created and
+loaded, modes, prompts and cancel, each against the conversations of the hub the boot gave the client."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from acp import PROTOCOL_VERSION, RequestError
+from acp.schema import (
+    AgentCapabilities,
+    Implementation,
+    InitializeResponse,
+    LoadSessionResponse,
+    McpCapabilities,
+    NewSessionResponse,
+    PromptCapabilities,
+    PromptResponse,
+    SessionMode,
+    SessionModeState,
+    SetSessionModeResponse,
+)
+
+from ...core.events import Cancel, SetMode, UserMessage
+from ...core.values import Image, InstructionFile, Mode, Policy, Route, Style
+from ...llm.images import ImageError, prepare_image
+from ...sandbox.denylist import DenyCheck, current_deny_read
+from .. import instructions
+from ..adapter import Conversation, Conversations
+from ..ui_settings import read_route
+from . import prompt, updates
+from .client import AcpClient, Session
+
+VERSION = "0.1.0"
+
+
+def modes(conversation: Conversation) -> SessionModeState:
+    """The session modes (REQ-ACP-003): Restricted and Unrestricted, the conversation's current one."""
+    available = [SessionMode(id=mode, name=name, description=about) for mode, (name, about) in updates.MODES.items()]
+    return SessionModeState(current_mode_id=conversation.state.mode.value, available_modes=available)
+
+
+class PhoenixAgent:
+    """The agent side of one ACP connection."""
+
+    def __init__(self, client: AcpClient) -> None:
+        self.client = client
+
+    @property
+    def hub(self) -> Conversations:
+        assert self.client.hub is not None
+        return self.client.hub
+
+    def on_connect(self, conn: Any) -> None:
+        self.client.conn = conn
+
+    async def initialize(self, protocol_version: int, client_capabilities: Any = None, client_info: Any = None,
+                         **kwargs: Any) -> InitializeResponse:
+        fs = getattr(client_capabilities, "fs", None)
+        self.client.can_read = bool(getattr(fs, "read_text_file", False))
+        self.client.can_write = bool(getattr(fs, "write_text_file", False))
+        capabilities = AgentCapabilities(
+            load_session=True,
+            prompt_capabilities=PromptCapabilities(image=True, embedded_context=True),
+            mcp_capabilities=McpCapabilities(http=True, sse=False),
+        )
+        return InitializeResponse(protocol_version=PROTOCOL_VERSION, agent_capabilities=capabilities,
+                                  agent_info=Implementation(name="phoenix-lsp", title="Phoenix", version=VERSION))
+
+    async def authenticate(self, method_id: str, **kwargs: Any) -> None:
+        return None  # no authentication methods are offered: the model keys come from the environment
+
+    # ------------------------------------------------------------------------------------ sessions
+
+    async def new_session(self, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any) -> NewSessionResponse:
+        path = Path(cwd)
+        if not (path.is_absolute() and await asyncio.to_thread(path.is_dir)):
+            raise RequestError.invalid_params({"cwd": f"{cwd[:200]!r} is not an existing absolute directory: give "
+                                               "the folder the agent should work in."})
+        working_directory = str(path.resolve())
+        found = await asyncio.to_thread(self._instructions, working_directory)
+        conversation = self.hub.create(working_directory=working_directory, model=None, style=Style.CHAT,
+                                       policy=Policy.INTERACTIVE, instructions=found)
+        self._attach(conversation, mcp_servers)
+        return NewSessionResponse(session_id=conversation.id, modes=modes(conversation))
+
+    async def load_session(self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None,
+                           **kwargs: Any) -> LoadSessionResponse:
+        try:
+            conversation = self.hub.get(session_id)
+        except Exception:
+            raise RequestError.resource_not_found(session_id) from None
+        session = self._attach(conversation, mcp_servers)
+        for update in updates.replay(conversation.state.history, session.root):  # REQ-ACP-012: before the answer
+            self.client.update(session.id, update)
+        session.calls.announced.update(c.id for m in conversation.state.history for c in m.tool_uses())
+        await self.client.sender.drained()
+        return LoadSessionResponse(modes=modes(conversation))  # an open request is asked once this is sent
+
+    def _attach(self, conversation: Conversation, mcp_servers: list[Any] | None) -> Session:
+        session = self.client.sessions.get(conversation.id)
+        if session is None:
+            session = Session(conversation.id, conversation.state.working_directory)
+            self.client.sessions[conversation.id] = session
+        return session
+
+    def _instructions(self, working_directory: str) -> tuple[str, tuple[InstructionFile, ...]]:
+        """The project instructions (REQ-INSTR-001), the repository around the directory standing for the
+        workspace folder."""
+        here = Path(working_directory)
+        roots = [d for d in (here, *here.parents) if (d / ".git").exists()][:1] or [here]
+        configured = self.hub.config.deny_read
+        deny = DenyCheck(configured if configured is not None else current_deny_read())
+        found = instructions.read(here, roots, user_dir=instructions.config_dir(getattr(self.hub.config, "config_dir",
+                                                                                         None)),
+                                  redact=self.hub.store.guard.redact, deny=deny)
+        return found.text, found.files
+
+    def _session(self, session_id: str) -> tuple[Session, Conversation]:
+        session = self.client.sessions.get(session_id)
+        if session is None:
+            raise RequestError.invalid_params({"sessionId": f"no session {session_id[:80]!r} on this connection: "
+                                               "create one (session/new) or load it (session/load) first"})
+        return session, self.hub.runtimes[session_id]
+
+    async def set_session_mode(self, session_id: str, mode_id: str, **kwargs: Any) -> SetSessionModeResponse:
+        conversation = self._session(session_id)[1]
+        if mode_id not in updates.MODES:
+            raise RequestError.invalid_params({"modeId": f"{mode_id[:40]!r} is not a mode: use "
+                                               f"{' or '.join(updates.MODES)}"})
+        outcome = conversation.apply(SetMode(Mode(mode_id)))  # the user's own choice, like /execute (REQ-ACP-003)
+        if outcome.reject is not None:
+            raise RequestError.invalid_request({"message": outcome.reject.message})
+        return SetSessionModeResponse()
+
+    # ------------------------------------------------------------------------------------- prompts
+
+    async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> PromptResponse:
+        session, conversation = self._session(session_id)
+        try:
+            parts = prompt_parts(prompt)
+        except prompt_error as exc:
+            raise RequestError.invalid_params({"prompt": str(exc)}) from None
+        store = self.hub.store
+        unstored = tuple(Image("", media) for _, media in parts.images)
+        reject = conversation.check(UserMessage(parts.text, unstored, ("",) * len(parts.attachments)))
+        if reject is not None:
+            raise RequestError.invalid_request({"message": reject.message, "status": conversation.state.status.kind})
+        images = []
+        for i, (raw, media) in enumerate(parts.images):
+            try:
+                data, media_type = prepare_image(raw, media)
+            except (ImageError, ValueError) as exc:
+                raise RequestError.invalid_params({"prompt": f"image {i + 1}: {exc}"}) from None
+            images.append(Image(store.put_image(data, media_type), media_type))
+        attached = tuple(store.guard.redact(text) for text in parts.attachments)
+        session.cancelled = False
+        session.turn = asyncio.get_running_loop().create_future()
+        outcome = conversation.apply(UserMessage(store.guard.redact(parts.text), tuple(images), attached,
+                                                 self._route()))
+        if outcome.reject is not None:
+            raise RequestError.invalid_request({"message": outcome.reject.message})
+        if not conversation.busy:  # a command (/execute, /plan) or a message that starts no turn
+            session.end_turn("end_turn")
+        reason = await session.turn
+        await self.client.sender.drained()  # every update of the turn before its answer
+        return PromptResponse(stop_reason=reason)  # type: ignore[arg-type]
+
+    def _route(self) -> Route:
+        route = read_route(self.hub.data_dir)
+        agent = self.hub.config.agent_route  # type: ignore[attr-defined]
+        if route is Route.AGENT and (agent is None or agent.unavailable is not None):
+            return Route.ASK
+        return route
+
+    async def cancel(self, session_id: str, **kwargs: Any) -> None:
+        """REQ-ACP-011: the turn stops at once; an open request answered ``cancelled`` runs nothing."""
+        session = self.client.sessions.get(session_id)
+        if session is None:
+            return
+        session.cancelled = True
+        conversation = self.hub.runtimes.get(session_id)
+        if conversation is not None:
+            conversation.apply(Cancel())
+        session.end_turn("cancelled")
+
+
+prompt_parts = prompt.parts_of
+prompt_error = prompt.PromptError

@@ -1,0 +1,135 @@
+"""The ACP client as the runtime sees it: the runtime's ``Editor`` and ``User`` (``adapter.Client``).
+
+Each event of a conversation that is an attached session becomes ``session/update`` notifications, sent in
+order; approvals and upgrade requests become ``session/request_permission``; reads and patches go through the
+client's ``fs/*`` methods when it offers them (``files.py``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from acp.connection import StreamDirection, StreamEvent
+
+from ...core.state import RESTING_KINDS, AwaitingApproval, AwaitingUpgrade
+from ...core.values import ToolUse
+from ...protocol import events as ev
+from ..adapter import Conversation, Conversations
+from . import asking, files, updates
+from .sender import Sender
+from .session import Session
+
+log = logging.getLogger(__name__)
+
+
+class AcpClient:
+    """What the runtime is given as its client (``Hub(..., client)``); the connection comes with ``on_connect``."""
+
+    def __init__(self) -> None:
+        self.conn: Any = None  # acp.AgentSideConnection
+        self.hub: Conversations | None = None
+        self.can_read = False  # the client announced fs.readTextFile
+        self.can_write = False  # the client announced fs.writeTextFile
+        self.sessions: dict[str, Session] = {}
+        self.sender = Sender(self.spawn)
+        self.loading: dict[Any, str] = {}  # session/load request id -> session id, until it is answered
+
+    def spawn(self, coro: Any) -> asyncio.Task[Any]:
+        assert self.hub is not None
+        return self.hub.spawn(coro)
+
+    def update(self, session_id: str, update: Any) -> None:
+        """Send one ``session/update`` after everything sent before."""
+        self.sender.send(lambda: self.conn.session_update(session_id=session_id, update=update))
+
+    # ------------------------------------------------------------------------------- the runtime's User
+
+    def event(self, event: ev.EventKinds, params: dict[str, Any]) -> None:
+        session = self.sessions.get(event.conversation_id)
+        if session is None or self.conn is None:
+            return
+        try:
+            made = updates.live(event, session.calls, session.root)
+        except Exception:  # a translation that fails must not fail the conversation's effect
+            log.exception("could not turn a %s event into ACP updates", event.kind)
+            made = []
+        for update in made:
+            self.update(session.id, update)
+        if isinstance(event, ev.Status) and event.status in RESTING_KINDS:
+            session.end_turn("cancelled" if session.cancelled else "end_turn")
+
+    def ask_approval(self, conversation: Conversation, tool_use_id: str, call: ToolUse) -> None:
+        session = self.sessions.get(conversation.id)
+        if session is None or self.conn is None:
+            return  # not a session of this connection: asked again when it is loaded (REQ-ACP-013)
+        session.asks[tool_use_id] = self.spawn(asking.approval(self, session, conversation, call))
+
+    def ask_upgrade(self, conversation: Conversation, tool_use_id: str, reason: str) -> None:
+        session = self.sessions.get(conversation.id)
+        if session is None or self.conn is None:
+            return
+        session.asks[tool_use_id] = self.spawn(asking.upgrade(self, session, conversation, tool_use_id, reason))
+
+    def withdraw(self, conversation: Conversation, tool_use_id: str) -> None:
+        """Answered elsewhere (a cancel, a mode command): the client's request is answered by the client, and
+        whatever it answers then changes nothing."""
+        session = self.sessions.get(conversation.id)
+        if session is not None:
+            session.asks.pop(tool_use_id, None)
+
+    def ask_again(self, session: Session) -> None:
+        """The approval or upgrade request the conversation still waits for, asked again (after a restart)."""
+        assert self.hub is not None
+        conversation = self.hub.runtimes.get(session.id)
+        if conversation is None:
+            return
+        status = conversation.state.status
+        if isinstance(status, AwaitingApproval) and status.host_call is None:
+            call = status.batch.current
+            if call.id not in session.asks:
+                self.ask_approval(conversation, call.id, call)
+        elif isinstance(status, AwaitingUpgrade):
+            call = status.batch.current
+            if call.id not in session.asks:
+                self.ask_upgrade(conversation, call.id, status.reason)
+
+    def observe(self, event: StreamEvent) -> None:
+        """The connection's messages: once a ``session/load`` is answered, what it still waits for is asked."""
+        message = event.message
+        if event.direction is StreamDirection.INCOMING and message.get("method") == "session/load":
+            params = message.get("params") or {}
+            if "id" in message and isinstance(params, dict):
+                self.loading[message["id"]] = str(params.get("sessionId"))
+        elif event.direction is StreamDirection.OUTGOING and "method" not in message:
+            session_id = self.loading.pop(message.get("id"), None)
+            session = self.sessions.get(session_id or "")
+            if session is not None and "result" in message:
+                self.ask_again(session)
+
+    # ------------------------------------------------------------------------------ the runtime's Editor
+
+    def open_documents(self) -> Mapping[Path, str]:
+        return {}  # ACP does not say which files the editor has open: reads ask it (documents_for)
+
+    async def documents_for(self, conversation: Conversation, call: ToolUse) -> Mapping[Path, str]:
+        """The editor's text of the file a call reads, unsaved changes included (REQ-ACP-010)."""
+        return await files.read_for(self, conversation, call)
+
+    async def apply_patch(self, conversation: Conversation, call: ToolUse) -> tuple[str, bool]:
+        return await files.apply_patch(self, conversation, call)
+
+    def session_of(self, conversation: Conversation) -> Session | None:
+        """The session a conversation belongs to (a sub-agent's is its parent's)."""
+        assert self.hub is not None
+        current: Conversation | None = conversation
+        while current is not None:
+            session = self.sessions.get(current.id)
+            if session is not None:
+                return session
+            parent = current.state.parent_id
+            current = self.hub.runtimes.get(parent) if parent else None
+        return None

@@ -1,0 +1,125 @@
+"""Reads and patches through the ACP client's ``fs/*`` methods (REQ-ACP-009, REQ-ACP-010).
+
+When the client announces ``fs.writeTextFile``, an approved patch is written by the editor through
+``fs/write_text_file`` (the whole new file at its absolute path): the agent never writes the file itself. Without
+it a patch is refused with a message that says so, rather than writing the disk behind the editor's back. When the
+client announces ``fs.readTextFile``, the file a ``read_file`` call reads, and the file a patch changes, are read
+through it (the editor's unsaved text wins); otherwise from disk.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import acp
+
+from ...core.values import ToolUse
+from ...protocol.events import Diff
+from ...sandbox.denylist import DenyCheck, current_deny_read
+from ...tools.patch import PatchError, prepare_patch, resolve_patch_path, target_identity, verify_before_sending
+from ...tools.paths import PathError, resolve_in_workspace
+from ..adapter import Conversation
+from ..patch_preview import read_disk
+from .session import Side
+
+log = logging.getLogger(__name__)
+
+NO_WRITE = (
+    "The patch was not applied: this editor does not let the agent write files (it does not announce the ACP "
+    "capability fs.writeTextFile), and phoenix-lsp never writes files behind the editor's back. Tell the user "
+    "the change, so they can make it by hand or use an editor that offers it:\n{diff}"
+)
+
+
+async def read_for(client: Side, conversation: Conversation, call: ToolUse) -> Mapping[Path, str]:
+    """The editor's text of the file a ``read_file`` call reads ({} when it is not asked: no fs.readTextFile,
+    another tool, a path outside the working directory or in the deny-read list; the tool then says why)."""
+    session = client.session_of(conversation)
+    path = call.input.get("path")
+    if not client.can_read or session is None or call.name != "read_file" or not isinstance(path, str):
+        return {}
+    try:
+        target = resolve_in_workspace(Path(conversation.state.working_directory), path, for_write=False)
+    except PathError:
+        return {}
+    assert client.hub is not None
+    configured = client.hub.config.deny_read
+    if DenyCheck(configured if configured is not None else current_deny_read()).entry_for(target, resolved=True):
+        return {}
+    text = await _editor_text(client, session.id, target)
+    return {} if text is None else {target: text}
+
+
+async def _editor_text(client: Side, session_id: str, target: Path) -> str | None:
+    """The file's text as the editor has it, or None when it cannot tell (then the disk is read)."""
+    if not client.can_read or not await asyncio.to_thread(target.is_file):
+        return None
+    try:
+        answer = await client.conn.read_text_file(session_id=session_id, path=str(target))
+    except Exception as exc:  # the editor could not read it: the disk is the truth left
+        log.info("the ACP client did not read %s (%s); reading the disk", target, exc)
+        return None
+    return str(answer.content)
+
+
+async def _original(client: Side, session_id: str, target: Path, root: Path) -> str | None:
+    text = await _editor_text(client, session_id, target)
+    if text is not None:
+        return text
+    return await asyncio.to_thread(read_disk, target, root)
+
+
+async def preview(client: Side, conversation: Conversation, call: ToolUse) -> list[Any] | None:
+    """A patch's ``diff`` content (absolute path, the old text of an existing file, the new text), or None when
+    the patch would fail (the failure is the tool's to tell)."""
+    session = client.session_of(conversation)
+    root = Path(conversation.state.working_directory)
+    target = resolve_patch_path(dict(call.input), root)
+    if session is None or isinstance(target, PatchError):
+        return None
+    try:
+        original = await _original(client, session.id, target, root)
+    except (OSError, UnicodeDecodeError):
+        return None
+    prepared = prepare_patch(dict(call.input), original, clipboards=conversation.clipboards)
+    if isinstance(prepared, PatchError):
+        return None
+    return [acp.tool_diff_content(str(target), prepared.new_text, original)]
+
+
+async def apply_patch(client: Side, conversation: Conversation, call: ToolUse) -> tuple[str, bool]:
+    session = client.session_of(conversation)
+    root = Path(conversation.state.working_directory)
+    target = resolve_patch_path(dict(call.input), root)
+    if isinstance(target, PatchError):
+        return target.message, True
+    if session is None:
+        return "The patch was not applied: no editor session holds this conversation now. Nothing changed.", True
+    identity = await asyncio.to_thread(target_identity, target)
+    try:
+        original = await _original(client, session.id, target, root)
+    except (OSError, UnicodeDecodeError) as exc:
+        return f"The patch was not applied: {target.name} cannot be read as UTF-8 text ({exc}).", True
+    prepared = prepare_patch(dict(call.input), original, clipboards=conversation.clipboards)
+    if isinstance(prepared, PatchError):
+        return prepared.message, True
+    if not client.can_write:
+        return NO_WRITE.format(diff=prepared.diff[:4000]), True
+    diff = [acp.tool_diff_content(str(target), prepared.new_text, original)]
+    client.update(session.id, acp.update_tool_call(call.id, content=diff))
+    changed = verify_before_sending(dict(call.input), root, target, identity)  # REQ-PATCH-013
+    if changed is not None:
+        return changed.message, True
+    await client.sender.drained()  # the diff is shown before the editor writes
+    try:
+        await client.conn.write_text_file(session_id=session.id, path=str(target), content=prepared.new_text)
+    except Exception as exc:  # the client refused or failed: it says what happened
+        return (f"The patch was not applied: the editor did not write {target.name} ({exc}). Nothing changed; "
+                "do not retry the same edit blindly."), True
+    conversation.clipboards = dict(prepared.clipboards)
+    conversation.emit(Diff(tool_use_id=call.id, path=str(target), diff=prepared.diff))
+    return prepared.message, False

@@ -1,0 +1,71 @@
+"""A ``session/prompt``'s content blocks as the parts of a user message (REQ-ACP-002): text, images, and
+embedded context (a resource's text, labelled as an attachment the model sees once; a link named in the text)."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from dataclasses import dataclass, field
+from typing import Any
+
+from acp.schema import (
+    EmbeddedResourceContentBlock,
+    ImageContentBlock,
+    ResourceContentBlock,
+    TextContentBlock,
+    TextResourceContents,
+)
+
+#: the longest embedded resource kept (the rest is cut, and the model is told)
+MAX_RESOURCE_CHARS = 200_000
+
+
+@dataclass
+class Parts:
+    text: str = ""
+    images: list[tuple[bytes, str]] = field(default_factory=list)  # raw bytes, media type
+    attachments: list[str] = field(default_factory=list)
+
+
+class PromptError(ValueError):
+    """A block that cannot be used, with what is wrong."""
+
+
+def parts_of(blocks: list[Any]) -> Parts:
+    parts = Parts()
+    texts: list[str] = []
+    for i, block in enumerate(blocks):
+        if isinstance(block, TextContentBlock):
+            texts.append(block.text)
+        elif isinstance(block, ImageContentBlock):
+            try:
+                raw = base64.b64decode(block.data, validate=True)
+            except (binascii.Error, ValueError):
+                raise PromptError(f"prompt[{i}]: the image data is not valid base64") from None
+            parts.images.append((raw, block.mime_type))
+        elif isinstance(block, EmbeddedResourceContentBlock):
+            resource = block.resource
+            if isinstance(resource, TextResourceContents):
+                text = resource.text
+                if len(text) > MAX_RESOURCE_CHARS:
+                    text = text[:MAX_RESOURCE_CHARS] + f"\n… ({len(text) - MAX_RESOURCE_CHARS:,} characters cut)"
+                parts.attachments.append(f"The user attached {resource.uri}:\n{_fence(text)}")
+            else:
+                texts.append(f"[{resource.uri}: binary content, not included]")
+        elif isinstance(block, ResourceContentBlock):
+            texts.append(f"[{block.name}]({block.uri})")
+        else:
+            raise PromptError(f"prompt[{i}]: {getattr(block, 'type', type(block).__name__)} content is not "
+                              "supported (the agent takes text, images and embedded context)")
+    parts.text = "\n".join(texts)
+    return parts
+
+
+def _fence(text: str) -> str:
+    longest = 2
+    run = 0
+    for ch in text:
+        run = run + 1 if ch == "`" else 0
+        longest = max(longest, run)
+    fence = "`" * (longest + 1)
+    return f"{fence}\n{text}\n{fence}"

@@ -1,0 +1,54 @@
+"""``phoenix-lsp acp``: the ACP adapter (``acp/``) given a hub of conversations, served on stdio (issue 28).
+
+Like ``boot.py`` this module knows both sides: it builds the hub with ``boot.build_hub`` (the same store,
+settings, model router, sandbox and agent route as the LSP server's) around the ACP client, restores the
+conversations a restart interrupted, and runs the SDK's agent side until the client closes stdin."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import sys
+
+import acp
+
+from .. import __name__ as _pkg
+from ..sandbox import probe
+from ..sandbox.background import kill_background_jobs
+from .acp.agent import PhoenixAgent
+from .acp.client import AcpClient
+from .boot import build_hub
+
+log = logging.getLogger(_pkg)
+
+
+async def _serve(data_dir: str | None) -> None:
+    client = AcpClient()
+    hub, _ = build_hub(None, data_dir, lambda text: log.warning("%s", text), probe(), client)
+    client.hub = hub
+    try:
+        restored = hub.restore()  # open approvals are asked again when their session is loaded (REQ-ACP-013)
+        if restored:
+            log.info("restored %d conversations after a restart", restored)
+        warning = hub.sandbox.warning()
+        if warning:  # REQ-BASH-009: said in the log (ACP has no message for it outside a session)
+            log.warning("%s", warning)
+        await acp.run_agent(PhoenixAgent(client), observers=[client.observe])
+    finally:
+        for task in list(hub.tasks):
+            task.cancel()
+        kill_background_jobs()
+        hub.close()
+
+
+def serve(data_dir: str | None = None) -> int:
+    """Serve ACP on stdin/stdout until the client closes the connection."""
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(_serve(data_dir))
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(0)  # as the LSP server leaves (app.leave): nothing is lost, every change is committed when made

@@ -1,0 +1,52 @@
+"""session/load after a restart of the agent: the history replayed before the answer, an open approval asked
+again (issue 28)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from tests.acp.harness import TIMEOUT, agent
+from tests.fake_anthropic import FakeAnthropic, Reply, ToolUseBlock
+
+pytestmark = pytest.mark.slow  # each test starts the agent as a subprocess
+
+
+@pytest.mark.req("REQ-ACP-012", "REQ-ACP-013")
+async def test_load_after_a_restart_replays_then_asks_again(fake_anthropic: FakeAnthropic, tmp_path: Path) -> None:
+    fake_anthropic.enqueue(
+        Reply.tool_reply(ToolUseBlock("read_file", {"path": "a.txt"}, id="toolu_r1"), text="Let me look."),
+        Reply.tool_reply(ToolUseBlock("bash", {"command": "touch made.txt"}, id="toolu_b1")),
+    )
+    async with agent(fake_anthropic, tmp_path) as first:
+        (first.workdir / "a.txt").write_text("hello\n")
+        session = await first.new()
+        sid = session.session_id
+        await asyncio.wait_for(first.conn.set_session_mode(session_id=sid, mode_id="unrestricted"), TIMEOUT)
+        first.prompt(sid, "make a file")
+        await first.editor.wait_until(lambda: first.editor.asked)
+    # the agent process has ended with the approval open; a new one over the same data directory
+    fake_anthropic.enqueue(Reply.text_reply("made it"))
+    async with agent(fake_anthropic, tmp_path) as second:
+        loaded = await asyncio.wait_for(second.conn.load_session(cwd=str(second.workdir), session_id=sid,
+                                                                 mcp_servers=[]), TIMEOUT)
+        assert loaded.modes.current_mode_id == "unrestricted"
+        wire = second.editor.wire
+        answer = next(i for i, m in enumerate(wire) if m["direction"] == "incoming" and m.get("id") == 1)
+        replayed = [m["params"]["update"] for m in wire[:answer] if m.get("method") == "session/update"]
+        kinds = [u["sessionUpdate"] for u in replayed]
+        assert kinds[0] == "user_message_chunk" and replayed[0]["content"]["text"].endswith("make a file")
+        assert "agent_message_chunk" in kinds
+        calls = {u["toolCallId"]: u for u in replayed if u["sessionUpdate"] == "tool_call"}
+        assert calls["toolu_r1"]["kind"] == "read" and "toolu_b1" in calls
+        assert any(u.get("toolCallId") == "toolu_r1" and u.get("status") == "completed" for u in replayed)
+        # the open approval is asked again, after the answer
+        asked = await second.editor.wait_until(lambda: second.editor.asked and second.editor.asked[0])
+        assert asked.tool_call.tool_call_id == "toolu_b1"
+        asked_at = next(i for i, m in enumerate(wire) if m.get("method") == "session/request_permission")
+        assert asked_at > answer
+        asked.answer.set_result(second.editor.option(asked, "allow_once"))
+        await second.editor.wait_until(lambda: "made it" in second.editor.text())
+    assert (tmp_path / "work" / "made.txt").exists()
