@@ -19,7 +19,7 @@ pytestmark = pytest.mark.req("REQ-PROTO-053")
 #: the modules that speak a protocol to a client (server/adapter.py's other side)
 ADAPTERS = {f"phoenix_lsp.server.{name}" for name in ("lsp", "plain", "edits", "sight", "confirm", "transport")} | {
     f"phoenix_lsp.server.acp.{name}" for name in ("agent", "client", "session", "updates", "asking", "files", "prompt",
-                                                                 "sender")}
+                                                                 "sender", "mcp")}
 RUNTIME = "phoenix_lsp.server.runtime"
 
 #: what runs before ``initialize`` is answered: the command line (with its parser), the server with its features,

@@ -166,6 +166,13 @@ class McpHub:
     async def _make_states(self) -> dict[str, _Server]:  # asyncio.Lock binds to the running loop
         return {name: _Server(name, config) for name, config in self._registry.servers.items()}
 
+    def add_server(self, name: str, config: StdioServer | HttpServer) -> None:
+        """A server that joined the registry after the hub started (an ACP session's): connected on first use."""
+        self._submit(self._add(name, config), 5.0)
+
+    async def _add(self, name: str, config: StdioServer | HttpServer) -> None:
+        self._servers.setdefault(name, _Server(name, config))
+
     # ------------------------------------------------------------------------------------------ public API
 
     def catalogue(self) -> list[ToolInfo]:

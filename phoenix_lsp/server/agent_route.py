@@ -51,6 +51,7 @@ class AgentRoute:
         self.settings = settings  # agent.settings.AgentConfig, or None when ``problem`` says why not
         self.unavailable = problem
         self.redact = redact
+        self.add_secret = add_secret
         self.sample_rate = sample_rate
         self._catalogue: str | None = None
         self._lock = asyncio.Lock()
@@ -151,6 +152,30 @@ class AgentRoute:
             except ToolFailure:
                 out[uri] = f"{function_name(uri)}(...)"
         return out
+
+    def add_servers(self, servers: Mapping[str, Any], secrets: Sequence[str] = ()) -> list[str]:
+        """MCP servers a client brings (an ACP session's, issue 28) join the registry, under the same manifest
+        (allow, deny, kinds, rates: REQ-AGENT-022); ``secrets`` (their environment's and headers' values) are
+        kept out of every output like the key. Returns what could not be added, in words."""
+        if self.settings is None:
+            return [f"the agent route is unavailable, so the session's MCP servers are not used: {self.unavailable}"]
+        for secret in secrets:
+            self.add_secret(secret)
+        problems = []
+        with self._started:
+            registry = self.settings.registry.servers
+            for name, server in servers.items():
+                known = registry.get(name)
+                if known is not None and known != server:
+                    problems.append(f"the MCP server {name!r} of the session was not added: the registry has a "
+                                    "server of that name (rename one of them)")
+                    continue
+                if known is None:
+                    registry[name] = server
+                    if self.hub is not None:
+                        self.hub.add_server(name, server)
+                    self._catalogue = None  # gathered again with the new server's tools
+        return problems
 
     def tools_for(self, runtime: Runtime) -> ConversationAgent:
         self.start()  # already done by the turn's catalogue, unless the conversation was restored mid-turn

@@ -4,6 +4,7 @@ loaded, modes, prompts and cancel, each against the conversations of the hub the
 from __future__ import annotations
 
 import asyncio
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -29,10 +30,12 @@ from ...sandbox.denylist import DenyCheck, current_deny_read
 from .. import instructions
 from ..adapter import Conversation, Conversations
 from ..ui_settings import read_route
-from . import prompt, updates
+from . import mcp, prompt, updates
 from .client import AcpClient, Session
 
 VERSION = "0.1.0"
+
+log = logging.getLogger(__name__)
 
 
 def modes(conversation: Conversation) -> SessionModeState:
@@ -82,7 +85,8 @@ class PhoenixAgent:
         found = await asyncio.to_thread(self._instructions, working_directory)
         conversation = self.hub.create(working_directory=working_directory, model=None, style=Style.CHAT,
                                        policy=Policy.INTERACTIVE, instructions=found)
-        self._attach(conversation, mcp_servers)
+        await self._attach_servers(mcp_servers)
+        self._attach(conversation)
         return NewSessionResponse(session_id=conversation.id, modes=modes(conversation))
 
     async def load_session(self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None,
@@ -91,14 +95,26 @@ class PhoenixAgent:
             conversation = self.hub.get(session_id)
         except Exception:
             raise RequestError.resource_not_found(session_id) from None
-        session = self._attach(conversation, mcp_servers)
+        await self._attach_servers(mcp_servers)
+        session = self._attach(conversation)
         for update in updates.replay(conversation.state.history, session.root):  # REQ-ACP-012: before the answer
             self.client.update(session.id, update)
         session.calls.announced.update(c.id for m in conversation.state.history for c in m.tool_uses())
         await self.client.sender.drained()
         return LoadSessionResponse(modes=modes(conversation))  # an open request is asked once this is sent
 
-    def _attach(self, conversation: Conversation, mcp_servers: list[Any] | None) -> Session:
+    async def _attach_servers(self, given: list[Any] | None) -> None:
+        """The session's MCP servers on the agent route (REQ-ACP-015); what cannot be used is logged."""
+        if not given:
+            return
+        servers, secrets, problems = mcp.servers_of(given)
+        route = self.hub.config.agent_route  # type: ignore[attr-defined]
+        if route is not None and servers:
+            problems += await asyncio.to_thread(route.add_servers, servers, secrets)
+        for problem in problems:
+            log.warning("%s", problem)
+
+    def _attach(self, conversation: Conversation) -> Session:
         session = self.client.sessions.get(conversation.id)
         if session is None:
             session = Session(conversation.id, conversation.state.working_directory)
@@ -168,7 +184,7 @@ class PhoenixAgent:
         return PromptResponse(stop_reason=reason)  # type: ignore[arg-type]
 
     def _route(self) -> Route:
-        route = read_route(self.hub.data_dir)
+        route = Route(read_route(self.hub.data_dir))  # the route the user chose last (REQ-AGENT-001)
         agent = self.hub.config.agent_route  # type: ignore[attr-defined]
         if route is Route.AGENT and (agent is None or agent.unavailable is not None):
             return Route.ASK
