@@ -49,3 +49,29 @@ async def test_set_mode_is_the_users_choice_both_ways(fake_anthropic: FakeAnthro
         with pytest.raises(acp.RequestError) as refused:
             await asyncio.wait_for(a.conn.set_session_mode(session_id=sid, mode_id="yolo"), TIMEOUT)
         assert "not a mode" in str(refused.value.data)
+
+
+@pytest.mark.req("REQ-ACP-002", "REQ-ACP-004")
+async def test_images_and_embedded_context_reach_the_model_and_usage_is_reported(fake_anthropic: FakeAnthropic,
+                                                                                 tmp_path: Path) -> None:
+    import base64
+    import io
+
+    from PIL import Image
+
+    picture = io.BytesIO()
+    Image.new("RGB", (4, 4), "red").save(picture, format="PNG")
+    fake_anthropic.enqueue(Reply.text_reply("a red square"))
+    async with agent(fake_anthropic, tmp_path) as a:
+        session = await a.new()
+        blocks = [acp.text_block("what is this?"),
+                  acp.image_block(base64.b64encode(picture.getvalue()).decode(), "image/png"),
+                  acp.resource_block(acp.embedded_text_resource("file:///src/app.py", "print('embedded')\n"))]
+        answer = await asyncio.wait_for(a.conn.prompt(session_id=session.session_id, prompt=blocks), TIMEOUT)
+        assert answer.stop_reason == "end_turn"
+        usage = [u for u in a.editor.updates if u.session_update == "usage_update"]
+        assert usage and usage[-1].used > 0 and usage[-1].size > 0
+    sent = fake_anthropic.requests[0].messages[-1]["content"]
+    assert any(b.get("type") == "image" for b in sent)
+    text = "".join(b.get("text", "") for b in sent)
+    assert "file:///src/app.py" in text and "print('embedded')" in text and "what is this?" in text

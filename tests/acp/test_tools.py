@@ -19,6 +19,7 @@ async def test_a_restricted_write_is_refused_by_the_kernel_and_shown(fake_anthro
     fake_anthropic.enqueue(
         Reply.tool_reply(ToolUseBlock("read_file", {"path": "notes.md"}, id="toolu_r1")),
         Reply.tool_reply(ToolUseBlock("bash", {"command": "echo plan > out.txt"}, id="toolu_b1")),
+        Reply.tool_reply(ToolUseBlock("bash", {"command": "echo plan > out2.txt; true"}, id="toolu_b2")),
         Reply.text_reply("could not write"),
     )
     async with agent(fake_anthropic, tmp_path) as a:
@@ -37,7 +38,10 @@ async def test_a_restricted_write_is_refused_by_the_kernel_and_shown(fake_anthro
         assert editor.statuses("toolu_b1")[-1] == "failed"
         shown = editor.call_text("toolu_b1")
         assert "Permission denied" in shown or "Read-only" in shown  # the kernel's own error
+        hidden = editor.call_text("toolu_b2")  # the command's exit code is 0: the kernel's error is still shown
+        assert "Permission denied" in hidden or "Read-only" in hidden
     assert not (tmp_path / "work" / "out.txt").exists()  # the witness: nothing reached the disk
+    assert not (tmp_path / "work" / "out2.txt").exists()
     assert tool_result(fake_anthropic, "toolu_b1")["is_error"]
 
 
