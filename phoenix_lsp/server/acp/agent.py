@@ -4,7 +4,9 @@ loaded, modes, prompts and cancel, each against the conversations of the hub the
 from __future__ import annotations
 
 import asyncio
+import importlib
 import logging
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -82,6 +84,7 @@ class PhoenixAgent:
             raise RequestError.invalid_params({"cwd": f"{cwd[:200]!r} is not an existing absolute directory: give "
                                                "the folder the agent should work in."})
         working_directory = str(path.resolve())
+        warm_up()
         found = await asyncio.to_thread(self._instructions, working_directory)
         conversation = self.hub.create(working_directory=working_directory, model=None, style=Style.CHAT,
                                        policy=Policy.INTERACTIVE, instructions=found)
@@ -95,6 +98,7 @@ class PhoenixAgent:
             conversation = self.hub.get(session_id)
         except Exception:
             raise RequestError.resource_not_found(session_id) from None
+        warm_up()
         await self._attach_servers(mcp_servers)
         session = self._attach(conversation)
         for update in updates.replay(conversation.state.history, session.root):  # REQ-ACP-012: before the answer
@@ -200,6 +204,27 @@ class PhoenixAgent:
         if conversation is not None:
             conversation.apply(Cancel())
         session.end_turn("cancelled")
+
+
+_warm: list[threading.Thread] = []
+
+
+def _warm_up() -> None:
+    importlib.import_module("anthropic")
+    from ...sandbox import cgroups
+
+    cgroups.pids_cgroup_parent()  # the one-time cgroup probes of the first restricted command
+    cgroups.memory_cgroup_parent()
+
+
+def warm_up() -> None:
+    """The model SDK takes about a second to import, and the sandbox probes its cgroups once: both are done in
+    the background once a session is in use, so the first prompt does not wait for them (as the LSP server does
+    on its first conversation)."""
+    if not _warm:
+        thread = threading.Thread(target=_warm_up, daemon=True)
+        _warm.append(thread)
+        thread.start()
 
 
 prompt_parts = prompt.parts_of
