@@ -28,12 +28,14 @@ from acp.schema import (
 from ...core.events import Cancel, SetMode, UserMessage
 from ...core.values import Image, InstructionFile, Mode, Policy, Route, Style
 from ...llm.images import ImageError, prepare_image
+from ...sandbox import cgroups
 from ...sandbox.denylist import DenyCheck, current_deny_read
 from .. import instructions
 from ..adapter import Conversation, Conversations
 from ..ui_settings import read_route
 from . import mcp, prompt, updates
-from .client import AcpClient, Session
+from .client import AcpClient
+from .session import Session
 
 VERSION = "0.1.0"
 
@@ -211,8 +213,6 @@ _warm: list[threading.Thread] = []
 
 def _warm_up() -> None:
     importlib.import_module("anthropic")
-    from ...sandbox import cgroups
-
     cgroups.pids_cgroup_parent()  # the one-time cgroup probes of the first restricted command
     cgroups.memory_cgroup_parent()
 

@@ -63,13 +63,13 @@ class AcpClient:
             session.end_turn("cancelled" if session.cancelled else "end_turn")
 
     def ask_approval(self, conversation: Conversation, tool_use_id: str, call: ToolUse) -> None:
-        session = self.sessions.get(conversation.id)
+        session = self.session_of(conversation) if self.hub is not None else None  # a sub-agent's: its parent's
         if session is None or self.conn is None:
             return  # not a session of this connection: asked again when it is loaded (REQ-ACP-013)
         session.asks[tool_use_id] = self.spawn(asking.approval(self, session, conversation, call))
 
     def ask_upgrade(self, conversation: Conversation, tool_use_id: str, reason: str) -> None:
-        session = self.sessions.get(conversation.id)
+        session = self.session_of(conversation) if self.hub is not None else None
         if session is None or self.conn is None:
             return
         session.asks[tool_use_id] = self.spawn(asking.upgrade(self, session, conversation, tool_use_id, reason))
@@ -77,7 +77,7 @@ class AcpClient:
     def withdraw(self, conversation: Conversation, tool_use_id: str) -> None:
         """Answered elsewhere (a cancel, a mode command): the client's request is answered by the client, and
         whatever it answers then changes nothing."""
-        session = self.sessions.get(conversation.id)
+        session = self.session_of(conversation) if self.hub is not None else None
         if session is not None:
             session.asks.pop(tool_use_id, None)
 

@@ -16,7 +16,7 @@ from acp.schema import ToolCallLocation, ToolKind, UsageUpdate
 
 from ...core.values import Message, ToolResult, ToolUse
 from ...protocol import events as ev
-from ...protocol.views import ToolResultBlock
+from ...protocol.views import ToolResultBlock, ToolUseBlock
 
 #: the ACP kind of each phoenix tool (the client's icon and grouping); anything else is ``other``
 KINDS: dict[str, ToolKind] = {
@@ -101,6 +101,7 @@ class Calls:
         self.announced: set[str] = set()
         self.ended: set[str] = set()
         self.results: dict[str, tuple[str, bool]] = {}  # a call's output and whether it failed, once known
+        self.inputs: dict[str, dict[str, Any]] = {}  # a call's arguments, from the model's message
 
     def announce(self, call_id: str, name: str, arguments: Mapping[str, Any], root: str,
                  content: list[Any] | None = None) -> list[Any]:
@@ -129,7 +130,7 @@ def live(event: ev.EventKinds, calls: Calls, root: str) -> list[Any]:
         case ev.ToolEnd():
             return calls.end(event.tool_use_id, event.is_error, text_content(event.summary))
         case ev.ToolRefused():  # refused by the mode: its result (the refusal) may be known already
-            made = calls.announce(event.tool_use_id, event.tool_name, {}, root)
+            made = calls.announce(event.tool_use_id, event.tool_name, calls.inputs.get(event.tool_use_id, {}), root)
             known = calls.results.get(event.tool_use_id)
             return made + (calls.end(event.tool_use_id, True, text_content(known[0])) if known else [])
         case ev.ApprovalResolved() if event.decision in ("deny", "cancelled", "superseded"):
@@ -153,6 +154,7 @@ def _results(event: ev.MessageAdded, calls: Calls) -> Iterator[Any]:
     for a call that did not end before (refused by the mode, denied)."""
     message = event.message
     if message.role != "user":
+        calls.inputs.update((b.tool_use_id, b.arguments) for b in message.content if isinstance(b, ToolUseBlock))
         return
     for block in message.content:
         if not isinstance(block, ToolResultBlock):
