@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import acp
 import pytest
 
 from tests.acp.harness import TIMEOUT, agent
@@ -13,7 +14,7 @@ from tests.fake_anthropic import FakeAnthropic, Reply, ToolUseBlock
 pytestmark = pytest.mark.slow  # each test starts the agent as a subprocess
 
 
-@pytest.mark.req("REQ-ACP-011")
+@pytest.mark.req("REQ-ACP-011", "REQ-ACP-004")
 async def test_cancel_during_an_open_permission_request(fake_anthropic: FakeAnthropic, tmp_path: Path) -> None:
     fake_anthropic.enqueue(Reply.tool_reply(ToolUseBlock("bash", {"command": "touch made.txt"}, id="toolu_b1")))
     async with agent(fake_anthropic, tmp_path) as a:
@@ -22,6 +23,9 @@ async def test_cancel_during_an_open_permission_request(fake_anthropic: FakeAnth
         await asyncio.wait_for(a.conn.set_session_mode(session_id=sid, mode_id="unrestricted"), TIMEOUT)
         running = a.prompt(sid, "make a file")
         asked = await a.editor.wait_until(lambda: a.editor.asked and a.editor.asked[0])
+        with pytest.raises(acp.RequestError) as busy:  # REQ-ACP-004: a second prompt meanwhile is refused
+            await a.prompt(sid, "and another thing")
+        assert "busy" in str(busy.value.data)
         await a.conn.cancel(session_id=sid)
         asked.answer.set_result(None)  # the client answers its open request: cancelled
         assert (await running).stop_reason == "cancelled"
