@@ -72,3 +72,18 @@ async def test_reads_go_through_the_editor_and_its_unsaved_text_wins(fake_anthro
         await a.prompt(session.session_id, "read it")
         assert editor.reads == [str(target)]
     assert "unsaved text" in str(tool_result(fake_anthropic, "toolu_r1")["content"])
+
+
+@pytest.mark.req("REQ-ACP-009", "REQ-ACP-010")
+async def test_a_patch_applies_to_the_editors_unsaved_text(fake_anthropic: FakeAnthropic, tmp_path: Path) -> None:
+    fake_anthropic.enqueue(Reply.tool_reply(ToolUseBlock("patch", PATCH, id="toolu_p1")), Reply.text_reply("ok"))
+    editor = Editor()
+    async with agent(fake_anthropic, tmp_path, editor) as a:
+        target = a.workdir / "a.txt"
+        target.write_text("zero\n")  # the disk does not hold "one": only the unsaved buffer does
+        editor.buffers[str(target)] = "one\nunsaved\n"
+        await _approved_patch(a, fake_anthropic)
+        assert editor.writes == [(str(target), "two\nunsaved\n")]
+        diffs = [c for u in editor.call_updates("toolu_p1") for c in (u.content or []) if c.type == "diff"]
+        assert diffs[-1].old_text == "one\nunsaved\n"
+    assert target.read_text() == "zero\n"

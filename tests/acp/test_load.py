@@ -50,3 +50,15 @@ async def test_load_after_a_restart_replays_then_asks_again(fake_anthropic: Fake
         asked.answer.set_result(second.editor.option(asked, "allow_once"))
         await second.editor.wait_until(lambda: "made it" in second.editor.text())
     assert (tmp_path / "work" / "made.txt").exists()
+
+
+@pytest.mark.req("REQ-ACP-012")
+async def test_loading_an_unknown_session_is_refused(fake_anthropic: FakeAnthropic, tmp_path: Path) -> None:
+    import acp
+
+    async with agent(fake_anthropic, tmp_path) as a:
+        with pytest.raises(acp.RequestError) as refused:
+            await asyncio.wait_for(a.conn.load_session(cwd=str(a.workdir), session_id="no-such-session",
+                                                       mcp_servers=[]), TIMEOUT)
+        assert refused.value.code == -32002  # resource not found
+        assert not [m for m in a.editor.wire if m.get("method") == "session/update"]
