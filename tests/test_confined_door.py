@@ -22,10 +22,17 @@ OPENERS_BY_METHOD = {"read_text", "read_bytes", "open", "iterdir", "glob", "rglo
 #: (module, the call as written) -> why it may open a path itself
 ALLOWED: dict[tuple[str, str], str] = {
     # the sandbox: it builds and runs the kernel's rules; every path here is the system's, not steered
-    ("sandbox/launcher.py", "os.open"): "opens each Landlock rule's path (O_PATH) to make the rule, and /dev/null",
-    ("sandbox/launcher.py", "open"): "cgroup files it made, /proc/<pid>/stat of its tree, /proc/loadavg",
-    ("sandbox/launcher.py", "os.listdir"): "the launcher lists /proc and its own /proc/self/fd to close them",
-    ("sandbox/launcher.py", "os.scandir"): "sums the disk use of a command's scratch tree, never through a symlink",
+    ("sandbox/launcher/restrict.py", "os.open"): "opens each Landlock rule's path (O_PATH) to make the rule, and "
+                                                 "the private /tmp's kept directories to bind them",
+    ("sandbox/launcher/restrict.py", "open"): "writes its own /proc/self uid_map, gid_map and setgroups",
+    ("sandbox/launcher/child.py", "os.open"): "the command's stdin: /dev/null",
+    ("sandbox/launcher/child.py", "open"): "joins the cgroups it made (cgroup.procs)",
+    ("sandbox/launcher/child.py", "os.listdir"): "lists its own /proc/self/fd to close the descriptors",
+    ("sandbox/launcher/cgroup.py", "open"): "the files of the cgroups it made",
+    ("sandbox/launcher/measure.py", "open"): "/proc/<pid>/stat of its tree, /proc/loadavg",
+    ("sandbox/launcher/measure.py", "os.listdir"): "lists /proc to find its tree",
+    ("sandbox/launcher/measure.py", "os.scandir"): "sums the disk use of a command's scratch tree, never through a "
+                                                   "symlink",
     ("sandbox/limits.py", "os.scandir"): "counts the server's own processes in /proc",
     ("sandbox/limits.py", "open"): "reads /proc/<pid>/stat of the server's own processes",
     ("sandbox/cgroups.py", "Path('/proc/self/cgroup').read_text"): "the server's own cgroup, a fixed path",

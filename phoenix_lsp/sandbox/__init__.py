@@ -4,7 +4,7 @@
 decided in `launch_options.py` (from `landlock.py`, `seccomp.py`, `limits.py`, `cgroups.py`, `denylist.py`
 and `private_tmp.py`); running one command (timeout, cancel) in `spawn.py`, with `watch.py` (the launcher seen from
 the event loop), `outcome.py` (what it reports), `scratch.py` and `backstop.py`; background jobs in
-`background.py`; the mechanism in `helper.c` (compiled at first use) or `launcher.py` (its pure-Python fallback).
+`background.py`; the mechanism in `helper.c` (compiled at first use) or `launcher/` (its pure-Python fallback).
 """
 
 from __future__ import annotations

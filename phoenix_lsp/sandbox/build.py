@@ -2,7 +2,7 @@
 
 The helper (``helper.c``) is compiled at first use with the system C compiler into a per-user cache
 directory (keyed by a hash of its source, so an upgrade recompiles it). When no compiler is available,
-the pure-Python ``launcher.py`` does the same job with the same command line, only slower (a Python
+the pure-Python ``launcher/`` does the same job with the same command line, only slower (a Python
 start-up per command, ~30-40 ms); a warning says so once.
 
 Environment:
@@ -29,7 +29,7 @@ from pathlib import Path
 log = logging.getLogger(__name__)
 
 HELPER_SOURCE = Path(__file__).with_name("helper.c")
-LAUNCHER_SCRIPT = Path(__file__).with_name("launcher.py")
+LAUNCHER_SCRIPT = Path(__file__).with_name("launcher")  # a directory run by Python (its __main__.py)
 
 _lock = threading.Lock()
 _cached: Launcher | None = None

@@ -2,7 +2,7 @@
 
 Landlock is driven through a small ctypes layer over its syscalls (ABI-aware: filesystem rights up to ABI 5,
 TCP rules from ABI 4, scoping from ABI 6), so it needs no third-party binding. The rules themselves are built
-in ``launch_options.py`` and applied by the helper (``helper.c``) or ``launcher.py``.
+in ``launch_options.py`` and applied by the helper (``helper.c``) or ``launcher/``.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 the scratch quota and the private /tmp, as one argument list.
 
 Every security decision of the sandbox is made by this module and the ones it draws on (``landlock.py``,
-``seccomp.py``, ``limits.py``, ``cgroups.py``, ``denylist.py``); the helper (``helper.c``, or ``launcher.py``
+``seccomp.py``, ``limits.py``, ``cgroups.py``, ``denylist.py``); the helper (``helper.c``, or ``launcher/``
 when no C compiler is available) only applies what it is given on its command line, so there is one place to
 review and one place the escape suite exercises, whichever launcher runs it.
 """

@@ -1,7 +1,7 @@
 """How one command ended, as the launcher reports it: its captured output (bounded), its exit code or signal,
 what killed it, and the step that failed when it never ran.
 
-The launcher (``helper.c`` or ``launcher.py``) writes one status line per fact on its stderr; ``parse_status``
+The launcher (``helper.c`` or ``launcher/``) writes one status line per fact on its stderr; ``parse_status``
 reads them into a :class:`RunResult`.
 """
 
