@@ -21,6 +21,7 @@ ADAPTERS = {f"phoenix_lsp.server.{name}" for name in ("lsp", "plain", "edits", "
     f"phoenix_lsp.server.acp.{name}" for name in ("agent", "client", "session", "updates", "asking", "files", "prompt",
                                                                  "sender", "mcp")}
 RUNTIME = "phoenix_lsp.server.runtime"
+PROTOCOL = "phoenix_lsp.protocol"
 
 #: what runs before ``initialize`` is answered: the command line (with its parser), the server with its features,
 #: and the sandbox probe the InitializeResult reports
@@ -66,6 +67,15 @@ def test_the_runtime_and_the_adapters_do_not_import_each_other() -> None:
                 if (e.source in ADAPTERS and (e.target == RUNTIME or e.target.startswith(RUNTIME + ".")))
                 or (e.source.startswith(RUNTIME) and e.target in ADAPTERS)]
     assert crossing == []
+
+
+def test_the_wire_models_import_only_the_core() -> None:
+    """The wire models (``protocol/``, with the agent route's contracts) sit below every room that speaks them:
+    the schema is generated from them alone, so no import runs back up into the agent route or the server."""
+    upward = [f"{e.source} -> {e.target} (line {e.line})" for e in _script().edges()
+              if (e.source == PROTOCOL or e.source.startswith(PROTOCOL + "."))
+              and not e.target.startswith((PROTOCOL, "phoenix_lsp.core"))]
+    assert upward == [], "protocol/ imports above itself:\n" + "\n".join(upward)
 
 
 def test_imports_are_lazy_only_on_the_boot_line() -> None:

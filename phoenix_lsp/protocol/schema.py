@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from pydantic import TypeAdapter
 
-from ..agent import contracts
+from . import contracts
 from .errors import ErrorData
 from .events import Event
 from .methods import METHODS
