@@ -20,7 +20,6 @@ import contextlib
 import itertools
 import json
 import logging
-import os
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -31,6 +30,7 @@ from ..agent.contracts import AgentError, EngineName, ErrorCode, ErrorKind, Plan
 from ..core.tools import ToolKind
 from ..core.values import ToolUse
 from ..tools.inputs import RunPlanInput
+from .config import CATALOGUE_INLINE_MAX
 from .runtime import Runtime
 
 log = logging.getLogger(__name__)
@@ -46,8 +46,10 @@ class AgentRoute:
     REQ-AGENT-022); the ask route never depends on any of this."""
 
     def __init__(self, *, engine: EngineName, settings: Any, problem: str | None, redact: Callable[[str], str],
-                 add_secret: Callable[[str], None], sample_rate: float = 0.1) -> None:
+                 add_secret: Callable[[str], None], sample_rate: float = 0.1,
+                 catalogue_inline_max: int = CATALOGUE_INLINE_MAX) -> None:
         self.engine = engine
+        self.catalogue_inline_max = catalogue_inline_max  # bytes; above it the catalogue is an index (REQ-AGENT-038)
         self.settings = settings  # agent.settings.AgentConfig, or None when ``problem`` says why not
         self.unavailable = problem
         self.redact = redact
@@ -118,7 +120,7 @@ class AgentRoute:
                 lines = ["No MCP tool is available: the registry (PHOENIX_MCP_REGISTRY) lists none, or the manifest "
                          "(PHOENIX_CAPABILITIES) allows none. Plans can still compute."]
             text = self.redact("\n".join(lines))
-            if len(text.encode()) > catalogue_inline_max():  # too big to send with every request: on demand
+            if len(text.encode()) > self.catalogue_inline_max:  # too big to send with every request: on demand
                 text = self.redact("\n".join(_index(offered, lines[len(offered) + 1:])))
             if not down:  # kept for the server's life (the prompt cache wants it stable); gathered again if not
                 self._catalogue = text
@@ -336,21 +338,6 @@ class ConversationAgent:
         return why_write(self.route.hub, tool)
 
 
-#: the largest catalogue sent inline in run_plan's definition, in bytes (REQ-AGENT-038); above it, an index
-CATALOGUE_INLINE_MAX = 8000
-
-
-def catalogue_inline_max() -> int:
-    """``PHOENIX_AGENT_CATALOGUE_INLINE_MAX`` (bytes; 0: always on demand), else ``CATALOGUE_INLINE_MAX``."""
-    raw = os.environ.get("PHOENIX_AGENT_CATALOGUE_INLINE_MAX", "")
-    try:
-        return max(0, int(raw)) if raw.strip() else CATALOGUE_INLINE_MAX
-    except ValueError:
-        log.warning("PHOENIX_AGENT_CATALOGUE_INLINE_MAX=%r is not a number of bytes; using %d", raw,
-                    CATALOGUE_INLINE_MAX)
-        return CATALOGUE_INLINE_MAX
-
-
 def _index(tools: Sequence[Any], notes: Sequence[str]) -> list[str]:
     """The catalogue on demand (REQ-AGENT-038): each server's tools by name, writes marked, and what to ask."""
     by_server: dict[str, list[str]] = {}
@@ -448,4 +435,5 @@ def setup_route(settings: Any, data_dir: Path, guard: Any) -> AgentRoute:
     for warning in loaded.warnings:
         log.warning("agent route: %s", warning)
     return AgentRoute(engine=settings.agent_engine, settings=loaded, problem=None, redact=guard.redact,
-                      add_secret=guard.add_secret, sample_rate=settings.agent_trace_sample)
+                      add_secret=guard.add_secret, sample_rate=settings.agent_trace_sample,
+                      catalogue_inline_max=settings.agent_catalogue_inline_max)

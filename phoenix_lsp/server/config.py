@@ -24,6 +24,8 @@ from ..sandbox.denylist import deny_read_paths, invalid_entries
 from .transport import DEFAULT_MAX_MESSAGE_BYTES
 
 ENV_PREFIX = "PHOENIX_"
+#: the largest catalogue sent inline in run_plan's definition by default, in bytes (REQ-AGENT-038)
+CATALOGUE_INLINE_MAX = 8000
 
 
 class Config(BaseSettings):
@@ -83,6 +85,10 @@ class Config(BaseSettings):
     agent_trace_sample: float = Field(
         default=0.1, ge=0, le=1, description="the share of successful agent runs traced node by node (failed "
         "runs always are, REQ-AGENT-020)"
+    )
+    agent_catalogue_inline_max: int = Field(
+        default=CATALOGUE_INLINE_MAX, ge=0, description="the largest catalogue of MCP tools sent inline in "
+        "run_plan's definition, in bytes; above it, an index and describe_tools (0: always on demand, REQ-AGENT-038)"
     )
     # the agent route's files (issue 14, REQ-AGENT-022); read by phoenix_lsp.agent.agent_config
     mcp_registry: Path | None = Field(default=None, description="the MCP registry file (JSON; none: no MCP tools)")

@@ -61,3 +61,31 @@ def test_the_deny_read_variable_is_read_by_the_settings_model(monkeypatch: pytes
     monkeypatch.delenv("PHOENIX_LSP_DENY_READ")
     settings, _ = read_sandbox_settings(load(InitializationOptions(), {})[0], None, tmp_path / "data")
     assert f"{tmp_path}/vault" not in {str(p) for p in settings["deny_read"]}
+
+
+@pytest.mark.req("REQ-PROTO-034", "REQ-AGENT-038")
+def test_the_catalogue_size_follows_the_same_rule(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """PHOENIX_AGENT_CATALOGUE_INLINE_MAX used to be read by the agent route itself, beside the settings model:
+    a bad value was only logged there, never shown with the other settings' problems."""
+    from phoenix_lsp.server.agent_route import setup_route
+
+    monkeypatch.setenv("PHOENIX_AGENT_CATALOGUE_INLINE_MAX", "lots")
+    config, problems = load(InitializationOptions(), {"PHOENIX_AGENT_CATALOGUE_INLINE_MAX": "lots"})
+    assert config.agent_catalogue_inline_max == 8000
+    [problem] = problems
+    assert "PHOENIX_AGENT_CATALOGUE_INLINE_MAX='lots'" in problem and "default 8000" in problem
+    assert "whole number at least 0" in problem
+    monkeypatch.setenv("PHOENIX_AGENT_CATALOGUE_INLINE_MAX", "0")  # always on demand
+    config, problems = load(InitializationOptions(), {})
+    assert (config.agent_catalogue_inline_max, problems) == (0, [])
+
+    class Guard:
+        def redact(self, text: str) -> str:
+            return text
+
+        def add_secret(self, secret: str) -> None:
+            pass
+
+    monkeypatch.setenv("PHOENIX_ARTIFACT_DIR", str(tmp_path / "artifacts"))
+    route = setup_route(load(InitializationOptions(), {})[0], tmp_path, Guard())
+    assert route.unavailable is None and route.catalogue_inline_max == 0  # the route takes the setting
