@@ -123,7 +123,7 @@ def agent_lines(settings: Any, data_dir: Path) -> list[str]:
     try:  # each MCP server started with a bounded time, its tools with their kinds, what is wrong
         from .agent.doctor import mcp_lines
 
-        lines.extend(mcp_lines(agent))
+        lines.extend(mcp_lines(agent, connect_s=settings.doctor_connect_s))
     except Exception as exc:  # doctor must always answer
         lines.append(f"MCP servers: could not be checked ({type(exc).__name__}: {exc})")
     return lines

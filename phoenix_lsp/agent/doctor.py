@@ -16,7 +16,8 @@ from .capability_gate import CapabilityGate, EffectiveKind
 from .capability_gate import effective_kind as gate_kind
 from .mcp_hub import McpHub
 
-#: the longest doctor waits for one server to start and list its tools
+#: the longest doctor waits for one server to start and list its tools, unless told otherwise (the default of
+#: ``PHOENIX_DOCTOR_CONNECT_S``, the config model's ``doctor_connect_s``)
 DOCTOR_CONNECT_S = 10.0
 
 Kind = Literal["read", "write"]

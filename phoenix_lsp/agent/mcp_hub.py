@@ -320,7 +320,9 @@ class McpHub:
             try:
                 session, version = await asyncio.wait_for(asyncio.shield(ready), timeout)
             except TimeoutError:
-                await self._disconnect(server)
+                # It never answered, so there is no session to end gracefully: stopped at once. Waiting for it
+                # (the grace of a live session) would outlast the catalogue's bound when the bound is short.
+                await self._disconnect(server, grace_s=0.0)
                 why = f"did not connect and initialize within {timeout:g} s"
                 raise self._unavailable(server, why, stderr) from None
             except Exception as exc:  # whatever the transport raised, the server is unusable
@@ -413,14 +415,15 @@ class McpHub:
             if server.task is asyncio.current_task():
                 server.session = None
 
-    async def _disconnect(self, server: _Server) -> None:
+    async def _disconnect(self, server: _Server, grace_s: float = 10.0) -> None:
+        """End the server's session: asked to stop, and cancelled when it has not ended within ``grace_s``."""
         task, server.task, server.session = server.task, None, None
         stderr, server.stderr = server.stderr, None
         if server.stop is not None:
             server.stop.set()
         if task is not None and not task.done():
             try:
-                await asyncio.wait_for(asyncio.shield(task), 10.0)
+                await asyncio.wait_for(asyncio.shield(task), grace_s)
             except (TimeoutError, Exception):  # ending it is all that matters now
                 task.cancel()
                 with contextlib.suppress(BaseException):

@@ -90,6 +90,10 @@ class Config(BaseSettings):
         default=CATALOGUE_INLINE_MAX, ge=0, description="the largest catalogue of MCP tools sent inline in "
         "run_plan's definition, in bytes; above it, an index and describe_tools (0: always on demand, REQ-AGENT-038)"
     )
+    doctor_connect_s: float = Field(
+        default=10.0, gt=0, le=600, description="the longest phoenix-lsp doctor waits for one MCP server to start "
+        "and list its tools (a server's shorter connectTimeoutS wins, REQ-AGENT-032)"
+    )
     # the agent route's files (issue 14, REQ-AGENT-022); read by phoenix_lsp.agent.agent_config
     mcp_registry: Path | None = Field(default=None, description="the MCP registry file (JSON; none: no MCP tools)")
     capabilities: Path | None = Field(
