@@ -41,7 +41,7 @@ ALLOWED: dict[tuple[str, str], str] = {
         "data directory",
     **{("phoenix_lsp.server.agent_route", f"phoenix_lsp.agent.{part}"): _ROUTE
        for part in ("artifacts", "mcp_hub", "capability_gate", "signatures", "executor", "planner", "host", "mcp_tools",
-                    "agent_config", "monty_engine")},
+                    "agent_config", "warm_pool")},
 }
 
 

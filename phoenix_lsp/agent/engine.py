@@ -54,7 +54,7 @@ def make_engine(name: EngineName, host_functions: Mapping[str, HostFunction] | N
     """The engine configuration names (``Config.agent_engine``), with the host functions it may offer.
     ``cancelled``: once set, a running unit is ended at once (its whole process tree); ``remaining``: the
     seconds left of the run's wall clock, which the engine's watchdog enforces too; ``pool``: the server's
-    warm workers (``monty_engine.WarmPool``, REQ-AGENT-037), or None to start each worker cold."""
+    warm workers (``warm_pool.WarmPool``, REQ-AGENT-037), or None to start each worker cold."""
     if name == "null":
         return NullEngine()
     if name == "monty":

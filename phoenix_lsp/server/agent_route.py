@@ -79,7 +79,7 @@ class AgentRoute:
                 self.gate = CapabilityGate(self.settings.manifest)
                 self.hub = McpHub(self.settings.registry, manifest=self.settings.manifest, redact=self.redact)
                 if self.engine == "monty":  # a worker starts now, off the path of the turn's first node
-                    from ..agent.monty_engine import WarmPool
+                    from ..agent.warm_pool import WarmPool
 
                     self.pool = WarmPool()
                     self.pool.warm_for(self.settings.budgets.node)

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from phoenix_lsp.agent import monty_engine
+from phoenix_lsp.agent import monty_engine, worker_process
 from phoenix_lsp.agent.contracts import Budgets, ErrorKind, ExecutionUnit, ResultEnvelope
 from phoenix_lsp.agent.monty_engine import MontyEngine
 
@@ -22,7 +22,7 @@ def converse(worker_code: str, unit: ExecutionUnit) -> ResultEnvelope:
     try:
         return MontyEngine({"echo": lambda x: x})._converse(unit, process, write)
     finally:
-        monty_engine._stop(process)
+        worker_process.stop(process)
         os.close(read)
         os.close(write)
 

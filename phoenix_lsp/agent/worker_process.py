@@ -1,0 +1,185 @@
+"""One engine worker process (REQ-AGENT-008/013), host side: started by the project's sandbox launcher in
+Restricted mode with the kernel's limits of its unit's budgets (``limits_for``), cold (its unit written before it
+starts) or warm (it prepares, says it is ready, and waits for one unit); ended with its whole tree and its scratch
+directory. The launcher's stdin is the lifeline: if the server dies the tree dies."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import json
+import math
+import os
+import select
+import signal
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from ..sandbox import spawn
+from ..sandbox.limits import Limits
+from ..sandbox.scratch import remove_tree
+from ..sandbox.watch import TERMINATE_GRACE_S
+from .contracts import Budgets, ExecutionUnit
+from .worker_lines import Violation, read_line, write_all
+
+#: time the worker gets to start (Python, pydantic_monty, the monty pool) before its CPU budget counts
+STARTUP_GRACE_S = 10.0
+#: beyond the unit's CPU budget, before the watchdog kills (monty's own limit should fire first)
+WATCHDOG_GRACE_S = 2.0
+#: memory for the worker's Python and the monty process, on top of the script's heap budget
+MEMORY_OVERHEAD = 256 << 20
+#: virtual memory per process (RLIMIT_AS): a bound even where no memory cgroup can be made
+ADDRESS_SPACE = 4 << 30
+
+#: the worker's argument that makes it warm, its word when ready, and the host's word to read its unit
+WARM_FLAG = "--warm"
+READY_LINE = b'{"ready": true}'
+GO_LINE = b'{"go": true}'
+
+
+def limits_for(budgets: Budgets) -> Limits:
+    """The kernel's limits of a worker for a unit with these budgets (a warm worker is keyed on them)."""
+    return Limits(
+        address_space=ADDRESS_SPACE,
+        cpu_seconds=math.ceil(budgets.cpu_s + STARTUP_GRACE_S),
+        max_processes=64,
+        file_size=1 << 20,
+        open_files=256,
+        memory=budgets.memory_bytes + MEMORY_OVERHEAD,
+        disk=4 << 20,
+    )
+
+
+def terminate(launcher: subprocess.Popen[bytes]) -> None:
+    """Ask the launcher to kill the tree (it does on SIGTERM); from any thread. ``stop`` reaps it after."""
+    with contextlib.suppress(ProcessLookupError, OSError):
+        if launcher.returncode is None:
+            launcher.send_signal(signal.SIGTERM)
+
+
+def worker_env() -> dict[str, str]:
+    """The worker needs nothing from the server's environment: a fixed minimum."""
+    return {"PATH": os.defpath, "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0"}
+
+
+def stop(launcher: subprocess.Popen[bytes]) -> None:
+    """End the launcher and so the whole tree (SIGTERM: it kills the tree; SIGKILL as a last resort), then
+    reap it and close every pipe, the lifeline included."""
+    if launcher.poll() is None:
+        with contextlib.suppress(ProcessLookupError):
+            launcher.send_signal(signal.SIGTERM)
+        try:
+            launcher.wait(TERMINATE_GRACE_S)
+        except subprocess.TimeoutExpired:
+            launcher.kill()
+            launcher.wait()
+    for stream in (launcher.stdin, launcher.stdout, launcher.stderr):
+        if stream is not None:
+            with contextlib.suppress(OSError):
+                stream.close()
+
+
+class Worker:
+    """One sandboxed worker process: its scratch directory, the FIFO of its replies, its launcher. It runs one
+    unit and ends; ``end`` kills what is left of its tree and removes its scratch directory."""
+
+    def __init__(self, scratch: Path, replies: int, launcher: subprocess.Popen[bytes], warm: bool) -> None:
+        self.scratch, self.replies, self.launcher, self.warm = scratch, replies, launcher, warm
+        self.buffer = bytearray()  # read from the worker before its unit (nothing, once it said it is ready)
+
+    @classmethod
+    def start(cls, restricted: bool, limits: Limits, unit: ExecutionUnit | None) -> Worker:
+        """Start a worker: cold with its `unit` written before it starts, or warm (`unit` None): it prepares
+        and then waits for ``hand``. Raises OSError / SandboxUnavailable when it cannot be started."""
+        scratch = Path(tempfile.mkdtemp(prefix="phoenix-agent-"))
+        fifo = scratch / "replies"
+        replies = -1
+        try:
+            if unit is not None:
+                write_unit(scratch, unit)
+            os.mkfifo(fifo, 0o600)
+            replies = os.open(fifo, os.O_RDWR | os.O_NONBLOCK | os.O_CLOEXEC)  # never blocks, even alone
+            argv = (*worker_argv(), str(fifo))
+            if unit is None:
+                argv += (WARM_FLAG,)
+            request = spawn.SpawnRequest(argv=argv, cwd=scratch, restricted=restricted, limits=limits,
+                                         env=worker_env())
+            args = spawn.launcher_args(request, scratch if restricted else None)
+            env = spawn.command_env(restricted, scratch, request.env)
+            launcher = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        stderr=subprocess.PIPE, env=env, close_fds=True)
+        except BaseException:
+            if replies >= 0:
+                os.close(replies)
+            remove_tree(scratch)
+            raise
+        return cls(scratch, replies, launcher, warm=unit is None)
+
+    def ready(self, timeout_s: float) -> bool:
+        """Wait (a warm worker) for its word that it is ready for a unit; False if anything else came."""
+        assert self.launcher.stdout is not None
+        out = self.launcher.stdout.fileno()
+        os.set_blocking(out, False)
+        try:
+            line, _ = read_line(out, self.buffer, timeout_s)
+        except (TimeoutError, Violation):
+            return False
+        return line == READY_LINE
+
+    def idle(self) -> bool:
+        """A warm worker that is still alive and has said nothing since it was ready."""
+        if self.launcher.poll() is not None or self.launcher.stdout is None:
+            return False
+        readable, _, _ = select.select([self.launcher.stdout.fileno()], [], [], 0)
+        return not readable  # anything (even the end of its output) before its unit: not usable
+
+    def hand(self, unit: ExecutionUnit) -> None:
+        """Give a warm worker its unit (a file in its scratch directory, then one line on its FIFO)."""
+        write_unit(self.scratch, unit)
+        write_all(self.replies, GO_LINE + b"\n", STARTUP_GRACE_S)
+
+    def end(self) -> None:
+        stop(self.launcher)
+        if self.replies >= 0:
+            with contextlib.suppress(OSError):
+                os.close(self.replies)
+            self.replies = -1
+        remove_tree(self.scratch)
+
+
+WORKER_MODULE = "phoenix_lsp.agent.worker"
+#: how a worker is started where ``python -I`` would import another copy of this package (a development
+#: checkout beside an installed one): this package's root is put first on its path, then the module is run
+_BOOT = ("import runpy, sys; sys.path.insert(0, sys.argv.pop(1)); "
+         f"runpy.run_module({WORKER_MODULE!r}, run_name='__main__', alter_sys=True)")
+
+
+@functools.cache
+def worker_argv() -> tuple[str, ...]:
+    """The worker's command, before its FIFO: ``python -I -m phoenix_lsp.agent.worker``, run by the same Python
+    from this very package; where ``python -I`` would import another copy of the package (a development
+    checkout beside an installed one), the same module started so that it imports this copy (worth one
+    ``python -I`` start, once per process, to find out)."""
+    root = str(Path(__file__).resolve().parents[2])
+    plain = (sys.executable, "-I", "-m", WORKER_MODULE)
+    try:
+        found = subprocess.run((sys.executable, "-I", "-c", "import phoenix_lsp; print(phoenix_lsp.__file__)"),
+                               capture_output=True, text=True, timeout=30, cwd=tempfile.gettempdir())
+    except (OSError, subprocess.TimeoutExpired):
+        return plain
+    if found.returncode == 0 and Path(found.stdout.strip()).resolve().parents[1] == Path(root):
+        return plain
+    return (sys.executable, "-I", "-c", _BOOT, root)
+
+
+def is_worker(argv: list[bytes]) -> bool:
+    """Whether a process's argv (``/proc/<pid>/cmdline`` split at NUL) is an engine worker's."""
+    return argv[1:2] == [b"-I"] and any(WORKER_MODULE.encode() in part for part in argv[2:4])
+
+
+def write_unit(scratch: Path, unit: ExecutionUnit) -> None:
+    # the worker binds each tool by the name scripts call it (``function_name``), not by its URI
+    wire = {**unit.model_dump(mode="json", by_alias=True), "functions": sorted(unit.functions())}
+    (scratch / "unit.json").write_text(json.dumps(wire), encoding="utf-8")
