@@ -57,7 +57,7 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("agent/worker.py", "open"): "the sandboxed worker reads the unit and FIFO the engine made in its scratch dir",
     # writes and stores: they open to write what the server made, not to read what someone steers
     ("atomic.py", "os.fdopen"): "atomic writes: the temporary file mkstemp made",
-    ("store/store.py", "os.open"): "creates the database file (O_CREAT | O_EXCL, 0600) in the data directory",
+    ("store/database.py", "os.open"): "creates the database file (O_CREAT | O_EXCL, 0600) in the data directory",
     ("client/workspace_edit.py", "open"): "the terminal client plays the editor: it reads the file a workspace "
                                           "edit the user approved changes, as any editor does; not the server",
     ("client/workspace_edit.py", "os.fdopen"): "the terminal client writes an edited file through mkstemp",
