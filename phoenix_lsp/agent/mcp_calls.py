@@ -1,0 +1,82 @@
+"""One MCP tool call (REQ-AGENT-017): the arguments checked against the tool's input schema, the call bounded in
+time, its failures mapped to typed errors, its value decoded, scrubbed of every secret and capped in size.
+See ``mcp_hub.py`` for the error mapping."""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import time
+from typing import Any
+
+from .. import safe_json
+from .contracts import ErrorCode
+from .mcp_listings import McpListings
+from .mcp_sessions import describe, fail
+from .mcp_values import schema_problem, unwrap
+
+log = logging.getLogger(__name__)
+
+#: JSON-RPC error codes the SDK uses
+_CONNECTION_CLOSED = -32000
+_REQUEST_TIMEOUT = -32001
+_INVALID_PARAMS = -32602
+_METHOD_NOT_FOUND = -32601
+_NOT_FOUND_TEXT = re.compile(r"\b(not found|unknown tool|no such|does not exist)\b", re.IGNORECASE)
+_INVALID_TEXT = re.compile(r"\bvalidation error|invalid (argument|param)", re.IGNORECASE)
+
+
+class McpCalls(McpListings):
+    """The tool calls of one MCP client, on its event loop (see ``McpHub``)."""
+
+    async def _call(self, uri: str, arguments: dict[str, Any], timeout_s: float) -> Any:
+        server, tool = await self._tool(uri)
+        bare = uri.split("?", 1)[0]
+        problem = schema_problem(await self._schema(uri), arguments)
+        if problem is not None:
+            raise fail(ErrorCode.INVALID_ARGUMENTS, self._scrub(
+                f"{bare}: the arguments do not fit its input schema ({problem}); fix them (see its schema)"))
+        session = server.session
+        from mcp.shared.exceptions import MCPError
+
+        started = time.monotonic()
+        try:
+            result = await session.call_tool(tool.name, arguments, read_timeout_seconds=timeout_s)
+        except MCPError as exc:
+            if exc.code == _REQUEST_TIMEOUT:
+                raise fail(ErrorCode.TIMEOUT, f"{bare} did not answer within {timeout_s:g} s; it may still be "
+                            "running on the server. Retry with a longer timeout or ask for less") from None
+            if exc.code == _CONNECTION_CLOSED:
+                raise await self._lost(server, f"closed the connection during a call of {tool.name}") from None
+            code = {_INVALID_PARAMS: ErrorCode.INVALID_ARGUMENTS,
+                    _METHOD_NOT_FOUND: ErrorCode.NOT_FOUND}.get(exc.code, ErrorCode.TOOL_ERROR)
+            raise fail(code, self._scrub(f"{bare} failed: MCP error {exc.code}: {exc.message[:500]}")) from None
+        except Exception as exc:  # a broken transport
+            raise await self._lost(server, f"failed during a call of {tool.name} ({describe(exc)})") from None
+        log.debug("called %s in %.0f ms", bare, (time.monotonic() - started) * 1000)
+        text = "\n".join(getattr(c, "text", "") for c in result.content if getattr(c, "type", "") == "text")
+        if result.is_error:
+            code = (ErrorCode.NOT_FOUND if _NOT_FOUND_TEXT.search(text) else
+                    ErrorCode.INVALID_ARGUMENTS if _INVALID_TEXT.search(text) else ErrorCode.TOOL_ERROR)
+            raise fail(code, self._scrub(f"{bare} failed: {text[:1000] or '(no message)'}"))
+        if result.structured_content is not None:
+            value: Any = result.structured_content
+            if safe_json.value_deeper_than(value):  # every walk of it (size, scrub, engine) would recurse
+                too_deep = safe_json.TooDeep(safe_json.MAX_DEPTH, "its structured result")
+                raise fail(ErrorCode.TOOL_ERROR, f"{bare} failed: {too_deep}")
+            value = unwrap(value, tool.output_schema)
+        else:
+            try:
+                value = safe_json.loads(text)
+            except safe_json.TooDeep as exc:
+                raise fail(ErrorCode.TOOL_ERROR, f"{bare} failed: {exc}") from None
+            except ValueError:
+                value = text
+        value = self._scrub_value(value)  # before anything else sees it: engine, reducer, artifacts, model
+        size = len(json.dumps(value, ensure_ascii=False).encode())
+        if size > self._max_result_bytes:
+            raise fail(ErrorCode.RESULT_TOO_LARGE, (
+                f"{bare} answered {size:,} bytes, over the MCP client's cap of {self._max_result_bytes:,}; the "
+                "result was dropped. Ask for less (filter, or fetch items one by one)"))
+        return value
