@@ -40,8 +40,9 @@ ALLOWED: dict[tuple[str, str], str] = {
         "the store package (SQLite, migrations) is heavy to import; the deny-read list needs only its default "
         "data directory",
     **{("phoenix_lsp.server.agent_route", f"phoenix_lsp.agent.{part}"): _ROUTE
-       for part in ("artifacts", "mcp_hub", "capability_gate", "signatures", "executor", "planner", "host", "mcp_tools",
-                    "agent_config", "warm_pool")},
+       for part in ("artifacts", "mcp_hub", "capability_gate", "signatures", "agent_config", "warm_pool")},
+    **{("phoenix_lsp.server.conversation_agent", f"phoenix_lsp.agent.{part}"): _ROUTE
+       for part in ("executor", "planner", "host", "mcp_tools")},
 }
 
 
