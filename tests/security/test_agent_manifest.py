@@ -97,9 +97,12 @@ def test_doctor_shows_each_allowed_tools_effective_kind_and_the_ignored_glob(tmp
 
     manifest = {"allow": ["mcp://hostile/*"], "deny": ["mcp://hostile/slow"],
                 "tools": {"mcp://hostile/get_*": {"kind": "read"}, GET: {"kind": "read"}}}
-    env = {**os.environ, **agent_env(tmp_path, manifest=manifest), "PHOENIX_LSP_DATA_DIR": str(tmp_path / "data")}
+    # the doctor's per-server bound (10 s) is raised: each MCP server here is a Python process importing the MCP
+    # SDK, and on a loaded machine one took longer than that to start (tests/agent/test_doctor.py proves the bound)
+    env = {**os.environ, **agent_env(tmp_path, manifest=manifest), "PHOENIX_LSP_DATA_DIR": str(tmp_path / "data"),
+           "PHOENIX_DOCTOR_CONNECT_S": "300"}
     out = subprocess.run([sys.executable, "-m", "phoenix_lsp", "doctor"], env=env, capture_output=True, text=True,
-                         timeout=120, check=True).stdout
+                         timeout=600, check=True).stdout
     rows = out.splitlines()
     # each tool: "  URI [kind, from the source] allowed", then "    why: ..." (the gate's own reason)
     lines = {row.split(" [", 1)[0].strip(): f"{row}\n{rows[i + 1]}" for i, row in enumerate(rows)
