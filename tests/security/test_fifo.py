@@ -76,7 +76,7 @@ async def test_a_restricted_command_cannot_read_a_fifo_whose_writer_waits_outsid
     writer = _Writer(fifo, SECRET.encode())
     writer.start()
     try:
-        result = await restricted(f"cat {shlex.quote(str(fifo))}; echo done", timeout=20)
+        result = await restricted(f"cat {shlex.quote(str(fifo))}; echo done", timeout=120)
         assert "done" in result.output, result.output
         assert SECRET not in result.output, "the sandboxed command read the outside writer's secret"
         assert not writer.unblocked.is_set(), "the outside writer was unblocked by the sandboxed reader"
@@ -89,7 +89,7 @@ async def test_a_restricted_command_cannot_take_jobserver_tokens(restricted: Run
     keeper = os.open(fifo, os.O_RDWR | os.O_NONBLOCK)  # make keeps its jobserver open, both ends
     try:
         os.write(keeper, b"++++")
-        result = await restricted(f"head -c 2 {shlex.quote(str(fifo))} | od -c; echo done", timeout=20)
+        result = await restricted(f"head -c 2 {shlex.quote(str(fifo))} | od -c; echo done", timeout=120)
         assert "done" in result.output, result.output
         left = os.read(keeper, 16)
         assert left == b"++++", f"the sandboxed command took {4 - len(left)} jobserver tokens"
@@ -101,7 +101,7 @@ async def test_a_restricted_command_cannot_take_jobserver_tokens(restricted: Run
 async def test_tmp_is_private_but_the_scratch_directory_still_works(restricted: Runner, fifo: Path) -> None:
     result = await restricted(
         f"ls {shlex.quote(str(fifo.parent))} 2>&1; echo scratch > \"$TMPDIR/a\" && cat \"$TMPDIR/a\"; "
-        "touch /tmp/outside-scratch 2>&1; echo done", timeout=20)
+        "touch /tmp/outside-scratch 2>&1; echo done", timeout=120)
     assert "jobserver" not in result.output, "another program's files in /tmp are visible"
     assert "scratch\n" in result.output, "the command's own temporary directory works"
     assert not Path("/tmp/outside-scratch").exists()
@@ -116,7 +116,7 @@ async def test_the_real_tmp_is_not_reached_through_another_process_root(restrict
     writer.start()
     try:
         via = f"/proc/{os.getpid()}/root{fifo}"  # this (outside) process's view of the filesystem
-        result = await restricted(f"cat {shlex.quote(via)} 2>&1; echo done", timeout=20)
+        result = await restricted(f"cat {shlex.quote(via)} 2>&1; echo done", timeout=120)
         assert "done" in result.output, result.output
         assert SECRET not in result.output and not writer.unblocked.is_set()
     finally:
