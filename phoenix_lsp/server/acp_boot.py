@@ -13,12 +13,15 @@ import os
 import sys
 
 import acp
+from acp.core import DEFAULT_STDIO_BUFFER_LIMIT_BYTES
+from acp.stdio import stdio_streams
 
 from .. import __name__ as _pkg
 from ..sandbox import probe
 from ..sandbox.background import kill_background_jobs
 from .acp.agent import PhoenixAgent
 from .acp.client import AcpClient
+from .acp.lines import objects_only
 from .boot import build_hub
 
 log = logging.getLogger(_pkg)
@@ -35,8 +38,10 @@ async def _serve(data_dir: str | None) -> None:
         warning = hub.sandbox.warning()
         if warning:  # REQ-BASH-009: said in the log (ACP has no message for it outside a session)
             log.warning("%s", warning)
-        await acp.run_agent(PhoenixAgent(client), observers=[client.observe])  # type: ignore[arg-type]  # the
-        # methods it does not serve (session/list, fork...) are answered "method not found" by the SDK
+        reader, writer = await stdio_streams(limit=DEFAULT_STDIO_BUFFER_LIMIT_BYTES)
+        await acp.run_agent(PhoenixAgent(client), writer, objects_only(reader),  # type: ignore[arg-type]
+                            observers=[client.observe])  # the methods it does not serve (session/list, fork...)
+        # are answered "method not found" by the SDK; a line that is no JSON object is skipped (REQ-ACP-016)
     finally:
         for task in list(hub.tasks):
             task.cancel()

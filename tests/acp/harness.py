@@ -167,15 +167,17 @@ class Agent:
 
 @contextlib.asynccontextmanager
 async def agent(fake: FakeAnthropic, tmp_path: Path, editor: Editor | None = None,
-                env: dict[str, str] | None = None) -> AsyncIterator[Agent]:
-    """``phoenix-lsp acp --data-dir`` started, initialized with the editor's fs capabilities."""
+                env: dict[str, str] | None = None, launcher: list[str] | None = None) -> AsyncIterator[Agent]:
+    """``phoenix-lsp acp --data-dir`` started (under ``launcher``'s command when given), initialized with the
+    editor's fs capabilities."""
     editor = editor or Editor()
     workdir = tmp_path / "work"
     workdir.mkdir(exist_ok=True)
     data_dir = tmp_path / "data"
     server_env = {**os.environ, **fake.env(API_KEY), "PYTHONPATH": str(ROOT), "PHOENIX_RETRY_BASE_MS": "20",
                   "PHOENIX_CONFIG_DIR": str(tmp_path / "user-config"), **(env or {})}
-    async with acp.spawn_agent_process(editor, sys.executable, "-m", "phoenix_lsp", "acp", "--data-dir",
+    command = [*(launcher or []), sys.executable]
+    async with acp.spawn_agent_process(editor, command[0], *command[1:], "-m", "phoenix_lsp", "acp", "--data-dir",
                                        str(data_dir), env=server_env, cwd=str(workdir),
                                        observers=[editor.observe]) as (conn, process):
         capabilities = ClientCapabilities(fs=FileSystemCapabilities(read_text_file=editor.read,

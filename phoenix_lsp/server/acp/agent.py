@@ -86,6 +86,10 @@ class PhoenixAgent:
             raise RequestError.invalid_params({"cwd": f"{cwd[:200]!r} is not an existing absolute directory: give "
                                                "the folder the agent should work in."})
         working_directory = str(path.resolve())
+        if working_directory == path.anchor:  # REQ-ACP-016: the tools' confinement would confine nothing
+            raise RequestError.invalid_params({"cwd": f"{cwd[:200]!r} is the whole file system: the agent's tools "
+                                               "are confined to the session's folder, so give the project folder "
+                                               "the agent should work in."})
         warm_up()
         found = await asyncio.to_thread(self._instructions, working_directory)
         conversation = self.hub.create(working_directory=working_directory, model=None, style=Style.CHAT,
