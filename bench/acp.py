@@ -7,6 +7,10 @@
 Each side is timed the same way: from just before the request is sent to the moment the test code sees the
 first text (p50 and p90 over the rounds). The first round of each side is not counted: the end-to-end harness
 starts the LSP server from a warm fork (the model SDK already imported), the ACP agent starts cold.
+- ``session/cancel`` -> the prompt's answer (``cancelled``, REQ-ACP-011; the issue asks for it within a second),
+  while a permission request is open (the client answers it ``cancelled`` right after the cancel, as ACP says)
+  and while the model streams (the fake holds its stream open), baseline: the round trip of a trivial request
+  on the same connection in the same run (``session/set_mode`` to the mode the session is already in).
 """
 
 from __future__ import annotations
@@ -85,5 +89,72 @@ async def _first_chunk(quick: bool) -> list[dict[str, Any]]:
     return rows
 
 
+#: the cancel rounds' replies, in turn: a command that asks for approval, then a stream that never ends
+CANCEL_REPLIES = [{"tool_uses": [{"name": "bash", "input": {"command": "touch never-made.txt"}}]},
+                  {"text": "a long answer that never ends", "deltas": 6, "hang_after_events": 4,
+                   "hang_limit_s": 60}]
+
+
+async def _cancel_rounds(fake: _Fake, tmp: Path, rounds: int) -> dict[str, list[float]]:
+    import acp
+
+    from tests.acp.harness import TIMEOUT, agent
+
+    times: dict[str, list[float]] = {"asking": [], "streaming": [], "baseline": []}
+    async with agent(fake, tmp) as a:  # type: ignore[arg-type]
+        editor = a.editor
+        sid = (await a.new()).session_id
+        await a.conn.set_session_mode(session_id=sid, mode_id="unrestricted")
+        for i in range(rounds + 1):
+            t0 = time.perf_counter()
+            await a.conn.set_session_mode(session_id=sid, mode_id="unrestricted")
+            baseline = (time.perf_counter() - t0) * 1000
+            # a permission request open
+            asked_before = len(editor.asked)
+            running = asyncio.ensure_future(a.conn.prompt(session_id=sid, prompt=[acp.text_block("make it")]))
+            asked = await editor.wait_until(lambda n=asked_before: len(editor.asked) > n and editor.asked[n])
+            t0 = time.perf_counter()
+            await a.conn.cancel(session_id=sid)
+            asked.answer.set_result(None)
+            assert (await asyncio.wait_for(running, TIMEOUT)).stop_reason == "cancelled"
+            asking = (time.perf_counter() - t0) * 1000
+            # the model streams
+            seen = len(editor.updates)
+            running = asyncio.ensure_future(a.conn.prompt(session_id=sid, prompt=[acp.text_block("go on")]))
+            await editor.wait_until(lambda s=seen: any(u.session_update == "agent_message_chunk"
+                                                       for u in editor.updates[s:]))
+            t0 = time.perf_counter()
+            await a.conn.cancel(session_id=sid)
+            assert (await asyncio.wait_for(running, TIMEOUT)).stop_reason == "cancelled"
+            streaming = (time.perf_counter() - t0) * 1000
+            if i:  # the first round warms up
+                times["baseline"].append(baseline)
+                times["asking"].append(asking)
+                times["streaming"].append(streaming)
+    assert not (tmp / "work" / "never-made.txt").exists()
+    return times
+
+
+async def _cancel(quick: bool) -> list[dict[str, Any]]:
+    rounds = 5 if quick else 20
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        fake = _Fake({"loop": True, "replies": CANCEL_REPLIES}, root)  # type: ignore[arg-type]
+        try:
+            times = await _cancel_rounds(fake, root, rounds)
+        finally:
+            fake.stop()
+    rows = []
+    for key, what in (("asking", "while a permission request is open"), ("streaming", "while the model streams")):
+        for label, q in (("p50", 0.5), ("p90", 0.9)):
+            rows.append({
+                "name": f"session/cancel -> prompt answered cancelled {what}, {label} ({rounds} rounds)",
+                "value": round(_pct(times[key], q), 2), "unit": "ms",
+                "baseline_name": f"session/set_mode round trip on the same connection, {label}",
+                "baseline_value": round(_pct(times["baseline"], q), 2),
+            })
+    return rows
+
+
 def figures(quick: bool = False) -> list[dict[str, Any]]:
-    return asyncio.run(_first_chunk(quick))
+    return asyncio.run(_first_chunk(quick)) + asyncio.run(_cancel(quick))
