@@ -227,3 +227,33 @@ async def test_malformed_lines_on_stdin_are_skipped_and_the_agent_keeps_serving(
         fake_anthropic.enqueue(Reply.text_reply("still serving"))
         assert (await a.prompt(sid, "hello")).stop_reason == "end_turn"
         assert a.process.returncode is None
+
+
+@pytest.mark.req("REQ-ACP-016", "REQ-BED-018")
+async def test_a_client_cannot_take_a_subagent_as_its_session(fake_anthropic: FakeAnthropic, tmp_path: Path) -> None:
+    import re
+
+    def route(body: dict[str, Any]) -> Reply | None:
+        first = body["messages"][0]["content"]
+        text = first if isinstance(first, str) else first[0].get("text", "")
+        if text == "look around":  # the sub-agent
+            return Reply.tool_reply(ToolUseBlock("submit_result", {"result": "looked"}, id="toolu_submit"))
+        if len(body["messages"]) == 1:
+            return Reply.tool_reply(ToolUseBlock("spawn_agents", {"tasks": ["look around"]}, id="toolu_spawn"))
+        return Reply.text_reply("all done")
+
+    fake_anthropic.handler = route
+    async with agent(fake_anthropic, tmp_path) as a:
+        sid = (await a.new()).session_id
+        assert (await a.prompt(sid, "delegate")).stop_reason == "end_turn"
+        aggregate = str(tool_result(fake_anthropic, "toolu_spawn")["content"])
+        [child] = re.findall(r"Sub-agent 1 \(([^)\s]+)\)", aggregate)
+        loaded = a.conn.load_session(cwd=str(a.workdir), session_id=child, mcp_servers=[])
+        with pytest.raises(acp.RequestError) as refused:
+            await asyncio.wait_for(loaded, TIMEOUT)
+        assert "sub-agent" in str(refused.value.data), refused.value.data
+        with pytest.raises(acp.RequestError):  # never made a session of this connection
+            await asyncio.wait_for(a.conn.set_session_mode(session_id=child, mode_id="unrestricted"), TIMEOUT)
+        fake_anthropic.handler = None
+        fake_anthropic.enqueue(Reply.text_reply("still serving"))
+        assert (await a.prompt(sid, "hello")).stop_reason == "end_turn"

@@ -104,6 +104,10 @@ class PhoenixAgent:
             conversation = self.hub.get(session_id)
         except Exception:
             raise RequestError.resource_not_found(session_id) from None
+        parent = conversation.state.parent_id
+        if parent:  # REQ-ACP-016: a sub-agent answers to its parent only (REQ-BED-018)
+            raise RequestError.invalid_params({"sessionId": f"{session_id[:120]!r} is a sub-agent of the session "
+                                               f"{parent[:80]!r}, not a session: load that one to see its work"})
         warm_up()
         await self._attach_servers(mcp_servers)
         session = self._attach(conversation)
