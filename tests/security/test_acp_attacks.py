@@ -257,3 +257,27 @@ async def test_a_client_cannot_take_a_subagent_as_its_session(fake_anthropic: Fa
         fake_anthropic.handler = None
         fake_anthropic.enqueue(Reply.text_reply("still serving"))
         assert (await a.prompt(sid, "hello")).stop_reason == "end_turn"
+
+
+@pytest.mark.req("REQ-ACP-007", "REQ-ACP-008", "REQ-ACP-016")
+async def test_an_answer_with_an_option_never_offered_approves_nothing(fake_anthropic: FakeAnthropic,
+                                                                       tmp_path: Path) -> None:
+    fake_anthropic.enqueue(
+        Reply.tool_reply(ToolUseBlock("request_mode_upgrade", {"reason": "write"}, id="toolu_up")),
+        Reply.tool_reply(ToolUseBlock("request_mode_upgrade", {"reason": "write"}, id="toolu_up2")),
+        Reply.text_reply("stayed restricted"))
+    async with agent(fake_anthropic, tmp_path) as a:
+        sid = (await a.new()).session_id
+        answers = iter(["always", "yolo"])  # allow_always is never offered for an upgrade; "yolo" never at all
+        a.editor.answer = lambda asked: next(answers)
+        assert (await a.prompt(sid, "go")).stop_reason == "end_turn"
+        assert not [u for u in a.editor.updates if u.session_update == "current_mode_update"]
+        fake_anthropic.enqueue(Reply.tool_reply(ToolUseBlock("bash", {"command": "touch made.txt"}, id="toolu_b1")),
+                               Reply.text_reply("not made"))
+        await asyncio.wait_for(a.conn.set_session_mode(session_id=sid, mode_id="unrestricted"), TIMEOUT)
+        a.editor.answer = lambda asked: "allow-please"
+        assert (await a.prompt(sid, "make it")).stop_reason == "end_turn"
+        assert a.editor.statuses("toolu_b1")[-1] == "failed"
+    assert not (tmp_path / "work" / "made.txt").exists()
+    for call_id in ("toolu_up", "toolu_up2", "toolu_b1"):
+        assert tool_result(fake_anthropic, call_id)["is_error"], call_id
