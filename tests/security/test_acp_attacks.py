@@ -281,3 +281,21 @@ async def test_an_answer_with_an_option_never_offered_approves_nothing(fake_anth
     assert not (tmp_path / "work" / "made.txt").exists()
     for call_id in ("toolu_up", "toolu_up2", "toolu_b1"):
         assert tool_result(fake_anthropic, call_id)["is_error"], call_id
+
+
+@pytest.mark.req("REQ-ACP-010", "REQ-ACP-016")
+async def test_a_patch_to_a_denied_path_never_asks_the_editor_to_read_it(fake_anthropic: FakeAnthropic,
+                                                                         tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    (work / "private").mkdir(parents=True)
+    (work / "private" / "notes.txt").write_text("one\n")
+    edit = [{"operation": "replace", "oldText": "one", "newText": "two"}]
+    fake_anthropic.enqueue(Reply.tool_reply(ToolUseBlock("patch", {"path": "private/notes.txt", "patches": edit},
+                                                         id="toolu_p1")), Reply.text_reply("done"))
+    async with agent(fake_anthropic, tmp_path, env={"PHOENIX_LSP_DENY_READ": str(work / "private")}) as a:
+        sid = (await a.new()).session_id
+        await asyncio.wait_for(a.conn.set_session_mode(session_id=sid, mode_id="unrestricted"), TIMEOUT)
+        a.editor.answer = lambda asked: a.editor.option(asked, "allow_once")
+        assert (await a.prompt(sid, "change it")).stop_reason == "end_turn"
+        assert a.editor.reads == []  # neither for the approval's diff nor for the patch
+        assert not [m for m in a.editor.wire if m.get("method") == "fs/read_text_file"]

@@ -46,17 +46,22 @@ async def read_for(client: Side, conversation: Conversation, call: ToolUse) -> M
         target = resolve_in_workspace(Path(conversation.state.working_directory), path, for_write=False)
     except PathError:
         return {}
-    assert client.hub is not None
-    configured = client.hub.config.deny_read
-    if DenyCheck(configured if configured is not None else current_deny_read()).entry_for(target, resolved=True):
-        return {}
     text = await _editor_text(client, session.id, target)
     return {} if text is None else {target: text}
 
 
+def _denied(client: Side, target: Path) -> bool:
+    assert client.hub is not None
+    configured = client.hub.config.deny_read
+    return DenyCheck(configured if configured is not None else current_deny_read()).entry_for(
+        target, resolved=True) is not None
+
+
 async def _editor_text(client: Side, session_id: str, target: Path) -> str | None:
-    """The file's text as the editor has it, or None when it cannot tell (then the disk is read)."""
-    if not client.can_read or not await asyncio.to_thread(target.is_file):
+    """The file's text as the editor has it, or None when it cannot tell or must not be asked (then the disk is
+    read): the editor is never asked for a file on the deny-read list (REQ-ACP-010, REQ-ACP-016), neither for a
+    read nor for the file a patch changes, whatever the mode."""
+    if not client.can_read or _denied(client, target) or not await asyncio.to_thread(target.is_file):
         return None
     try:
         answer = await client.conn.read_text_file(session_id=session_id, path=str(target))
