@@ -218,6 +218,7 @@ async def test_malformed_lines_on_stdin_are_skipped_and_the_agent_keeps_serving(
         sid = (await a.new()).session_id
         stdin = a.process.stdin
         for line in (b"this is not json\n", b"[1, 2, 3]\n", b"42\n", b'"a string"\n', b"null\n",
+                     b'["line-token-5d2e8f9a"]\n',
                      b'{"jsonrpc": "2.0", "id": 9001, "method": "session/teleport", "params": {}}\n'):
             stdin.write(line)
         await stdin.drain()
@@ -227,6 +228,8 @@ async def test_malformed_lines_on_stdin_are_skipped_and_the_agent_keeps_serving(
         fake_anthropic.enqueue(Reply.text_reply("still serving"))
         assert (await a.prompt(sid, "hello")).stop_reason == "end_turn"
         assert a.process.returncode is None
+    log = (tmp_path / "data" / "phoenix-lsp.log").read_text()
+    assert "skipped" in log and "line-token-5d2e8f9a" not in log  # said, without what the line held
 
 
 @pytest.mark.req("REQ-ACP-016", "REQ-BED-018")

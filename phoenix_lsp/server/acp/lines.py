@@ -38,7 +38,7 @@ def objects_only(source: asyncio.StreamReader) -> asyncio.StreamReader:
                     reader.feed_data(line)
                 else:
                     log.warning("a line from the ACP client was skipped: it is not a JSON-RPC message (a JSON "
-                                "object) but starts %r", line[:40])
+                                "object; it starts %r, %d bytes)", head, len(line))  # its text is not logged
         finally:
             reader.feed_eof()
 
