@@ -17,18 +17,16 @@ from tests.waiting import eventually, exited
 pytestmark = pytest.mark.slow  # each test starts the agent as a subprocess
 
 
-def _processes_running(marker: str) -> list[int]:
-    """The processes whose command line holds ``marker``."""
+def _running_below(pid: int, marker: str) -> list[int]:
+    """The processes below ``pid`` whose command line holds ``marker`` (another test's agent may run the same)."""
     found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
+    for child in _descendants(pid):
         try:
-            command = Path(f"/proc/{entry}/cmdline").read_bytes()
+            command = Path(f"/proc/{child}/cmdline").read_bytes()
         except OSError:
             continue
         if marker.encode() in command:
-            found.append(int(entry))
+            found.append(child)
     return found
 
 
@@ -80,14 +78,14 @@ async def test_a_client_gone_while_the_model_streams(fake_anthropic: FakeAnthrop
 
 @pytest.mark.req("REQ-ACP-017")
 async def test_a_client_gone_while_a_sandboxed_command_runs(fake_anthropic: FakeAnthropic, tmp_path: Path) -> None:
-    marker = "3017.25"  # a sleep no other process runs
+    marker = "3017.25"
     fake_anthropic.enqueue(Reply.tool_reply(ToolUseBlock("bash", {"command": f"sleep {marker}"}, id="toolu_b1")))
     async with agent(fake_anthropic, tmp_path) as first:
         sid = (await first.new()).session_id  # Restricted: the command runs in the kernel sandbox
         first.prompt(sid, "wait a while")
         await first.editor.wait_until(lambda: "in_progress" in first.editor.statuses("toolu_b1"))
-        pids = await eventually(lambda: _processes_running(f"sleep {marker}"), "the command runs")
-        assert set(pids) <= set(_descendants(first.process.pid))
+        await eventually(lambda: _running_below(first.process.pid, f"sleep {marker}"), "the command runs",
+                         timeout=TIMEOUT)
         assert await _drop(first) == 0  # the command did not outlive the agent
     fake_anthropic.enqueue(Reply.text_reply("back"))
     async with agent(fake_anthropic, tmp_path) as second:
@@ -141,6 +139,6 @@ async def test_a_client_gone_leaves_no_worker_nor_mcp_server_running(fake_anthro
         session = await asyncio.wait_for(a.conn.new_session(cwd=str(a.workdir), mcp_servers=[server]), TIMEOUT)
         a.prompt(session.session_id, "what can the records server do?")
         await a.editor.wait_until(lambda: a.editor.text())
-        workers = await eventually(lambda: _processes_running("phoenix_lsp.agent.worker"), "the warm worker runs")
-        assert set(workers) <= set(_descendants(a.process.pid))  # and every MCP server it holds open
+        await eventually(lambda: _running_below(a.process.pid, "phoenix_lsp.agent.worker"), "the warm worker runs",
+                         timeout=TIMEOUT)  # _drop checks that it, and every MCP server the route holds, ends
         assert await _drop(a) == 0
