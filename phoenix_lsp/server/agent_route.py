@@ -47,6 +47,7 @@ class AgentRoute:
         self._catalogue: str | None = None
         self._lock = asyncio.Lock()
         self._started = threading.Lock()
+        self._closed = False  # closed at shutdown: nothing starts again
         self.hub: Any = None  # the MCP client and the gate start on first use: the SDK is a heavy import
         self.gate: Any = None
         self.artifacts: Any = None
@@ -61,7 +62,7 @@ class AgentRoute:
     def start(self) -> None:
         """Create the MCP client and the capability gate (blocking: call it off the event loop)."""
         with self._started:
-            if self.hub is None and self.settings is not None:
+            if self.hub is None and self.settings is not None and not self._closed:
                 from ..agent.capability_gate import CapabilityGate
                 from ..agent.mcp_hub import McpHub
 
@@ -173,10 +174,14 @@ class AgentRoute:
         return ConversationAgent(self, runtime)
 
     def close(self) -> None:
-        if self.pool is not None:
-            self.pool.close()
-        if self.hub is not None:
-            self.hub.close()
+        """End the warm engine workers and the MCP servers (the server is shutting down): a start under way
+        finishes first, and none comes after. Blocking; idempotent."""
+        with self._started:
+            self._closed = True
+            if self.pool is not None:
+                self.pool.close()
+            if self.hub is not None:
+                self.hub.close()
 
 
 def _index(tools: Sequence[Any], notes: Sequence[str]) -> list[str]:

@@ -7,6 +7,7 @@ answer), and its recorded requests show what the model was told.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ from tests.agent.triage_flow import expected as expected_ids
 from tests.e2e.harness import API_KEY, Session, last_seq, session, tool_results, wait_idle
 from tests.e2e.test_write_patch import unrestricted
 from tests.fake_anthropic import FakeAnthropic, RecordedRequest, Reply, ToolUseBlock
+from tests.waiting import eventually, exited
 
 pytestmark = [pytest.mark.slow, pytest.mark.req("REQ-AGENT-003", "REQ-AGENT-005", "REQ-AGENT-014")]
 
@@ -369,3 +371,53 @@ async def test_an_mcp_server_that_does_not_start_is_said_and_the_turn_goes_on(fa
         requests = await agent_turn(s, cid, Reply.text_reply("ok"))
         catalogue = next(t for t in requests[0].body["tools"] if t["name"] == "run_plan")["description"]
         assert LIST in catalogue and "Unreachable now: broken" in catalogue
+
+
+def descendants(pid: int) -> dict[int, str]:
+    """The running processes below ``pid`` (children, their children...), each with its command line."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                state, parent = (entry / "stat").read_text().rsplit(")", 1)[1].split()[:2]
+            except (OSError, IndexError):
+                continue  # gone meanwhile
+            if state != "Z":  # a zombie has ended; only its exit status is left
+                children.setdefault(int(parent), []).append(int(entry.name))
+    found: dict[int, str] = {}
+    todo = [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            try:
+                found[child] = (Path("/proc") / str(child) / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            except OSError:
+                continue
+            todo.append(child)
+    return found
+
+
+@pytest.mark.req("REQ-PROTO-050", "REQ-AGENT-037")
+async def test_shutdown_ends_the_warm_workers_and_the_mcp_servers(fake_anthropic: FakeAnthropic,
+                                                                  tmp_path: Path) -> None:
+    """The agent route's warm engine workers and MCP server processes end at shutdown, before exit: none
+    outlives the server (closing the route also removes the workers' scratch directories)."""
+    async with session(fake_anthropic, tmp_path, env=agent_files(tmp_path)) as s:
+        cid = await unrestricted(s, "auto")
+        await agent_turn(s, cid, Reply.text_reply("Nothing to triage."))  # the catalogue starts the route
+
+        def started() -> dict[int, str]:
+            found = descendants(s.pid)
+            commands = list(found.values())
+            mcp = any("records_server" in c for c in commands)
+            worker = any("phoenix_lsp.agent.worker" in c or "-I -c" in c for c in commands)
+            return found if mcp and worker else {}
+
+        running = await eventually(started, "an MCP server and a warm worker below the server", timeout=60)
+        await asyncio.wait_for(s.client.shutdown_async(None), 60)
+        assert await exited(list(running), 30) == [], "still running after shutdown: " + "; ".join(
+            running[p][:120] for p in running if p in descendants(s.pid))
+        s.client.exit(None)
+        server = s.client._server
+        assert server is not None
+        await asyncio.wait_for(server.wait(), 30)
+        s.killed = True  # ended: nothing left for the session to shut down

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import Any
 
@@ -66,10 +67,13 @@ def setup(server: PhoenixServer) -> None:
             warn(ls, f"phoenix-lsp: {warning} Run `phoenix-lsp doctor` for details.")
 
     @server.feature(types.SHUTDOWN)
-    def shutdown(ls: PhoenixServer, params: None) -> None:
+    async def shutdown(ls: PhoenixServer, params: None) -> None:
+        """Stop what runs: the turns, the agent route's workers and MCP servers (waited for, off the event loop),
+        the background commands."""
         from ...sandbox.background import kill_background_jobs
 
         if ls.hub is not None:
             for task in list(ls.hub.tasks):
                 task.cancel()
+            await asyncio.to_thread(ls.hub.stop)
         kill_background_jobs()

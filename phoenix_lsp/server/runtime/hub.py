@@ -142,8 +142,15 @@ class Hub(Outbox, Windows):
                 count += 1
         return count
 
+    def stop(self) -> None:
+        """End what runs beside the conversations: the agent route's warm engine workers and MCP servers
+        (REQ-PROTO-050). Blocking: each is waited for. At shutdown, and again (then at once) at exit."""
+        if self.config.agent_route is not None:
+            self.config.agent_route.close()
+
     def close(self) -> None:
-        """Close the store (the process is ending)."""
+        """Stop, then close the store (the process is ending, with or without a shutdown before)."""
+        self.stop()
         self.store.close()
 
     def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
