@@ -23,7 +23,7 @@ ADAPTERS = {f"phoenix_lsp.server.{name}" for name in ("lsp", "plain", "edits", "
 RUNTIME = "phoenix_lsp.server.runtime"
 PROTOCOL = "phoenix_lsp.protocol"
 
-#: what runs before ``initialize`` is answered: the command line (with its parser), the server with its features,
+#: what runs before ``initialize`` is answered: the command line (with its parser), the server with its dispatchers,
 #: and the sandbox probe the InitializeResult reports
 BOOT = ("import sys; import phoenix_lsp.cli as cli; cli._parser(); import phoenix_lsp.server.app; "
         "from phoenix_lsp.sandbox import probe; print(' '.join(sorted(sys.modules)))")
@@ -80,15 +80,19 @@ def test_the_wire_models_import_only_the_core() -> None:
 
 
 def test_imports_are_lazy_only_on_the_boot_line() -> None:
-    """Features load at start-up (their handlers are registered before initialize), so laziness lives in the
-    modules that answer initialize; everything below them imports at the top, but for ``ALLOWED``."""
+    """Laziness lives in the modules that answer initialize; the features load once, on the boot line
+    (``lifecycle.load``), and everything they import is imported at the top, but for ``ALLOWED``."""
     loaded = subprocess.run([sys.executable, "-c", BOOT], capture_output=True, text=True, check=True, cwd=ROOT)
     boot_line = set(loaded.stdout.split())
     assert "phoenix_lsp.server.runtime" not in boot_line and "pydantic" not in boot_line  # REQ-PROTO-050
+    below = {f"phoenix_lsp.server.{name}" for name in ("served", "requests", "plain", "commands", "confirm", "errors")}
+    assert sorted(boot_line & below) == [], "the features load on the boot line, not before initialize"
+    assert [m for m in boot_line if m.startswith("phoenix_lsp.server.features.")] == [
+        "phoenix_lsp.server.features.lifecycle"]
     lazy = {(e.source, e.target) for e in _script().edges() if e.how != "top"}
-    below = {pair for pair in lazy if pair[0] not in boot_line}
-    assert sorted(below - set(ALLOWED)) == [], "lazy imports below the boot line: import them at the top"
-    assert sorted(set(ALLOWED) - below) == [], "ALLOWED names imports that are no longer lazy: remove them"
+    below_line = {pair for pair in lazy if pair[0] not in boot_line}
+    assert sorted(below_line - set(ALLOWED)) == [], "lazy imports below the boot line: import them at the top"
+    assert sorted(set(ALLOWED) - below_line) == [], "ALLOWED names imports that are no longer lazy: remove them"
 
 
 def test_the_script_sees_a_circle_and_an_import_inside_a_function(tmp_path: Path) -> None:

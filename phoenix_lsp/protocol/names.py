@@ -1,4 +1,5 @@
-"""The names of the ``phoenix/*`` requests, in the order specs/protocol.md lists them.
+"""The names of the ``phoenix/*`` requests and of the plain clients' commands, in the order specs/protocol.md lists
+them.
 
 Plain data with no imports, so the server can announce them in its ``InitializeResult`` before the wire models
 (pydantic) are loaded (REQ-PROTO-050). ``phoenix_lsp.protocol.methods`` builds its table of params and result
@@ -29,4 +30,19 @@ METHOD_NAMES: tuple[str, ...] = (
     "phoenix/getRoute",
     "phoenix/setRoute",
     "phoenix/getArtifact",
+)
+
+#: The commands of editors without the phoenix protocol (``workspace/executeCommand``, REQ-PROTO-038), in the
+#: order specs/protocol.md lists them: announced in ``executeCommandProvider`` from here, served by
+#: ``server/commands.py``, which takes its names from this very tuple.
+COMMAND_NAMES: tuple[str, ...] = (
+    "phoenix.ask",
+    "phoenix.newConversation",
+    "phoenix.send",
+    "phoenix.showConversation",
+    "phoenix.cancel",
+    "phoenix.restricted",
+    "phoenix.unrestricted",
+    "phoenix.auto",
+    "phoenix.interactive",
 )

@@ -1,6 +1,8 @@
-"""The phoenix-lsp language server: the server object with every feature registered, and ``serve``.
+"""The phoenix-lsp language server: the server object, and ``serve``.
 
-Each feature is a module of ``features/`` with a ``setup(server)`` (specs/protocol.md says what each does).
+At start-up the server holds its lifecycle and, for everything else it serves, a light dispatcher; the
+features load at ``initialized`` (``features/lifecycle.py``, the boot line; specs/protocol.md says what each
+feature does).
 """
 
 from __future__ import annotations
@@ -11,20 +13,14 @@ import os
 import sys
 from typing import NoReturn
 
-from . import commands, confirm
-from .features import audit, conversations, lifecycle, messages, models, modes, route
+from .features import lifecycle
 from .lsp import PhoenixServer
-
-#: the phoenix/* features, then what plain clients use: executeCommand and code actions (commands.py), and the
-#: check that an open document shows an edit the editor says it applied (confirm.py)
-FEATURES = (lifecycle, conversations, messages, modes, models, route, audit, confirm, commands)
 
 
 def create() -> PhoenixServer:
-    """A server with every feature registered."""
+    """A server ready to answer ``initialize``: the lifecycle and the dispatchers (``lifecycle.setup``)."""
     server = PhoenixServer()
-    for feature in FEATURES:
-        feature.setup(server)
+    lifecycle.setup(server)
     return server
 
 

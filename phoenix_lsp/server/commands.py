@@ -12,27 +12,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from lsprotocol import types
 
-from . import requests
+from ..protocol.names import COMMAND_NAMES
+from . import requests, transcript
 from .errors import PhoenixError, invalid
+from .lsp import PhoenixServer
 
-if TYPE_CHECKING:
-    from .lsp import PhoenixServer
-
-ASK = "phoenix.ask"
-NEW = "phoenix.newConversation"
-SEND = "phoenix.send"
-SHOW = "phoenix.showConversation"
-CANCEL = "phoenix.cancel"
-RESTRICTED = "phoenix.restricted"
-UNRESTRICTED = "phoenix.unrestricted"
-AUTO = "phoenix.auto"
-INTERACTIVE = "phoenix.interactive"
-
-COMMANDS = [ASK, NEW, SEND, SHOW, CANCEL, RESTRICTED, UNRESTRICTED, AUTO, INTERACTIVE]
+ASK, NEW, SEND, SHOW, CANCEL, RESTRICTED, UNRESTRICTED, AUTO, INTERACTIVE = COMMAND_NAMES
 
 #: canned questions offered as code actions on a selection
 QUESTIONS = {
@@ -128,8 +117,6 @@ def new_conversation(ls: PhoenixServer, *args: Any) -> dict[str, Any]:
 
 def send(ls: PhoenixServer, *args: Any) -> dict[str, Any]:
     """``phoenix.send {uri}``: send the draft written at the end of a transcript."""
-    from . import transcript
-
     uri = _options(args).get("uri")
     if not isinstance(uri, str):
         raise invalid("arguments[0].uri", "phoenix.send needs {uri}: the transcript whose draft to send.")
@@ -143,8 +130,6 @@ def send(ls: PhoenixServer, *args: Any) -> dict[str, Any]:
 
 def send_draft(ls: PhoenixServer, conversation_id: str, text: str) -> dict[str, Any] | None:
     """Send the draft of a transcript's text, if it has one (None when there is nothing to send)."""
-    from . import transcript
-
     draft = transcript.draft_of(text).replace("(write your question here, then save)", "").strip()
     if not draft or draft == ls.plain.view.sent_drafts.get(conversation_id):
         return None
@@ -201,8 +186,6 @@ def _action(title: str, command: str, argument: dict[str, Any] | None = None) ->
 
 def code_actions(ls: PhoenixServer, params: types.CodeActionParams) -> list[types.CodeAction]:
     """Code actions offering the commands: questions on a selection, and the conversation's controls."""
-    from . import transcript
-
     uri, rng = params.text_document.uri, params.range
     actions: list[types.CodeAction] = []
     document = ls.workspace.get_text_document(uri)
@@ -239,8 +222,6 @@ def code_actions(ls: PhoenixServer, params: types.CodeActionParams) -> list[type
 
 def did_save(ls: PhoenixServer, params: types.DidSaveTextDocumentParams) -> None:
     """Saving a transcript with text below the draft marker sends that text."""
-    from . import transcript
-
     uri = params.text_document.uri
     if not uri.startswith("file:"):
         return
@@ -267,21 +248,15 @@ def _command(handler: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, 
     return run
 
 
-def setup(server: PhoenixServer) -> None:
-    """Register the commands, the code actions and the transcript's save handler on ``server``."""
-    handlers = {
-        ASK: ask,
-        NEW: new_conversation,
-        SEND: send,
-        SHOW: show,
-        CANCEL: cancel,
-        RESTRICTED: _mode("restricted"),
-        UNRESTRICTED: _mode("unrestricted"),
-        AUTO: _policy("auto"),
-        INTERACTIVE: _policy("interactive"),
-    }
-    for name, handler in handlers.items():
-        server.command(name)(_command(handler))
-    server.feature(types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(code_action_kinds=[
-        types.CodeActionKind.Empty]))(code_actions)
-    server.feature(types.TEXT_DOCUMENT_DID_SAVE, types.SaveOptions(include_text=True))(did_save)
+#: each command's handler, with annotations pygls can resolve at run time (installed by ``served.py``)
+HANDLERS: dict[str, Callable[..., dict[str, Any]]] = {name: _command(handler) for name, handler in {
+    ASK: ask,
+    NEW: new_conversation,
+    SEND: send,
+    SHOW: show,
+    CANCEL: cancel,
+    RESTRICTED: _mode("restricted"),
+    UNRESTRICTED: _mode("unrestricted"),
+    AUTO: _policy("auto"),
+    INTERACTIVE: _policy("interactive"),
+}.items()}

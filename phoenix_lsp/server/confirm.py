@@ -69,6 +69,3 @@ async def check(ls: LanguageServer, uri: str, original: str, prepared: str) -> s
         if _watches.get(uri) is watch:
             del _watches[uri]
 
-
-def setup(server: LanguageServer) -> None:
-    server.feature(types.TEXT_DOCUMENT_DID_CHANGE)(did_change)

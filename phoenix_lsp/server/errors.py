@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pygls.exceptions import JsonRpcException
 
+from ..core.effects import Reject, RejectCode
 from ..protocol.codes import CODES
-
-if TYPE_CHECKING:  # the core is loaded on first use, not at start-up (start-up time, REQ-PROTO-001)
-    from ..core.effects import Reject, RejectCode
 
 
 class PhoenixError(JsonRpcException):

@@ -38,12 +38,12 @@ from .. import safe_json
 from ..protocol.codes import CODES
 from ..protocol.converter import plain_converter
 from . import logs, transport
-from .plain import PlainClient
 
 if TYPE_CHECKING:
     from ..core.values import ToolUse
     from ..protocol.events import EventKinds
     from .adapter import Conversation, Conversations
+    from .plain import PlainClient
     from .sight import EditorSight
 
 VERSION = "0.1.0"
@@ -216,6 +216,8 @@ class PhoenixServer(LanguageServer):
     """One hub of conversations, and what the server knows about its client."""
 
     protocol: PhoenixProtocol
+    #: what a client without the phoenix protocol is shown (set when the features load, ``served.install``)
+    plain: PlainClient
 
     def __init__(self, data_dir: str | None = None) -> None:
         super().__init__("phoenix-lsp", VERSION, protocol_cls=PhoenixProtocol, converter_factory=plain_converter)
@@ -231,7 +233,7 @@ class PhoenixServer(LanguageServer):
         self.hub: Conversations | None = None  # the runtime's hub, set up in initialized (boot.py)
         self.rich = False
         self.editor_sight = False  # the client announced experimental.phoenix.editorSight (REQ-SIGHT-002)
-        self.plain = PlainClient(self, self.spawn)
+        self.loaded = False  # the features are loaded (the boot line, ``features/lifecycle.py``)
 
     # --------------------------------------------------------------------------- transport (REQ-PROTO-044)
 

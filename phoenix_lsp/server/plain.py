@@ -16,25 +16,21 @@ import logging
 import re
 from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from lsprotocol import types
 from pygls.progress import Progress as ProgressTracker
 from pygls.workspace import Workspace
 
-from .lazy import LazyModule
-
-if TYPE_CHECKING:
-    from ..core.values import ToolUse
-    from ..protocol import events
-    from .adapter import Conversation as Runtime
-    from .adapter import Conversations
-
-ev = LazyModule("phoenix_lsp.protocol.events")  # pydantic is loaded after initialize (start-up budget)
-transcript = LazyModule("phoenix_lsp.server.transcript")  # imports the core: only when a plain client needs it
-confined = LazyModule("phoenix_lsp.confined")
-core_state = LazyModule("phoenix_lsp.core.state")  # the core is loaded on first use, not at start-up
-values = LazyModule("phoenix_lsp.core.values")
+from .. import confined
+from ..core import state as core_state
+from ..core import values
+from ..core.rules import scopes_for
+from ..core.values import ToolUse
+from ..protocol import events as ev
+from . import transcript
+from .adapter import Conversation as Runtime
+from .adapter import Conversations
 
 log = logging.getLogger(__name__)
 
@@ -138,8 +134,6 @@ def approval_text(runtime: Runtime, call: ToolUse, description: str, diff: str |
 
 def rule_line(runtime: Runtime, call: ToolUse) -> str:
     """What "Always Allow" adds (the narrowest scope, REQ-PERM-020), when it is narrower than the tool."""
-    from ..core.rules import scopes_for
-
     narrowest = scopes_for(runtime.state.always_allow, call)[0]
     return "" if narrowest.whole_tool else f"Always Allow adds the rule: {narrowest.label}"
 
@@ -180,9 +174,10 @@ Progress = types.WorkDoneProgressReport | types.WorkDoneProgressEnd
 class Server(Protocol):
     """The LSP server as a plain client's side uses it (``lsp.PhoenixServer``)."""
 
-    work_done_progress: ProgressTracker
     protocol: Any
 
+    @property
+    def work_done_progress(self) -> ProgressTracker: ...
     @property
     def client_capabilities(self) -> types.ClientCapabilities: ...
     @property
@@ -208,12 +203,12 @@ class PlainClient:
 
     # ------------------------------------------------------------------------------------ progress
 
-    def event(self, event: events.EventKinds, params: dict[str, Any]) -> None:
+    def event(self, event: ev.EventKinds, params: dict[str, Any]) -> None:
         """REQ-PROTO-024: a turn as $/progress in words, problems as window/showMessage; the transcript."""
         self._progress(event)
         self.view.on_event(params)
 
-    def _progress(self, event: events.EventKinds) -> None:
+    def _progress(self, event: ev.EventKinds) -> None:
         cid = event.conversation_id
         if isinstance(event, ev.Error):
             self._warn(event.message)
@@ -415,7 +410,7 @@ class PlainView:
 
     def path(self, conversation_id: str) -> Path:
         assert self.ls.hub is not None
-        return Path(transcript.transcript_path(self.ls.hub.data_dir, conversation_id))
+        return transcript.transcript_path(self.ls.hub.data_dir, conversation_id)
 
     def write(self, runtime: Runtime, draft: str | None = None) -> Path:
         """Rewrite the transcript, keeping the user's unsent draft (from the open buffer, else the file)."""
@@ -434,9 +429,9 @@ class PlainView:
     def _draft(self, path: Path) -> str:
         document = self.ls.workspace.text_documents.get(path.as_uri())
         if document is not None:
-            return str(transcript.draft_of(document.source))
+            return transcript.draft_of(document.source)
         try:
-            return str(transcript.draft_of(transcript.read(path)))
+            return transcript.draft_of(transcript.read(path))
         except (confined.ReadRefused, UnicodeDecodeError):
             return ""
 

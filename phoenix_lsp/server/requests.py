@@ -3,28 +3,26 @@ turned into its wire form here and nowhere else, failures as the protocol's JSON
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from ..core.events import Event
+from ..protocol import base
+from ..protocol.methods import METHODS
+from ..sandbox import cgroups
 from .errors import PhoenixError, invalid, refusal
-from .lazy import LazyModule
 from .lsp import PhoenixServer
-
-if TYPE_CHECKING:
-    from ..core.events import Event
-    from .runtime import Hub, Outcome, Runtime
-
-# pydantic and the runtime load on first use: the editor waits for `initialize` (start-up budget)
-base = LazyModule("phoenix_lsp.protocol.base")
-methods = LazyModule("phoenix_lsp.protocol.methods")
-rt = LazyModule("phoenix_lsp.server.runtime")
+from .runtime import Hub, NotFound, Outcome, Runtime
 
 Handler = Callable[[PhoenixServer, Any], Any]
+#: a handler as served: raw params in, wire result out (a coroutine function when the handler is one)
+Served = Callable[[PhoenixServer, Any], Any]
 
 #: method -> the served function, raw params in and wire result out (plain-client commands call them too)
-SERVED: dict[str, Callable[[PhoenixServer, Any], Any]] = {}
+SERVED: dict[str, Served] = {}
 
 
 def call(ls: PhoenixServer, name: str, params: Any) -> Any:
@@ -32,33 +30,32 @@ def call(ls: PhoenixServer, name: str, params: Any) -> Any:
     return SERVED[name](ls, params)
 
 
-def request(server: PhoenixServer, name: str) -> Callable[[Handler], Handler]:
-    """Register ``handler(ls, params_model) -> result_model`` (sync or async) as the phoenix request ``name``."""
+def serve(name: str, handler: Handler) -> Served:
+    """``handler(ls, params_model) -> result_model`` (sync or async) as the phoenix request ``name`` is served:
+    params validated by the method's model, the result in its wire form. Kept in ``SERVED``."""
+    params_model = METHODS[name].params
 
     def parse(params: Any) -> Any:
         try:
-            return base.parse(methods.METHODS[name].params, params)
+            return base.parse(params_model, params)
         except base.InvalidParams as exc:
             raise invalid(exc.field, exc.message) from None
 
-    def register(handler: Handler) -> Handler:
-        if inspect.iscoroutinefunction(handler):
+    served: Served
+    if inspect.iscoroutinefunction(handler):
 
-            async def serve_async(ls: PhoenixServer, params: Any = None) -> Any:
-                return base.to_wire(await handler(ls, parse(params)))
+        async def serve_async(ls: PhoenixServer, params: Any = None) -> Any:
+            return base.to_wire(await handler(ls, parse(params)))
 
-            server.feature(name)(serve_async)
-            SERVED[name] = serve_async
-        else:
+        served = serve_async
+    else:
 
-            def serve(ls: PhoenixServer, params: Any = None) -> Any:
-                return base.to_wire(handler(ls, parse(params)))
+        def serve_sync(ls: PhoenixServer, params: Any = None) -> Any:
+            return base.to_wire(handler(ls, parse(params)))
 
-            server.feature(name)(serve)
-            SERVED[name] = serve
-        return handler
-
-    return register
+        served = serve_sync
+    SERVED[name] = served
+    return served
 
 
 def hub(ls: PhoenixServer) -> Hub:
@@ -66,14 +63,14 @@ def hub(ls: PhoenixServer) -> Hub:
         if ls.setup_error:
             raise PhoenixError("setupFailed", ls.setup_error)
         raise PhoenixError("notInitialized", "The server is not initialized yet: send initialize first.")
-    assert isinstance(ls.hub, rt.Hub)  # the one boot.py gives the server
+    assert isinstance(ls.hub, Hub)  # the one boot.py gives the server
     return ls.hub
 
 
 def conversation(ls: PhoenixServer, conversation_id: str) -> Runtime:
     try:
         runtime = hub(ls).get(conversation_id)
-    except rt.NotFound as exc:
+    except NotFound as exc:
         raise PhoenixError("conversationNotFound", str(exc), conversationId=conversation_id) from None
     warm_sdk()
     return runtime
@@ -91,11 +88,7 @@ _warm: list[threading.Thread] = []
 
 
 def _warm_up() -> None:
-    import importlib
-
-    importlib.import_module("anthropic")
-    from ..sandbox import cgroups
-
+    importlib.import_module("anthropic")  # the SDK, in the background (see warm_sdk)
     cgroups.pids_cgroup_parent()  # the one-time cgroup probes of the first restricted command
     cgroups.memory_cgroup_parent()
 

@@ -36,7 +36,8 @@ from typing import Any
 
 #: what a session imports, in the order the server does (anthropic is imported on the first message)
 PRELOAD = (
-    "phoenix_lsp.cli", "phoenix_lsp.server.app", "phoenix_lsp.server.runtime", "phoenix_lsp.core",
+    "phoenix_lsp.cli", "phoenix_lsp.server.app", "phoenix_lsp.server.served", "phoenix_lsp.server.boot",
+    "phoenix_lsp.server.runtime", "phoenix_lsp.core",
     "phoenix_lsp.llm.client", "anthropic", "phoenix_lsp.tools.registry", "phoenix_lsp.sandbox.spawn",
     "phoenix_lsp.server.plain", "phoenix_lsp.server.attachments", "phoenix_lsp.server.instructions",
     "phoenix_lsp.tools.bash_scope",

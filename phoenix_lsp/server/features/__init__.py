@@ -1,1 +1,2 @@
-"""The server's features, one module each with a ``setup(server)`` that registers its handlers."""
+"""The server's features: the lifecycle (``lifecycle.py``, with the boot line), then one module per group of
+``phoenix/*`` requests, each with a ``HANDLERS`` table of its module-level handlers (installed by ``served.py``)."""

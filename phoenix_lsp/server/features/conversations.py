@@ -7,39 +7,35 @@ import json
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import cast
 
+from pygls.uris import to_fs_path
+
+from ...core import events, values
+from ...core import state as core_state
+from ...core.state import StatusKind
+from ...core.values import InstructionFile
+from ...protocol import params as p
+from ...protocol import results as res
+from ...protocol import views
+from ...protocol.views import SandboxInfo
+from ...sandbox.denylist import DenyCheck, current_deny_read
+from .. import instructions, wire
+from ..capabilities import sandbox_info
 from ..errors import PhoenixError, invalid
-from ..lazy import LazyModule
 from ..lsp import PhoenixServer
-from ..requests import Handler, apply, conversation, hub, request, warm_sdk
-
-if TYPE_CHECKING:
-    from ...core.values import InstructionFile
-    from ...protocol import params as p
-    from ...protocol import results as r
-    from ...protocol.views import SandboxInfo
-    from ..runtime import Runtime
-
-res = LazyModule("phoenix_lsp.protocol.results")
-views = LazyModule("phoenix_lsp.protocol.views")
-events = LazyModule("phoenix_lsp.core.events")
-values = LazyModule("phoenix_lsp.core.values")
-core_state = LazyModule("phoenix_lsp.core.state")
-wire = LazyModule("phoenix_lsp.server.wire")
+from ..requests import Handler, apply, conversation, hub, warm_sdk
+from ..runtime import Runtime
+from .models import check_model
 
 
 def sandbox_view(sandbox: object) -> SandboxInfo:
-    from .lifecycle import sandbox_info
-
-    return views.SandboxInfo.model_validate(sandbox_info(sandbox))  # type: ignore[no-any-return]
+    return views.SandboxInfo.model_validate(sandbox_info(sandbox))
 
 
 def workspace_roots(ls: PhoenixServer) -> list[Path]:
     """The editor's workspace folders (project instructions are read from the one holding the working
     directory down to it)."""
-    from pygls.uris import to_fs_path
-
     roots = [Path(to_fs_path(f.uri) or "") for f in ls.workspace.folders.values()]
     if ls.workspace.root_path:
         roots.append(Path(ls.workspace.root_path))
@@ -55,9 +51,6 @@ def read_instructions(ls: PhoenixServer, working_directory: str) -> tuple[str, t
 def instructions_reader(ls: PhoenixServer,
                         working_directory: str) -> Callable[[], tuple[str, tuple[InstructionFile, ...]]]:
     """What :func:`read_instructions` does, as a function that touches no server state (for a thread)."""
-    from ...sandbox.denylist import DenyCheck, current_deny_read
-    from .. import instructions
-
     h = hub(ls)
     user_dir = instructions.config_dir(h.config.config_dir)
     roots = workspace_roots(ls)
@@ -71,11 +64,11 @@ def instructions_reader(ls: PhoenixServer,
     return read
 
 
-def instruction_views(files: tuple[InstructionFile, ...]) -> list[r.InstructionFileView]:
+def instruction_views(files: tuple[InstructionFile, ...]) -> list[res.InstructionFileView]:
     return [res.InstructionFileView(path=f.path, size=f.size, kept=f.kept, problem=f.problem) for f in files]
 
 
-def new_conversation(ls: PhoenixServer, p: p.NewConversationParams) -> r.NewConversationResult:
+def new_conversation(ls: PhoenixServer, p: p.NewConversationParams) -> res.NewConversationResult:
     conversations = hub(ls)
     warm_sdk()
     given = p.working_directory  # absent means the workspace root; empty is refused by its model
@@ -91,8 +84,6 @@ def new_conversation(ls: PhoenixServer, p: p.NewConversationParams) -> r.NewConv
         raise invalid("workingDirectory", f"Invalid params: 'workingDirectory': {cwd[:200]!r} is not an "
                       "existing absolute directory. Give the folder the agent should work in.")
     if p.model is not None:
-        from .models import check_model
-
         check_model(ls, p.model)  # REQ-MODEL-007: the id is validated here too, not only by setModel
     origin: Runtime | None = None
     if p.continue_from:
@@ -116,7 +107,7 @@ def new_conversation(ls: PhoenixServer, p: p.NewConversationParams) -> r.NewConv
         instructions=read_instructions(ls, working_directory),
     )
     state = runtime.state
-    return res.NewConversationResult(  # type: ignore[no-any-return]
+    return res.NewConversationResult(
         conversation_id=runtime.id,
         mode=state.mode,
         style=state.style,
@@ -128,16 +119,16 @@ def new_conversation(ls: PhoenixServer, p: p.NewConversationParams) -> r.NewConv
     )
 
 
-def list_conversations(ls: PhoenixServer, p: p.ListConversationsParams) -> r.ListConversationsResult:
+def list_conversations(ls: PhoenixServer, p: p.ListConversationsParams) -> res.ListConversationsResult:
     rows = hub(ls).store.list_conversations(include_subagents=p.include_sub_agents)
     # REQ-PROTO-005: most recently updated first (the store orders by creation); sorted() is stable.
     rows = sorted(rows, key=lambda row: row.updated_at, reverse=True)
-    return res.ListConversationsResult(  # type: ignore[no-any-return]
+    return res.ListConversationsResult(
         conversations=[
             res.ConversationSummary(
                 conversation_id=row.id,
                 title=row.title,
-                status=row.status,
+                status=cast(StatusKind, row.status),  # the store keeps status.kind; the model checks it
                 model=row.model,
                 created_at=row.created_at,
                 updated_at=row.updated_at,
@@ -150,7 +141,7 @@ def list_conversations(ls: PhoenixServer, p: p.ListConversationsParams) -> r.Lis
     )
 
 
-async def get_conversation(ls: PhoenixServer, p: p.GetConversationParams) -> r.GetConversationResult:
+async def get_conversation(ls: PhoenixServer, p: p.GetConversationParams) -> res.GetConversationResult:
     runtime = conversation(ls, p.conversation_id)
     store = hub(ls).store
     after = p.after_seq or 0
@@ -168,7 +159,7 @@ async def get_conversation(ls: PhoenixServer, p: p.GetConversationParams) -> r.G
     approval = None
     if isinstance(status, core_state.AwaitingApproval):  # the same fields as the approvalRequested event
         approval = views.PendingApproval(**runtime.approval_fields(status.batch.current))
-    return res.GetConversationResult(  # type: ignore[no-any-return]
+    return res.GetConversationResult(
         conversation_id=runtime.id,
         is_sub_agent=state.is_subagent,
         status=status.kind,
@@ -181,7 +172,8 @@ async def get_conversation(ls: PhoenixServer, p: p.GetConversationParams) -> r.G
         always_allow_rules=[wire.rule_to_wire(r) for r in state.always_allow],
         context_usage=runtime.usage(),
         usage=views.TokenUsage.model_validate(runtime.token_fields()),
-        sub_agents=[views.SubAgentView(conversation_id=c.id, task=c.title, status=c.status) for c in children],
+        sub_agents=[views.SubAgentView(conversation_id=c.id, task=c.title, status=cast(StatusKind, c.status))
+                    for c in children],
         messages=messages,
         last_seq=runtime.seq,
         has_more=len(page) > p.limit,
@@ -196,24 +188,24 @@ async def get_conversation(ls: PhoenixServer, p: p.GetConversationParams) -> r.G
     )
 
 
-async def reload_instructions(ls: PhoenixServer, p: p.ConversationRef) -> r.ReloadInstructionsResult:
+async def reload_instructions(ls: PhoenixServer, p: p.ConversationRef) -> res.ReloadInstructionsResult:
     runtime = conversation(ls, p.conversation_id)
     before = runtime.state.instructions
     text, files = await asyncio.to_thread(instructions_reader(ls, runtime.state.working_directory))
     apply(runtime, events.SetInstructions(text, files))
     state = runtime.state
-    return res.ReloadInstructionsResult(  # type: ignore[no-any-return]
+    return res.ReloadInstructionsResult(
         instructions=instruction_views(state.instruction_files), changed=state.instructions != before
     )
 
 
-def trigger_continuation(ls: PhoenixServer, p: p.ConversationRef) -> r.TriggerContinuationResult:
+def trigger_continuation(ls: PhoenixServer, p: p.ConversationRef) -> res.TriggerContinuationResult:
     runtime = conversation(ls, p.conversation_id)
     apply(runtime, events.TriggerContinuation())
-    return res.TriggerContinuationResult(status=runtime.state.status.kind)  # type: ignore[no-any-return]
+    return res.TriggerContinuationResult(status=runtime.state.status.kind)
 
 
-#: the phoenix/* requests this module serves, each with its handler (registered by ``setup``)
+#: the phoenix/* requests this module serves, each with its handler (installed by ``served.py``)
 HANDLERS: dict[str, Handler] = {
     "phoenix/newConversation": new_conversation,
     "phoenix/listConversations": list_conversations,
@@ -222,7 +214,3 @@ HANDLERS: dict[str, Handler] = {
     "phoenix/triggerContinuation": trigger_continuation,
 }
 
-
-def setup(server: PhoenixServer) -> None:
-    for name, handler in HANDLERS.items():
-        request(server, name)(handler)

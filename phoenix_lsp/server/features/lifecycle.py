@@ -1,79 +1,119 @@
-"""initialize, initialized and shutdown: the client's capabilities, then the hub of conversations (wired by
-``boot.py``, imported here once)."""
+"""initialize, initialized and shutdown, and the boot line (REQ-PROTO-050, REQ-PROTO-053).
+
+Before ``initialize`` is answered the server holds, for each thing it serves, a light dispatcher made from
+names alone (``protocol/names.py``) and the options the InitializeResult announces: pygls derives the
+capabilities (``executeCommandProvider``, ``codeActionProvider``, ``textDocumentSync.save``) from what is
+registered. ``load`` is the boot line: at ``initialized`` (or at the first message that comes before it) it
+imports ``served.py``, which puts each feature's own handler in its dispatcher's place, and then ``boot.py``
+wires the hub of conversations. Nothing above this line imports the rest of the server."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable, Generator
 from typing import Any
 
 from lsprotocol import types
 
 from ... import __name__ as _pkg
-from ...protocol.names import METHOD_NAMES
+from ..capabilities import COMMANDS, FEATURES, METHODS, OPTIONS, sandbox_info
 from ..lsp import PhoenixServer, warn
 
 log = logging.getLogger(_pkg)
 
-METHODS = list(METHOD_NAMES)
+#: what a dispatcher gives pygls: the handler to run and its arguments; pygls sends back its result
+Dispatch = Generator[tuple[Callable[..., Any], tuple[Any, ...], None], Any, Any]
 
 
-def sandbox_info(sandbox: Any) -> dict[str, Any]:
-    """The sandbox facts announced in the InitializeResult (plain data: pydantic is not loaded yet)."""
-    info = {"available": bool(sandbox.available), "reason": sandbox.reason, "missing": list(sandbox.missing),
-            "landlockAbi": sandbox.landlock_abi}
-    return {k: v for k, v in info.items() if v is not None}
+def load(ls: PhoenixServer) -> None:
+    """The boot line: load the features, once, each handler replacing its dispatcher."""
+    if not ls.loaded:
+        from .. import served  # everything below the boot line loads here, after initialize is answered
+
+        served.install(ls)
+        ls.loaded = True
+
+
+def feature_dispatcher(name: str) -> Callable[[PhoenixServer, Any], Dispatch]:
+    """Stands for the feature ``name`` until the features load; then pygls finds the feature's own handler."""
+
+    def dispatch(ls: PhoenixServer, params: Any) -> Dispatch:
+        load(ls)
+        return (yield ls.protocol.fm.features[name], (params,), None)  # pygls runs it, sync or async
+
+    return dispatch
+
+
+def command_dispatcher(name: str) -> Callable[..., Dispatch]:
+    """Stands for the command ``name`` until the features load (``workspace/executeCommand``)."""
+
+    def dispatch(ls: PhoenixServer, *args: Any) -> Dispatch:
+        load(ls)
+        return (yield ls.protocol.fm.commands[name], args, None)
+
+    return dispatch
+
+
+def initialize(ls: PhoenixServer, params: types.InitializeParams) -> None:
+    """Answer fast: only what the InitializeResult needs. The rest is set up in ``initialized``."""
+    from ...sandbox import probe
+
+    experimental = params.capabilities.experimental
+    ls.rich = isinstance(experimental, dict) and "phoenix" in experimental
+    announced = experimental.get("phoenix") if isinstance(experimental, dict) else None
+    # REQ-SIGHT-002: the client answers phoenix/editorDiagnostics and phoenix/editorLocations
+    ls.editor_sight = ls.rich and isinstance(announced, dict) and announced.get("editorSight") is True
+    ls.init_options = params.initialization_options
+    ls.sandbox = probe()
+    ls.experimental = {"phoenix": {"version": 1, "methods": METHODS, "sandbox": sandbox_info(ls.sandbox)}}
+
+
+def initialized(ls: PhoenixServer, params: types.InitializedParams) -> None:
+    if ls.started:  # a second hub would lose what streams and announce open approvals again (REQ-PROTO-047)
+        log.warning("ignored a second initialized notification: the server is already set up")
+        return
+    ls.started = True
+    try:
+        load(ls)
+        from .. import boot  # the wiring: the runtime and everything it needs
+
+        ls.hub = hub = boot.start(ls)
+    except Exception as exc:  # say why every later request fails, instead of "not initialized"
+        log.exception("start-up failed")
+        ls.setup_error = (
+            f"phoenix-lsp could not start: {exc}. Check the data directory and the settings "
+            "(phoenix-lsp doctor), then restart the server."
+        )
+        warn(ls, ls.setup_error, types.MessageType.Error)
+        return
+    restored = hub.restore()
+    if restored:
+        log.info("restored %d conversations after a restart", restored)
+    warning = hub.sandbox.warning()
+    if warning:  # REQ-BASH-009: say what is missing, in the log and to the user
+        log.warning("%s", warning)
+        warn(ls, f"phoenix-lsp: {warning} Run `phoenix-lsp doctor` for details.")
+
+
+async def shutdown(ls: PhoenixServer, params: None) -> None:
+    """Stop what runs: the turns, the agent route's workers and MCP servers (waited for, off the event loop),
+    the background commands."""
+    from ...sandbox.background import kill_background_jobs
+
+    if ls.hub is not None:
+        for task in list(ls.hub.tasks):
+            task.cancel()
+        await asyncio.to_thread(ls.hub.stop)
+    kill_background_jobs()
 
 
 def setup(server: PhoenixServer) -> None:
-    @server.feature(types.INITIALIZE)
-    def initialize(ls: PhoenixServer, params: types.InitializeParams) -> None:
-        """Answer fast: only what the InitializeResult needs. The rest is set up in ``initialized``."""
-        from ...sandbox import probe
-
-        experimental = params.capabilities.experimental
-        ls.rich = isinstance(experimental, dict) and "phoenix" in experimental
-        announced = experimental.get("phoenix") if isinstance(experimental, dict) else None
-        # REQ-SIGHT-002: the client answers phoenix/editorDiagnostics and phoenix/editorLocations
-        ls.editor_sight = ls.rich and isinstance(announced, dict) and announced.get("editorSight") is True
-        ls.init_options = params.initialization_options
-        ls.sandbox = probe()
-        ls.experimental = {"phoenix": {"version": 1, "methods": METHODS, "sandbox": sandbox_info(ls.sandbox)}}
-
-    @server.feature(types.INITIALIZED)
-    def initialized(ls: PhoenixServer, params: types.InitializedParams) -> None:
-        if ls.started:  # a second hub would lose what streams and announce open approvals again (REQ-PROTO-047)
-            log.warning("ignored a second initialized notification: the server is already set up")
-            return
-        ls.started = True
-        try:
-            from .. import boot  # the boot line: the runtime and everything it needs load here, once
-
-            ls.hub = hub = boot.start(ls)
-        except Exception as exc:  # say why every later request fails, instead of "not initialized"
-            log.exception("start-up failed")
-            ls.setup_error = (
-                f"phoenix-lsp could not start: {exc}. Check the data directory and the settings "
-                "(phoenix-lsp doctor), then restart the server."
-            )
-            warn(ls, ls.setup_error, types.MessageType.Error)
-            return
-        restored = hub.restore()
-        if restored:
-            log.info("restored %d conversations after a restart", restored)
-        warning = hub.sandbox.warning()
-        if warning:  # REQ-BASH-009: say what is missing, in the log and to the user
-            log.warning("%s", warning)
-            warn(ls, f"phoenix-lsp: {warning} Run `phoenix-lsp doctor` for details.")
-
-    @server.feature(types.SHUTDOWN)
-    async def shutdown(ls: PhoenixServer, params: None) -> None:
-        """Stop what runs: the turns, the agent route's workers and MCP servers (waited for, off the event loop),
-        the background commands."""
-        from ...sandbox.background import kill_background_jobs
-
-        if ls.hub is not None:
-            for task in list(ls.hub.tasks):
-                task.cancel()
-            await asyncio.to_thread(ls.hub.stop)
-        kill_background_jobs()
+    """The lifecycle, and a dispatcher for everything else the server serves."""
+    server.feature(types.INITIALIZE)(initialize)
+    server.feature(types.INITIALIZED)(initialized)
+    server.feature(types.SHUTDOWN)(shutdown)
+    for name in FEATURES:
+        server.feature(name, OPTIONS.get(name))(feature_dispatcher(name))
+    for name in COMMANDS:
+        server.command(name)(command_dispatcher(name))

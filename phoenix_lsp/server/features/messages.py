@@ -5,21 +5,20 @@ from __future__ import annotations
 import base64
 import binascii
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from ...core import events, values
+from ...llm.images import ImageError, prepare_image
+from ...protocol import params as p
+from ...protocol import results as res
+from ...sandbox.denylist import DenyCheck, current_deny_read
+from .. import attachments
 from ..errors import invalid, refusal
-from ..lazy import LazyModule
 from ..lsp import PhoenixServer
-from ..requests import Handler, apply, conversation, hub, request
-
-if TYPE_CHECKING:
-    from ...protocol import params as p
-    from ...protocol import results as r
-    from ..runtime import Runtime
-
-res = LazyModule("phoenix_lsp.protocol.results")
-events = LazyModule("phoenix_lsp.core.events")
-values = LazyModule("phoenix_lsp.core.values")
+from ..requests import Handler, apply, conversation, hub
+from ..runtime import Runtime
+from ..ui_settings import read_route
+from .conversations import workspace_roots
 
 
 def read_attachments(ls: PhoenixServer, runtime: Runtime, p: p.SendMessageParams) -> list[str]:
@@ -27,10 +26,6 @@ def read_attachments(ls: PhoenixServer, runtime: Runtime, p: p.SendMessageParams
     invalidParams naming ``attachments[i]`` and the file, and nothing of the message is kept. The files are
     read by the confined reader, with the deny-read list whatever the mode (REQ-READ-004); on the event loop
     it reads in a worker thread, waited for a bounded time (REQ-READ-005)."""
-    from ...sandbox.denylist import DenyCheck, current_deny_read
-    from .. import attachments
-    from .conversations import workspace_roots
-
     h = hub(ls)
     working_directory = Path(runtime.state.working_directory)
     # the same check as the read tools' (REQ-BASH-026): what the kernel keeps from commands is not attached
@@ -53,8 +48,6 @@ def read_attachments(ls: PhoenixServer, runtime: Runtime, p: p.SendMessageParams
 def message_route(ls: PhoenixServer, p: p.SendMessageParams) -> Any:
     """The message's route (REQ-AGENT-001): its own, else the one the user chose last (ui_settings.json). The
     agent route with invalid settings files is refused, saying which file and why (REQ-AGENT-022)."""
-    from ..ui_settings import read_route
-
     h = hub(ls)
     route = p.route or read_route(h.store.path.parent)
     agent = h.config.agent_route
@@ -63,9 +56,7 @@ def message_route(ls: PhoenixServer, p: p.SendMessageParams) -> Any:
     return values.Route(route)
 
 
-def send_message(ls: PhoenixServer, p: p.SendMessageParams) -> r.SendMessageResult:
-    from ...llm.images import ImageError, prepare_image
-
+def send_message(ls: PhoenixServer, p: p.SendMessageParams) -> res.SendMessageResult:
     runtime = conversation(ls, p.conversation_id)
     store = hub(ls).store
     route = message_route(ls, p)
@@ -88,26 +79,22 @@ def send_message(ls: PhoenixServer, p: p.SendMessageParams) -> r.SendMessageResu
     outcome = apply(runtime, events.UserMessage(store.guard.redact(p.text), tuple(images), attached, route))
     message_id = str(len(runtime.state.history) - 1)
     if outcome.command is not None:
-        return res.SendMessageResult(  # type: ignore[no-any-return]
+        return res.SendMessageResult(
             message_id=message_id, command=outcome.command.command, mode=runtime.state.mode
         )
-    return res.SendMessageResult(message_id=message_id)  # type: ignore[no-any-return]
+    return res.SendMessageResult(message_id=message_id)
 
 
-def cancel(ls: PhoenixServer, p: p.ConversationRef) -> r.CancelResult:
+def cancel(ls: PhoenixServer, p: p.ConversationRef) -> res.CancelResult:
     runtime = conversation(ls, p.conversation_id)
     was_busy = runtime.busy
     apply(runtime, events.Cancel())
-    return res.CancelResult(cancelled=was_busy, status=runtime.state.status.kind)  # type: ignore[no-any-return]
+    return res.CancelResult(cancelled=was_busy, status=runtime.state.status.kind)
 
 
-#: the phoenix/* requests this module serves, each with its handler (registered by ``setup``)
+#: the phoenix/* requests this module serves, each with its handler (installed by ``served.py``)
 HANDLERS: dict[str, Handler] = {
     "phoenix/sendMessage": send_message,
     "phoenix/cancel": cancel,
 }
 
-
-def setup(server: PhoenixServer) -> None:
-    for name, handler in HANDLERS.items():
-        request(server, name)(handler)

@@ -8,20 +8,15 @@ import contextlib
 import importlib
 import logging
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from ...core import events
+from ...llm import models as known
+from ...protocol import params as p
+from ...protocol import results as res
 from ..errors import invalid
-from ..lazy import LazyModule
 from ..lsp import PhoenixServer
-from ..requests import Handler, apply, conversation, hub, request
-
-if TYPE_CHECKING:
-    from ...protocol import params as p
-    from ...protocol import results as r
-
-res = LazyModule("phoenix_lsp.protocol.results")
-events = LazyModule("phoenix_lsp.core.events")
-known = LazyModule("phoenix_lsp.llm.models")
+from ..requests import Handler, apply, conversation, hub
 
 log = logging.getLogger(__name__)
 
@@ -143,7 +138,7 @@ kept = ModelList()  # one server, one hub, one API key
 others = ProviderLists()
 
 
-async def list_models(ls: PhoenixServer, p: p.ListModelsParams) -> r.ListModelsResult:
+async def list_models(ls: PhoenixServer, p: p.ListModelsParams) -> res.ListModelsResult:
     h = hub(ls)
     if others.asking is None or others.asking.done():
         others.asking = h.spawn(others.ask(h, p.refresh))
@@ -153,13 +148,13 @@ async def list_models(ls: PhoenixServer, p: p.ListModelsParams) -> r.ListModelsR
     views, listings = others.result(h)
     if not listings:  # only Anthropic: the answer is what it was before other providers existed
         return first
-    return first.model_copy(update={"models": [*first.models, *views], "providers": listings})  # type: ignore[no-any-return]
+    return first.model_copy(update={"models": [*first.models, *views], "providers": listings})
 
 
-async def anthropic_models(h: Any, p: p.ListModelsParams) -> r.ListModelsResult:
+async def anthropic_models(h: Any, p: p.ListModelsParams) -> res.ListModelsResult:
     default = h.config.model
     if kept.models and not p.refresh and time.monotonic() - kept.at < LIST_TTL_S:
-        return res.ListModelsResult(models=kept.models, default_model=default, source="api")  # type: ignore[no-any-return]
+        return res.ListModelsResult(models=kept.models, default_model=default, source="api")
     if kept.asking is None or kept.asking.done():
         kept.asking = h.spawn(kept.ask(h))
     try:
@@ -172,36 +167,32 @@ async def anthropic_models(h: Any, p: p.ListModelsParams) -> r.ListModelsResult:
         if kept.failure is not None:  # no key, network, HTTP error: the built-in list, and say why
             reason = f"the API's model list could not be read ({h.store.guard.redact(kept.failure)[:300]})"
         elif kept.models:
-            return res.ListModelsResult(models=kept.models, default_model=default, source="api")  # type: ignore[no-any-return]
+            return res.ListModelsResult(models=kept.models, default_model=default, source="api")
         else:
             reason = "the API listed no models for this key"
     log.info("listModels: built-in list, because %s", reason)
-    return res.ListModelsResult(  # type: ignore[no-any-return]
+    return res.ListModelsResult(
         models=_builtin(), default_model=default, source="builtin",
         reason=f"The built-in list is shown because {reason}; any model id can still be chosen.",
     )
 
 
-def set_model(ls: PhoenixServer, p: p.SetModelParams) -> r.SetModelResult:
+def set_model(ls: PhoenixServer, p: p.SetModelParams) -> res.SetModelResult:
     runtime = conversation(ls, p.conversation_id)
     check_model(ls, p.model)
     previous = runtime.state.model
     apply(runtime, events.SetModel(p.model, kept.window(p.model, hub(ls))))
     hub(ls).learn_window_soon(runtime)  # an Ollama model nobody listed: its own window, asked meanwhile
     state = runtime.state
-    return res.SetModelResult(  # type: ignore[no-any-return]
+    return res.SetModelResult(
         model=state.model, previous=previous, changed=state.model != previous,
         context_window=state.settings.context_window,
     )
 
 
-#: the phoenix/* requests this module serves, each with its handler (registered by ``setup``)
+#: the phoenix/* requests this module serves, each with its handler (installed by ``served.py``)
 HANDLERS: dict[str, Handler] = {
     "phoenix/listModels": list_models,
     "phoenix/setModel": set_model,
 }
 
-
-def setup(server: PhoenixServer) -> None:
-    for name, handler in HANDLERS.items():
-        request(server, name)(handler)

@@ -6,22 +6,17 @@ artifacts, by handle: phoenix/getArtifact (REQ-PROTO-028)."""
 from __future__ import annotations
 
 import asyncio
+import base64
 import logging
-from typing import TYPE_CHECKING
+from pathlib import Path
 
+from ...agent.artifacts import ArtifactNotFound, InvalidHandle
+from ...protocol import params as p
+from ...protocol import results as res
+from .. import ui_settings
 from ..errors import PhoenixError, invalid
-from ..lazy import LazyModule
 from ..lsp import PhoenixServer
-from ..requests import Handler, hub, request
-
-if TYPE_CHECKING:
-    from pathlib import Path
-
-    from ...protocol import params as p
-    from ...protocol import results as r
-
-res = LazyModule("phoenix_lsp.protocol.results")
-ui_settings = LazyModule("phoenix_lsp.server.ui_settings")  # loaded on first use (start-up budget)
+from ..requests import Handler, hub
 
 log = logging.getLogger(__name__)
 
@@ -32,12 +27,12 @@ def data_dir(ls: PhoenixServer) -> Path:
 
 
 # The file is read (and written) in a thread, never on the event loop (REQ-READ-005).
-async def get_route(ls: PhoenixServer, p: p.GetRouteParams) -> r.GetRouteResult:
+async def get_route(ls: PhoenixServer, p: p.GetRouteParams) -> res.GetRouteResult:
     route = await asyncio.to_thread(ui_settings.read_route, data_dir(ls))
-    return res.GetRouteResult(route=route)  # type: ignore[no-any-return]
+    return res.GetRouteResult(route=route)
 
 
-async def set_route(ls: PhoenixServer, p: p.SetRouteParams) -> r.SetRouteResult:
+async def set_route(ls: PhoenixServer, p: p.SetRouteParams) -> res.SetRouteResult:
     where = data_dir(ls)
     try:
         previous = await asyncio.to_thread(ui_settings.write_route, where, p.route)
@@ -51,14 +46,10 @@ async def set_route(ls: PhoenixServer, p: p.SetRouteParams) -> r.SetRouteResult:
             path=str(path),
         ) from None
     log.info("route: %s (was %s), in %s", p.route, previous, ui_settings.settings_path(where))
-    return res.SetRouteResult(route=p.route, previous=previous)  # type: ignore[no-any-return]
+    return res.SetRouteResult(route=p.route, previous=previous)
 
 
-async def get_artifact(ls: PhoenixServer, p: p.GetArtifactParams) -> r.GetArtifactResult:
-    import base64
-
-    from ...agent.artifacts import ArtifactNotFound, InvalidHandle
-
+async def get_artifact(ls: PhoenixServer, p: p.GetArtifactParams) -> res.GetArtifactResult:
     route = hub(ls).config.agent_route
     if route is None or route.artifacts is None:
         why = route.unavailable if route is not None and route.unavailable else "the agent route is not set up"
@@ -69,19 +60,15 @@ async def get_artifact(ls: PhoenixServer, p: p.GetArtifactParams) -> r.GetArtifa
     except (InvalidHandle, ArtifactNotFound) as exc:
         raise invalid("handle", f"Invalid params: 'handle': {exc}") from None
     media = "text/plain; charset=utf-8" if artifact.type == "text" else "application/json"
-    return res.GetArtifactResult(  # type: ignore[no-any-return]
+    return res.GetArtifactResult(
         handle=artifact.handle, type=artifact.type, size=artifact.size, media_type=media,
         data=base64.b64encode(data).decode("ascii"))
 
 
-#: the phoenix/* requests this module serves, each with its handler (registered by ``setup``)
+#: the phoenix/* requests this module serves, each with its handler (installed by ``served.py``)
 HANDLERS: dict[str, Handler] = {
     "phoenix/getRoute": get_route,
     "phoenix/setRoute": set_route,
     "phoenix/getArtifact": get_artifact,
 }
 
-
-def setup(server: PhoenixServer) -> None:
-    for name, handler in HANDLERS.items():
-        request(server, name)(handler)
