@@ -20,6 +20,7 @@ from ..protocol.names import COMMAND_NAMES
 from . import requests, transcript
 from .errors import PhoenixError, invalid
 from .lsp import PhoenixServer
+from .runtime import Runtime
 
 ASK, NEW, SEND, SHOW, CANCEL, RESTRICTED, UNRESTRICTED, AUTO, INTERACTIVE = COMMAND_NAMES
 
@@ -36,26 +37,32 @@ def _options(args: tuple[Any, ...]) -> dict[str, Any]:
     return first if isinstance(first, dict) else {}
 
 
-def _runtime(ls: PhoenixServer, create: bool = True) -> Any:
-    """The plain user's current conversation, created on first use (None when there is none and not create)."""
+def _current(ls: PhoenixServer) -> Runtime | None:
+    """The plain user's current conversation, or None when there is none."""
     view = ls.plain.view
     if view.current is not None:
         try:
             return requests.conversation(ls, view.current)
         except PhoenixError:
             view.current = None
-    if not create:
-        return None
+    return None
+
+
+def _runtime(ls: PhoenixServer) -> Runtime:
+    """The plain user's current conversation, created on first use."""
+    current = _current(ls)
+    if current is not None:
+        return current
     created = requests.call(ls, "phoenix/newConversation", {})
-    view.current = created["conversationId"]
-    return requests.conversation(ls, view.current)
+    ls.plain.view.current = created["conversationId"]
+    return requests.conversation(ls, ls.plain.view.current)
 
 
-def _answer(ls: PhoenixServer, runtime: Any, **extra: Any) -> dict[str, Any]:
+def _answer(ls: PhoenixServer, runtime: Runtime, **extra: Any) -> dict[str, Any]:
     return {"conversationId": runtime.id, "transcript": str(ls.plain.view.path(runtime.id)), **extra}
 
 
-def _selection(ls: PhoenixServer, runtime: Any, options: dict[str, Any]) -> str:
+def _selection(ls: PhoenixServer, runtime: Runtime, options: dict[str, Any]) -> str:
     """The selected text of ``options`` ({uri, range}) as a fenced block naming the file and lines ('' if none)."""
     uri, rng = options.get("uri"), options.get("range")
     if not isinstance(uri, str) or not isinstance(rng, dict):
@@ -81,7 +88,7 @@ def _selection(ls: PhoenixServer, runtime: Any, options: dict[str, Any]) -> str:
     return f"In `{name}`, lines {first + 1}-{last + 1}:\n{fence}{document.language_id or ''}\n{text}\n{fence}"
 
 
-def _send(ls: PhoenixServer, runtime: Any, text: str) -> dict[str, Any]:
+def _send(ls: PhoenixServer, runtime: Runtime, text: str) -> dict[str, Any]:
     ls.plain.view.current = runtime.id
     result = requests.call(ls, "phoenix/sendMessage", {"conversationId": runtime.id, "text": text})
     if runtime.id not in ls.plain.view.shown:
@@ -149,13 +156,13 @@ def show(ls: PhoenixServer, *args: Any) -> dict[str, Any]:
 
 def cancel(ls: PhoenixServer, *args: Any) -> dict[str, Any]:
     """``phoenix.cancel``: stop the current conversation's turn."""
-    runtime = _runtime(ls, create=False)
+    runtime = _current(ls)
     if runtime is None:
         return {"cancelled": False}
     return {**requests.call(ls, "phoenix/cancel", {"conversationId": runtime.id}), **_answer(ls, runtime)}
 
 
-def _mode(mode: str) -> Any:
+def _mode(mode: str) -> Callable[..., dict[str, Any]]:
     def command(ls: PhoenixServer, *args: Any) -> dict[str, Any]:
         runtime = _runtime(ls)
         result = requests.call(ls, "phoenix/setMode", {"conversationId": runtime.id, "mode": mode})
@@ -166,7 +173,7 @@ def _mode(mode: str) -> Any:
     return command
 
 
-def _policy(policy: str) -> Any:
+def _policy(policy: str) -> Callable[..., dict[str, Any]]:
     def command(ls: PhoenixServer, *args: Any) -> dict[str, Any]:
         runtime = _runtime(ls)
         result = requests.call(ls, "phoenix/setApprovalPolicy", {"conversationId": runtime.id, "policy": policy})
@@ -203,7 +210,7 @@ def code_actions(ls: PhoenixServer, params: types.CodeActionParams) -> list[type
         for title, question in QUESTIONS.items():
             actions.append(_action(title, ASK, {**where, "question": question}))
         actions.append(_action("Ask Phoenix… (write the question in the transcript)", ASK, where))
-    runtime = _runtime(ls, create=False)
+    runtime = _current(ls)
     if runtime is not None:
         actions.append(_action("Phoenix: show the conversation", SHOW))
         if runtime.busy:

@@ -315,9 +315,7 @@ class PhoenixServer(LanguageServer):
 
     def ask_approval(self, runtime: Conversation, tool_use_id: str, call: ToolUse) -> None:
         if not self.rich and self.hub is not None:
-            from ..tools.registry import describe
-
-            self.plain.ask_approval(runtime, tool_use_id, call, describe(call.name))
+            self.plain.ask_approval(runtime, tool_use_id, call)
 
     def ask_upgrade(self, runtime: Conversation, tool_use_id: str, reason: str) -> None:
         if not self.rich and self.hub is not None:

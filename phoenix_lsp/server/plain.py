@@ -28,6 +28,7 @@ from ..core import values
 from ..core.rules import scopes_for
 from ..core.values import ToolUse
 from ..protocol import events as ev
+from ..tools.registry import describe
 from . import transcript
 from .adapter import Conversation as Runtime
 from .adapter import Conversations
@@ -263,7 +264,8 @@ class PlainClient:
 
     # ----------------------------------------------------------------------------------- dialogs
 
-    def ask_approval(self, runtime: Runtime, tool_use_id: str, call: ToolUse, description: str) -> None:
+    def ask_approval(self, runtime: Runtime, tool_use_id: str, call: ToolUse) -> None:
+        description = describe(call.name)
         diff = runtime.patch_diff(call) if call.name == "patch" else None
         text = approval_text(runtime, call, description, diff)
         decision = values.Decision

@@ -1,7 +1,7 @@
 """initialize, initialized and shutdown, and the boot line (REQ-PROTO-050, REQ-PROTO-053).
 
 Before ``initialize`` is answered the server holds, for each thing it serves, a light dispatcher made from
-names alone (``protocol/names.py``) and the options the InitializeResult announces: pygls derives the
+names alone and the options the InitializeResult announces (``capabilities.py``): pygls derives the
 capabilities (``executeCommandProvider``, ``codeActionProvider``, ``textDocumentSync.save``) from what is
 registered. ``load`` is the boot line: at ``initialized`` (or at the first message that comes before it) it
 imports ``served.py``, which puts each feature's own handler in its dispatcher's place, and then ``boot.py``
