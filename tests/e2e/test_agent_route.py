@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -396,28 +397,61 @@ def descendants(pid: int) -> dict[int, str]:
     return found
 
 
+async def started_route(s: Session) -> tuple[dict[int, str], list[Path]]:
+    """Start the agent route with an agent turn; wait until an MCP server and a warm engine worker run below
+    the server. The processes below it, and the workers' scratch directories (their working directories)."""
+    cid = await unrestricted(s, "auto")
+    await agent_turn(s, cid, Reply.text_reply("Nothing to triage."))  # the catalogue starts the route
+
+    def started() -> dict[int, str]:
+        found = descendants(s.pid)
+        mcp = any("records_server" in c for c in found.values())
+        return found if mcp and workers(found) else {}
+
+    running = await eventually(started, "an MCP server and a warm worker below the server", timeout=60)
+    where = {Path(os.readlink(f"/proc/{pid}/cwd")) for pid in workers(running)}  # the launcher's is the server's
+    scratch = [path for path in where if path.name.startswith("phoenix-agent-")]
+    assert scratch, where
+    return running, scratch
+
+
+def workers(processes: dict[int, str]) -> list[int]:
+    """The engine workers among ``processes`` (``python -I -m phoenix_lsp.agent.worker`` or its checkout form),
+    with their sandbox launchers (whose command line holds the worker's)."""
+    return [pid for pid, command in processes.items()
+            if "phoenix_lsp.agent.worker" in command or ("-I -c" in command and "runpy" in command)]
+
+
+async def ended(s: Session) -> None:
+    """Wait for the server process to end after exit; the session has nothing left to shut down."""
+    server = s.client._server
+    assert server is not None
+    await asyncio.wait_for(server.wait(), 30)
+    s.killed = True
+
+
 @pytest.mark.req("REQ-PROTO-050", "REQ-AGENT-037")
 async def test_shutdown_ends_the_warm_workers_and_the_mcp_servers(fake_anthropic: FakeAnthropic,
                                                                   tmp_path: Path) -> None:
     """The agent route's warm engine workers and MCP server processes end at shutdown, before exit: none
     outlives the server (closing the route also removes the workers' scratch directories)."""
     async with session(fake_anthropic, tmp_path, env=agent_files(tmp_path)) as s:
-        cid = await unrestricted(s, "auto")
-        await agent_turn(s, cid, Reply.text_reply("Nothing to triage."))  # the catalogue starts the route
-
-        def started() -> dict[int, str]:
-            found = descendants(s.pid)
-            commands = list(found.values())
-            mcp = any("records_server" in c for c in commands)
-            worker = any("phoenix_lsp.agent.worker" in c or "-I -c" in c for c in commands)
-            return found if mcp and worker else {}
-
-        running = await eventually(started, "an MCP server and a warm worker below the server", timeout=60)
+        running, scratch = await started_route(s)
         await asyncio.wait_for(s.client.shutdown_async(None), 60)
         assert await exited(list(running), 30) == [], "still running after shutdown: " + "; ".join(
             running[p][:120] for p in running if p in descendants(s.pid))
+        assert [path for path in scratch if path.exists()] == []
         s.client.exit(None)
-        server = s.client._server
-        assert server is not None
-        await asyncio.wait_for(server.wait(), 30)
-        s.killed = True  # ended: nothing left for the session to shut down
+        await ended(s)
+
+
+@pytest.mark.req("REQ-PROTO-050", "REQ-AGENT-037")
+async def test_exit_without_shutdown_ends_them_too(fake_anthropic: FakeAnthropic, tmp_path: Path) -> None:
+    """An editor that sends exit without shutdown: the server closes the route as it ends (the workers'
+    scratch directories are removed, which an ended server cannot do later)."""
+    async with session(fake_anthropic, tmp_path, env=agent_files(tmp_path)) as s:
+        running, scratch = await started_route(s)
+        s.client.exit(None)
+        await ended(s)
+        assert await exited(list(running), 30) == []
+        assert [path for path in scratch if path.exists()] == []
