@@ -55,6 +55,9 @@ class McpListings(McpSessions):
         self._clock = clock
         self._schemas: dict[str, dict[str, dict[str, Any]]] = {}  # server@version -> tool -> input schema
 
+    def _forget_version(self, key: str) -> None:
+        self._schemas.pop(key, None)
+
     async def _tools(self, server: Server) -> dict[str, Any]:
         """The server's tools (a cached listing while fresh and of the same version)."""
         session = await self._session(server)

@@ -70,6 +70,10 @@ class McpSessions(McpSecrets):
         self._max_result_bytes = max_result_bytes
         self._servers: dict[str, Server] = {}  # made on the client's loop (asyncio.Lock binds to it)
 
+    def _forget_version(self, key: str) -> None:
+        """A server's version ``key`` (``name@version``) was replaced: what the layers above keep of it goes
+        (the listings' cached tool schemas)."""
+
     def _connect_s(self, config: StdioServer | HttpServer) -> float:
         """How long one server may take to connect (and to list its tools): its registry entry's
         ``connectTimeoutS``, else the hub's."""
@@ -149,7 +153,7 @@ class McpSessions(McpSecrets):
             server.connects += 1
             if server.version != version:
                 if server.version is not None:
-                    self._schemas.pop(f"{server.name}@{server.version}", None)
+                    self._forget_version(f"{server.name}@{server.version}")
                     log.info("MCP server %s: version %s replaces %s; its cached tools are dropped",
                              server.name, version, server.version)
                 server.tools = None

@@ -14,6 +14,6 @@ if sys.path and os.path.abspath(sys.path[0] or ".") == _HERE:
     del sys.path[0]
 sys.path.append(os.path.dirname(_HERE))
 
-from launcher import main  # noqa: E402  (after the path is set)
+from launcher import main  # type: ignore[import-not-found]  # noqa: E402  (after the path is set; found at run time only)
 
 sys.exit(main(sys.argv[1:]))

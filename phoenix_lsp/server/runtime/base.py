@@ -13,7 +13,7 @@ from typing import Any, Protocol
 
 from ...core.effects import Reject, UserCommand
 from ...core.events import Event
-from ...core.state import ConversationState
+from ...core.state import BUSY, ConversationState
 from ...core.values import Decision, Message, Policy, Style, ToolUse
 from ...llm.cache import CacheSettings
 from ...llm.models import PRICES
@@ -132,6 +132,11 @@ class Part(ABC):
     @property
     def id(self) -> str:
         return self.state.id
+
+    @property
+    def busy(self) -> bool:
+        """Whether a turn runs (the model answers, or tools or questions are open)."""
+        return isinstance(self.state.status, BUSY)
 
     @abstractmethod
     def emit(self, event: ev.EventKinds) -> int: ...

@@ -156,8 +156,4 @@ class Runtime(Effects):
     def answer_upgrade(self, approve: bool) -> Reject | None:
         return self.apply(UpgradeAnswer(approve)).reject
 
-    @property
-    def busy(self) -> bool:
-        return isinstance(self.state.status, BUSY)
-
 
