@@ -13,7 +13,6 @@ import os
 import sys
 
 import acp
-from acp.core import DEFAULT_STDIO_BUFFER_LIMIT_BYTES
 from acp.stdio import stdio_streams
 
 from .. import __name__ as _pkg
@@ -21,7 +20,7 @@ from ..sandbox import probe
 from ..sandbox.background import kill_background_jobs
 from .acp.agent import PhoenixAgent
 from .acp.client import AcpClient
-from .acp.lines import objects_only
+from .acp.lines import READ_LIMIT, objects_only
 from .boot import build_hub
 
 log = logging.getLogger(_pkg)
@@ -29,7 +28,7 @@ log = logging.getLogger(_pkg)
 
 async def _serve(data_dir: str | None) -> None:
     client = AcpClient()
-    hub, _ = build_hub(None, data_dir, lambda text: log.warning("%s", text), probe(), client)
+    hub, settings = build_hub(None, data_dir, lambda text: log.warning("%s", text), probe(), client)
     client.hub = hub
     try:
         restored = hub.restore()  # open approvals are asked again when their session is loaded (REQ-ACP-013)
@@ -38,10 +37,12 @@ async def _serve(data_dir: str | None) -> None:
         warning = hub.sandbox.warning()
         if warning:  # REQ-BASH-009: said in the log (ACP has no message for it outside a session)
             log.warning("%s", warning)
-        reader, writer = await stdio_streams(limit=DEFAULT_STDIO_BUFFER_LIMIT_BYTES)
-        await acp.run_agent(PhoenixAgent(client), writer, objects_only(reader),  # type: ignore[arg-type]
+        reader, writer = await stdio_streams(limit=READ_LIMIT)  # a longer line is read on in pieces
+        lines = objects_only(reader, writer, settings.max_message_bytes)
+        await acp.run_agent(PhoenixAgent(client), writer, lines,  # type: ignore[arg-type]
                             observers=[client.observe])  # the methods it does not serve (session/list, fork...)
-        # are answered "method not found" by the SDK; a line that is no JSON object is skipped (REQ-ACP-016)
+        # are answered "method not found" by the SDK; a line that is no JSON object is skipped (REQ-ACP-016), a
+        # line over PHOENIX_MAX_MESSAGE_BYTES is thrown away as it arrives (REQ-ACP-019)
     finally:
         for task in list(hub.tasks):
             task.cancel()

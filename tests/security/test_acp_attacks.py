@@ -232,6 +232,38 @@ async def test_malformed_lines_on_stdin_are_skipped_and_the_agent_keeps_serving(
     assert "skipped" in log and "line-token-5d2e8f9a" not in log  # said, without what the line held
 
 
+@pytest.mark.req("REQ-ACP-016", "REQ-ACP-019")
+async def test_a_line_over_the_message_cap_is_refused_by_its_id_and_the_agent_keeps_serving(
+        fake_anthropic: FakeAnthropic, tmp_path: Path) -> None:
+    cap = 64 * 1024  # the lowest cap PHOENIX_MAX_MESSAGE_BYTES takes: the test stays light
+    async with agent(fake_anthropic, tmp_path, env={"PHOENIX_MAX_MESSAGE_BYTES": str(cap)}) as a:
+        sid = (await a.new()).session_id
+        stdin = a.process.stdin
+        filler = "x" * (5 * cap)
+        stdin.write(b'{"jsonrpc": "2.0", "id": 9002, "method": "session/teleport", "params": {"text": "'
+                    + filler.encode() + b'"}}\n')
+        stdin.write(b'{"jsonrpc": "2.0", "method": "session/cancel", "params": {"note": "' + filler.encode()
+                    + b'"}}\n')  # no id: only logged
+        stdin.write(b'{"jsonrpc": "2.0", "id": 9003, "method": "session/teleport", "params": {}}\n')
+        await stdin.drain()
+        def answered() -> list[dict[str, Any]]:
+            found = [m for m in a.editor.wire if m["direction"] == "incoming" and m.get("id") in (9002, 9003)]
+            return found if len(found) == 2 else []
+
+        answers = await a.editor.wait_until(answered)
+        [over] = [m for m in answers if m["id"] == 9002]
+        assert over["error"]["code"] == -32600, over  # not the SDK's "method not found": it was never read
+        message = over["error"]["message"]
+        assert f"{cap:,} bytes" in message and "PHOENIX_MAX_MESSAGE_BYTES" in message and "send less" in message
+        [after] = [m for m in answers if m["id"] == 9003]
+        assert after["error"]["code"] == -32601  # the next line is read as ever
+        fake_anthropic.enqueue(Reply.text_reply("still serving"))
+        assert (await a.prompt(sid, "hello")).stop_reason == "end_turn"
+        assert a.process.returncode is None
+    log = (tmp_path / "data" / "phoenix-lsp.log").read_text()
+    assert log.count("over the limit") >= 2 and "xxxx" not in log
+
+
 @pytest.mark.req("REQ-ACP-016", "REQ-BED-018")
 async def test_a_client_cannot_take_a_subagent_as_its_session(fake_anthropic: FakeAnthropic, tmp_path: Path) -> None:
     import re

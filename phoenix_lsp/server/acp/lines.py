@@ -1,38 +1,84 @@
-"""The lines a client sends, before the SDK reads them (REQ-ACP-016).
+"""The lines a client sends, before the SDK reads them (REQ-ACP-016, REQ-ACP-019).
 
 The SDK skips a line that is not JSON (it logs it), but a line of JSON that is not an object (``[1]``, ``42``,
 ``null``) stops its receive loop, and with it the agent. Only lines that may be JSON-RPC messages (an object,
-``{`` first) are passed on; any other is logged and skipped, as the SDK does for a line that is not JSON."""
+``{`` first) are passed on; any other is logged and skipped, as the SDK does for a line that is not JSON.
+
+A line over the cap the LSP side has for a message (``PHOENIX_MAX_MESSAGE_BYTES``) is thrown away as it arrives,
+never held whole; when its head holds a request's id, that request is answered with an error saying so."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
+from collections.abc import Callable
+
+from ..transport import ID_WINDOW, request_id
 
 log = logging.getLogger(__name__)
 
+#: the buffer of the reader of stdin: the most of a line read at a time
+READ_LIMIT = 1024 * 1024
+#: JSON-RPC's "Invalid Request", as the LSP side answers a message it refused
+INVALID_REQUEST = -32600
 
-async def _line(source: asyncio.StreamReader) -> bytes:
-    """The next line, however long (the reader's limit only sizes its buffer), b"" at the end."""
+
+async def _line(source: asyncio.StreamReader, cap: int, refuse: Callable[[bytes, int], None]) -> bytes | None:
+    """The next line, b"" at the end; None for a line over ``cap`` bytes (its newline aside): that one is read on
+    and thrown away chunk by chunk, and ``refuse(head, bytes read so far)`` is called once, when it crosses the
+    cap."""
     chunks: list[bytes] = []
+    size = 0
+    dropped = False
     while True:
         try:
-            chunks.append(await source.readuntil(b"\n"))
-            return b"".join(chunks)
+            chunk, done = await source.readuntil(b"\n"), True
         except asyncio.LimitOverrunError as exc:
-            chunks.append(await source.readexactly(exc.consumed))
+            chunk, done = await source.readexactly(exc.consumed), False
         except asyncio.IncompleteReadError as exc:
-            chunks.append(exc.partial)
-            return b"".join(chunks)
+            chunk, done = exc.partial, True
+        size += len(chunk)
+        if not dropped:
+            chunks.append(chunk)
+            if size - (done and chunk.endswith(b"\n")) > cap:
+                dropped = True
+                refuse(b"".join(chunks)[:ID_WINDOW], size)
+                chunks.clear()
+        if done:
+            return None if dropped else b"".join(chunks)
 
 
-def objects_only(source: asyncio.StreamReader) -> asyncio.StreamReader:
-    """A reader that gives the lines of ``source`` that start with ``{``; the others are logged and skipped."""
+def refusal(msg_id: int | str, size: int, cap: int) -> bytes:
+    """The error answer to a request over the cap, as one line."""
+    message = (f"Message refused: it is {size:,}+ bytes, over the limit of {cap:,} bytes "
+               "(PHOENIX_MAX_MESSAGE_BYTES sets the limit; a longer message could exhaust the agent's memory). It "
+               "was not read: send less (e.g. fewer or smaller images or attachments), or raise the limit.")
+    answer = {"jsonrpc": "2.0", "id": msg_id, "error": {"code": INVALID_REQUEST, "message": message}}
+    return (json.dumps(answer, separators=(",", ":")) + "\n").encode("utf-8")
+
+
+def objects_only(source: asyncio.StreamReader, writer: asyncio.StreamWriter | None = None,
+                 cap: int = 2**31 - 1) -> asyncio.StreamReader:
+    """A reader that gives the lines of ``source`` that start with ``{`` and hold at most ``cap`` bytes; the
+    others are logged and skipped, and a request over the cap is answered on ``writer``."""
     reader = asyncio.StreamReader()
+
+    def refuse(head: bytes, size: int) -> None:
+        msg_id = request_id(head)
+        log.warning("a line from the ACP client was skipped: it is %d+ bytes, over the limit of %d "
+                    "(PHOENIX_MAX_MESSAGE_BYTES); %s", size, cap,
+                    "its request is answered an error" if msg_id is not None else "it holds no request id")
+        if msg_id is not None and writer is not None:
+            # one write of the whole line: the SDK's sender also writes each message in one call, so the two never
+            # interleave on stdout
+            writer.write(refusal(msg_id, size, cap))
 
     async def pump() -> None:
         try:
-            while line := await _line(source):
+            while (line := await _line(source, cap, refuse)) != b"":
+                if line is None:
+                    continue
                 head = line.lstrip()[:1]
                 if head in (b"{", b""):
                     reader.feed_data(line)
