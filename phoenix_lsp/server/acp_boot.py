@@ -30,6 +30,7 @@ async def _serve(data_dir: str | None) -> None:
     client = AcpClient()
     hub, settings = build_hub(None, data_dir, lambda text: log.warning("%s", text), probe(), client)
     client.hub = hub
+    client.read_timeout_s = settings.acp_read_timeout_s
     try:
         restored = hub.restore()  # open approvals are asked again when their session is loaded (REQ-ACP-013)
         if restored:

@@ -26,6 +26,8 @@ from .transport import DEFAULT_MAX_MESSAGE_BYTES
 ENV_PREFIX = "PHOENIX_"
 #: the largest catalogue sent inline in run_plan's definition by default, in bytes (REQ-AGENT-038)
 CATALOGUE_INLINE_MAX = 8000
+#: how long phoenix-lsp acp waits for the client's answer to fs/read_text_file by default, in seconds
+ACP_READ_TIMEOUT_S = 5.0
 
 
 class Config(BaseSettings):
@@ -54,6 +56,10 @@ class Config(BaseSettings):
     max_message_bytes: int = Field(
         default=DEFAULT_MAX_MESSAGE_BYTES, ge=64 * 1024, le=2**31 - 1,
         description="the largest LSP message read; a longer one is refused and skipped (REQ-PROTO-044)",
+    )
+    acp_read_timeout_s: float = Field(
+        default=ACP_READ_TIMEOUT_S, gt=0, le=600, description="how long phoenix-lsp acp waits for the client to "
+        "answer fs/read_text_file; then the disk is read (REQ-ACP-020)"
     )
     # the editor's sight (issue 29, REQ-SIGHT-003)
     sight_settle_ms: int = Field(

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
 import pytest
+from acp.schema import ReadTextFileResponse
 
 from tests.acp.harness import TIMEOUT, Editor, agent, tool_result
 from tests.fake_anthropic import FakeAnthropic, Reply, ToolUseBlock
@@ -72,6 +74,35 @@ async def test_reads_go_through_the_editor_and_its_unsaved_text_wins(fake_anthro
         await a.prompt(session.session_id, "read it")
         assert editor.reads == [str(target)]
     assert "unsaved text" in str(tool_result(fake_anthropic, "toolu_r1")["content"])
+
+
+class Silent(Editor):
+    """An editor whose ``fs/read_text_file`` never answers."""
+
+    async def read_text_file(self, session_id: str, path: str, line: int | None = None, limit: int | None = None,
+                             **kwargs: Any) -> ReadTextFileResponse:
+        self.reads.append(path)
+        self._changed()
+        await asyncio.get_running_loop().create_future()  # never done
+        raise AssertionError("unreachable")
+
+
+@pytest.mark.req("REQ-ACP-010", "REQ-ACP-020")
+async def test_a_read_the_editor_never_answers_comes_from_the_disk_and_the_turn_ends(fake_anthropic: FakeAnthropic,
+                                                                                     tmp_path: Path) -> None:
+    fake_anthropic.enqueue(Reply.tool_reply(ToolUseBlock("read_file", {"path": "a.txt"}, id="toolu_r1")),
+                           Reply.text_reply("read"))
+    editor = Silent()
+    async with agent(fake_anthropic, tmp_path, editor, env={"PHOENIX_ACP_READ_TIMEOUT_S": "0.5"}) as a:
+        target = a.workdir / "a.txt"
+        target.write_text("saved text\n")
+        session = await a.new()
+        assert (await a.prompt(session.session_id, "read it")).stop_reason == "end_turn"
+        assert editor.reads == [str(target)]
+    content = str(tool_result(fake_anthropic, "toolu_r1")["content"])
+    assert "saved text" in content and "source: disk" in content
+    log = (tmp_path / "data" / "phoenix-lsp.log").read_text()
+    assert "PHOENIX_ACP_READ_TIMEOUT_S" in log and "saved text" not in log  # said, without the file's text
 
 
 @pytest.mark.req("REQ-ACP-009", "REQ-ACP-010")

@@ -89,3 +89,14 @@ def test_the_catalogue_size_follows_the_same_rule(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setenv("PHOENIX_ARTIFACT_DIR", str(tmp_path / "artifacts"))
     route = setup_route(load(InitializationOptions(), {})[0], tmp_path, Guard())
     assert route.unavailable is None and route.catalogue_inline_max == 0  # the route takes the setting
+
+
+@pytest.mark.req("REQ-PROTO-034", "REQ-ACP-020")
+def test_the_acp_read_wait_follows_the_same_rule(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PHOENIX_ACP_READ_TIMEOUT_S", "0")
+    config, problems = load(InitializationOptions(), {"PHOENIX_ACP_READ_TIMEOUT_S": "0"})
+    assert config.acp_read_timeout_s == 5.0
+    [problem] = problems
+    assert "PHOENIX_ACP_READ_TIMEOUT_S" in problem and "above 0" in problem and "default 5" in problem
+    monkeypatch.setenv("PHOENIX_ACP_READ_TIMEOUT_S", "2.5")
+    assert load(InitializationOptions(), {})[0].acp_read_timeout_s == 2.5

@@ -19,6 +19,7 @@ from ...core.state import RESTING_KINDS, AwaitingApproval, AwaitingUpgrade
 from ...core.values import ToolUse
 from ...protocol import events as ev
 from ..adapter import Conversation, Conversations
+from ..config import ACP_READ_TIMEOUT_S
 from . import asking, files, updates
 from .sender import Sender
 from .session import Session
@@ -34,6 +35,7 @@ class AcpClient:
         self.hub: Conversations | None = None
         self.can_read = False  # the client announced fs.readTextFile
         self.can_write = False  # the client announced fs.writeTextFile
+        self.read_timeout_s = ACP_READ_TIMEOUT_S  # PHOENIX_ACP_READ_TIMEOUT_S (set at start)
         self.sessions: dict[str, Session] = {}
         self.sender = Sender(self.spawn)
         self.loading: dict[Any, str] = {}  # session/load request id -> session id, until it is answered

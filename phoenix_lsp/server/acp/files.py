@@ -4,7 +4,7 @@ When the client announces ``fs.writeTextFile``, an approved patch is written by 
 ``fs/write_text_file`` (the whole new file at its absolute path): the agent never writes the file itself. Without
 it a patch is refused with a message that says so, rather than writing the disk behind the editor's back. When the
 client announces ``fs.readTextFile``, the file a ``read_file`` call reads, and the file a patch changes, are read
-through it (the editor's unsaved text wins); otherwise from disk.
+through it (the editor's unsaved text wins); otherwise, or when it does not answer in time, from disk.
 """
 
 from __future__ import annotations
@@ -60,11 +60,17 @@ def _denied(client: Side, target: Path) -> bool:
 async def _editor_text(client: Side, session_id: str, target: Path) -> str | None:
     """The file's text as the editor has it, or None when it cannot tell or must not be asked (then the disk is
     read): the editor is never asked for a file on the deny-read list (REQ-ACP-010, REQ-ACP-016), neither for a
-    read nor for the file a patch changes, whatever the mode."""
+    read nor for the file a patch changes, whatever the mode; an answer that does not come within
+    ``read_timeout_s`` is not waited for (REQ-ACP-020)."""
     if not client.can_read or _denied(client, target) or not await asyncio.to_thread(target.is_file):
         return None
     try:
-        answer = await client.conn.read_text_file(session_id=session_id, path=str(target))
+        answer = await asyncio.wait_for(client.conn.read_text_file(session_id=session_id, path=str(target)),
+                                        client.read_timeout_s)
+    except TimeoutError:  # a client that never answers must not hold the turn (REQ-ACP-020)
+        log.warning("the ACP client did not answer fs/read_text_file for %s within %g s "
+                    "(PHOENIX_ACP_READ_TIMEOUT_S sets the wait); reading the disk", target, client.read_timeout_s)
+        return None
     except Exception as exc:  # the editor could not read it: the disk is the truth left
         log.info("the ACP client did not read %s (%s); reading the disk", target, exc)
         return None

@@ -35,6 +35,7 @@ class Side(Protocol):
     hub: Conversations | None
     can_read: bool
     can_write: bool
+    read_timeout_s: float  # the longest wait for fs/read_text_file's answer
     sender: Sender
 
     def update(self, session_id: str, update: Any) -> None: ...
