@@ -334,3 +334,24 @@ async def test_a_patch_to_a_denied_path_never_asks_the_editor_to_read_it(fake_an
         assert (await a.prompt(sid, "change it")).stop_reason == "end_turn"
         assert a.editor.reads == []  # neither for the approval's diff nor for the patch
         assert not [m for m in a.editor.wire if m.get("method") == "fs/read_text_file"]
+
+
+@pytest.mark.req("REQ-ACP-014", "REQ-ACP-016")
+async def test_an_embedded_file_on_the_deny_read_list_never_reaches_the_model(fake_anthropic: FakeAnthropic,
+                                                                            tmp_path: Path) -> None:
+    """The editor read the file and embeds its text (an @-mention): an LSP attachment of it is refused, and so is
+    this, before anything goes to the model provider."""
+    work = tmp_path / "work"
+    (work / "private").mkdir(parents=True)
+    key = work / "private" / "id_rsa"
+    key.write_text(f"-----BEGIN KEY----- {SECRET}\n")
+    fake_anthropic.enqueue(Reply.text_reply("fine"))
+    async with agent(fake_anthropic, tmp_path, env={"PHOENIX_LSP_DENY_READ": str(work / "private")}) as a:
+        session = await a.new()
+        blocks = [acp.text_block("what is this?"),
+                  acp.resource_block(acp.embedded_text_resource(key.as_uri(), key.read_text()))]
+        with pytest.raises(acp.RequestError) as refused:
+            await asyncio.wait_for(a.conn.prompt(session_id=session.session_id, prompt=blocks), TIMEOUT)
+        assert refused.value.code == -32602 and "deny-read list" in str(refused.value.data)
+        assert (await a.prompt(session.session_id, "hello")).stop_reason == "end_turn"  # and it keeps serving
+    assert fake_anthropic.requests and SECRET not in json.dumps([r.body for r in fake_anthropic.requests])

@@ -140,12 +140,16 @@ class PhoenixAgent:
         workspace folder."""
         here = Path(working_directory)
         roots = [d for d in (here, *here.parents) if (d / ".git").exists()][:1] or [here]
-        configured = self.hub.config.deny_read
-        deny = DenyCheck(configured if configured is not None else current_deny_read())
+        deny = self._deny()
         found = instructions.read(here, roots, user_dir=instructions.config_dir(getattr(self.hub.config, "config_dir",
                                                                                          None)),
                                   redact=self.hub.store.guard.redact, deny=deny)
         return found.text, found.files
+
+    def _deny(self) -> DenyCheck:
+        """The deny-read list: the configured one, or the sandbox's defaults."""
+        configured = self.hub.config.deny_read
+        return DenyCheck(configured if configured is not None else current_deny_read())
 
     def _session(self, session_id: str) -> tuple[Session, Conversation]:
         session = self.client.sessions.get(session_id)
@@ -169,7 +173,7 @@ class PhoenixAgent:
     async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> PromptResponse:
         session, conversation = self._session(session_id)
         try:
-            parts = prompt_parts(prompt)
+            parts = prompt_parts(prompt, self._deny())
         except prompt_error as exc:
             raise RequestError.invalid_params({"prompt": str(exc)}) from None
         store = self.hub.store

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -15,6 +16,9 @@ from acp.schema import (
     TextContentBlock,
     TextResourceContents,
 )
+from pygls.uris import to_fs_path
+
+from ...sandbox.denylist import DenyCheck
 
 #: the longest embedded resource kept (the rest is cut, and the model is told)
 MAX_RESOURCE_CHARS = 200_000
@@ -35,7 +39,9 @@ class PromptError(ValueError):
     """A block that cannot be used, with what is wrong."""
 
 
-def parts_of(blocks: list[Any]) -> Parts:
+def parts_of(blocks: list[Any], deny: DenyCheck) -> Parts:
+    """``deny``: the deny-read list. An embedded file on it is refused as an LSP attachment is (REQ-ATTACH-001):
+    the editor read it, but its contents would go to the model provider."""
     parts = Parts()
     texts: list[str] = []
     for i, block in enumerate(blocks):
@@ -49,6 +55,7 @@ def parts_of(blocks: list[Any]) -> Parts:
             parts.images.append((raw, block.mime_type))
         elif isinstance(block, EmbeddedResourceContentBlock):
             resource = block.resource
+            _check_file(i, resource.uri, deny)
             if isinstance(resource, TextResourceContents):
                 text = resource.text
                 if len(text) > MAX_RESOURCE_CHARS:
@@ -70,6 +77,15 @@ def parts_of(blocks: list[Any]) -> Parts:
         if count > most:
             raise PromptError(f"the prompt has too many {what} ({count}; at most {most}): send fewer at a time")
     return parts
+
+
+def _check_file(index: int, uri: str, deny: DenyCheck) -> None:
+    path = to_fs_path(uri) if uri.startswith("file:") else None
+    entry = deny.entry_for(os.path.realpath(path), resolved=True) if path else None
+    if entry is not None:
+        raise PromptError(f"prompt[{index}]: {path} is on the deny-read list ({entry}: credentials and "
+                          "phoenix-lsp's own data), so nothing was sent; its contents would go to the model "
+                          "provider. Remove it from the prompt.")
 
 
 def _fence(text: str) -> str:
