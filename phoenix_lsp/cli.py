@@ -100,8 +100,9 @@ def provider_lines(settings: Any) -> list[str]:
             lines.append(f"provider ollama: not running at {configured.ollama_host} (set OLLAMA_HOST if it runs "
                          "elsewhere)")
     if not configured.by_name:
-        lines.append("providers: only Anthropic (set OPENAI_API_KEY or OPENAI_BASE_URL, OLLAMA_HOST, "
-                     "AZURE_OPENAI_ENDPOINT, or PHOENIX_PROVIDERS for more)")
+        more = [setting for name, setting in providers.BUILTINS.items() if name != providers.ANTHROPIC]
+        lines.append(f"providers: only Anthropic (set {', '.join(more)}, or {providers.PROVIDERS_FILE_VARIABLE} "
+                     "for more)")
     return lines
 
 

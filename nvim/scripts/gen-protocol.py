@@ -26,6 +26,7 @@ def words(schema: dict[str, Any]) -> dict[str, list[str]]:
         "Style": defs["Style"]["enum"],
         "Route": defs["GetRouteResult"]["properties"]["route"]["enum"],
         "EventKind": sorted(defs["PhoenixEvent"]["discriminator"]["mapping"]),
+        "ToolName": sorted(defs["ToolName"]["enum"]),
         "ErrorDataKind": sorted(defs["ErrorData"]["discriminator"]["mapping"]),
         "Method": sorted(schema["properties"]["requests"]["properties"]),
     }

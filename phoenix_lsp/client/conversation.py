@@ -40,6 +40,8 @@ class Conversation:
     questions: list[Question] = field(default_factory=list)
     #: tool names by tool use id, from each call's start until its end
     tool_names: dict[str, str] = field(default_factory=dict)
+    #: the event kinds this client could not read, each said once (REQ-PROTO-055)
+    unknown_kinds: set[str] = field(default_factory=set)
     #: the catch-up rule (REQ-PROTO-007)
     seq: EventSeq = field(default_factory=EventSeq)
     #: the status turned to ``error``; its ``error`` event (sent just after) is shown before the prompt

@@ -1,6 +1,9 @@
 """How the terminal client shows each ``phoenix/event`` and keeps what it knows of the conversation up to date:
 its status, mode and open questions, a sub-agent's events nested under it, and a catch-up after a gap in the
-event numbers (REQ-PROTO-007)."""
+event numbers (REQ-PROTO-007).
+
+Over 300 lines for a reason: one small handler per event kind, and the two tables (``SHOWN``, ``NESTED``) that
+name every kind of the protocol (REQ-PROTO-055), kept together so that a new kind is decided in one place."""
 
 from __future__ import annotations
 
@@ -41,92 +44,137 @@ class EventView:
         """Show one ``phoenix/event`` and track the conversation's state."""
         try:
             event = ev.parse_event(params)
-        except ValidationError:  # a kind this client does not know (a newer server): nothing to show
+        except ValidationError:  # a kind this client does not know (a newer server), or a malformed event
+            self._unknown(params)
             return
-        cid = event.conversation_id
-        if cid != self.conv.id:
-            self._agent_event(event)
+        own = event.conversation_id == self.conv.id
+        show = (SHOWN if own else NESTED).get(event.kind)
+        if show is None:  # a kind the protocol has and this table lacks: tests/protocol/test_kinds.py fails too
+            self._unknown(params)
             return
-        missed = self.conv.seq.arrive(event.seq)
-        if missed is not None:
-            self.spawn(self.catch_up(missed))  # a gap: restore the view (REQ-PROTO-007)
-        screen = self.screen
-        match event:
-            case ev.TextDelta():
-                screen.text(event.text)
-            case ev.Status():
-                self._set_status(event.status)
-            case ev.ToolStart():
-                self.conv.tool_names[event.tool_use_id] = event.tool_name
-                screen.line(f"[tool] {event.tool_name} {tool_summary(event.tool_name, event.arguments)}", "cyan")
-            case ev.ToolEnd():
-                name = self.conv.tool_names.pop(event.tool_use_id, "tool")
-                summary = first_line(event.summary)
-                if event.is_error:
-                    screen.line(f"[tool] {name} failed: {summary}", "red")
-                else:
-                    screen.line(f"[tool] {name} done{': ' + summary if summary else ''}", "dim")
-            case ev.ToolRefused():
-                screen.line(f"[tool] {event.tool_name} refused: not allowed in {self.conv.mode or 'this'} mode",
-                            "yellow")
-            case ev.ModeChanged():
-                self.conv.mode = event.mode.value
-                what = ("read-only, sandboxed" if self.conv.mode == "restricted"
-                        else "may change files, with your approval")
-                screen.line(f"[mode] {self.conv.mode} ({what}); was {event.previous.value}", "cyan")
-            case ev.StyleChanged():
-                screen.line(f"[style] {event.style.value} (was {event.previous.value})", "cyan")
-            case ev.StyleSuggestionEvent():
-                text = event.text or f"This style works best in {event.mode.value} mode."
-                screen.line(f"[style] {text} Type {event.command} to switch.", "dim")
-            case ev.PolicyChanged():
-                screen.line(f"[approvals] {event.policy.value} (was {event.previous.value})", "cyan")
-            case ev.ModelChanged():
-                screen.line(f"[model] {event.model} answers from the next turn (was {event.previous}; "
-                            f"context window {event.context_window:,} tokens)", "cyan")
-            case ev.ApprovalRequested():
-                self._open_approval(cid, event)
-            case ev.UpgradeRequested():
-                self._open_upgrade(cid, event.tool_use_id, event.reason)
-            case ev.ApprovalResolved() | ev.UpgradeResolved():
-                self._resolved(cid, event)
-            case ev.AlwaysAllowChanged():
-                verb = "always allowed" if event.allowed else "asks again"
-                what = event.tool_name
-                if event.scope == "prefix" and event.rule:
-                    what = f"{event.tool_name}: {event.rule}"
-                screen.line(f"[approvals] {what} {verb} in this conversation", "dim")
-            case ev.Retry():
-                asked = "" if event.retry_after_ms is None else f" (the API asked for {event.retry_after_ms} ms)"
-                screen.line(
-                    f"[retry] attempt {event.attempt}/{event.max_attempts} in {event.delay_ms} ms{asked}: "
-                    f"{first_line(event.reason)}",
-                    "yellow",
-                )
-            case ev.ContextWarning():
-                screen.line(
-                    f"[context] {round(100 * event.fraction)}% of the context window is used; the conversation "
-                    "will be summarized and continued when it is full.",
-                    "yellow",
-                )
-            case ev.ContinuationStarted():
-                screen.line("[context] the context window is full: summarizing the conversation...", "yellow")
-            case ev.Continuation():
-                screen.line("[context] the conversation was summarized; its context is exhausted. Start a new "
-                            "chat to continue from the summary.", "yellow")
-            case ev.SubAgentsSpawned():
-                screen.line(f"[agents] {len(event.agents)} sub-agent(s) started", "cyan")
-                for agent in event.agents:
-                    screen.line(f"  [{agent.conversation_id[:8]}] {first_line(agent.task)}", "dim")
-            case ev.SubAgentFinished():
-                reason = f": {first_line(event.reason)}" if event.reason else ""
-                screen.line(f"[agents] {event.agent_id[:8]} {event.outcome}{reason}",
-                            "dim" if event.outcome == "submitted" else "yellow")
-            case ev.Error():
-                screen.line(f"[error] {event.message}", "red")
-                self._error_shown()
-            case _:
-                pass  # message, usage, diff: the deltas, the diff shown at applyEdit and the status cover them
+        if own:
+            missed = self.conv.seq.arrive(event.seq)
+            if missed is not None:
+                self.spawn(self.catch_up(missed))  # a gap: restore the view (REQ-PROTO-007)
+        show(self, event)
+
+    def _unknown(self, params: dict[str, Any]) -> None:
+        """Say once per kind that an event could not be read: never dropped without a word (REQ-PROTO-055)."""
+        kind = str(params.get("kind") if isinstance(params, dict) else None)[:80]
+        if kind in self.conv.unknown_kinds:
+            return
+        self.conv.unknown_kinds.add(kind)
+        known = "an event it could not read" if kind in SHOWN else f"an event of a kind it does not know ({kind!r})"
+        self.screen.line(f"[?] the server sent {known}; this client does not show it. Update phoenix-lsp (the "
+                         "server may be newer than this client).", "yellow")
+
+    # ------------------------------------------------------------------------- the conversation's own events
+
+    def _nothing(self, event: ev.EventKinds) -> None:
+        """A kind with nothing to show (SHOWN and NESTED say why)."""
+
+    def _text_delta(self, event: ev.TextDelta) -> None:
+        self.screen.text(event.text)
+
+    def _status(self, event: ev.Status) -> None:
+        self._set_status(event.status)
+
+    def _tool_start(self, event: ev.ToolStart) -> None:
+        self.conv.tool_names[event.tool_use_id] = event.tool_name
+        self.screen.line(f"[tool] {event.tool_name} {tool_summary(event.tool_name, event.arguments)}", "cyan")
+
+    def _tool_end(self, event: ev.ToolEnd) -> None:
+        name = self.conv.tool_names.pop(event.tool_use_id, "tool")
+        summary = first_line(event.summary)
+        if event.is_error:
+            self.screen.line(f"[tool] {name} failed: {summary}", "red")
+        else:
+            self.screen.line(f"[tool] {name} done{': ' + summary if summary else ''}", "dim")
+
+    def _tool_refused(self, event: ev.ToolRefused) -> None:
+        self.screen.line(f"[tool] {event.tool_name} refused: not allowed in {self.conv.mode or 'this'} mode",
+                         "yellow")
+
+    def _mode_changed(self, event: ev.ModeChanged) -> None:
+        self.conv.mode = event.mode.value
+        what = "read-only, sandboxed" if self.conv.mode == "restricted" else "may change files, with your approval"
+        self.screen.line(f"[mode] {self.conv.mode} ({what}); was {event.previous.value}", "cyan")
+
+    def _style_changed(self, event: ev.StyleChanged) -> None:
+        self.screen.line(f"[style] {event.style.value} (was {event.previous.value})", "cyan")
+
+    def _style_suggestion(self, event: ev.StyleSuggestionEvent) -> None:
+        text = event.text or f"This style works best in {event.mode.value} mode."
+        self.screen.line(f"[style] {text} Type {event.command} to switch.", "dim")
+
+    def _policy_changed(self, event: ev.PolicyChanged) -> None:
+        self.screen.line(f"[approvals] {event.policy.value} (was {event.previous.value})", "cyan")
+
+    def _model_changed(self, event: ev.ModelChanged) -> None:
+        self.screen.line(f"[model] {event.model} answers from the next turn (was {event.previous}; "
+                         f"context window {event.context_window:,} tokens)", "cyan")
+
+    def _approval_requested(self, event: ev.ApprovalRequested) -> None:
+        self._open_approval(event.conversation_id, event)
+
+    def _upgrade_requested(self, event: ev.UpgradeRequested) -> None:
+        self._open_upgrade(event.conversation_id, event.tool_use_id, event.reason)
+
+    def _resolved_event(self, event: ev.ApprovalResolved | ev.UpgradeResolved) -> None:
+        self._resolved(event.conversation_id, event)
+
+    def _always_allow(self, event: ev.AlwaysAllowChanged) -> None:
+        verb = "always allowed" if event.allowed else "asks again"
+        what = event.tool_name
+        if event.scope == "prefix" and event.rule:
+            what = f"{event.tool_name}: {event.rule}"
+        self.screen.line(f"[approvals] {what} {verb} in this conversation", "dim")
+
+    def _retry(self, event: ev.Retry) -> None:
+        asked = "" if event.retry_after_ms is None else f" (the API asked for {event.retry_after_ms} ms)"
+        self.screen.line(f"[retry] attempt {event.attempt}/{event.max_attempts} in {event.delay_ms} ms{asked}: "
+                         f"{first_line(event.reason)}", "yellow")
+
+    def _context_warning(self, event: ev.ContextWarning) -> None:
+        self.screen.line(f"[context] {round(100 * event.fraction)}% of the context window is used; the "
+                         "conversation will be summarized and continued when it is full.", "yellow")
+
+    def _continuation_started(self, event: ev.ContinuationStarted) -> None:
+        self.screen.line("[context] the context window is full: summarizing the conversation...", "yellow")
+
+    def _continuation(self, event: ev.Continuation) -> None:
+        self.screen.line("[context] the conversation was summarized; its context is exhausted. Start a new "
+                         "chat to continue from the summary.", "yellow")
+
+    def _agents_spawned(self, event: ev.SubAgentsSpawned) -> None:
+        self.screen.line(f"[agents] {len(event.agents)} sub-agent(s) started", "cyan")
+        for agent in event.agents:
+            self.screen.line(f"  [{agent.conversation_id[:8]}] {first_line(agent.task)}", "dim")
+
+    def _agent_finished(self, event: ev.SubAgentFinished) -> None:
+        reason = f": {first_line(event.reason)}" if event.reason else ""
+        self.screen.line(f"[agents] {event.agent_id[:8]} {event.outcome}{reason}",
+                         "dim" if event.outcome == "submitted" else "yellow")
+
+    def _error(self, event: ev.Error) -> None:
+        self.screen.line(f"[error] {event.message}", "red")
+        self._error_shown()
+
+    # ------------------------------------------------------------------ a sub-agent's events, shown nested
+
+    def _nested_tool_start(self, event: ev.ToolStart) -> None:
+        self.conv.tool_names[event.tool_use_id] = event.tool_name
+        self.screen.line(f"  [agent {event.conversation_id[:8]}] {event.tool_name} "
+                         f"{tool_summary(event.tool_name, event.arguments)}", "dim")
+
+    def _nested_tool_end(self, event: ev.ToolEnd) -> None:
+        if event.is_error:
+            name = self.conv.tool_names.pop(event.tool_use_id, "tool")
+            self.screen.line(f"  [agent {event.conversation_id[:8]}] {name} failed: {first_line(event.summary)}",
+                             "dim")
+
+    def _nested_error(self, event: ev.Error) -> None:
+        self.screen.line(f"  [agent {event.conversation_id[:8]}] error: {event.message}", "yellow")
 
     def _set_status(self, status: StatusKind) -> None:
         previous, self.conv.status = self.conv.status, status
@@ -197,28 +245,6 @@ class EventView:
             self.screen.line(f"[approval] {label or verdict}", "cyan" if label else "dim")
         self.changed()
 
-    def _agent_event(self, event: ev.EventKinds) -> None:
-        """Events of a sub-agent (tagged with its parent): shown briefly and nested."""
-        cid = event.conversation_id
-        tag = f"  [agent {cid[:8]}]"
-        match event:
-            case ev.ToolStart():
-                self.conv.tool_names[event.tool_use_id] = event.tool_name
-                self.screen.line(f"{tag} {event.tool_name} {tool_summary(event.tool_name, event.arguments)}", "dim")
-            case ev.ToolEnd() if event.is_error:
-                name = self.conv.tool_names.pop(event.tool_use_id, "tool")
-                self.screen.line(f"{tag} {name} failed: {first_line(event.summary)}", "dim")
-            case ev.ApprovalRequested():
-                self._open_approval(cid, event)
-            case ev.UpgradeRequested():
-                self._open_upgrade(cid, event.tool_use_id, event.reason)
-            case ev.ApprovalResolved() | ev.UpgradeResolved():
-                self._resolved(cid, event)
-            case ev.Error():
-                self.screen.line(f"{tag} error: {event.message}", "yellow")
-            case _:
-                pass
-
     async def catch_up(self, after_seq: int) -> None:
         """After a gap in ``seq``: restore status and open questions from ``phoenix/getConversation``."""
         try:
@@ -236,3 +262,49 @@ class EventView:
             self._open_upgrade(self.conv.id, upgrade.tool_use_id, upgrade.reason)
         self._set_status(conversation.status)
 
+
+
+Handler = Callable[[EventView, Any], None]
+V = EventView
+
+#: how the terminal client shows each event kind of its conversation: every kind is named, those it shows
+#: nothing for with ``_nothing`` and why (REQ-PROTO-055)
+SHOWN: dict[str, Handler] = {
+    "status": V._status,
+    "message": V._nothing,  # the deltas showed the answer as it came
+    "textDelta": V._text_delta,
+    "toolStart": V._tool_start,
+    "toolEnd": V._tool_end,
+    "toolRefused": V._tool_refused,
+    "diff": V._nothing,  # shown when the edit was applied (workspace/applyEdit)
+    "modeChanged": V._mode_changed,
+    "styleChanged": V._style_changed,
+    "styleSuggestion": V._style_suggestion,
+    "policyChanged": V._policy_changed,
+    "modelChanged": V._model_changed,
+    "approvalRequested": V._approval_requested,
+    "approvalResolved": V._resolved_event,
+    "upgradeRequested": V._upgrade_requested,
+    "upgradeResolved": V._resolved_event,
+    "alwaysAllowChanged": V._always_allow,
+    "retry": V._retry,
+    "usage": V._nothing,  # /usage shows it when asked; contextWarning warns
+    "contextWarning": V._context_warning,
+    "continuationStarted": V._continuation_started,
+    "continuation": V._continuation,
+    "subAgentsSpawned": V._agents_spawned,
+    "subAgentFinished": V._agent_finished,
+    "error": V._error,
+}
+
+#: how a sub-agent's events are shown, nested under their parent: briefly, and its questions like the parent's
+NESTED: dict[str, Handler] = {
+    **dict.fromkeys(SHOWN, V._nothing),  # its text, statuses and the rest: its result comes back to the parent
+    "toolStart": V._nested_tool_start,
+    "toolEnd": V._nested_tool_end,
+    "approvalRequested": V._approval_requested,
+    "approvalResolved": V._resolved_event,
+    "upgradeRequested": V._upgrade_requested,
+    "upgradeResolved": V._resolved_event,
+    "error": V._nested_error,
+}

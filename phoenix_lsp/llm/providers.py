@@ -38,7 +38,18 @@ from .pricing import Price
 MAX_FILE_BYTES = 1 << 20
 
 ANTHROPIC = "anthropic"
-BUILTIN_PROVIDERS = ("anthropic", "openai", "ollama", "azure")
+#: The built-in providers' names (each a ``Provider.kind`` too).
+Kind = Literal["anthropic", "openai", "ollama", "azure"]
+#: What configures each built-in provider, in the words errors and ``doctor`` use ("set ..."). The one table of
+#: the built-in providers (REQ-MODEL-013): the router's message for an unconfigured provider, ``doctor`` and
+#: the providers file's reserved names read it; a test keeps it equal to ``Kind``.
+BUILTINS: dict[str, str] = {
+    "anthropic": "ANTHROPIC_API_KEY",
+    "openai": "OPENAI_API_KEY or OPENAI_BASE_URL",
+    "ollama": "OLLAMA_HOST",
+    "azure": "AZURE_OPENAI_ENDPOINT and AZURE_OPENAI_API_KEY",
+}
+BUILTIN_PROVIDERS: tuple[str, ...] = tuple(BUILTINS)
 #: The variable that names the providers file.
 PROVIDERS_FILE_VARIABLE = "PHOENIX_PROVIDERS"
 OLLAMA_DEFAULT_HOST = "http://127.0.0.1:11434"
@@ -46,7 +57,11 @@ OLLAMA_DEFAULT_HOST = "http://127.0.0.1:11434"
 MODEL_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@/\[\]-]*$")
 _NAME = re.compile(r"^[a-z][a-z0-9-]{0,39}$")
 
-Kind = Literal["anthropic", "openai", "ollama", "azure"]
+
+def how_to_configure(provider: str) -> str:
+    """What to do to use ``provider``: the variables of a built-in one, else the providers file."""
+    setting = BUILTINS.get(provider)
+    return f"set {setting}" if setting else f"add it to the providers file ({PROVIDERS_FILE_VARIABLE})"
 
 
 def split_model(model: str) -> tuple[str, str]:

@@ -22,12 +22,14 @@ from .openai_client import OpenAiClient
 from .pricing import Price
 from .providers import (
     ANTHROPIC,
+    BUILTIN_PROVIDERS,
     MODEL_ID,
     OLLAMA_DEFAULT_HOST,
     PROVIDERS_FILE_VARIABLE,
     ModelFacts,
     Provider,
     Providers,
+    how_to_configure,
     split_model,
 )
 
@@ -131,10 +133,8 @@ class LlmRouter:
         if provider == ANTHROPIC:
             return None
         if provider not in self.clients:
-            names = ", ".join(sorted({ANTHROPIC, "openai", "ollama", "azure", *self.clients}))
-            hint = {"openai": "set OPENAI_API_KEY or OPENAI_BASE_URL",
-                    "azure": "set AZURE_OPENAI_ENDPOINT and AZURE_OPENAI_API_KEY"}.get(
-                provider, "add it to the providers file (PHOENIX_PROVIDERS)")
+            names = ", ".join(sorted({*BUILTIN_PROVIDERS, *self.clients}))
+            hint = how_to_configure(provider)
             return (f"The provider {provider!r} of {model!r} is not configured: {hint}, then restart the server. "
                     f"Providers: {names}; a model id without a slash is Anthropic's.")
         return None

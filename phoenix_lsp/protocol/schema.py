@@ -18,6 +18,7 @@ from pydantic import TypeAdapter
 from . import contracts
 from .errors import ErrorData
 from .events import Event
+from .kinds import TOOL_NAMES
 from .methods import METHODS
 from .params import InitializationOptions
 from .sight import CLIENT_METHODS
@@ -109,6 +110,10 @@ def build() -> dict[str, Any]:
     event = _add(defs, "PhoenixEvent", Event, "serialization")
     errors = _add(defs, "ErrorData", ErrorData, "serialization")
     options = _add(defs, "InitializationOptions", InitializationOptions, "validation")
+    # the tools' names, as the event kinds are listed by PhoenixEvent: every display of a tool call is keyed by
+    # them, and each client's test compares its table with this list (REQ-PROTO-055)
+    _collect(defs, "ToolName", {"type": "string", "enum": list(TOOL_NAMES),
+                                "description": "the name of a tool the model can call (toolName in events)"})
     # the agent route's contracts (seed 004, REQ-AGENT-011): what run_plan's plans become and what a unit answers
     agent = {model.__name__: {"$ref": _add(defs, model.__name__, model, "serialization")}
              for model in (contracts.Plan, contracts.ExecutionUnit, contracts.ResultEnvelope,
@@ -118,8 +123,8 @@ def build() -> dict[str, Any]:
         "title": "PhoenixProtocol",
         "description": "The phoenix/* requests (params and result), the requests the server sends to a client "
         "with the editor's sight (clientRequests), the phoenix/event notification, the data "
-        "of JSON-RPC errors, the initialization options and the agent route's contracts. Generated from "
-        "phoenix_lsp/protocol and phoenix_lsp/agent/contracts.py; do not edit.",
+        "of JSON-RPC errors, the initialization options, the tools' names and the agent route's contracts. "
+        "Generated from phoenix_lsp/protocol and phoenix_lsp/agent/contracts.py; do not edit.",
         "type": "object",
         "properties": {
             "requests": {
@@ -137,10 +142,12 @@ def build() -> dict[str, Any]:
             "event": {"$ref": event},
             "errorData": {"$ref": errors},
             "initializationOptions": {"$ref": options},
+            "toolName": {"$ref": "#/$defs/ToolName"},
             "agentContracts": {"type": "object", "properties": agent, "required": list(agent),
                                "additionalProperties": False},
         },
-        "required": ["requests", "clientRequests", "event", "errorData", "initializationOptions", "agentContracts"],
+        "required": ["requests", "clientRequests", "event", "errorData", "initializationOptions", "toolName",
+                     "agentContracts"],
         "additionalProperties": False,
         "$defs": dict(sorted(defs.items())),
     }

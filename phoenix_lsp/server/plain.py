@@ -28,6 +28,7 @@ from ..core import values
 from ..core.rules import scopes_for
 from ..core.values import ToolUse
 from ..protocol import events as ev
+from ..protocol.kinds import Unknown
 from ..tools.registry import describe
 from . import transcript
 from .adapter import Conversation as Runtime
@@ -74,25 +75,70 @@ def end_words(status: str) -> str:
     return END_WORDS.get(status, "Done")
 
 
+def _path(args: dict[str, Any]) -> str:
+    return str(args.get("path") or ".")
+
+
+#: what each tool's call does, for a progress report: every tool is named (REQ-PROTO-055)
+TOOL_WORDS: dict[str, Callable[[dict[str, Any]], str]] = {
+    "read_file": lambda a: f"Reading {_path(a)}",
+    "list_directory": lambda a: f"Looking at the folder {_path(a)}",
+    "search_files": lambda a: f"Searching for {shorten(str(a.get('pattern') or a.get('query') or ''), 40)}",
+    "bash": lambda a: f"Running `{shorten(str(a.get('command', '')), 60)}`",
+    "patch": lambda a: f"Editing {_path(a)}",
+    "request_mode_upgrade": lambda a: "Asking to make changes",
+    "spawn_agents": lambda a: "Starting sub-agents",
+    "submit_result": lambda a: "Handing in the result",
+    "describe_tools": lambda a: "Looking up tools",
+    "run_plan": lambda a: "Running a plan",
+    "editor_problems": lambda a: f"Reading the editor's problems in {_path(a)}",
+    "find_definition": lambda a: f"Finding a definition in {_path(a)}",
+    "find_references": lambda a: f"Finding references in {_path(a)}",
+}
+
+_unknown = Unknown(log, "the plain-client adapter")
+
+
 def tool_words(name: str, arguments: Any) -> str:
     """What a tool call does, for a progress report ("Reading src/app.py", "Running `make test`")."""
-    args = arguments if isinstance(arguments, dict) else {}
-    path = str(args.get("path") or ".")
-    if name == "read_file":
-        return f"Reading {path}"
-    if name == "list_directory":
-        return f"Looking at the folder {path}"
-    if name == "search_files":
-        return f"Searching for {shorten(str(args.get('pattern') or args.get('query') or ''), 40)}"
-    if name == "bash":
-        return f"Running `{shorten(str(args.get('command', '')), 60)}`"
-    if name == "patch":
-        return f"Editing {path}"
-    if name == "spawn_agents":
-        return "Starting sub-agents"
-    if name == "request_mode_upgrade":
-        return "Asking to make changes"
-    return f"Running {name}"
+    words = TOOL_WORDS.get(name)
+    if words is None:
+        _unknown("tool", name)
+        return f"Running {name}"
+    return words(arguments if isinstance(arguments, dict) else {})
+
+
+#: what a plain client does with each event kind: rewrite the conversation's transcript, report the turn's
+#: progress, show a warning. Every kind is named, those it shows nothing for with an empty set and why
+#: (REQ-PROTO-055).
+TRANSCRIPT, PROGRESS, WARNING = "transcript", "progress", "warning"
+EVENTS: dict[str, frozenset[str]] = {
+    "status": frozenset({TRANSCRIPT, PROGRESS}),
+    "message": frozenset({TRANSCRIPT}),
+    "textDelta": frozenset(),  # the transcript shows the persisted answer, whole
+    "toolStart": frozenset({PROGRESS}),
+    "toolEnd": frozenset(),  # the progress moves on with the next status or tool
+    "toolRefused": frozenset(),  # the refusal is the tool result, in the transcript's next message
+    "diff": frozenset(),  # the editor applied the edit itself (workspace/applyEdit)
+    "modeChanged": frozenset({TRANSCRIPT}),
+    "styleChanged": frozenset(),  # the transcript does not show the style
+    "styleSuggestion": frozenset(),  # names commands of the chat clients
+    "policyChanged": frozenset({TRANSCRIPT}),
+    "modelChanged": frozenset(),  # the plain user chose it by command, which answers
+    "approvalRequested": frozenset(),  # asked by window/showMessageRequest (ask_approval)
+    "approvalResolved": frozenset(),  # the dialog is withdrawn (withdraw)
+    "upgradeRequested": frozenset(),  # asked by window/showMessageRequest (ask_upgrade)
+    "upgradeResolved": frozenset(),  # the mode change follows as modeChanged
+    "alwaysAllowChanged": frozenset(),  # the user chose it in the dialog
+    "retry": frozenset({PROGRESS}),
+    "usage": frozenset(),  # a warning comes with contextWarning
+    "contextWarning": frozenset({WARNING}),
+    "continuationStarted": frozenset(),  # the status (summarizing) reports it
+    "continuation": frozenset(),  # the status (exhausted) ends the turn with its words
+    "subAgentsSpawned": frozenset(),  # the status (awaiting_agents) reports it
+    "subAgentFinished": frozenset(),  # their result is the spawn_agents call's, in the transcript
+    "error": frozenset({WARNING}),
+}
 
 
 def retry_words(attempt: int, of: int) -> str:
@@ -206,15 +252,25 @@ class PlainClient:
 
     def event(self, event: ev.EventKinds, params: dict[str, Any]) -> None:
         """REQ-PROTO-024: a turn as $/progress in words, problems as window/showMessage; the transcript."""
-        self._progress(event)
-        self.view.on_event(params)
+        uses = EVENTS.get(event.kind)
+        if uses is None:
+            _unknown("event kind", event.kind)
+            return
+        if WARNING in uses:
+            self._warning(event)
+        if PROGRESS in uses:
+            self._progress(event)
+        if TRANSCRIPT in uses:
+            self.view.on_event(params)
 
-    def _progress(self, event: ev.EventKinds) -> None:
-        cid = event.conversation_id
+    def _warning(self, event: ev.EventKinds) -> None:
         if isinstance(event, ev.Error):
             self._warn(event.message)
         elif isinstance(event, ev.ContextWarning):
             self._warn(f"Context {round(100 * event.fraction)}% full.")
+
+    def _progress(self, event: ev.EventKinds) -> None:
+        cid = event.conversation_id
         caps = self.ls.client_capabilities.window
         if not (caps and caps.work_done_progress):
             return
@@ -387,7 +443,7 @@ class PlainView:
     def on_event(self, params: dict[str, Any]) -> None:
         """Keep the transcript current and tell the user when a turn ends (plain clients only)."""
         kind, cid = params["kind"], params["conversationId"]
-        if params.get("parentConversationId") or kind not in ("message", "status", "modeChanged", "policyChanged"):
+        if params.get("parentConversationId") or TRANSCRIPT not in EVENTS.get(kind, ()):
             return
         hub = self.ls.hub
         if hub is None:

@@ -346,3 +346,16 @@ def test_stop_shows_only_while_a_turn_runs(npm_test: NpmTest) -> None:
 @pytest.mark.req("REQ-VSC-016")
 def test_model_list_notes_are_sentences(npm_test: NpmTest) -> None:
     assert_passed(npm_test, "a model-list note never quotes a web page raw: it says what happened, why and what next")
+
+
+@pytest.mark.req("REQ-PROTO-055")
+def test_the_extensions_tables_name_every_kind_and_tool(npm_test: NpmTest) -> None:
+    """The compiler checks the Records against the generated types; these compare them with the schema."""
+    assert_passed(
+        npm_test,
+        "the reducer handles exactly the schema's event kinds",
+        "the timeline has an icon for exactly the schema's tools",
+        "a kind or a tool added to the schema fails each comparison",
+        "an event of an unknown kind is shown as a warning, once per kind, and its seq is tracked",
+        "a tool this version does not know gets a card that says so",
+    )

@@ -101,6 +101,26 @@ export type ErrorData =
   | SetupFailedData
   | SettingsNotSavedData;
 /**
+ * the name of a tool the model can call (toolName in events)
+ *
+ * This interface was referenced by `PhoenixProtocol`'s JSON-Schema
+ * via the `definition` "ToolName".
+ */
+export type ToolName =
+  | "read_file"
+  | "list_directory"
+  | "search_files"
+  | "bash"
+  | "patch"
+  | "request_mode_upgrade"
+  | "spawn_agents"
+  | "submit_result"
+  | "describe_tools"
+  | "run_plan"
+  | "editor_problems"
+  | "find_definition"
+  | "find_references";
+/**
  * The five kinds of the seed's error taxonomy (REQ-AGENT-012).
  *
  * This interface was referenced by `PhoenixProtocol`'s JSON-Schema
@@ -109,7 +129,7 @@ export type ErrorData =
 export type ErrorKind = "TOOL" | "CODE" | "DENIED" | "BUDGET" | "ENGINE";
 
 /**
- * The phoenix/* requests (params and result), the requests the server sends to a client with the editor's sight (clientRequests), the phoenix/event notification, the data of JSON-RPC errors, the initialization options and the agent route's contracts. Generated from phoenix_lsp/protocol and phoenix_lsp/agent/contracts.py; do not edit.
+ * The phoenix/* requests (params and result), the requests the server sends to a client with the editor's sight (clientRequests), the phoenix/event notification, the data of JSON-RPC errors, the initialization options, the tools' names and the agent route's contracts. Generated from phoenix_lsp/protocol and phoenix_lsp/agent/contracts.py; do not edit.
  */
 export interface PhoenixProtocol {
   requests: {
@@ -207,6 +227,7 @@ export interface PhoenixProtocol {
   event: PhoenixEvent;
   errorData: ErrorData;
   initializationOptions: InitializationOptions;
+  toolName: ToolName;
   agentContracts: {
     Plan: Plan;
     ExecutionUnit: ExecutionUnit;

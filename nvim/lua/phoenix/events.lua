@@ -126,10 +126,58 @@ function handle.toolRefused(ev)
   chat.note(ev.toolName .. " refused in " .. (status.state.mode or "this") .. " mode")
 end
 
+-- The kinds this plugin shows nothing for, and why (REQ-PROTO-055): with M.handle they name every event kind of
+-- the protocol (tests/clients/nvim/test_kinds.py compares them with the schema's), so a new kind fails the tests
+-- until it is decided here.
+M.ignored = {
+  toolStart = "the status line says a tool runs; the call is shown from the persisted message",
+  toolEnd = "the call's result is shown from the persisted message",
+  retry = "the status line shows the turn as still thinking; an error that ends it is shown",
+  usage = "the context usage is not shown in this plugin",
+  contextWarning = "the context usage is not shown in this plugin; a full context ends the turn with its status",
+  continuationStarted = "the status line shows the summarizing status",
+  continuation = "the summary arrives as a persisted message",
+  subAgentsSpawned = "the spawn_agents call is shown from the persisted message; sub-agents' questions are asked",
+  subAgentFinished = "their results come back as the spawn_agents call's result",
+}
+
+-- What is wrong with the tables against the protocol's event kinds `kinds`: each kind neither handled nor
+-- ignored, each key that is no kind, each kind both handled and ignored (empty when they are whole).
+function M.check(kinds)
+  local problems, wanted = {}, {}
+  for _, kind in ipairs(kinds) do
+    wanted[kind] = true
+    if not handle[kind] and not M.ignored[kind] then
+      table.insert(problems, "events.lua does not handle the kind '" .. kind .. "': add it to M.handle or M.ignored")
+    elseif handle[kind] and M.ignored[kind] then
+      table.insert(problems, "events.lua both handles and ignores the kind '" .. kind .. "'")
+    end
+  end
+  for _, tbl in ipairs({ handle, M.ignored }) do
+    for key in pairs(tbl) do
+      if not wanted[key] then
+        table.insert(problems, "events.lua has the key '" .. key .. "', which is no kind of the protocol: remove it")
+      end
+    end
+  end
+  table.sort(problems)
+  return problems
+end
+
+local unknown = {} -- the unknown kinds said already: once each
+
 local function dispatch(ev)
   local fn = handle[ev.kind]
   if fn then
     fn(ev)
+  elseif not M.ignored[ev.kind] then
+    -- a kind this plugin does not know (a newer server): said once, never dropped silently (REQ-PROTO-055)
+    local kind = tostring(ev.kind):sub(1, 80)
+    if not unknown[kind] then
+      unknown[kind] = true
+      rpc.report("the server sent an event of a kind this plugin does not know ('" .. kind
+        .. "'); it is not shown. Update the phoenix plugin.", vim.log.levels.WARN)
+    end
   end
 end
 

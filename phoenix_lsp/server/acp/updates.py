@@ -7,7 +7,8 @@ in_progress, then completed or failed), and the history replayed on ``session/lo
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+import logging
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import acp
@@ -16,9 +17,10 @@ from acp.schema import ToolCallLocation, ToolKind, UsageUpdate
 
 from ...core.values import Message, ToolResult, ToolUse
 from ...protocol import events as ev
+from ...protocol.kinds import Unknown
 from ...protocol.views import ToolResultBlock, ToolUseBlock
 
-#: the ACP kind of each phoenix tool (the client's icon and grouping); anything else is ``other``
+#: the ACP kind of each phoenix tool (the client's icon and grouping); every tool is named (REQ-PROTO-055)
 KINDS: dict[str, ToolKind] = {
     "read_file": "read",
     "list_directory": "read",
@@ -38,35 +40,53 @@ KINDS: dict[str, ToolKind] = {
 #: the longest tool output put in a tool call's content (the model gets all of it)
 MAX_OUTPUT_CHARS = 20_000
 
+log = logging.getLogger(__name__)
+
 MODES = {"restricted": ("Restricted", "Read-only: files and commands cannot change anything (kernel sandbox). "
                         "The agent asks before switching."),
          "unrestricted": ("Unrestricted", "The agent may edit files and run commands that change things, each "
                           "as the approval policy says.")}
 
 
+def _path(arguments: Mapping[str, Any]) -> str:
+    return str(arguments.get("path") or ".")
+
+
+#: what each phoenix tool's call does, in a few words ("Read src/app.py", "Run `make test`"): every tool is
+#: named (REQ-PROTO-055)
+TITLES: dict[str, Callable[[Mapping[str, Any]], str]] = {
+    "read_file": lambda a: f"Read {_path(a)}",
+    "list_directory": lambda a: f"List {_path(a)}",
+    "search_files": lambda a: f"Search for {str(a.get('pattern') or a.get('query') or '')[:60]}",
+    "bash": lambda a: f"Run `{str(a.get('command', ''))[:80]}`",
+    "patch": lambda a: f"Edit {_path(a)}",
+    "request_mode_upgrade": lambda a: "Switch to Unrestricted mode",
+    "spawn_agents": lambda a: "Start sub-agents",
+    "submit_result": lambda a: "Submit the result",
+    "describe_tools": lambda a: "Describe tools",
+    "run_plan": lambda a: "Run a plan",
+    "editor_problems": lambda a: f"Read the editor's problems in {_path(a)}",
+    "find_definition": lambda a: f"Find the definition in {_path(a)}",
+    "find_references": lambda a: f"Find the references in {_path(a)}",
+}
+
+_unknown = Unknown(log, "the ACP adapter")
+
+
 def kind_of(name: str) -> ToolKind:
-    return KINDS.get(name, "other")
+    if name not in KINDS:
+        _unknown("tool", name)
+        return "other"
+    return KINDS[name]
 
 
 def title_of(name: str, arguments: Mapping[str, Any]) -> str:
     """What a tool call does, in a few words ("Read src/app.py", "Run `make test`")."""
-    path = str(arguments.get("path") or ".")
-    match name:
-        case "read_file":
-            return f"Read {path}"
-        case "list_directory":
-            return f"List {path}"
-        case "search_files":
-            return f"Search for {str(arguments.get('pattern') or arguments.get('query') or '')[:60]}"
-        case "bash":
-            return f"Run `{str(arguments.get('command', ''))[:80]}`"
-        case "patch":
-            return f"Edit {path}"
-        case "request_mode_upgrade":
-            return "Switch to Unrestricted mode"
-        case "spawn_agents":
-            return "Start sub-agents"
-    return name
+    title = TITLES.get(name)
+    if title is None:
+        _unknown("tool", name)
+        return name
+    return title(arguments)
 
 
 def locations(arguments: Mapping[str, Any], root: str) -> list[ToolCallLocation] | None:
@@ -115,38 +135,100 @@ class Calls:
         return [status(call_id, "failed" if failed else "completed", content)]
 
 
+def _text(event: ev.TextDelta, calls: Calls, root: str) -> list[Any]:
+    return [acp.update_agent_message_text(event.text)] if event.text else []
+
+
+def _approval(event: ev.ApprovalRequested, calls: Calls, root: str) -> list[Any]:
+    return calls.announce(event.tool_use_id, event.tool_name, event.arguments, root)
+
+
+def _tool_start(event: ev.ToolStart, calls: Calls, root: str) -> list[Any]:
+    started = calls.announce(event.tool_use_id, event.tool_name, event.arguments, root)
+    return [*started, status(event.tool_use_id, "in_progress")]
+
+
+def _tool_end(event: ev.ToolEnd, calls: Calls, root: str) -> list[Any]:
+    return calls.end(event.tool_use_id, event.is_error, text_content(event.summary))
+
+
+def _refused(event: ev.ToolRefused, calls: Calls, root: str) -> list[Any]:
+    """Refused by the mode: its result (the refusal) may be known already."""
+    made = calls.announce(event.tool_use_id, event.tool_name, calls.inputs.get(event.tool_use_id, {}), root)
+    known = calls.results.get(event.tool_use_id)
+    return made + (calls.end(event.tool_use_id, True, text_content(known[0])) if known else [])
+
+
+_NOT_RUN = {"deny": "Rejected by the user.", "cancelled": "Cancelled: nothing ran.",
+            "superseded": "Not run: the user's next message came first."}
+
+
+def _resolved(event: ev.ApprovalResolved, calls: Calls, root: str) -> list[Any]:
+    why = _NOT_RUN.get(event.decision)
+    return calls.end(event.tool_use_id, True, text_content(why)) if why else []
+
+
+def _mode(event: ev.ModeChanged, calls: Calls, root: str) -> list[Any]:
+    return [update_current_mode(event.mode.value)]
+
+
+def _usage(event: ev.Usage, calls: Calls, root: str) -> list[Any]:
+    return [UsageUpdate(session_update="usage_update", used=max(0, event.used_tokens),
+                        size=max(0, event.context_window))]
+
+
+def _error(event: ev.Error, calls: Calls, root: str) -> list[Any]:
+    return [acp.update_agent_message_text(f"\n\n{event.message}")]
+
+
+def _message(event: ev.MessageAdded, calls: Calls, root: str) -> list[Any]:
+    return list(_results(event, calls))
+
+
+def _none(event: ev.EventKinds, calls: Calls, root: str) -> list[Any]:
+    return []
+
+
+#: the updates each phoenix event kind makes: every kind is named, those ACP has no update for with ``_none``
+#: and why (REQ-PROTO-055)
+LIVE: dict[str, Callable[[Any, Calls, str], list[Any]]] = {
+    "status": _none,  # the turn's end is the answer to session/prompt (its stopReason)
+    "message": _message,
+    "textDelta": _text,
+    "toolStart": _tool_start,
+    "toolEnd": _tool_end,
+    "toolRefused": _refused,
+    "diff": _none,  # the edit went through the client's fs/write_text_file, which shows it
+    "modeChanged": _mode,
+    "styleChanged": _none,  # ACP has no style
+    "styleSuggestion": _none,  # names the LSP clients' /execute and /plan; ACP switches modes itself
+    "policyChanged": _none,  # an ACP session is interactive (session/request_permission); no update
+    "modelChanged": _none,  # an ACP session keeps the model it started with; ACP has no update for it
+    "approvalRequested": _approval,
+    "approvalResolved": _resolved,
+    "upgradeRequested": _none,  # asked by session/request_permission, the call shown by toolStart
+    "upgradeResolved": _none,  # the answer to that request; the mode change follows as modeChanged
+    "alwaysAllowChanged": _none,  # the client keeps its own always-allow choices
+    "retry": _none,  # the answer is only later; the client shows the turn as running meanwhile
+    "usage": _usage,
+    "contextWarning": _none,  # usage_update carries how full the context is
+    "continuationStarted": _none,  # the turn goes on; its text follows
+    "continuation": _none,  # the summary is the conversation's, shown on session/load
+    "subAgentsSpawned": _none,  # shown as spawn_agents' tool call
+    "subAgentFinished": _none,  # the spawn_agents call ends with their results
+    "error": _error,
+}
+
+
 def live(event: ev.EventKinds, calls: Calls, root: str) -> list[Any]:
     """The updates one phoenix event of a conversation makes (its sub-agents' events make none)."""
     if event.parent_conversation_id:
         return []
-    match event:
-        case ev.TextDelta():
-            return [acp.update_agent_message_text(event.text)] if event.text else []
-        case ev.ApprovalRequested():
-            return calls.announce(event.tool_use_id, event.tool_name, event.arguments, root)
-        case ev.ToolStart():
-            started = calls.announce(event.tool_use_id, event.tool_name, event.arguments, root)
-            return [*started, status(event.tool_use_id, "in_progress")]
-        case ev.ToolEnd():
-            return calls.end(event.tool_use_id, event.is_error, text_content(event.summary))
-        case ev.ToolRefused():  # refused by the mode: its result (the refusal) may be known already
-            made = calls.announce(event.tool_use_id, event.tool_name, calls.inputs.get(event.tool_use_id, {}), root)
-            known = calls.results.get(event.tool_use_id)
-            return made + (calls.end(event.tool_use_id, True, text_content(known[0])) if known else [])
-        case ev.ApprovalResolved() if event.decision in ("deny", "cancelled", "superseded"):
-            why = {"deny": "Rejected by the user.", "cancelled": "Cancelled: nothing ran.",
-                   "superseded": "Not run: the user's next message came first."}[event.decision]
-            return calls.end(event.tool_use_id, True, text_content(why))
-        case ev.ModeChanged():
-            return [update_current_mode(event.mode.value)]
-        case ev.Usage():
-            return [UsageUpdate(session_update="usage_update", used=max(0, event.used_tokens),
-                                           size=max(0, event.context_window))]
-        case ev.Error():
-            return [acp.update_agent_message_text(f"\n\n{event.message}")]
-        case ev.MessageAdded():
-            return list(_results(event, calls))
-    return []
+    made = LIVE.get(event.kind)
+    if made is None:
+        _unknown("event kind", event.kind)
+        return []
+    return made(event, calls, root)
 
 
 def _results(event: ev.MessageAdded, calls: Calls) -> Iterator[Any]:

@@ -13,6 +13,7 @@ import type {
   ApprovalRequest,
   ContentBlock,
   ContextUsage,
+  EventKind,
   GetConversationResult,
   InstructionFileView,
   Mode,
@@ -216,6 +217,39 @@ function applySnapshot(view: ConversationView, s: GetConversationResult, merge: 
 
 // -------------------------------------------------------------------------------------------- events
 
+/**
+ * What the view does with each event kind (REQ-PROTO-055): a `Record` of every kind, so a kind added to the
+ * schema is a compile error here (and in `applyEvent`'s switch) until it is decided; the unit tests compare
+ * its keys with the schema's.
+ */
+export const EVENT_HANDLING: Record<EventKind, string> = {
+  status: "the status, the mode; closes what the status ends",
+  message: "a persisted message (text, tool cards, results)",
+  textDelta: "the streamed answer",
+  toolStart: "the tool card runs",
+  toolEnd: "the tool card's end and summary",
+  toolRefused: "the tool card, refused by the mode",
+  diff: "the tool card's applied diff",
+  modeChanged: "the mode, and a notice",
+  styleChanged: "the style",
+  styleSuggestion: "a notice with the command one click away",
+  policyChanged: "the approval policy",
+  modelChanged: "the model and the usage against its window, and a notice",
+  approvalRequested: "the open approval and its card",
+  approvalResolved: "closes the approval; marks the card",
+  upgradeRequested: "the open upgrade request",
+  upgradeResolved: "closes the upgrade request, and a notice",
+  alwaysAllowChanged: "the always-allowed rules, and a notice",
+  retry: "the retry line",
+  usage: "the context usage",
+  contextWarning: "the context warning",
+  continuationStarted: "a notice",
+  continuation: "the continuation summary",
+  subAgentsSpawned: "the sub-agents under their call's card",
+  subAgentFinished: "the sub-agent's outcome",
+  error: "the error, and a notice with what to do",
+};
+
 function applyEvent(view: ConversationView, e: PhoenixEvent): void {
   const verdict = seqVerdict(e.seq, view.lastSeq);
   if (verdict === "seen") return;
@@ -393,9 +427,27 @@ function applyEvent(view: ConversationView, e: PhoenixEvent): void {
       view.error = { message: e.message, errorKind: e.errorKind };
       notice(view, e.seq, { level: "error", text: e.message, action: errorAction(e.errorKind, e.message) });
       return;
-    default:
-      return; // a kind this version does not know: seq is tracked, nothing else changes
+    default: {
+      // a kind this version does not know (a newer server): seq is tracked, and the chat says so once
+      const unknown: never = e;
+      unknownKind(view, unknown);
+      return;
+    }
   }
+}
+
+/** A notice, once per kind, that an event could not be shown (REQ-PROTO-055: never dropped silently). */
+function unknownKind(view: ConversationView, e: { kind?: unknown; seq: number }): void {
+  const kind = String(e.kind).slice(0, 80);
+  const key = `unknown-kind:${kind}`;
+  if (view.items.some((i) => i.key === key)) return;
+  insert(view, {
+    key,
+    seq: e.seq,
+    rev: 0,
+    type: "notice",
+    notice: { level: "warning", text: `The server sent an event of a kind this extension does not know ("${kind}"); it is not shown. Update the Phoenix extension.` },
+  });
 }
 
 // ------------------------------------------------------------------------------------------- helpers

@@ -54,6 +54,8 @@ export type SetRouteResult = G.SetRouteResult;
 
 export type PhoenixEvent = G.PhoenixEvent;
 export type EventKind = PhoenixEvent["kind"];
+/** every tool the model can call (REQ-PROTO-055): a tool call's display is keyed by it */
+export type ToolName = G.ToolName;
 export type FileAttachment = G.FileAttachment;
 export type DiagnosticsAttachment = G.DiagnosticsAttachment;
 export type Attachment = FileAttachment | DiagnosticsAttachment;

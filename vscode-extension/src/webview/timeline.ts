@@ -7,6 +7,7 @@ import { compactArguments } from "../core/dialog";
 import { stripTerminalEscapes } from "../core/markdown";
 import type { ConversationView, Item, Notice, SubAgent, ToolCard } from "../core/reducer";
 import { statusText } from "../core/status";
+import type { ToolName } from "../protocol/wire";
 import type { PartContext } from "./dom";
 
 interface Rendered {
@@ -149,8 +150,13 @@ export class Timeline {
     if (!card) return el;
     el.dataset.toolUseId = card.toolUseId;
     const summary = dom.add(el, "summary", "tool-head");
-    dom.icon(summary, toolIcon(card.toolName));
+    const icon = toolIcon(card.toolName);
+    dom.icon(summary, icon ?? "question");
     dom.text(summary, "span", "tool-name", ` ${card.toolName}`);
+    if (icon === undefined) {
+      // a tool this version does not know (a newer server): shown, and said (REQ-PROTO-055)
+      dom.add(summary, "span", "tool-unknown dim").textContent = " (a tool this extension does not know: update it)";
+    }
     dom.add(summary, "span", "tool-brief dim").textContent = ` ${toolBrief(card)}`;
     dom.add(summary, "span", `tool-state state-${card.state}`).textContent = stateText(card);
     const body = dom.add(el, "div", "tool-body");
@@ -204,15 +210,29 @@ function roleOf(item: Item): string {
   return item.type;
 }
 
-function toolIcon(name: string): string {
-  if (name === "bash") return "terminal";
-  if (name === "patch") return "diff";
-  if (name === "read_file") return "file";
-  if (name === "list_directory") return "folder";
-  if (name === "search_files") return "search";
-  if (name === "spawn_agents") return "organization";
-  if (name === "request_mode_upgrade") return "unlock";
-  return "tools";
+/**
+ * The codicon of each tool's card: a `Record` of every tool of the schema (REQ-PROTO-055), so a new tool is a
+ * compile error here until it has one; the unit tests compare its keys with the schema's `ToolName`.
+ */
+export const TOOL_ICONS: Record<ToolName, string> = {
+  read_file: "file",
+  list_directory: "folder",
+  search_files: "search",
+  bash: "terminal",
+  patch: "diff",
+  request_mode_upgrade: "unlock",
+  spawn_agents: "organization",
+  submit_result: "pass",
+  describe_tools: "book",
+  run_plan: "play",
+  editor_problems: "warning",
+  find_definition: "symbol-method",
+  find_references: "references",
+};
+
+/** The icon of a tool's card, or undefined for a tool this version does not know. */
+export function toolIcon(name: string): string | undefined {
+  return Object.hasOwn(TOOL_ICONS, name) ? TOOL_ICONS[name as ToolName] : undefined;
 }
 
 function toolBrief(card: ToolCard): string {
