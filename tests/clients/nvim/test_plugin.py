@@ -693,6 +693,12 @@ def test_phoenix_model_switches_the_model_and_the_next_request_names_it(
         T.data.before = phoenix.statusline()
         T.data.first_model = phoenix.state.model
         T.data.header_before = require("phoenix.chat").lines()[2]
+        -- the list the plugin asked for at start-up: completion answers from it; asked for only now, a loaded
+        -- machine can take longer than completion's 2 s wait and complete nothing
+        T.wait("the API's model list", function()
+          local m = require("phoenix.models").models
+          return m ~= nil and m.source == "api"
+        end)
         T.data.completion = vim.fn.getcompletion("PhoenixModel claude-h", "cmdline")
         T.data.all = vim.fn.getcompletion("PhoenixModel ", "cmdline")
         T.pick("Claude Haiku 4.5")  -- :PhoenixModel without an argument: a picker
