@@ -79,6 +79,44 @@ class SecretGuard:
             text = text.replace(value, REDACTED)
         return text
 
+    def decided(self, text: str) -> int:
+        """How much of ``text`` can be redacted now, when more text may follow it (a model's stream): the
+        length of the longest start of ``text`` that no known secret (nor one of its escaped forms) starts
+        before and ends after, whatever follows. ``redact`` of that start, then of the rest joined to what
+        follows, gives what ``redact`` of the whole gives; the rest must wait (``store/stream_redact.py``)."""
+        forms = sorted(self._forms(), key=len, reverse=True)  # the order redact replaces them in
+        end = len(text)
+        cut = end
+        taken: list[tuple[int, int]] = []  # what redact replaces in ``text``, longest forms first
+        for form in forms:
+            # a form the following text could complete starts where the rest of ``text`` is its beginning
+            start = text.find(form[0], max(0, end - len(form) + 1))
+            while start != -1 and start < cut:
+                if form.startswith(text[start:]):
+                    cut = start
+                    break
+                start = text.find(form[0], start + 1)
+            # the forms redact replaces: left to right, not overlapping, not where a longer one was replaced
+            at = text.find(form)
+            while at != -1:
+                stop = at + len(form)
+                if any(a < stop and at < b for a, b in taken):
+                    at = text.find(form, at + 1)
+                    continue
+                taken.append((at, stop))
+                at = text.find(form, stop)
+        moved = True
+        while moved:  # a replaced form is never cut in two
+            moved = False
+            for a, b in taken:
+                if a < cut < b:
+                    cut, moved = a, True
+        return cut
+
+    def _forms(self) -> set[str]:
+        """Every known secret in each form ``redact`` replaces."""
+        return {f for _label, v in self._secrets() for f in (v, repr(v)[1:-1], repr(v.encode())[2:-1])}
+
 
 def _refusal(what: str, label: str) -> str:
     # The message names where the secret was found but never repeats it.
