@@ -4,12 +4,15 @@ line carries unknown to the guard (URL userinfo, query values, credential header
 from __future__ import annotations
 
 import logging
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
+from phoenix_lsp.log_redact import MASK, scrub
 from phoenix_lsp.server import logs
-from phoenix_lsp.server.logs import MASK, scrub
 from phoenix_lsp.store import SecretGuard
 
 
@@ -83,3 +86,16 @@ def test_window_log_message_is_scrubbed_too() -> None:
                                None)
     handler.emit(record)
     assert sent == ["mcp.client: GET http://h/mcp?token=[REDACTED]"]
+
+
+@pytest.mark.req("REQ-SEC-042")
+def test_a_warning_logged_before_any_handler_is_installed_is_scrubbed_on_stderr(tmp_path: Path) -> None:
+    """Python prints such a warning on stderr with its handler of last resort (an editor shows the server's
+    stderr); the command line puts the redacting formatter on it first thing."""
+    code = ("import logging, sys\nfrom phoenix_lsp import cli\nsys.argv = ['phoenix-lsp', 'no-such-command']\n"
+            "try:\n    cli.main()\nexcept SystemExit:\n    pass\n"
+            "logging.getLogger('httpx').warning('HTTP Request: GET http://u:LR-PASS@h/x?token=LR-TOKEN')\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])})
+    assert "HTTP Request: GET http://[REDACTED]@h/x?token=[REDACTED]" in done.stderr, done.stderr
+    assert "LR-PASS" not in done.stderr and "LR-TOKEN" not in done.stderr
