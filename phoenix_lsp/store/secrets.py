@@ -84,7 +84,7 @@ class SecretGuard:
         length of the longest start of ``text`` that no known secret (nor one of its escaped forms) starts
         before and ends after, whatever follows. ``redact`` of that start, then of the rest joined to what
         follows, gives what ``redact`` of the whole gives; the rest must wait (``store/stream_redact.py``)."""
-        forms = sorted(self._forms(), key=len, reverse=True)  # the order redact replaces them in
+        forms = self._forms()
         end = len(text)
         cut = end
         taken: list[tuple[int, int]] = []  # what redact replaces in ``text``, longest forms first
@@ -113,9 +113,16 @@ class SecretGuard:
                     cut, moved = a, True
         return cut
 
-    def _forms(self) -> set[str]:
-        """Every known secret in each form ``redact`` replaces."""
-        return {f for _label, v in self._secrets() for f in (v, repr(v)[1:-1], repr(v.encode())[2:-1])}
+    #: the secrets ``_forms`` last saw, and their forms (a stream asks at every delta; the secrets rarely change)
+    _forms_of: tuple[tuple[str, ...], list[str]] = ((), [])
+
+    def _forms(self) -> list[str]:
+        """Every known secret in each form ``redact`` replaces, longest first (the order it replaces them in)."""
+        secrets = tuple(value for _label, value in self._secrets())
+        if secrets != self._forms_of[0]:
+            forms = {f for v in secrets for f in (v, repr(v)[1:-1], repr(v.encode())[2:-1])}
+            self._forms_of = (secrets, sorted(forms, key=len, reverse=True))
+        return self._forms_of[1]
 
 
 def _refusal(what: str, label: str) -> str:
