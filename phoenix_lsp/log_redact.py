@@ -29,10 +29,11 @@ _USERINFO = re.compile(r"^([^:]+://)[^/?#@]*@")
 _PARAM_VALUE = re.compile(r"=[^&;#]*")
 #: headers that carry a credential; the value runs to the end of the line (``Bearer xyz``, cookies' ``a=b; c=d``)
 _HEADERS = ("proxy-authorization", "authorization", "x-api-key", "api-key", "x-goog-api-key", "x-auth-token",
-            "set-cookie", "cookie")
+            "set-cookie", "cookie", "mcp-session-id")
 #: names whose value is a credential wherever they are written ``name=value`` or ``name: value``
+#: (an MCP session id lets whoever holds it speak in that session: the MCP client logs it at INFO)
 _NAMES = ("api_key", "api-key", "apikey", "access_token", "refresh_token", "client_secret", "password", "passwd",
-          "secret", "token")
+          "secret", "token", "session id", "session_id", "session-id")
 _NAMED = re.compile(
     r"(?i)(?<![A-Za-z0-9])((?-i:b)?['\"]|)(" + "|".join(re.escape(n) for n in (*_HEADERS, *_NAMES)) + r")"
     r"(?![A-Za-z0-9])(['\"]?)(\s*[:=]\s*|\s*,\s*)(?-i:b)?(['\"]?)")
@@ -54,11 +55,11 @@ def scrub(text: str) -> str:
       ``X-Amz-Credential``, ``access_token`` in an OAuth fragment...), and a log line needs the URL's host and
       path, not its values; the names stay, so the line still says which parameters were sent;
     - the value of a credential-bearing header (``Authorization``, ``Proxy-Authorization``, ``x-api-key``,
-      ``api-key``, ``x-goog-api-key``, ``x-auth-token``, ``Cookie``, ``Set-Cookie``) as text (``Name: value``,
+      ``api-key``, ``x-goog-api-key``, ``x-auth-token``, ``Cookie``, ``Set-Cookie``, ``mcp-session-id``) as text (``Name: value``,
       to the end of the line), as a mapping's or a tuple's repr (``'authorization': 'Bearer x'``,
       ``(b'cookie', b'a=b')``) or as JSON;
     - the value after a credential-like name (``api_key``, ``access_token``, ``client_secret``, ``password``,
-      ``secret``, ``token``...) written ``name=value`` or ``name: value``, up to the next space or delimiter.
+      ``secret``, ``token``, ``session id``...) written ``name=value`` or ``name: value``, up to the next space or delimiter.
     """
     text = _URL.sub(_scrub_url, text)
     out: list[str] = []

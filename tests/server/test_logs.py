@@ -31,6 +31,8 @@ from phoenix_lsp.store import SecretGuard
     ("Set-Cookie: sid=SC-16; HttpOnly", "SC-16", "Set-Cookie: "),
     ("OpenAI(api_key=AK-17, base_url=x)", "AK-17", "base_url=x"),
     ("connect password: PW-18 to the db", "PW-18", "to the db"),
+    ("Received session ID: 4f1c9e-SID-19", "SID-19", "Received session ID: "),
+    ("[(b'mcp-session-id', b'SID-20')]", "SID-20", "mcp-session-id"),
 ])
 def test_credentials_a_library_logs_are_scrubbed_and_the_rest_kept(line: str, secret: str, kept: str) -> None:
     out = scrub(line)
