@@ -55,11 +55,12 @@ def scrub(text: str) -> str:
       ``X-Amz-Credential``, ``access_token`` in an OAuth fragment...), and a log line needs the URL's host and
       path, not its values; the names stay, so the line still says which parameters were sent;
     - the value of a credential-bearing header (``Authorization``, ``Proxy-Authorization``, ``x-api-key``,
-      ``api-key``, ``x-goog-api-key``, ``x-auth-token``, ``Cookie``, ``Set-Cookie``, ``mcp-session-id``) as text (``Name: value``,
-      to the end of the line), as a mapping's or a tuple's repr (``'authorization': 'Bearer x'``,
+      ``api-key``, ``x-goog-api-key``, ``x-auth-token``, ``Cookie``, ``Set-Cookie``, ``mcp-session-id``) as
+      text (``Name: value``, to the end of the line), as a mapping's or a tuple's repr (``'authorization': 'Bearer x'``,
       ``(b'cookie', b'a=b')``) or as JSON;
     - the value after a credential-like name (``api_key``, ``access_token``, ``client_secret``, ``password``,
-      ``secret``, ``token``, ``session id``...) written ``name=value`` or ``name: value``, up to the next space or delimiter.
+      ``secret``, ``token``, ``session id``...) written ``name=value`` or ``name: value``, up to the next space
+      or delimiter.
     """
     text = _URL.sub(_scrub_url, text)
     out: list[str] = []
