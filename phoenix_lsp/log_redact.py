@@ -38,6 +38,9 @@ _NAMED = re.compile(
     r"(?i)(?<![A-Za-z0-9])((?-i:b)?['\"]|)(" + "|".join(re.escape(n) for n in (*_HEADERS, *_NAMES)) + r")"
     r"(?![A-Za-z0-9])(['\"]?)(\s*[:=]\s*|\s*,\s*)(?-i:b)?(['\"]?)")
 
+#: a bearer token written without its header's name
+_BEARER = re.compile(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/=-]{8,}")
+
 
 def _scrub_url(match: re.Match[str]) -> str:
     url = _USERINFO.sub(rf"\1{MASK}@", match.group())
@@ -60,9 +63,10 @@ def scrub(text: str) -> str:
       ``(b'cookie', b'a=b')``) or as JSON;
     - the value after a credential-like name (``api_key``, ``access_token``, ``client_secret``, ``password``,
       ``secret``, ``token``, ``session id``...) written ``name=value`` or ``name: value``, up to the next space
-      or delimiter.
+      or delimiter;
+    - a bearer token (``Bearer`` and 8 or more token characters) wherever it is written.
     """
-    text = _URL.sub(_scrub_url, text)
+    text = _BEARER.sub(rf"\1{MASK}", _URL.sub(_scrub_url, text))
     out: list[str] = []
     done = 0
     for match in _NAMED.finditer(text):

@@ -3,6 +3,7 @@ line carries unknown to the guard (URL userinfo, query values, credential header
 
 from __future__ import annotations
 
+import ast
 import logging
 import os
 import subprocess
@@ -33,6 +34,7 @@ from phoenix_lsp.store import SecretGuard
     ("connect password: PW-18 to the db", "PW-18", "to the db"),
     ("Received session ID: 4f1c9e-SID-19", "SID-19", "Received session ID: "),
     ("[(b'mcp-session-id', b'SID-20')]", "SID-20", "mcp-session-id"),
+    ("retrying with bearer abcdefgh-TOKEN-21 after 401", "TOKEN-21", "after 401"),
 ])
 def test_credentials_a_library_logs_are_scrubbed_and_the_rest_kept(line: str, secret: str, kept: str) -> None:
     out = scrub(line)
@@ -101,3 +103,31 @@ def test_a_warning_logged_before_any_handler_is_installed_is_scrubbed_on_stderr(
                           env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])})
     assert "HTTP Request: GET http://[REDACTED]@h/x?token=[REDACTED]" in done.stderr, done.stderr
     assert "LR-PASS" not in done.stderr and "LR-TOKEN" not in done.stderr
+
+
+@pytest.mark.req("REQ-SEC-042")
+def test_no_module_installs_a_log_handler_but_the_two_that_use_the_formatter() -> None:
+    """A handler set up anywhere else could bypass the redacting formatter: the log's handlers are made in
+    ``server/logs.py`` (and the last resort in ``log_redact.py``), each with ``RedactingFormatter``."""
+    package = Path(__file__).resolve().parents[2] / "phoenix_lsp"
+    calls = {"addHandler", "basicConfig", "FileHandler", "StreamHandler", "setFormatter", "dictConfig", "fileConfig",
+             "lastResort"}
+    found = []
+    for path in sorted(package.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        # logs.ClientLogHandler formats with RedactingFormatter: adding it is fine
+        fine = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call) and _adds_the_client_handler(n)}
+        for node in ast.walk(tree):
+            name = node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else ""
+            if name in calls and id(node) not in fine:
+                found.append(f"{path.relative_to(package)}:{getattr(node, 'lineno', 0)} {name}")
+    places = {f.split(":")[0] for f in found}
+    assert places == {"server/logs.py", "log_redact.py"}, found
+
+
+def _adds_the_client_handler(node: ast.AST) -> bool:
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "addHandler"):
+        return False
+    given = node.args[0] if node.args else None
+    return (isinstance(given, ast.Call) and isinstance(given.func, ast.Attribute)
+            and given.func.attr == "ClientLogHandler")
