@@ -1,14 +1,17 @@
 """Exits, not doors (issue 34): a secret the model writes in many small pieces never reaches a client whole.
 
 A model's answer streams as deltas; the server gathers them into ``textDelta`` events (LSP, and the terminal
-client on it) and ACP ``agent_message_chunk`` updates, and each client joins what it receives. A secret whose
+client on it) and ACP ``agent_message_chunk`` updates, and each client joins what it receives (the terminal
+client prints them as they come). A secret whose
 pieces land in different events used to be redacted in none of them (each event was redacted on its own) and
 was assembled by the client. The witnesses are what a real client received: pytest-lsp's client for LSP, the
-ACP SDK's client side for ACP, and the events the store keeps (they must equal what was sent)."""
+ACP SDK's client side for ACP, the terminal client's output, and the events the store keeps (they must equal
+what was sent)."""
 
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from pathlib import Path
 
@@ -16,6 +19,7 @@ import pytest
 
 from phoenix_lsp.store.paths import DB_FILE_NAME
 from tests.acp.harness import API_KEY, agent, received
+from tests.client.conftest import ChatProcess
 from tests.e2e.harness import last_seq, session, wait_idle
 from tests.fake_anthropic import FakeAnthropic, Reply
 from tests.fake_openai import FakeOpenAI
@@ -72,3 +76,24 @@ async def test_a_key_written_in_thirty_pieces_never_reaches_an_acp_client_whole(
     assert len(chunks) > 1, "the pieces were meant to land in different chunks"
     assert "".join(chunks) == "Your key: [REDACTED] - done."
     assert API_KEY[:12] not in sent
+
+
+@pytest.mark.req("REQ-SEC-041", "REQ-SEC-001")
+def test_a_key_written_in_thirty_pieces_never_reaches_the_terminal_whole(fake_anthropic: FakeAnthropic,
+                                                                        tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "PHOENIX_"))}
+    env = {**env, **fake_anthropic.env(ANTHROPIC_KEY), "NO_COLOR": "1", "PHOENIX_EVENT_COALESCE_MS": "0"}
+    fake_anthropic.enqueue(_answer(ANTHROPIC_KEY))
+    work = tmp_path / "work"
+    work.mkdir()
+    chat = ChatProcess(["--cwd", str(work), "--data-dir", str(tmp_path / "data")], env)
+    try:
+        at = chat.wait_for("> ", chat.wait_for("mode: "))
+        chat.send("what is my key?")
+        chat.wait_for("> ", chat.wait_for("- done.", at))
+        chat.close_stdin()
+        assert chat.wait() == 0
+    finally:
+        chat.kill()
+    assert "Your key: [REDACTED] - done." in chat.out
+    assert ANTHROPIC_KEY[:12] not in chat.out and ANTHROPIC_KEY[:12] not in chat.err
