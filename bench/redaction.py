@@ -5,6 +5,10 @@ provider keys and registered credentials of a busy server): each delta through t
 back what could start a secret), against each delta redacted on its own by ``SecretGuard.redact`` (what every
 event already cost). A second figure makes the text hostile: every delta ends with the first half of a key, so
 the redactor holds back and decides at every step.
+
+And the log's formatter (REQ-SEC-042) on a 1 MB line built to make a URL pattern rescan from every character
+(``a.a.a.a...``: each one could start a URL's scheme) and on one full of credential-like names, against a 1 MB
+line of prose: a hostile line must cost what any line of its size costs.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from phoenix_lsp.log_redact import scrub
 from phoenix_lsp.store import SecretGuard
 from phoenix_lsp.store.stream_redact import StreamRedactor
 
@@ -27,12 +32,18 @@ def _guard() -> SecretGuard:
 
 
 def _per_delta_us(deltas: list[str], run: Any) -> float:
+    """Microseconds per item of the best of three runs of ``run`` over ``deltas``."""
     best = float("inf")
     for _ in range(3):
         t0 = time.perf_counter()
         run(deltas)
         best = min(best, time.perf_counter() - t0)
     return best / len(deltas) * 1e6
+
+
+def _scrub_each(lines: list[str]) -> None:
+    for line in lines:
+        scrub(line)
 
 
 def figures(quick: bool = False) -> list[dict[str, Any]]:
@@ -62,6 +73,18 @@ def figures(quick: bool = False) -> list[dict[str, Any]]:
             "unit": "us",
             "baseline_name": "the same deltas each redacted alone (SecretGuard.redact), per delta",
             "baseline_value": round(_per_delta_us(deltas, alone), 2),
+            "goal": "",
+        })
+    size = 1_000_000
+    prose = ("the server answered the request in a few milliseconds " * (size // 54 + 1))[:size]
+    for name, line in (("a.a.a.a...", ("a." * (size // 2))[:size]),
+                       ("token=x token=x ...", ("token=x " * (size // 8))[:size])):
+        rows.append({
+            "name": f"log formatter's scrub of a 1 MB line of {name}",
+            "value": round(_per_delta_us([line], _scrub_each) / 1000, 2),
+            "unit": "ms",
+            "baseline_name": "the same on a 1 MB line of prose",
+            "baseline_value": round(_per_delta_us([prose], _scrub_each) / 1000, 2),
             "goal": "",
         })
     return rows

@@ -21,8 +21,10 @@ if TYPE_CHECKING:  # the store (and the core under it) load after start-up
 
 MASK = "[REDACTED]"  # the marker SecretGuard.redact writes (not imported: the store loads after start-up)
 
-#: a URL: a scheme, ``://``, then up to a space, a quote or an angle bracket (how logs and reprs end one)
-_URL = re.compile(r"\b[A-Za-z][A-Za-z0-9+.-]*://[^\s'\"<>`]+")
+#: a URL: a scheme, ``://``, then up to a space, a quote or an angle bracket (how logs and reprs end one). The
+#: scheme starts where no scheme character is before it and is at most 32 characters long, so a line of
+#: ``a.a.a.a...`` is scanned once, not once per character (a hostile line must not stall the log)
+_URL = re.compile(r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{0,31}://[^\s'\"<>`]+")
 #: its userinfo (``user:password@``, or a token as the user name); ``@`` before the first ``/``, ``?`` or ``#``
 _USERINFO = re.compile(r"^([^:]+://)[^/?#@]*@")
 #: a parameter's value in its query string or fragment
@@ -38,6 +40,8 @@ _NAMED = re.compile(
     r"(?i)(?<![A-Za-z0-9])((?-i:b)?['\"]|)(" + "|".join(re.escape(n) for n in (*_HEADERS, *_NAMES)) + r")"
     r"(?![A-Za-z0-9])(['\"]?)(\s*[:=]\s*|\s*,\s*)(?-i:b)?(['\"]?)")
 
+#: a value written after a credential-like name, unquoted: up to a space or a delimiter
+_BARE_VALUE = re.compile(r"[^\s,;&)}\]'\"]*")
 #: a bearer token written without its header's name
 _BEARER = re.compile(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/=-]{8,}")
 
@@ -67,6 +71,9 @@ def scrub(text: str) -> str:
     - a bearer token (``Bearer`` and 8 or more token characters) wherever it is written.
     """
     text = _BEARER.sub(rf"\1{MASK}", _URL.sub(_scrub_url, text))
+    lowered = text.lower()
+    if not any(name in lowered for name in (*_HEADERS, *_NAMES)):  # most lines: no name to look at
+        return text
     out: list[str] = []
     done = 0
     for match in _NAMED.finditer(text):
@@ -84,9 +91,7 @@ def scrub(text: str) -> str:
         elif name.lower() in _HEADERS:
             end = len(text) if (end := text.find("\n", start)) < 0 else end
         else:
-            end = start
-            while end < len(text) and not text[end].isspace() and text[end] not in ",;&)}]'\"":
-                end += 1
+            end = _BARE_VALUE.match(text, start).end()  # type: ignore[union-attr]  # it matches the empty string
         if end == start:
             continue
         out.append(text[done:start] + MASK)
