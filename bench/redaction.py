@@ -4,7 +4,8 @@ A model's answer of about 200,000 tokens (800 KB) in 4-character text deltas, wi
 provider keys and registered credentials of a busy server): each delta through the stream redactor (which holds
 back what could start a secret), against each delta redacted on its own by ``SecretGuard.redact`` (what every
 event already cost). A second figure makes the text hostile: every delta ends with the first half of a key, so
-the redactor holds back and decides at every step.
+the redactor holds back and decides at every step. A third repeats two known secrets, one inside the other,
+5,000 times each in one big delta.
 
 And the log's formatter (REQ-SEC-042) on a 1 MB line built to make a URL pattern rescan from every character
 (``a.a.a.a...``: each one could start a URL's scheme) and on one full of credential-like names, against a 1 MB
@@ -75,6 +76,19 @@ def figures(quick: bool = False) -> list[dict[str, Any]]:
             "baseline_value": round(_per_delta_us(deltas, alone), 2),
             "goal": "",
         })
+    # a model that repeats the keys it knows (one inside the other) in one big delta
+    inner = KEYS[0][13:25]
+    repeated = [(KEYS[0] + " " + inner + " ") * 5000]
+    guard.add_secret(inner)
+    rows.append({
+        "name": f"stream redactor on one {len(repeated[0]) // 1000} KB delta repeating two known secrets (one inside "
+                "the other) 5,000 times each",
+        "value": round(_per_delta_us(repeated, streamed) / 1000, 2),
+        "unit": "ms",
+        "baseline_name": "the same delta redacted alone (SecretGuard.redact)",
+        "baseline_value": round(_per_delta_us(repeated, alone) / 1000, 2),
+        "goal": "",
+    })
     size = 1_000_000
     prose = ("the server answered the request in a few milliseconds " * (size // 54 + 1))[:size]
     for name, line in (("a.a.a.a...", ("a." * (size // 2))[:size]),

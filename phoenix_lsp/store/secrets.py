@@ -12,6 +12,7 @@ the environment) should ``redact`` the text before handing it to the store.
 from __future__ import annotations
 
 import os
+from bisect import bisect_left
 from collections.abc import Iterable, Mapping
 
 from phoenix_lsp.store.errors import SecretLeakError
@@ -87,7 +88,10 @@ class SecretGuard:
         forms = self._forms()
         end = len(text)
         cut = end
-        taken: list[tuple[int, int]] = []  # what redact replaces in ``text``, longest forms first
+        # what redact replaces in ``text``, longest forms first: sorted, never overlapping (so a bisection finds
+        # what a place falls in, and a text that repeats secrets costs no more than linear time)
+        starts: list[int] = []
+        ends: list[int] = []
         for form in forms:
             # a form the following text could complete starts where the rest of ``text`` is its beginning
             start = text.find(form[0], max(0, end - len(form) + 1))
@@ -100,17 +104,16 @@ class SecretGuard:
             at = text.find(form)
             while at != -1:
                 stop = at + len(form)
-                if any(a < stop and at < b for a, b in taken):
-                    at = text.find(form, at + 1)
+                i = bisect_left(starts, stop)
+                if i and ends[i - 1] > at:  # inside a longer one's place: so is any start before its end
+                    at = text.find(form, ends[i - 1])
                     continue
-                taken.append((at, stop))
+                starts.insert(i, at)
+                ends.insert(i, stop)
                 at = text.find(form, stop)
-        moved = True
-        while moved:  # a replaced form is never cut in two
-            moved = False
-            for a, b in taken:
-                if a < cut < b:
-                    cut, moved = a, True
+        i = bisect_left(starts, cut)
+        if i and ends[i - 1] > cut:  # a replaced form is never cut in two
+            cut = starts[i - 1]
         return cut
 
     #: the secrets ``_forms`` last saw, and their forms (a stream asks at every delta; the secrets rarely change)
