@@ -173,6 +173,9 @@ def _fast_serve(argv: Sequence[str]) -> int | None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from .log_redact import guard_last_resort
+
+    guard_last_resort()  # a warning logged before any handler is installed is redacted too (REQ-SEC-042)
     words = list(sys.argv[1:] if argv is None else argv)
     if not words or words[0] in ("serve", "--tcp", "--data-dir"):
         served = _fast_serve(words)

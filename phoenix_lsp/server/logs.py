@@ -1,4 +1,7 @@
-"""The server's log: a file in the data directory and ``window/logMessage``, secrets redacted (REQ-PROTO-034)."""
+"""The server's log: a file in the data directory and ``window/logMessage``, secrets redacted (REQ-PROTO-034).
+
+Every handler the process installs formats with ``log_redact.RedactingFormatter`` (REQ-SEC-042).
+"""
 
 from __future__ import annotations
 
@@ -10,19 +13,10 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
+from ..log_redact import RedactingFormatter
+
 if TYPE_CHECKING:  # lsp.py imports this module at start-up; the store (and the core under it) load later
     from ..store.secrets import SecretGuard
-
-
-class RedactingFormatter(logging.Formatter):
-    """Formats a record, then lets the process's one redactor replace every known secret (REQ-SEC-001)."""
-
-    def __init__(self, fmt: str, guard: SecretGuard) -> None:
-        super().__init__(fmt)
-        self.guard = guard
-
-    def format(self, record: logging.LogRecord) -> str:
-        return self.guard.redact(super().format(record))
 
 
 class ClientLogHandler(logging.Handler):

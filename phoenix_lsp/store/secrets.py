@@ -12,6 +12,7 @@ the environment) should ``redact`` the text before handing it to the store.
 from __future__ import annotations
 
 import os
+from bisect import bisect_left
 from collections.abc import Iterable, Mapping
 
 from phoenix_lsp.store.errors import SecretLeakError
@@ -78,6 +79,53 @@ class SecretGuard:
         for value in sorted(forms, key=len, reverse=True):
             text = text.replace(value, REDACTED)
         return text
+
+    def decided(self, text: str) -> int:
+        """How much of ``text`` can be redacted now, when more text may follow it (a model's stream): the
+        length of the longest start of ``text`` that no known secret (nor one of its escaped forms) starts
+        before and ends after, whatever follows. ``redact`` of that start, then of the rest joined to what
+        follows, gives what ``redact`` of the whole gives; the rest must wait (``store/stream_redact.py``)."""
+        forms = self._forms()
+        end = len(text)
+        cut = end
+        # what redact replaces in ``text``, longest forms first: sorted, never overlapping (so a bisection finds
+        # what a place falls in, and a text that repeats secrets costs no more than linear time)
+        starts: list[int] = []
+        ends: list[int] = []
+        for form in forms:
+            # a form the following text could complete starts where the rest of ``text`` is its beginning
+            start = text.find(form[0], max(0, end - len(form) + 1))
+            while start != -1 and start < cut:
+                if form.startswith(text[start:]):
+                    cut = start
+                    break
+                start = text.find(form[0], start + 1)
+            # the forms redact replaces: left to right, not overlapping, not where a longer one was replaced
+            at = text.find(form)
+            while at != -1:
+                stop = at + len(form)
+                i = bisect_left(starts, stop)
+                if i and ends[i - 1] > at:  # inside a longer one's place: so is any start before its end
+                    at = text.find(form, ends[i - 1])
+                    continue
+                starts.insert(i, at)
+                ends.insert(i, stop)
+                at = text.find(form, stop)
+        i = bisect_left(starts, cut)
+        if i and ends[i - 1] > cut:  # a replaced form is never cut in two
+            cut = starts[i - 1]
+        return cut
+
+    #: the secrets ``_forms`` last saw, and their forms (a stream asks at every delta; the secrets rarely change)
+    _forms_of: tuple[tuple[str, ...], list[str]] = ((), [])
+
+    def _forms(self) -> list[str]:
+        """Every known secret in each form ``redact`` replaces, longest first (the order it replaces them in)."""
+        secrets = tuple(value for _label, value in self._secrets())
+        if secrets != self._forms_of[0]:
+            forms = {f for v in secrets for f in (v, repr(v)[1:-1], repr(v.encode())[2:-1])}
+            self._forms_of = (secrets, sorted(forms, key=len, reverse=True))
+        return self._forms_of[1]
 
 
 def _refusal(what: str, label: str) -> str:

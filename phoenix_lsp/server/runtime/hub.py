@@ -44,6 +44,7 @@ class Hub(Outbox, Windows):
         self.subagent_slots = asyncio.Semaphore(config.subagent_concurrency)
         self.tasks: set[asyncio.Task[Any]] = set()
         self.outbox = []
+        self.streams = {}
         self._outbox_bytes = 0
         self._flush_soon: asyncio.Handle | None = None
         self._flushed_at = float("-inf")  # the loop's time of the last flush

@@ -6,6 +6,12 @@ after a quiet spell goes at once; under load the flushes, each one store transac
 when the outbox holds ``OUTBOX_FLUSH_BYTES``. A flush stores every pending event of every conversation in one
 transaction and only then sends them. Any other event, and any transition, first flushes the outbox, so seqs
 stay in order, what is stored is exactly what clients were sent, and nothing is sent that a crash could lose.
+
+Each model request's text goes through its own ``StreamRedactor`` before it joins an event (REQ-SEC-041): a
+secret the model writes across deltas that land in different flushes is never sent in pieces a client could
+join. The text it holds back is released, redacted, when the request is no longer the one the conversation
+awaits (its answer or failure was applied, or it was cancelled: before that transition's events) or when its
+stream ends; every adapter (LSP, ACP, the terminal client) gets its text deltas from here.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from typing import Any
 from ...protocol import events as ev
 from ...protocol.base import to_wire
 from ...store import Store
+from ...store.stream_redact import StreamRedactor
 from ..adapter import Client
 from .base import HubConfig, Peer
 
@@ -50,10 +57,42 @@ class Outbox:
     _outbox_bytes: int
     _flush_soon: asyncio.Handle | None
     _flushed_at: float  # the loop's time of the last flush
+    #: the redaction of each model request's text still streaming: (conversation id, request id) -> its runtime
+    #: and redactor
+    streams: dict[tuple[str, int], tuple[Peer, StreamRedactor]]
 
     def queue_text(self, runtime: Peer, request_id: int, text: str) -> None:
-        """A text delta for ``runtime``'s clients: added to its pending textDelta event (a new one when there is
-        none, it belongs to another request or it is full), sent with the next flush."""
+        """A text delta of the model's answer to ``request_id`` for ``runtime``'s clients: what its stream's
+        redactor lets through is added to the pending textDelta event, sent with the next flush."""
+        key = (runtime.id, request_id)
+        if key in self.streams:
+            stream = self.streams[key][1]
+        elif _awaited(runtime) == request_id:
+            stream = StreamRedactor(self.store.guard)
+            self.streams[key] = (runtime, stream)
+        else:  # a late piece of a request that is over (cancelled in the same tick): nothing follows it
+            stream = None
+        text = stream.feed(text) if stream is not None else self.store.guard.redact(text)
+        if text:
+            self._queue(runtime, request_id, text)
+
+    def end_text(self, runtime: Peer, request_id: int) -> None:
+        """The model's answer to ``request_id`` streams no more: the text its redactor held back is queued."""
+        ended = self.streams.pop((runtime.id, request_id), None)
+        if ended is not None:
+            text = ended[1].end()
+            if text:
+                self._queue(runtime, request_id, text)
+
+    def _end_streams_over(self) -> None:
+        """End the streams whose request the conversation no longer awaits (a transition ended it)."""
+        for (_id, request_id), (runtime, _stream) in list(self.streams.items()):
+            if _awaited(runtime) != request_id:
+                self.end_text(runtime, request_id)
+
+    def _queue(self, runtime: Peer, request_id: int, text: str) -> None:
+        """Add redacted ``text`` to ``runtime``'s pending textDelta event (a new one when there is none, it
+        belongs to another request or it is full)."""
         pending = runtime.pending_delta
         if pending is None or pending.request_id != request_id or pending.size >= MAX_DELTA_EVENT_BYTES:
             runtime.seq += 1
@@ -74,6 +113,8 @@ class Outbox:
 
     def flush(self) -> None:
         """Store every pending textDelta event in one transaction, then send them, in seq order."""
+        if self.streams:
+            self._end_streams_over()
         if self._flush_soon is not None:
             self._flush_soon.cancel()
             self._flush_soon = None
@@ -88,7 +129,7 @@ class Outbox:
             runtime = p.runtime
             if runtime.pending_delta is p:
                 runtime.pending_delta = None
-            text = self.store.guard.redact("".join(p.parts))  # a secret split between these deltas is found
+            text = self.store.guard.redact("".join(p.parts))  # redacted already; a secret added since is found
             event = ev.TextDelta(text=text, request_id=p.request_id, conversation_id=runtime.id,
                                  seq=p.seq, time=now, parent_conversation_id=runtime.state.parent_id)
             params = to_wire(event)
@@ -106,3 +147,8 @@ class Outbox:
         else:
             for event, params in events:
                 self.sink.event(event, params)
+
+
+def _awaited(runtime: Peer) -> int | None:
+    """The model request ``runtime`` awaits the answer of, if any."""
+    return getattr(runtime.state.status, "request_id", None)

@@ -42,7 +42,7 @@ class Turn(Part):
                 instruction=effect.instruction,
             )
             def on_text(text: str) -> None:
-                self.hub.queue_text(self, effect.request_id, text)  # redacted when the event is made
+                self.hub.queue_text(self, effect.request_id, text)  # redacted across pieces (REQ-SEC-041)
 
             if state.is_subagent:
                 async with self.hub.subagent_slots:
@@ -53,6 +53,7 @@ class Turn(Part):
             return
         finally:
             self.llm_tasks.pop(effect.request_id, None)
+            self.hub.end_text(self, effect.request_id)  # the text held back goes before the answer is applied
         if isinstance(outcome, LlmFailure):
             self.apply(LlmFailed(effect.request_id, outcome.retryable, outcome.message, outcome.status,
                                  outcome.retry_after_ms))
