@@ -125,6 +125,8 @@ class EventView:
             case ev.Error():
                 screen.line(f"[error] {event.message}", "red")
                 self._error_shown()
+            case ev.SecretWithheld():
+                screen.line(f"[secret] {event.message}", "yellow")
             case _:
                 pass  # message, usage, diff: the deltas, the diff shown at applyEdit and the status cover them
 
@@ -216,6 +218,8 @@ class EventView:
                 self._resolved(cid, event)
             case ev.Error():
                 self.screen.line(f"{tag} error: {event.message}", "yellow")
+            case ev.SecretWithheld():
+                self.screen.line(f"{tag} {event.message}", "yellow")
             case _:
                 pass
 

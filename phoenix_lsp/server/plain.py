@@ -211,7 +211,7 @@ class PlainClient:
 
     def _progress(self, event: ev.EventKinds) -> None:
         cid = event.conversation_id
-        if isinstance(event, ev.Error):
+        if isinstance(event, ev.Error | ev.SecretWithheld):
             self._warn(event.message)
         elif isinstance(event, ev.ContextWarning):
             self._warn(f"Context {round(100 * event.fraction)}% full.")

@@ -142,7 +142,7 @@ def live(event: ev.EventKinds, calls: Calls, root: str) -> list[Any]:
         case ev.Usage():
             return [UsageUpdate(session_update="usage_update", used=max(0, event.used_tokens),
                                            size=max(0, event.context_window))]
-        case ev.Error():
+        case ev.Error() | ev.SecretWithheld():
             return [acp.update_agent_message_text(f"\n\n{event.message}")]
         case ev.MessageAdded():
             return list(_results(event, calls))

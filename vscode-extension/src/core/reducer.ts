@@ -393,6 +393,9 @@ function applyEvent(view: ConversationView, e: PhoenixEvent): void {
       view.error = { message: e.message, errorKind: e.errorKind };
       notice(view, e.seq, { level: "error", text: e.message, action: errorAction(e.errorKind, e.message) });
       return;
+    case "secretWithheld":
+      notice(view, e.seq, { level: "warning", text: e.message });
+      return;
     default:
       return; // a kind this version does not know: seq is tracked, nothing else changes
   }

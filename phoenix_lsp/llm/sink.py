@@ -1,0 +1,218 @@
+"""The sink check (REQ-SEC-012): the last look at a model request before it leaves for any provider.
+
+Every request passes :meth:`phoenix_lsp.llm.router.LlmRouter.stream`, whichever door its texts came in by (a
+message, an attachment, a tool result, a tool definition, the system prompt, a summary's instruction); the
+router gives the request to :func:`check` with what the server knows, and sends what comes back. This module is
+pure: the secrets are given (``SecretGuard.known()`` is the one place that knows them), nothing is read from the
+environment, nothing is logged.
+
+What it finds:
+
+- the server's known secrets, in the forms a text can carry them (as they are, escaped as in a repr or a JSON
+  string): every provider key, every MCP credential and URL secret, credential-like values of the server's
+  environment;
+- with ``formats`` (Restricted conversations) also the well-known credential formats of :data:`FORMATS`: private
+  key blocks, cloud access key ids, tokens with known prefixes, JWTs. The patterns follow detect-secrets' plugins
+  (AWS, GitHub, GitLab, Slack, Stripe, OpenAI, private keys, JWT), which is not on the package index this project
+  installs from, and whose per-line plugin scan is far slower than the 5 ms budget of a 200,000-token request.
+
+How it is fast: one Aho-Corasick pass (``ahocorasick_rs``) over the request's texts joined, looking for every
+known secret's forms and every format's literal trigger at once. A clean request costs that pass alone and comes
+back as the same object; only the texts holding a hit are searched again (a format's regex runs only on the texts
+that hold its trigger) and rebuilt.
+
+What it cannot see: a secret it does not know and that has no known format (a password typed in a message), one
+split, encoded or transformed (base64, reversed, spelled out) on its way in, and the data of images.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import ahocorasick_rs
+
+#: What a finding is replaced with: the source's label, never the value.
+MARK = "[REDACTED: {label}]"
+#: A known secret shorter than this is not looked for (SecretGuard's minimum too).
+MIN_KNOWN = 8
+#: The longest private key block replaced whole (beyond it the rest is cut by the base64 branch's bound too).
+_KEY_BODY = 16_384
+
+
+@dataclass(frozen=True)
+class Format:
+    """A well-known credential format: a label for the user, literal triggers (one must occur in a text for the
+    regex to run on it) and the regex whose matches are replaced."""
+
+    label: str
+    triggers: tuple[str, ...]
+    pattern: re.Pattern[str]
+
+
+def _format(label: str, triggers: Iterable[str], pattern: str) -> Format:
+    return Format(label, tuple(triggers), re.compile(pattern))
+
+
+_KEY_HEAD = r"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----"
+_KEY_TAIL = r"-----END[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----"
+
+#: The formats looked for in Restricted conversations (after detect-secrets' plugins; see the module docstring).
+FORMATS: tuple[Format, ...] = (
+    # a whole block; without its END line, the header and the lines after it up to a blank line (base64, or
+    # "Proc-Type: ..." headers)
+    _format("a private key block", ("PRIVATE KEY",),
+            rf"{_KEY_HEAD}(?:[\s\S]{{0,{_KEY_BODY}}}?{_KEY_TAIL}"
+            rf"|(?:\r?\n(?:[A-Za-z0-9+/=]{{4,}}|[A-Za-z-]+: [^\n]*)){{0,{_KEY_BODY // 64}}})"),
+    _format("an AWS access key id", ("AKIA", "ASIA", "ABIA", "ACCA", "A3T"),
+            r"(?<![A-Z0-9])(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}(?![A-Z0-9])"),
+    _format("a GitHub token", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+            r"\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})"),
+    _format("a GitLab token", ("glpat-", "gldt-", "glft-", "glsoat-", "glrt-"),
+            r"\bgl(?:pat|dt|ft|soat|rt)-[A-Za-z0-9_-]{20,50}"),
+    _format("a Slack token", ("xoxa-", "xoxb-", "xoxp-", "xoxo-", "xoxs-", "xoxr-", "hooks.slack.com/services/"),
+            r"\bxox[abposr]-(?:\d+-)+[A-Za-z0-9-]+|https://hooks\.slack\.com/services/[A-Za-z0-9_/]+"),
+    _format("a Stripe key", ("sk_live_", "rk_live_", "pk_live_"), r"\b[srp]k_live_[0-9A-Za-z]{24,99}"),
+    _format("an Anthropic API key", ("sk-ant-",), r"\bsk-ant-[A-Za-z0-9_-]{20,}"),
+    _format("an OpenAI API key", ("T3BlbkFJ", "sk-proj-", "sk-svcacct-", "sk-admin-"),
+            r"\bsk-(?:(?:proj|svcacct|admin)-[A-Za-z0-9_-]{20,}|[A-Za-z0-9_-]*T3BlbkFJ[A-Za-z0-9_-]+)"),
+    _format("a Google API key", ("AIza",), r"\bAIza[0-9A-Za-z_-]{35}"),
+    _format("an npm token", ("npm_",), r"\bnpm_[A-Za-z0-9]{36}"),
+    _format("a PyPI token", ("pypi-AgEIcHlwaS5vcmc",), r"\bpypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}"),
+    _format("a JSON Web Token", ("eyJ",), r"\beyJ[A-Za-z0-9_-]{8,}={0,2}\.eyJ[A-Za-z0-9_-]{8,}={0,2}\.[A-Za-z0-9_-]*"),
+)
+
+
+@dataclass(frozen=True)
+class Finding:
+    """What was replaced: the source's label (never the value) and how many times."""
+
+    label: str
+    count: int
+
+
+def forms(value: str) -> set[str]:
+    """The forms ``value`` takes in a text: as it is, escaped as in a repr of a str or bytes, or a JSON string."""
+    import json
+
+    return {value, repr(value)[1:-1], repr(value.encode("utf-8", "surrogatepass"))[2:-1],
+            json.dumps(value)[1:-1], json.dumps(value, ensure_ascii=False)[1:-1]}
+
+
+class Matcher:
+    """The needles of one set of known secrets (with or without the formats), built once and kept while the
+    secrets stay the same (:func:`matcher`)."""
+
+    def __init__(self, known: Sequence[tuple[str, str]], formats: bool) -> None:
+        # needle -> the label of the known secret it is a form of (the first source named wins)
+        self.known: dict[str, str] = {}
+        for label, value in known:
+            if len(value) >= MIN_KNOWN:
+                for form in forms(value):
+                    self.known.setdefault(form, label)
+        self.formats: tuple[Format, ...] = FORMATS if formats else ()
+        needles = list(self.known)
+        for fmt in self.formats:
+            needles.extend(t for t in fmt.triggers if t not in self.known)
+        self.needles = needles
+        self._automaton = ahocorasick_rs.AhoCorasick(needles) if needles else None
+
+    def hits(self, text: str) -> set[str]:
+        """The needles that occur in ``text`` (overlapping occurrences included)."""
+        if self._automaton is None:
+            return set()
+        found = self._automaton.find_matches_as_indexes(text, overlapping=True)
+        return {self.needles[index] for index, _start, _end in found}
+
+    def replace(self, text: str, hits: set[str], counts: dict[str, int]) -> str:
+        """``text`` with every known secret among ``hits`` and every format whose trigger is among ``hits``
+        replaced; ``counts`` gains each replacement by label."""
+        # longest first, so a secret that contains another one is replaced whole
+        for needle in sorted((h for h in hits if h in self.known), key=len, reverse=True):
+            found = text.count(needle)
+            if found:
+                label = self.known[needle]
+                text = text.replace(needle, MARK.format(label=label))
+                counts[label] = counts.get(label, 0) + found
+        for fmt in self.formats:
+            if any(t in hits and t in text for t in fmt.triggers):
+                text, found = fmt.pattern.subn(MARK.format(label=fmt.label), text)
+                if found:
+                    counts[fmt.label] = counts.get(fmt.label, 0) + found
+        return text
+
+
+_cache: dict[tuple[tuple[tuple[str, str], ...], bool], Matcher] = {}
+
+
+def matcher(known: Sequence[tuple[str, str]], formats: bool) -> Matcher:
+    """The matcher of ``known`` and ``formats``, built once per distinct set (the last few are kept)."""
+    key = (tuple(known), formats)
+    found = _cache.get(key)
+    if found is None:
+        if len(_cache) >= 8:
+            _cache.clear()
+        found = _cache[key] = Matcher(known, formats)
+    return found
+
+
+def _is_image(value: Mapping[str, Any]) -> bool:
+    return value.get("type") in ("image", "image_url", "input_image")
+
+
+def strings(value: Any, out: list[str]) -> None:
+    """Every string of a JSON-like value (object keys too), images' data left out, appended to ``out``."""
+    if isinstance(value, str):
+        out.append(value)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            strings(item, out)
+    elif isinstance(value, Mapping):
+        if _is_image(value):
+            return
+        for key, item in value.items():
+            out.append(str(key))
+            strings(item, out)
+
+
+def rebuild(value: Any, fix: Callable[[str], str]) -> Any:
+    """``value`` with ``fix`` applied to every string in it (images' data left alone); a part in which nothing
+    changed is the same object."""
+    if isinstance(value, str):
+        return fix(value)
+    if isinstance(value, list | tuple):
+        items = [rebuild(item, fix) for item in value]
+        if all(a is b for a, b in zip(items, value, strict=True)):
+            return value
+        return items if isinstance(value, list) else tuple(items)
+    if isinstance(value, Mapping):
+        if _is_image(value):
+            return value
+        pairs = [(fix(str(k)), rebuild(v, fix)) for k, v in value.items()]
+        if all(k2 == k and v2 is v for (k2, v2), (k, v) in zip(pairs, value.items(), strict=True)):
+            return value
+        return dict(pairs)
+    return value
+
+
+def check(parts: Sequence[Any], known: Sequence[tuple[str, str]], formats: bool) -> tuple[list[Any], list[Finding]]:
+    """``parts`` (a request's JSON-like pieces: system prompt, messages, tools) with every finding replaced, and
+    the findings by label in the order of :data:`FORMATS` after the known secrets'. Nothing found: the same
+    parts (the same objects) and no findings."""
+    match = matcher(known, formats)
+    texts: list[str] = []
+    for part in parts:
+        strings(part, texts)
+    hits = match.hits("\x00".join(texts))
+    if not hits:
+        return list(parts), []
+    counts: dict[str, int] = {}
+
+    def fix(text: str) -> str:
+        inside = {h for h in hits if h in text}
+        return match.replace(text, inside, counts) if inside else text
+
+    fixed = [rebuild(part, fix) for part in parts]
+    return fixed, [Finding(label, count) for label, count in counts.items()]
