@@ -184,6 +184,26 @@ def test_the_text_between_two_key_blocks_is_kept() -> None:
 
 
 @pytest.mark.req("REQ-SEC-012")
+def test_a_known_secret_overlapping_a_trigger_is_still_found() -> None:
+    """The one-pass search reports the leftmost needle only: a secret that starts inside a trigger is found by
+    the second look at the text that holds the trigger."""
+    known = [("the value of X_TOKEN", "IAsecret-after-the-trigger")]
+    fixed, findings = sink.check(["AKIAsecret-after-the-trigger here"], known, True)
+    assert fixed == ["AK[REDACTED: the value of X_TOKEN] here"]
+    assert findings == [sink.Finding("the value of X_TOKEN", 1)]
+
+
+@pytest.mark.req("REQ-SEC-012")
+def test_secrets_in_several_messages_and_a_system_string_are_found_each() -> None:
+    messages = [{"role": "user", "content": f"m{n} " + (KEY if n % 3 == 0 else "é clean")} for n in range(10)]
+    parts: list[Any] = [f"sys {TOKEN}", messages, None]
+    fixed, findings = sink.check(parts, KNOWN, False)
+    assert KEY not in everything(fixed) and TOKEN not in everything(fixed)
+    assert {f.label: f.count for f in findings} == {KNOWN[0][0]: 4, KNOWN[1][0]: 1}
+    assert [a is b for a, b in zip(fixed[1], messages, strict=True)] == [n % 3 != 0 for n in range(10)]
+
+
+@pytest.mark.req("REQ-SEC-012")
 def test_a_trigger_without_a_match_changes_nothing_and_reports_nothing() -> None:
     parts = ["eyJ alone, then sk_live_ alone"]
     fixed, findings = sink.check(parts, [], True)
@@ -195,7 +215,8 @@ def test_the_matcher_is_kept_while_the_secrets_stay_the_same() -> None:
     first = sink.matcher(KNOWN, True)
     assert sink.matcher(list(KNOWN), True) is first
     assert sink.matcher(KNOWN, False) is not first
-    assert sink.matcher([], False).hits("anything") == set()
+    assert sink.matcher([], False).starts(b"anything") == []
+    assert sink.matcher([("k", "12345678")], False).starts(b"a 12345678 b 12345678") == [2, 13]
 
 
 @pytest.mark.req("REQ-SEC-012")
