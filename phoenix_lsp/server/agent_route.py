@@ -150,14 +150,14 @@ class AgentRoute:
         """MCP servers a client brings (an ACP session's, issue 28) join the registry, under the same manifest
         (allow, deny, kinds, rates: REQ-AGENT-022); ``secrets`` (their environment's and headers' values) are
         kept out of every output like the key. Returns what could not be added, in words."""
-        if self.settings is None:
-            return [f"the agent route is unavailable, so the session's MCP servers are not used: {self.unavailable}"]
-        for secret in secrets:
+        for secret in secrets:  # learned even when the servers cannot be used: the client gave them
             self.add_secret(secret, "a credential of the session's MCP servers")
         for name, server in servers.items():  # a token in a URL the client gave (REQ-SEC-012)
             url = server.get("url") if isinstance(server, Mapping) else getattr(server, "url", None)
             for secret in url_secrets(url if isinstance(url, str) else ""):
                 self.add_secret(secret, f"a secret in MCP server {name}'s URL")
+        if self.settings is None:
+            return [f"the agent route is unavailable, so the session's MCP servers are not used: {self.unavailable}"]
         problems = []
         with self._started:
             registry = self.settings.registry.servers
