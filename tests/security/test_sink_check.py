@@ -116,3 +116,23 @@ async def test_a_private_key_read_in_restricted_is_withheld_and_in_unrestricted_
     # Unrestricted: the formats are the user's to show (test keys look like real ones); only known secrets go
     assert BODY in _sent(fake.requests[after_restricted:]) and notices[unrestricted] == []
     assert [a["sources"] for a in _audit(tmp_path / "data")] == [["a private key block"]]
+
+
+@pytest.mark.slow
+@pytest.mark.req("REQ-SEC-012")
+async def test_an_acp_client_is_told_what_was_withheld_and_never_sees_it(
+        fake_anthropic: FakeAnthropic, tmp_path: Path) -> None:
+    """The same door on ACP: the user learns the source in an agent message; the value reaches neither the
+    provider nor the client."""
+    from tests.acp.harness import agent, received
+
+    fake_anthropic.enqueue(Reply.text_reply("noted"))
+    env = {"LEAKY_SERVER_VARIABLES": "DEPLOY_TOKEN", "DEPLOY_TOKEN": DEPLOY_TOKEN}
+    async with agent(fake_anthropic, tmp_path, env=env, launcher=LAUNCHER) as a:
+        session = await a.new()
+        await a.prompt(session.session_id, "hello")
+        sent = received(a.editor)
+    assert "A test-only tool. Its settings: [REDACTED: the value of DEPLOY_TOKEN]" in _sent(fake_anthropic.requests)
+    assert "Withheld from the request" in sent and "the value of DEPLOY_TOKEN" in sent
+    assert DEPLOY_TOKEN not in sent and DEPLOY_TOKEN not in _sent(fake_anthropic.requests)
+    assert [a["sources"] for a in _audit(tmp_path / "data")] == [["the value of DEPLOY_TOKEN"]]
