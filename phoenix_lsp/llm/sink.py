@@ -27,8 +27,12 @@ split, encoded or transformed (base64, reversed, spelled out) on its way in, and
 
 from __future__ import annotations
 
+import bisect
+import functools
+import itertools
+import operator
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,6 +42,12 @@ import ahocorasick_rs
 MARK = "[REDACTED: {label}]"
 #: A known secret shorter than this is not looked for (SecretGuard's minimum too).
 MIN_KNOWN = 8
+#: How texts are encoded for the automaton: a lone surrogate (an environment variable's undecodable byte, a
+#: hostile text) is kept, not an error.
+_CODEC = ("utf-8", "surrogatepass")
+#: Between two texts in the joined haystack: keeps a needle from being found across two texts (were one found so,
+#: the second look at its message would find nothing and change nothing).
+_SEPARATOR = "\x00"
 #: The longest private key block replaced whole (beyond it the rest is cut by the base64 branch's bound too).
 _KEY_BODY = 16_384
 
@@ -52,10 +62,6 @@ class Format:
     pattern: re.Pattern[str]
 
 
-def _format(label: str, triggers: Iterable[str], pattern: str) -> Format:
-    return Format(label, tuple(triggers), re.compile(pattern))
-
-
 _KEY_HEAD = r"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----"
 _KEY_TAIL = r"-----END[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----"
 
@@ -63,27 +69,28 @@ _KEY_TAIL = r"-----END[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----"
 FORMATS: tuple[Format, ...] = (
     # a whole block; without its END line, the header and the lines after it up to a blank line (base64, or
     # "Proc-Type: ..." headers)
-    _format("a private key block", ("PRIVATE KEY",),
-            rf"{_KEY_HEAD}(?:[\s\S]{{0,{_KEY_BODY}}}?{_KEY_TAIL}"
-            rf"|(?:\r?\n(?:[A-Za-z0-9+/=]{{4,}}|[A-Za-z-]+: [^\n]*)){{0,{_KEY_BODY // 64}}})"),
+    Format("a private key block", ("PRIVATE KEY",), re.compile(
+        rf"{_KEY_HEAD}(?:[\s\S]{{0,{_KEY_BODY}}}?{_KEY_TAIL}"
+        rf"|(?:\r?\n(?:[A-Za-z0-9+/=]{{4,}}|[A-Za-z-]+: [^\n]*)){{0,{_KEY_BODY // 64}}})")),
     # each pattern starts with a literal (or a few), so the regex engine skips ahead to it; "not inside a longer
     # word" (detect-secrets' \b) is checked on the character before a match (:meth:`Matcher.replace`)
-    _format("an AWS access key id", ("AKIA", "ASIA", "ABIA", "ACCA", "A3T"),
-            r"(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}(?![A-Z0-9])"),
-    _format("a GitHub token", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
-            r"gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255}"),
-    _format("a GitLab token", ("glpat-", "gldt-", "glft-", "glsoat-", "glrt-"),
-            r"gl(?:pat|dt|ft|soat|rt)-[A-Za-z0-9_-]{20,50}"),
-    _format("a Slack token", ("xoxa-", "xoxb-", "xoxp-", "xoxo-", "xoxs-", "xoxr-", "hooks.slack.com/services/"),
-            r"xox[abposr]-(?:[0-9]+-)+[A-Za-z0-9-]+|https://hooks\.slack\.com/services/[A-Za-z0-9_/]+"),
-    _format("a Stripe key", ("sk_live_", "rk_live_", "pk_live_"), r"[srp]k_live_[0-9A-Za-z]{24,99}"),
-    _format("an Anthropic API key", ("sk-ant-",), r"sk-ant-[A-Za-z0-9_-]{20,}"),
-    _format("an OpenAI API key", ("T3BlbkFJ", "sk-proj-", "sk-svcacct-", "sk-admin-"),
-            r"sk-(?:(?:proj|svcacct|admin)-[A-Za-z0-9_-]{20,}|[A-Za-z0-9_-]{0,200}T3BlbkFJ[A-Za-z0-9_-]+)"),
-    _format("a Google API key", ("AIza",), r"AIza[0-9A-Za-z_-]{35}"),
-    _format("an npm token", ("npm_",), r"npm_[A-Za-z0-9]{36}"),
-    _format("a PyPI token", ("pypi-AgEIcHlwaS5vcmc",), r"pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}"),
-    _format("a JSON Web Token", ("eyJ",), r"eyJ[A-Za-z0-9_-]{8,}={0,2}\.eyJ[A-Za-z0-9_-]{8,}={0,2}\.[A-Za-z0-9_-]*"),
+    Format("an AWS access key id", ("AKIA", "ASIA", "ABIA", "ACCA", "A3T"),
+           re.compile(r"(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}(?![A-Z0-9])")),
+    Format("a GitHub token", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+           re.compile(r"gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255}")),
+    Format("a GitLab token", ("glpat-", "gldt-", "glft-", "glsoat-", "glrt-"),
+           re.compile(r"gl(?:pat|dt|ft|soat|rt)-[A-Za-z0-9_-]{20,50}")),
+    Format("a Slack token", ("xoxa-", "xoxb-", "xoxp-", "xoxo-", "xoxs-", "xoxr-", "hooks.slack.com/services/"),
+           re.compile(r"xox[abposr]-(?:[0-9]+-)+[A-Za-z0-9-]+|https://hooks\.slack\.com/services/[A-Za-z0-9_/]+")),
+    Format("a Stripe key", ("sk_live_", "rk_live_", "pk_live_"), re.compile(r"[srp]k_live_[0-9A-Za-z]{24,99}")),
+    Format("an Anthropic API key", ("sk-ant-",), re.compile(r"sk-ant-[A-Za-z0-9_-]{20,}")),
+    Format("an OpenAI API key", ("T3BlbkFJ", "sk-proj-", "sk-svcacct-", "sk-admin-"), re.compile(
+        r"sk-(?:(?:proj|svcacct|admin)-[A-Za-z0-9_-]{20,}|[A-Za-z0-9_-]{0,200}T3BlbkFJ[A-Za-z0-9_-]+)")),
+    Format("a Google API key", ("AIza",), re.compile(r"AIza[0-9A-Za-z_-]{35}")),
+    Format("an npm token", ("npm_",), re.compile(r"npm_[A-Za-z0-9]{36}")),
+    Format("a PyPI token", ("pypi-AgEIcHlwaS5vcmc",), re.compile(r"pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}")),
+    Format("a JSON Web Token", ("eyJ",),
+           re.compile(r"eyJ[A-Za-z0-9_-]{8,}={0,2}\.eyJ[A-Za-z0-9_-]{8,}={0,2}\.[A-Za-z0-9_-]*")),
 )
 
 
@@ -99,7 +106,7 @@ def forms(value: str) -> set[str]:
     """The forms ``value`` takes in a text: as it is, escaped as in a repr of a str or bytes, or a JSON string."""
     import json
 
-    return {value, repr(value)[1:-1], repr(value.encode("utf-8", "surrogatepass"))[2:-1],
+    return {value, repr(value)[1:-1], repr(value.encode(*_CODEC))[2:-1],
             json.dumps(value)[1:-1], json.dumps(value, ensure_ascii=False)[1:-1]}
 
 
@@ -123,7 +130,7 @@ class Matcher:
         # standard semantics); it reports the leftmost needle of every text that holds one, which is all
         # :func:`check` needs to know: such a text is then searched for every needle (:meth:`replace`)
         self._automaton = ahocorasick_rs.BytesAhoCorasick(
-            [n.encode("utf-8", "surrogatepass") for n in needles],
+            [n.encode(*_CODEC) for n in needles],
             matchkind=ahocorasick_rs.MATCHKIND_LEFTMOST_FIRST) if needles else None
 
     def starts(self, data: bytes) -> list[int]:
@@ -161,26 +168,23 @@ class Matcher:
         return text
 
 
-_cache: dict[tuple[tuple[tuple[str, str], ...], bool], Matcher] = {}
+@functools.lru_cache(maxsize=8)
+def _matcher(known: tuple[tuple[str, str], ...], formats: bool) -> Matcher:
+    return Matcher(known, formats)
 
 
 def matcher(known: Sequence[tuple[str, str]], formats: bool) -> Matcher:
     """The matcher of ``known`` and ``formats``, built once per distinct set (the last few are kept)."""
-    key = (tuple(known), formats)
-    found = _cache.get(key)
-    if found is None:
-        if len(_cache) >= 8:
-            _cache.clear()
-        found = _cache[key] = Matcher(known, formats)
-    return found
+    return _matcher(tuple(known), formats)
 
 
 _IMAGES = ("image", "image_url", "input_image")
 
 
 def strings(value: Any, out: list[str]) -> None:
-    """Every string of a JSON-like value (object keys too), images' data left out, appended to ``out``; in the
-    order :func:`rebuild` visits them. Written for speed: a request holds thousands of them."""
+    """Every string of a JSON-like value (object keys too), appended to ``out``. Written for speed (a request
+    holds thousands): a string item is appended without a call, and images' data is not walked (:func:`rebuild`
+    leaves it alone anyway)."""
     kind = type(value)
     if kind is str:
         out.append(value)
@@ -202,22 +206,21 @@ def strings(value: Any, out: list[str]) -> None:
 
 
 def rebuild(value: Any, fix: Callable[[str], str]) -> Any:
-    """``value`` with ``fix`` applied to every string in it (images' data left alone); a part in which nothing
-    changed is the same object."""
+    """``value`` with ``fix`` applied to every string in it (images' data left alone; a tuple comes back as a
+    list, as JSON has it); a part in which nothing changed is the same object."""
     if isinstance(value, str):
         return fix(value)
     if isinstance(value, list | tuple):
         items = [rebuild(item, fix) for item in value]
-        if all(a is b for a, b in zip(items, value, strict=True)):
-            return value
-        return items if isinstance(value, list) else tuple(items)
+        return value if all(map(operator.is_, items, value)) else items
     if isinstance(value, Mapping):
         if value.get("type") in _IMAGES:
             return value
-        pairs = [(fix(str(k)), rebuild(v, fix)) for k, v in value.items()]
-        if all(k2 == k and v2 is v for (k2, v2), (k, v) in zip(pairs, value.items(), strict=True)):
+        keys = [fix(str(k)) for k in value]
+        items = [rebuild(v, fix) for v in value.values()]
+        if keys == list(value) and all(map(operator.is_, items, value.values())):
             return value
-        return dict(pairs)
+        return dict(zip(keys, items, strict=True))
     return value
 
 
@@ -243,21 +246,12 @@ def check(parts: Sequence[Any], known: Sequence[tuple[str, str]], formats: bool)
     for _p, _i, value in units:
         texts: list[str] = []
         strings(value, texts)
-        blobs.append("\x00".join(texts).encode("utf-8", "surrogatepass"))
-    starts = match.starts(b"\x00".join(blobs))
+        blobs.append(_SEPARATOR.join(texts).encode(*_CODEC))
+    starts = match.starts(_SEPARATOR.encode().join(blobs))
     if not starts:
         return list(parts), []
-    dirty: set[int] = set()
-    hits = iter(starts)
-    hit = next(hits, None)
-    offset = 0
-    for unit, blob in enumerate(blobs):
-        offset += len(blob) + 1
-        while hit is not None and hit < offset:
-            dirty.add(unit)
-            hit = next(hits, None)
-        if hit is None:
-            break
+    ends = list(itertools.accumulate(len(blob) + 1 for blob in blobs))  # where each unit's bytes end
+    dirty = {bisect.bisect_right(ends, start) for start in starts}
     counts: dict[str, int] = {}
     fixed = list(parts)
 
