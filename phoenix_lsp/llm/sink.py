@@ -125,18 +125,14 @@ class Matcher:
         needles = list(self.known)  # first: at one position a known secret wins over a trigger
         for fmt in self.formats:
             needles.extend(t for t in fmt.triggers if t not in needles)
-        self.needles = needles
         # leftmost-first lets the automaton skip ahead with its SIMD prefilter (tens of times faster than the
         # standard semantics); it reports the leftmost needle of every text that holds one, which is all
         # :func:`check` needs to know: such a text is then searched for every needle (:meth:`replace`)
         self._automaton = ahocorasick_rs.BytesAhoCorasick(
-            [n.encode(*_CODEC) for n in needles],
-            matchkind=ahocorasick_rs.MATCHKIND_LEFTMOST_FIRST) if needles else None
+            [n.encode(*_CODEC) for n in needles], matchkind=ahocorasick_rs.MATCHKIND_LEFTMOST_FIRST)
 
     def starts(self, data: bytes) -> list[int]:
         """Where needles start in ``data`` (UTF-8), leftmost first, not overlapping."""
-        if self._automaton is None:
-            return []
         return [start for _index, start, _end in self._automaton.find_matches_as_indexes(data)]
 
     def replace(self, text: str, counts: dict[str, int]) -> str:
@@ -220,7 +216,7 @@ def rebuild(value: Any, fix: Callable[[str], str]) -> Any:
         items = [rebuild(v, fix) for v in value.values()]
         if keys == list(value) and all(map(operator.is_, items, value.values())):
             return value
-        return dict(zip(keys, items, strict=True))
+        return {key: items[i] for i, key in enumerate(keys)}
     return value
 
 

@@ -303,3 +303,11 @@ def test_a_tuple_comes_back_as_a_list_when_changed_and_as_itself_when_not() -> N
     assert sink.rebuild(clean, lambda t: t) is clean
     assert sink.rebuild(("a", KEY), lambda t: t.replace(KEY, "x")) == ["a", "x"]
     assert sink.rebuild(7, lambda t: t) == 7
+
+
+@pytest.mark.req("REQ-SEC-012")
+def test_a_secret_after_many_short_messages_is_placed_in_its_own() -> None:
+    """An error of a byte or two per message in placing a hit adds up over many short ones."""
+    messages: list[Any] = [{"c": ""} for _ in range(12)] + [{"c": KEY}] + [{"c": ""} for _ in range(12)]
+    fixed, findings = sink.check([messages], KNOWN, False)
+    assert fixed[0][12] == {"c": f"[REDACTED: {KNOWN[0][0]}]"} and findings == [sink.Finding(KNOWN[0][0], 1)]
