@@ -160,6 +160,9 @@ class EventView:
         self.screen.line(f"[error] {event.message}", "red")
         self._error_shown()
 
+    def _secret_withheld(self, event: ev.SecretWithheld) -> None:
+        self.screen.line(f"[secret] {event.message}", "yellow")
+
     # ------------------------------------------------------------------ a sub-agent's events, shown nested
 
     def _nested_tool_start(self, event: ev.ToolStart) -> None:
@@ -175,6 +178,9 @@ class EventView:
 
     def _nested_error(self, event: ev.Error) -> None:
         self.screen.line(f"  [agent {event.conversation_id[:8]}] error: {event.message}", "yellow")
+
+    def _nested_secret_withheld(self, event: ev.SecretWithheld) -> None:
+        self.screen.line(f"  [agent {event.conversation_id[:8]}] {event.message}", "yellow")
 
     def _set_status(self, status: StatusKind) -> None:
         previous, self.conv.status = self.conv.status, status
@@ -295,6 +301,7 @@ SHOWN: dict[str, Handler] = {
     "subAgentsSpawned": V._agents_spawned,
     "subAgentFinished": V._agent_finished,
     "error": V._error,
+    "secretWithheld": V._secret_withheld,
 }
 
 #: how a sub-agent's events are shown, nested under their parent: briefly, and its questions like the parent's
@@ -307,4 +314,5 @@ NESTED: dict[str, Handler] = {
     "upgradeRequested": V._upgrade_requested,
     "upgradeResolved": V._resolved_event,
     "error": V._nested_error,
+    "secretWithheld": V._nested_secret_withheld,
 }

@@ -76,6 +76,9 @@ class LlmRequest:
     messages: list[dict[str, Any]]
     tools: list[dict[str, Any]] | None  # None -> the request carries no tools (continuation summaries)
     max_tokens: int = 8192
+    #: the sink check also replaces the well-known credential formats (REQ-SEC-012): on unless the conversation
+    #: is Unrestricted (never sent)
+    credential_formats: bool = True
 
 
 @dataclass(frozen=True)

@@ -11,12 +11,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
 from ..store.secrets import SecretGuard
 from . import models as known
+from . import sink
 from .client import LlmClient, LlmFailure, LlmRequest, LlmSuccess
 from .openai_client import OpenAiClient
 from .pricing import Price
@@ -46,6 +47,9 @@ LEARN_TIMEOUT_S = 2.0
 #: After a failed report, how long before the next request asks again (not every turn waits for it).
 RELEARN_S = 60.0
 
+#: Told what the sink check replaced in a request, before it is sent (labels and counts, never a value).
+OnWithheld = Callable[[Sequence[sink.Finding]], None]
+
 
 class LlmRouter:
     """Routes each request by its model id's provider; lists and describes every provider's models."""
@@ -55,6 +59,7 @@ class LlmRouter:
         self.anthropic = anthropic
         self.providers = providers
         guard = guard if guard is not None else SecretGuard()
+        self.guard = guard  # what the sink check looks for: the secrets the whole server knows
         self.clients: dict[str, OpenAiClient] = {
             name: OpenAiClient(p, guard, idle_timeout_s=idle_timeout_s) for name, p in providers.by_name.items()
         }
@@ -69,7 +74,19 @@ class LlmRouter:
 
     # ----------------------------------------------------------------------------- the requests
 
-    async def stream(self, request: LlmRequest, on_text: Callable[[str], None]) -> LlmSuccess | LlmFailure:
+    async def stream(self, request: LlmRequest, on_text: Callable[[str], None],
+                     on_withheld: OnWithheld | None = None) -> LlmSuccess | LlmFailure:
+        """Send ``request`` to its model's provider, after the sink check (:meth:`withhold`): every request of the
+        server passes here, whichever door its texts came in by. ``on_withheld`` is told what was replaced."""
+        request, findings = self.withhold(request)
+        if findings:
+            log.warning("a request to %s carried %s: replaced before it was sent (REQ-SEC-012)", request.model,
+                        "; ".join(f"{f.label} ({f.count}x)" for f in findings))
+            if on_withheld is not None:
+                try:
+                    on_withheld(findings)
+                except Exception:  # telling must never make the request go out unchecked or not at all
+                    log.exception("could not report what the sink check withheld")
         provider, upstream = split_model(request.model)
         if provider == ANTHROPIC:
             if upstream != request.model:
@@ -79,6 +96,17 @@ class LlmRouter:
         if problem is not None:
             return LlmFailure(False, None, problem)
         return await self.clients[provider].stream(request, on_text, upstream)
+
+    def withhold(self, request: LlmRequest) -> tuple[LlmRequest, list[sink.Finding]]:
+        """The sink check (REQ-SEC-012): ``request`` with every secret the server knows (and, unless the request
+        says otherwise, every well-known credential format) replaced in its system prompt, messages and tools;
+        the same request when nothing was found."""
+        parts = [request.system, request.messages, request.tools]
+        fixed, findings = sink.check(parts, self.guard.known(), request.credential_formats)
+        if not findings:
+            return request, []
+        system, messages, tools = fixed
+        return replace(request, system=system, messages=messages, tools=tools), findings
 
     async def list_models(self, limit: int = 100) -> list[tuple[str, str, int | None]]:
         """Anthropic's models (as before; the other providers are listed by :meth:`list_provider`)."""

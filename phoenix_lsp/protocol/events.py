@@ -215,6 +215,17 @@ class Error(EventBase):
     error_kind: Literal["llm", "store"]
 
 
+class SecretWithheld(EventBase):
+    """The sink check replaced secrets in a request before it left for the model (REQ-SEC-012): where they came
+    from, never their values."""
+
+    kind: Literal["secretWithheld"] = "secretWithheld"
+    sources: list[str] = Field(description="what was replaced, by source: 'the value of OPENAI_API_KEY', 'a "
+                               "private key block' (never the value)")
+    count: int = Field(description="how many replacements, all sources together")
+    message: str = Field(description="what happened, why, and what to do, for the user")
+
+
 EventKinds = (
     Status
     | MessageAdded
@@ -241,6 +252,7 @@ EventKinds = (
     | SubAgentsSpawned
     | SubAgentFinished
     | Error
+    | SecretWithheld
 )
 
 Event = Annotated[EventKinds, Field(discriminator="kind")]

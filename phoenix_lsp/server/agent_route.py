@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..agent.contracts import EngineName, ToolFailure, function_name
+from ..store.secrets import CREDENTIAL_PARAMETER, url_secrets
 from .config import CATALOGUE_INLINE_MAX
 from .conversation_agent import CALL_TIMEOUT_S, ConversationAgent, compact_schema, default_write_fix, why_write
 from .runtime import Runtime
@@ -35,7 +36,7 @@ class AgentRoute:
     REQ-AGENT-022); the ask route never depends on any of this."""
 
     def __init__(self, *, engine: EngineName, settings: Any, problem: str | None, redact: Callable[[str], str],
-                 add_secret: Callable[[str], None], sample_rate: float = 0.1,
+                 add_secret: Callable[..., None], sample_rate: float = 0.1,
                  catalogue_inline_max: int = CATALOGUE_INLINE_MAX) -> None:
         self.engine = engine
         self.catalogue_inline_max = catalogue_inline_max  # bytes; above it the catalogue is an index (REQ-AGENT-038)
@@ -56,8 +57,8 @@ class AgentRoute:
             from ..agent.artifacts import ArtifactStore
 
             self.artifacts = ArtifactStore(settings.artifact_dir)
-            for secret in _referenced_secrets(settings.registry):  # an MCP credential is a secret like the key
-                add_secret(secret)
+            for secret, label in _referenced_secrets(settings.registry):  # an MCP credential is a secret like the key
+                add_secret(secret, label)
 
     def start(self) -> None:
         """Create the MCP client and the capability gate (blocking: call it off the event loop)."""
@@ -149,10 +150,14 @@ class AgentRoute:
         """MCP servers a client brings (an ACP session's, issue 28) join the registry, under the same manifest
         (allow, deny, kinds, rates: REQ-AGENT-022); ``secrets`` (their environment's and headers' values) are
         kept out of every output like the key. Returns what could not be added, in words."""
+        for secret in secrets:  # learned even when the servers cannot be used: the client gave them
+            self.add_secret(secret, "a credential of the session's MCP servers")
+        for name, server in servers.items():  # a token in a URL the client gave (REQ-SEC-012)
+            url = server.get("url") if isinstance(server, Mapping) else getattr(server, "url", None)
+            for secret in url_secrets(url if isinstance(url, str) else ""):
+                self.add_secret(secret, f"a secret in MCP server {name}'s URL")
         if self.settings is None:
             return [f"the agent route is unavailable, so the session's MCP servers are not used: {self.unavailable}"]
-        for secret in secrets:
-            self.add_secret(secret)
         problems = []
         with self._started:
             registry = self.settings.registry.servers
@@ -195,18 +200,25 @@ def _index(tools: Sequence[Any], notes: Sequence[str]) -> list[str]:
             *(f"- {server}: {', '.join(names)}" for server, names in by_server.items()), *notes]
 
 
-def _referenced_secrets(registry: Any) -> list[str]:
-    """The values the registry's ``secretsRef`` entries name (``env:NAME``), as they are now: the guard learns
-    them before any MCP server starts, so no log, store, prompt or artifact can carry one (REQ-AGENT-016)."""
+def _referenced_secrets(registry: Any) -> list[tuple[str, str]]:
+    """(value, label) of the values the registry's ``secretsRef`` entries name (``env:NAME``), as they are now,
+    and of the secrets in its servers' URLs and credential headers: the guard learns them before any MCP server
+    starts, so no log, store, prompt or artifact can carry one (REQ-AGENT-016, REQ-SEC-012)."""
     import os
 
     found = []
-    for server in registry.servers.values():
+    for name, server in registry.servers.items():
         for reference in (getattr(server, "secrets_ref", None) or {}).values():
             if isinstance(reference, str) and reference.startswith("env:"):
                 value = os.environ.get(reference[4:])
                 if value:
-                    found.append(value)
+                    found.append((value, f"MCP server {name}'s credential ({reference[4:]})"))
+        # REQ-SEC-012: a token in the server's URL (?token=..., user:password@) and a credential header
+        found.extend((value, f"a secret in MCP server {name}'s URL")
+                     for value in url_secrets(getattr(server, "url", None) or ""))
+        for header, value in (getattr(server, "headers", None) or {}).items():
+            if (header.lower() in ("authorization", "cookie") or CREDENTIAL_PARAMETER.search(header)) and value:
+                found.append((value, f"MCP server {name}'s {header} header"))
     return found
 
 

@@ -62,7 +62,10 @@ def build_hub(raw: Any, given_dir: str | None, tell: Callable[[str], None], prob
     guard = SecretGuard()
     api_key = options.anthropic_api_key or os.environ.get("ANTHROPIC_API_KEY")
     if api_key:
-        guard.add_secret(api_key)
+        guard.add_secret(api_key, "the Anthropic API key")
+    if options.anthropic_base_url or os.environ.get("ANTHROPIC_BASE_URL"):  # a password or token in the URL
+        guard.add_url(options.anthropic_base_url or os.environ.get("ANTHROPIC_BASE_URL", ""),
+                      "a secret in the Anthropic base URL")
     # the client's option, then the command line's --data-dir, then PHOENIX_LSP_DATA_DIR
     given = options.data_dir or given_dir
     data_dir = Path(given) if given else settings.lsp_data_dir
@@ -72,8 +75,11 @@ def build_hub(raw: Any, given_dir: str | None, tell: Callable[[str], None], prob
     anthropic = LlmClient(api_key=api_key, base_url=options.anthropic_base_url, guard=guard,
                           idle_timeout_s=settings.llm_idle_timeout_s)
     configured = provider_config.load(os.environ, settings.providers)  # issue 27: the other providers
-    for secret in configured.secrets():  # every provider's key gets the Anthropic key's protection
-        guard.add_secret(secret)
+    for provider in configured.by_name.values():  # every provider's key gets the Anthropic key's protection
+        if provider.api_key:
+            guard.add_secret(provider.api_key, f"the API key of provider {provider.name}"
+                             + (f" ({provider.key_variable})" if provider.key_variable else ""))
+        guard.add_url(provider.base_url, f"a secret in the URL of provider {provider.name}")
     for problem in configured.problems:
         tell(problem)
         log.warning("%s", problem)

@@ -138,6 +138,7 @@ EVENTS: dict[str, frozenset[str]] = {
     "subAgentsSpawned": frozenset(),  # the status (awaiting_agents) reports it
     "subAgentFinished": frozenset(),  # their result is the spawn_agents call's, in the transcript
     "error": frozenset({WARNING}),
+    "secretWithheld": frozenset({WARNING}),  # which sources were withheld from the model (REQ-SEC-012)
 }
 
 
@@ -264,7 +265,7 @@ class PlainClient:
             self.view.on_event(params)
 
     def _warning(self, event: ev.EventKinds) -> None:
-        if isinstance(event, ev.Error):
+        if isinstance(event, ev.Error | ev.SecretWithheld):
             self._warn(event.message)
         elif isinstance(event, ev.ContextWarning):
             self._warn(f"Context {round(100 * event.fraction)}% full.")

@@ -1,9 +1,14 @@
-"""The guard that keeps secrets out of the database (REQ-SEC-001).
+"""The guard that keeps secrets out of the database (REQ-SEC-001), and the one place that knows which secrets
+the server has: the store, the log, the LLM clients' errors and the sink check of every model request
+(``llm/sink.py``, REQ-SEC-012) all ask it.
 
 ``Store`` passes every text (and every image) it writes through ``SecretGuard.check``. The guard knows
 the *current* value of the environment variables it watches (read at every check, so a key set after
-start-up is covered too) plus any value registered with ``add_secret`` - for instance an API key that
-arrived in LSP initialization options instead of the environment.
+start-up is covered too), the current value of every variable whose NAME looks like a credential
+(:data:`CREDENTIAL_NAME`: ``*_KEY``, ``*_TOKEN``, ``*_SECRET``, ``*PASSWORD*``...), plus any value registered
+with ``add_secret`` - for instance an API key that arrived in LSP initialization options instead of the
+environment, an MCP server's credential - or found in a URL by ``add_url`` (a password in its user part, a
+token in its query string).
 
 Refusing is the last line of defence; callers that may legitimately see a secret (a tool that printed
 the environment) should ``redact`` the text before handing it to the store.
@@ -12,8 +17,10 @@ the environment) should ``redact`` the text before handing it to the store.
 from __future__ import annotations
 
 import os
+import re
 from bisect import bisect_left
 from collections.abc import Iterable, Mapping
+from urllib.parse import parse_qsl, urlsplit
 
 from phoenix_lsp.store.errors import SecretLeakError
 
@@ -21,6 +28,44 @@ from phoenix_lsp.store.errors import SecretLeakError
 MIN_SECRET_LENGTH = 8
 DEFAULT_SECRET_ENV_VARS: tuple[str, ...] = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "AZURE_OPENAI_API_KEY")
 REDACTED = "[REDACTED]"
+#: A variable whose name matches this holds a credential (its value is a secret when at least
+#: MIN_SECRET_LENGTH long): a name ending in KEY, TOKEN, SECRET, PASSPHRASE, CREDENTIAL(S), AUTH or PAT, or
+#: holding PASSWORD / PASSWD.
+CREDENTIAL_NAME = re.compile(
+    r"(?:^|_)(?:[A-Z0-9]*KEY|TOKEN|SECRET|PASSPHRASE|CREDENTIALS?|AUTH|PAT)$|PASSWORD|PASSWD", re.IGNORECASE)
+#: ... unless the name says the value is where the credential is, not the credential.
+NOT_A_CREDENTIAL = re.compile(r"_(?:FILE|PATH|DIR|URL|HOST|ID|NAME|SOCK|TYPE|ENV)$", re.IGNORECASE)
+#: A query-string parameter whose name matches this carries a credential (``?token=...``, ``&api_key=...``).
+CREDENTIAL_PARAMETER = re.compile(
+    r"token|key|secret|pass|pwd|auth|sig|signature|credential|session|code", re.IGNORECASE)
+
+
+def credential_variables(environ: Mapping[str, str]) -> list[tuple[str, str]]:
+    """(name, value) of the variables of ``environ`` whose name looks like a credential's and whose value is
+    long enough to be one (not a path: a ``*_KEY`` that names a file is not the key)."""
+    return [(name, value) for name, value in environ.items()
+            if len(value) >= MIN_SECRET_LENGTH and CREDENTIAL_NAME.search(name) and not NOT_A_CREDENTIAL.search(name)
+            and not value.startswith(("/", "~/", "./"))]
+
+
+def url_secrets(url: str) -> list[str]:
+    """The secrets a URL carries: the password of its user part (the user part itself when it has no password:
+    ``https://TOKEN@host``), the values of query-string parameters named like credentials."""
+    try:
+        parts = urlsplit(url.strip())
+        password = parts.password
+        username = parts.username
+    except ValueError:
+        return []
+    found = []
+    if password:
+        found.append(password)
+    elif username:
+        found.append(username)
+    for name, value in parse_qsl(parts.query, keep_blank_values=False):
+        if CREDENTIAL_PARAMETER.search(name):
+            found.append(value)
+    return [value for value in found if len(value) >= MIN_SECRET_LENGTH]
 
 
 class SecretGuard:
@@ -38,15 +83,24 @@ class SecretGuard:
     ) -> None:
         self._env_vars = tuple(env_vars)
         self._environ = environ
-        self._extra: set[str] = set()
+        self._extra: dict[str, str] = {}  # value -> where it comes from (never the value)
 
-    def add_secret(self, value: str) -> None:
-        """Also refuse texts containing ``value`` (ignored when shorter than 8 characters)."""
+    def add_secret(self, value: str, label: str = "a registered secret") -> None:
+        """Also refuse texts containing ``value`` (ignored when shorter than 8 characters); ``label`` says where
+        it comes from, for the user (never the value: "the key of provider openai")."""
         if len(value) >= MIN_SECRET_LENGTH:
-            self._extra.add(value)
+            self._extra.setdefault(value, label)
+
+    def add_url(self, url: str, label: str) -> None:
+        """Also refuse the secrets ``url`` carries (:func:`url_secrets`), each labelled ``label``."""
+        for value in url_secrets(url):
+            self.add_secret(value, label)
+
+    def known(self) -> list[tuple[str, str]]:
+        """(label, value) pairs for every secret currently known; the label never contains the value."""
+        return self._secrets()
 
     def _secrets(self) -> list[tuple[str, str]]:
-        """(label, value) pairs for every secret currently known; the label never contains the value."""
         environ = os.environ if self._environ is None else self._environ
         found: list[tuple[str, str]] = []
         for name in self._env_vars:
@@ -54,7 +108,14 @@ class SecretGuard:
             if len(value) >= MIN_SECRET_LENGTH:
                 found.append((f"the value of {name}", value))
         known = {value for _label, value in found}  # the server registers the key it read from the variable too
-        found.extend(("a registered secret", value) for value in sorted(self._extra) if value not in known)
+        for value, label in sorted(self._extra.items()):
+            if value not in known:
+                known.add(value)
+                found.append((label, value))
+        for name, value in credential_variables(environ):
+            if value not in known:
+                known.add(value)
+                found.append((f"the value of {name}", value))
         return found
 
     def check(self, text: str, what: str) -> None:
@@ -74,9 +135,9 @@ class SecretGuard:
         secret takes inside a repr of a str or bytes (as error messages of other libraries show it).
 
         This is the one redactor of the process: the store, the log and the LLM client's errors use it."""
-        forms = {f for _label, v in self._secrets() for f in (v, repr(v)[1:-1], repr(v.encode())[2:-1])}
-        # Longest first, so a secret that contains another one is replaced whole.
-        for value in sorted(forms, key=len, reverse=True):
+        # Longest first, so a secret that contains another one is replaced whole; the same forms, in the same
+        # order, as ``decided`` holds back for a stream.
+        for value in self._forms():
             text = text.replace(value, REDACTED)
         return text
 

@@ -168,7 +168,8 @@ class ScriptedLlm:
     def enqueue(self, *steps: Step | LlmSuccess | LlmFailure) -> None:
         self.steps.extend(s if isinstance(s, Step) else Step(s) for s in steps)
 
-    async def stream(self, request: LlmRequest, on_text: Callable[[str], None]) -> LlmSuccess | LlmFailure:
+    async def stream(self, request: LlmRequest, on_text: Callable[[str], None],
+                     on_withheld: Callable[[Any], None] | None = None) -> LlmSuccess | LlmFailure:
         self.requests.append(request)
         self.on_change()
         if not self.steps:

@@ -107,3 +107,54 @@ def test_a_key_known_twice_is_looked_for_once_and_stays_refused_when_the_variabl
     env.clear()  # the variable is gone: the registered copy still guards
     with pytest.raises(SecretLeakError, match="a registered secret"):
         guard.check(f"..{key}..", "a test text")
+
+
+@pytest.mark.req("REQ-SEC-012", "REQ-SEC-001")
+@pytest.mark.parametrize(("name", "secret"), [
+    ("GITHUB_TOKEN", True), ("DEPLOY_KEY", True), ("AWS_SECRET_ACCESS_KEY", True), ("STRIPE_SECRET", True),
+    ("DB_PASSWORD", True), ("PGPASSWORD", True), ("GIT_AUTH", True), ("GITLAB_PAT", True), ("apikey", True),
+    ("AWS_ACCESS_KEY_ID", False), ("TOKEN_FILE", False), ("SSH_AUTH_SOCK", False), ("SECRET_DIR", False),
+    ("HOME", False), ("PATH", False), ("PWD", False), ("MONKEY_BUSINESS", False), ("TOKENIZER", False),
+])
+def test_a_variable_named_like_a_credential_is_a_secret(name: str, secret: bool) -> None:
+    value = "v4lue-0f-the-variable"
+    guard = SecretGuard(environ={name: value, "OTHER": "not-a-secret-at-all"})
+    assert ((f"the value of {name}", value) in guard.known()) is secret
+    assert (guard.redact(f"x {value} y") == "x [REDACTED] y") is secret
+    assert "not-a-secret-at-all" not in {v for _label, v in guard.known()}
+
+
+@pytest.mark.req("REQ-SEC-012")
+def test_a_credential_variable_that_is_short_or_a_path_is_not_a_secret() -> None:
+    guard = SecretGuard(environ={"A_TOKEN": "1234567", "B_KEY": "/home/me/key.pem", "C_SECRET": "~/s3cret-file"})
+    assert guard.known() == []
+
+
+@pytest.mark.req("REQ-SEC-012")
+@pytest.mark.parametrize(("url", "found"), [
+    ("https://mcp.example/mcp?token=t0k3n-in-the-query&page=2", ["t0k3n-in-the-query"]),
+    ("https://mcp.example/mcp?api_key=abcdefgh12&model=gpt-4-turbo-long", ["abcdefgh12"]),
+    ("http://user:Pa55w0rd-here@proxy.example/v1", ["Pa55w0rd-here"]),
+    ("https://ghp_abcdefghijkl@github.example/repo", ["ghp_abcdefghijkl"]),
+    ("https://mcp.example/mcp?token=short", []),
+    ("https://mcp.example/mcp?page=2345678901", []),
+    ("http://[::1:bad/", []),
+    ("", []),
+])
+def test_the_secrets_of_a_url(url: str, found: list[str]) -> None:
+    from phoenix_lsp.store.secrets import url_secrets
+
+    assert url_secrets(url) == found
+    guard = SecretGuard(environ={})
+    guard.add_url(url, "a secret in the URL of X")
+    assert guard.known() == [("a secret in the URL of X", v) for v in found]
+
+
+@pytest.mark.req("REQ-SEC-012")
+def test_a_registered_secret_keeps_its_first_label() -> None:
+    guard = SecretGuard(environ={})
+    guard.add_secret("value-of-the-key", "the API key of provider openai")
+    guard.add_secret("value-of-the-key", "something else")
+    guard.add_secret("another-value-1")
+    assert guard.known() == [("a registered secret", "another-value-1"),  # in the values' order
+                             ("the API key of provider openai", "value-of-the-key")]

@@ -80,7 +80,8 @@ export type PhoenixEvent =
   | Continuation
   | SubAgentsSpawned
   | SubAgentFinished
-  | Error;
+  | Error
+  | SecretWithheld;
 /**
  * The permission boundary (seeds 000/001 Restricted/Unrestricted, seed 002 planning/execution).
  */
@@ -2227,6 +2228,41 @@ export interface Error {
   kind: "error";
   message: string;
   errorKind: "llm" | "store";
+}
+/**
+ * The sink check replaced secrets in a request before it left for the model (REQ-SEC-012): where they came
+ * from, never their values.
+ *
+ * This interface was referenced by `PhoenixProtocol`'s JSON-Schema
+ * via the `definition` "SecretWithheld".
+ */
+export interface SecretWithheld {
+  conversationId: string;
+  /**
+   * set on a sub-agent's events
+   */
+  parentConversationId?: string;
+  /**
+   * 1, 2, 3... per conversation, never reused (REQ-PROTO-020)
+   */
+  seq: number;
+  /**
+   * seconds since the Unix epoch
+   */
+  time: number;
+  kind: "secretWithheld";
+  /**
+   * what was replaced, by source: 'the value of OPENAI_API_KEY', 'a private key block' (never the value)
+   */
+  sources: string[];
+  /**
+   * how many replacements, all sources together
+   */
+  count: number;
+  /**
+   * what happened, why, and what to do, for the user
+   */
+  message: string;
 }
 /**
  * This interface was referenced by `PhoenixProtocol`'s JSON-Schema

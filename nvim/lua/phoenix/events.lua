@@ -122,6 +122,11 @@ function handle.error(ev)
   chat.note("error: " .. (ev.message or ""))
 end
 
+-- REQ-SEC-012: what the model request had withheld, by source (never the value)
+function handle.secretWithheld(ev)
+  chat.note(ev.message or "a secret was withheld from the model's request")
+end
+
 function handle.toolRefused(ev)
   chat.note(ev.toolName .. " refused in " .. (status.state.mode or "this") .. " mode")
 end

@@ -47,6 +47,7 @@ return {
     "modelChanged",
     "policyChanged",
     "retry",
+    "secretWithheld",
     "status",
     "styleChanged",
     "styleSuggestion",

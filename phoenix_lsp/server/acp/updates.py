@@ -177,7 +177,7 @@ def _usage(event: ev.Usage, calls: Calls, root: str) -> list[Any]:
                         size=max(0, event.context_window))]
 
 
-def _error(event: ev.Error, calls: Calls, root: str) -> list[Any]:
+def _error(event: ev.Error | ev.SecretWithheld, calls: Calls, root: str) -> list[Any]:
     return [acp.update_agent_message_text(f"\n\n{event.message}")]
 
 
@@ -217,6 +217,7 @@ LIVE: dict[str, Callable[[Any, Calls, str], list[Any]]] = {
     "subAgentsSpawned": _none,  # shown as spawn_agents' tool call
     "subAgentFinished": _none,  # the spawn_agents call ends with their results
     "error": _error,
+    "secretWithheld": _error,  # told as a line of the answer: which source, never the value (REQ-SEC-012)
 }
 
 

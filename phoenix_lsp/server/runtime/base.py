@@ -35,7 +35,8 @@ class Outcome:
 
 
 class LlmLike(Protocol):
-    async def stream(self, request: Any, on_text: Callable[[str], None]) -> Any: ...
+    async def stream(self, request: Any, on_text: Callable[[str], None],
+                     on_withheld: Callable[[Any], None] | None = None) -> Any: ...
 
 
 @dataclass

@@ -4,13 +4,20 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import time
+from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from ...core.effects import RequestLlm
 from ...core.events import LlmDone, LlmFailed
-from ...core.values import Mode, Route, Text, ToolUse, Usage
+from ...core.values import Actor, Mode, Route, Text, ToolUse, Usage
 from ...llm.cache import build_request
 from ...llm.client import TOOL_INPUT_ERROR_KEY, LlmFailure
+from ...llm.sink import Finding
+from ...protocol import events as ev
+from ...store.records import AuditEntry
 from ...tools import registry
 from ...tools.bash_scope import simple_commands
 from .. import prompts, wire
@@ -41,14 +48,17 @@ class Turn(Part):
                 summary=effect.purpose == "summary",
                 instruction=effect.instruction,
             )
+            # the sink check looks for the credential formats too in Restricted (REQ-SEC-012)
+            request = replace(request, credential_formats=state.mode is Mode.RESTRICTED)
+
             def on_text(text: str) -> None:
                 self.hub.queue_text(self, effect.request_id, text)  # redacted across pieces (REQ-SEC-041)
 
             if state.is_subagent:
                 async with self.hub.subagent_slots:
-                    outcome = await self.hub.llm.stream(request, on_text)
+                    outcome = await self.hub.llm.stream(request, on_text, self._withheld)
             else:
-                outcome = await self.hub.llm.stream(request, on_text)
+                outcome = await self.hub.llm.stream(request, on_text, self._withheld)
         except asyncio.CancelledError:
             return
         finally:
@@ -61,6 +71,21 @@ class Turn(Part):
         content = tuple(self._block(b) for b in outcome.content if b.get("type") in ("text", "tool_use"))
         usage = Usage(**{k: int(v) for k, v in outcome.usage.items() if k in Usage.__dataclass_fields__})
         self.apply(LlmDone(effect.request_id, content, outcome.stop_reason, usage))
+
+    def _withheld(self, findings: Sequence[Finding]) -> None:
+        """The sink check replaced secrets in this conversation's request (REQ-SEC-012): the user is told where
+        they came from (never the values) and the audit log keeps it."""
+        sources = [f.label for f in findings]
+        count = sum(f.count for f in findings)
+        self.hub.store.append_audit(AuditEntry(
+            time=time.time(), conversation_id=self.id, actor=Actor.SYSTEM, action="secret_withheld",
+            mode=self.state.mode.value, style=self.state.style.value,
+            detail=json.dumps({"sources": sources, "count": count, "model": self.state.model})))
+        self.emit(ev.SecretWithheld(sources=sources, count=count, message=(
+            f"Withheld from the request to {self.state.model}: {'; '.join(sources)} ({count} in all), replaced "
+            "by [REDACTED: ...] before it was sent, because a secret must never reach a model. Find where it "
+            "came in (a file the assistant read, a tool's output, a pasted text) and remove it there; the "
+            "conversation goes on without it.")))
 
     def _block(self, block: dict[str, Any]) -> Text | ToolUse:
         guard = self.hub.store.guard

@@ -248,6 +248,7 @@ export const EVENT_HANDLING: Record<EventKind, string> = {
   subAgentsSpawned: "the sub-agents under their call's card",
   subAgentFinished: "the sub-agent's outcome",
   error: "the error, and a notice with what to do",
+  secretWithheld: "a warning notice naming where the withheld secrets came from",
 };
 
 function applyEvent(view: ConversationView, e: PhoenixEvent): void {
@@ -426,6 +427,9 @@ function applyEvent(view: ConversationView, e: PhoenixEvent): void {
     case "error":
       view.error = { message: e.message, errorKind: e.errorKind };
       notice(view, e.seq, { level: "error", text: e.message, action: errorAction(e.errorKind, e.message) });
+      return;
+    case "secretWithheld":
+      notice(view, e.seq, { level: "warning", text: e.message });
       return;
     default: {
       // a kind this version does not know (a newer server): seq is tracked, and the chat says so once
