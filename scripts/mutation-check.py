@@ -5,6 +5,7 @@ mutmut on some files, sort the survivors, report.
     .venv/bin/python scripts/mutation-check.py                      # permissions.py: CI runs it
     .venv/bin/python scripts/mutation-check.py capability_gate      # phoenix_lsp/agent/capability_gate.py: CI too
     .venv/bin/python scripts/mutation-check.py confined             # phoenix_lsp/confined.py: CI too (a few minutes)
+    .venv/bin/python scripts/mutation-check.py uris                 # phoenix_lsp/uris.py: CI too
     .venv/bin/python scripts/mutation-check.py state turns          # other files of phoenix_lsp/core
     .venv/bin/python scripts/mutation-check.py --all                # the whole core (8-12 minutes on 2 cores)
     .venv/bin/python scripts/mutation-check.py --no-run machine     # only report the last run's results
@@ -47,7 +48,8 @@ ALL_FILES = ("machine", "table", "steps", "turns", "dispatch", "approvals", "cha
 #: what the check can mutate, by name: the core's files, the agent's capability gate, the confined reader (issue 24)
 TARGETS = {**{m: CORE / f"{m}.py" for m in ALL_FILES},
            "capability_gate": Path("phoenix_lsp/agent/capability_gate.py"),
-           "confined": Path("phoenix_lsp/confined.py")}
+           "confined": Path("phoenix_lsp/confined.py"),
+           "uris": Path("phoenix_lsp/uris.py")}
 
 
 def _mutmut() -> Path:
