@@ -174,6 +174,26 @@ async def test_lsp_a_conversation_over_the_whole_disk_or_the_home_folder_is_refu
     assert through == []
 
 
+@pytest.mark.req("REQ-URI-002", "REQ-ATTACH-001")
+@pytest.mark.parametrize("root", ["file:///", "file:////", "FILE:///tmp/..", "home", "above home"])
+async def test_lsp_a_workspace_root_over_the_whole_disk_or_the_home_folder_holds_no_file(
+        fake_anthropic: FakeAnthropic, tmp_path: Path, root: str) -> None:
+    """The editor announces such a root: a conversation is not started in it when no folder is given, and a file
+    is not attached for lying in it (the old code took / as a workspace folder, so any file was "inside")."""
+    home = fake_home(tmp_path)
+    root_uri = {"home": home.as_uri(), "above home": home.parent.as_uri()}.get(root, root)
+    target = home / "notes.txt" if root == "home" else tmp_path / "outside.txt"
+    async with session(fake_anthropic, tmp_path, env={"HOME": str(home)}, root_uri=root_uri) as s:
+        error = await s.error("phoenix/newConversation", {})
+        assert "give the project folder" in error.message.lower(), error.message
+        cid = await s.new()
+        with pytest.raises(Exception, match="not attached"):
+            await _turn(s, cid, "what is this?", attachments=[{"kind": "file", "uri": target.as_uri()}])
+        fake_anthropic.enqueue(Reply.text_reply("still serving"))
+        await _turn(s, cid, "hello")
+    assert fake_anthropic.requests and OUTSIDE not in sent(fake_anthropic)
+
+
 @pytest.mark.req("REQ-URI-001", "REQ-ATTACH-001")
 async def test_lsp_an_attached_private_key_never_reaches_the_model_however_its_uri_is_spelt(
         fake_anthropic: FakeAnthropic, tmp_path: Path) -> None:

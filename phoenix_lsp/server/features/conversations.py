@@ -34,11 +34,14 @@ def sandbox_view(sandbox: object) -> SandboxInfo:
 
 def workspace_roots(ls: PhoenixServer) -> list[Path]:
     """The editor's workspace folders (project instructions are read from the one holding the working
-    directory down to it)."""
+    directory down to it; a file in one may be attached). A folder that names no local file (REQ-URI-001), or
+    that could not be a session's folder (``/``, the home folder or above it, REQ-URI-002), is none: in it every
+    file would count as the project's."""
+    homes = uris.home_folders()
     roots: list[Path] = []
     for uri in [f.uri for f in ls.workspace.folders.values()] + [ls.workspace.root_uri or ""]:
-        try:  # the one URI rule (REQ-URI-001): what names no local file is no root
-            roots.append(Path(uris.file_path(uri)))
+        try:
+            roots.append(Path(uris.check_session_folder(uris.file_path(uri), homes)))
         except uris.UriError:
             continue
     return roots
