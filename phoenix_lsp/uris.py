@@ -74,11 +74,12 @@ def within(path: str, folder: str) -> bool:
 
 def _decoded(text: str, rest: str) -> str:
     """The path of a ``file:`` URI's part after the scheme, percent-decoded once."""
-    rest = re.split(r"[?#]", rest, maxsplit=1)[0]
+    for mark in "?#":  # a query or a fragment is no part of the path
+        rest = rest.partition(mark)[0]
     if rest.startswith("//"):
         host, slash, path = rest[2:].partition("/")
         if host.lower() not in ("", "localhost"):
-            raise UriError("host", f"{_shown(text)} names the host {host[:100]!r}: only files on this machine "
+            raise UriError("host", f"{_shown(text)} names the host {_shown(host)}: only files on this machine "
                            "(no host, or localhost) can be used. Give a file: URI without a host, e.g. "
                            "file:///home/me/project/a.py.")
         path = slash + path
@@ -108,7 +109,7 @@ def file_path(text: str, *, base: str | None = None, bare: bool = False,
         path = text
     elif found != "file":
         raise UriError("not_file", f"{_shown(text)} is a {found}: URI, not a file: URI (a file on this machine), "
-                       "so it was not used. Only file: URIs name files.")
+                       "so it was not used. Give a file: URI, e.g. file:///home/me/project/a.py.")
     else:
         path = _decoded(text, text[len(found) + 1:])
     if not path or "\0" in path:
@@ -125,7 +126,7 @@ def file_path(text: str, *, base: str | None = None, bare: bool = False,
         path = base + "/" + path
     path = normal(path)
     if inside is not None and not any(within(path, folder) for folder in inside):
-        raise UriError("outside", f"{_shown(text)} is outside the session's folders ({', '.join(inside)[:300]}), "
+        raise UriError("outside", f"{_shown(text)} is outside the session's folders ({', '.join(inside)}), "
                        "so it was not used. Use a file of the project.")
     return path
 
@@ -151,7 +152,7 @@ def check_session_folder(folder: str, homes: Iterable[str]) -> str:
 
 def home_folders() -> list[str]:
     """The user's home folders: ``$HOME`` and the account's, each also with its links resolved."""
-    homes = [os.environ.get("HOME", "")]
+    homes = [os.environ["HOME"]] if "HOME" in os.environ else []
     try:
         import pwd
 
@@ -167,14 +168,8 @@ def session_folder(folder: str) -> str:
     :func:`check_session_folder` applied to the folder as given and to its real path, and the folder must exist.
     Touches the file system: call it off the event loop."""
     homes = home_folders()
-    check_session_folder(folder, homes)
-    try:
-        real = os.path.realpath(normal(folder))
-        usable = os.path.isdir(real)
-    except (OSError, ValueError) as exc:
-        raise UriError("unusable", f"{_shown(folder)} cannot be used ({exc}). Give the folder the agent should "
-                       "work in.") from None
-    if not usable:
+    real = os.path.realpath(check_session_folder(folder, homes))  # no NUL by then: realpath does not raise
+    if not os.path.isdir(real):
         raise UriError("missing", f"{_shown(folder)} is not an existing absolute directory: give the folder the "
                        "agent should work in.")
     return check_session_folder(real, homes)

@@ -37,6 +37,10 @@ HOME = "/home/me"
     ("file:///p/%23a.py", "/p/#a.py"),
     ("file:///", "/"),
     ("file:///p/a.py~", "/p/a.py~"),  # an editor's backup: the ~ is not at a part's start
+    ("file:////Xa/b", "/Xa/b"),
+    ("file:///p/a.py?x#y?z", "/p/a.py"),
+    ("file:///p/a.py#x?y#z", "/p/a.py"),
+    ("file:///" + "a" * (uris.MAX_CHARS - 8), "/" + "a" * (uris.MAX_CHARS - 8)),  # at the limit, taken
 ])
 def test_a_file_uri_becomes_one_canonical_path(given: str, expected: str) -> None:
     assert file_path(given) == expected
@@ -56,6 +60,7 @@ def test_a_file_uri_becomes_one_canonical_path(given: str, expected: str) -> Non
     ("file:", "relative"),
     ("file://", "relative"),
     ("file:///p/a%00.py", "nul"),
+    ("file://" + "h" * 300 + "/p", "host"),
     ("untitled:Untitled-1", "not_file"),
     ("https://example.com/a.py", "not_file"),
     ("vscode-remote://ssh-remote+host/etc/passwd", "not_file"),
@@ -68,7 +73,9 @@ def test_what_names_no_local_file_is_refused_with_a_reason(given: str, reason: s
     with pytest.raises(UriError) as refused:
         file_path(given)
     assert refused.value.reason == reason
-    assert "." in str(refused.value)  # a sentence: what, why, what to do
+    said = str(refused.value)  # what was given, why, what to do
+    assert said.startswith(repr(given[:200] + ("…" if len(given) > 200 else ""))) or reason == "too_long", said
+    assert said.endswith(".") and (" give " in said.lower() or "use " in said.lower()), said
 
 
 @pytest.mark.parametrize(("given", "expected"), [
@@ -93,12 +100,14 @@ def test_a_bare_path_is_taken_where_allowed_and_read_against_the_folder(given: s
     ("src/a.py", None, "relative"),
     ("src/a.py", "relative/base", "relative"),
     ("a\0b", "/w", "nul"),
+    ("", "/w", "empty"),
 ])
 def test_a_bare_path_that_could_mean_a_home_or_has_no_folder_is_refused(given: str, base: str | None,
                                                                         reason: str) -> None:
     with pytest.raises(UriError) as refused:
         file_path(given, base=base, bare=True)
     assert refused.value.reason == reason
+    assert str(refused.value).startswith(repr(given)) and "Give the file's" in str(refused.value)
 
 
 @pytest.mark.parametrize(("given", "inside"), [
@@ -112,6 +121,8 @@ def test_inside_is_checked_on_the_canonical_path(given: str, inside: bool) -> No
         with pytest.raises(UriError) as refused:
             file_path(given, inside=["/w/", "/y"])
         assert refused.value.reason == "outside"
+        assert str(refused.value) == (f"{given!r} is outside the session's folders (/w/, /y), so it was not used. "
+                                      "Use a file of the project.")
 
 
 @pytest.mark.parametrize(("given", "expected"), [
@@ -124,7 +135,7 @@ def test_the_scheme_is_read_without_regard_to_case(given: str, expected: str | N
 
 @pytest.mark.parametrize(("path", "folder", "expected"), [
     ("/a/b", "/a", True), ("/a", "/a", True), ("/a/", "/a", True), ("/ab", "/a", False), ("/", "/a", False),
-    ("/a/b", "/", True), ("//a/b", "/a/", True), ("/a/../b", "/a", False),
+    ("/a/b", "/", True), ("//a/b", "/a/", True), ("/a/../b", "/a", False), ("/w/a", "/wX", False),
 ])
 def test_within_compares_canonical_names(path: str, folder: str, expected: bool) -> None:
     assert uris.within(path, folder) is expected
@@ -152,7 +163,7 @@ def test_a_session_folder_that_would_confine_nothing_is_refused(given: str, reas
 @pytest.mark.req("REQ-URI-002")
 @pytest.mark.parametrize(("given", "expected"), [
     (HOME + "/p", HOME + "/p"), ("//home/me/p/./", HOME + "/p"), ("/home/mee", "/home/mee"), ("/tmp", "/tmp"),
-    ("/home/other", "/home/other"),
+    ("/home/other", "/home/other"), ("/" + "a" * (uris.MAX_CHARS - 1), "/" + "a" * (uris.MAX_CHARS - 1)),
 ])
 def test_a_project_folder_is_a_session_folder(given: str, expected: str) -> None:
     assert check_session_folder(given, [HOME, "relative-home-ignored", ""]) == expected
@@ -171,7 +182,18 @@ def test_the_real_path_of_a_session_folder_is_checked_too(tmp_path: Path, monkey
         with pytest.raises(UriError) as refused:
             uris.session_folder(str(folder))
         assert refused.value.reason == reason, folder
+        said = str(refused.value)  # names the folder as given, or the real one it leads to
+        assert said.startswith((repr(str(folder)), repr(os.path.realpath(folder)))) and "give the" in said, said
     assert str(home) in uris.home_folders()
+    monkeypatch.delenv("HOME")
+    assert str(home) not in uris.home_folders() and all(h.startswith("/") for h in uris.home_folders())
+
+
+@pytest.mark.parametrize(("given", "shown"), [
+    ("a" * 200, repr("a" * 200)), ("a" * 201, repr("a" * 200 + "…")), ("", "''"),
+])
+def test_a_message_shows_at_most_200_characters_of_what_was_given(given: str, shown: str) -> None:
+    assert uris._shown(given) == shown
 
 
 # ------------------------------------------------------------------------------ the property
