@@ -98,6 +98,18 @@ def file_path(text: str, *, base: str | None = None, bare: bool = False,
     ``bare``: a path without a scheme is accepted (only where the protocol allows one, e.g. an ACP embedded
     resource); a relative one is resolved against ``base``, the session folder. ``inside``: the path must lie
     in one of these folders (compared by name: the caller still resolves symbolic links when it reads)."""
+    path = normal(spelt_path(text, base=base, bare=bare))
+    if inside is not None and not any(within(path, folder) for folder in inside):
+        raise UriError("outside", f"{_shown(text)} is outside the session's folders ({', '.join(inside)}), "
+                       "so it was not used. Use a file of the project.")
+    return path
+
+
+def spelt_path(text: str, *, base: str | None = None, bare: bool = False) -> str:
+    """The absolute path ``text`` names as it is spelt, by the rules of :func:`file_path` but before ``..`` is
+    collapsed by name: the path the kernel would resolve (a symbolic link before the ``..`` after it). Only for
+    checking a file someone else opened by that name (an ACP client's embedded resource): everything else uses
+    :func:`file_path`."""
     if len(text) > MAX_CHARS:
         raise UriError("too_long", f"a URI of {len(text):,} characters was given, more than the {MAX_CHARS:,} a "
                        "file's may have, so it was not used. Give the file's own URI.")
@@ -124,10 +136,6 @@ def file_path(text: str, *, base: str | None = None, bare: bool = False,
             raise UriError("relative", f"{_shown(text)} is a relative path and there is no folder to read it "
                            "against. Give the file's absolute path.")
         path = base + "/" + path
-    path = normal(path)
-    if inside is not None and not any(within(path, folder) for folder in inside):
-        raise UriError("outside", f"{_shown(text)} is outside the session's folders ({', '.join(inside)}), "
-                       "so it was not used. Use a file of the project.")
     return path
 
 

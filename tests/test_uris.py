@@ -110,6 +110,22 @@ def test_a_bare_path_that_could_mean_a_home_or_has_no_folder_is_refused(given: s
     assert str(refused.value).startswith(repr(given)) and "Give the file's" in str(refused.value)
 
 
+@pytest.mark.parametrize(("given", "base", "expected"), [
+    ("file:///w/link/../id_rsa", None, "/w/link/../id_rsa"), ("FILE://localhost//w/./a", None, "//w/./a"),
+    ("link/../id_rsa", "/w", "/w/link/../id_rsa"), ("file:///w/%2e%2e/a", None, "/w/../a"),
+])
+def test_the_spelt_path_keeps_the_dots_the_kernel_resolves_after_links(given: str, base: str | None,
+                                                                      expected: str) -> None:
+    assert uris.spelt_path(given, base=base, bare=True) == expected
+    assert file_path(given, base=base, bare=True) == uris.normal(expected)
+
+
+def test_the_spelt_path_takes_a_bare_path_only_when_told() -> None:
+    with pytest.raises(UriError) as refused:
+        uris.spelt_path("/w/link/../id_rsa")
+    assert refused.value.reason == "not_uri"
+
+
 @pytest.mark.parametrize(("given", "inside"), [
     ("file:///w/a.py", True), ("file:///w", True), ("file:///w/../x/a.py", False), ("file:///wx/a.py", False),
     ("file:///x/a.py", False), ("file:////w/a.py", True),

@@ -37,7 +37,7 @@ def fake_home(tmp_path: Path) -> Path:
     """A home folder (``$HOME`` of the server) holding a private key (on the default deny-read list), and a note
     that is on no list but is not the project's."""
     home = tmp_path / "up" / "home"
-    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "sub").mkdir(parents=True)
     (home / ".ssh" / "id_rsa").write_text(KEY)
     (home / "notes.txt").write_text(f"{OUTSIDE} in the home folder\n")
     (tmp_path / "up" / "beside-home.txt").write_text(f"{OUTSIDE} beside the home folder\n")
@@ -74,6 +74,8 @@ def embedded(home: Path, work: Path) -> dict[str, str]:
         "~/": "~/.ssh/id_rsa",
         "percent-encoded ..": f"{work.as_uri()}/{'/'.join(['%2e%2e'] * len(work.parts[1:]))}{key}",
         "relative ..": f"{up}{key}",
+        "a link, then ..": f"{work.as_uri()}/keys/../id_rsa",  # keys -> ~/.ssh/sub: the kernel's ".." is ~/.ssh
+        "a bare link, then ..": "keys/../id_rsa",
     }
 
 
@@ -98,8 +100,15 @@ async def test_acp_a_session_over_the_whole_disk_or_the_home_folder_is_refused(f
             fake_anthropic.enqueue(Reply.tool_reply(ToolUseBlock("read_file", {"path": str(target)})),
                                    Reply.text_reply("read"))
             await a.prompt(session_id, "read it")
+        good = (await a.new()).session_id
+        for cwd in ("//", str(home)):  # session/load names a folder too: held to the same rule
+            try:
+                await asyncio.wait_for(a.conn.load_session(cwd=cwd, session_id=good, mcp_servers=[]), TIMEOUT)
+                through.append(f"session/load in {cwd}")
+            except acp.RequestError as refused:
+                assert refused.code == -32602 and "give the project folder" in str(refused.data), refused.data
         fake_anthropic.enqueue(Reply.text_reply("still serving"))
-        assert (await a.prompt((await a.new()).session_id, "hello")).stop_reason == "end_turn"
+        assert (await a.prompt(good, "hello")).stop_reason == "end_turn"
     assert OUTSIDE not in sent(fake_anthropic), through
     assert through == []
 
@@ -110,6 +119,7 @@ async def test_acp_an_embedded_private_key_never_reaches_the_model_however_its_u
     home = fake_home(tmp_path)
     through: list[str] = []
     async with agent(fake_anthropic, tmp_path, env={"HOME": str(home)}) as a:
+        (a.workdir / "keys").symlink_to(home / ".ssh" / "sub")
         sid = (await a.new()).session_id
         for name, uri in embedded(home, a.workdir).items():
             blocks = [acp.text_block("what is this?"), acp.resource_block(acp.embedded_text_resource(uri, KEY))]

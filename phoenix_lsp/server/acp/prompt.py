@@ -88,9 +88,13 @@ def _check_file(index: int, uri: str, deny: DenyCheck, folder: str) -> None:
         return
     try:
         path = uris.file_path(uri, base=folder, bare=True)
+        spelt = uris.spelt_path(uri, base=folder, bare=True)
     except uris.UriError as exc:
         raise PromptError(f"prompt[{index}]: {exc} Nothing was sent.") from None
-    entry = deny.entry_for(os.path.realpath(path), resolved=True)
+    # the client opened the file by the name as spelt (a link, then ".."), the checks see the canonical name:
+    # the deny-read list is asked about both
+    entry = (deny.entry_for(os.path.realpath(path), resolved=True)
+             or deny.entry_for(os.path.realpath(spelt), resolved=True))
     if entry is not None:
         raise PromptError(f"prompt[{index}]: {path} is on the deny-read list ({entry}: credentials and "
                           "phoenix-lsp's own data), so nothing was sent; its contents would go to the model "
