@@ -6,6 +6,7 @@ mutmut on some files, sort the survivors, report.
     .venv/bin/python scripts/mutation-check.py capability_gate      # phoenix_lsp/agent/capability_gate.py: CI too
     .venv/bin/python scripts/mutation-check.py confined             # phoenix_lsp/confined.py: CI too (a few minutes)
     .venv/bin/python scripts/mutation-check.py sink                 # phoenix_lsp/llm/sink.py: CI too (issue 34)
+    .venv/bin/python scripts/mutation-check.py uris                 # phoenix_lsp/uris.py: CI too
     .venv/bin/python scripts/mutation-check.py state turns          # other files of phoenix_lsp/core
     .venv/bin/python scripts/mutation-check.py --all                # the whole core (8-12 minutes on 2 cores)
     .venv/bin/python scripts/mutation-check.py --no-run machine     # only report the last run's results
@@ -49,7 +50,8 @@ ALL_FILES = ("machine", "table", "steps", "turns", "dispatch", "approvals", "cha
 TARGETS = {**{m: CORE / f"{m}.py" for m in ALL_FILES},
            "capability_gate": Path("phoenix_lsp/agent/capability_gate.py"),
            "confined": Path("phoenix_lsp/confined.py"),
-           "sink": Path("phoenix_lsp/llm/sink.py")}
+           "sink": Path("phoenix_lsp/llm/sink.py"),
+           "uris": Path("phoenix_lsp/uris.py")}
 
 
 def _mutmut() -> Path:

@@ -33,6 +33,7 @@ from typing import Any
 
 from pygls.exceptions import JsonRpcException
 
+from .. import uris
 from ..protocol.results import CancelResult
 from ..protocol.statuses import RESTING
 from .commands import Commands
@@ -246,18 +247,16 @@ def main(cwd: str, data_dir: str | None) -> int:
     if on_anthropic and not os.environ.get("ANTHROPIC_API_KEY", "").strip():
         print(NO_API_KEY, file=sys.stderr)
         return 2
-    directory = Path(cwd).expanduser()
-    if not directory.is_dir():
-        print(
-            f"phoenix-lsp chat: --cwd {cwd!r} is not an existing directory. Give the folder the agent should "
-            "work in.",
-            file=sys.stderr,
-        )
+    try:  # REQ-URI-002: the server's one session-folder rule, said before the server starts (a shell word:
+        # its ~ is the user's own, expanded as the shell would)
+        directory = Path(uris.session_folder(os.path.abspath(os.path.expanduser(cwd))))
+    except uris.UriError as exc:
+        print(f"phoenix-lsp chat: --cwd: {exc}", file=sys.stderr)
         return 2
     # pygls logs protocol trouble at WARNING; only real errors should reach the terminal.
     logging.getLogger("pygls").setLevel(logging.ERROR)
     screen = Screen(sys.stdout, echo_input=not isatty(sys.stdin))
-    chat = Chat(directory.resolve(), data_dir, screen)
+    chat = Chat(directory, data_dir, screen)
     try:
         return asyncio.run(chat.run())
     except KeyboardInterrupt:  # Ctrl-C before the handler was installed (during start-up)

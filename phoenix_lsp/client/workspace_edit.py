@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from lsprotocol import types
-from pygls.uris import to_fs_path
+
+from .. import uris
 
 __all__ = ["EditError", "PreparedEdit", "apply_text_edits", "prepare_workspace_edit", "write_prepared"]
 
@@ -61,12 +62,11 @@ def _display(path: Path, root: Path | None) -> str:
 
 
 def _uri_path(uri: str) -> Path:
-    if not uri.startswith("file:"):
-        raise EditError(f"cannot edit {uri}: only file: URIs can be written by the terminal client")
-    fs_path = to_fs_path(uri)
-    if not fs_path:
-        raise EditError(f"cannot edit {uri}: it does not name a local file")
-    return Path(os.path.abspath(fs_path))
+    """The file an edit names, by the one URI rule (REQ-URI-001) the server uses too."""
+    try:
+        return Path(uris.file_path(uri))
+    except uris.UriError as exc:
+        raise EditError(f"cannot edit it: {exc}") from None
 
 
 def _line_starts(text: str) -> list[int]:

@@ -15,7 +15,7 @@ import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
-from .. import confined
+from .. import confined, uris
 from ..protocol.params import DiagnosticsAttachment, FileAttachment
 from ..sandbox.denylist import DenyCheck
 
@@ -31,13 +31,11 @@ class AttachmentError(Exception):
 
 
 def _path(index: int, uri: str) -> Path:
-    from pygls.uris import to_fs_path
-
-    fs = to_fs_path(uri) if uri.startswith("file:") else None
-    if not fs:
-        raise AttachmentError(index, f"{uri!r} is not a file: URI, so it was not attached (nothing was sent); "
-                              "only files on this machine can be attached.")
-    return Path(fs)
+    """The attached file's canonical path by the one URI rule (REQ-URI-001), before any check looks at it."""
+    try:
+        return Path(uris.file_path(uri))
+    except uris.UriError as exc:
+        raise AttachmentError(index, f"{exc} It was not attached (nothing was sent).") from None
 
 
 def _inside(real: str, places: Iterable[Path]) -> bool:

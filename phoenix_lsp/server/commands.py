@@ -16,6 +16,7 @@ from typing import Any
 
 from lsprotocol import types
 
+from .. import uris
 from ..protocol.names import COMMAND_NAMES
 from . import requests, transcript
 from .errors import PhoenixError, invalid
@@ -79,9 +80,9 @@ def _selection(ls: PhoenixServer, runtime: Runtime, options: dict[str, Any]) -> 
     text = "\n".join(lines[first : last + 1])
     if not text.strip():
         return ""
-    path = Path(document.path)
+    path = _file_of(document.uri)
     try:
-        name = str(path.relative_to(runtime.state.working_directory))
+        name = str(path.relative_to(runtime.state.working_directory)) if path is not None else document.uri
     except ValueError:
         name = str(path)
     fence = "````" if "```" in text else "```"
@@ -191,12 +192,21 @@ def _action(title: str, command: str, argument: dict[str, Any] | None = None) ->
     )
 
 
+def _file_of(uri: str) -> Path | None:
+    """The local file a document's URI names, by the one URI rule (REQ-URI-001), or None."""
+    try:
+        return Path(uris.file_path(uri))
+    except uris.UriError:
+        return None
+
+
 def code_actions(ls: PhoenixServer, params: types.CodeActionParams) -> list[types.CodeAction]:
     """Code actions offering the commands: questions on a selection, and the conversation's controls."""
     uri, rng = params.text_document.uri, params.range
     actions: list[types.CodeAction] = []
     document = ls.workspace.get_text_document(uri)
-    cid = transcript.conversation_of(Path(document.path)) if uri.startswith("file:") else None
+    path = _file_of(uri)
+    cid = transcript.conversation_of(path) if path is not None else None
     if cid is not None and transcript.draft_of(document.source):
         actions.append(_action("Phoenix: send the message written below the line", SEND, {"uri": uri}))
     if cid is None and (rng.start.line, rng.start.character) != (rng.end.line, rng.end.character):
@@ -230,10 +240,11 @@ def code_actions(ls: PhoenixServer, params: types.CodeActionParams) -> list[type
 def did_save(ls: PhoenixServer, params: types.DidSaveTextDocumentParams) -> None:
     """Saving a transcript with text below the draft marker sends that text."""
     uri = params.text_document.uri
-    if not uri.startswith("file:"):
+    path = _file_of(uri)
+    if path is None:
         return
     document = ls.workspace.get_text_document(uri)
-    cid = transcript.conversation_of(Path(document.path))
+    cid = transcript.conversation_of(path)
     if cid is None or ls.hub is None or not requests.hub(ls).store.exists(cid):
         return
     text = params.text if params.text is not None else document.source

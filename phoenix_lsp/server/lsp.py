@@ -34,7 +34,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol, lsp_method
 from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage
 
-from .. import safe_json
+from .. import safe_json, uris
 from ..protocol.codes import CODES
 from ..protocol.converter import plain_converter
 from . import logs, transport
@@ -327,8 +327,10 @@ class PhoenixServer(LanguageServer):
     def open_documents(self) -> Mapping[Path, str]:
         docs: dict[Path, str] = {}
         for uri, doc in self.workspace.text_documents.items():
-            if uri.startswith("file://"):
-                docs[Path(doc.path)] = doc.source
+            try:  # keyed by the canonical path (REQ-URI-001), the one the attachment and sight checks see
+                docs[Path(uris.file_path(uri))] = doc.source
+            except uris.UriError:
+                continue  # names no local file (untitled:, another host, ...)
         return docs
 
     def sight_for(self, runtime: Conversation) -> EditorSight | None:

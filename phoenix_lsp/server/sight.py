@@ -15,11 +15,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TypeVar
-from urllib.parse import unquote, urlparse
 
 from pygls.lsp.server import LanguageServer
 
-from .. import confined
+from .. import confined, uris
 from ..core.values import Mode
 from ..protocol.base import Wire, to_wire
 from ..protocol.sight import (
@@ -58,9 +57,11 @@ class Snapshot:
 
 
 def _uri_path(uri: str) -> Path | None:
-    if not uri.startswith("file://"):
+    """The file an editor's URI names, by the one URI rule (REQ-URI-001); None for what names no local file."""
+    try:
+        return Path(uris.file_path(uri))
+    except uris.UriError:
         return None
-    return Path(unquote(urlparse(uri).path))
 
 
 class EditorSight:
@@ -156,14 +157,14 @@ class EditorSight:
 
     async def problems(self, tool_input: sight.EditorProblemsInput, mode: Mode) -> tuple[str, bool]:
         deny = self._deny(mode)
-        uris: list[str] | None = None
+        asked: list[str] | None = None
         scope = "the files the editor knows"
         if tool_input.path is not None:
             target = self._target(tool_input.path, deny)
             if isinstance(target, str):
                 return target, True
-            uris, scope = [target.as_uri()], self._shown(target, deny)[0]
-        answer = await self._ask(EDITOR_DIAGNOSTICS, EditorDiagnosticsParams(uris=uris, settle_ms=0),
+            asked, scope = [target.as_uri()], self._shown(target, deny)[0]
+        answer = await self._ask(EDITOR_DIAGNOSTICS, EditorDiagnosticsParams(uris=asked, settle_ms=0),
                                  EditorDiagnosticsResult, self.timeout_s)
         if answer is None:
             return self._no_answer(), True

@@ -76,6 +76,24 @@ def test_without_api_key_exits_2_with_one_line_and_no_server(tmp_path: Path, cha
     assert not data.exists()  # the server never started (it would have created its log there)
 
 
+@pytest.mark.req("REQ-URI-002")
+def test_a_folder_that_would_confine_nothing_is_refused_before_the_server_starts(chat_env: dict[str, str],
+                                                                                  tmp_path: Path) -> None:
+    home = tmp_path / "up" / "home"
+    (home / "project").mkdir(parents=True)
+    data = tmp_path / "data"
+    for cwd, why in (("//", "whole file system"), ("/.", "whole file system"), (str(home), "home folder"),
+                     (str(home.parent), "home folder"), (f"/{home}/project/..", "home folder"),
+                     (str(tmp_path / "missing"), "not an existing")):
+        proc = subprocess.run(
+            [sys.executable, "-m", "phoenix_lsp", "chat", "--cwd", cwd, "--data-dir", str(data)],
+            input=b"hello\n", capture_output=True, env={**chat_env, "HOME": str(home)}, cwd=ROOT, timeout=30,
+        )
+        assert proc.returncode == 2, cwd
+        assert why in proc.stderr.decode() and "--cwd" in proc.stderr.decode(), (cwd, proc.stderr)
+    assert not data.exists()  # the server never started
+
+
 def test_streams_the_answer_as_it_arrives(start_chat: StartChat, fake_anthropic: FakeAnthropic) -> None:
     pieces = ["Streaming ", "answers ", "arrive ", "piece ", "by piece."]
     fake_anthropic.enqueue(Reply.text_reply("".join(pieces), deltas=len(pieces), delay_s=0.25))

@@ -89,6 +89,25 @@ def test_edits_outside_the_working_directory_are_refused(tmp_path: Path) -> None
     assert outside.read_text() == "x"
 
 
+@pytest.mark.req("REQ-URI-001")
+def test_an_edits_uri_is_read_by_the_one_uri_rule(tmp_path: Path) -> None:
+    """The server's rule: any case of file:, only localhost, canonical before the working-directory check."""
+    root = tmp_path / "work"
+    root.mkdir()
+    (root / "a.txt").write_text("x")
+    outside = tmp_path / "secret.txt"
+    outside.write_text("x")
+    for uri in (f"FILE://{root}/a.txt", f"file://localhost/{root}/./a.txt"):
+        prepared = prepare_workspace_edit(types.WorkspaceEdit(changes={uri: [_edit(0, 0, 0, 1, "y")]}), root=root)
+        assert prepared.new == {root / "a.txt": "y"}
+    for uri, why in ((f"file://127.0.0.1{root}/a.txt", "host"), (f"file://{root}/%2e%2e/secret.txt", "outside"),
+                     (f"file:///{root}/../secret.txt", "outside"), ("file:///~/secret.txt", "~"),
+                     ("untitled:Untitled-1", "not a file: URI")):
+        with pytest.raises(EditError, match=why):
+            prepare_workspace_edit(types.WorkspaceEdit(changes={uri: [_edit(0, 0, 0, 1, "y")]}), root=root)
+    assert outside.read_text() == "x"
+
+
 def test_rename_and_delete(tmp_path: Path) -> None:
     old, new, gone = tmp_path / "old.txt", tmp_path / "new.txt", tmp_path / "gone.txt"
     old.write_text("content\n")

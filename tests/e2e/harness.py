@@ -214,11 +214,13 @@ async def session(
     no_create: bool = False,
     check_schema: bool = True,
     sight: bool = False,
+    root_uri: str | None = None,
 ) -> AsyncIterator[Session]:
     """A real server process and a pytest-lsp client. ``check_schema`` (on in tests) validates everything the
     server sends against the published schema; benchmarks turn it off so they time the server, not the check.
     ``sight``: the client announces the editor's sight (``experimental.phoenix.editorSight``, REQ-SIGHT-002);
-    the test registers the handlers of its requests on ``s.client``."""
+    the test registers the handlers of its requests on ``s.client``. ``root_uri``: the workspace root the client
+    announces (the work directory by default)."""
     client = LanguageClient(converter_factory=plain_converter)
     workdir = tmp_path / "work"
     workdir.mkdir(exist_ok=True)
@@ -277,7 +279,7 @@ async def session(
     s.initialize_result = await client.initialize_session(
         types.InitializeParams(
             capabilities=caps,
-            root_uri=workdir.as_uri(),
+            root_uri=root_uri or workdir.as_uri(),
             initialization_options=init_options,
         )
     )

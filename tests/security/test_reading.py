@@ -73,13 +73,18 @@ async def test_an_agents_md_linked_to_a_private_key_never_reaches_the_model(
 
 @pytest.mark.slow
 @pytest.mark.req("REQ-READ-006", "REQ-READ-004")
-async def test_with_home_as_working_directory_an_agents_md_linked_into_ssh_is_refused(
+async def test_an_agents_md_linked_into_a_denied_folder_beneath_the_working_directory_is_refused(
         fake_anthropic: FakeAnthropic, tmp_path: Path, home: Path) -> None:
-    """The link stays beneath the working directory (the home), so only the deny-read list can refuse it."""
-    (home / "AGENTS.md").symlink_to(".ssh/id_rsa")
+    """The link stays beneath the working directory, so only the deny-read list can refuse it. (The home folder
+    itself can no longer be a working directory, REQ-URI-002: a denied folder of the project stands for it.)"""
+    work = tmp_path / "work"
+    (work / ".ssh").mkdir(parents=True)
+    (work / ".ssh" / "id_rsa").write_text(KEY)
+    (work / "AGENTS.md").symlink_to(".ssh/id_rsa")
     fake_anthropic.enqueue(Reply.text_reply("ok"))
-    async with session(fake_anthropic, tmp_path, env={"HOME": str(home)}) as s:
-        cid = await s.new(workingDirectory=str(home))
+    async with session(fake_anthropic, tmp_path, env={"HOME": str(home),
+                                                      "PHOENIX_LSP_DENY_READ": str(work / ".ssh")}) as s:
+        cid = await s.new()
         await _turn(s, cid, "hello")
         conv = await s.request("phoenix/getConversation", {"conversationId": cid})
     assert "SECRET-KEY-7f3a9c" not in _everything_sent(fake_anthropic)
@@ -110,13 +115,14 @@ async def test_a_nested_claude_md_linked_to_the_servers_environment_never_reache
 @pytest.mark.slow
 @pytest.mark.req("REQ-READ-004")
 @pytest.mark.parametrize("target", ["/proc/self/maps", "/proc/thread-self/smaps"])
-async def test_with_root_as_working_directory_the_servers_memory_map_is_not_attached(
+async def test_with_proc_as_working_directory_the_servers_memory_map_is_not_attached(
         fake_anthropic: FakeAnthropic, tmp_path: Path, target: str) -> None:
-    """Working directory "/": "inside the workspace" holds everything. The server's memory map (it defeats
-    address randomisation) is text, and a sandboxed command cannot read it (Landlock scopes ptrace access)."""
+    """Working directory /proc: "inside the workspace" holds the process files ("/" itself is refused as a
+    working directory, REQ-URI-002). The server's memory map (it defeats address randomisation) is text, and a
+    sandboxed command cannot read it (Landlock scopes ptrace access)."""
     fake_anthropic.enqueue(Reply.text_reply("ok"))
     async with session(fake_anthropic, tmp_path) as s:
-        cid = await s.new(workingDirectory="/")
+        cid = await s.new(workingDirectory="/proc")
         with pytest.raises(Exception, match="not attached"):
             await _turn(s, cid, "what is this?", attachments=[{"kind": "file", "uri": Path(target).as_uri()}])
         await _turn(s, cid, "still there?")  # the conversation goes on

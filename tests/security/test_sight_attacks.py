@@ -54,18 +54,21 @@ async def test_a_location_outside_the_working_directory_is_named_but_its_line_ne
 
 
 @pytest.mark.req("REQ-SIGHT-002", "REQ-READ-004")
-async def test_with_home_as_working_directory_a_location_in_ssh_is_not_shown_in_restricted(
+async def test_a_location_in_a_denied_folder_of_the_working_directory_is_not_shown_in_restricted(
         fake_anthropic: FakeAnthropic, tmp_path: Path) -> None:
-    home = tmp_path / "home"
-    (home / ".ssh").mkdir(parents=True)
-    (home / ".ssh" / "id_rsa").write_text(SECRET_LINE + "\n")
-    async with session(fake_anthropic, tmp_path, sight=True, env={"HOME": str(home)}) as s:
-        app = home / "app.py"
+    """(The home folder can no longer be a working directory, REQ-URI-002: a denied folder of the project
+    stands for its ~/.ssh.)"""
+    work = tmp_path / "work"
+    (work / ".ssh").mkdir(parents=True)
+    (work / ".ssh" / "id_rsa").write_text(SECRET_LINE + "\n")
+    async with session(fake_anthropic, tmp_path, sight=True,
+                       env={"PHOENIX_LSP_DENY_READ": str(work / ".ssh")}) as s:
+        app = work / "app.py"
         app.write_text(ORIGINAL + "\nprint(area(2))\n")
         editor = SightEditor(s)
         editor.open(app, app.read_text())
-        editor.locations = [at(home / ".ssh" / "id_rsa")]
-        cid = await s.new(workingDirectory=str(home))  # Restricted: the deny-read list applies
+        editor.locations = [at(work / ".ssh" / "id_rsa")]
+        cid = await s.new()  # Restricted: the deny-read list applies
         await turn(s, cid, FIND)
     assert "SIGHT-SECRET-4e81b7" not in everything_sent(fake_anthropic)
 

@@ -25,6 +25,7 @@ from acp.schema import (
     SetSessionModeResponse,
 )
 
+from ... import uris
 from ...core.events import Cancel, SetMode, UserMessage
 from ...core.values import Image, InstructionFile, Mode, Policy, Route, Style
 from ...llm.images import ImageError, prepare_image
@@ -81,15 +82,10 @@ class PhoenixAgent:
     # ------------------------------------------------------------------------------------ sessions
 
     async def new_session(self, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any) -> NewSessionResponse:
-        path = Path(cwd)
-        if not (path.is_absolute() and await asyncio.to_thread(path.is_dir)):
-            raise RequestError.invalid_params({"cwd": f"{cwd[:200]!r} is not an existing absolute directory: give "
-                                               "the folder the agent should work in."})
-        working_directory = str(path.resolve())
-        if working_directory == path.anchor:  # REQ-ACP-016: the tools' confinement would confine nothing
-            raise RequestError.invalid_params({"cwd": f"{cwd[:200]!r} is the whole file system: the agent's tools "
-                                               "are confined to the session's folder, so give the project folder "
-                                               "the agent should work in."})
+        try:  # REQ-URI-002: the one session-folder rule; the tools' confinement must confine something
+            working_directory = await asyncio.to_thread(uris.session_folder, cwd)
+        except uris.UriError as exc:
+            raise RequestError.invalid_params({"cwd": str(exc)}) from None
         warm_up()
         found = await asyncio.to_thread(self._instructions, working_directory)
         conversation = self.hub.create(working_directory=working_directory, model=None, style=Style.CHAT,
@@ -104,6 +100,10 @@ class PhoenixAgent:
             conversation = self.hub.get(session_id)
         except Exception:
             raise RequestError.resource_not_found(session_id) from None
+        try:  # REQ-URI-002: the folder a client names is held to the rule a new session's is
+            await asyncio.to_thread(uris.session_folder, cwd)
+        except uris.UriError as exc:
+            raise RequestError.invalid_params({"cwd": str(exc)}) from None
         parent = conversation.state.parent_id
         if parent:  # REQ-ACP-016: a sub-agent answers to its parent only (REQ-BED-018)
             raise RequestError.invalid_params({"sessionId": f"{session_id[:120]!r} is a sub-agent of the session "
@@ -173,7 +173,7 @@ class PhoenixAgent:
     async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> PromptResponse:
         session, conversation = self._session(session_id)
         try:
-            parts = prompt_parts(prompt, self._deny())
+            parts = prompt_parts(prompt, self._deny(), conversation.state.working_directory)
         except prompt_error as exc:
             raise RequestError.invalid_params({"prompt": str(exc)}) from None
         store = self.hub.store

@@ -16,8 +16,8 @@ from acp.schema import (
     TextContentBlock,
     TextResourceContents,
 )
-from pygls.uris import to_fs_path
 
+from ... import uris
 from ...sandbox.denylist import DenyCheck
 
 #: the longest embedded resource kept (the rest is cut, and the model is told)
@@ -39,9 +39,10 @@ class PromptError(ValueError):
     """A block that cannot be used, with what is wrong."""
 
 
-def parts_of(blocks: list[Any], deny: DenyCheck) -> Parts:
+def parts_of(blocks: list[Any], deny: DenyCheck, folder: str) -> Parts:
     """``deny``: the deny-read list. An embedded file on it is refused as an LSP attachment is (REQ-ATTACH-001):
-    the editor read it, but its contents would go to the model provider."""
+    the editor read it, but its contents would go to the model provider. ``folder``: the session's folder, which
+    a relative path is read against (REQ-URI-001)."""
     parts = Parts()
     texts: list[str] = []
     for i, block in enumerate(blocks):
@@ -55,7 +56,7 @@ def parts_of(blocks: list[Any], deny: DenyCheck) -> Parts:
             parts.images.append((raw, block.mime_type))
         elif isinstance(block, EmbeddedResourceContentBlock):
             resource = block.resource
-            _check_file(i, resource.uri, deny)
+            _check_file(i, resource.uri, deny, folder)
             if isinstance(resource, TextResourceContents):
                 text = resource.text
                 if len(text) > MAX_RESOURCE_CHARS:
@@ -79,9 +80,21 @@ def parts_of(blocks: list[Any], deny: DenyCheck) -> Parts:
     return parts
 
 
-def _check_file(index: int, uri: str, deny: DenyCheck) -> None:
-    path = to_fs_path(uri) if uri.startswith("file:") else None
-    entry = deny.entry_for(os.path.realpath(path), resolved=True) if path else None
+def _check_file(index: int, uri: str, deny: DenyCheck, folder: str) -> None:
+    """An embedded resource that names a file (a file: URI in any case, or a bare path, which ACP allows) is
+    turned into its canonical path by the one URI rule (REQ-URI-001) before the deny-read list looks at it; one
+    that cannot be turned into a path is refused, not passed on. Other schemes name no file: nothing to check."""
+    if uris.scheme(uri) not in (None, "file"):
+        return
+    try:
+        path = uris.file_path(uri, base=folder, bare=True)
+        spelt = uris.spelt_path(uri, base=folder, bare=True)
+    except uris.UriError as exc:
+        raise PromptError(f"prompt[{index}]: {exc} Nothing was sent.") from None
+    # the client opened the file by the name as spelt (a link, then ".."), the checks see the canonical name:
+    # the deny-read list is asked about both
+    entry = (deny.entry_for(os.path.realpath(path), resolved=True)
+             or deny.entry_for(os.path.realpath(spelt), resolved=True))
     if entry is not None:
         raise PromptError(f"prompt[{index}]: {path} is on the deny-read list ({entry}: credentials and "
                           "phoenix-lsp's own data), so nothing was sent; its contents would go to the model "

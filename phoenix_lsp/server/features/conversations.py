@@ -9,8 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import cast
 
-from pygls.uris import to_fs_path
-
+from ... import uris
 from ...core import events, values
 from ...core import state as core_state
 from ...core.state import StatusKind
@@ -35,11 +34,25 @@ def sandbox_view(sandbox: object) -> SandboxInfo:
 
 def workspace_roots(ls: PhoenixServer) -> list[Path]:
     """The editor's workspace folders (project instructions are read from the one holding the working
-    directory down to it)."""
-    roots = [Path(to_fs_path(f.uri) or "") for f in ls.workspace.folders.values()]
-    if ls.workspace.root_path:
-        roots.append(Path(ls.workspace.root_path))
-    return [r for r in roots if r.is_absolute()]
+    directory down to it; a file in one may be attached). A folder that names no local file (REQ-URI-001), or
+    that could not be a session's folder (``/``, the home folder or above it, REQ-URI-002), is none: in it every
+    file would count as the project's."""
+    homes = uris.home_folders()
+    roots: list[Path] = []
+    for uri in [f.uri for f in ls.workspace.folders.values()] + [ls.workspace.root_uri or ""]:
+        try:
+            roots.append(Path(uris.check_session_folder(uris.file_path(uri), homes)))
+        except uris.UriError:
+            continue
+    return roots
+
+
+def _root(ls: PhoenixServer) -> str | None:
+    """The editor's workspace root as a path, or None when it names no local folder."""
+    try:
+        return uris.file_path(ls.workspace.root_uri or "")
+    except uris.UriError:
+        return None
 
 
 def read_instructions(ls: PhoenixServer, working_directory: str) -> tuple[str, tuple[InstructionFile, ...]]:
@@ -72,17 +85,11 @@ def new_conversation(ls: PhoenixServer, p: p.NewConversationParams) -> res.NewCo
     conversations = hub(ls)
     warm_sdk()
     given = p.working_directory  # absent means the workspace root; empty is refused by its model
-    cwd = given if given is not None else ls.workspace.root_path or os.getcwd()
-    path = Path(cwd)
-    try:
-        usable = path.is_absolute() and path.is_dir()
-    except (OSError, ValueError) as exc:  # e.g. a name longer than the OS takes (REQ-PROTO-046)
-        raise invalid("workingDirectory", f"Invalid params: 'workingDirectory': {cwd[:200]!r} cannot be used "
-                      f"({exc.strerror if isinstance(exc, OSError) else exc}). Give the folder the agent "
-                      "should work in.") from None
-    if not usable:
-        raise invalid("workingDirectory", f"Invalid params: 'workingDirectory': {cwd[:200]!r} is not an "
-                      "existing absolute directory. Give the folder the agent should work in.")
+    cwd = given if given is not None else _root(ls) or os.getcwd()
+    try:  # REQ-URI-002: the one session-folder rule (not /, not the home folder nor one that holds it)
+        working_directory = uris.session_folder(cwd)
+    except uris.UriError as exc:
+        raise invalid("workingDirectory", f"Invalid params: 'workingDirectory': {exc}") from None
     if p.model is not None:
         check_model(ls, p.model)  # REQ-MODEL-007: the id is validated here too, not only by setModel
     origin: Runtime | None = None
@@ -96,7 +103,6 @@ def new_conversation(ls: PhoenixServer, p: p.NewConversationParams) -> res.NewCo
         summary = origin.state.status.summary  # type: ignore[union-attr]
         text = f"[system] This conversation continues an earlier one ({origin.id}). Its summary:\n{summary}"
         seed = values.Message("user", (values.Text(text),), tag="continuation")
-    working_directory = str(path.resolve())
     runtime = conversations.create(
         working_directory=working_directory,
         model=p.model,
