@@ -19,11 +19,13 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, BinaryIO, Protocol
 
+from .. import limits
+
 log = logging.getLogger(__name__)
 
 #: the default of ``PHOENIX_MAX_MESSAGE_BYTES`` (Config.max_message_bytes): a message's body, not counting
-#: its header. 64 MiB holds the largest legitimate message (a sendMessage with 20 pasted images).
-DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024
+#: its header (``limits``, where every kind of input's bounds are)
+DEFAULT_MAX_MESSAGE_BYTES = limits.DEFAULT_MAX_MESSAGE_BYTES
 #: a header block (every header line and the blank line) longer than this is not a header
 MAX_HEADER_BYTES = 8 * 1024
 #: how much is read from the stream at a time
@@ -215,10 +217,30 @@ def request_id(head: bytes) -> int | str | None:
     return None
 
 
+#: a top-level id as the last member of a body: ``"id": 12}`` or ``"id": "..."}`` at its very end
+_TAIL_ID = re.compile(rb'"id"\s*:\s*(-?\d{1,19}|"(?:[^"\\]|\\.){0,200}")\s*\}\s*\Z')
+
+
+def message_id(body: bytes) -> int | str | None:
+    """The id of a whole message: in its first bytes (:func:`request_id`), else as its last member (a client
+    may write the id after a big result). Found without decoding the body."""
+    msg_id = request_id(body[:ID_WINDOW])
+    if msg_id is not None:
+        return msg_id
+    tail = _TAIL_ID.search(body, max(0, len(body) - 512))
+    if tail is None:
+        return None
+    try:
+        value = json.loads(tail.group(1))
+    except ValueError:
+        return None
+    return value if isinstance(value, (int, str)) and not isinstance(value, bool) else None
+
+
 class Handler(Protocol):
     """Where the messages go (``lsp.PhoenixProtocol``)."""
 
-    def handle_body(self, body: bytes) -> None: ...
+    def handle_body(self, body: bytes) -> Awaitable[None] | None: ...
     def refuse(self, refused: Refused) -> None: ...
 
 
@@ -232,7 +254,9 @@ async def serve(read: Read, protocol: Handler, stop: threading.Event, limit: Cal
         if isinstance(frame, Refused):
             protocol.refuse(frame)
         else:
-            protocol.handle_body(frame)
+            pending = protocol.handle_body(frame)
+            if pending is not None:  # a big message decoded off the event loop, to be handled in its turn
+                await pending
         await asyncio.sleep(0)  # a burst of buffered messages must not hold back the tasks they started
 
 
@@ -253,5 +277,5 @@ def stream_reader(reader: asyncio.StreamReader) -> Read:
     return read
 
 
-__all__ = ["DEFAULT_MAX_MESSAGE_BYTES", "Frames", "Refused", "request_id", "serve", "stdin_reader",
+__all__ = ["DEFAULT_MAX_MESSAGE_BYTES", "Frames", "Refused", "message_id", "request_id", "serve", "stdin_reader",
            "stream_reader"]
