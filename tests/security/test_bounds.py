@@ -14,11 +14,20 @@ from typing import Any
 import pytest
 
 from phoenix_lsp import limits
+from phoenix_lsp.llm.client import TOOL_INPUT_ERROR_KEY, LlmSuccess
+from phoenix_lsp.llm.openai_client import OpenAiClient
 from tests.acp.harness import agent
 from tests.e2e.harness import session
 from tests.e2e.raw import frame, raw_server
 from tests.e2e.test_sight import ORIGINAL, SightEditor, result_text, turn
 from tests.fake_anthropic import FakeAnthropic, Reply, ToolUseBlock
+from tests.fake_openai import FakeOpenAI
+from tests.fake_openai import Reply as OpenAiReply
+from tests.fake_openai import ToolUseBlock as OpenAiToolUse
+from tests.llm.test_openai_client import TOOLS as OPENAI_TOOLS
+from tests.llm.test_openai_client import on as openai_on
+from tests.llm.test_openai_client import provider as openai_provider
+from tests.llm.test_openai_client import request as openai_request
 
 pytestmark = pytest.mark.slow  # each test starts the server or the agent as a subprocess
 
@@ -125,3 +134,18 @@ async def test_a_diagnostics_answer_over_its_bound_is_refused_and_the_model_is_t
     assert "FLOOD-" not in told, told[:500]  # nothing of it reached the model...
     assert f"over the limit of {bound:,} bytes" in told and "Ask about one file" in told, told  # ...it was told
 
+
+# ---------------------------------------------------------------------------------- provider streams (a model)
+
+@pytest.mark.req("REQ-PROTO-063", "REQ-MODEL-006")
+async def test_a_model_s_tool_arguments_nested_thousands_deep_are_told_not_raised(fake_openai: FakeOpenAI) -> None:
+    """The OpenAI provider decoded a tool call's arguments with a bare ``json.loads``: arguments nested 5,000 deep
+    raised RecursionError out of the stream. The fake API server sends them through the real SDK."""
+    deep = '{"command": ' + "[" * 5_000 + "]" * 5_000 + "}"
+    fake_openai.enqueue(OpenAiReply.tool_reply(OpenAiToolUse("bash", id="toolu_deep", raw_json=deep)))
+    client = OpenAiClient(openai_provider(fake_openai))
+    outcome = await client.stream(openai_request(tools=OPENAI_TOOLS), openai_on([]), "gpt-4.1")
+    await client.aclose()
+    assert isinstance(outcome, LlmSuccess), outcome
+    block = outcome.content[0]
+    assert block["input"] == {} and "levels deep" in block[TOOL_INPUT_ERROR_KEY], block
