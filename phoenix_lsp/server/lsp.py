@@ -241,7 +241,9 @@ class PhoenixProtocol(LanguageServerProtocol):
         was seen."""
         hostile.error("refused a message: %s. It was skipped; the stream goes on with the next message.",
                       refused.reason)
-        if refused.msg_id is not None:
+        if refused.msg_id is not None and refused.msg_id in self.sent_methods:  # an answer to our request
+            self.refuse_answer(refused.msg_id, f"the answer was not read: {refused.reason}")
+        elif refused.msg_id is not None:
             self._send_response(refused.msg_id, error=JsonRpcInvalidRequest(
                 f"Message refused: {refused.reason} (PHOENIX_MAX_MESSAGE_BYTES sets the limit). It was not read: "
                 "send less (e.g. fewer or smaller images or attachments)."

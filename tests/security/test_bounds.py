@@ -115,9 +115,14 @@ DIAGNOSTICS = 60_000  # some 7 MB: over the diagnostics answer's 4 MiB, far unde
 
 
 @pytest.mark.req("REQ-PROTO-063", "REQ-SIGHT-002")
+@pytest.mark.parametrize(("count", "cap"), [(DIAGNOSTICS, None), (1_000, 64 * 1024)],
+                         ids=["over-the-answer-bound", "over-the-message-cap"])
 async def test_a_diagnostics_answer_over_its_bound_is_refused_and_the_model_is_told(
-        fake_anthropic: FakeAnthropic, tmp_path: Path) -> None:
-    async with session(fake_anthropic, tmp_path, sight=True, env={"PHOENIX_SIGHT_TIMEOUT_MS": "30000"}) as s:
+        fake_anthropic: FakeAnthropic, tmp_path: Path, count: int, cap: int | None) -> None:
+    """Over the diagnostics answer's own bound, or over the message cap (then the transport refuses it before it is
+    read whole): either way the request fails at once, and the model is told why."""
+    env = {"PHOENIX_SIGHT_TIMEOUT_MS": "30000", **({"PHOENIX_MAX_MESSAGE_BYTES": str(cap)} if cap else {})}
+    async with session(fake_anthropic, tmp_path, sight=True, env=env) as s:
         app = s.workdir / "app.py"
         app.write_text(ORIGINAL)
         editor = SightEditor(s)
@@ -125,14 +130,15 @@ async def test_a_diagnostics_answer_over_its_bound_is_refused_and_the_model_is_t
         editor.diagnostics[app.as_uri()] = [{
             "range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 1}},
             "severity": 2, "message": f"FLOOD-{i:06d} a problem the editor made up", "source": "hostile"}
-            for i in range(DIAGNOSTICS)]
+            for i in range(count)]
         cid = await s.new()
         told = result_text((await turn(s, cid, ToolUseBlock("editor_problems", {})))[1])
         listed = await s.request("phoenix/listConversations", {})  # the server still answers
         assert any(c["conversationId"] == cid for c in listed["conversations"])
-    bound = limits.ANSWERS["phoenix/editorDiagnostics"].max_bytes
+    bound = cap or limits.ANSWERS["phoenix/editorDiagnostics"].max_bytes
     assert "FLOOD-" not in told, told[:500]  # nothing of it reached the model...
-    assert f"over the limit of {bound:,} bytes" in told and "Ask about one file" in told, told  # ...it was told
+    assert "not read" in told and f"over the limit of {bound:,} bytes" in told, told  # ...it was told why
+    assert "Ask about one file" in told, told  # and what to do
 
 
 # ---------------------------------------------------------------------------------- provider streams (a model)
