@@ -114,17 +114,20 @@ class PhoenixProtocol(LanguageServerProtocol):
         (REQ-PROTO-062): a big request is then handled when it is ready while the messages after it are read
         and handled; for any other big message an awaitable is returned, which the stream waits for (the order
         of notifications and answers is kept)."""
-        msg_id = transport.message_id(body)
+        # the id, found without decoding, is needed only when the body may answer one of our requests (its kind's
+        # bounds) or is big (a request is then handled apart); else only for an error, and found then
+        maybe_answer = bool(self.sent_methods) or len(body) > limits.OFF_LOOP_BYTES
+        msg_id = transport.message_id(body) if maybe_answer else None
         sent = self.sent_methods.get(msg_id) if msg_id is not None else None
         bounds = limits.answer(sent, self._server.message_bounds())
         if len(body) <= limits.OFF_LOOP_BYTES:
-            self.receive(msg_id, sent, *self.prepare(body, bounds))
+            self.receive(body, msg_id, sent, *self.prepare(body, bounds))
             return None
         prepared = asyncio.get_running_loop().run_in_executor(None, self.prepare, body, bounds)
 
         async def finish() -> None:
             try:
-                self.receive(msg_id, sent, *await prepared)
+                self.receive(body, msg_id, sent, *await prepared)
             except Exception:
                 hostile.exception("failed to handle a message of %d bytes", len(body))
 
@@ -150,8 +153,11 @@ class PhoenixProtocol(LanguageServerProtocol):
         except Exception as exc:
             return decoded, _Unstructured(exc)
 
-    def receive(self, msg_id: Any, sent: str | None, decoded: Any, structured: Any = None) -> None:
-        """A message prepared by :meth:`prepare`: answered, or handled by pygls."""
+    def receive(self, body: bytes, msg_id: Any, sent: str | None, decoded: Any, structured: Any = None) -> None:
+        """A message prepared by :meth:`prepare`: answered, or handled by pygls. ``msg_id`` is the id found
+        without decoding (or None when it was not looked for: then it is, for an error)."""
+        if isinstance(decoded, BaseException) and msg_id is None:
+            msg_id = transport.message_id(body)
         if isinstance(decoded, limits.Refused):
             if sent is not None:  # an answer to our request: that request fails, saying why
                 self.refuse_answer(msg_id, str(decoded))
