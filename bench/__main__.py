@@ -11,7 +11,8 @@ import importlib
 import sys
 
 MODULES = ["core", "store", "patch", "reading", "sandbox", "server", "cache", "fuzz", "streams", "agent_engine",
-           "agent_route", "providers", "agent_tasks", "acp", "redaction", "sink"]
+           "agent_route", "providers", "agent_tasks", "acp", "redaction", "sink",
+           "hostile"]
 
 
 def print_table(rows: list[dict[str, object]]) -> None:

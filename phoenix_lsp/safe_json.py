@@ -13,15 +13,12 @@ what happened and what to do. Standard library only: the transport imports it be
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 #: the deepest nesting of arrays and objects accepted. LSP messages nest about 10 levels; a tool's input a
 #: few more. Deep enough for any real value, shallow enough that a walk of it cannot exhaust the stack.
 MAX_DEPTH = 64
 
-_BRACKETS_B = re.compile(rb"[\[\]{}]")
-_BRACKETS_S = re.compile(r"[\[\]{}]")
 
 
 class TooDeep(ValueError):
@@ -35,41 +32,99 @@ class TooDeep(ValueError):
         self.limit = limit
 
 
+class TooMany(ValueError):
+    """JSON holding more tokens (strings, commas, brackets) than its kind may; refused before decoding."""
+
+    def __init__(self, limit: int, what: str = "the JSON text", found: int | None = None) -> None:
+        seen = f" ({found:,} or more)" if found is not None else ""
+        super().__init__(
+            f"{what} holds more than {limit:,} strings, commas and brackets{seen}, the limit for it; it was not "
+            "decoded (walking that many values would hold up everything else). Send fewer values, or send them "
+            "as one string"
+        )
+        self.limit = limit
+
+
+_NOT_BRACKETS = bytes(c for c in range(256) if c not in b"[]{}")
+_OPEN_BYTES = frozenset(b"[{")
+
+
+def _unescaped(data: str | bytes | bytearray | memoryview) -> bytes:
+    """The text as bytes with every escape that can hide a quote taken out (``\\\\`` then ``\\"``, left to
+    right, as the decoder reads them): what is left of each quote then opens or closes a string."""
+    raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else bytes(data)
+    if b"\\" in raw:
+        raw = raw.replace(b"\\\\", b"").replace(b'\\"', b"")
+    return raw
+
+
+#: how much of the text is split on its quotes at a time: the pieces of one part are held at once, not all
+_PART = 64 * 1024
+
+
+def _outside(raw: bytes) -> bytes:
+    """What of ``raw`` (escapes taken out) is outside strings: the pieces between quotes, every other one (the
+    text after a string never closed is in that string). Split a part at a time, so that text of millions of
+    strings never has all its pieces held at once; whether a part starts inside a string is carried over."""
+    if b'"' not in raw:
+        return raw
+    kept: list[bytes] = []
+    inside = False
+    for start in range(0, len(raw), _PART):
+        pieces = raw[start:start + _PART].split(b'"')
+        kept.append(b"".join(pieces[int(inside)::2]))
+        inside ^= len(pieces) % 2 == 0  # an odd number of quotes in the part
+    return b"".join(kept)
+
+
+def _deeper(outside: bytes, limit: int) -> bool:
+    """Whether the brackets of ``outside`` (no strings in it) nest deeper than ``limit``; a close with nothing
+    open is ignored, as before. One step per bracket: called only when there are more than ``limit``."""
+    level = 0
+    for c in outside.translate(None, _NOT_BRACKETS):
+        if c in _OPEN_BYTES:
+            level += 1
+            if level > limit:
+                return True
+        elif level:
+            level -= 1
+    return False
+
+
 def deeper_than(text: str | bytes, limit: int = MAX_DEPTH) -> bool:
     """Whether ``text`` nests arrays and objects more than ``limit`` levels deep (brackets inside strings do
-    not count). Linear in the length of ``text``, strings skipped at the speed of ``find``; never recurses."""
-    data: Any = bytes(text) if isinstance(text, (bytearray, memoryview)) else text
-    binary = isinstance(data, bytes)
-    quote, backslash, opens = (b'"', 0x5C, (b"[", b"{")) if binary else ('"', "\\", ("[", "{"))
-    if data.count(opens[0]) + data.count(opens[1]) <= limit:  # the usual case, at the speed of C
+    not count). Linear in the length of ``text`` at the speed of C: escapes and strings are cut out with
+    ``replace`` and ``split``, and only the brackets left are stepped through, when there are more than
+    ``limit`` of them; never recurses. A backslash outside a string (which the decoder stops at, so nothing
+    after it is decoded) is read as an escape there too."""
+    raw = _unescaped(text)
+    if raw.count(b"[") + raw.count(b"{") <= limit:  # the usual case
         return False
-    brackets = _BRACKETS_B if binary else _BRACKETS_S
-    level, i, n = 0, 0, len(data)
-    while i < n:
-        start = data.find(quote, i)
-        end = n if start < 0 else start
-        for match in brackets.finditer(data, i, end):  # the brackets before the next string
-            if match.group() in opens:
-                level += 1
-                if level > limit:
-                    return True
-            elif level:
-                level -= 1
-        if start < 0:
-            return False
-        close = start + 1
-        while True:  # the string's closing quote: one not escaped by an odd run of backslashes
-            close = data.find(quote, close)
-            if close < 0:
-                return False  # a string never closed: nothing after it is outside a string
-            k = close - 1
-            while k > start and data[k] == backslash:
-                k -= 1
-            if (close - 1 - k) % 2 == 0:
-                break
-            close += 1
-        i = close + 1
-    return False
+    outside = _outside(raw)
+    if outside.count(b"[") + outside.count(b"{") <= limit:
+        return False
+    return _deeper(outside, limit)
+
+
+def bound(text: str | bytes | bytearray | memoryview, depth: int = MAX_DEPTH, tokens: int = 2**63,
+          what: str = "the JSON text") -> None:
+    """Raise :class:`TooMany` when ``text`` holds more than ``tokens`` strings, commas and brackets, and
+    :class:`TooDeep` when it nests deeper than ``depth``; both found before anything is decoded, in time
+    linear in the text at the speed of C: the strings are counted from the quotes before any is cut out, so
+    text of millions of short strings is refused without a step per string."""
+    raw = _unescaped(text)
+    strings = (raw.count(b'"') + 1) // 2
+    if strings > tokens:
+        raise TooMany(tokens, what, strings)
+    counts = [raw.count(c) for c in (b"[", b"{", b"]", b"}", b",")]
+    if counts[0] + counts[1] <= depth and strings + sum(counts) <= tokens:  # the usual case: no string cut out
+        return
+    outside = _outside(raw)
+    counts = [outside.count(c) for c in (b"[", b"{", b"]", b"}", b",")]
+    if strings + sum(counts) > tokens:
+        raise TooMany(tokens, what, strings + sum(counts))
+    if counts[0] + counts[1] > depth and _deeper(outside, depth):
+        raise TooDeep(depth, what)
 
 
 def check(text: str | bytes, limit: int = MAX_DEPTH, what: str = "the JSON text") -> None:
@@ -102,4 +157,4 @@ def value_deeper_than(value: Any, limit: int = MAX_DEPTH) -> bool:
     return False
 
 
-__all__ = ["MAX_DEPTH", "TooDeep", "check", "deeper_than", "loads", "value_deeper_than"]
+__all__ = ["MAX_DEPTH", "TooDeep", "TooMany", "bound", "check", "deeper_than", "loads", "value_deeper_than"]

@@ -38,7 +38,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .. import safe_json
+from .. import limits
 from ..store.secrets import SecretGuard
 
 if TYPE_CHECKING:
@@ -160,6 +160,7 @@ class _Accumulator:
     blocks: dict[int, dict[str, Any]] = field(default_factory=dict)
     texts: dict[int, list[str]] = field(default_factory=dict)  # a text block's pieces, joined when it ends
     partial_json: dict[int, list[str]] = field(default_factory=dict)
+    json_sizes: dict[int, int] = field(default_factory=dict)  # characters of each tool input so far
     events: int = 0
     usage: dict[str, int] = field(default_factory=dict)
     stop_reason: str | None = None
@@ -195,8 +196,11 @@ class _Accumulator:
                     on_text(delta.text)
                 except Exception as exc:
                     raise _CallbackError(exc) from exc
-            elif dtype == "input_json_delta":
-                self.partial_json.setdefault(event.index, []).append(delta.partial_json)
+            elif dtype == "input_json_delta":  # kept up to the tool input's bound, the rest not (REQ-PROTO-063)
+                size = self.json_sizes.get(event.index, 0) + len(delta.partial_json)
+                self.json_sizes[event.index] = size
+                if size <= limits.TOOL_INPUT.max_bytes:
+                    self.partial_json.setdefault(event.index, []).append(delta.partial_json)
             elif dtype == "thinking_delta":
                 block["thinking"] = block.get("thinking", "") + delta.thinking
             elif dtype == "signature_delta":
@@ -230,12 +234,17 @@ class _Accumulator:
         if block is None or block.get("type") != "tool_use":
             return
         raw = "".join(self.partial_json.pop(index, []))
+        size = self.json_sizes.pop(index, 0)
+        if size > limits.TOOL_INPUT.max_bytes:
+            block[TOOL_INPUT_ERROR_KEY] = (limits.TOOL_INPUT.too_long(size, "characters")
+                                           + ". Send a smaller input (e.g. write the file in parts)")
+            return
         if not raw.strip():
             block["input"] = {}
             return
         try:
-            value = safe_json.loads(raw, what="the tool input")
-        except ValueError as exc:  # not JSON, or nested too deeply (safe_json.TooDeep)
+            value = limits.decode(raw, limits.TOOL_INPUT)
+        except ValueError as exc:  # not JSON, or over its bounds (nesting, tokens: limits.Refused)
             block[TOOL_INPUT_ERROR_KEY] = str(exc)
             return
         if isinstance(value, dict):

@@ -39,6 +39,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from .. import limits
 from ..store.secrets import SecretGuard
 from .client import (
     _SHARE_S,
@@ -176,6 +177,7 @@ class _Call:
     id: str = ""
     name: str = ""
     arguments: list[str] = field(default_factory=list)
+    size: int = 0  # characters of the arguments so far, kept only up to the tool input's bound
 
 
 @dataclass
@@ -224,7 +226,9 @@ class ChunkAccumulator:
                         if function.get("name"):
                             call.name = function["name"]
                         if function.get("arguments"):
-                            call.arguments.append(function["arguments"])
+                            call.size += len(function["arguments"])
+                            if call.size <= limits.TOOL_INPUT.max_bytes:  # REQ-PROTO-063
+                                call.arguments.append(function["arguments"])
             if choice.get("finish_reason") is not None:
                 self.finish_reason = choice["finish_reason"]
 
@@ -240,10 +244,13 @@ class ChunkAccumulator:
             block: dict[str, Any] = {"type": "tool_use", "id": call.id or f"call_{index}", "name": call.name,
                                      "input": {}}
             raw = "".join(call.arguments)
-            if raw.strip():
+            if call.size > limits.TOOL_INPUT.max_bytes:
+                block[TOOL_INPUT_ERROR_KEY] = (limits.TOOL_INPUT.too_long(call.size, "characters")
+                                               + ". Send a smaller input (e.g. write the file in parts)")
+            elif raw.strip():
                 try:
-                    value = json.loads(raw)
-                except json.JSONDecodeError as exc:
+                    value = limits.decode(raw, limits.TOOL_INPUT)
+                except ValueError as exc:  # not JSON, or over its bounds: a RecursionError no more (REQ-PROTO-063)
                     block[TOOL_INPUT_ERROR_KEY] = str(exc)
                 else:
                     if isinstance(value, dict):

@@ -39,7 +39,7 @@ async def _serve(data_dir: str | None) -> None:
         if warning:  # REQ-BASH-009: said in the log (ACP has no message for it outside a session)
             log.warning("%s", warning)
         reader, writer = await stdio_streams(limit=READ_LIMIT)  # a longer line is read on in pieces
-        lines = objects_only(reader, writer, settings.max_message_bytes)
+        lines = objects_only(reader, writer, settings.max_message_bytes, settings.max_message_tokens)
         await acp.run_agent(PhoenixAgent(client), writer, lines,  # type: ignore[arg-type]
                             observers=[client.observe])  # the methods it does not serve (session/list, fork...)
         # are answered "method not found" by the SDK; a line that is no JSON object is skipped (REQ-ACP-016), a

@@ -39,6 +39,7 @@ def start(ls: PhoenixServer) -> Hub:
     with the LSP server as the runtime's client."""
     hub, settings = build_hub(ls.init_options, ls.data_dir, lambda text: warn(ls, text), ls.sandbox, ls)
     ls.max_message_bytes = settings.max_message_bytes
+    ls.max_message_tokens = settings.max_message_tokens
     logging.getLogger(_pkg).addHandler(logs.ClientLogHandler(ls.window_log_message, hub.store.guard))
     return hub
 

@@ -16,6 +16,7 @@ from pydantic import Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from .. import safe_json
+from ..limits import DEFAULT_MAX_MESSAGE_TOKENS
 from ..llm.cache import CacheSettings
 from ..llm.models import DEFAULT_MODEL, PRICES
 from ..llm.pricing import Price
@@ -56,6 +57,11 @@ class Config(BaseSettings):
     max_message_bytes: int = Field(
         default=DEFAULT_MAX_MESSAGE_BYTES, ge=64 * 1024, le=2**31 - 1,
         description="the largest LSP message read; a longer one is refused and skipped (REQ-PROTO-044)",
+    )
+    max_message_tokens: int = Field(
+        default=DEFAULT_MAX_MESSAGE_TOKENS, ge=10_000, le=2**31 - 1,
+        description="the most strings, commas and brackets in one LSP message or ACP line; one with more is "
+        "refused before it is decoded (REQ-PROTO-061)",
     )
     acp_read_timeout_s: float = Field(
         default=ACP_READ_TIMEOUT_S, gt=0, le=600, description="how long phoenix-lsp acp waits for the client to "

@@ -16,9 +16,12 @@ import asyncio
 import contextlib
 import json
 import logging
+import re
 import sys
 import threading
-from collections.abc import Mapping, Sequence
+import uuid
+from collections.abc import Awaitable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
@@ -34,7 +37,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol, lsp_method
 from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage
 
-from .. import safe_json, uris
+from .. import limits, uris
 from ..protocol.codes import CODES
 from ..protocol.converter import plain_converter
 from . import logs, transport
@@ -83,6 +86,10 @@ class PhoenixProtocol(LanguageServerProtocol):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.initialize_received = False
+        #: the method of each request the server sent and whose answer has not come (its answer's bounds)
+        self.sent_methods: dict[Any, str] = {}
+        #: big requests being decoded off the event loop (kept so that they are not collected)
+        self.big_requests: set[asyncio.Future[None]] = set()
 
     @lsp_method(types.INITIALIZE)
     def lsp_initialize(self, params: types.InitializeParams) -> Any:
@@ -98,22 +105,74 @@ class PhoenixProtocol(LanguageServerProtocol):
 
     # ------------------------------------------------------------------------------ hostile input
 
-    def handle_body(self, body: bytes) -> None:
-        """One message's body: parsed, checked, then handled by pygls. A malformed request is answered with the
-        error that says what is wrong; whatever the body, nothing raises out of here (SystemExit of ``exit``
-        excepted)."""
-        if safe_json.deeper_than(body):  # before any decoding: the decoder recurses once per level
-            self.answer_malformed(transport.request_id(body[: transport.ID_WINDOW]), JsonRpcInvalidRequest(
-                f"Invalid request: {safe_json.TooDeep(safe_json.MAX_DEPTH, 'the message')}."))
-            return
+    def handle_body(self, body: bytes) -> Awaitable[None] | None:
+        """One message's body: bounded, parsed, checked, then handled by pygls. A malformed request is answered
+        with the error that says what is wrong; whatever the body, nothing raises out of here (SystemExit of
+        ``exit`` excepted). The bounds are those of its kind (``limits``: an answer to one of the server's own
+        requests has its method's, REQ-PROTO-063), checked before anything is decoded. A body longer than
+        ``limits.OFF_LOOP_BYTES`` is checked and decoded in a thread, so the event loop goes on serving
+        (REQ-PROTO-062): a big request is then handled when it is ready while the messages after it are read
+        and handled; for any other big message an awaitable is returned, which the stream waits for (the order
+        of notifications and answers is kept)."""
+        # the id, found without decoding, is needed only when the body may answer one of our requests (its kind's
+        # bounds) or is big (a request is then handled apart); else only for an error, and found then
+        maybe_answer = bool(self.sent_methods) or len(body) > limits.OFF_LOOP_BYTES
+        msg_id = transport.message_id(body) if maybe_answer else None
+        sent = self.sent_methods.get(msg_id) if msg_id is not None else None
+        bounds = limits.answer(sent, self._server.message_bounds())
+        if len(body) <= limits.OFF_LOOP_BYTES:
+            self.receive(body, msg_id, sent, *self.prepare(body, bounds))
+            return None
+        prepared = asyncio.get_running_loop().run_in_executor(None, self.prepare, body, bounds)
+
+        async def finish() -> None:
+            try:
+                self.receive(body, msg_id, sent, *await prepared)
+            except Exception:
+                hostile.exception("failed to handle a message of %d bytes", len(body))
+
+        if msg_id is not None and sent is None and _REQUEST.search(body, 0, transport.ID_WINDOW):
+            task = asyncio.ensure_future(finish())
+            self.big_requests.add(task)
+            task.add_done_callback(self.big_requests.discard)
+            return None
+        return finish()
+
+    def prepare(self, body: bytes, bounds: limits.Bounds) -> tuple[Any, Any]:
+        """The body decoded (or why not, :func:`_decode`) and, for a well-formed request or notification, its
+        message structured (or the error); run in a thread for a big body, so nothing here touches the state
+        of the protocol. An answer is structured by :meth:`receive` (its result type is taken from the
+        requests sent)."""
+        decoded = _decode(body, bounds)
+        if not isinstance(decoded, dict) or envelope(decoded)[0] is not None or "method" not in decoded:
+            return decoded, None
+        if "params" not in decoded:
+            decoded["params"] = None  # JSON-RPC: params may be omitted (Neovim's request(method, nil)), REQ-PROTO-045
         try:
-            data = json.loads(body)
-        except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
-            why = "it is nested too deeply" if isinstance(exc, RecursionError) else str(exc)[:200]
+            return decoded, self.structure_message(decoded)
+        except Exception as exc:
+            return decoded, _Unstructured(exc)
+
+    def receive(self, body: bytes, msg_id: Any, sent: str | None, decoded: Any, structured: Any = None) -> None:
+        """A message prepared by :meth:`prepare`: answered, or handled by pygls. ``msg_id`` is the id found
+        without decoding (or None when it was not looked for: then it is, for an error)."""
+        if isinstance(decoded, BaseException) and msg_id is None:
+            msg_id = transport.message_id(body)
+        if isinstance(decoded, limits.Refused):
+            if sent is not None:  # an answer to our request: that request fails, saying why
+                self.refuse_answer(msg_id, str(decoded))
+            else:
+                self.answer_malformed(msg_id, JsonRpcInvalidRequest(f"Message refused: {decoded}."))
+            return
+        if isinstance(decoded, BaseException):  # UnicodeDecodeError is a ValueError
+            why = "it is nested too deeply" if isinstance(decoded, RecursionError) else str(decoded)[:200]
+            if sent is not None:  # an answer to our request that is not JSON: that request fails
+                self.refuse_answer(msg_id, f"the answer is not JSON ({why})")
+                return
             # the id when it can still be read (a body cut short or padded): the request gets its answer
-            msg_id = transport.request_id(body[: transport.ID_WINDOW])
             self.answer_malformed(msg_id, JsonRpcParseError(f"Parse error: the message is not JSON ({why})."))
             return
+        data = decoded
         problem, msg_id = envelope(data)
         if problem is not None:
             is_request = not isinstance(data, dict) or "method" in data
@@ -121,10 +180,12 @@ class PhoenixProtocol(LanguageServerProtocol):
                 f"Invalid request: {problem}. Send JSON-RPC 2.0 as LSP does."), answer=is_request)
             return
         method = data.get("method")
-        if method is not None and "params" not in data:
-            data["params"] = None  # JSON-RPC: params may be omitted (Neovim's request(method, nil)), REQ-PROTO-045
+        if method is None:
+            self.sent_methods.pop(msg_id, None)
         try:
-            message = self.structure_message(data)
+            if isinstance(structured, _Unstructured):
+                raise structured.error
+            message = structured if structured is not None else self.structure_message(data)
         except Exception as exc:
             detail = _why(exc)
             error = JsonRpcInvalidParams(f"Invalid params for {method}: {detail}.") if method else None
@@ -139,6 +200,23 @@ class PhoenixProtocol(LanguageServerProtocol):
             self.handle_message(message)
         except Exception:  # a bug of ours, or of pygls: logged, and the server goes on
             hostile.exception("failed to handle a %s message", method or "response")
+
+    def send_request(self, method: str, params: Any | None = None, callback: Any = None,
+                     msg_id: Any = None) -> Any:
+        """pygls's, remembering which method each id asks: its answer gets that method's bounds."""
+        if msg_id is None:
+            msg_id = str(uuid.uuid4())
+        self.sent_methods[msg_id] = method
+        return super().send_request(method, params, callback, msg_id)
+
+    def refuse_answer(self, msg_id: Any, reason: str) -> None:
+        """An answer over its method's bounds: logged, and the request it answers fails with ``reason``."""
+        method = self.sent_methods.pop(msg_id, None)
+        hostile.warning("refused the client's answer to %s: %s", method, reason)
+        self._result_types.pop(msg_id, None)
+        future = self._request_futures.pop(msg_id, None)
+        if future is not None and not future.done():
+            future.set_exception(limits.Refused(reason))
 
     def structure_message(self, data: dict[str, Any]) -> Any:
         """pygls's, for a checked envelope, without its per-message traceback in the log."""
@@ -169,7 +247,9 @@ class PhoenixProtocol(LanguageServerProtocol):
         was seen."""
         hostile.error("refused a message: %s. It was skipped; the stream goes on with the next message.",
                       refused.reason)
-        if refused.msg_id is not None:
+        if refused.msg_id is not None and refused.msg_id in self.sent_methods:  # an answer to our request
+            self.refuse_answer(refused.msg_id, f"the answer was not read: {refused.reason}")
+        elif refused.msg_id is not None:
             self._send_response(refused.msg_id, error=JsonRpcInvalidRequest(
                 f"Message refused: {refused.reason} (PHOENIX_MAX_MESSAGE_BYTES sets the limit). It was not read: "
                 "send less (e.g. fewer or smaller images or attachments)."
@@ -193,6 +273,30 @@ class PhoenixProtocol(LanguageServerProtocol):
             ).to_response_error())
             return
         super().handle_message(message)
+
+
+#: a top-level "method" member near the start of a body: a big message with an id and this is a request
+_REQUEST = re.compile(rb'"method"\s*:\s*"')
+
+
+@dataclass(frozen=True)
+class _Unstructured:
+    """A request or notification whose params did not structure (the error is raised again on the loop)."""
+
+    error: Exception
+
+
+def _decode(body: bytes, bounds: limits.Bounds) -> Any:
+    """The decoded body, or the exception that says why it was not decoded (returned, not raised: this runs
+    in a thread for a big body): ``limits.Refused`` over its bounds, else the decoder's error."""
+    try:
+        bounds.check(body)
+    except limits.Refused as exc:
+        return exc
+    try:
+        return json.loads(body)
+    except (ValueError, RecursionError) as exc:
+        return exc
 
 
 def warn(ls: LanguageServer, text: str, kind: types.MessageType = types.MessageType.Warning) -> None:
@@ -224,6 +328,8 @@ class PhoenixServer(LanguageServer):
         logs.limit_hostile_input_logs()
         #: the largest message body read (Config.max_message_bytes, set with the settings in initialized)
         self.max_message_bytes = transport.DEFAULT_MAX_MESSAGE_BYTES
+        #: the most strings, commas and brackets in one message (Config.max_message_tokens, REQ-PROTO-061)
+        self.max_message_tokens = limits.DEFAULT_MAX_MESSAGE_TOKENS
         self.started = False  # initialized was received (a second one changes nothing)
         self.experimental: dict[str, Any] = {}
         self.init_options: Any = None
@@ -239,6 +345,9 @@ class PhoenixServer(LanguageServer):
 
     def message_limit(self) -> int:
         return self.max_message_bytes
+
+    def message_bounds(self) -> limits.Bounds:
+        return limits.message(self.max_message_bytes, self.max_message_tokens)
 
     def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
         """pygls's ``start_io`` with the stream read by ``transport``."""

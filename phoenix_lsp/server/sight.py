@@ -18,7 +18,7 @@ from typing import Any, Literal, TypeVar
 
 from pygls.lsp.server import LanguageServer
 
-from .. import confined, uris
+from .. import confined, limits, uris
 from ..core.values import Mode
 from ..protocol.base import Wire, to_wire
 from ..protocol.sight import (
@@ -86,6 +86,8 @@ class EditorSight:
             return result.model_validate(raw if isinstance(raw, dict) else {})
         except TimeoutError:
             log.info("the editor did not answer %s within %.1f s: treated as unable this time", method, wait_s)
+        except limits.Refused:  # over the bounds of its method's answer (REQ-PROTO-063): the caller says so
+            raise
         except Exception as exc:  # an error answer, a malformed one, a client gone
             log.info("the editor's answer to %s cannot be used: %s", method, str(exc)[:300])
         return None
@@ -94,8 +96,11 @@ class EditorSight:
 
     async def before(self, uri: str) -> Snapshot | None:
         """The file's problems just before an edit (no waiting), or None when the editor cannot tell."""
-        answer = await self._ask(EDITOR_DIAGNOSTICS, EditorDiagnosticsParams(uris=[uri], settle_ms=0),
-                                 EditorDiagnosticsResult, self.timeout_s)
+        try:
+            answer = await self._ask(EDITOR_DIAGNOSTICS, EditorDiagnosticsParams(uris=[uri], settle_ms=0),
+                                     EditorDiagnosticsResult, self.timeout_s)
+        except limits.Refused:
+            return None
         if answer is None:
             return None
         for f in answer.files:
@@ -107,8 +112,11 @@ class EditorSight:
         """What the patch's result says about the problems the edit caused (REQ-SIGHT-001), or None when the
         editor did not answer in time."""
         params = EditorDiagnosticsParams(uris=[uri], since={uri: before.changes}, settle_ms=self.settle_ms)
-        answer = await self._ask(EDITOR_DIAGNOSTICS, params, EditorDiagnosticsResult,
-                                 self.settle_ms / 1000 + self.timeout_s)
+        try:
+            answer = await self._ask(EDITOR_DIAGNOSTICS, params, EditorDiagnosticsResult,
+                                     self.settle_ms / 1000 + self.timeout_s)
+        except limits.Refused as exc:
+            return _refused(exc)
         if answer is None:
             return None
         after = next((tuple(problem(d) for d in f.diagnostics) for f in answer.files if f.uri == uri), ())
@@ -164,8 +172,11 @@ class EditorSight:
             if isinstance(target, str):
                 return target, True
             asked, scope = [target.as_uri()], self._shown(target, deny)[0]
-        answer = await self._ask(EDITOR_DIAGNOSTICS, EditorDiagnosticsParams(uris=asked, settle_ms=0),
-                                 EditorDiagnosticsResult, self.timeout_s)
+        try:
+            answer = await self._ask(EDITOR_DIAGNOSTICS, EditorDiagnosticsParams(uris=asked, settle_ms=0),
+                                     EditorDiagnosticsResult, self.timeout_s)
+        except limits.Refused as exc:
+            return _refused(exc), True
         if answer is None:
             return self._no_answer(), True
         files: dict[str, list[sight.Problem]] = {}
@@ -205,7 +216,10 @@ class EditorSight:
         params = EditorLocationsParams(kind=kind, uri=target.as_uri(),
                                        position=EditorPosition(line=tool_input.line - 1, character=column),
                                        wait_ms=min(60_000, max(0, timeout_ms - max(500, timeout_ms // 6))))
-        answer = await self._ask(EDITOR_LOCATIONS, params, EditorLocationsResult, self.timeout_s)
+        try:
+            answer = await self._ask(EDITOR_LOCATIONS, params, EditorLocationsResult, self.timeout_s)
+        except limits.Refused as exc:
+            return _refused(exc), True
         if answer is None:
             return self._no_answer(), True
         found: list[sight.Location] = []
@@ -226,6 +240,12 @@ class EditorSight:
         return (f"The editor did not answer within {self.timeout_s:g} s, so what it knows cannot be shown now "
                 "(its language servers may still be starting). Try again later, or use read_file and "
                 "search_files.")
+
+
+def _refused(exc: limits.Refused) -> str:
+    """What the model is told of an answer refused for its size: what the editor sent, and what to do."""
+    return (f"The editor's answer was not read: {exc}. Nothing of it is shown. Ask about one file (give its path) "
+            "so that the answer is smaller, or use read_file and search_files.")
 
 
 def editor_for(ls: Any, runtime: Conversation) -> EditorSight | None:

@@ -11,6 +11,8 @@ body goes to the handler's ``handle_body`` (``PhoenixProtocol``'s).
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import fcntl
 import json
 import logging
 import re
@@ -19,11 +21,13 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, BinaryIO, Protocol
 
+from .. import limits
+
 log = logging.getLogger(__name__)
 
 #: the default of ``PHOENIX_MAX_MESSAGE_BYTES`` (Config.max_message_bytes): a message's body, not counting
-#: its header. 64 MiB holds the largest legitimate message (a sendMessage with 20 pasted images).
-DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024
+#: its header (``limits``, where every kind of input's bounds are)
+DEFAULT_MAX_MESSAGE_BYTES = limits.DEFAULT_MAX_MESSAGE_BYTES
 #: a header block (every header line and the blank line) longer than this is not a header
 MAX_HEADER_BYTES = 8 * 1024
 #: how much is read from the stream at a time
@@ -215,10 +219,30 @@ def request_id(head: bytes) -> int | str | None:
     return None
 
 
+#: a top-level id as the last member of a body: ``"id": 12}`` or ``"id": "..."}`` at its very end
+_TAIL_ID = re.compile(rb'"id"\s*:\s*(-?\d{1,19}|"(?:[^"\\]|\\.){0,200}")\s*\}\s*\Z')
+
+
+def message_id(body: bytes) -> int | str | None:
+    """The id of a whole message: in its first bytes (:func:`request_id`), else as its last member (a client
+    may write the id after a big result). Found without decoding the body."""
+    msg_id = request_id(body[:ID_WINDOW])
+    if msg_id is not None:
+        return msg_id
+    tail = _TAIL_ID.search(body, max(0, len(body) - 512))
+    if tail is None:
+        return None
+    try:
+        value = json.loads(tail.group(1))
+    except ValueError:
+        return None
+    return value if isinstance(value, (int, str)) and not isinstance(value, bool) else None
+
+
 class Handler(Protocol):
     """Where the messages go (``lsp.PhoenixProtocol``)."""
 
-    def handle_body(self, body: bytes) -> None: ...
+    def handle_body(self, body: bytes) -> Awaitable[None] | None: ...
     def refuse(self, refused: Refused) -> None: ...
 
 
@@ -232,16 +256,28 @@ async def serve(read: Read, protocol: Handler, stop: threading.Event, limit: Cal
         if isinstance(frame, Refused):
             protocol.refuse(frame)
         else:
-            protocol.handle_body(frame)
+            pending = protocol.handle_body(frame)
+            if pending is not None:  # a big message decoded off the event loop, to be handled in its turn
+                await pending
         await asyncio.sleep(0)  # a burst of buffered messages must not hold back the tasks they started
 
 
+#: how much of stdin one read may take, and the size asked for its pipe: a big message then crosses in a few reads
+#: (with the 64 KiB a pipe holds by default, 36 MB took 576 reads, each a hop to a thread, and every message
+#: after it waited for them)
+PIPE_BYTES = 1024 * 1024
+
+
 def stdin_reader(stdin: BinaryIO, pool: Any) -> Read:
-    """Chunks of ``stdin`` read in ``pool`` (a blocking read must not hold the event loop)."""
+    """Chunks of ``stdin`` read in ``pool`` (a blocking read must not hold the event loop). When stdin is a pipe
+    it is asked to hold :data:`PIPE_BYTES` (Linux allows this much to any process by default); where it cannot,
+    it keeps its size."""
     read1 = getattr(stdin, "read1", stdin.read)
+    with contextlib.suppress(OSError, AttributeError, ValueError):
+        fcntl.fcntl(stdin.fileno(), fcntl.F_SETPIPE_SZ, PIPE_BYTES)
 
     def read() -> Awaitable[bytes]:
-        return asyncio.get_running_loop().run_in_executor(pool, read1, CHUNK)
+        return asyncio.get_running_loop().run_in_executor(pool, read1, PIPE_BYTES)
 
     return read
 
@@ -253,5 +289,5 @@ def stream_reader(reader: asyncio.StreamReader) -> Read:
     return read
 
 
-__all__ = ["DEFAULT_MAX_MESSAGE_BYTES", "Frames", "Refused", "request_id", "serve", "stdin_reader",
+__all__ = ["DEFAULT_MAX_MESSAGE_BYTES", "Frames", "Refused", "message_id", "request_id", "serve", "stdin_reader",
            "stream_reader"]

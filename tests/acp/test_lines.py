@@ -39,3 +39,24 @@ async def test_a_line_over_the_cap_is_answered_while_it_still_arrives_and_the_ne
     assert json.loads(await asyncio.wait_for(lines.readline(), 30))["id"] == 8  # the next line, whole
     assert await asyncio.wait_for(lines.readline(), 30) == b""
     assert len(writer.written) == 1
+
+
+@pytest.mark.req("REQ-PROTO-061")
+@pytest.mark.parametrize(("line", "said"), [
+    (b'{"jsonrpc": "2.0", "id": 11, "method": "session/prompt", "params": ' + b"[" * 600 + b"]" * 600 + b"}\n",
+     "levels deep"),
+    # 2 MiB of short strings: measured in a thread (over limits.OFF_LOOP_BYTES), refused from its quotes
+    (b'{"jsonrpc": "2.0", "id": 11, "method": "session/prompt", "params": [' + b'"a",' * 500_000 + b'"a"]}\n',
+     "strings, commas and brackets"),
+], ids=["deep", "many-tokens"])
+async def test_a_line_over_its_bounds_is_answered_and_never_reaches_the_sdk(line: bytes, said: str) -> None:
+    source = asyncio.StreamReader(limit=READ_LIMIT)
+    writer = Writer()
+    lines = objects_only(source, writer, 64 * 1024 * 1024, tokens=100_000)  # type: ignore[arg-type]
+    source.feed_data(line + b'{"jsonrpc": "2.0", "id": 12, "method": "session/cancel"}\n')
+    source.feed_eof()
+    assert json.loads(await asyncio.wait_for(lines.readline(), 30))["id"] == 12  # the bad line is not passed on
+    assert await asyncio.wait_for(lines.readline(), 30) == b""
+    [answer] = [json.loads(written) for written in writer.written]
+    assert answer["id"] == 11 and answer["error"]["code"] == -32600
+    assert said in answer["error"]["message"] and "goes on serving" in answer["error"]["message"]

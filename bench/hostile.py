@@ -1,0 +1,182 @@
+"""A cheap request's latency while hostile payloads are processed (issue 34, REQ-PROTO-061..063).
+
+One server process on stdio, spoken to in raw bytes. Its cheap request (``phoenix/listConversations``) is timed
+round trip by round trip, first on the idle server (the baseline), then while it is given a 36 MB request of 9
+million short strings and, from the editor's side, a 48 MB answer of 400,000 diagnostics to the
+``phoenix/editorDiagnostics`` request it sends when the model asks for the editor's problems. The cheap requests
+are sent every 5 ms whether or not the last was answered, so every one held up is counted; p50 and p99 of each
+phase are printed, with the worst. The requests written behind a payload in the pipe wait for its bytes to be read
+(one stream: the bytes before a request are read before it), and they are among those counted.
+Goal: p99 under 50 ms.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import statistics
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+STRINGS = 9_000_000
+DIAGNOSTICS = 400_000
+
+
+def _frame(body: bytes) -> bytes:
+    return b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+
+def _hostile_request() -> bytes:
+    return (b'{"jsonrpc":"2.0","id":"hostile","method":"workspace/executeCommand","params":{"command":"x",'
+            b'"arguments":[' + b'"a",' * STRINGS + b'"a"],"more":[' + b"[]," * 99 + b"[]]}}")
+
+
+def _diagnostics_result(uri: str) -> bytes:
+    """What follows the id in the 48 MB answer, made before the run (the bench's own loop must not time it)."""
+    one = json.dumps({"range": {"start": {"line": 1, "character": 0}, "end": {"line": 1, "character": 9}},
+                      "severity": 2, "source": "hostile", "message": "x"},
+                     separators=(",", ":")).encode()  # 121 bytes with its comma: 400,000 of them are 48 MB
+    return (b',"result":{"files":[{"uri":' + json.dumps(uri).encode() + b',"changes":1,"diagnostics":['
+            + b",".join([one] * DIAGNOSTICS) + b"]}]}}")
+
+
+def _answer_head(msg_id: Any, result: bytes) -> bytes:
+    head = b'{"jsonrpc":"2.0","id":' + json.dumps(msg_id).encode()
+    return b"Content-Length: %d\r\n\r\n" % (len(head) + len(result)) + head
+
+
+def _harmless(size: int) -> bytes:
+    """A notification of ``size`` bytes that is one string (nobody handles ``$/`` notifications): the same bytes
+    to read as the hostile request, with nothing in them to measure."""
+    head = b'{"jsonrpc":"2.0","method":"$/phoenix.bench","params":{"text":"'
+    return _frame(head + b"a" * (size - len(head) - 4 - 30) + b'"}}')
+
+
+def _pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))], 2)
+
+
+async def _pings(s: Any, until: Any, interval_s: float = 0.005) -> list[float]:
+    """Round trips of the cheap request, one sent every ``interval_s`` whether or not the last was answered (so
+    that every request held up by a payload is counted), until ``until()`` is true."""
+    times: list[float] = []
+
+    async def one() -> None:
+        t0 = time.perf_counter()
+        await s.request("phoenix/listConversations", {})
+        times.append((time.perf_counter() - t0) * 1000)
+
+    sent: list[asyncio.Future[None]] = []
+    while not until():
+        sent.append(asyncio.ensure_future(one()))
+        await asyncio.sleep(interval_s)
+    await asyncio.gather(*sent)
+    return times
+
+
+def _after(seconds: float) -> Any:
+    deadline = time.perf_counter() + seconds
+    return lambda: time.perf_counter() >= deadline
+
+
+async def run(seconds: float, repeats: int) -> dict[str, Any]:
+    from tests.e2e.raw import RawServer, encode, raw_server
+    from tests.fake_anthropic import FakeAnthropic, Reply, ToolUseBlock
+
+    with tempfile.TemporaryDirectory() as tmp, FakeAnthropic() as fake:
+        asked = 0
+
+        def reply(body: Any) -> Any:
+            nonlocal asked
+            asked += 1
+            return Reply.tool_reply(ToolUseBlock("editor_problems", {})) if asked == 1 else Reply.text_reply("ok")
+
+        fake.handler = reply
+        work = Path(tmp) / "work"
+        work.mkdir()
+        app = work / "app.py"
+        app.write_text("import os\n")
+        env = {**fake.env("sk-ant-bench-hostile-0000000000"), "PHOENIX_CONFIG_DIR": str(Path(tmp) / "config"),
+               "PHOENIX_SIGHT_TIMEOUT_MS": "30000"}
+        answered = asyncio.Event()
+        result = _diagnostics_result(app.as_uri())
+        async with raw_server(Path(tmp) / "data", env) as s:
+            plain_receive = s._receive
+
+            def receive(message: dict[str, Any]) -> None:  # the editor: a 48 MB answer to editorDiagnostics
+                if message.get("method") == "phoenix/editorDiagnostics" and "id" in message:
+                    s.requests.append(message)
+                    s.write(_answer_head(message["id"], result))
+                    s.write(result)
+                    answered.set()
+                    s._arrived.set()
+                    return
+                plain_receive(message)
+
+            s._receive = receive  # type: ignore[method-assign]
+            caps = {"experimental": {"phoenix": {"version": 1, "editorSight": True}}}
+            await s.request("initialize", {"processId": None, "rootUri": work.as_uri(), "capabilities": caps})
+            s.notify("initialized", {})
+            created = await s.request("phoenix/newConversation", {"workingDirectory": str(work)})
+            cid = created["result"]["conversationId"]
+            await s.request("phoenix/listConversations", {})  # warm
+            idle = await _pings(s, _after(seconds))
+            hostile = _frame(_hostile_request())
+            ended: list[float] = []
+
+            def over() -> bool:  # both payloads processed, then half a second more
+                if not ended and ("str", "hostile") in s.answers and answered.is_set() and asked >= 2:
+                    ended.append(time.perf_counter())
+                return bool(ended) and time.perf_counter() - ended[0] > 0.5
+
+            async def attack() -> None:
+                await asyncio.sleep(0.2)
+                s.write(hostile)
+                s.write(encode({"jsonrpc": "2.0", "id": "turn", "method": "phoenix/sendMessage",
+                                "params": {"conversationId": cid, "text": "what problems does the editor see?"}}))
+                await s.drain()
+
+            attacking = asyncio.ensure_future(attack())
+            loaded = await _pings(s, over)
+            await attacking
+            behind: dict[str, list[float]] = {"hostile": [], "harmless": []}
+            for _ in range(repeats):  # one request written right behind the same bytes, hostile or harmless
+                for kind, payload in (("hostile", hostile), ("harmless", _harmless(len(hostile)))):
+                    s.write(payload)
+                    t0 = time.perf_counter()
+                    await s.request("phoenix/listConversations", {})
+                    behind[kind].append((time.perf_counter() - t0) * 1000)
+            refusal = s.answers[("str", "hostile")].get("error", {}).get("message", "")
+            told = json.dumps(fake.requests[-1].body.get("messages", [])[-1:]) if fake.requests else ""
+            assert isinstance(s, RawServer)
+    return {"idle": idle, "loaded": loaded, "refusal": refusal, "told": told, "behind": behind}
+
+
+def figures(quick: bool = False) -> list[dict[str, Any]]:
+    result = asyncio.run(run(2.0 if quick else 5.0, 3 if quick else 7))
+    idle, loaded = result["idle"], result["loaded"]
+    rows: list[dict[str, Any]] = []
+    for label, q in (("p50", 0.5), ("p99", 0.99)):
+        rows.append({
+            "name": f"phoenix/listConversations round trip while a 36 MB request of {STRINGS:,} strings and a "
+                    f"48 MB answer of {DIAGNOSTICS:,} diagnostics are processed, {label} ({len(loaded)} requests)",
+            "value": _pct(loaded, q), "unit": "ms",
+            "baseline_name": f"the same request on the idle server, {label} ({len(idle)} requests)",
+            "baseline_value": _pct(idle, q), "goal": "p99 under 50 ms" if label == "p99" else "",
+        })
+    rows.append({"name": "the worst round trip while loaded", "value": round(max(loaded), 2), "unit": "ms",
+                 "baseline_name": "the worst on the idle server", "baseline_value": round(max(idle), 2)})
+    rows.append({"name": "mean round trip while loaded", "value": round(statistics.mean(loaded), 2), "unit": "ms",
+                 "baseline_name": "on the idle server", "baseline_value": round(statistics.mean(idle), 2)})
+    behind = result["behind"]
+    rows.append({"name": f"a request written right behind the 36 MB request, median of {len(behind['hostile'])}",
+                 "value": round(statistics.median(behind["hostile"]), 2), "unit": "ms",
+                 "baseline_name": "right behind 36 MB of one harmless string (the bytes alone)",
+                 "baseline_value": round(statistics.median(behind["harmless"]), 2)})
+    rows.append({"name": "the 36 MB request was answered", "value": result["refusal"][:160] or "(no error)"})
+    said = "not read" in result["told"] and "phoenix/editorDiagnostics" in result["told"]
+    rows.append({"name": "the model was told the diagnostics answer was not read", "value": said})
+    return rows

@@ -1,0 +1,97 @@
+"""How much of each kind of input from outside is read, in one place (REQ-PROTO-061..063).
+
+Every message from outside is bounded in size, nesting and token count (strings, commas and brackets) before it
+is decoded or walked (``safe_json.bound``), with limits per kind: an answer to one of the server's own requests
+needs far less than a message a client sends. The LSP transport, the ACP lines and the editor's sight read their
+limits here; the message-wide ones are settings (``PHOENIX_MAX_MESSAGE_BYTES``, ``PHOENIX_MAX_MESSAGE_TOKENS``,
+``server/config.py``). Standard library only: the transport imports it before pydantic is loaded.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, replace
+from typing import Any
+
+from . import safe_json
+
+#: the default of ``PHOENIX_MAX_MESSAGE_BYTES``: a message's body (LSP) or line (ACP). 64 MiB holds the largest
+#: legitimate message (a sendMessage with 20 pasted images).
+DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024
+#: the default of ``PHOENIX_MAX_MESSAGE_TOKENS``: strings, commas and brackets in one message. A message with 20
+#: images holds a few hundred; a didChangeWatchedFiles of 50,000 files about 600,000.
+DEFAULT_MAX_MESSAGE_TOKENS = 1_000_000
+#: a message longer than this is checked and decoded off the event loop: other requests go on meanwhile
+OFF_LOOP_BYTES = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """What one kind of input may hold, and how it is named in a refusal."""
+
+    what: str
+    max_bytes: int
+    max_tokens: int
+    max_depth: int = safe_json.MAX_DEPTH
+
+    def too_long(self, size: int, unit: str = "bytes") -> str:
+        """Why input of ``size`` (over :attr:`max_bytes`) was not read."""
+        return (f"{self.what} is {size:,} {unit} long, over the limit of {self.max_bytes:,} {unit} for it; it was "
+                "not decoded")
+
+    def check(self, body: bytes) -> None:
+        """Raise :class:`Refused` when ``body`` is over a bound (a ValueError saying which, and what to do)."""
+        if len(body) > self.max_bytes:
+            raise Refused(self.too_long(len(body)))
+        try:
+            safe_json.bound(body, self.max_depth, self.max_tokens, self.what)
+        except ValueError as exc:
+            raise Refused(str(exc)) from None
+
+
+class Refused(ValueError):
+    """Input over its kind's bounds, refused before it was decoded; the message says what, why and what to do."""
+
+
+def message(max_bytes: int = DEFAULT_MAX_MESSAGE_BYTES, max_tokens: int = DEFAULT_MAX_MESSAGE_TOKENS) -> Bounds:
+    """The bounds of one message a client sends (an LSP message, an ACP line), from the settings."""
+    return Bounds("the message", max_bytes, max_tokens)
+
+
+#: answers to the server's own requests, by method: checked before they are decoded (the message-wide bounds
+#: apply to an answer of any other method). A diagnostics answer of 4 MiB holds some 30,000 problems; more
+#: than the model is ever shown (``core/sight.py`` lists the first ones).
+ANSWERS: dict[str, Bounds] = {
+    "phoenix/editorDiagnostics": Bounds("the editor's answer to phoenix/editorDiagnostics", 4 * 1024 * 1024,
+                                        200_000),
+    "phoenix/editorLocations": Bounds("the editor's answer to phoenix/editorLocations", 1024 * 1024, 50_000),
+    "workspace/applyEdit": Bounds("the editor's answer to workspace/applyEdit", 64 * 1024, 1_000),
+    "window/showMessageRequest": Bounds("the editor's answer to window/showMessageRequest", 64 * 1024, 1_000),
+    "window/workDoneProgress/create": Bounds("the editor's answer to window/workDoneProgress/create", 64 * 1024,
+                                             1_000),
+    "workspace/configuration": Bounds("the editor's answer to workspace/configuration", 1024 * 1024, 50_000),
+}
+
+
+#: the input of one tool call as a model streams it (both providers): 16 MiB holds a patch that writes a big file
+TOOL_INPUT = Bounds("the tool input", 16 * 1024 * 1024, 1_000_000)
+
+
+def decode(text: str | bytes, bounds: Bounds) -> Any:
+    """``json.loads`` of input of the kind ``bounds`` stands for, checked first: :class:`Refused` (a ValueError)
+    over its bounds, the decoder's ValueError when it is no JSON."""
+    bounds.check(text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text)
+    return json.loads(text)
+
+
+def answer(method: str | None, whole: Bounds) -> Bounds:
+    """The bounds of an answer to the server's request ``method``: its own, never above the message's."""
+    own = ANSWERS.get(method or "")
+    if own is None:
+        return whole
+    return replace(own, max_bytes=min(own.max_bytes, whole.max_bytes), max_tokens=min(own.max_tokens,
+                                                                                      whole.max_tokens))
+
+
+__all__ = ["ANSWERS", "DEFAULT_MAX_MESSAGE_BYTES", "DEFAULT_MAX_MESSAGE_TOKENS", "OFF_LOOP_BYTES", "TOOL_INPUT",
+           "Bounds", "Refused", "answer", "decode", "message"]
