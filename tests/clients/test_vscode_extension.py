@@ -95,6 +95,9 @@ def test_server_discovery(npm_test: NpmTest) -> None:
         "then phoenix-lsp on PATH",
         "then the workspace's .venv",
         "nothing found: a message that says what, why and what next",
+        # spawned at activation, before the language client exists (issue 35)
+        "the server process is handed over once it runs, with its stdio",
+        "a command that cannot be run rejects with the error that names it, thrown nowhere else",
     )
 
 

@@ -2,14 +2,15 @@
  * Spawning the server, the first thing activation does (issue 35): the Python server takes a few hundred ms to
  * answer `initialize`, so it starts before the rest of the extension (the language client, the chat view, the
  * commands: `dist/host.js`) is even loaded, and that work runs while the server boots. This module is part of
- * the small entry bundle, so it imports nothing heavy: Node built-ins, the pure discovery and the settings.
+ * the small entry bundle, so it imports nothing heavy: Node built-ins, the pure discovery and spawn, the settings.
  */
 
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import * as vscode from "vscode";
 import { discoverServer, isFailure, type DiscoveryFailure, type ServerCommand } from "../core/discovery";
+import { spawnServer } from "../core/spawn";
 import { serverSettings } from "./settings";
 
 function isExecutable(file: string): boolean {
@@ -38,31 +39,11 @@ export type Launch =
   | { ok: true; found: ServerCommand; process: Promise<ChildProcess>; spawnedAt: number }
   | { ok: false; failure: DiscoveryFailure };
 
-/**
- * Find the server and spawn it over stdio, with the `phoenix.server.env` settings on top of the host's env.
- * `process` resolves once it runs, or rejects with the spawn error (a missing or non-executable command), so
- * the language client's start fails with a message that names it; the error is listened for at once (an
- * unheard `error` event would be thrown in the extension host).
- */
+/** Find the server and spawn it over stdio, with the `phoenix.server.env` settings on top of the host's env. */
 export function launchServer(): Launch {
   const found = findServer();
   if (isFailure(found)) return { ok: false, failure: found };
-  const settings = serverSettings();
   const cwd = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
-  let child: ChildProcess;
-  try {
-    child = spawn(found.command, found.args, { cwd, env: { ...process.env, ...settings.env }, stdio: "pipe" });
-  } catch (error) {
-    // arguments spawn refuses outright (a NUL byte in a setting): the client's start fails with this error
-    const refused = Promise.reject(error instanceof Error ? error : new Error(String(error)));
-    refused.catch(() => undefined);
-    return { ok: true, found, process: refused, spawnedAt: Date.now() };
-  }
-  const running = new Promise<ChildProcess>((resolve, reject) => {
-    if (child.pid !== undefined) resolve(child);
-    child.once("spawn", () => resolve(child));
-    child.on("error", reject); // a later error (after it ran) settles nothing more
-  });
-  running.catch(() => undefined); // handled where it is awaited; this only keeps it from being "unhandled"
-  return { ok: true, found, process: running, spawnedAt: Date.now() };
+  const spawned = spawnServer(found.command, found.args, { cwd, env: { ...process.env, ...serverSettings().env } });
+  return { ok: true, found, ...spawned };
 }
