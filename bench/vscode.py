@@ -8,7 +8,12 @@ packaged extension, this checkout's server), each beside a baseline measured in 
   ready" log line (both ms timestamps on this machine's clock), over several window reloads.
   Baseline: the server's own start-up, process start -> ``initialize`` answered, with the same command.
 
-Needs the tools of scripts/install-vscode-test-deps.sh. Run: ``python -m bench.vscode [--quick]``.
+- the chat view's own cost per delta of a streamed 16 KB markdown answer (vscode-extension/test/render.bench.ts:
+  the webview's code under jsdom, so no VS Code needed), beside what a frame cost before issue 35 (the whole
+  answer's markdown rendered, sanitised and put in again per frame), in the same run.
+
+Needs the tools of scripts/install-vscode-test-deps.sh (not the render figure: ``--render-only``).
+Run: ``python -m bench.vscode [--quick] [--render-only]``.
 The fake Anthropic server runs as its own process (its own GIL), as in bench/server.py.
 """
 
@@ -262,6 +267,41 @@ def _vscode(fake: _Fake, tag: str, reloads: int) -> tuple[list[float], list[floa
     return rendered, arrived, activations
 
 
+def _render_costs(deltas: int) -> dict[str, float]:
+    """The webview's render cost per delta (vscode-extension/test/render.bench.ts), compiled and run by node."""
+    ext = ROOT / "vscode-extension"
+    subprocess.run(["npx", "tsc", "-p", "tsconfig.test.json"], cwd=ext, check=True, capture_output=True, timeout=600)
+    out = subprocess.run(
+        ["node", "out-test/test/render.bench.js", str(deltas)],
+        cwd=ext, check=True, capture_output=True, text=True, timeout=900,
+    )
+    result: dict[str, float] = json.loads(out.stdout.strip().splitlines()[-1])
+    return result
+
+
+def render_figures(quick: bool = False) -> list[dict[str, Any]]:
+    r = _render_costs(100 if quick else 200)
+    what = f"a {r['bytes'] / 1000:.0f} KB markdown answer in {r['deltas']:.0f} deltas, one frame each, jsdom"
+    return [
+        {
+            "name": f"chat view: drawing a streamed answer, total ({what})",
+            "value": round(r["total_ms"], 1),
+            "unit": "ms",
+            "baseline_name": "the whole answer rendered, sanitised and put in again per frame (before issue 35)",
+            "baseline_value": round(r["baseline_total_ms"], 1),
+            "goal": "",
+        },
+        {
+            "name": "chat view: one frame's drawing in the answer's last tenth (mean)",
+            "value": round(r["last_tenth_mean_ms"], 2),
+            "unit": "ms",
+            "baseline_name": "the whole answer per frame, last tenth (mean)",
+            "baseline_value": round(r["baseline_last_tenth_mean_ms"], 2),
+            "goal": "",
+        },
+    ]
+
+
 def figures(quick: bool = False, delay_ms: float = 25.0, deltas: int | None = None) -> list[dict[str, Any]]:
     """The figures; ``delay_ms`` paces the deltas (25 ms, 40 deltas/s, is about a fast model's stream)."""
     from tests.clients.vscode_real.chat import server_command
@@ -292,7 +332,7 @@ def figures(quick: bool = False, delay_ms: float = 25.0, deltas: int | None = No
             "unit": "ms",
             "baseline_name": "bare LSP connection, p99",
             "baseline_value": round(_pct(base, 0.99), 2),
-            "goal": "",
+            "goal": "< 50 ms (issue 35)",
         },
         {
             "name": "of which: text delta -> its message arrives in the webview (before rendering), p50 / p99",
@@ -306,7 +346,7 @@ def figures(quick: bool = False, delay_ms: float = 25.0, deltas: int | None = No
             "unit": "ms",
             "baseline_name": "the server alone: process start -> initialize answered (median)",
             "baseline_value": round(statistics.median(startups), 1),
-            "goal": "",
+            "goal": "<= 1.2x the server alone (issue 35)",
         },
         {
             "name": "of which: activation -> the extension spawns the server / spawn -> ready, medians",
@@ -314,6 +354,7 @@ def figures(quick: bool = False, delay_ms: float = 25.0, deltas: int | None = No
             f"{statistics.median(b for _, b in activations):.0f}",
             "unit": "ms",
         },
+        *render_figures(quick),
     ]
 
 
@@ -324,9 +365,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="fewer deltas and reloads (a smoke run)")
     parser.add_argument("--delay-ms", type=float, default=25.0, help="pause between deltas (default 25)")
     parser.add_argument("--deltas", type=int, help="number of deltas (default 600, quick 200)")
+    parser.add_argument("--render-only", action="store_true", help="only the chat view's render figures (no VS Code)")
     args = parser.parse_args(argv)
     print("## vscode")
-    print_table(figures(quick=args.quick, delay_ms=args.delay_ms, deltas=args.deltas))
+    if args.render_only:
+        print_table(render_figures(quick=args.quick))
+    else:
+        print_table(figures(quick=args.quick, delay_ms=args.delay_ms, deltas=args.deltas))
     return 0
 
 
