@@ -7,8 +7,18 @@ const production = process.argv.includes("--production");
 const watch = process.argv.includes("--watch");
 
 const common = { bundle: true, minify: production, sourcemap: !production, logLevel: "warning", legalComments: "none" };
+// The extension is two bundles: extension.js, small, spawns the server at activation, then requires host.js
+// (the language client, the controller, the views), which loads while the server boots (src/extension.ts).
+const hostBeside = {
+  name: "host-beside",
+  setup(build) {
+    build.onResolve({ filter: /^\.\/host\.js$/ }, (args) => ({ path: args.path, external: true }));
+  },
+};
+const node = { ...common, platform: "node", format: "cjs", target: "node20", external: ["vscode"] };
 const builds = [
-  { ...common, entryPoints: ["src/extension.ts"], outfile: "dist/extension.js", platform: "node", format: "cjs", target: "node20", external: ["vscode"] },
+  { ...node, entryPoints: ["src/extension.ts"], outfile: "dist/extension.js", plugins: [hostBeside] },
+  { ...node, entryPoints: ["src/host/main.ts"], outfile: "dist/host.js" },
   { ...common, entryPoints: ["src/webview/main.ts"], outfile: "dist/webview.js", platform: "browser", format: "iife", target: "es2022" },
 ];
 

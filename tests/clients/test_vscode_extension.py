@@ -95,6 +95,9 @@ def test_server_discovery(npm_test: NpmTest) -> None:
         "then phoenix-lsp on PATH",
         "then the workspace's .venv",
         "nothing found: a message that says what, why and what next",
+        # spawned at activation, before the language client exists (issue 35)
+        "the server process is handed over once it runs, with its stdio",
+        "a command that cannot be run rejects with the error that names it, thrown nowhere else",
     )
 
 
@@ -217,6 +220,13 @@ def test_extension_speed_and_stable_selectors(npm_test: NpmTest) -> None:
         "the status bar is touched only when the server, mode, sandbox, policy or style change (not per delta)",
         "stable selectors: chat input, send button, timeline, messages with their role, the dialog with data-open, "
         "its choices, the status line",
+        # issue 35: host -> webview messages paced by the frame, a streamed answer drawn in place
+        "a message after a quiet frame goes on the next tick, with the rest of its burst",
+        "messages within a frame of the last post wait for that frame's end and go together",
+        "drop removes queued messages a newer one makes moot; dispose sends nothing more",
+        "a streamed answer is drawn in place: settled blocks are kept, only the block being written is drawn again",
+        "a streamed answer is settled up to its last blank line before a block at the margin, outside code fences",
+        "rendering a streamed answer's settled blocks apart gives the whole answer's rendering",
     )
 
 

@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { escapeHtml, renderMarkdown, stripTerminalEscapes } from "../src/core/markdown";
+import { escapeHtml, renderMarkdown, settledLength, stripTerminalEscapes } from "../src/core/markdown";
 import { HOSTILE } from "./fixtures";
 
 test("markdown renders with highlighted code blocks", () => {
@@ -31,4 +31,27 @@ test("only http(s) and mailto links become links", () => {
 test("terminal escape sequences and control characters are removed", () => {
   assert.equal(stripTerminalEscapes("\u001b[31mred\u001b[0m \u001b]0;title\u0007ok\r\n\u0008x\u009b2J"), "red ok\nx");
   assert.equal(escapeHtml(`<a href="x">'&'</a>`), "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;");
+});
+
+test("a streamed answer is settled up to its last blank line before a block at the margin, outside code fences (issue 35)", () => {
+  assert.equal(settledLength("one paragraph still being writ"), 0);
+  assert.equal(settledLength("first\n\nsecond"), "first\n\n".length);
+  assert.equal(settledLength("a\n\nb\n\nc is being writ"), "a\n\nb\n\n".length, "the last boundary");
+  assert.equal(settledLength("first\n\n"), 0, "no line after the blank one yet: the next may continue a list");
+  assert.equal(settledLength("first\n\n "), 0, "nor a line that starts indented");
+  assert.equal(settledLength("- item\n\n    indented continuation"), 0, "an indented line continues the list item");
+  const fenced = "text\n\n```python\nx = 1\n\ny = 2\n";
+  assert.equal(settledLength(fenced), "text\n\n".length, "a blank line inside an open fence settles nothing");
+  const closed = `${fenced}\`\`\`\n\nafter`;
+  assert.equal(settledLength(closed), closed.length - "after".length, "after the fence closes it does");
+  assert.equal(settledLength("~~~\n```\n\nstill code\n"), 0, "a fence closes only with its own kind");
+  assert.equal(settledLength("text\n\n```"), "text\n\n".length, "a fence being opened starts a block");
+  assert.equal(settledLength(closed, "text\n\n".length), closed.length - "after".length, "from a settled length found before");
+});
+
+test("rendering a streamed answer's settled blocks apart gives the whole answer's rendering", () => {
+  const answer = "# Title\n\nSome **bold** text.\n\n```ts\nconst a = 1;\n\nconst b = 2;\n```\n\nA [link](https://example.com).\n";
+  const cut = settledLength(answer);
+  assert.ok(cut > 0);
+  assert.equal(renderMarkdown(answer.slice(0, cut)) + renderMarkdown(answer.slice(cut)), renderMarkdown(answer));
 });

@@ -631,3 +631,23 @@ test("a webview that opens after the first model list names the model as the sta
   assert.equal(button.dataset.model, "claude-sonnet-4-6");
   assert.equal(button.textContent?.trim(), "Claude Sonnet 4.6");
 });
+
+test("a streamed answer is drawn in place: settled blocks are kept, only the block being written is drawn again (issue 35)", () => {
+  const { app, e, $, window } = mount();
+  const delta = (text: string) => app.receive({ type: "input", input: { type: "event", event: e.next({ kind: "textDelta", text, requestId: 1 }) } });
+  delta("First **paragraph**.\n\nSecond");
+  const el = $("[data-testid=message][data-streaming=true]")!;
+  const first = el.querySelector(".live-block")!;
+  assert.match(first.innerHTML, /<strong>paragraph<\/strong>/);
+  delta(" paragraph, ");
+  delta("still <script>window.__pwned = 1</script> written");
+  assert.equal($("[data-testid=message][data-streaming=true]"), el, "the same element: not rebuilt per delta");
+  assert.equal(el.querySelector(".live-block"), first, "the settled block is not drawn again");
+  assert.equal(el.querySelector(".live-tail")!.textContent!.trim(), "Second paragraph, still <script>window.__pwned = 1</script> written");
+  assert.equal(el.querySelector("script"), null, "the tail goes through the sanitiser too");
+  assert.equal((window as unknown as Record<string, unknown>).__pwned, undefined);
+  delta("\n\nThird.");
+  assert.equal(el.querySelectorAll(".live-block").length, 2);
+  assert.equal(el.textContent!.replace(/\s+/g, " ").trim(), "First paragraph. Second paragraph, still <script>window.__pwned = 1</script> written Third.");
+  assert.equal(el.dataset.role, "assistant");
+});

@@ -95,3 +95,39 @@ export const SANITIZE_CONFIG = {
   ALLOWED_URI_REGEXP: /^(?:https?:|mailto:)/i,
   ALLOW_DATA_ATTR: false,
 };
+
+const FENCE = /^ {0,3}(`{3,}|~{3,})/;
+
+/**
+ * How much of a streamed answer is settled (issue 35): the end of its last blank line outside a code fence
+ * that a line starting at the margin follows (a line still being written counts by its first character), at or after `from` (a settled length found before). What comes
+ * before it is whole markdown blocks that later text can no longer change (the next block starts at the
+ * margin, so it continues no list item or indented code), rendered once while the rest is re-rendered per
+ * frame. `from` is itself a settled length (outside any fence). The answer's final rendering is of the whole
+ * text, so a block that would have joined the next (a loose list) differs only while it streams.
+ */
+export function settledLength(text: string, from = 0): number {
+  let settled = from;
+  let fence: string | undefined;
+  let blank = false;
+  let at = from;
+  while (at < text.length) {
+    const found = text.indexOf("\n", at);
+    // the last line may still be being written: its first character already says whether a block starts
+    const end = found < 0 ? text.length : found;
+    const line = text.slice(at, end);
+    if (fence !== undefined) {
+      const close = FENCE.exec(line);
+      if (close && close[1][0] === fence[0] && close[1].length >= fence.length && line.trim() === close[1]) fence = undefined;
+    } else if (line.trim() === "") {
+      blank = true;
+    } else {
+      if (blank && /^\S/.test(line)) settled = at;
+      blank = false;
+      const open = FENCE.exec(line);
+      if (open) fence = open[1];
+    }
+    at = end + 1;
+  }
+  return settled;
+}

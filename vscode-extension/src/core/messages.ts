@@ -31,7 +31,7 @@ export type HostMessage =
   | { type: "sendResult"; ok: boolean; refused?: number }
   /** the workspace folders' paths (and the home directory) that paths are shown relative to */
   | { type: "workspace"; folders: string[]; home?: string }
-  /** several messages in one postMessage (the host batches per few ms: one IPC hop, one render) */
+  /** several messages in one postMessage (the host batches per frame, core/outbox.ts: one IPC hop, one render) */
   | { type: "batch"; messages: HostMessage[] };
 
 export interface ImageAttachment {

@@ -23,6 +23,7 @@ import {
   type Chip,
   type WorkspaceFile,
 } from "../core/attachments";
+import { FrameOutbox } from "../core/outbox";
 import { snapshotMessages, type HostMessage, type ImageAttachment, type ServerState, type ViewMessage } from "../core/messages";
 import { errorField, errorKind, errorMessage, errorReason, type PhoenixClient } from "../protocol/client";
 import { ConversationSession } from "../protocol/session";
@@ -45,8 +46,6 @@ import { StatusBar } from "./statusBar";
 
 const ACTIVE_KEY = "phoenix.activeConversation";
 const TITLES_KEY = "phoenix.conversationTitles";
-/** how long the host gathers messages for the webview before posting them (one frame is ~16 ms) */
-const BATCH_MS = 4;
 
 export class Controller implements vscode.Disposable {
   readonly chat: ChatViewProvider;
@@ -58,8 +57,12 @@ export class Controller implements vscode.Disposable {
   private sandbox: SandboxInfo | undefined;
   private conversations: ConversationSummary[] = [];
   private listTimer: ReturnType<typeof setTimeout> | undefined;
-  private outbox: HostMessage[] = [];
-  private flushTimer: ReturnType<typeof setTimeout> | undefined;
+  /** messages to the chat view, paced by its frame (core/outbox.ts) */
+  private readonly outbox = new FrameOutbox<HostMessage>((messages) => this.flush(messages), {
+    now: () => performance.now(),
+    set: (run, ms) => setTimeout(run, ms),
+    clear: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
+  });
   private statusBarDirty = false;
   /** the last model list the server gave (names for the status bar; the picker asks again each time) */
   private models: ListModelsResult | undefined;
@@ -180,21 +183,17 @@ export class Controller implements vscode.Disposable {
   }
 
   /**
-   * Messages to the webview are queued and sent together a few ms later: one postMessage (one IPC hop
-   * through the workbench, one render in the webview) per burst of events instead of one per event.
+   * Messages to the webview are queued and sent together: one postMessage (one IPC hop through the workbench,
+   * one render in the webview) per burst of events, at most one a frame (core/outbox.ts).
    */
   private post(message: HostMessage): void {
-    if (message.type === "reset") this.outbox = this.outbox.filter((m) => m.type !== "input" && m.type !== "reset");
+    if (message.type === "reset") this.outbox.drop((m) => m.type === "input" || m.type === "reset");
     this.outbox.push(message);
-    this.flushTimer ??= setTimeout(() => this.flush(), BATCH_MS);
   }
 
-  private flush(): void {
-    this.flushTimer = undefined;
-    const messages = this.outbox;
-    this.outbox = [];
+  private flush(messages: HostMessage[]): void {
     if (messages.length === 1) this.chat.post(messages[0]);
-    else if (messages.length > 1) this.chat.post({ type: "batch", messages });
+    else this.chat.post({ type: "batch", messages });
     if (this.statusBarDirty) this.updateStatusBar();
   }
 
@@ -682,7 +681,7 @@ export class Controller implements vscode.Disposable {
 
   dispose(): void {
     if (this.listTimer) clearTimeout(this.listTimer);
-    if (this.flushTimer) clearTimeout(this.flushTimer);
+    this.outbox.dispose();
     this.settingsListener.dispose();
     this.statusBar.dispose();
     this.proposed.dispose();

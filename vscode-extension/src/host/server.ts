@@ -4,8 +4,7 @@
  * a server that cannot start becomes a notification with "Show log" and "Open settings".
  */
 
-import * as fs from "node:fs";
-import * as path from "node:path";
+import type { ChildProcess } from "node:child_process";
 import * as vscode from "vscode";
 import {
   LanguageClient,
@@ -15,13 +14,13 @@ import {
   type ServerOptions,
   type StaticFeature,
 } from "vscode-languageclient/node";
-import { discoverServer, isFailure, type ServerCommand } from "../core/discovery";
 import { PhoenixClient } from "../protocol/client";
 import type { EditorDiagnosticsParams, EditorLocationsParams } from "../protocol.generated";
 import type { PhoenixEvent } from "../protocol/wire";
 import type { Logs } from "./logging";
 import { describe } from "./logging";
-import { openSettings, serverSettings } from "./settings";
+import { launchServer, type Launch } from "./launch";
+import { openSettings } from "./settings";
 import { Sight } from "./sight";
 
 /** Announces the phoenix protocol in `initialize`, so the server sends `phoenix/event`s (REQ-PROTO-001). */
@@ -47,35 +46,18 @@ export interface ServerEvents {
   event(event: PhoenixEvent): void;
 }
 
-function isExecutable(file: string): boolean {
-  try {
-    fs.accessSync(file, fs.constants.X_OK);
-    return fs.statSync(file).isFile();
-  } catch {
-    return false;
-  }
-}
-
-export function findServer(): ServerCommand | { message: string; tried: string[] } {
-  const settings = serverSettings();
-  return discoverServer({
-    command: settings.command,
-    args: settings.args,
-    path: (process.env.PATH ?? "").split(path.delimiter),
-    workspaceFolders: (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath),
-    platform: process.platform,
-    isExecutable,
-  });
-}
-
 export class ServerManager implements vscode.Disposable {
   private client: LanguageClient | undefined;
   private sight: Sight | undefined;
   private starting: Promise<void> | undefined;
+  /** the server process of the running client (the client is given it, so stopping it is ours to check) */
+  private process: ChildProcess | undefined;
 
   constructor(
     private readonly logs: Logs,
     private readonly events: ServerEvents,
+    /** the server spawned at activation, before this module was loaded (extension.ts); used by the first start */
+    private launched?: Launch,
   ) {}
 
   get running(): boolean {
@@ -94,19 +76,26 @@ export class ServerManager implements vscode.Disposable {
 
   private async doStart(): Promise<void> {
     this.events.starting();
-    const found = findServer();
-    if (isFailure(found)) {
-      this.logs.error(`${found.message} Tried: ${found.tried.join(", ") || "(nothing)"}`);
-      this.fail(found.message);
+    const launch = this.launched ?? launchServer();
+    this.launched = undefined;
+    if (!launch.ok) {
+      this.logs.error(`${launch.failure.message} Tried: ${launch.failure.tried.join(", ") || "(nothing)"}`);
+      this.fail(launch.failure.message);
       return;
     }
-    const settings = serverSettings();
-    const cwd = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+    const found = launch.found;
+    let spawnedAt = launch.spawnedAt;
     this.logs.info(`starting the server (${found.source}): ${found.command} ${found.args.join(" ")}`);
-    const serverOptions: ServerOptions = {
-      command: found.command,
-      args: found.args,
-      options: { env: { ...process.env, ...settings.env }, cwd },
+    // the client calls this at each (re)start: the process spawned first, then a new one each time (a server
+    // that crashed is restarted by the client itself)
+    let first: Launch | undefined = launch;
+    const serverOptions: ServerOptions = async () => {
+      const current = first ?? launchServer();
+      first = undefined;
+      if (!current.ok) throw new Error(current.failure.message);
+      spawnedAt = current.spawnedAt;
+      this.process = await current.process;
+      return this.process;
     };
     const clientOptions: LanguageClientOptions = {
       documentSelector: [{ scheme: "file" }, { scheme: "untitled" }],
@@ -141,7 +130,8 @@ export class ServerManager implements vscode.Disposable {
       return;
     }
     const experimental = client.initializeResult?.capabilities.experimental as { phoenix?: { sandbox?: unknown } } | undefined;
-    this.logs.info("the server is ready");
+    // the bench reads the spawn time from here: the log stamps a line when its file is open, not when written
+    this.logs.info(`the server is ready (initialize answered ${Date.now() - spawnedAt} ms after the spawn)`);
     const connection = {
       sendRequest: <R>(method: string, params: unknown) => client.sendRequest<R>(method, params),
       // phoenix/event is already routed above (a second handler would replace that one)
@@ -160,13 +150,22 @@ export class ServerManager implements vscode.Disposable {
 
   async stop(): Promise<void> {
     const client = this.client;
+    const process = this.process;
     this.client = undefined;
+    this.process = undefined;
     if (client && client.state !== State.Stopped) {
       try {
         await client.stop(5000);
       } catch (error) {
         this.logs.error("stopping the server failed", error);
       }
+    }
+    // the client ends a process it spawned itself two seconds after shutdown if it is still there; it was given
+    // this one, so the same check is made here
+    if (process && process.exitCode === null && process.signalCode === null) {
+      setTimeout(() => {
+        if (process.exitCode === null && process.signalCode === null) process.kill();
+      }, 2000).unref();
     }
   }
 

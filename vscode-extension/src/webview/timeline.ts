@@ -4,7 +4,7 @@
  */
 
 import { compactArguments } from "../core/dialog";
-import { stripTerminalEscapes } from "../core/markdown";
+import { settledLength, stripTerminalEscapes } from "../core/markdown";
 import type { ConversationView, Item, Notice, SubAgent, ToolCard } from "../core/reducer";
 import { statusText } from "../core/status";
 import type { ToolName } from "../protocol/wire";
@@ -13,11 +13,50 @@ import type { PartContext } from "./dom";
 interface Rendered {
   sig: string;
   el: HTMLElement;
+  /** the answer being streamed, drawn in place (only the stream item has one) */
+  live?: LiveMarkdown;
+}
+
+/**
+ * A streamed answer drawn in place (issue 35): its settled blocks (`settledLength`) are rendered once and
+ * kept; only the block still being written is rendered again each frame, so a frame costs the size of that
+ * block, not of the whole answer, and the element (and what the user selected in it) stays.
+ */
+class LiveMarkdown {
+  private settled = 0;
+  private text = "";
+  private readonly tail: HTMLElement;
+
+  constructor(
+    private readonly c: PartContext,
+    readonly el: HTMLElement,
+  ) {
+    this.tail = c.dom.add(el, "div", "live-tail");
+  }
+
+  update(text: string): void {
+    if (!text.startsWith(this.text.slice(0, this.settled))) {
+      // not a continuation (the reducer rebuilt it): start over
+      this.el.replaceChildren(this.tail);
+      this.settled = 0;
+    }
+    this.text = text;
+    const settled = settledLength(text, this.settled);
+    if (settled > this.settled) {
+      const block = this.c.dom.node("div", "live-block");
+      this.c.dom.markdown(block, text.slice(this.settled, settled));
+      this.el.insertBefore(block, this.tail);
+      this.settled = settled;
+    }
+    this.c.dom.markdown(this.tail, text.slice(settled));
+  }
 }
 
 export class Timeline {
   private readonly el: HTMLElement;
   private readonly rendered = new Map<string, Rendered>();
+  /** the live drawing renderItem made for the stream item it was last asked for (taken by render) */
+  private live: LiveMarkdown | undefined;
 
   constructor(
     private readonly c: PartContext,
@@ -52,14 +91,18 @@ export class Timeline {
       const sig = this.signature(v, item);
       seen.add(item.key);
       let r = this.rendered.get(item.key);
-      if (!r || r.sig !== sig) {
+      if (r?.live && item.type === "stream") {
+        if (r.sig !== sig) r.live.update(item.text);
+        r.sig = sig;
+      } else if (!r || r.sig !== sig) {
         const el = this.renderItem(v, item);
         el.dataset.testid = "message";
         el.dataset.role = roleOf(item);
         if (r && r.el.tagName === "DETAILS" && el.tagName === "DETAILS") {
           (el as HTMLDetailsElement).open = (r.el as HTMLDetailsElement).open;
         }
-        r = { sig, el };
+        r = { sig, el, live: item.type === "stream" ? this.live : undefined };
+        this.live = undefined;
         this.rendered.set(item.key, r);
       }
       wanted.push(r.el);
@@ -103,7 +146,12 @@ export class Timeline {
       case "stream": {
         const el = dom.node("div", "msg assistant streaming");
         el.dataset.streaming = "true";
-        dom.markdown(el, item.text);
+        if (v === this.c.view()) {
+          this.live = new LiveMarkdown(this.c, el);
+          this.live.update(item.text);
+        } else {
+          dom.markdown(el, item.text); // a sub-agent's answer, redrawn with its card
+        }
         return el;
       }
       case "attachment": {

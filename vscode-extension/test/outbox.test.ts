@@ -1,0 +1,83 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { FRAME_MS, FrameOutbox, type Timer } from "../src/core/outbox";
+
+/** A FAKE clock and timer: time moves only when the test says, timers run when it passes their due time. */
+class FakeTimer implements Timer {
+  time = 1000;
+  private timers: { due: number; run: () => void; id: number }[] = [];
+  private next = 0;
+  now(): number {
+    return this.time;
+  }
+  set(run: () => void, ms: number): unknown {
+    const id = this.next++;
+    this.timers.push({ due: this.time + ms, run, id });
+    return id;
+  }
+  clear(handle: unknown): void {
+    this.timers = this.timers.filter((t) => t.id !== handle);
+  }
+  /** the delays of the timers now set */
+  pending(): number[] {
+    return this.timers.map((t) => t.due - this.time);
+  }
+  advance(ms: number): void {
+    this.time += ms;
+    for (;;) {
+      const due = this.timers.filter((t) => t.due <= this.time).sort((a, b) => a.due - b.due)[0];
+      if (!due) return;
+      this.clear(due.id);
+      due.run();
+    }
+  }
+}
+
+test("a message after a quiet frame goes on the next tick, with the rest of its burst (issue 35)", () => {
+  const timer = new FakeTimer();
+  const sent: string[][] = [];
+  const outbox = new FrameOutbox<string>((m) => sent.push(m), timer);
+  outbox.push("a");
+  outbox.push("b");
+  assert.deepEqual(timer.pending(), [0], "no wait: the 4 ms timer of before is gone");
+  timer.advance(0);
+  assert.deepEqual(sent, [["a", "b"]]);
+  timer.advance(100);
+  outbox.push("c");
+  assert.deepEqual(timer.pending(), [0], "a frame after the last post, the next goes at once again");
+  timer.advance(0);
+  assert.deepEqual(sent, [["a", "b"], ["c"]]);
+});
+
+test("messages within a frame of the last post wait for that frame's end and go together", () => {
+  const timer = new FakeTimer();
+  const sent: string[][] = [];
+  const outbox = new FrameOutbox<string>((m) => sent.push(m), timer);
+  outbox.push("a");
+  timer.advance(0);
+  timer.advance(5);
+  outbox.push("b");
+  outbox.push("c");
+  assert.deepEqual(timer.pending(), [FRAME_MS - 5]);
+  timer.advance(FRAME_MS - 6);
+  assert.deepEqual(sent, [["a"]], "not before the frame is over");
+  timer.advance(1);
+  assert.deepEqual(sent, [["a"], ["b", "c"]]);
+});
+
+test("drop removes queued messages a newer one makes moot; dispose sends nothing more", () => {
+  const timer = new FakeTimer();
+  const sent: string[][] = [];
+  const outbox = new FrameOutbox<string>((m) => sent.push(m), timer);
+  outbox.push("input 1");
+  outbox.push("input 2");
+  outbox.drop((m) => m.startsWith("input"));
+  outbox.push("reset");
+  timer.advance(0);
+  assert.deepEqual(sent, [["reset"]]);
+  outbox.push("late");
+  outbox.dispose();
+  timer.advance(100);
+  assert.deepEqual(sent, [["reset"]]);
+  assert.deepEqual(timer.pending(), []);
+});
