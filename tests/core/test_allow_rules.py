@@ -137,7 +137,7 @@ SCOPES = [
     ("sudo ls", ["bash"]),
     ("python3 script.py", ["bash"]),
     ("ls | xargs rm", ["bash"]),
-    ("find . -name x", ["bash"]),
+    ("find . -name x", ["find *", "bash"]),  # its writing primaries are options a rule must see (REQ-PERM-026)
     ("env ls", ["bash"]),
     # unparsed: only the tool
     ("ls $(pwd)", ["bash"]),
