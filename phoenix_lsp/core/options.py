@@ -320,8 +320,9 @@ class _Reader:
                 operands += 1
                 self.uncertain = False
                 continue
-            if word == "--" and spec.ends and not self.uncertain:
-                ended = True
+            if word == "--" and spec.ends:
+                ended = not self.uncertain  # else it may be the value of the option before it
+                self.uncertain = False
                 continue
             if word.startswith("+"):
                 self._kind(word)  # a pager's command
