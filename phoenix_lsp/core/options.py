@@ -22,8 +22,9 @@ The table is data, here and nowhere else. A kind is named with its command (and 
 
 from __future__ import annotations
 
+import posixpath
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
 #: Marks a parsed word whose value bash decides at run time (``*.py``, ``{a,b}``, ``~``): set by the parser.
@@ -49,12 +50,12 @@ class Spec:
     plus: bool = False  # less, more: `+cmd` runs a command of the pager
     dashless_first: bool = False  # tar: `tar xf a.tar` is `tar -x -f a.tar`
     written_operand: int | None = None  # the index of the first operand that names a file written
-    script: bool = False  # sed: the first operand (or each -e value) is a script whose commands are read
+    script: frozenset[str] = frozenset()  # sed: options whose value is a script (else the first operand is one)
     subcommands: Mapping[str, Spec] = field(default_factory=dict)  # git: the spec after its subcommand
 
 
 def _s(text: str) -> frozenset[str]:
-    return frozenset(text.split())
+    return frozenset(text.split())  # pragma: no mutate (runs only while the table is built, at import)
 
 
 # ------------------------------------------------------------------------------------------------ the table
@@ -164,7 +165,7 @@ COMMANDS: Mapping[str, Spec] = {
         _s("-l --line-length -e --expression -f --file"),
         {"-i": "--in-place", "--in-place": "--in-place", "-f": "--file", "--file": "--file"},
         joined=_s("-i"),
-        script=True,
+        script=_s("-e --expression -f --file"),  # a script file's name read as a script only finds more
     ),
     "find": Spec(
         _s("-H -L -P -name -iname -type -xtype -path -ipath -wholename -iwholename -regex -iregex -regextype "
@@ -267,7 +268,7 @@ COMMANDS: Mapping[str, Spec] = {
 
 def spec_for(name: str) -> Spec | None:
     """The table's entry for a command, by its name or the name of the program a path runs (`/usr/bin/sort`)."""
-    return COMMANDS.get(name.rsplit("/", 1)[-1])
+    return COMMANDS.get(posixpath.basename(name))
 
 
 def option_kinds(words: tuple[str, ...]) -> frozenset[str]:
@@ -276,116 +277,82 @@ def option_kinds(words: tuple[str, ...]) -> frozenset[str]:
     spec = spec_for(words[0]) if words else None
     if spec is None:
         return frozenset()
-    kinds, rest = _Reader(spec).read(words[1:])
-    name = words[0]
-    out = {f"{name} {k}" for k in kinds}
-    if spec.subcommands and rest:  # git: the subcommand's own options, named with it
-        sub = rest[0]
-        sub_spec = spec.subcommands.get(sub, Spec())
-        sub_kinds, _ = _Reader(sub_spec).read(rest[1:])
-        out |= {f"{name} {sub} {k}" for k in sub_kinds}
+    reader = _Reader(spec, iter(words[1:]))
+    out = {f"{words[0]} {k}" for k in reader.kinds}
+    if reader.subcommand:  # git: the subcommand's own options, named with it
+        sub = reader.subcommand[0]
+        inner = _Reader(spec.subcommands.get(sub, Spec()), iter(reader.subcommand[1:]))
+        out |= {f"{words[0]} {sub} {k}" for k in inner.kinds}
     return frozenset(out)
 
 
 class _Reader:
-    """Reads one command's words as getopt would, collecting the kinds of options the table does not call safe."""
+    """Reads one command's words as getopt would; ``kinds`` are those of the options the table does not call
+    safe, ``subcommand`` the words from a subcommand on (git)."""
 
-    def __init__(self, spec: Spec) -> None:
-        self.spec = spec
+    def __init__(self, spec: Spec, words: Iterator[str]) -> None:
+        self.spec, self.words = spec, words
         self.kinds: set[str] = set()
-        self.uncertain = False  # the last option may take the next word as its value: `--` is not sure to end
+        self.scripts: list[str] = []  # sed: the scripts its options give
+        self.subcommand: tuple[str, ...] = ()
+        operands = self._read()
+        if spec.written_operand is not None and len(operands) > spec.written_operand:
+            self.kinds.add(WRITTEN_OPERAND)
+        if spec.script and not self.scripts and operands:
+            self.scripts.append(operands[0])
+        for script in self.scripts:
+            self.kinds |= {f"script {c}" for c in sed_script_kinds(script)}
 
-    def read(self, words: tuple[str, ...]) -> tuple[set[str], tuple[str, ...]]:
-        """The kinds, and (for a command with subcommands) the words from its subcommand on."""
-        spec, ended, operands, scripted = self.spec, False, 0, False
-        scripts: list[str] = []
-        first_operand: str | None = None
-        i = 0
-        while i < len(words):
-            word, i = words[i], i + 1
-            if word.startswith(DYNAMIC):
-                word = word[len(DYNAMIC):]
-                if word[:1] in ("*", "?", "[", "{"):
-                    self.kinds.add(GLOB)  # may expand to a file named like an option
-            if ended or word == "-" or not (word.startswith("-") or (spec.plus and word.startswith("+"))):
-                if spec.dashless_first and i == 1 and not ended and word:
-                    i, _, _ = self._short("-" + word, words, i)  # `tar tf a.tar`
-                    continue
+    def _read(self) -> list[str]:
+        """Reads every word; returns the operands."""
+        spec, ended, before = self.spec, False, ""
+        operands: list[str] = []
+        for n, raw in enumerate(self.words):
+            word = raw.removeprefix(DYNAMIC)
+            if word != raw and word[:1] in ("*", "?", "[", "{"):
+                self.kinds.add(GLOB)  # may expand to a file named like an option
+            before, previous = word, before
+            if n == 0 and spec.dashless_first and not word.startswith("-"):
+                self._short("-" + word)  # `tar tf a.tar`
+            elif ended or word == "-" or not word.startswith(("+", "-") if spec.plus else "-"):
                 if spec.subcommands and not ended:
-                    return self.kinds, words[i - 1:]
-                if spec.written_operand is not None and operands >= spec.written_operand:
-                    self.kinds.add(WRITTEN_OPERAND)
-                if first_operand is None:
-                    first_operand = word
-                operands += 1
-                self.uncertain = False
-                continue
-            if word == "--" and spec.ends:
-                ended = not self.uncertain  # else it may be the value of the option before it
-                self.uncertain = False
-                continue
-            if word.startswith("+"):
-                self._kind(word)  # a pager's command
-                self.uncertain = True
-                continue
-            if word.startswith("--") or spec.long_single_dash:
+                    self.subcommand = (word, *self.words)
+                    return operands
+                operands.append(word)
+            elif word == "--" and spec.ends:
+                ended = not previous.startswith("-")  # else it may be the value of the option before it
+            elif word.startswith("+"):
+                self.kinds.add(word)  # a pager's command
+            elif word.startswith("--") or spec.long_single_dash:
                 name, eq, value = word.partition("=")
                 self._kind(name)
-                if name in spec.values and not eq:
-                    if i < len(words):
-                        value = words[i]
-                        i += 1
-                    self.uncertain = False
-                if spec.script and name in ("-e", "--expression"):
-                    scripts.append(value)
-                if spec.script and name in ("-e", "--expression", "-f", "--file"):
-                    scripted = True
-                continue
-            if _COUNT.match(word):
-                self.uncertain = False
-                continue
-            i, value, took = self._short(word, words, i)
-            if spec.script and took == "-e":
-                scripts.append(value)
-                scripted = True
-            if spec.script and took == "-f":
-                scripted = True
-        if spec.script:
-            if not scripted and first_operand is not None:
-                scripts.append(first_operand)
-            for script in scripts:
-                self.kinds |= {f"script {c}" for c in sed_script_kinds(script)}
-        return self.kinds, ()
+                if name in spec.values:
+                    self._took(name, value if eq else next(self.words, ""))
+            elif not _COUNT.match(word):
+                self._short(word)
+        return operands
 
     def _kind(self, name: str) -> None:
-        spec = self.spec
-        if name in spec.writes:
-            self.kinds.add(spec.writes[name])
-            self.uncertain = True
-        elif name in spec.safe:
-            self.uncertain = False
-        else:
+        if name in self.spec.writes:
+            self.kinds.add(self.spec.writes[name])
+        elif name not in self.spec.safe:
             self.kinds.add(name)
-            self.uncertain = True
 
-    def _short(self, word: str, words: tuple[str, ...], i: int) -> tuple[int, str, str]:
-        """Reads a group of short flags (``-nro``); returns the next index, and the value and name of the flag
-        that took one (``-oFILE``, ``-o FILE``), if any."""
-        spec = self.spec
-        for j in range(1, len(word)):
-            flag = "-" + word[j]
+    def _took(self, name: str, value: str) -> None:
+        if name in self.spec.script:
+            self.scripts.append(value)
+
+    def _short(self, word: str) -> None:
+        """Reads a group of short flags (``-nro``); a flag that takes a value takes the rest of the group
+        (``-oFILE``) or the next word (``-o FILE``)."""
+        for j, letter in enumerate(word[1:], start=2):
+            flag = "-" + letter
             self._kind(flag)
-            rest = word[j + 1:]
-            if flag in spec.joined:
-                return i, rest, flag
-            if flag in spec.values:
-                self.uncertain = False
-                if rest:
-                    return i, rest, flag
-                if i < len(words):
-                    return i + 1, words[i], flag
-                return i, "", flag
-        return i, "", ""
+            if flag in self.spec.joined:
+                return
+            if flag in self.spec.values:
+                self._took(flag, word[j:] or next(self.words, ""))
+                return
 
 
 # ------------------------------------------------------------------------------------------------ sed scripts

@@ -90,10 +90,11 @@ def _starts_with(words: tuple[str, ...], prefix: Prefix) -> bool:
 def command_covered(words: tuple[str, ...], rules: Iterable[AllowRule], tool: str = BASH) -> bool:
     """Whether one simple command starts with a prefix of a rule of ``tool`` that saw each of its option
     kinds approved (REQ-PERM-026)."""
-    kinds = option_kinds(words)
-    return any(
-        _starts_with(words, p) and kinds.issubset(r.options) for r in rules if r.tool == tool for p in r.prefixes
-    )
+    matching = [r for r in rules if r.tool == tool and any(_starts_with(words, p) for p in r.prefixes)]
+    if not matching:
+        return False
+    kinds = option_kinds(words)  # read only when a prefix matches: most commands of a line match none
+    return any(kinds.issubset(r.options) for r in matching)
 
 
 def covers(rules: Iterable[AllowRule], call: ToolUse) -> bool:

@@ -61,6 +61,12 @@ KINDS = [
     ("head -5 f", set()),  # not in the table: no kinds
     ("ls --weird -o x", set()),
     ("sort -", set()),  # `-` is standard input
+    ("sort +1 k", set()),  # `+` starts an option of a pager only; and sort has no script
+    ("sort -k", set()),  # a value left out at the end
+    ("sort --key", set()),
+    ("sort in.txt -- -o", set()),
+    ("git log -1 -- path", set()),
+    ("tar -tf a.tar x", set()),  # only the first word can be old-style flags
     # writing or program-running options, under one name for every spelling
     ("git log -1 --output=FILE", {"git log --output"}),
     ("git log -1 --output FILE", {"git log --output"}),
@@ -78,6 +84,8 @@ KINDS = [
     ("sort -t -- -o x", {"sort --output"}),  # `--` was -t's value: -o is an option
     ("sort -x -- -o x", {"sort -x", "sort --output"}),  # an unknown option may take `--` as its value
     ("sort --out=F in.txt", {"sort --out"}),  # an abbreviation is a kind of its own
+    ("sort --key 2 -o F", {"sort --output"}),
+    ("sort -r -- -o F", {"sort --output"}),  # `--` after an option: it may be that option's value
     ("sort --compress-program=gzip x", {"sort --compress-program"}),
     ("/usr/bin/sort -o F", {"/usr/bin/sort --output"}),
     ("sed -i s/a/b/ f", {"sed --in-place"}),
@@ -90,11 +98,14 @@ KINDS = [
     ("sed -e 1p -e 2W%x f", {"sed script W"}),
     ("sed -ne 1e f", {"sed script e"}),
     ("sed --expression=s/a/b/w%x f", {"sed script w"}),
+    ("sed --expression 1w%x f", {"sed script w"}),
+    ("sed -n f", {"sed script ?"}),  # the first operand is the script
     ("find . -exec touch x ;", {"find -exec"}),
     ("find -- . -delete", {"find --", "find -delete"}),  # `--` does not end find's expression
     ("find . -fprint x", {"find -fprint"}),
     ("find . -newerXY x", {"find -newerXY"}),
     ("tar -xf a.tar", {"tar --extract"}),
+    ("tar tf a.tar -x", {"tar --extract"}),
     ("tar xzf a.tar", {"tar --extract"}),
     ("tar -tf a.tar --to-command=sh", {"tar --to-command"}),
     ("less -o log f", {"less --log-file"}),
@@ -110,6 +121,7 @@ KINDS = [
     ("tee out", {f"tee {WRITTEN_OPERAND}"}),
     ("tee -a", set()),
     ("uniq in out", {f"uniq {WRITTEN_OPERAND}"}),
+    ("uniq - out", {f"uniq {WRITTEN_OPERAND}"}),  # `-` is an operand
     # a word bash expands at run time may become an option
     ("sort %*", {f"sort {GLOB}"}),
     ("sort %{-o,x} y", {f"sort {GLOB}"}),
@@ -135,7 +147,26 @@ def test_no_words_and_unknown_commands_have_no_kinds() -> None:
 SED = [
     ("1,5p", set()),
     ("$!N;s/\\n/ /g", set()),
-    ("/x/Id", set()),
+    ("/w/Id", set()),
+    ("/x/Ie", {"e"}),
+    ("/x/Xp", {"?"}),
+    ("//e", {"e"}),
+    ("1,\\%x%w y", {"w"}),
+    ("\\%x%e", {"e"}),
+    ("Xp", {"?"}),
+    ("s/", set()),
+    ("1s\\a\\b\\", {"?"}),
+    ("s//x/w y", {"w"}),
+    ("y/a/b/I", {"?"}),  # y has no flags
+    ("s/a/b/I", set()),
+    ("s/a/b/M", set()),
+    ("s/a/b/m", set()),
+    ("s/a/b/X", {"?"}),
+    ("s/a/b/gw x", {"w"}),
+    ("2R /etc/hostname", set()),
+    ("T end", set()),
+    ("s/\\/e/x/", set()),  # an escaped delimiter: `e` is in the pattern
+    ("s/\\//x/e", {"e"}),
     ("/a\\/w/p", set()),  # an escaped delimiter stays in the address
     ("\\%w%p", set()),
     ("y/we/ew/", set()),
