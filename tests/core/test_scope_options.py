@@ -64,6 +64,8 @@ KINDS = [
     ("sort +1 k", set()),  # `+` starts an option of a pager only; and sort has no script
     ("sort -k", set()),  # a value left out at the end
     ("sort --key", set()),
+    ("sed -e", set()),  # an empty script
+    ("sed --expression", set()),
     ("sort in.txt -- -o", set()),
     ("git log -1 -- path", set()),
     ("tar -tf a.tar x", set()),  # only the first word can be old-style flags
