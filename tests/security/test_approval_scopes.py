@@ -9,6 +9,7 @@ the file the writing option would have written, on disk.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
 from pathlib import Path
@@ -16,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from tests.acp.harness import TIMEOUT, agent
 from tests.e2e.harness import Session, last_seq, session, wait_idle
 from tests.e2e.test_write_patch import unrestricted
 from tests.fake_anthropic import FakeAnthropic, Reply, ToolUseBlock
@@ -89,4 +91,35 @@ async def test_always_allow_of_a_read_never_covers_a_writing_option_of_the_same_
         await wait_idle(s, cid, mark)
         assert (s.workdir / "in.txt").read_text() == "a\nb\n"
         assert not list(s.workdir.glob("in.txt.bak"))
+    assert not witness.exists()
+
+
+@pytest.mark.req("REQ-PERM-026", "REQ-ACP-007")
+async def test_over_acp_allow_always_of_a_read_never_covers_a_writing_option(
+    fake_anthropic: FakeAnthropic, tmp_path: Path
+) -> None:
+    """The same rule through the ACP adapter: its allow_always adds the narrowest scope, as every client's does."""
+    witness = tmp_path / "written-unasked"
+    fake_anthropic.enqueue(
+        Reply.tool_reply(ToolUseBlock("bash", {"command": "sort -r in.txt"}, id="toolu_read")),
+        Reply.tool_reply(ToolUseBlock("bash", {"command": f"sort -o {witness} in.txt"}, id="toolu_write")),
+        Reply.text_reply("done"),
+    )
+    async with agent(fake_anthropic, tmp_path) as a:
+        (a.workdir / "in.txt").write_text("a\nb\n")
+        session_id = (await a.new()).session_id
+        await asyncio.wait_for(a.conn.set_session_mode(session_id=session_id, mode_id="unrestricted"), TIMEOUT)
+        running = a.prompt(session_id, "sort it")
+        first = await a.editor.wait_until(lambda: a.editor.asked and a.editor.asked[0])
+        always = next(o for o in first.options if o.kind == "allow_always")
+        assert "sort *" in always.name
+        first.answer.set_result(always.option_id)
+        asked_again = asyncio.ensure_future(a.editor.wait_until(lambda: len(a.editor.asked) > 1))
+        await asyncio.wait({asked_again, running}, return_when=asyncio.FIRST_COMPLETED)  # asked, or the turn ended
+        asked_again.cancel()
+        assert len(a.editor.asked) == 2, "sort -o ran under the rule `sort *` without asking"
+        second = a.editor.asked[1]
+        assert any("sort --output" in o.name for o in second.options if o.kind == "allow_always")
+        second.answer.set_result(a.editor.option(second, "reject_once"))
+        assert (await running).stop_reason == "end_turn"
     assert not witness.exists()
