@@ -7,6 +7,8 @@ kinds from one simple command's words (already parsed outside the core by ``tool
 - for a command listed in ``COMMANDS`` below: every option that is not known to only choose what is read or how
   it is printed — its writing and program-running options (``sort -o``, ``git log --output``, ``find -exec``,
   ``sed -i`` and the ``w``/``W``/``e`` commands of its script, ...) and every option the table does not know;
+- for the git subcommands whose operands name what they do or create (``git remote add``, ``git branch NEW``,
+  ``git stash drop``, ``git config KEY VALUE``): each operand, as ``<operand>``;
 - for any other command: nothing (its options are not judged; the rule's prefix is all it asks).
 
 Options are read the way GNU getopt reads them: ``--name=value`` and ``--name value``, combined short flags
@@ -51,6 +53,7 @@ class Spec:
     dashless_first: bool = False  # tar: `tar xf a.tar` is `tar -x -f a.tar`
     written_operand: int | None = None  # the index of the first operand that names a file written
     script: frozenset[str] = frozenset()  # sed: options whose value is a script (else the first operand is one)
+    operand_kinds: bool = False  # git branch, remote...: each operand (a name to create, an action) is a kind
     subcommands: Mapping[str, Spec] = field(default_factory=dict)  # git: the spec after its subcommand
 
 
@@ -91,13 +94,17 @@ _GIT = Spec(
         "show": Spec(_GIT_REVISIONS, _GIT_REVISION_VALUES, _GIT_REVISION_WRITES),
         "diff": Spec(_GIT_REVISIONS, _GIT_REVISION_VALUES, _GIT_REVISION_WRITES),
         "rev-list": Spec(_GIT_REVISIONS, _GIT_REVISION_VALUES, _GIT_REVISION_WRITES),
+        # what these do is named by an operand (`git remote add`, `git branch NEW`, `git config KEY VALUE`)
+        **{sub: Spec(operand_kinds=True) for sub in ("stash", "config", "worktree", "submodule", "notes")},
+        "remote": Spec(_s("-v --verbose"), operand_kinds=True),
         "status": Spec(_s("-s --short -b --branch --porcelain --long -v --verbose -u --untracked-files --ignored "
                           "-z --ignore-submodules --column --no-column --ahead-behind --no-ahead-behind "
                           "--show-stash --renames --no-renames")),
         "branch": Spec(_s("-a --all -r --remotes -v -vv --verbose -l --list --contains --no-contains --merged "
                           "--no-merged --sort --format --show-current --points-at --color --no-color --column "
                           "--no-column -i --ignore-case"),
-                       _s("--contains --no-contains --merged --no-merged --sort --format --points-at")),
+                       _s("--contains --no-contains --merged --no-merged --sort --format --points-at"),
+                       operand_kinds=True),
         "grep": Spec(
             _s("-n --line-number -i --ignore-case -w --word-regexp -v --invert-match -l --files-with-matches -L "
                "--files-without-match -c --count -e -E -F -P -G --extended-regexp --fixed-strings --perl-regexp "
@@ -131,7 +138,8 @@ _GIT = Spec(
                          _s("--match --exclude --candidates")),
         "tag": Spec(_s("-l --list -n --sort --contains --no-contains --points-at --merged --no-merged --format "
                        "--column --no-column -i --ignore-case --color"),
-                    _s("--sort --contains --no-contains --points-at --merged --no-merged --format")),
+                    _s("--sort --contains --no-contains --points-at --merged --no-merged --format"),
+                    operand_kinds=True),
         "shortlog": Spec(_s("-s --summary -n --numbered -e --email -c --committer --all --no-merges --since "
                             "--until --author --format --group -w"),
                          _s("--since --until --author --format --group")),
@@ -298,6 +306,8 @@ class _Reader:
         operands = self._read()
         if spec.written_operand is not None and len(operands) > spec.written_operand:
             self.kinds.add(WRITTEN_OPERAND)
+        if spec.operand_kinds:
+            self.kinds |= {f"<{o}>" for o in operands}
         if spec.script and not self.scripts and operands:
             self.scripts.append(operands[0])
         for script in self.scripts:

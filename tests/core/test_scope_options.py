@@ -76,7 +76,13 @@ KINDS = [
     ("git -c core.pager=x log", {"git -c"}),
     ("git --config-env=a=b status", {"git --config-env"}),
     ("git grep -Ovim foo", {"git grep --open-files-in-pager"}),
-    ("git commit -m x", {"git commit -m"}),  # a subcommand the table does not know: every option
+    ("git commit -m x", {"git commit -m"}),
+    ("git branch -a", set()),
+    ("git branch evil", {"git branch <evil>"}),  # its operand creates a branch
+    ("git tag -l v1", {"git tag <v1>"}),
+    ("git remote -v", set()),
+    ("git remote add x u", {"git remote <add>", "git remote <x>", "git remote <u>"}),
+    ("git stash drop", {"git stash <drop>"}),  # a subcommand the table does not know: every option
     ("git --frob log", {"git --frob"}),
     ("sort -o F in.txt", {"sort --output"}),
     ("sort -oF in.txt", {"sort --output"}),
@@ -235,6 +241,15 @@ def test_a_list_derives_one_rule_with_the_kinds_of_every_command_it_names() -> N
     assert scopes_for((existing,), call("git log --output=F"))[0] == AllowRule(
         "bash", (("git", "log"),), ("git log --output",)
     )
+
+
+@pytest.mark.req("REQ-PERM-026")
+def test_a_git_rule_never_covers_an_action_or_a_name_its_call_did_not_have() -> None:
+    assert not covers((derived("git branch -a"),), call("git branch evil"))
+    assert not covers((derived("git remote -v"),), call("git remote add evil http://h"))
+    assert not covers((derived("git stash list"),), call("git stash drop"))
+    assert covers((derived("git stash list"),), call("git stash list"))
+    assert derived("git stash list").rule == "git stash * (with git stash <list>)"
 
 
 @pytest.mark.req("REQ-PERM-026")
