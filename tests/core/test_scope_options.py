@@ -79,6 +79,7 @@ KINDS = [
     ("git commit -m x", {"git commit -m"}),
     ("git branch -a", set()),
     ("git branch evil", {"git branch <evil>"}),  # its operand creates a branch
+    ("git branch -D main", {"git branch -D", "git branch <main>"}),
     ("git tag -l v1", {"git tag <v1>"}),
     ("git remote -v", set()),
     ("git remote add x u", {"git remote <add>", "git remote <x>", "git remote <u>"}),
