@@ -7,6 +7,7 @@ mutmut on some files, sort the survivors, report.
     .venv/bin/python scripts/mutation-check.py confined             # phoenix_lsp/confined.py: CI too (a few minutes)
     .venv/bin/python scripts/mutation-check.py sink                 # phoenix_lsp/llm/sink.py: CI too (issue 34)
     .venv/bin/python scripts/mutation-check.py uris                 # phoenix_lsp/uris.py: CI too
+    .venv/bin/python scripts/mutation-check.py options rules        # scoped Always Allow (issue 34): CI too
     .venv/bin/python scripts/mutation-check.py state turns          # other files of phoenix_lsp/core
     .venv/bin/python scripts/mutation-check.py --all                # the whole core (8-12 minutes on 2 cores)
     .venv/bin/python scripts/mutation-check.py --no-run machine     # only report the last run's results
@@ -45,7 +46,8 @@ ROOT = Path(__file__).resolve().parent.parent
 CORE = Path("phoenix_lsp/core")
 EQUIVALENT = ROOT / "tests/core/mutants.md"
 ALL_FILES = ("machine", "table", "steps", "turns", "dispatch", "approvals", "changes", "subagents", "interruptions",
-             "notifications", "permissions", "state", "rules", "effects", "events", "texts", "tools", "values")
+             "notifications", "permissions", "state", "rules", "options", "effects", "events", "texts", "tools",
+             "values")
 #: what the check can mutate, by name: the core's files, the agent's capability gate, the confined reader (issue 24)
 TARGETS = {**{m: CORE / f"{m}.py" for m in ALL_FILES},
            "capability_gate": Path("phoenix_lsp/agent/capability_gate.py"),

@@ -6,8 +6,10 @@ simple commands already parsed (``ToolUse.commands``, filled by the server with 
 or with ``None`` when the parser could not prove what the line runs — then only a whole-tool rule covers it.
 
 A call is covered when a whole-tool rule names its tool, or when every one of its simple commands starts
-with a prefix of some rule of its tool. ``git status; rm -rf x`` is therefore never covered by
-``git status *``: ``rm -rf x`` matches no prefix.
+with a prefix of some rule of its tool and uses only option kinds that rule saw approved (``options.py``).
+``git status; rm -rf x`` is therefore never covered by ``git status *``: ``rm -rf x`` matches no prefix; and
+``git log -1 --output=FILE`` is not covered by ``git log *`` derived from ``git log --oneline -1``: the user
+never saw ``--output`` approved (REQ-PERM-026).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import shlex
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from .options import option_kinds
 from .tools import BASH
 from .values import ToolUse
 
@@ -28,7 +31,7 @@ RUNNERS = frozenset(
     {
         "bash", "sh", "dash", "zsh", "ksh", "mksh", "ash", "fish", "busybox", "su", "sudo", "doas", "env",
         "nice", "ionice", "nohup", "time", "timeout", "command", "builtin", "exec", "eval", "source", ".",
-        "xargs", "stdbuf", "chronic", "unbuffer", "watch", "parallel", "find", "ssh", "script", "setsid",
+        "xargs", "stdbuf", "chronic", "unbuffer", "watch", "parallel", "ssh", "script", "setsid",
         "python", "python3", "python2", "node", "deno", "bun", "perl", "ruby", "php", "lua", "awk", "gawk",
         "osascript", "pwsh", "powershell", "npx", "pnpx", "bunx", "uvx", "trap", "alias",
     }
@@ -51,10 +54,12 @@ _SUBCOMMAND = re.compile(r"[a-z][a-z0-9_:.-]*\Z")
 @dataclass(frozen=True, slots=True, order=True)
 class AllowRule:
     """Always allow ``tool``: the whole tool when ``prefixes`` is empty, else calls whose every simple
-    command starts with one of ``prefixes`` (bash only)."""
+    command starts with one of ``prefixes`` (bash only) and uses no option kind outside ``options``: the
+    writing, program-running and unknown options (``sort --output``) the approved call used."""
 
     tool: str
     prefixes: tuple[Prefix, ...] = ()
+    options: tuple[str, ...] = ()
 
     @property
     def whole_tool(self) -> bool:
@@ -65,7 +70,8 @@ class AllowRule:
         """How clients name the rule: the tool name for a whole-tool rule, else its prefixes (``git status *``)."""
         if self.whole_tool:
             return self.tool
-        return "; ".join(" ".join(shlex.quote(w) for w in p) + " *" for p in self.prefixes)
+        text = "; ".join(" ".join(shlex.quote(w) for w in p) + " *" for p in self.prefixes)
+        return f"{text} (with {', '.join(self.options)})" if self.options else text
 
     @property
     def label(self) -> str:
@@ -82,8 +88,13 @@ def _starts_with(words: tuple[str, ...], prefix: Prefix) -> bool:
 
 
 def command_covered(words: tuple[str, ...], rules: Iterable[AllowRule], tool: str = BASH) -> bool:
-    """Whether one simple command starts with a prefix of a rule of ``tool``."""
-    return any(_starts_with(words, p) for r in rules if r.tool == tool for p in r.prefixes)
+    """Whether one simple command starts with a prefix of a rule of ``tool`` that saw each of its option
+    kinds approved (REQ-PERM-026)."""
+    matching = [r for r in rules if r.tool == tool and any(_starts_with(words, p) for p in r.prefixes)]
+    if not matching:
+        return False
+    kinds = option_kinds(words)  # read only when a prefix matches: most commands of a line match none
+    return any(kinds.issubset(r.options) for r in matching)
 
 
 def covers(rules: Iterable[AllowRule], call: ToolUse) -> bool:
@@ -119,6 +130,7 @@ def scopes_for(rules: Iterable[AllowRule], call: ToolUse) -> tuple[AllowRule, ..
         return (whole,)
     existing = tuple(rules)
     prefixes: list[Prefix] = []
+    options: set[str] = set()
     for words in call.commands:
         if command_covered(words, existing, call.name):
             continue
@@ -127,9 +139,10 @@ def scopes_for(rules: Iterable[AllowRule], call: ToolUse) -> tuple[AllowRule, ..
             return (whole,)
         if prefix not in prefixes:
             prefixes.append(prefix)
+        options |= option_kinds(words)  # what the user sees approved, and all the rule will cover
     if not prefixes:
         return (whole,)
-    return (AllowRule(call.name, tuple(prefixes)), whole)
+    return (AllowRule(call.name, tuple(prefixes), tuple(sorted(options))), whole)
 
 
 def add_rule(rules: tuple[AllowRule, ...], rule: AllowRule) -> tuple[AllowRule, ...]:

@@ -99,7 +99,10 @@ class AlwaysAllowScope(Wire):
     """One scope Always Allow can add (REQ-PERM-020): a bash command prefix, or the whole tool."""
 
     kind: Literal["prefix", "tool"]
-    rule: str = Field(description="`git status *` (prefixes, `; `-separated when several) or the tool name")
+    rule: str = Field(
+        description="`git status *` (prefixes, `; `-separated when several, then the option kinds it also covers: "
+        "`sort * (with sort --output)`) or the tool name"
+    )
     label: str = Field(description="the rule with its tool: `bash: git status *`, or `bash`")
 
 

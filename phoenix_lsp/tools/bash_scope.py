@@ -27,10 +27,10 @@ import itertools
 
 import tree_sitter
 
+from ..core.options import DYNAMIC  # the marker the core's option reader knows
 from .bash_safety import _parser, _text, _unescape_dquoted, _unescape_word  # one reading of bash's words
 
-#: Marks a word whose value bash decides at run time (``*.py``, ``{a,b}``, ``~``).
-DYNAMIC = "\x00"
+__all__ = ["DYNAMIC", "Commands", "simple_commands"]
 
 Commands = tuple[tuple[str, ...], ...]
 

@@ -137,7 +137,7 @@ SCOPES = [
     ("sudo ls", ["bash"]),
     ("python3 script.py", ["bash"]),
     ("ls | xargs rm", ["bash"]),
-    ("find . -name x", ["bash"]),
+    ("find . -name x", ["find *", "bash"]),  # its writing primaries are options a rule must see (REQ-PERM-026)
     ("env ls", ["bash"]),
     # unparsed: only the tool
     ("ls $(pwd)", ["bash"]),
@@ -306,3 +306,16 @@ def test_an_injected_command_is_never_covered_by_rules_without_it(
     assert not covers(rules, bash(line[0] + glue + injected))
     if injected != "rm -rf x":  # a substitution as an argument runs too
         assert not covers(rules, bash(line[0] + " " + injected))
+
+
+@pytest.mark.req("REQ-PERM-021", "REQ-PERM-026")
+def test_a_rules_option_kinds_survive_the_codec_and_a_rule_stored_without_them_covers_no_writing_option() -> None:
+    state, _ = asking("sort -o out.txt in.txt")
+    rule = AllowRule("bash", (("sort",),), ("sort --output",))
+    state = replace(state, always_allow=(rule,))
+    assert codec.decode_state(codec.encode_state(state), state.history) == state
+    old = json.loads(codec.encode_state(state))
+    del old["always_allow"][0]["options"]  # stored before rules had option kinds
+    loaded = codec.decode_state(json.dumps(old), state.history)
+    assert loaded.always_allow == (AllowRule("bash", (("sort",),)),)
+    assert not covers(loaded.always_allow, bash("sort -o x in.txt")) and covers(loaded.always_allow, bash("sort x"))

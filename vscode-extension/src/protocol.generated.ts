@@ -387,7 +387,7 @@ export interface GetConversationResult {
 export interface AlwaysAllowRule {
   kind: "prefix" | "tool";
   /**
-   * `git status *` (prefixes, `; `-separated when several) or the tool name
+   * `git status *` (prefixes, `; `-separated when several, then the option kinds it also covers: `sort * (with sort --output)`) or the tool name
    */
   rule: string;
   /**
@@ -555,7 +555,7 @@ export interface PendingApproval {
 export interface AlwaysAllowScope {
   kind: "prefix" | "tool";
   /**
-   * `git status *` (prefixes, `; `-separated when several) or the tool name
+   * `git status *` (prefixes, `; `-separated when several, then the option kinds it also covers: `sort * (with sort --output)`) or the tool name
    */
   rule: string;
   /**
