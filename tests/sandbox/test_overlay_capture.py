@@ -1,0 +1,71 @@
+"""The capture of an Unrestricted command's changes in an overlay (REQ-BASH-028), through the real launcher
+(both the compiled helper and the Python launcher): the command sees its own changes in the workspace folder,
+the real folder stays byte-identical, and the layer holds what it wrote."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from phoenix_lsp.sandbox import cli, overlay, spawn
+from tests.sandbox import conftest as sandbox_fixtures
+from tests.sandbox.capture import run_captured, tree_digest
+
+SUPPORT = overlay.overlay_support()
+needs_overlay = pytest.mark.skipif(SUPPORT is not None, reason=f"no overlay here: {SUPPORT}")
+pytestmark = [needs_overlay, pytest.mark.usefixtures("launcher")]
+launcher = sandbox_fixtures.launcher
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    folder = tmp_path / "ws, with: odd\\chars"  # the mount data escapes `,` `:` and `\`
+    (folder / "src").mkdir(parents=True)
+    (folder / "src" / "a.py").write_text("foo = 1\n")
+    (folder / "old.txt").write_text("old\n")
+    return folder
+
+
+@pytest.mark.req("REQ-BASH-028")
+async def test_a_captured_command_sees_its_changes_and_the_real_folder_does_not(ws: Path, tmp_path: Path) -> None:
+    before = tree_digest(ws)
+    command = ("sed -i s/foo/bar/ src/a.py && echo new > new.txt && rm old.txt && mkdir -p out && "
+               "echo built > out/x && pwd && cat src/a.py new.txt && (test -e old.txt || echo gone) && "
+               "bash -c 'cat out/x'")
+    layer, result = await run_captured(command, ws, tmp_path / "data")
+    output = result.capture.parts()[0].decode()
+    assert result.exit_code == 0, output
+    # the command, its children and its working directory saw the merged folder
+    assert output.splitlines() == [str(ws), "bar = 1", "new", "gone", "built"], output
+    # the real folder is byte-identical; the layer holds the changes (a whiteout for the deletion)
+    assert tree_digest(ws) == before
+    assert (layer.upper / "src" / "a.py").read_text() == "bar = 1\n"
+    assert (layer.upper / "new.txt").read_text() == "new\n"
+    assert os.stat(layer.upper / "old.txt", follow_symlinks=False).st_rdev == 0
+    overlay.discard(layer)
+    assert not layer.root.exists()
+
+
+@pytest.mark.req("REQ-BASH-028")
+async def test_the_layer_is_made_on_the_folders_file_system_when_it_can_be(ws: Path, tmp_path: Path) -> None:
+    layer = overlay.make_layer(ws, tmp_path / "data")
+    assert layer.same_fs and layer.root.parent == tmp_path / "data" / "layers"
+    assert oct(layer.root.stat().st_mode & 0o777) == "0o700"
+    overlay.discard(layer)
+
+
+@pytest.mark.req("REQ-BASH-028")
+def test_a_restricted_command_is_never_captured(ws: Path, tmp_path: Path) -> None:
+    layer = overlay.make_layer(ws, tmp_path / "data")
+    request = spawn.SpawnRequest(argv=("true",), cwd=ws, restricted=True, layer=layer)
+    with pytest.raises(ValueError, match="Unrestricted"):
+        spawn.launcher_args(request, tmp_path)
+    overlay.discard(layer)
+
+
+@pytest.mark.req("REQ-BASH-028")
+def test_doctor_says_whether_shell_changes_are_captured() -> None:
+    lines = "\n".join(cli.doctor_lines(self_test=False))
+    assert "shell change capture" in lines
