@@ -42,9 +42,9 @@ if libc.unshare(0x00020000) != 0:
             f.write(text)
 if libc.mount(None, b"/", None, 16384 | (1 << 18), None) != 0:
     sys.exit("mount --make-rprivate /: " + os.strerror(ctypes.get_errno()))
-data = f"lowerdir={lower},upperdir={upper},workdir={work},userxattr".encode()
+data = f"lowerdir={lower},upperdir={upper},workdir={work},userxattr,volatile".encode()
 if libc.mount(b"overlay", lower.encode(), b"overlay", 0, data) != 0:
-    sys.exit("mount overlay (userxattr): " + os.strerror(ctypes.get_errno()))
+    sys.exit("mount overlay (userxattr, volatile): " + os.strerror(ctypes.get_errno()))
 os.unlink(os.path.join(lower, "probe"))
 if os.path.exists(os.path.join(lower, "probe")):
     sys.exit("the overlay did not hide a deleted file")

@@ -106,7 +106,7 @@ def mount_namespace(o: Options) -> None:
     check(libc.mount(None, b"/", None, _MS_REC | _MS_PRIVATE, None), "private-tmp-private")
     if o.overlay is not None and o.upper is not None and o.work is not None:
         data = (f"lowerdir={_escape(o.overlay)},upperdir={_escape(o.upper)},workdir={_escape(o.work)},"
-                "userxattr")
+                "userxattr,volatile")
         check(libc.mount(b"overlay", o.overlay.encode(), b"overlay", 0, data.encode()), "overlay-mount")
     if o.keep:
         fds = []  # opened in the new namespace (a bind's source must be one of its mounts), before the tmpfs
