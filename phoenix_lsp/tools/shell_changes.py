@@ -436,15 +436,19 @@ def _scan_file(s: _Scan, path: str, upper_fd: int, lower_fd: int | None, name: s
     new_mode = stat.S_IMODE(st.st_mode)
     if lower is not None and lower_fd is not None:
         mode_changed = stat.S_IMODE(lower.st_mode) != new_mode
-        if lower.st_size == st.st_size and _same_bytes(upper_fd, lower_fd, name, st.st_size):
+        small = max(st.st_size, lower.st_size) <= TEXT_LIMIT
+        if small:  # each side read once: for the comparison and for the text test
+            after, before = _read_at(upper_fd, name, TEXT_LIMIT), _read_at(lower_fd, name, TEXT_LIMIT)
+            same = after == before
+        else:
+            after = before = None
+            same = lower.st_size == st.st_size and _same_bytes(upper_fd, lower_fd, name, st.st_size)
+        if same:
             if mode_changed:
                 s.changes.append(Change(path, ChangeKind.MODE, Entry.FILE, False, "mode", st.st_size,
                                         before=Identity.of(lower), mode=new_mode))
             return
-        editable = ignored is None and not mode_changed and max(st.st_size, lower.st_size) <= TEXT_LIMIT
-        if editable:
-            editable = _is_text(_read_at(upper_fd, name, TEXT_LIMIT)) and \
-                _is_text(_read_at(lower_fd, name, TEXT_LIMIT))
+        editable = ignored is None and not mode_changed and small and _is_text(after) and _is_text(before)
         reason = "" if editable else (_reason(Entry.FILE, ignored, too_big=max(st.st_size, lower.st_size) >
                                               TEXT_LIMIT, binary=not mode_changed))
         s.changes.append(Change(path, ChangeKind.MODIFIED, Entry.FILE, editable, reason, st.st_size,
