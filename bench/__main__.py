@@ -11,7 +11,7 @@ import importlib
 import sys
 
 MODULES = ["core", "store", "patch", "reading", "sandbox", "server", "cache", "fuzz", "streams", "agent_engine",
-           "agent_route", "providers", "agent_tasks", "acp"]
+           "agent_route", "providers", "agent_tasks", "acp", "capture"]
 
 
 def print_table(rows: list[dict[str, object]]) -> None:
