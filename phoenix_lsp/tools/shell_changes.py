@@ -37,6 +37,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
+from typing import NamedTuple
 
 from phoenix_lsp.sandbox.overlay import Layer
 
@@ -68,9 +69,9 @@ class Entry(StrEnum):
     SYMLINK = "symlink"
 
 
-@dataclass(frozen=True)
-class Identity:
-    """What identifies the real file a change replaces, checked again just before an accept."""
+class Identity(NamedTuple):
+    """What identifies the real file a change replaces, checked again just before an accept (a named tuple:
+    immutable, and made thousands of times per scan)."""
 
     inode: int
     size: int
@@ -204,19 +205,25 @@ def _open_dir_at(dir_fd: int | None, name: str) -> int | None:
         return None
 
 
-def _read_at(dir_fd: int, name: str, limit: int) -> bytes | None:
-    """The bytes of a regular file, opened without following a symlink; None when it is larger than limit."""
+def _read_at(dir_fd: int, name: str, limit: int, size: int = 0) -> bytes | None:
+    """The bytes of a regular file, opened without following a symlink (never blocking on a FIFO swapped in);
+    None when it is larger than limit. `size` (from a stat a moment ago) sizes the first read, so a file that
+    did not change since is read in one call."""
     fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, dir_fd=dir_fd)
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise OSError(errno.EINVAL, "not a regular file")
         chunks = []
         total = 0
-        while chunk := os.read(fd, 1 << 20):
+        want = min(size, limit) + 1
+        while chunk := os.read(fd, want):
             total += len(chunk)
             if total > limit:
                 return None
             chunks.append(chunk)
+            if len(chunk) < want:  # a short read of a regular file: its end
+                break
+            want = 1 << 20
         return b"".join(chunks)
     finally:
         os.close(fd)
@@ -302,7 +309,7 @@ class _Scan:
         ignored = _ignored(rel)
         editable = entry is Entry.FILE and ignored is None and st.st_size <= TEXT_LIMIT and stat.S_ISREG(st.st_mode)
         if editable:
-            editable = _is_text(_read_at(lower_fd, name, TEXT_LIMIT))
+            editable = _is_text(_read_at(lower_fd, name, TEXT_LIMIT, st.st_size))
         change = Change(rel, ChangeKind.DELETED, entry, editable,
                         "" if editable else _reason(entry, ignored, binary=entry is Entry.FILE),
                         0, before=Identity.of(st))
@@ -438,7 +445,8 @@ def _scan_file(s: _Scan, path: str, upper_fd: int, lower_fd: int | None, name: s
         mode_changed = stat.S_IMODE(lower.st_mode) != new_mode
         small = max(st.st_size, lower.st_size) <= TEXT_LIMIT
         if small:  # each side read once: for the comparison and for the text test
-            after, before = _read_at(upper_fd, name, TEXT_LIMIT), _read_at(lower_fd, name, TEXT_LIMIT)
+            after = _read_at(upper_fd, name, TEXT_LIMIT, st.st_size)
+            before = _read_at(lower_fd, name, TEXT_LIMIT, lower.st_size)
             same = after == before
         else:
             after = before = None
@@ -454,7 +462,8 @@ def _scan_file(s: _Scan, path: str, upper_fd: int, lower_fd: int | None, name: s
         s.changes.append(Change(path, ChangeKind.MODIFIED, Entry.FILE, editable, reason, st.st_size,
                                 before=Identity.of(lower), mode=new_mode if mode_changed else None))
         return
-    editable = ignored is None and st.st_size <= TEXT_LIMIT and _is_text(_read_at(upper_fd, name, TEXT_LIMIT))
+    editable = ignored is None and st.st_size <= TEXT_LIMIT and \
+        _is_text(_read_at(upper_fd, name, TEXT_LIMIT, st.st_size))
     reason = "" if editable else _reason(Entry.FILE, ignored, binary=True, too_big=st.st_size > TEXT_LIMIT)
     change = Change(path, ChangeKind.CREATED, Entry.FILE, editable, reason, st.st_size, mode=new_mode)
     s.changes.append(change)
