@@ -33,6 +33,7 @@ import hashlib
 import os
 import shutil
 import stat
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -40,6 +41,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from phoenix_lsp.sandbox.overlay import Layer
+from phoenix_lsp.sandbox.scratch import remove_tree
 
 #: folders whose contents are never editor edits: version control, dependencies, caches, build output
 IGNORED_FOLDERS = frozenset({
@@ -53,6 +55,9 @@ MAX_ENTRIES = 500_000
 _OPAQUE = "user.overlay.opaque"
 _ORIGIN = "user.overlay.origin"
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+#: the name a replaced entry is set aside under, beside itself, while an accept whose layer is on another
+#: file system lands
+_SET_ASIDE = ".phoenix-set-aside-"
 
 
 class ChangeKind(StrEnum):
@@ -549,13 +554,20 @@ def accept(layer: Layer, changes: ChangeSet) -> Accepted:
     skipped = list(changes.conflicts)
     counter = 0
 
+    token = uuid.uuid4().hex[:12]  # set-aside names no entry of the folder can already have
+
     def save(rel: str) -> str:
         nonlocal counter
         counter += 1
+        key = f"{token}-{counter}"
         fd, name = folder.parent(rel)
-        os.rename(name, layer.before / str(counter), src_dir_fd=fd)
-        steps.append(("saved", rel, str(counter)))
-        return str(counter)
+        if layer.same_fs:
+            os.rename(name, layer.before / key, src_dir_fd=fd)
+            steps.append(("saved", rel, key))
+        else:  # set aside beside itself (a rename); copied into the layer once the accept has landed
+            os.rename(name, f"{_SET_ASIDE}{key}", src_dir_fd=fd, dst_dir_fd=fd)
+            steps.append(("aside", rel, key))
+        return key
 
     def unchanged(rel: str, before: Identity | None) -> bool:
         fd, name = folder.parent(rel)
@@ -612,6 +624,20 @@ def accept(layer: Layer, changes: ChangeSet) -> Accepted:
         upper.close()
         raise AcceptFailed(f"the command's changes could not be applied ({exc}); nothing was changed in "
                            f"{layer.folder}; discard them or run the command again") from exc
+    # Landed. What was set aside beside itself (the layer is on another file system) is copied into the
+    # layer's before/ for an undo, then removed from the folder.
+    for i, (op, rel, extra) in enumerate(steps):
+        if op != "aside":
+            continue
+        assert extra is not None
+        fd, _name = folder.parent(rel)
+        src = f"/proc/self/fd/{fd}/{_SET_ASIDE}{extra}"
+        if os.path.isdir(src) and not os.path.islink(src):
+            shutil.copytree(src, layer.before / extra, symlinks=True)
+        else:
+            shutil.copy2(src, layer.before / extra, follow_symlinks=False)
+        remove_tree(Path(src))
+        steps[i] = ("saved", rel, extra)
     folder.close()
     upper.close()
     return Accepted(layer.folder, tuple(steps), tuple(skipped))
@@ -641,9 +667,21 @@ def _copy_into(src_fd: int, src: str, dst_fd: int, dst: str) -> None:
 def _undo_steps(layer: Layer, folder: _Folder, upper: _Folder | None, steps: list[tuple[str, str, str | None]]) -> None:
     for op, rel, extra in reversed(steps):
         fd, name = folder.parent(rel)
-        if op == "saved":
+        if op == "aside":
             assert extra is not None
-            os.rename(layer.before / extra, name, dst_dir_fd=fd)
+            os.rename(f"{_SET_ASIDE}{extra}", name, src_dir_fd=fd, dst_dir_fd=fd)
+        elif op == "saved":
+            assert extra is not None
+            if layer.same_fs:
+                os.rename(layer.before / extra, name, dst_dir_fd=fd)
+            else:  # copied back under a temporary name, then renamed into place
+                temporary = f"{_SET_ASIDE}{extra}.back"
+                dst = f"/proc/self/fd/{fd}/{temporary}"
+                if (layer.before / extra).is_dir() and not (layer.before / extra).is_symlink():
+                    shutil.copytree(layer.before / extra, dst, symlinks=True)
+                else:
+                    shutil.copy2(layer.before / extra, dst, follow_symlinks=False)
+                os.rename(temporary, name, src_dir_fd=fd, dst_dir_fd=fd)
         elif op == "placed":
             if upper is not None and layer.same_fs:
                 ufd, uname = upper.parent(rel)

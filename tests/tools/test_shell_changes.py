@@ -4,6 +4,7 @@ compared with the same command run as today in a copy of it."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from pathlib import Path
 
@@ -129,3 +130,25 @@ def test_a_change_set_is_frozen() -> None:
     change = sc.Change("a", ChangeKind.CREATED, Entry.FILE, True, "", 1)
     with pytest.raises(AttributeError):
         change.path = "b"  # type: ignore[misc]
+
+
+@pytest.mark.req("REQ-BASH-030")
+async def test_an_accept_from_a_layer_on_another_file_system_copies_and_still_lands_whole_or_not_at_all(
+        ws: Path, tmp_path: Path) -> None:
+    before = tree_digest(ws)
+    expected = copy_tree(ws, tmp_path / "plain")
+    run_plain(COMMAND, expected)
+    layer, _ = await run_captured(COMMAND, ws, tmp_path / "data")
+    elsewhere = dataclasses.replace(layer, same_fs=False)  # as when the data directory is on another disk
+    changes = sc.scan(elsewhere)
+    (layer.upper / "src" / "b.py").unlink()
+    with pytest.raises(sc.AcceptFailed):
+        sc.accept(elsewhere, changes)
+    assert tree_digest(ws) == before  # nothing set aside is left behind
+    overlay.discard(layer)
+    layer, _ = await run_captured(COMMAND, ws, tmp_path / "data")
+    elsewhere = dataclasses.replace(layer, same_fs=False)
+    accepted = sc.accept(elsewhere, sc.scan(elsewhere))
+    assert tree_digest(ws) == tree_digest(expected)
+    sc.undo(elsewhere, accepted)
+    assert tree_digest(ws) == before
