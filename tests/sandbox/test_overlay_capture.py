@@ -44,8 +44,11 @@ async def test_a_captured_command_sees_its_changes_and_the_real_folder_does_not(
     assert (layer.upper / "src" / "a.py").read_text() == "bar = 1\n"
     assert (layer.upper / "new.txt").read_text() == "new\n"
     assert os.stat(layer.upper / "old.txt", follow_symlinks=False).st_rdev == 0
-    overlay.discard(layer)
-    assert not layer.root.exists()
+    overlay.discard(layer, wait=True)
+    assert not layer.root.exists() and not os.listdir(layer.root.parent)
+    other, _ = await run_captured("echo x > y", ws, tmp_path / "data")
+    overlay.discard(other)  # renamed away at once, removed in the background
+    assert not other.root.exists()
 
 
 @pytest.mark.req("REQ-BASH-028")

@@ -88,7 +88,7 @@ async def test_a_discarded_change_set_leaves_the_folder_byte_identical(ws: Path,
     before = tree_digest(ws)
     layer, _ = await run_captured(COMMAND, ws, tmp_path / "data")
     sc.scan(layer)
-    overlay.discard(layer)
+    overlay.discard(layer, wait=True)
     assert tree_digest(ws) == before and not layer.root.exists()
 
 
