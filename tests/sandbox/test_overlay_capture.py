@@ -72,3 +72,16 @@ def test_a_restricted_command_is_never_captured(ws: Path, tmp_path: Path) -> Non
 def test_doctor_says_whether_shell_changes_are_captured() -> None:
     lines = "\n".join(cli.doctor_lines(self_test=False))
     assert "shell change capture" in lines
+
+
+@pytest.mark.req("REQ-BASH-028")
+async def test_a_command_whose_overlay_cannot_be_mounted_does_not_run(ws: Path, tmp_path: Path) -> None:
+    """Never a silent downgrade: a layer the kernel refuses (here its work directory is gone) fails the
+    command before it runs; the witness is the real folder, which an uncaptured run would have written."""
+    layer = overlay.make_layer(ws, tmp_path / "data")
+    layer.work.rmdir()
+    result = await spawn.run(spawn.SpawnRequest(argv=("bash", "-c", "echo ran > ran.txt"), cwd=ws,
+                                                restricted=False, layer=layer), timeout=30)
+    assert result.setup_failure is not None and result.setup_failure.stage == "overlay-mount"
+    assert result.pid is None
+    assert not (ws / "ran.txt").exists()
