@@ -4,6 +4,7 @@ the real folder stays byte-identical, and the layer holds what it wrote."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 from pathlib import Path
 
@@ -12,6 +13,7 @@ import pytest
 from phoenix_lsp.sandbox import cli, overlay, spawn
 from tests.sandbox import conftest as sandbox_fixtures
 from tests.sandbox.capture import run_captured, tree_digest
+from tests.waiting import eventually
 
 SUPPORT = overlay.overlay_support()
 needs_overlay = pytest.mark.skipif(SUPPORT is not None, reason=f"no overlay here: {SUPPORT}")
@@ -85,3 +87,32 @@ async def test_a_command_whose_overlay_cannot_be_mounted_does_not_run(ws: Path, 
     assert result.setup_failure is not None and result.setup_failure.stage == "overlay-mount"
     assert result.pid is None
     assert not (ws / "ran.txt").exists()
+
+
+@pytest.mark.req("REQ-BASH-028")
+@pytest.mark.slow
+async def test_a_background_command_keeps_its_own_layer_and_can_be_read_while_it_runs(
+        ws: Path, tmp_path: Path) -> None:
+    from phoenix_lsp.sandbox import background
+    from phoenix_lsp.tools import shell_changes
+
+    go = tmp_path / "go"
+    os.mkfifo(go)
+    layer = overlay.make_layer(ws, tmp_path / "data")
+    command = f"echo early > early.txt && read _ < {go} && echo late > late.txt"
+    job = await background.start_background(
+        spawn.SpawnRequest(argv=("bash", "-c", command), cwd=ws, restricted=False, layer=layer),
+        tmp_path / "job.log", command)
+    assert isinstance(job, background.BackgroundJob) and job.layer == layer
+    # the command's first write, seen in its layer
+    await eventually(lambda: (layer.upper / "early.txt").exists(), "the command's first write in its layer")
+    snapshot = shell_changes.scan(layer)  # a review before it ends
+    assert [c.path for c in snapshot.changes] == ["early.txt"]
+    assert not (ws / "early.txt").exists()
+    with open(go, "w") as f:
+        f.write("go\n")
+    await asyncio.get_running_loop().run_in_executor(None, job.finished.wait, 30)
+    final = shell_changes.scan(layer)
+    assert [c.path for c in final.changes] == ["early.txt", "late.txt"]
+    shell_changes.accept(layer, final)
+    assert (ws / "late.txt").read_text() == "late\n"
