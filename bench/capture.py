@@ -104,25 +104,45 @@ async def _figures(quick: bool) -> list[dict[str, Any]]:
                         statistics.median(reads), "a bare walk and stat of the same layer, median",
                         statistics.median(walk), "under 100 ms"))
 
-        # creating many small files, plain vs under the overlay
+        # creating many small files, plain vs under the overlay (the run alone; reading them is a figure of
+        # its own, taken between the rounds, and the layer is removed there too)
         count = 2000 if quick else 20000
         creator = f"mkdir -p gen && for i in $(seq {count}); do echo $i > gen/f$i; done"
         target = Path(tmp, "gen-ws")
         target.mkdir()
+        kept: list[overlay.Layer] = []
+        reading: list[float] = []
 
-        def clean() -> None:
+        async def captured_run() -> None:
+            layer = overlay.make_layer(target, data)
+            kept.append(layer)
+            await spawn.run(spawn.SpawnRequest(("bash", "-c", creator), target, restricted=False, layer=layer),
+                            timeout=600)
+
+        def between() -> None:
             gen = target / "gen"
             if gen.exists():
                 for name in os.listdir(gen):
                     os.unlink(gen / name)
                 gen.rmdir()
+            while kept:
+                layer = kept.pop()
+                t = time.perf_counter()
+                changes = shell_changes.scan(layer)
+                reading.append((time.perf_counter() - t) * 1000)
+                if len(changes.changes) != count + 1:
+                    raise RuntimeError(f"expected {count + 1} changes, read {len(changes.changes)}")
+                overlay.discard(layer, wait=True)
 
         rounds = 2 if quick else 3
-        medians = await _in_turns({"plain": lambda: _plain(target, creator),
-                                   "captured": lambda: _captured(target, data, creator)}, rounds, clean)
-        out.append(_row(f"creating {count:,} small files under the overlay (and reading them), median",
-                        medians["captured"], "the same command run as today, median (sampled in turns)",
-                        medians["plain"], "within 1.2x"))
+        medians = await _in_turns({"plain": lambda: _plain(target, creator), "captured": captured_run}, rounds,
+                                  between)
+        out.append(_row(f"creating {count:,} small files under the overlay, median", medians["captured"],
+                        "the same command run as today, median (sampled in turns)", medians["plain"],
+                        "within 1.2x"))
+        out.append({"name": f"reading the changes of those {count:,} created files, median",
+                    "value": round(statistics.median(reading), 2), "unit": "ms", "baseline_name": None,
+                    "baseline_value": None, "goal": "informational (2,000 files: under 100 ms, above)"})
     return out
 
 
