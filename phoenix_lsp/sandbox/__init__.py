@@ -5,6 +5,8 @@ decided in `launch_options.py` (from `landlock.py`, `seccomp.py`, `limits.py`, `
 and `private_tmp.py`); running one command (timeout, cancel) in `spawn.py`, with `watch.py` (the launcher seen from
 the event loop), `outcome.py` (what it reports), `scratch.py` and `backstop.py`; background jobs in
 `background.py`; the mechanism in `helper.c` (compiled at first use) or `launcher/` (its pure-Python fallback).
+`overlay.py` captures an Unrestricted command's changes in an overlay of the workspace folder (REQ-BASH-028);
+`phoenix_lsp.tools.shell_changes` reads, accepts and discards them.
 """
 
 from __future__ import annotations

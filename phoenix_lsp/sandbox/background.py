@@ -15,6 +15,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from phoenix_lsp.sandbox import overlay
 from phoenix_lsp.sandbox.backstop import kill_leftovers
 from phoenix_lsp.sandbox.outcome import OutputCapture, RunResult, SetupFailure, parse_status
 from phoenix_lsp.sandbox.scratch import make_scratch, remove_scratch, remove_tree
@@ -36,6 +37,9 @@ class BackgroundJob:
     restricted: bool = False
     _scratch: Path | None = field(repr=False, default=None)
     finished: threading.Event = field(default_factory=threading.Event, repr=False)
+    # REQ-BASH-028: the job's own layer while it runs (None: not captured). Its changes can be read at any
+    # time (tools.shell_changes.scan: a snapshot while it runs) and are accepted or discarded once it ended.
+    layer: overlay.Layer | None = None
 
     def alive(self) -> bool:
         return not self.finished.is_set()
@@ -183,7 +187,7 @@ async def start_background(req: SpawnRequest, output_path: Path, command: str,
                               name=f"phoenix-bg-{popen.pid}")
     job = BackgroundJob(pid=0, pgid=0, output_path=output_path, command=command,
                         conversation_id=conversation_id, started_at=time.time(), _popen=popen,
-                        _scratch=scratch, restricted=req.restricted)
+                        _scratch=scratch, restricted=req.restricted, layer=req.layer)
     with _jobs_lock:
         _jobs[popen.pid] = job
     thread.start()

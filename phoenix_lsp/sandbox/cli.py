@@ -11,7 +11,7 @@ import shlex
 import tempfile
 from pathlib import Path
 
-from phoenix_lsp.sandbox import build, denylist, private_tmp, probe, protections, spawn
+from phoenix_lsp.sandbox import build, denylist, overlay, private_tmp, probe, protections, spawn
 
 
 def _self_test() -> str:
@@ -39,6 +39,13 @@ def doctor_lines(self_test: bool = True) -> list[str]:
     else:
         lines.append(f"Landlock: ABI {support.landlock_abi}")
     lines.append(f"seccomp: {'available' if support.seccomp else 'not available'}")
+    no_overlay = overlay.overlay_support()  # REQ-BASH-028
+    if no_overlay is None:
+        lines.append("shell change capture: available (an Unrestricted command's changes can be held in an "
+                     "overlay of the workspace folder and reviewed before they land)")
+    else:
+        lines.append(f"shell change capture: UNAVAILABLE: {no_overlay}; Unrestricted commands change files at "
+                     "once, without a review")
     if not support.available:
         lines.append(f"Restricted mode: UNAVAILABLE: {support.reason}")
         lines.append("Only Unrestricted mode can be used; the command safety checks still apply.")

@@ -42,11 +42,16 @@
  *
  * Usage: helper [-C dir] [-r res:soft:hard]... [-n] [-k] [-l fs:net:scope [-p|-P access:path]...]
  *               [-f seccomp-hex] [-m max-processes [-g pids-cgroup-dir]] [-G memory-cgroup-dir -u bytes
- *               [-F fallback-seccomp-hex]] [-Q bytes:dir] [-t seconds] [-T keep-dir]... [-B] -- program args...
+ *               [-F fallback-seccomp-hex]] [-Q bytes:dir] [-t seconds] [-T keep-dir]... [-O dir -U upper -W work]
+ *               [-B] -- program args...
  * -p grants a rule (failure to open the path fails the command); -P is an optional read grant: skipped
  * when the path is gone, never followed through a symlink, and limited to file rights on a non-directory.
  * -T gives the command a private /tmp (its own mount namespace, an empty tmpfs) in which only the -T
  * directories are in sight, bound where they were; failing to make it fails the command (error private-tmp-*).
+ * -O/-U/-W capture the command's changes to folder -O (REQ-BASH-028): an overlay mounted on -O itself, the real
+ * folder below, -U and -W (the server's) above, in the same namespace step as the private /tmp; the command, its
+ * children and the working directory see the merged folder, and Landlock's rules (with -O) are opened after the
+ * mount so that they name the merged folder. Failing to mount fails the command (error overlay-*).
  */
 #define _GNU_SOURCE
 #include <ctype.h>
@@ -125,6 +130,7 @@ static long long opt_memory, opt_quota;
 static double opt_time_limit;
 static const char *opt_keep[MAX_KEEP]; /* -T: a private /tmp that shows only these paths (bound in place) */
 static int n_keep;
+static const char *opt_overlay, *opt_upper, *opt_work; /* -O/-U/-W: the folder captured in an overlay */
 static char cgroup_dir[4096]; /* empty when no pids cgroup is used */
 static char memcg_dir[4096];  /* empty when no separate memory cgroup is used */
 static int memcg_ok;          /* the tree's memory is counted by a cgroup (memcg_dir, or cgroup_dir on v2) */
@@ -287,11 +293,29 @@ static void mkdirs(char *path) {
     if (mkdir(path, 0755) != 0 && errno != EEXIST) child_fail("private-tmp-mkdir");
 }
 
-/* A private /tmp (-T): a mount namespace of the command's own, an empty tmpfs on /tmp, and in it only the
-   kept paths (the scratch directory, the top folder of a working directory under /tmp), bound where they
-   were. Other programs' files in /tmp, their FIFOs and sockets included, are out of sight. Root makes the
-   mount namespace itself; anyone else makes a user namespace first, mapping only its own uid and gid. */
-static void private_tmp(void) {
+/* A private /tmp (-T): an empty tmpfs on /tmp, and in it only the kept paths (the scratch directory, the top
+   folder of a working directory under /tmp), bound where they were. Other programs' files in /tmp, their
+   FIFOs and sockets included, are out of sight. */
+/* Appends `path` to the overlay mount data, escaping the characters the kernel's option parser splits on. */
+static size_t overlay_data(char *out, size_t at, size_t size, const char *key, const char *path) {
+    size_t klen = strlen(key);
+    if (at + klen >= size) child_fail("overlay-data");
+    memcpy(out + at, key, klen);
+    at += klen;
+    for (const char *p = path; *p; p++) {
+        if (at + 3 >= size) child_fail("overlay-data");
+        if (*p == ',' || *p == ':' || *p == '\\') out[at++] = '\\';
+        out[at++] = *p;
+    }
+    out[at] = 0;
+    return at;
+}
+
+/* One mount namespace for what the command sees differently (REQ-BASH-027, REQ-BASH-028): a mount namespace
+   of its own (root), or a user namespace then a mount namespace (anyone else, mapping only its own uid and
+   gid); then the overlay on the captured folder (-O), then a private /tmp (-T). One unshare, one propagation
+   change, whatever is asked for. */
+static void mount_namespace(void) {
     if (unshare(P_CLONE_NEWNS) != 0) {
         uid_t uid = geteuid();
         gid_t gid = getegid();
@@ -304,24 +328,38 @@ static void private_tmp(void) {
         write_proc_self("gid_map", map);
     }
     if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) child_fail("private-tmp-private");
-    /* The kept directories, opened in the new namespace (a bind's source must be one of its mounts) before
-       the tmpfs hides them. */
-    int keep_fd[MAX_KEEP];
-    for (int i = 0; i < n_keep; i++) {
-        keep_fd[i] = open(opt_keep[i], O_PATH | O_DIRECTORY | O_CLOEXEC);
-        if (keep_fd[i] < 0) child_fail("private-tmp-keep");
+    if (opt_overlay) {
+        /* userxattr: the only way in a user namespace (and it turns redirect_dir and metacopy off, so the
+           upper layer is plain files, whiteouts and opaque marks that the server can read). volatile: no
+           sync of the upper file system at unmount (~2 ms per command here); a layer is never reused after
+           a crash, and what is accepted is moved into the folder like any command's writes. */
+        char data[3 * 4096 * 2 + 64];
+        size_t at = overlay_data(data, 0, sizeof data, "lowerdir=", opt_overlay);
+        at = overlay_data(data, at, sizeof data, ",upperdir=", opt_upper);
+        at = overlay_data(data, at, sizeof data, ",workdir=", opt_work);
+        overlay_data(data, at, sizeof data, ",userxattr,volatile", "");
+        if (mount("overlay", opt_overlay, "overlay", 0, data) != 0) child_fail("overlay-mount");
     }
-    if (mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777,size=1m") != 0)
-        child_fail("private-tmp-mount");
-    for (int i = 0; i < n_keep; i++) {
-        char path[4096], source[64];
-        snprintf(path, sizeof path, "%s", opt_keep[i]);
-        mkdirs(path);
-        snprintf(source, sizeof source, "/proc/self/fd/%d", keep_fd[i]);
-        if (mount(source, opt_keep[i], NULL, MS_BIND | MS_REC, NULL) != 0) child_fail("private-tmp-bind");
-        close(keep_fd[i]);
+    if (n_keep > 0) {
+        /* The kept directories, opened in the new namespace (a bind's source must be one of its mounts)
+           before the tmpfs hides them. */
+        int keep_fd[MAX_KEEP];
+        for (int i = 0; i < n_keep; i++) {
+            keep_fd[i] = open(opt_keep[i], O_PATH | O_DIRECTORY | O_CLOEXEC);
+            if (keep_fd[i] < 0) child_fail("private-tmp-keep");
+        }
+        if (mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777,size=1m") != 0)
+            child_fail("private-tmp-mount");
+        for (int i = 0; i < n_keep; i++) {
+            char path[4096], source[64];
+            snprintf(path, sizeof path, "%s", opt_keep[i]);
+            mkdirs(path);
+            snprintf(source, sizeof source, "/proc/self/fd/%d", keep_fd[i]);
+            if (mount(source, opt_keep[i], NULL, MS_BIND | MS_REC, NULL) != 0) child_fail("private-tmp-bind");
+            close(keep_fd[i]);
+        }
     }
-    /* The working directory again, so that it is the one in sight (it was opened before /tmp changed). */
+    /* The working directory again, so that it is the one in sight (it was entered before the mounts). */
     if (opt_dir && chdir(opt_dir) != 0) child_fail("chdir");
 }
 
@@ -364,9 +402,11 @@ static void run_child(pid_t helper_pid, char **argv) {
     cloexec_fds_from_3();
 
     /* Landlock's rules are taken from the paths as the server sees them, then /tmp is made private (it
-       needs the capabilities that are dropped next), then the rules are enforced. */
-    int rfd = opt_landlock ? build_landlock() : -1;
-    if (n_keep > 0) private_tmp();
+       needs the capabilities that are dropped next), then the rules are enforced. With an overlay (-O) the
+       rules are opened after the mount: a rule opened before it would name the hidden folder beneath. */
+    int rfd = opt_landlock && !opt_overlay ? build_landlock() : -1;
+    if (n_keep > 0 || opt_overlay) mount_namespace();
+    if (opt_landlock && opt_overlay) rfd = build_landlock();
     if (opt_nnp && prctl(P_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) child_fail("no-new-privs");
     if (opt_dropcaps) drop_capabilities();
     if (rfd >= 0) {
@@ -746,10 +786,16 @@ int main(int argc, char **argv) {
             if (n_keep >= MAX_KEEP || v[0] != '/') usage_fail("bad private /tmp path");
             opt_keep[n_keep++] = v;
             break;
+        case 'O': opt_overlay = v; break;
+        case 'U': opt_upper = v; break;
+        case 'W': opt_work = v; break;
         default: usage_fail("unknown option");
         }
     }
     if (i >= argc) usage_fail("no command");
+    if ((opt_overlay || opt_upper || opt_work) &&
+        !(opt_overlay && opt_upper && opt_work && opt_overlay[0] == '/' && opt_upper[0] == '/' && opt_work[0] == '/'))
+        usage_fail("overlay needs -O, -U and -W, absolute paths");
     char **cmd = argv + i;
 
     pid_t self = getpid();

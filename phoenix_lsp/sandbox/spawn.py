@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from phoenix_lsp.sandbox import build, cgroups, landlock, launch_options, private_tmp, seccomp
+from phoenix_lsp.sandbox import build, cgroups, landlock, launch_options, overlay, private_tmp, seccomp
 from phoenix_lsp.sandbox.backstop import kill_leftovers, kill_pipe_holders
 from phoenix_lsp.sandbox.env import clean_environment
 from phoenix_lsp.sandbox.limits import Limits
@@ -48,6 +48,9 @@ class SpawnRequest:
     seccomp: bool | None = None  # None: probe
     deny_read: tuple[Path, ...] | None = None  # None: denylist.deny_read_paths() (defaults + settings)
     time_limit_s: float | None = None  # wall-clock limit enforced by the launcher (background jobs)
+    # REQ-BASH-028: capture the command's changes to the layer's folder in it (Unrestricted only; off unless
+    # asked for)
+    layer: overlay.Layer | None = None
 
 
 def command_env(restricted: bool, scratch: Path | None, base: Mapping[str, str] | None) -> dict[str, str]:
@@ -83,6 +86,11 @@ def launcher_args(req: SpawnRequest, scratch: Path | None, background: bool = Fa
         # out of sight
         keep = private_tmp.private_tmp_keep(scratch, req.cwd) if private_tmp.private_tmp() is None else []
         args += launch_options.restricted_args(abi, scratch, req.limits, with_seccomp, req.deny_read, keep)
+    if req.layer is not None:
+        if req.restricted:
+            # A restricted command cannot write the workspace, and its disk quota is the scratch's.
+            raise ValueError("a captured command runs Unrestricted: a restricted one cannot change the folder")
+        args += overlay.overlay_args(req.layer)
     if req.time_limit_s is not None:
         args += ["-t", f"{req.time_limit_s:g}"]
     if background:

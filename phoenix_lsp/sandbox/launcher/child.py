@@ -23,7 +23,7 @@ from .kernel import (
     libc,
 )
 from .options import Options
-from .restrict import drop_capabilities, install_filter, landlock, private_tmp
+from .restrict import drop_capabilities, install_filter, landlock, mount_namespace
 
 
 def child(o: Options, helper_pid: int, err_w: int, cgroups: list[str], memcg_ok: bool) -> None:
@@ -62,11 +62,14 @@ def child(o: Options, helper_pid: int, err_w: int, cgroups: list[str], memcg_ok:
                     with contextlib.suppress(OSError):
                         os.set_inheritable(fd, False)
         # Landlock's rules are taken from the paths as the server sees them, then /tmp is made private (it
-        # needs the capabilities that are dropped next), then the rules are enforced.
-        rfd = landlock(o) if o.ruleset is not None else -1
-        if o.keep:
+        # needs the capabilities that are dropped next), then the rules are enforced. With an overlay (-O)
+        # the rules are opened after the mount: opened before, they would name the hidden folder beneath.
+        rfd = landlock(o) if o.ruleset is not None and o.overlay is None else -1
+        if o.keep or o.overlay is not None:
             stage = "private-tmp"
-            private_tmp(o)
+            mount_namespace(o)
+        if o.ruleset is not None and o.overlay is not None:
+            rfd = landlock(o)
         if o.nnp:
             check(libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no-new-privs")
         if o.dropcaps:

@@ -25,6 +25,9 @@ class Options:
         self.quota_dir = ""
         self.time_limit = 0.0
         self.keep: list[str] = []  # -T: a private /tmp showing only these directories
+        self.overlay: str | None = None  # -O/-U/-W: the folder captured in an overlay, its upper and work dirs
+        self.upper: str | None = None
+        self.work: str | None = None
         self.argv: list[str] = []
 
 
@@ -84,9 +87,18 @@ def parse(argv: list[str]) -> Options:
             if not v.startswith("/") or len(o.keep) >= 8:
                 raise Fail("usage", errno.EINVAL)
             o.keep.append(v)
+        elif a == "-O":
+            o.overlay = v
+        elif a == "-U":
+            o.upper = v
+        elif a == "-W":
+            o.work = v
         else:
             raise Fail("usage", errno.EINVAL)
     o.argv = argv[i:]
     if not o.argv:
+        raise Fail("usage", errno.EINVAL)
+    layer = (o.overlay, o.upper, o.work)
+    if any(layer) and not all(p is not None and p.startswith("/") for p in layer):
         raise Fail("usage", errno.EINVAL)
     return o

@@ -85,9 +85,15 @@ def landlock(o: Options) -> int:
     return rfd
 
 
-def private_tmp(o: Options) -> None:
-    """helper.c's private_tmp(): its own mount namespace, an empty tmpfs on /tmp, the -T directories bound
-    where they were (root makes the mount namespace; anyone else a user namespace mapping only itself)."""
+def _escape(path: str) -> str:
+    """A path inside overlay mount data: the kernel's option parser splits on `,` and `:`."""
+    return "".join("\\" + c if c in ",:\\" else c for c in path)
+
+
+def mount_namespace(o: Options) -> None:
+    """helper.c's mount_namespace(): one mount namespace (root makes it; anyone else a user namespace mapping
+    only itself), then the overlay on the captured folder (-O), then a private /tmp with the -T directories
+    bound where they were."""
     if libc.unshare(_CLONE_NEWNS) != 0:
         uid, gid = os.geteuid(), os.getegid()
         check(libc.unshare(_CLONE_NEWUSER | _CLONE_NEWNS), "private-tmp-unshare")
@@ -98,23 +104,28 @@ def private_tmp(o: Options) -> None:
         except OSError as exc:
             raise Fail("private-tmp-userns", exc.errno or 0) from exc
     check(libc.mount(None, b"/", None, _MS_REC | _MS_PRIVATE, None), "private-tmp-private")
-    fds = []  # opened in the new namespace (a bind's source must be one of its mounts), before the tmpfs
-    for path in o.keep:
-        try:
-            fds.append(os.open(path, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC))
-        except OSError as exc:
-            raise Fail("private-tmp-keep", exc.errno or 0) from exc
-    check(libc.mount(b"tmpfs", b"/tmp", b"tmpfs", _MS_NOSUID | _MS_NODEV, b"mode=1777,size=1m"),
-          "private-tmp-mount")
-    for path, fd in zip(o.keep, fds, strict=True):
-        try:
-            os.makedirs(path, 0o755, exist_ok=True)
-        except OSError as exc:
-            raise Fail("private-tmp-mkdir", exc.errno or 0) from exc
-        check(libc.mount(f"/proc/self/fd/{fd}".encode(), path.encode(), None, _MS_BIND | _MS_REC, None),
-              "private-tmp-bind")
-        os.close(fd)
-    if o.cwd:  # the working directory again, the one in sight (it was entered before /tmp changed)
+    if o.overlay is not None and o.upper is not None and o.work is not None:
+        data = (f"lowerdir={_escape(o.overlay)},upperdir={_escape(o.upper)},workdir={_escape(o.work)},"
+                "userxattr,volatile")
+        check(libc.mount(b"overlay", o.overlay.encode(), b"overlay", 0, data.encode()), "overlay-mount")
+    if o.keep:
+        fds = []  # opened in the new namespace (a bind's source must be one of its mounts), before the tmpfs
+        for path in o.keep:
+            try:
+                fds.append(os.open(path, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC))
+            except OSError as exc:
+                raise Fail("private-tmp-keep", exc.errno or 0) from exc
+        check(libc.mount(b"tmpfs", b"/tmp", b"tmpfs", _MS_NOSUID | _MS_NODEV, b"mode=1777,size=1m"),
+              "private-tmp-mount")
+        for path, fd in zip(o.keep, fds, strict=True):
+            try:
+                os.makedirs(path, 0o755, exist_ok=True)
+            except OSError as exc:
+                raise Fail("private-tmp-mkdir", exc.errno or 0) from exc
+            check(libc.mount(f"/proc/self/fd/{fd}".encode(), path.encode(), None, _MS_BIND | _MS_REC, None),
+                  "private-tmp-bind")
+            os.close(fd)
+    if o.cwd:  # the working directory again, the one in sight (it was entered before the mounts)
         os.chdir(o.cwd)
 
 

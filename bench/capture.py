@@ -1,0 +1,156 @@
+"""Capture benchmarks (issue 36, REQ-BASH-028/029): an Unrestricted command run with the workspace in an
+overlay (layer made, command run, changes read, layer discarded) beside the same command run as today, sampled
+in turns in the same run; reading the changes of 2,000 files; creating many small files under the overlay.
+
+Run: python -m bench capture [--quick]
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import statistics
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from phoenix_lsp.sandbox import overlay, spawn
+from phoenix_lsp.tools import shell_changes
+
+
+async def _plain(ws: Path, command: str) -> None:
+    await spawn.run(spawn.SpawnRequest(("bash", "-c", command), ws, restricted=False), timeout=600)
+
+
+async def _captured(ws: Path, data: Path, command: str, keep: list[overlay.Layer] | None = None) -> None:
+    layer = overlay.make_layer(ws, data)
+    await spawn.run(spawn.SpawnRequest(("bash", "-c", command), ws, restricted=False, layer=layer), timeout=600)
+    shell_changes.scan(layer)
+    if keep is not None:
+        keep.append(layer)
+    else:
+        overlay.discard(layer)
+
+
+async def _in_turns(makers: dict[str, Callable[[], Awaitable[None]]], n: int,
+                    between: Callable[[], None] | None = None) -> dict[str, float]:
+    """Median ms of each maker, one of each per round, after one warm-up of each."""
+    for make in makers.values():
+        await make()
+        if between:
+            between()
+    samples: dict[str, list[float]] = {name: [] for name in makers}
+    for _ in range(n):
+        for name, make in makers.items():
+            t = time.perf_counter()
+            await make()
+            samples[name].append((time.perf_counter() - t) * 1000)
+            if between:
+                between()
+    return {name: statistics.median(values) for name, values in samples.items()}
+
+
+def _row(name: str, value: float, base_name: str, base: float, goal: str, unit: str = "ms") -> dict[str, Any]:
+    return {"name": name, "value": round(value, 2), "unit": unit, "baseline_name": base_name,
+            "baseline_value": round(base, 2), "goal": goal}
+
+
+async def _figures(quick: bool) -> list[dict[str, Any]]:
+    why = overlay.overlay_support()
+    if why is not None:
+        return [{"name": "shell change capture", "value": "unavailable", "goal": why}]
+    n = 20 if quick else 100
+    out: list[dict[str, Any]] = []
+    home = Path.home() / ".cache" / "phoenix-lsp-bench"  # the data directory's file system, not a tmpfs
+    home.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=home) as tmp:
+        ws, data = Path(tmp, "ws"), Path(tmp, "data")
+        ws.mkdir()
+        (ws / "f.txt").write_text("before\n")
+        for label, command in (("true", "true"), ("a one-file write", "echo after > f.txt")):
+            medians = await _in_turns({"plain": lambda c=command: _plain(ws, c),  # type: ignore[misc]
+                                       "captured": lambda c=command: _captured(ws, data, c)}, n)  # type: ignore[misc]
+            out.append(_row(f"captured {label} (layer, run, read the changes, discard), median", medians["captured"],
+                            "the same command run as today, median (sampled in turns)", medians["plain"],
+                            "within +5 ms of the command run as today"))
+
+        # reading the changes of 2,000 modified files
+        many = Path(tmp, "many")
+        many.mkdir()
+        for i in range(2000):
+            (many / f"m{i:04d}.txt").write_text(f"line {i}\n" * 20)
+        time.sleep(0.01)  # past the clock tick of the last write: a file written in the layer's tick is a conflict
+        layer = overlay.make_layer(many, data)
+        await spawn.run(spawn.SpawnRequest(("bash", "-c", "for f in m*.txt; do echo more >> $f; done"), many,
+                                           restricted=False, layer=layer), timeout=600)
+        reads = []
+        for _ in range(5 if quick else 15):
+            t = time.perf_counter()
+            changes = shell_changes.scan(layer)
+            reads.append((time.perf_counter() - t) * 1000)
+        if len(changes.editable) != 2000:
+            raise RuntimeError(f"expected 2,000 editable changes, read {len(changes.editable)}: {changes.summary()}")
+        walk = []
+        for _ in range(5 if quick else 15):
+            t = time.perf_counter()
+            for _root, _dirs, files in os.walk(layer.upper):
+                for name in files:
+                    os.stat(os.path.join(_root, name), follow_symlinks=False)
+            walk.append((time.perf_counter() - t) * 1000)
+        overlay.discard(layer)
+        out.append(_row("reading the changes of 2,000 modified files (compared with the real files), median",
+                        statistics.median(reads), "a bare walk and stat of the same layer, median",
+                        statistics.median(walk), "under 100 ms"))
+
+        # creating many small files, plain vs under the overlay (the run alone; reading them is a figure of
+        # its own, taken between the rounds, and the layer is removed there too)
+        count = 2000 if quick else 20000
+        creator = f"mkdir -p gen && for i in $(seq {count}); do echo $i > gen/f$i; done"
+        target = Path(tmp, "gen-ws")
+        target.mkdir()
+        kept: list[overlay.Layer] = []
+        reading: list[float] = []
+
+        async def captured_run() -> None:
+            layer = overlay.make_layer(target, data)
+            kept.append(layer)
+            await spawn.run(spawn.SpawnRequest(("bash", "-c", creator), target, restricted=False, layer=layer),
+                            timeout=600)
+
+        def between() -> None:
+            gen = target / "gen"
+            if gen.exists():
+                for name in os.listdir(gen):
+                    os.unlink(gen / name)
+                gen.rmdir()
+            while kept:
+                layer = kept.pop()
+                t = time.perf_counter()
+                changes = shell_changes.scan(layer)
+                reading.append((time.perf_counter() - t) * 1000)
+                if len(changes.changes) != count + 1:
+                    raise RuntimeError(f"expected {count + 1} changes, read {len(changes.changes)}")
+                overlay.discard(layer, wait=True)
+
+        rounds = 2 if quick else 3
+        medians = await _in_turns({"plain": lambda: _plain(target, creator), "captured": captured_run}, rounds,
+                                  between)
+        out.append(_row(f"creating {count:,} small files under the overlay, median", medians["captured"],
+                        "the same command run as today, median (sampled in turns)", medians["plain"],
+                        "within 1.2x"))
+        out.append({"name": f"reading the changes of those {count:,} created files, median",
+                    "value": round(statistics.median(reading), 2), "unit": "ms", "baseline_name": None,
+                    "baseline_value": None, "goal": "informational (2,000 files: under 100 ms, above)"})
+    return out
+
+
+def figures(quick: bool = False) -> list[dict[str, Any]]:
+    """Measure and return the capture figures (each: name, value, unit, baseline_name, baseline_value, goal)."""
+    return asyncio.run(_figures(quick))
+
+
+if __name__ == "__main__":
+    for fig in figures(quick=True):
+        print(fig)

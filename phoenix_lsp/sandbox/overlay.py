@@ -1,0 +1,172 @@
+"""Capturing an Unrestricted command's changes to the workspace in an overlay (REQ-BASH-028): whether this
+system can, where the layer lives, and the launcher options that mount it.
+
+The helper (``helper.c``'s mount_namespace(), ``-O/-U/-W``) mounts ``overlay`` on the workspace folder itself,
+the real folder below and a layer of the server's above, in the same namespace step as the private /tmp
+(REQ-BASH-027), so that the command, its children and its working directory see the merged folder and the
+real folder is not touched. What the layer holds is read by ``phoenix_lsp.tools.shell_changes``.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+#: the largest layer a command may write (bytes allocated in the upper directory); past it the launcher kills
+#: the command (its disk quota, `killed disk-quota`) and the scan refuses the layer
+DEFAULT_LAYER_CAP = 2 * 1024 * 1024 * 1024
+#: the clock file times are stamped from (Linux's CLOCK_REALTIME_COARSE; Python names it from 3.13 on)
+_CLOCK_REALTIME_COARSE = 5
+
+#: what a probe process does to find out whether an overlay can be mounted here (helper.c's mount_namespace())
+_OVERLAY_PROBE = """
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+base = sys.argv[1]
+lower, upper, work = (os.path.join(base, n) for n in ("lower", "upper", "work"))
+if libc.unshare(0x00020000) != 0:
+    uid, gid = os.geteuid(), os.getegid()
+    if libc.unshare(0x10000000 | 0x00020000) != 0:
+        sys.exit("unshare: " + os.strerror(ctypes.get_errno()))
+    for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"), ("gid_map", f"{gid} {gid} 1")):
+        with open(f"/proc/self/{name}", "w") as f:
+            f.write(text)
+if libc.mount(None, b"/", None, 16384 | (1 << 18), None) != 0:
+    sys.exit("mount --make-rprivate /: " + os.strerror(ctypes.get_errno()))
+data = f"lowerdir={lower},upperdir={upper},workdir={work},userxattr,volatile".encode()
+if libc.mount(b"overlay", lower.encode(), b"overlay", 0, data) != 0:
+    sys.exit("mount overlay (userxattr, volatile): " + os.strerror(ctypes.get_errno()))
+os.unlink(os.path.join(lower, "probe"))
+if os.path.exists(os.path.join(lower, "probe")):
+    sys.exit("the overlay did not hide a deleted file")
+"""
+
+
+@functools.cache
+def overlay_support(base: Path | None = None) -> str | None:
+    """None when a command's changes can be captured in an overlay here, else why not (for `doctor` and the
+    chat's one-time note). Tried once per process, in a throw-away process, with a layer in `base` (the
+    server's data directory) or the system's temporary directory."""
+    if platform.system() != "Linux":
+        return f"OverlayFS is a Linux feature and this is {platform.system()}"
+    release = platform.release().split(".")
+    try:
+        major, minor = int(release[0]), int(release[1].split("-")[0])
+    except (IndexError, ValueError):
+        major, minor = 0, 0
+    if (major, minor) < (5, 11):
+        return (f"Linux {platform.release()} cannot mount an overlay in a user namespace (5.11 or later can, "
+                "with the userxattr option)")
+    if base is not None:
+        base.mkdir(parents=True, exist_ok=True, mode=0o700)
+    with tempfile.TemporaryDirectory(prefix="phoenix-overlay-probe-", dir=base) as tmp:
+        for name in ("lower", "upper", "work"):
+            os.mkdir(os.path.join(tmp, name))
+        Path(tmp, "lower", "probe").write_bytes(b"")
+        try:
+            done = subprocess.run([sys.executable, "-I", "-S", "-c", _OVERLAY_PROBE, tmp], capture_output=True,
+                                  text=True, timeout=10, check=False)
+        except (OSError, subprocess.SubprocessError) as exc:
+            return f"the overlay probe could not run ({exc})"
+        if not Path(tmp, "lower", "probe").exists():
+            return "the overlay probe changed the real folder: the overlay is not to be trusted here"
+    if done.returncode == 0:
+        return None
+    why = (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1][:200]
+    return f"this system does not let the server mount an overlay in a namespace of its own ({why})"
+
+
+@dataclass(frozen=True)
+class Layer:
+    """The upper and work directories of one captured command (or of a turn's commands, stacked later).
+    `started_ns` is the wall clock (coarse, as file times are) just before the command: a file of the real
+    folder whose status changed since was changed by someone else (the command cannot write it)."""
+
+    folder: Path  # the workspace folder, as the command sees it (absolute, resolved)
+    root: Path  # the layer's own directory: upper/, work/ and, after an accept, before/
+    cap_bytes: int
+    started_ns: int
+    same_fs: bool  # the layer is on the folder's file system: accepting moves files with rename(2)
+
+    @property
+    def upper(self) -> Path:
+        return self.root / "upper"
+
+    @property
+    def work(self) -> Path:
+        return self.root / "work"
+
+    @property
+    def before(self) -> Path:
+        return self.root / "before"
+
+
+def layers_dir(folder: Path, data_dir: Path) -> Path:
+    """Where a folder's layers are made: `<data_dir>/layers` when that is on the folder's file system (an
+    accept is then a rename), else a hidden `.phoenix-layers` beside the folder when its parent is writable
+    and on the same file system, else `<data_dir>/layers` all the same (an accept then copies)."""
+    preferred = data_dir / "layers"
+    preferred.mkdir(parents=True, exist_ok=True, mode=0o700)
+    device = folder.stat().st_dev
+    if preferred.stat().st_dev == device:
+        return preferred
+    sibling = folder.parent / ".phoenix-layers"
+    try:
+        sibling.mkdir(exist_ok=True, mode=0o700)
+        if sibling.stat().st_dev == device and not sibling.is_symlink():
+            return sibling
+    except OSError:
+        pass
+    return preferred
+
+
+def make_layer(folder: Path, data_dir: Path, cap_bytes: int = DEFAULT_LAYER_CAP) -> Layer:
+    """A fresh, empty layer for `folder` (made 0700: only the server reads what the command wrote)."""
+    folder = folder.resolve()
+    root = layers_dir(folder, data_dir) / uuid.uuid4().hex
+    root.mkdir(mode=0o700)
+    (root / "upper").mkdir(mode=0o755)
+    (root / "work").mkdir(mode=0o700)
+    return Layer(folder=folder, root=root, cap_bytes=cap_bytes,
+                 started_ns=time.clock_gettime_ns(_CLOCK_REALTIME_COARSE),
+                 same_fs=root.stat().st_dev == folder.stat().st_dev)
+
+
+def overlay_args(layer: Layer) -> list[str]:
+    """The launcher options that mount `layer` over its folder, and the disk quota that bounds it."""
+    return ["-O", str(layer.folder), "-U", str(layer.upper), "-W", str(layer.work),
+            "-Q", f"{layer.cap_bytes}:{layer.upper}"]
+
+
+def discard(layer: Layer, wait: bool = False) -> None:
+    """Throws the layer away: the real folder stays as it was. The layer is renamed out of the way at once
+    and removed by a background thread (removing a layer's directories cost ~10 ms of each command on a
+    loaded disk), or here with `wait`. The overlay's work directory holds directories of mode 000 that
+    rmtree needs opened first."""
+    root = layer.root
+    if not wait:
+        trash = root.with_name(f".discarded-{root.name}")
+        try:
+            os.rename(root, trash)
+        except OSError:
+            trash = root
+        threading.Thread(target=_remove_layer, args=(trash,), name="phoenix-layer-removal", daemon=True).start()
+        return
+    _remove_layer(root)
+
+
+def _remove_layer(root: Path) -> None:
+    for path in (root / "work" / "work", root / "work" / "incompat", root / "work" / "incompat" / "volatile"):
+        if path.is_dir() and not path.is_symlink():
+            os.chmod(path, 0o700)
+    shutil.rmtree(root, ignore_errors=True)
