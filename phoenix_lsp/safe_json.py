@@ -67,11 +67,17 @@ def _unescaped(data: str | bytes | bytearray | memoryview) -> bytes | bytearray:
 _SLICE = 1024 * 1024
 
 
-def _count(raw: bytes | bytearray, what: bytes) -> int:
-    """``raw.count(what)`` (``what`` one byte), a slice at a time."""
+def _count(raw: bytes | bytearray, what: bytes, stop: int | None = None) -> int:
+    """``raw.count(what)`` (``what`` one byte), a slice at a time; once the count is over ``stop`` (when given)
+    the rest is not counted: the text is refused whatever it holds, and counting it held the GIL for nothing."""
     if len(raw) <= _SLICE:
         return raw.count(what)
-    return sum(raw.count(what, start, start + _SLICE) for start in range(0, len(raw), _SLICE))
+    total = 0
+    for start in range(0, len(raw), _SLICE):
+        total += raw.count(what, start, start + _SLICE)
+        if stop is not None and total > stop:
+            break
+    return total
 
 
 #: how much of the text is split on its quotes at a time: the pieces of one part are held at once, not all
@@ -127,9 +133,10 @@ def bound(text: str | bytes | bytearray | memoryview, depth: int = MAX_DEPTH, to
     """Raise :class:`TooMany` when ``text`` holds more than ``tokens`` strings, commas and brackets, and
     :class:`TooDeep` when it nests deeper than ``depth``; both found before anything is decoded, in time
     linear in the text at the speed of C: the strings are counted from the quotes before any is cut out, so
-    text of millions of short strings is refused without a step per string."""
+    text of millions of short strings is refused without a step per string, and its quotes are counted only
+    until there are too many (the refusal then says how many were found, "or more")."""
     raw = _unescaped(text)
-    strings = (_count(raw, b'"') + 1) // 2
+    strings = (_count(raw, b'"', stop=2 * tokens) + 1) // 2  # over 2 * tokens quotes: over tokens strings
     if strings > tokens:
         raise TooMany(tokens, what, strings)
     counts = [_count(raw, c) for c in (b"[", b"{", b"]", b"}", b",")]
