@@ -312,7 +312,9 @@ class LlmClient:
         return _safe_url(self._base_url) or "https://api.anthropic.com"
 
     def _client(self) -> AsyncAnthropic:
-        with _BUILDING:  # built once, in a thread (see _built)
+        if self._sdk is not None:  # made: no lock (another client may be making its own in a thread meanwhile)
+            return self._sdk
+        with _BUILDING:  # made once, in a thread (see _built)
             if self._sdk is None:
                 import httpx2
                 from anthropic import AsyncAnthropic  # lazy: the SDK takes long to import

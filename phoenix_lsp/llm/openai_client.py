@@ -307,7 +307,9 @@ class OpenAiClient:
         return f"Set {variable} in the environment of the phoenix-lsp server to a valid key."
 
     def _client(self) -> AsyncOpenAI:
-        with _BUILDING:  # built once, in a thread (see _built)
+        if self._sdk is not None:  # made: no lock (another client may be making its own in a thread meanwhile)
+            return self._sdk
+        with _BUILDING:  # made once, in a thread (see _built)
             if self._sdk is None:
                 import httpx2
                 from openai import AsyncAzureOpenAI, AsyncOpenAI
