@@ -49,20 +49,42 @@ _NOT_BRACKETS = bytes(c for c in range(256) if c not in b"[]{}")
 _OPEN_BYTES = frozenset(b"[{")
 
 
-def _unescaped(data: str | bytes | bytearray | memoryview) -> bytes:
+def _unescaped(data: str | bytes | bytearray | memoryview) -> bytes | bytearray:
     """The text as bytes with every escape that can hide a quote taken out (``\\\\`` then ``\\"``, left to
-    right, as the decoder reads them): what is left of each quote then opens or closes a string."""
-    raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else bytes(data)
+    right, as the decoder reads them): what is left of each quote then opens or closes a string. Text without a
+    backslash is not copied (a copy of tens of MB holds the GIL, and so every other thread, while it is made)."""
+    raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
+    if isinstance(raw, memoryview):
+        raw = raw.tobytes()
     if b"\\" in raw:
-        raw = raw.replace(b"\\\\", b"").replace(b'\\"', b"")
+        raw = bytes(raw).replace(b"\\\\", b"").replace(b'\\"', b"")
     return raw
+
+
+#: how much of the text one count looks at: a count over tens of MB is one C call that holds the GIL throughout
+#: (every other thread, the event loop's included, waits for it); counted a slice at a time, the thread that
+#: counts lets the others run between slices
+_SLICE = 1024 * 1024
+
+
+def _count(raw: bytes | bytearray, what: bytes, stop: int | None = None) -> int:
+    """``raw.count(what)`` (``what`` one byte), a slice at a time; once the count is over ``stop`` (when given)
+    the rest is not counted: the text is refused whatever it holds, and counting it held the GIL for nothing."""
+    if len(raw) <= _SLICE:
+        return raw.count(what)
+    total = 0
+    for start in range(0, len(raw), _SLICE):
+        total += raw.count(what, start, start + _SLICE)
+        if stop is not None and total > stop:
+            break
+    return total
 
 
 #: how much of the text is split on its quotes at a time: the pieces of one part are held at once, not all
 _PART = 64 * 1024
 
 
-def _outside(raw: bytes) -> bytes:
+def _outside(raw: bytes | bytearray) -> bytes | bytearray:
     """What of ``raw`` (escapes taken out) is outside strings: the pieces between quotes, every other one (the
     text after a string never closed is in that string). Split a part at a time, so that text of millions of
     strings never has all its pieces held at once; whether a part starts inside a string is carried over."""
@@ -77,7 +99,7 @@ def _outside(raw: bytes) -> bytes:
     return b"".join(kept)
 
 
-def _deeper(outside: bytes, limit: int) -> bool:
+def _deeper(outside: bytes | bytearray, limit: int) -> bool:
     """Whether the brackets of ``outside`` (no strings in it) nest deeper than ``limit``; a close with nothing
     open is ignored, as before. One step per bracket: called only when there are more than ``limit``."""
     level = 0
@@ -111,12 +133,13 @@ def bound(text: str | bytes | bytearray | memoryview, depth: int = MAX_DEPTH, to
     """Raise :class:`TooMany` when ``text`` holds more than ``tokens`` strings, commas and brackets, and
     :class:`TooDeep` when it nests deeper than ``depth``; both found before anything is decoded, in time
     linear in the text at the speed of C: the strings are counted from the quotes before any is cut out, so
-    text of millions of short strings is refused without a step per string."""
+    text of millions of short strings is refused without a step per string, and its quotes are counted only
+    until there are too many (the refusal then says how many were found, "or more")."""
     raw = _unescaped(text)
-    strings = (raw.count(b'"') + 1) // 2
+    strings = (_count(raw, b'"', stop=2 * tokens) + 1) // 2  # over 2 * tokens quotes: over tokens strings
     if strings > tokens:
         raise TooMany(tokens, what, strings)
-    counts = [raw.count(c) for c in (b"[", b"{", b"]", b"}", b",")]
+    counts = [_count(raw, c) for c in (b"[", b"{", b"]", b"}", b",")]
     if counts[0] + counts[1] <= depth and strings + sum(counts) <= tokens:  # the usual case: no string cut out
         return
     outside = _outside(raw)

@@ -33,6 +33,7 @@ import logging
 import math
 import os
 import re
+import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -45,6 +46,8 @@ if TYPE_CHECKING:
     from anthropic import AsyncAnthropic
 
 log = logging.getLogger(__name__)
+#: one SDK client is made at a time (two first requests must not make two)
+_BUILDING = threading.Lock()
 
 #: Key of a tool_use block (beside ``input``, never inside it) holding why its streamed input JSON was unusable.
 TOOL_INPUT_ERROR_KEY = "input_error"
@@ -309,18 +312,29 @@ class LlmClient:
         return _safe_url(self._base_url) or "https://api.anthropic.com"
 
     def _client(self) -> AsyncAnthropic:
-        if self._sdk is None:
-            import httpx2
-            from anthropic import AsyncAnthropic  # lazy: the SDK takes long to import
+        if self._sdk is not None:  # made: no lock (another client may be making its own in a thread meanwhile)
+            return self._sdk
+        with _BUILDING:  # made once, in a thread (see _built)
+            if self._sdk is None:
+                import httpx2
+                from anthropic import AsyncAnthropic  # lazy: the SDK takes long to import
 
-            self._sdk = AsyncAnthropic(
-                api_key=self._api_key,
-                base_url=self._base_url,
-                max_retries=0,  # the core owns retries (3, exponential backoff, visible to the user)
-                # a read waits at most the idle timeout for its next bytes (the headers, an event, a ping)
-                timeout=httpx2.Timeout(self._timeout_s, read=self._idle_s),
-            )
+                self._sdk = AsyncAnthropic(
+                    api_key=self._api_key,
+                    base_url=self._base_url,
+                    max_retries=0,  # the core owns retries (3, exponential backoff, visible to the user)
+                    # a read waits at most the idle timeout for its next bytes (the headers, an event, a ping)
+                    timeout=httpx2.Timeout(self._timeout_s, read=self._idle_s),
+                )
         return self._sdk
+
+    async def _built(self) -> AsyncAnthropic:
+        """The SDK's client, made in a thread the first time: making one imports the SDK's modules and reads the
+        system's certificate authorities for its TLS context, tens of ms during which the event loop would
+        answer no one (REQ-PROTO-062)."""
+        if self._sdk is None:
+            await asyncio.to_thread(self._client)
+        return self._client()
 
     async def aclose(self) -> None:
         """Close the pooled HTTP connections."""
@@ -334,7 +348,7 @@ class LlmClient:
         Raises on any failure (no key, network, HTTP error): the caller falls back to its own list."""
         if not self._api_key:
             raise RuntimeError(f"no Anthropic API key is configured ({_API_KEY_HELP})")
-        page = await self._client().models.list(limit=limit)
+        page = await (await self._built()).models.list(limit=limit)
         return [(m.id, m.display_name, getattr(m, "max_input_tokens", None)) for m in page.data]
 
     async def stream(self, request: LlmRequest, on_text: Callable[[str], None]) -> LlmSuccess | LlmFailure:
@@ -374,7 +388,7 @@ class LlmClient:
         import httpx2
 
         try:
-            stream = await self._client().messages.create(**kwargs)
+            stream = await (await self._built()).messages.create(**kwargs)
         except httpx2.ReadTimeout as exc:
             raise _Stalled("before the response headers") from exc
         except Exception as exc:

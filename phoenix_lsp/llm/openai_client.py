@@ -35,6 +35,7 @@ import hashlib
 import json
 import logging
 import re
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -60,6 +61,8 @@ if TYPE_CHECKING:
     from openai import AsyncOpenAI
 
 log = logging.getLogger(__name__)
+#: one SDK client is made at a time (two first requests must not make two)
+_BUILDING = threading.Lock()
 
 #: The longest tool-call id the Chat Completions API takes.
 MAX_CALL_ID = 40
@@ -304,20 +307,31 @@ class OpenAiClient:
         return f"Set {variable} in the environment of the phoenix-lsp server to a valid key."
 
     def _client(self) -> AsyncOpenAI:
-        if self._sdk is None:
-            import httpx2
-            from openai import AsyncAzureOpenAI, AsyncOpenAI
+        if self._sdk is not None:  # made: no lock (another client may be making its own in a thread meanwhile)
+            return self._sdk
+        with _BUILDING:  # made once, in a thread (see _built)
+            if self._sdk is None:
+                import httpx2
+                from openai import AsyncAzureOpenAI, AsyncOpenAI
 
-            timeout = httpx2.Timeout(self._timeout_s, read=self._idle_s)
-            key = self.provider.api_key or "unused"  # a local server takes any key; the SDK wants one
-            if self.provider.kind == "azure":
-                self._sdk = AsyncAzureOpenAI(azure_endpoint=self.provider.base_url, api_key=key,
-                                             api_version=self.provider.api_version or "2024-10-21",
-                                             max_retries=0, timeout=timeout)
-            else:  # base_url always given: OPENAI_BASE_URL never applies to another provider
-                self._sdk = AsyncOpenAI(api_key=key, base_url=self.provider.base_url, max_retries=0,
-                                        timeout=timeout)
+                timeout = httpx2.Timeout(self._timeout_s, read=self._idle_s)
+                key = self.provider.api_key or "unused"  # a local server takes any key; the SDK wants one
+                if self.provider.kind == "azure":
+                    self._sdk = AsyncAzureOpenAI(azure_endpoint=self.provider.base_url, api_key=key,
+                                                 api_version=self.provider.api_version or "2024-10-21",
+                                                 max_retries=0, timeout=timeout)
+                else:  # base_url always given: OPENAI_BASE_URL never applies to another provider
+                    self._sdk = AsyncOpenAI(api_key=key, base_url=self.provider.base_url, max_retries=0,
+                                            timeout=timeout)
         return self._sdk
+
+    async def _built(self) -> AsyncOpenAI:
+        """The SDK's client, made in a thread the first time: making one imports the SDK's modules and reads the
+        system's certificate authorities for its TLS context, tens of ms during which the event loop would
+        answer no one (REQ-PROTO-062)."""
+        if self._sdk is None:
+            await asyncio.to_thread(self._client)
+        return self._client()
 
     async def aclose(self) -> None:
         if self._sdk is not None:
@@ -337,7 +351,7 @@ class OpenAiClient:
     async def list_models(self) -> list[tuple[str, str, int | None]]:
         """``GET /v1/models``: ``(upstream id, name, context window or None)``; Ollama's windows from
         ``/api/show``. Raises on any failure (the caller reports it)."""
-        page = await self._client().models.list()
+        page = await (await self._built()).models.list()
         out: list[tuple[str, str, int | None]] = []
         for model in page.data:
             extra = getattr(model, "model_extra", None) or {}
@@ -397,7 +411,7 @@ class OpenAiClient:
         try:
             # the SDK sends the request (auth, base URL, Azure's layout, HTTP errors as exceptions); the stream's
             # lines are decoded here, as plain JSON
-            response = self._client().chat.completions.with_streaming_response.create(**kwargs)
+            response = (await self._built()).chat.completions.with_streaming_response.create(**kwargs)
             opened = await response.__aenter__()
         except httpx2.ReadTimeout as exc:
             raise _Stalled("before the response headers") from exc

@@ -501,3 +501,30 @@ async def test_a_fast_stream_lets_other_tasks_run_between_its_events(
         await other
     assert isinstance(result, LlmSuccess)
     assert turns >= 40, f"the other task ran {turns} times while the stream took 200 ms of work"
+
+
+@pytest.mark.req("REQ-PROTO-062")
+async def test_the_sdk_client_is_made_off_the_event_loop(fake_anthropic: FakeAnthropic,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Making the SDK's client reads the certificate authorities for its TLS context (tens of ms): the first
+    request makes it in a thread, never on the event loop, and every request after it uses the same one."""
+    import ssl
+    import threading
+
+    made_on: list[int] = []
+    plain = ssl.create_default_context
+
+    def recorded(*args: Any, **kwargs: Any) -> ssl.SSLContext:
+        made_on.append(threading.get_ident())
+        return plain(*args, **kwargs)
+
+    monkeypatch.setattr(ssl, "create_default_context", recorded)
+    client = LlmClient(api_key="k", base_url=fake_anthropic.base_url, timeout_s=10)
+    try:
+        for _ in range(2):
+            fake_anthropic.enqueue(Reply.text_reply("ok"))
+            assert isinstance(await client.stream(make_request(), lambda _: None), LlmSuccess)
+    finally:
+        await client.aclose()
+    assert made_on, "no TLS context was made: the test no longer sees how the client is made"
+    assert threading.get_ident() not in made_on, "the SDK's client was made on the event loop"

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from phoenix_lsp import limits
 from phoenix_lsp.server.app import create
 from phoenix_lsp.server.logs import RateLimit
 from phoenix_lsp.server.lsp import envelope
@@ -234,3 +235,22 @@ def test_a_string_where_an_lsp_array_belongs_costs_nothing() -> None:
     finally:
         tracemalloc.stop()
     assert peak < 20 * 1024 * 1024, f"{peak:,} bytes to refuse one malformed notification"
+
+
+@pytest.mark.req("REQ-PROTO-062")
+async def test_a_big_body_is_handed_over_whole_and_the_messages_after_it_are_read() -> None:
+    """A body over limits.OFF_LOOP_BYTES is handed over without a copy (the buffer becomes the body): it must be
+    exactly its bytes, and what arrived after it in the same read must be the next messages."""
+    big = json.dumps({"jsonrpc": "2.0", "id": "big", "method": "x",
+                      "params": {"text": "y" * (limits.OFF_LOOP_BYTES + 12_345)}}).encode()
+    data = frame(big) + frame(REQUEST) + frame(REQUEST)
+    chunks = [data[i : i + 300_000] for i in range(0, len(data), 300_000)]
+    frames = Frames(lambda: _pop(chunks), lambda: 4 * limits.OFF_LOOP_BYTES)
+    first, second, third = await frames.next(), await frames.next(), await frames.next()
+    assert first == big and len(first) == len(big)  # type: ignore[arg-type]
+    assert second == REQUEST and third == REQUEST
+    assert await frames.next() is None
+
+
+async def _pop(chunks: list[bytes]) -> bytes:
+    return chunks.pop(0) if chunks else b""
