@@ -25,7 +25,7 @@ const toolNames = (s: Schema) => s.$defs.ToolName.enum;
 
 test("the reducer handles exactly the schema's event kinds (REQ-PROTO-055)", () => {
   assert.deepEqual(tableProblems("reducer.ts EVENT_HANDLING", Object.keys(EVENT_HANDLING), eventKinds(SCHEMA)), []);
-  assert.equal(eventKinds(SCHEMA).length, 25);
+  assert.equal(eventKinds(SCHEMA).length, 26);
 });
 
 test("the timeline has an icon for exactly the schema's tools (REQ-PROTO-055)", () => {
