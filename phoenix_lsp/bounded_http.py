@@ -19,7 +19,13 @@ from . import limits
 
 
 class TooBig(limits.Refused):
-    """An answer over its kind's bounds; the read was ended there (what, the limit, and what to do)."""
+    """An answer over its kind's bounds; the read was ended there (what, the limit, and what to do). Raised as
+    an ``httpx2.StreamError`` too (:func:`_refusal_class`), which an SDK handles as a broken answer: the MCP SDK
+    answers the call waiting for it with an error carrying this message, and its session goes on."""
+
+
+#: words every refusal's message holds, by which a refusal is known after an SDK passed on only its text
+MARK = "the answer was not read further"
 
 
 class BoundedStream:  # an httpx2.AsyncByteStream: made one by _stream_class (httpx is imported when first used)
@@ -36,8 +42,7 @@ class BoundedStream:  # an httpx2.AsyncByteStream: made one by _stream_class (ht
         self._unit = bytearray()  # the current event's bytes so far, never more than its bound
 
     def _refuse(self, why: str) -> TooBig:
-        return TooBig(f"{why.removesuffix('; it was not decoded')}; the answer was not read further. "
-                      f"{self._bounds.advice}")
+        return _refusal_class()(f"{why.removesuffix('; it was not decoded')}; {MARK}. {self._bounds.advice}")
 
     def _grow(self, piece: bytes) -> None:
         unit = self._bounds.unit
@@ -94,6 +99,14 @@ def found(exc: BaseException) -> TooBig | None:
 
 
 @functools.cache
+def _refusal_class() -> type[TooBig]:
+    """:class:`TooBig` as an ``httpx2.StreamError`` too."""
+    import httpx2
+
+    return type("TooBigAnswer", (TooBig, httpx2.StreamError), {})
+
+
+@functools.cache
 def _stream_class() -> type[BoundedStream]:
     """:class:`BoundedStream` as an ``httpx2.AsyncByteStream`` (httpx reads only those from an async client)."""
     import httpx2
@@ -110,4 +123,4 @@ def response_hook(bounds_for: Callable[[Any], limits.HttpBounds]) -> Callable[[A
     return bound
 
 
-__all__ = ["BoundedStream", "TooBig", "found", "response_hook"]
+__all__ = ["MARK", "BoundedStream", "TooBig", "found", "response_hook"]
