@@ -73,6 +73,17 @@ ANSWERS: dict[str, Bounds] = {
 }
 
 
+#: the largest file the read tool reads (``tools/readonly.py``), from the disk or from the editor
+READ_FILE_BYTES = 64 * 1024 * 1024
+
+#: answers of an ACP client to the agent's own requests, by method: checked before the SDK decodes them (an
+#: answer of another method has a line's bounds). The text of a file the editor returns is bounded by what the
+#: read tool reads at most (in the JSON text, escapes included), and the answer holds a few members around it.
+ACP_ANSWERS: dict[str, Bounds] = {
+    "fs/read_text_file": Bounds("the editor's answer to fs/read_text_file", READ_FILE_BYTES, 1_000),
+}
+
+
 #: the input of one tool call as a model streams it (both providers): 16 MiB holds a patch that writes a big file
 TOOL_INPUT = Bounds("the tool input", 16 * 1024 * 1024, 1_000_000)
 
@@ -142,6 +153,6 @@ def answer(method: str | None, whole: Bounds) -> Bounds:
                                                                                       whole.max_tokens))
 
 
-__all__ = ["ANSWERS", "DEFAULT_MAX_MESSAGE_BYTES", "DEFAULT_MAX_MESSAGE_TOKENS", "MCP_MARGIN", "OFF_LOOP_BYTES",
-           "PROVIDER_LISTING", "PROVIDER_STREAM", "TOOL_INPUT", "Bounds", "HttpBounds", "Refused", "answer",
-           "decode", "mcp_http", "mcp_message", "message", "provider_answer"]
+__all__ = ["ACP_ANSWERS", "ANSWERS", "DEFAULT_MAX_MESSAGE_BYTES", "DEFAULT_MAX_MESSAGE_TOKENS", "MCP_MARGIN",
+           "OFF_LOOP_BYTES", "PROVIDER_LISTING", "PROVIDER_STREAM", "READ_FILE_BYTES", "TOOL_INPUT", "Bounds",
+           "HttpBounds", "Refused", "answer", "decode", "mcp_http", "mcp_message", "message", "provider_answer"]
