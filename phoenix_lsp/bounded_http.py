@@ -40,6 +40,7 @@ class BoundedStream:  # an httpx2.AsyncByteStream: made one by _stream_class (ht
         self._bounds = bounds
         self._total = 0
         self._unit = bytearray()  # the current event's bytes so far, never more than its bound
+        self._cr = False  # whether the last chunk ended with a CR, held back
 
     def _refuse(self, why: str) -> TooBig:
         return _refusal_class()(f"{why.removesuffix('; it was not decoded')}; {MARK}. {self._bounds.advice}")
@@ -65,16 +66,20 @@ class BoundedStream:  # an httpx2.AsyncByteStream: made one by _stream_class (ht
         if self._total > whole:
             raise self._refuse(f"{self._bounds.what} is {self._total:,} bytes long or more, over the limit of "
                                f"{whole:,} bytes for it")
-        if b"\n" not in chunk:
-            self._grow(chunk)
-            return
-        lines = chunk.split(b"\n")
-        for line in lines[:-1]:  # each ends a line
-            if line in (b"", b"\r") and (not self._unit or self._unit.endswith(b"\n")):
-                self._end_unit()  # a blank line ends the event
-            else:
-                self._grow(line + b"\n")
-        self._grow(lines[-1])
+        if self._cr:  # a CR that ended the last chunk: a line end of its own, or the first half of CRLF
+            chunk, self._cr = b"\r" + chunk, False
+        if chunk.endswith(b"\r"):
+            chunk, self._cr = chunk[:-1], True
+        if b"\r" in chunk:  # SSE ends a line with CRLF, LF or CR
+            chunk = chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        if chunk.startswith(b"\n") and (not self._unit or self._unit.endswith(b"\n")):
+            self._end_unit()  # a blank line whose first line end came in an earlier chunk
+            chunk = chunk[1:]
+        parts = chunk.split(b"\n\n")  # one step per event, not per line
+        self._grow(parts[0])
+        for part in parts[1:]:
+            self._end_unit()
+            self._grow(part)
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
         async for chunk in self._inner:

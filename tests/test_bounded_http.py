@@ -36,10 +36,19 @@ def _read(chunks: list[bytes], bounds: limits.HttpBounds = SMALL) -> bytes:
 
 @pytest.mark.req("REQ-PROTO-063")
 def test_events_within_the_bounds_pass_unchanged_however_they_are_cut() -> None:
-    events = b"".join(b'event: delta\ndata: {"a":[%d,{"b":"]]]]]]]]]]"}]}\n\n' % i for i in range(20))
-    for size in (1, 7, 64, len(events)):
-        chunks = [events[i:i + size] for i in range(0, len(events), size)]
-        assert _read(chunks) == events
+    for end in (b"\n", b"\r\n", b"\r"):  # SSE's three line ends
+        events = b"".join(b'event: delta%sdata: {"a":[%d,[[[[{"b":"]]]]]]]]]]"}]]]]]}%s%s' % (end, i, end, end)
+                          for i in range(20))
+        for size in (1, 2, 7, 64, len(events)):
+            chunks = [events[i:i + size] for i in range(0, len(events), size)]
+            assert _read(chunks) == events
+
+
+@pytest.mark.req("REQ-PROTO-063")
+def test_a_crlf_cut_between_two_chunks_is_one_line_end_not_a_blank_line() -> None:
+    # the two halves of a 9-deep event, each 5 deep: were the CR and LF two line ends, each half would pass alone
+    with pytest.raises(bounded_http.TooBig, match="more than 8 levels deep"):
+        _read([b"data: [[[[[\r", b"\ndata: [[[[1]]]]]]]]]\r\n\r\n"])
 
 
 @pytest.mark.req("REQ-PROTO-063")
