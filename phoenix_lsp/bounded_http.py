@@ -20,8 +20,9 @@ from . import limits
 
 class TooBig(limits.Refused):
     """An answer over its kind's bounds; the read was ended there (what, the limit, and what to do). Raised as
-    an ``httpx2.StreamError`` too (:func:`_refusal_class`), which an SDK handles as a broken answer: the MCP SDK
-    answers the call waiting for it with an error carrying this message, and its session goes on."""
+    an ``httpx2.StreamError`` and ``SSEError`` too (:func:`_refusal_class`), which an SDK handles as a broken
+    answer: the MCP SDK answers the call waiting for it with an error carrying this message, and its session goes
+    on."""
 
 
 #: words every refusal's message holds, by which a refusal is known after an SDK passed on only its text
@@ -105,10 +106,11 @@ def found(exc: BaseException) -> TooBig | None:
 
 @functools.cache
 def _refusal_class() -> type[TooBig]:
-    """:class:`TooBig` as an ``httpx2.StreamError`` too."""
+    """:class:`TooBig` as an ``httpx2.StreamError`` and ``SSEError`` too: what the MCP SDK takes as a broken JSON
+    answer or SSE stream, and answers the call waiting for it with an error carrying the message."""
     import httpx2
 
-    return type("TooBigAnswer", (TooBig, httpx2.StreamError), {})
+    return type("TooBigAnswer", (TooBig, httpx2.StreamError, httpx2.SSEError), {})
 
 
 @functools.cache

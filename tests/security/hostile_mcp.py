@@ -1,5 +1,6 @@
 """A hostile MCP server written without the SDK (whose own server would never send such messages): JSON-RPC by
-hand, over stdio (``python hostile_mcp.py``) or streamable HTTP (``python hostile_mcp.py --http PORT``).
+hand, over stdio (``python hostile_mcp.py``) or streamable HTTP (``python hostile_mcp.py --http PORT [--sse]``: each
+answer a JSON body, or one SSE event).
 
 Tools: ``echo(text)`` answers normally; ``huge(mb)`` answers one message of ``mb`` MiB (a text result);
 ``deep(levels)`` answers a structured result nested ``levels`` deep (a line of a few KB). What it sent is
@@ -65,7 +66,7 @@ def stdio(log: Path) -> None:
                 out.flush()
 
 
-def http(port: int, log: Path) -> None:
+def http(port: int, log: Path, sse: bool) -> None:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 
@@ -88,8 +89,10 @@ def http(port: int, log: Path) -> None:
                 self.send_header("Content-Length", "0")
                 self.end_headers()
                 return
+            if sse:  # one event holding the answer
+                sent = b"event: message\ndata: " + sent + b"\n\n"
             self.send_response(200)
-            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Type", "text/event-stream" if sse else "application/json")
             self.send_header("Content-Length", str(len(sent)))
             self.end_headers()
             try:
@@ -105,11 +108,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(prog="hostile_mcp")
     parser.add_argument("--log", type=Path, required=True)
     parser.add_argument("--http", type=int, metavar="PORT")
+    parser.add_argument("--sse", action="store_true", help="over HTTP, answer in an SSE event (else JSON)")
     args = parser.parse_args()
     if args.http is None:
         stdio(args.log)
     else:
-        http(args.http, args.log)
+        http(args.http, args.log, args.sse)
 
 
 if __name__ == "__main__":

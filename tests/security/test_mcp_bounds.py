@@ -41,9 +41,10 @@ def _hub(entry: dict[str, Any]) -> Iterator[McpHub]:
 
 
 @contextlib.contextmanager
-def _http(log: Path) -> Iterator[int]:
+def _http(log: Path, sse: bool) -> Iterator[int]:
     port = free_port()
-    process = subprocess.Popen([sys.executable, str(HOSTILE), "--log", str(log), "--http", str(port)])
+    process = subprocess.Popen([sys.executable, str(HOSTILE), "--log", str(log), "--http", str(port),
+                                *(["--sse"] if sse else [])])
     try:
         deadline = time.monotonic() + 30
         while True:
@@ -92,13 +93,14 @@ def test_a_result_10000_deep_from_a_stdio_server_is_one_tool_error_naming_the_li
 
 
 @pytest.mark.req("REQ-PROTO-063", "REQ-SEC-005")
+@pytest.mark.parametrize("sse", [False, True], ids=["json", "sse"])
 @pytest.mark.parametrize(("tool", "arguments", "said"), [
     ("huge", {"mb": 64}, "over the limit of " + LIMIT),
     ("deep", {"levels": 10_000}, "more than 64 levels deep")])
 def test_an_http_answer_over_the_bounds_is_one_tool_error_naming_the_limit(
-        tool: str, arguments: dict[str, int], said: str, tmp_path: Path) -> None:
+        tool: str, arguments: dict[str, int], said: str, sse: bool, tmp_path: Path) -> None:
     log = tmp_path / "sent.log"
-    with _http(log) as port, _hub({"url": f"http://127.0.0.1:{port}/mcp", "connectTimeoutS": 60,
+    with _http(log, sse) as port, _hub({"url": f"http://127.0.0.1:{port}/mcp", "connectTimeoutS": 60,
                                    "trustAnnotations": True}) as hub:
         assert hub.call("mcp://hostile/echo", {"text": "before"}, timeout_s=30) == "echo: before"
         refused = _refused(hub, tool, arguments)
