@@ -73,8 +73,68 @@ ANSWERS: dict[str, Bounds] = {
 }
 
 
+#: the largest file the read tool reads (``tools/readonly.py``), from the disk or from the editor
+READ_FILE_BYTES = 64 * 1024 * 1024
+
+#: answers of an ACP client to the agent's own requests, by method: checked before the SDK decodes them (an
+#: answer of another method has a line's bounds). The text of a file the editor returns is bounded by what the
+#: read tool reads at most (in the JSON text, escapes included), and the answer holds a few members around it.
+ACP_ANSWERS: dict[str, Bounds] = {
+    "fs/read_text_file": Bounds("the editor's answer to fs/read_text_file", READ_FILE_BYTES, 1_000),
+}
+
+
 #: the input of one tool call as a model streams it (both providers): 16 MiB holds a patch that writes a big file
 TOOL_INPUT = Bounds("the tool input", 16 * 1024 * 1024, 1_000_000)
+
+
+@dataclass(frozen=True)
+class HttpBounds:
+    """What one kind of HTTP answer may hold as it arrives (``bounded_http``): ``unit`` bounds each SSE event
+    (or a whole JSON answer) in bytes, nesting and tokens; ``whole`` the answer's bytes; ``advice`` says what to
+    do when one is over."""
+
+    what: str
+    unit: Bounds
+    whole: int
+    advice: str
+
+
+#: one event of a model's stream: it holds at most a piece of a tool's input (each provider streams a tool input
+#: in pieces; one piece is never above :data:`TOOL_INPUT`), with room for the event around it
+_PROVIDER_EVENT = Bounds("one event of the model's stream", TOOL_INPUT.max_bytes + 1024 * 1024,
+                         TOOL_INPUT.max_tokens)
+#: a model's answer (both providers): its text is bounded by the request's ``max_tokens`` (a few MiB of events
+#: at most) and each tool input by :data:`TOOL_INPUT`; 256 MiB is room for several whole tool inputs
+PROVIDER_STREAM = HttpBounds("the model's answer", _PROVIDER_EVENT, 256 * 1024 * 1024,
+                             "The provider (or a proxy before it) sent more than any answer holds; if this persists, "
+                             "check its base URL setting")
+#: the provider's listing of its models (``/v1/models``), and any other answer of a provider that is no stream
+PROVIDER_LISTING = HttpBounds("the provider's listing", Bounds("the provider's listing", 4 * 1024 * 1024, 200_000),
+                              4 * 1024 * 1024, "The provider's listing is not used; the built-in list is")
+
+
+def provider_answer(url_path: str) -> HttpBounds:
+    """The bounds of a provider's answer to a request for ``url_path``: the models listing is small."""
+    return PROVIDER_LISTING if url_path.rstrip("/").endswith("/models") else PROVIDER_STREAM
+
+
+#: room around an MCP result (the JSON-RPC envelope, the escapes of its text) in one MCP message
+MCP_MARGIN = 64 * 1024
+
+
+def mcp_message(max_result_bytes: int) -> Bounds:
+    """The bounds of one message from an MCP server (a stdio line, an HTTP answer or SSE event): the MCP client's
+    result cap plus :data:`MCP_MARGIN`; nesting 64 (REQ-SEC-005)."""
+    return Bounds("a message from the MCP server", max_result_bytes + MCP_MARGIN, 1_000_000)
+
+
+def mcp_http(max_result_bytes: int) -> HttpBounds:
+    """The bounds of an MCP server's HTTP answer: each event (or a JSON answer) one message; a stream of events
+    (a long-running call's notifications, then its result) at most 64 of them."""
+    unit = mcp_message(max_result_bytes)
+    return HttpBounds("the MCP server's answer", unit, 64 * unit.max_bytes,
+                      "Ask the tool for less (a narrower query); the next call is read as usual")
 
 
 def decode(text: str | bytes, bounds: Bounds) -> Any:
@@ -93,5 +153,6 @@ def answer(method: str | None, whole: Bounds) -> Bounds:
                                                                                       whole.max_tokens))
 
 
-__all__ = ["ANSWERS", "DEFAULT_MAX_MESSAGE_BYTES", "DEFAULT_MAX_MESSAGE_TOKENS", "OFF_LOOP_BYTES", "TOOL_INPUT",
-           "Bounds", "Refused", "answer", "decode", "message"]
+__all__ = ["ACP_ANSWERS", "ANSWERS", "DEFAULT_MAX_MESSAGE_BYTES", "DEFAULT_MAX_MESSAGE_TOKENS", "MCP_MARGIN",
+           "OFF_LOOP_BYTES", "PROVIDER_LISTING", "PROVIDER_STREAM", "READ_FILE_BYTES", "TOOL_INPUT", "Bounds",
+           "HttpBounds", "Refused", "answer", "decode", "mcp_http", "mcp_message", "message", "provider_answer"]

@@ -170,7 +170,9 @@ class Reply:
       (bounded by ``hang_limit_s``);
     - ``sse_error``: after the content, send an ``event: error`` with this error type (e.g.
       ``overloaded_error``) instead of finishing, as the real API does for mid-stream failures;
-    - ``headers``: extra response headers (e.g. ``retry-after`` on a 429).
+    - ``headers``: extra response headers (e.g. ``retry-after`` on a 429);
+    - ``endless_line``: after the first events, one ``data:`` line of that many bytes (``x`` and no line end,
+      sent until the client goes away); the bytes of it sent are in ``RecordedRequest.line_bytes_sent``.
 
     :meth:`stalled` stalls before the headers or mid-stream (no byte at all) until the client gives up.
     """
@@ -190,6 +192,7 @@ class Reply:
     sse_error: str | None = None
     stamp: bool = False  # replace each text delta with "<send time in monotonic ns>;" (latency benchmarks)
     headers: dict[str, str] = field(default_factory=dict)
+    endless_line: int | None = None
 
     # -- constructors --------------------------------------------------------------------------------
     @classmethod
@@ -302,6 +305,7 @@ class RecordedRequest:
     first_byte_at: float | None = None
     status: int | None = None
     events_sent: int = 0
+    line_bytes_sent: int = 0  # of a reply's endless line
     disconnected: bool = False  # the client went away before the response was complete
     completed: bool = False  # the response was sent in full
     usage: dict[str, int] | None = None  # the usage answered (input, output, cache write and read tokens)
@@ -797,6 +801,9 @@ class _Handler(BaseHTTPRequestHandler):
             raise _ClientGone from exc
         rec.status = 200
         for event, is_delta in self._events(reply, model, usage):
+            if reply.endless_line is not None and rec.events_sent >= 2:
+                self._endless_line(reply.endless_line, rec)
+                return
             if reply.drop_after_events is not None and rec.events_sent >= reply.drop_after_events:
                 # Cut the TCP connection without the terminating chunk: a real mid-stream failure.
                 with contextlib.suppress(OSError):
@@ -825,6 +832,19 @@ class _Handler(BaseHTTPRequestHandler):
             rec.last_write_at = time.monotonic()
         self._write(b"0\r\n\r\n", rec)
         rec.completed = True
+
+
+    def _endless_line(self, size: int, rec: RecordedRequest) -> None:
+        """One ``data:`` line of ``size`` bytes, 1 MiB a chunk, never ended; then the connection is cut."""
+        self._write(b"%x\r\ndata: \r\n" % 6, rec)
+        piece = b"x" * (1 << 20)
+        while rec.line_bytes_sent < size:
+            part = piece[:size - rec.line_bytes_sent]
+            self._write(b"%x\r\n%s\r\n" % (len(part), part), rec)
+            rec.line_bytes_sent += len(part)
+        self.close_connection = True
+        with contextlib.suppress(OSError):
+            self.connection.shutdown(socket.SHUT_RDWR)
 
 
 class _Server(ThreadingHTTPServer):

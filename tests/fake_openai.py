@@ -72,6 +72,7 @@ class Recorded:
     status: int | None = None
     disconnected: bool = False
     chunks_sent: int = 0
+    line_bytes_sent: int = 0  # of a reply's endless line
     usage: dict[str, int] = field(default_factory=dict)
 
     @property
@@ -255,6 +256,17 @@ class _Handler(BaseHTTPRequestHandler):
             raise _Gone from exc
         rec.status = 200
         for data, is_delta in self._chunks(reply, body, rec.usage):
+            if reply.endless_line is not None and rec.chunks_sent >= 2:
+                self._send(b"data: ")  # one line of that many bytes, never ended; then the connection is cut
+                piece = b"x" * (1 << 20)
+                while rec.line_bytes_sent < reply.endless_line:
+                    part = piece[:reply.endless_line - rec.line_bytes_sent]
+                    self._send(part)
+                    rec.line_bytes_sent += len(part)
+                self.close_connection = True
+                with contextlib.suppress(OSError):
+                    self.connection.shutdown(socket.SHUT_RDWR)
+                return
             if reply.drop_after_events is not None and rec.chunks_sent >= reply.drop_after_events:
                 with contextlib.suppress(OSError):
                     self.connection.shutdown(socket.SHUT_RDWR)

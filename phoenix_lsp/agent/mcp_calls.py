@@ -10,7 +10,8 @@ import re
 import time
 from typing import Any
 
-from .. import safe_json
+from .. import bounded_http, safe_json
+from . import mcp_relay
 from .contracts import ErrorCode
 from .mcp_listings import McpListings
 from .mcp_sessions import describe, fail
@@ -47,12 +48,22 @@ class McpCalls(McpListings):
             if exc.code == _REQUEST_TIMEOUT:
                 raise fail(ErrorCode.TIMEOUT, f"{bare} did not answer within {timeout_s:g} s; it may still be "
                             "running on the server. Retry with a longer timeout or ask for less") from None
+            if exc.code == mcp_relay.REFUSED_CODE or bounded_http.MARK in exc.message:
+                # its answer was over a message's bounds: the relay's answer, or the SDK's of bounded_http's error
+                # (a broken JSON answer, or an SSE stream that failed: the session goes on)
+                raise fail(ErrorCode.RESULT_TOO_LARGE, self._scrub(
+                    f"{bare} failed: its answer was not read: {exc.message[:1000]}")) from None
             if exc.code == _CONNECTION_CLOSED:
                 raise await self._lost(server, f"closed the connection during a call of {tool.name}") from None
             code = {_INVALID_PARAMS: ErrorCode.INVALID_ARGUMENTS,
                     _METHOD_NOT_FOUND: ErrorCode.NOT_FOUND}.get(exc.code, ErrorCode.TOOL_ERROR)
             raise fail(code, self._scrub(f"{bare} failed: MCP error {exc.code}: {exc.message[:500]}")) from None
-        except Exception as exc:  # a broken transport
+        except Exception as exc:  # a broken transport, or an HTTP answer over its bounds
+            too_big = bounded_http.found(exc)
+            if too_big is not None:
+                await self._lost(server, f"sent an answer over its bounds during a call of {tool.name}")
+                raise fail(ErrorCode.RESULT_TOO_LARGE, self._scrub(
+                    f"{bare} failed: its answer was not read: {too_big}")) from None
             raise await self._lost(server, f"failed during a call of {tool.name} ({describe(exc)})") from None
         log.debug("called %s in %.0f ms", bare, (time.monotonic() - started) * 1000)
         text = "\n".join(getattr(c, "text", "") for c in result.content if getattr(c, "type", "") == "text")

@@ -15,6 +15,7 @@ from typing import IO, Any, TextIO, cast
 
 from pydantic import SecretStr
 
+from .. import bounded_http, limits
 from .agent_config import SECRET_REF, HttpServer, McpRegistry, StdioServer
 from .contracts import AgentError, ErrorCode, ErrorKind, ToolFailure
 from .mcp_secrets import McpSecrets
@@ -191,8 +192,12 @@ class McpSessions(McpSecrets):
                 if isinstance(config, StdioServer):
                     from mcp.client.stdio import StdioServerParameters, stdio_client
 
+                    from . import mcp_relay
+
                     env = {**config.env, **{k: v.get_secret_value() for k, v in secrets.items()}}
-                    argv = config.argv()
+                    # its stdout reaches the SDK through the relay, a line at a time within a message's bounds
+                    bounds = limits.mcp_message(self._max_result_bytes)
+                    argv = mcp_relay.command(config.argv(), bounds.max_bytes, bounds.max_tokens, bounds.max_depth)
                     params = StdioServerParameters(command=argv[0], args=argv[1:], env=env,
                                                    cwd=str(config.cwd) if config.cwd else None)
                     read, write = await stack.enter_async_context(stdio_client(params, errlog=cast(TextIO, stderr)))
@@ -209,6 +214,9 @@ class McpSessions(McpSecrets):
                             server.http_status = response.status_code
 
                     client.event_hooks["response"].append(record)
+                    # each answer (a JSON answer, an SSE event) bounded as it arrives, before the SDK reads it
+                    client.event_hooks["response"].append(bounded_http.response_hook(
+                        lambda _request: limits.mcp_http(self._max_result_bytes)))
                     await stack.enter_async_context(client)
                     read, write = await stack.enter_async_context(streamable_http_client(
                         config.url, http_client=client, max_sse_event_size=self._max_result_bytes + 65536))

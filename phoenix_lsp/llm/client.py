@@ -39,7 +39,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .. import limits
+from .. import bounded_http, limits
 from ..store.secrets import SecretGuard
 
 if TYPE_CHECKING:
@@ -317,11 +317,14 @@ class LlmClient:
         with _BUILDING:  # made once, in a thread (see _built)
             if self._sdk is None:
                 import httpx2
-                from anthropic import AsyncAnthropic  # lazy: the SDK takes long to import
+                from anthropic import AsyncAnthropic, DefaultAsyncHttpxClient  # lazy: the SDK takes long to import
 
                 self._sdk = AsyncAnthropic(
                     api_key=self._api_key,
                     base_url=self._base_url,
+                    # the SDK's own client (its pool, keep-alive, redirects), each answer bounded as it arrives
+                    http_client=DefaultAsyncHttpxClient(event_hooks={"response": [bounded_http.response_hook(
+                        lambda request: limits.provider_answer(request.url.path))]}),
                     max_retries=0,  # the core owns retries (3, exponential backoff, visible to the user)
                     # a read waits at most the idle timeout for its next bytes (the headers, an event, a ping)
                     timeout=httpx2.Timeout(self._timeout_s, read=self._idle_s),
@@ -429,6 +432,10 @@ class LlmClient:
             )
         if isinstance(exc, anthropic.APIStatusError):
             return self._status_failure(exc, request)
+        too_big = bounded_http.found(exc)
+        if too_big is not None:  # retried, it would be read again to its bound: the user decides
+            return LlmFailure(False, None, f"The answer of the Anthropic API at {self.base_url} was refused: "
+                                           f"{too_big}.")
         if isinstance(exc, _Stalled):
             return LlmFailure(
                 True,

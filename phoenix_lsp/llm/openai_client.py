@@ -40,7 +40,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .. import limits
+from .. import bounded_http, limits
 from ..store.secrets import SecretGuard
 from .client import (
     _SHARE_S,
@@ -312,17 +312,20 @@ class OpenAiClient:
         with _BUILDING:  # made once, in a thread (see _built)
             if self._sdk is None:
                 import httpx2
-                from openai import AsyncAzureOpenAI, AsyncOpenAI
+                from openai import AsyncAzureOpenAI, AsyncOpenAI, DefaultAsyncHttpxClient
 
                 timeout = httpx2.Timeout(self._timeout_s, read=self._idle_s)
+                # the SDK's own client (its pool, keep-alive, redirects), each answer bounded as it arrives
+                http = DefaultAsyncHttpxClient(event_hooks={"response": [bounded_http.response_hook(
+                    lambda request: limits.provider_answer(request.url.path))]})
                 key = self.provider.api_key or "unused"  # a local server takes any key; the SDK wants one
                 if self.provider.kind == "azure":
                     self._sdk = AsyncAzureOpenAI(azure_endpoint=self.provider.base_url, api_key=key,
                                                  api_version=self.provider.api_version or "2024-10-21",
-                                                 max_retries=0, timeout=timeout)
+                                                 max_retries=0, timeout=timeout, http_client=http)
                 else:  # base_url always given: OPENAI_BASE_URL never applies to another provider
                     self._sdk = AsyncOpenAI(api_key=key, base_url=self.provider.base_url, max_retries=0,
-                                            timeout=timeout)
+                                            timeout=timeout, http_client=http)
         return self._sdk
 
     async def _built(self) -> AsyncOpenAI:
@@ -368,7 +371,8 @@ class OpenAiClient:
         import httpx2
 
         root = self.provider.base_url.removesuffix("/v1")
-        async with httpx2.AsyncClient(timeout=5.0) as http:
+        async with httpx2.AsyncClient(timeout=5.0, event_hooks={"response": [bounded_http.response_hook(
+                lambda _request: limits.PROVIDER_LISTING)]}) as http:
             answer = await http.post(f"{root}/api/show", json={"model": upstream})
             answer.raise_for_status()
             data = answer.json()
@@ -452,6 +456,9 @@ class OpenAiClient:
         where = self._where()
         if isinstance(exc, openai.APIStatusError):
             return self._status_failure(exc, model)
+        too_big = bounded_http.found(exc)
+        if too_big is not None:  # retried, it would be read again to its bound: the user decides
+            return LlmFailure(False, None, f"The answer of {where} was refused: {too_big}.")
         if isinstance(exc, _Stalled):
             return LlmFailure(True, None, f"The stream from {where} stalled: nothing arrived for {self._idle_s:g} s "
                               f"{exc.where}. If this persists, check the server (PHOENIX_LLM_IDLE_TIMEOUT_S sets "

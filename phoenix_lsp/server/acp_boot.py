@@ -20,7 +20,7 @@ from ..sandbox import probe
 from ..sandbox.background import kill_background_jobs
 from .acp.agent import PhoenixAgent
 from .acp.client import AcpClient
-from .acp.lines import READ_LIMIT, objects_only
+from .acp.lines import READ_LIMIT, Asked, objects_only, watch
 from .boot import build_hub
 
 log = logging.getLogger(_pkg)
@@ -39,8 +39,9 @@ async def _serve(data_dir: str | None) -> None:
         if warning:  # REQ-BASH-009: said in the log (ACP has no message for it outside a session)
             log.warning("%s", warning)
         reader, writer = await stdio_streams(limit=READ_LIMIT)  # a longer line is read on in pieces
-        lines = objects_only(reader, writer, settings.max_message_bytes, settings.max_message_tokens)
-        await acp.run_agent(PhoenixAgent(client), writer, lines,  # type: ignore[arg-type]
+        asked = Asked()  # the agent's requests whose answers have bounds of their own (fs/read_text_file)
+        lines = objects_only(reader, writer, settings.max_message_bytes, settings.max_message_tokens, asked)
+        await acp.run_agent(PhoenixAgent(client), watch(writer, asked), lines,  # type: ignore[arg-type]
                             observers=[client.observe])  # the methods it does not serve (session/list, fork...)
         # are answered "method not found" by the SDK; a line that is no JSON object is skipped (REQ-ACP-016), a
         # line over PHOENIX_MAX_MESSAGE_BYTES is thrown away as it arrives (REQ-ACP-019)

@@ -21,7 +21,7 @@ from typing import TypeVar
 
 import regex  # type: ignore[import-untyped]  # no stubs installed
 
-from phoenix_lsp import confined
+from phoenix_lsp import confined, limits
 from phoenix_lsp.sandbox.denylist import DenyCheck
 from phoenix_lsp.tools.inputs import ListDirectoryInput, ReadFileInput, SearchFilesInput, ToolInput, validate
 from phoenix_lsp.tools.paths import PathError, resolve_in_workspace
@@ -40,7 +40,7 @@ __all__ = [
 
 READ_DEFAULT_LIMIT = 2_000
 """Lines returned by read_file when no limit is given."""
-READ_MAX_FILE_BYTES = 64 * 1024 * 1024
+READ_MAX_FILE_BYTES = limits.READ_FILE_BYTES
 """The largest file read_file reads (a bigger one is refused, not cut: its lines would be numbered wrongly)."""
 READ_MAX_CHARS = 100_000
 """Most characters of file text one read_file call returns (about 25k tokens)."""

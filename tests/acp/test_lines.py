@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from phoenix_lsp.server.acp.lines import READ_LIMIT, objects_only
+from phoenix_lsp.server.acp.lines import READ_LIMIT, Asked, objects_only
 from tests.waiting import eventually
 
 CAP = 64 * 1024
@@ -60,3 +60,29 @@ async def test_a_line_over_its_bounds_is_answered_and_never_reaches_the_sdk(line
     [answer] = [json.loads(written) for written in writer.written]
     assert answer["id"] == 11 and answer["error"]["code"] == -32600
     assert said in answer["error"]["message"] and "goes on serving" in answer["error"]["message"]
+
+
+@pytest.mark.req("REQ-PROTO-063", "REQ-ACP-010")
+@pytest.mark.parametrize("shape", ["over the line's cap", "over its own tokens"])
+async def test_an_answer_to_the_agents_read_over_its_bounds_fails_the_read_and_is_not_answered_back(
+        shape: str) -> None:
+    asked = Asked()
+    asked.sent(b'{"jsonrpc": "2.0", "id": 3, "method": "fs/read_text_file", "params": {"path": "/w/a.txt"}}\n')
+    asked.sent(b'{"jsonrpc": "2.0", "id": 4, "method": "session/request_permission", "params": {}}\n')
+    assert asked.pending == {3: "fs/read_text_file"}  # only the methods with bounds of their own are noted
+    source = asyncio.StreamReader(limit=READ_LIMIT)
+    writer = Writer()
+    lines = objects_only(source, writer, CAP, asked=asked)  # type: ignore[arg-type]
+    if shape == "over the line's cap":
+        source.feed_data(b'{"jsonrpc": "2.0", "id": 3, "result": {"content": "' + b"x" * (2 * CAP) + b'"}}\n')
+    else:  # within a line's bounds, over the 1,000 tokens of this answer
+        source.feed_data(b'{"jsonrpc": "2.0", "id": 3, "result": {"content": "x", "_meta": {"pad": ['
+                         + b'"",' * 2_000 + b'""]}}}\n')
+    source.feed_data(b'{"jsonrpc": "2.0", "id": 4, "result": {"outcome": {"outcome": "cancelled"}}}\n')
+    source.feed_eof()
+    refused = json.loads(await asyncio.wait_for(lines.readline(), 30))
+    assert refused["id"] == 3 and "was not read" in refused["error"]["message"], refused
+    assert json.loads(await asyncio.wait_for(lines.readline(), 30))["id"] == 4  # another answer, as it came
+    assert await asyncio.wait_for(lines.readline(), 30) == b""
+    assert writer.written == []  # nothing is answered back to the client
+    assert asked.pending == {}

@@ -15,7 +15,9 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import re
 from collections.abc import Callable
+from dataclasses import replace
 
 from ... import limits
 from ..transport import ID_WINDOW, message_id, request_id
@@ -69,30 +71,98 @@ def bounds_refusal(msg_id: int | str, reason: str) -> bytes:
     return (json.dumps(answer, separators=(",", ":")) + "\n").encode("utf-8")
 
 
+#: the method of a request the agent writes, looked for in the first bytes of what it writes
+_METHOD = re.compile(rb'"method"\s*:\s*"([^"\\]{1,64})"')
+
+
+class Asked:
+    """The agent's own requests whose answers have bounds of their own (``limits.ACP_ANSWERS``), by id: seen as
+    the SDK writes them (before their bytes leave, so that no answer can come first), forgotten when answered."""
+
+    def __init__(self) -> None:
+        self.pending: dict[int | str, str] = {}
+
+    def sent(self, data: bytes) -> None:
+        """Note ``data`` (one message the SDK writes) when it is a request of a method with its own bounds."""
+        head = data[:512]
+        found = _METHOD.search(head)
+        if found is None or found[1].decode() not in limits.ACP_ANSWERS:
+            return
+        msg_id = request_id(data[:ID_WINDOW])
+        if msg_id is not None:
+            self.pending[msg_id] = found[1].decode()
+
+    def answered(self, msg_id: int | str | None) -> limits.Bounds | None:
+        """The bounds of the answer with ``msg_id`` when it answers such a request (then it is forgotten)."""
+        if msg_id is None or not self.pending:
+            return None
+        method = self.pending.pop(msg_id, None)
+        return None if method is None else limits.ACP_ANSWERS[method]
+
+
+def watch(writer: asyncio.StreamWriter, asked: Asked) -> asyncio.StreamWriter:
+    """``writer`` (the agent's stdout, which the SDK takes only as an asyncio StreamWriter) noting each request it
+    writes in :class:`Asked` first."""
+    write = writer.write
+
+    def noted(data: bytes | bytearray | memoryview) -> None:
+        asked.sent(bytes(data[:ID_WINDOW]))
+        write(data)
+
+    setattr(writer, "write", noted)  # noqa: B010  # the instance's own, in place of the class's
+    return writer
+
+
+def answer_refusal(msg_id: int | str, reason: str) -> bytes:
+    """An error answer standing for an answer of the client over its bounds, as one line fed to the SDK: the
+    request waiting for it fails with the reason (a read then falls back to the disk, REQ-ACP-020)."""
+    message = f"The client's answer was not read: {reason}"
+    answer = {"jsonrpc": "2.0", "id": msg_id, "error": {"code": INVALID_REQUEST, "message": message}}
+    return (json.dumps(answer, separators=(",", ":")) + "\n").encode("utf-8")
+
+
 def objects_only(source: asyncio.StreamReader, writer: asyncio.StreamWriter | None = None,
-                 cap: int = 2**31 - 1, tokens: int = limits.DEFAULT_MAX_MESSAGE_TOKENS) -> asyncio.StreamReader:
+                 cap: int = 2**31 - 1, tokens: int = limits.DEFAULT_MAX_MESSAGE_TOKENS,
+                 asked: Asked | None = None) -> asyncio.StreamReader:
     """A reader that gives the lines of ``source`` that start with ``{`` and hold at most ``cap`` bytes, nest at
     most ``safe_json.MAX_DEPTH`` levels and hold at most ``tokens`` strings, commas and brackets (REQ-PROTO-061);
     the others are logged and skipped, and a request among them is answered on ``writer``. A line over
-    ``limits.OFF_LOOP_BYTES`` is measured in a thread."""
+    ``limits.OFF_LOOP_BYTES`` is measured in a thread. An answer to one of the agent's requests noted in
+    ``asked`` has that method's bounds (``limits.ACP_ANSWERS``); over them, or over the line's cap, the SDK is given
+    an error answer for it instead."""
     reader = asyncio.StreamReader()
     bounds = limits.message(cap, tokens)
 
-    def measured(line: bytes) -> str | None:
+    def measured(line: bytes, kind: limits.Bounds) -> str | None:
         try:
-            bounds.check(line)
+            kind.check(line)
         except limits.Refused as exc:
             return str(exc)
         return None
 
+    def own_answer(head: bytes) -> tuple[int | str, limits.Bounds] | None:
+        """The id and bounds of an answer to one of the agent's requests with bounds of their own."""
+        if asked is None or not asked.pending:
+            return None
+        msg_id = request_id(head[:ID_WINDOW])
+        kind = asked.answered(msg_id)
+        return None if kind is None or msg_id is None else (msg_id, kind)
+
     async def over(line: bytes) -> bool:
         """Whether the line is over its bounds (then it is logged, and its request answered)."""
+        own = own_answer(line)
+        kind = bounds if own is None else replace(own[1], max_bytes=min(own[1].max_bytes, cap),
+                                                  max_tokens=min(own[1].max_tokens, tokens))
         if len(line) > limits.OFF_LOOP_BYTES:
-            reason = await asyncio.get_running_loop().run_in_executor(None, measured, line)
+            reason = await asyncio.get_running_loop().run_in_executor(None, measured, line, kind)
         else:
-            reason = measured(line)
+            reason = measured(line, kind)
         if reason is None:
             return False
+        if own is not None:
+            log.warning("an answer of the ACP client was not read (%d bytes): %s", len(line), reason)
+            reader.feed_data(answer_refusal(own[0], reason))
+            return True
         msg_id = message_id(line)
         log.warning("a line from the ACP client was skipped (%d bytes): %s; %s", len(line), reason,
                     "its request is answered an error" if msg_id is not None else "it holds no request id")
@@ -101,6 +171,12 @@ def objects_only(source: asyncio.StreamReader, writer: asyncio.StreamWriter | No
         return True
 
     def refuse(head: bytes, size: int) -> None:
+        own = own_answer(head)
+        if own is not None:  # an answer to the agent's request: the request fails (it is not answered back)
+            reason = f"it is {size:,}+ bytes, over the limit of {cap:,} bytes for a line (PHOENIX_MAX_MESSAGE_BYTES)"
+            log.warning("an answer of the ACP client was not read: %s", reason)
+            reader.feed_data(answer_refusal(own[0], reason))
+            return
         msg_id = request_id(head)
         log.warning("a line from the ACP client was skipped: it is %d+ bytes, over the limit of %d "
                     "(PHOENIX_MAX_MESSAGE_BYTES); %s", size, cap,
