@@ -15,7 +15,7 @@ The adapter in turn sees a conversation as a :class:`Conversation` and the conve
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Coroutine, Mapping
+from collections.abc import Coroutine, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -45,12 +45,26 @@ class Conversation(Protocol):
     def answer_upgrade(self, approve: bool) -> Any: ...
 
 
+class AgentRouteView(Protocol):
+    """The agent route (``agent_route.AgentRoute``) as an adapter and a use case see it: why it cannot run
+    (None: it can), the MCP servers a client brings, and the artifacts it keeps."""
+
+    @property
+    def unavailable(self) -> str | None: ...
+    @property
+    def artifacts(self) -> Any: ...
+    def add_servers(self, servers: Mapping[str, Any], secrets: Sequence[str] = ()) -> list[str]: ...
+
+
 class SightSettings(Protocol):
-    """How long the editor's sight waits (``HubConfig``'s fields of the same names)."""
+    """The server's settings an adapter reads (``HubConfig``'s fields of the same names): how long the editor's
+    sight waits, the deny-read list, the agent route."""
 
     sight_settle_ms: int
     sight_timeout_ms: int
     deny_read: tuple[Path, ...] | None
+    config_dir: Path | None
+    agent_route: AgentRouteView | None
 
 
 class Conversations(Protocol):

@@ -18,13 +18,14 @@ from ...protocol import params as p
 from ...protocol import results as res
 from ...protocol import views
 from ...protocol.views import SandboxInfo
-from ...sandbox.denylist import DenyCheck, current_deny_read
+from ...sandbox.denylist import deny_check
 from .. import instructions, wire
 from ..capabilities import sandbox_info
 from ..errors import PhoenixError, invalid
 from ..lsp import PhoenixServer
-from ..requests import Handler, apply, conversation, hub, warm_sdk
+from ..requests import Handler, apply, conversation, hub
 from ..runtime import Runtime
+from ..usecases.warm import warm_up
 from .models import check_model
 
 
@@ -67,7 +68,7 @@ def instructions_reader(ls: PhoenixServer,
     h = hub(ls)
     user_dir = instructions.config_dir(h.config.config_dir)
     roots = workspace_roots(ls)
-    deny = DenyCheck(h.config.deny_read if h.config.deny_read is not None else current_deny_read())
+    deny = deny_check(h.config.deny_read)
     redact = h.store.guard.redact
 
     def read() -> tuple[str, tuple[InstructionFile, ...]]:
@@ -83,7 +84,7 @@ def instruction_views(files: tuple[InstructionFile, ...]) -> list[res.Instructio
 
 def new_conversation(ls: PhoenixServer, p: p.NewConversationParams) -> res.NewConversationResult:
     conversations = hub(ls)
-    warm_sdk()
+    warm_up()
     given = p.working_directory  # absent means the workspace root; empty is refused by its model
     cwd = given if given is not None else _root(ls) or os.getcwd()
     try:  # REQ-URI-002: the one session-folder rule (not /, not the home folder nor one that holds it)
