@@ -57,7 +57,7 @@ class AgentRouteView(Protocol):
 
 
 class SightSettings(Protocol):
-    """The server's settings an adapter reads (``HubConfig``'s fields of the same names): how long the editor's
+    """The server's config an adapter reads (``HubConfig``'s fields of the same names): how long the editor's
     sight waits, the deny-read list, the agent route."""
 
     sight_settle_ms: int
