@@ -64,7 +64,9 @@ class SightSettings(Protocol):
     sight_timeout_ms: int
     deny_read: tuple[Path, ...] | None
     config_dir: Path | None
-    agent_route: AgentRouteView | None
+
+    @property
+    def agent_route(self) -> AgentRouteView | None: ...
 
 
 class Conversations(Protocol):
