@@ -21,7 +21,7 @@ from typing import Any, Protocol
 
 from ..core.events import Event
 from ..core.state import ConversationState
-from ..core.values import Decision, InstructionFile, Policy, Style, ToolUse
+from ..core.values import Decision, InstructionFile, Message, Policy, Style, ToolUse
 from ..protocol import events as ev
 
 
@@ -83,6 +83,7 @@ class Conversations(Protocol):
     @property
     def store(self) -> Any: ...
     def create(self, *, working_directory: str, model: str | None, style: Style, policy: Policy,
+               origin_id: str | None = None, seed: Message | None = None,
                instructions: tuple[str, tuple[InstructionFile, ...]] = ("", ())) -> Conversation: ...
     def get(self, conversation_id: str) -> Conversation: ...
     def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]: ...

@@ -23,12 +23,9 @@ from acp.schema import (
     SetSessionModeResponse,
 )
 
-from ... import uris
-from ...core.events import Cancel, SetMode
-from ...core.values import InstructionFile, Mode, Policy, Style
-from ...sandbox.denylist import DenyCheck
-from .. import instructions
+from ...core.values import InstructionFile, Mode
 from ..adapter import Conversation, Conversations
+from ..usecases import choices, conversations
 from ..usecases import send_message as send
 from ..usecases.errors import Invalid, Refused, UseCaseError
 from ..usecases.warm import warm_up
@@ -80,14 +77,10 @@ class PhoenixAgent:
     # ------------------------------------------------------------------------------------ sessions
 
     async def new_session(self, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any) -> NewSessionResponse:
-        try:  # REQ-URI-002: the one session-folder rule; the tools' confinement must confine something
-            working_directory = await asyncio.to_thread(uris.session_folder, cwd)
-        except uris.UriError as exc:
-            raise RequestError.invalid_params({"cwd": str(exc)}) from None
-        warm_up()  # the SDK and the cgroup probes, once a session is in use
+        # REQ-URI-002: the one session-folder rule; the tools' confinement must confine something
+        working_directory = await self._folder(cwd)
         found = await asyncio.to_thread(self._instructions, working_directory)
-        conversation = self.hub.create(working_directory=working_directory, model=None, style=Style.CHAT,
-                                       policy=Policy.INTERACTIVE, instructions=found)
+        conversation = conversations.start(self.hub, conversations.Start(working_directory, found))
         await self._attach_servers(mcp_servers)
         self._attach(conversation)
         return NewSessionResponse(session_id=conversation.id, modes=modes(conversation))
@@ -98,10 +91,7 @@ class PhoenixAgent:
             conversation = self.hub.get(session_id)
         except Exception:
             raise RequestError.resource_not_found(session_id) from None
-        try:  # REQ-URI-002: the folder a client names is held to the rule a new session's is
-            await asyncio.to_thread(uris.session_folder, cwd)
-        except uris.UriError as exc:
-            raise RequestError.invalid_params({"cwd": str(exc)}) from None
+        await self._folder(cwd)  # REQ-URI-002: the folder a client names is held to the rule a new session's is
         parent = conversation.state.parent_id
         if parent:  # REQ-ACP-016: a sub-agent answers to its parent only (REQ-BED-018)
             raise RequestError.invalid_params({"sessionId": f"{session_id[:120]!r} is a sub-agent of the session "
@@ -133,19 +123,18 @@ class PhoenixAgent:
             self.client.sessions[conversation.id] = session
         return session
 
+    async def _folder(self, cwd: str) -> str:
+        try:
+            return await asyncio.to_thread(conversations.session_folder, cwd, "cwd")
+        except Invalid as exc:
+            raise RequestError.invalid_params({exc.field: exc.reason}) from None
+
     def _instructions(self, working_directory: str) -> tuple[str, tuple[InstructionFile, ...]]:
         """The project instructions (REQ-INSTR-001), the repository around the directory standing for the
         workspace folder."""
         here = Path(working_directory)
         roots = [d for d in (here, *here.parents) if (d / ".git").exists()][:1] or [here]
-        deny = self._deny()
-        found = instructions.read(here, roots, user_dir=instructions.config_dir(self.hub.config.config_dir),
-                                  redact=self.hub.store.guard.redact, deny=deny)
-        return found.text, found.files
-
-    def _deny(self) -> DenyCheck:
-        """The deny-read list: the configured one, or the sandbox's defaults."""
-        return send.deny(self.hub)
+        return conversations.project_instructions(self.hub, working_directory, roots)
 
     def _session(self, session_id: str) -> tuple[Session, Conversation]:
         session = self.client.sessions.get(session_id)
@@ -159,9 +148,10 @@ class PhoenixAgent:
         if mode_id not in updates.MODES:
             raise RequestError.invalid_params({"modeId": f"{mode_id[:40]!r} is not a mode: use "
                                                f"{' or '.join(updates.MODES)}"})
-        outcome = conversation.apply(SetMode(Mode(mode_id)))  # the user's own choice, like /execute (REQ-ACP-003)
-        if outcome.reject is not None:
-            raise RequestError.invalid_request({"message": outcome.reject.message})
+        try:  # the user's own choice, like /execute (REQ-ACP-003)
+            choices.set_mode(conversation, Mode(mode_id))
+        except Refused as exc:
+            raise RequestError.invalid_request({"message": exc.reject.message}) from None
         return SetSessionModeResponse()
 
     # ------------------------------------------------------------------------------------- prompts
@@ -203,7 +193,7 @@ class PhoenixAgent:
         session.cancelled = True
         conversation = self.hub.runtimes.get(session_id)
         if conversation is not None:
-            conversation.apply(Cancel())
+            conversations.cancel(conversation)
         session.end_turn("cancelled")
 
 

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ...core import events
 from ...protocol import params as p
 from ...protocol import results as res
 from .. import attachments
 from ..errors import PhoenixError, invalid, refusal
 from ..lsp import PhoenixServer
-from ..requests import Handler, apply, conversation, hub
+from ..requests import Handler, conversation, hub
 from ..runtime import Runtime
+from ..usecases import conversations
 from ..usecases import send_message as usecase
 from ..usecases.errors import Invalid, Refused, UseCaseError
 from .conversations import workspace_roots
@@ -71,10 +71,8 @@ def send_message(ls: PhoenixServer, p: p.SendMessageParams) -> res.SendMessageRe
 
 
 def cancel(ls: PhoenixServer, p: p.ConversationRef) -> res.CancelResult:
-    runtime = conversation(ls, p.conversation_id)
-    was_busy = runtime.busy
-    apply(runtime, events.Cancel())
-    return res.CancelResult(cancelled=was_busy, status=runtime.state.status.kind)
+    done = conversations.cancel(conversation(ls, p.conversation_id))
+    return res.CancelResult(cancelled=done.cancelled, status=done.status)
 
 
 #: the phoenix/* requests this module serves, each with its handler (installed by ``served.py``)
