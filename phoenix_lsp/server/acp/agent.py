@@ -88,9 +88,11 @@ class PhoenixAgent:
     async def load_session(self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None,
                            **kwargs: Any) -> LoadSessionResponse:
         try:
-            conversation = self.hub.get(session_id)
-        except Exception:
+            conversation = conversations.find(self.hub, session_id)
+        except conversations.Unknown:
             raise RequestError.resource_not_found(session_id) from None
+        except conversations.Unreadable as exc:
+            raise RequestError.internal_error({"message": str(exc)}) from None
         await self._folder(cwd)  # REQ-URI-002: the folder a client names is held to the rule a new session's is
         parent = conversation.state.parent_id
         if parent:  # REQ-ACP-016: a sub-agent answers to its parent only (REQ-BED-018)

@@ -6,6 +6,7 @@ creates the conversation."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,10 +18,44 @@ from ...core.values import InstructionFile, Message, Policy, Style
 from ...sandbox.denylist import deny_check
 from .. import instructions
 from ..adapter import Conversation, Conversations
-from .errors import Invalid
+from ..runtime.base import NotFound
+from .errors import Invalid, UseCaseError
 from .warm import warm_up
 
 Instructions = tuple[str, tuple[InstructionFile, ...]]
+
+log = logging.getLogger(__name__)
+
+
+class Unknown(UseCaseError):
+    """No conversation has this id on this server."""
+
+    def __init__(self, conversation_id: str, message: str) -> None:
+        super().__init__(message)
+        self.conversation_id = conversation_id
+
+
+class Unreadable(UseCaseError):
+    """The conversation is stored but could not be read back; the server's log says why."""
+
+    def __init__(self, conversation_id: str) -> None:
+        super().__init__(f"The conversation {conversation_id[:80]!r} is stored but could not be read back (its "
+                         "stored state is damaged, or the database failed): nothing was changed; the server's "
+                         "log says what went wrong. Start a new conversation, or restore the database from a copy.")
+        self.conversation_id = conversation_id
+
+
+def find(conversations: Conversations, conversation_id: str) -> Conversation:
+    """The conversation named ``conversation_id``: :class:`Unknown` when there is none, :class:`Unreadable` when
+    it is stored but cannot be loaded (never said to be missing: the work is still on the disk)."""
+    try:
+        return conversations.get(conversation_id)
+    except NotFound as exc:
+        raise Unknown(conversation_id, str(exc)) from None
+    except Exception as exc:  # a damaged row, a database error: logged by type and redacted message
+        what = conversations.store.guard.redact(str(exc))[:300]
+        log.error("conversation %r could not be loaded: %s: %s", conversation_id[:80], type(exc).__name__, what)
+        raise Unreadable(conversation_id) from None
 
 
 def session_folder(folder: str, field: str) -> str:
