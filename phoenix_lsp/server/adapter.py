@@ -92,22 +92,33 @@ class Conversations(Protocol):
 
 
 class Editor(Protocol):
-    """What the editor does for the runtime. An editor may also have ``editor_sight: bool`` (the client
-    announced the editor's sight, REQ-SIGHT-002) and ``sight_for(conversation)``, the sight for one
-    conversation's tools or None; and ``async documents_for(conversation, call)``, the editor's text of the
-    files a tool call reads, asked for before the call runs (an ACP client answers ``fs/read_text_file``, but
-    does not say which documents are open)."""
+    """What the editor does for the runtime; every member is declared, what a client cannot do is said by its
+    data (``editor_sight``) or by an empty answer, never by a member that is missing."""
+
+    #: the client announced the editor's sight (REQ-SIGHT-002); False: ``sight_for`` answers None
+    editor_sight: bool
 
     def open_documents(self) -> Mapping[Path, str]: ...
+    async def documents_for(self, conversation: Conversation, call: ToolUse) -> Mapping[Path, str]:
+        """The editor's text of the files ``call`` reads, asked for before it runs (an ACP client answers
+        ``fs/read_text_file`` but does not say which documents are open); ``{}`` when the open documents say it."""
+        ...
     async def apply_patch(self, conversation: Conversation, call: ToolUse) -> tuple[str, bool]: ...
+    def sight_for(self, conversation: Conversation) -> object | None:
+        """The editor's sight for one conversation's tools (``server/sight.py``'s ``EditorSight``), or None."""
+        ...
 
 
 class User(Protocol):
-    """What the runtime shows the user. A user's side may also have ``event_batch(events, texts)``, several
-    stored events sent at once (``texts``: each one's JSON as stored), and ``log_to_client(text)``, a line for
-    the editor's log."""
+    """What the runtime shows the user."""
 
     def event(self, event: ev.EventKinds, params: dict[str, Any]) -> None: ...
+    def event_batch(self, batch: Sequence[tuple[ev.EventKinds, dict[str, Any]]], texts: Sequence[str]) -> None:
+        """Several stored events at once (``texts``: each one's JSON as stored)."""
+        ...
+    def log_to_client(self, text: str) -> None:
+        """A line for the editor's log (such as the context window in use); a client without one logs it."""
+        ...
     def ask_approval(self, conversation: Conversation, tool_use_id: str, call: ToolUse) -> None: ...
     def ask_upgrade(self, conversation: Conversation, tool_use_id: str, reason: str) -> None: ...
     def withdraw(self, conversation: Conversation, tool_use_id: str) -> None: ...

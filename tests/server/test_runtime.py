@@ -14,7 +14,7 @@ import contextlib
 import json
 import os
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, get_args
@@ -59,6 +59,21 @@ class RecordingSink:
     drifts: list[str] = field(default_factory=list)
     rested: asyncio.Event = field(default_factory=asyncio.Event)  # set by each status event into a resting status
     _changed: asyncio.Event = field(default_factory=asyncio.Event)
+    editor_sight: bool = False
+    logged: list[str] = field(default_factory=list)
+
+    async def documents_for(self, runtime: Runtime, call: ToolUse) -> dict[Path, str]:
+        return {}
+
+    def sight_for(self, runtime: Runtime) -> None:
+        return None
+
+    def log_to_client(self, text: str) -> None:
+        self.logged.append(text)
+
+    def event_batch(self, batch: Sequence[tuple[ev.EventKinds, dict[str, Any]]], texts: Sequence[str]) -> None:
+        for event, params in batch:
+            self.event(event, params)
 
     def event(self, event: ev.EventKinds, params: dict[str, Any]) -> None:
         self.drifts += drift("#/$defs/PhoenixEvent", params, f"phoenix/event {params.get('kind')}")

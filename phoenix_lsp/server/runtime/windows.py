@@ -59,9 +59,7 @@ class Windows:
         if runtime.state.model == model and window != runtime.state.settings.context_window:
             note = router.window_note(model)
             log.info("%s", note)
-            say = getattr(self.sink, "log_to_client", None)
-            if say is not None:
-                say(note)
+            self.sink.log_to_client(note)
             runtime.apply(WindowReported(model, window))  # the core decides (a switch may have come first)
 
     def window(self, model: str) -> int:
