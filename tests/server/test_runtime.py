@@ -29,6 +29,7 @@ from phoenix_lsp.core.notifications import Notification
 from phoenix_lsp.core.state import RESTING_KINDS
 from phoenix_lsp.core.values import Decision, Mode, Policy, Style, ToolUse
 from phoenix_lsp.llm.client import LlmFailure, LlmRequest, LlmSuccess
+from phoenix_lsp.llm.models import context_window as known_window
 from phoenix_lsp.protocol import events as ev
 from phoenix_lsp.protocol.base import to_wire
 from phoenix_lsp.sandbox import probe
@@ -179,6 +180,18 @@ class ScriptedLlm:
     cancelled: int = 0
     overrun: bool = False  # asked for more responses than scripted
     on_change: Callable[[], None] = lambda: None  # wakes the sink's waiters (requests and cancellations)
+
+    def context_window(self, model: str) -> int:
+        return known_window(model)  # the table of known models: no server to learn from
+
+    def learnable(self, model: str) -> bool:
+        return False
+
+    async def learn(self, model: str) -> bool:
+        return False
+
+    def window_note(self, model: str) -> str:
+        return ""
 
     def enqueue(self, *steps: Step | LlmSuccess | LlmFailure) -> None:
         self.steps.extend(s if isinstance(s, Step) else Step(s) for s in steps)
