@@ -15,6 +15,10 @@ STORE_INT_MAX = 2**63 - 1
 UINTEGER_MAX = 2**31 - 1
 #: a path the OS takes (PATH_MAX, in characters; each component is checked by the OS itself)
 PATH_MAX = 4096
+#: a user message's limits, on every surface (the send-message use case holds an ACP prompt to them too)
+MESSAGE_TEXT_MAX = 1_000_000
+MESSAGE_IMAGES_MAX = 20
+MESSAGE_ATTACHMENTS_MAX = 20
 
 #: how a user message is processed (specs/modes.md): ``ask``, the conversation loop where the model calls tools
 #: directly, or ``agent``, the orchestrator of specs/agent-mode.md
@@ -89,10 +93,10 @@ class DiagnosticsAttachment(Wire):
 
 
 class SendMessageParams(ConversationRef):
-    text: str = Field(max_length=1_000_000)
-    images: list[ImageIn] = Field(default_factory=list, max_length=20)
+    text: str = Field(max_length=MESSAGE_TEXT_MAX)
+    images: list[ImageIn] = Field(default_factory=list, max_length=MESSAGE_IMAGES_MAX)
     attachments: list[Annotated[FileAttachment | DiagnosticsAttachment, Field(discriminator="kind")]] = Field(
-        default_factory=list, max_length=20
+        default_factory=list, max_length=MESSAGE_ATTACHMENTS_MAX
     )
     route: Route | None = Field(
         default=None, description="how this message is processed; absent = the route persisted by phoenix/setRoute"

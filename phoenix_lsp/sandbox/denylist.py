@@ -129,6 +129,18 @@ def current_deny_read() -> tuple[Path, ...]:
     return _deny_read_for(tuple(os.environ.get(k, "") for k in _CURRENT_KEYS))
 
 
+def deny_read_of(configured: Iterable[Path] | None) -> tuple[Path, ...]:
+    """The deny-read list in force: the configured one (``denyRead``), or the sandbox's defaults when none was
+    given. The one place that choice is made: the kernel rule, the read tools, attachments, the editor's sight
+    and the ACP adapter all ask here."""
+    return tuple(configured) if configured is not None else current_deny_read()
+
+
+def deny_check(configured: Iterable[Path] | None) -> DenyCheck:
+    """:class:`DenyCheck` of :func:`deny_read_of` ``(configured)``."""
+    return DenyCheck(deny_read_of(configured))
+
+
 @functools.lru_cache(maxsize=8)
 def _deny_read_for(_key: tuple[str, ...]) -> tuple[Path, ...]:
     return deny_read_paths(variable_entries())

@@ -65,7 +65,7 @@ def restricted_args(abi: int, scratch: Path, limits: Limits, with_seccomp: bool,
     read_only = FS_EXECUTE | FS_READ_FILE | FS_READ_DIR
     dev_read = FS_READ_FILE
     dev_rw = FS_READ_FILE | FS_WRITE_FILE | (FS_TRUNCATE if abi >= 3 else 0)
-    denied = tuple(deny_read) if deny_read is not None else denylist.current_deny_read()
+    denied = denylist.deny_read_of(deny_read)
     rules = cached_read_rules(denied)
     args = ["-n", "-k", "-l", f"{handled_fs:x}:{handled_net:x}:{scoped:x}"]
     for path in rules.granted:  # -P: optional, never through a symlink, rights fitted to file or directory

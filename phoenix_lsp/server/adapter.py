@@ -15,13 +15,13 @@ The adapter in turn sees a conversation as a :class:`Conversation` and the conve
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Coroutine, Mapping
+from collections.abc import Coroutine, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
 from ..core.events import Event
 from ..core.state import ConversationState
-from ..core.values import Decision, InstructionFile, Policy, Style, ToolUse
+from ..core.values import Decision, InstructionFile, Message, Policy, Style, ToolUse
 from ..protocol import events as ev
 
 
@@ -45,12 +45,28 @@ class Conversation(Protocol):
     def answer_upgrade(self, approve: bool) -> Any: ...
 
 
+class AgentRouteView(Protocol):
+    """The agent route (``agent_route.AgentRoute``) as an adapter and a use case see it: why it cannot run
+    (None: it can), the MCP servers a client brings, and the artifacts it keeps."""
+
+    @property
+    def unavailable(self) -> str | None: ...
+    @property
+    def artifacts(self) -> Any: ...
+    def add_servers(self, servers: Mapping[str, Any], secrets: Sequence[str] = ()) -> list[str]: ...
+
+
 class SightSettings(Protocol):
-    """How long the editor's sight waits (``HubConfig``'s fields of the same names)."""
+    """The server's config an adapter reads (``HubConfig``'s fields of the same names): how long the editor's
+    sight waits, the deny-read list, the agent route."""
 
     sight_settle_ms: int
     sight_timeout_ms: int
     deny_read: tuple[Path, ...] | None
+    config_dir: Path | None
+
+    @property
+    def agent_route(self) -> AgentRouteView | None: ...
 
 
 class Conversations(Protocol):
@@ -67,6 +83,7 @@ class Conversations(Protocol):
     @property
     def store(self) -> Any: ...
     def create(self, *, working_directory: str, model: str | None, style: Style, policy: Policy,
+               origin_id: str | None = None, seed: Message | None = None,
                instructions: tuple[str, tuple[InstructionFile, ...]] = ("", ())) -> Conversation: ...
     def get(self, conversation_id: str) -> Conversation: ...
     def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]: ...
@@ -75,22 +92,33 @@ class Conversations(Protocol):
 
 
 class Editor(Protocol):
-    """What the editor does for the runtime. An editor may also have ``editor_sight: bool`` (the client
-    announced the editor's sight, REQ-SIGHT-002) and ``sight_for(conversation)``, the sight for one
-    conversation's tools or None; and ``async documents_for(conversation, call)``, the editor's text of the
-    files a tool call reads, asked for before the call runs (an ACP client answers ``fs/read_text_file``, but
-    does not say which documents are open)."""
+    """What the editor does for the runtime; every member is declared, what a client cannot do is said by its
+    data (``editor_sight``) or by an empty answer, never by a member that is missing."""
+
+    #: the client announced the editor's sight (REQ-SIGHT-002); False: ``sight_for`` answers None
+    editor_sight: bool
 
     def open_documents(self) -> Mapping[Path, str]: ...
+    async def documents_for(self, conversation: Conversation, call: ToolUse) -> Mapping[Path, str]:
+        """The editor's text of the files ``call`` reads, asked for before it runs (an ACP client answers
+        ``fs/read_text_file`` but does not say which documents are open); ``{}`` when the open documents say it."""
+        ...
     async def apply_patch(self, conversation: Conversation, call: ToolUse) -> tuple[str, bool]: ...
+    def sight_for(self, conversation: Conversation) -> object | None:
+        """The editor's sight for one conversation's tools (``server/sight.py``'s ``EditorSight``), or None."""
+        ...
 
 
 class User(Protocol):
-    """What the runtime shows the user. A user's side may also have ``event_batch(events, texts)``, several
-    stored events sent at once (``texts``: each one's JSON as stored), and ``log_to_client(text)``, a line for
-    the editor's log."""
+    """What the runtime shows the user."""
 
     def event(self, event: ev.EventKinds, params: dict[str, Any]) -> None: ...
+    def event_batch(self, batch: Sequence[tuple[ev.EventKinds, dict[str, Any]]], texts: Sequence[str]) -> None:
+        """Several stored events at once (``texts``: each one's JSON as stored)."""
+        ...
+    def log_to_client(self, text: str) -> None:
+        """A line for the editor's log (such as the context window in use); a client without one logs it."""
+        ...
     def ask_approval(self, conversation: Conversation, tool_use_id: str, call: ToolUse) -> None: ...
     def ask_upgrade(self, conversation: Conversation, tool_use_id: str, reason: str) -> None: ...
     def withdraw(self, conversation: Conversation, tool_use_id: str) -> None: ...

@@ -442,6 +442,9 @@ class PhoenixServer(LanguageServer):
                 continue  # names no local file (untitled:, another host, ...)
         return docs
 
+    async def documents_for(self, runtime: Conversation, call: ToolUse) -> Mapping[Path, str]:
+        return {}  # the open documents say it (open_documents)
+
     def sight_for(self, runtime: Conversation) -> EditorSight | None:
         """The editor's sight for one conversation's tools, or None when this client does not offer it."""
         if not self.editor_sight or self.hub is None:

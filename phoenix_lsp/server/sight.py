@@ -31,7 +31,7 @@ from ..protocol.sight import (
     EditorLocationsResult,
     EditorPosition,
 )
-from ..sandbox.denylist import DenyCheck, current_deny_read
+from ..sandbox.denylist import DenyCheck, deny_check
 from ..tools import sight
 from ..tools.patch import TextEdit
 from ..tools.paths import PathError, resolve_in_workspace
@@ -128,7 +128,7 @@ class EditorSight:
         if mode is not Mode.RESTRICTED:
             return None
         deny_read = getattr(self.config, "deny_read", None)
-        return DenyCheck(deny_read if deny_read is not None else current_deny_read())
+        return deny_check(deny_read)
 
     def _shown(self, path: Path, deny: DenyCheck | None) -> tuple[str, bool]:
         """How a file is named to the model, and whether it may be read (inside the working directory and

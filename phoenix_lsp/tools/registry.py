@@ -48,7 +48,7 @@ from ..core.tools import (
     tools_for,
 )
 from ..core.values import Mode, Route, ToolUse
-from ..sandbox.denylist import DenyCheck, current_deny_read
+from ..sandbox.denylist import DenyCheck, deny_check
 from . import bash, inputs, patch, readonly, sight
 from .inputs import ToolInput
 
@@ -221,7 +221,7 @@ def _read_tool(
         documents = dict(ctx.open_documents())
         deny = None
         if ctx.mode is Mode.RESTRICTED:  # the same list the kernel keeps commands from (REQ-BASH-026)
-            deny = DenyCheck(ctx.deny_read if ctx.deny_read is not None else current_deny_read())
+            deny = deny_check(ctx.deny_read)
         result = await asyncio.to_thread(function, tool_input, ctx.working_directory, documents, deny)
         return ToolOutcome(result.text, result.is_error)
 

@@ -62,3 +62,27 @@ async def test_loading_an_unknown_session_is_refused(fake_anthropic: FakeAnthrop
                                                        mcp_servers=[]), TIMEOUT)
         assert refused.value.code == -32002  # resource not found
         assert not [m for m in a.editor.wire if m.get("method") == "session/update"]
+
+
+@pytest.mark.req("REQ-ACP-022")
+async def test_a_session_that_cannot_be_loaded_is_not_said_to_be_missing(fake_anthropic: FakeAnthropic,
+                                                                       tmp_path: Path) -> None:
+    """A session the store holds but cannot read back (its stored state broken) is an internal error that says
+    so, never "not found": the user would start over and lose the work that is still on the disk."""
+    import sqlite3
+
+    import acp
+
+    fake_anthropic.enqueue(Reply.text_reply("hello"))
+    async with agent(fake_anthropic, tmp_path) as a:
+        sid = (await a.new()).session_id
+        assert (await a.prompt(sid, "hi")).stop_reason == "end_turn"
+    with sqlite3.connect(next((tmp_path / "data").glob("*.db"))) as db:
+        assert db.execute("UPDATE conversation_states SET state_json = '{broken' WHERE conversation_id = ?",
+                          (sid,)).rowcount == 1
+    async with agent(fake_anthropic, tmp_path) as a:
+        with pytest.raises(acp.RequestError) as refused:
+            await asyncio.wait_for(a.conn.load_session(cwd=str(a.workdir), session_id=sid, mcp_servers=[]), TIMEOUT)
+        assert refused.value.code == -32603, refused.value  # internal error, not -32002 (resource not found)
+        said = str(refused.value.data)
+        assert sid in said and "could not be read back" in said and "log" in said, said

@@ -14,7 +14,7 @@ import contextlib
 import json
 import os
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, get_args
@@ -29,6 +29,7 @@ from phoenix_lsp.core.notifications import Notification
 from phoenix_lsp.core.state import RESTING_KINDS
 from phoenix_lsp.core.values import Decision, Mode, Policy, Style, ToolUse
 from phoenix_lsp.llm.client import LlmFailure, LlmRequest, LlmSuccess
+from phoenix_lsp.llm.models import context_window as known_window
 from phoenix_lsp.protocol import events as ev
 from phoenix_lsp.protocol.base import to_wire
 from phoenix_lsp.sandbox import probe
@@ -59,6 +60,21 @@ class RecordingSink:
     drifts: list[str] = field(default_factory=list)
     rested: asyncio.Event = field(default_factory=asyncio.Event)  # set by each status event into a resting status
     _changed: asyncio.Event = field(default_factory=asyncio.Event)
+    editor_sight: bool = False
+    logged: list[str] = field(default_factory=list)
+
+    async def documents_for(self, runtime: Runtime, call: ToolUse) -> dict[Path, str]:
+        return {}
+
+    def sight_for(self, runtime: Runtime) -> None:
+        return None
+
+    def log_to_client(self, text: str) -> None:
+        self.logged.append(text)
+
+    def event_batch(self, batch: Sequence[tuple[ev.EventKinds, dict[str, Any]]], texts: Sequence[str]) -> None:
+        for event, params in batch:
+            self.event(event, params)
 
     def event(self, event: ev.EventKinds, params: dict[str, Any]) -> None:
         self.drifts += drift("#/$defs/PhoenixEvent", params, f"phoenix/event {params.get('kind')}")
@@ -164,6 +180,18 @@ class ScriptedLlm:
     cancelled: int = 0
     overrun: bool = False  # asked for more responses than scripted
     on_change: Callable[[], None] = lambda: None  # wakes the sink's waiters (requests and cancellations)
+
+    def context_window(self, model: str) -> int:
+        return known_window(model)  # the table of known models: no server to learn from
+
+    def learnable(self, model: str) -> bool:
+        return False
+
+    async def learn(self, model: str) -> bool:
+        return False
+
+    def window_note(self, model: str) -> str:
+        return ""
 
     def enqueue(self, *steps: Step | LlmSuccess | LlmFailure) -> None:
         self.steps.extend(s if isinstance(s, Step) else Step(s) for s in steps)

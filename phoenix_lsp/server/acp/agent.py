@@ -4,9 +4,7 @@ loaded, modes, prompts and cancel, each against the conversations of the hub the
 from __future__ import annotations
 
 import asyncio
-import importlib
 import logging
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -25,15 +23,12 @@ from acp.schema import (
     SetSessionModeResponse,
 )
 
-from ... import uris
-from ...core.events import Cancel, SetMode, UserMessage
-from ...core.values import Image, InstructionFile, Mode, Policy, Route, Style
-from ...llm.images import ImageError, prepare_image
-from ...sandbox import cgroups
-from ...sandbox.denylist import DenyCheck, current_deny_read
-from .. import instructions
+from ...core.values import InstructionFile, Mode
 from ..adapter import Conversation, Conversations
-from ..ui_settings import read_route
+from ..usecases import choices, conversations
+from ..usecases import send_message as send
+from ..usecases.errors import Invalid, Refused, UseCaseError
+from ..usecases.warm import warm_up
 from . import mcp, prompt, updates
 from .client import AcpClient
 from .session import Session
@@ -82,14 +77,10 @@ class PhoenixAgent:
     # ------------------------------------------------------------------------------------ sessions
 
     async def new_session(self, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any) -> NewSessionResponse:
-        try:  # REQ-URI-002: the one session-folder rule; the tools' confinement must confine something
-            working_directory = await asyncio.to_thread(uris.session_folder, cwd)
-        except uris.UriError as exc:
-            raise RequestError.invalid_params({"cwd": str(exc)}) from None
-        warm_up()
+        # REQ-URI-002: the one session-folder rule; the tools' confinement must confine something
+        working_directory = await self._folder(cwd)
         found = await asyncio.to_thread(self._instructions, working_directory)
-        conversation = self.hub.create(working_directory=working_directory, model=None, style=Style.CHAT,
-                                       policy=Policy.INTERACTIVE, instructions=found)
+        conversation = conversations.start(self.hub, conversations.Start(working_directory, found))
         await self._attach_servers(mcp_servers)
         self._attach(conversation)
         return NewSessionResponse(session_id=conversation.id, modes=modes(conversation))
@@ -97,18 +88,17 @@ class PhoenixAgent:
     async def load_session(self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None,
                            **kwargs: Any) -> LoadSessionResponse:
         try:
-            conversation = self.hub.get(session_id)
-        except Exception:
+            conversation = conversations.find(self.hub, session_id)
+        except conversations.Unknown:
             raise RequestError.resource_not_found(session_id) from None
-        try:  # REQ-URI-002: the folder a client names is held to the rule a new session's is
-            await asyncio.to_thread(uris.session_folder, cwd)
-        except uris.UriError as exc:
-            raise RequestError.invalid_params({"cwd": str(exc)}) from None
+        except conversations.Unreadable as exc:
+            raise RequestError.internal_error({"message": str(exc)}) from None
+        await self._folder(cwd)  # REQ-URI-002: the folder a client names is held to the rule a new session's is
         parent = conversation.state.parent_id
         if parent:  # REQ-ACP-016: a sub-agent answers to its parent only (REQ-BED-018)
             raise RequestError.invalid_params({"sessionId": f"{session_id[:120]!r} is a sub-agent of the session "
                                                f"{parent[:80]!r}, not a session: load that one to see its work"})
-        warm_up()
+        warm_up()  # the SDK and the cgroup probes, once a session is in use
         await self._attach_servers(mcp_servers)
         session = self._attach(conversation)
         for update in updates.replay(conversation.state.history, session.root):  # REQ-ACP-012: before the answer
@@ -122,7 +112,7 @@ class PhoenixAgent:
         if not given:
             return
         servers, secrets, problems = mcp.servers_of(given)
-        route = self.hub.config.agent_route  # type: ignore[attr-defined]
+        route = self.hub.config.agent_route
         if route is not None and servers:
             problems += await asyncio.to_thread(route.add_servers, servers, secrets)
         for problem in problems:
@@ -135,21 +125,18 @@ class PhoenixAgent:
             self.client.sessions[conversation.id] = session
         return session
 
+    async def _folder(self, cwd: str) -> str:
+        try:
+            return await asyncio.to_thread(conversations.session_folder, cwd, "cwd")
+        except Invalid as exc:
+            raise RequestError.invalid_params({exc.field: exc.reason}) from None
+
     def _instructions(self, working_directory: str) -> tuple[str, tuple[InstructionFile, ...]]:
         """The project instructions (REQ-INSTR-001), the repository around the directory standing for the
         workspace folder."""
         here = Path(working_directory)
         roots = [d for d in (here, *here.parents) if (d / ".git").exists()][:1] or [here]
-        deny = self._deny()
-        found = instructions.read(here, roots, user_dir=instructions.config_dir(getattr(self.hub.config, "config_dir",
-                                                                                         None)),
-                                  redact=self.hub.store.guard.redact, deny=deny)
-        return found.text, found.files
-
-    def _deny(self) -> DenyCheck:
-        """The deny-read list: the configured one, or the sandbox's defaults."""
-        configured = self.hub.config.deny_read
-        return DenyCheck(configured if configured is not None else current_deny_read())
+        return conversations.project_instructions(self.hub, working_directory, roots)
 
     def _session(self, session_id: str) -> tuple[Session, Conversation]:
         session = self.client.sessions.get(session_id)
@@ -163,9 +150,10 @@ class PhoenixAgent:
         if mode_id not in updates.MODES:
             raise RequestError.invalid_params({"modeId": f"{mode_id[:40]!r} is not a mode: use "
                                                f"{' or '.join(updates.MODES)}"})
-        outcome = conversation.apply(SetMode(Mode(mode_id)))  # the user's own choice, like /execute (REQ-ACP-003)
-        if outcome.reject is not None:
-            raise RequestError.invalid_request({"message": outcome.reject.message})
+        try:  # the user's own choice, like /execute (REQ-ACP-003)
+            choices.set_mode(conversation, Mode(mode_id))
+        except Refused as exc:
+            raise RequestError.invalid_request({"message": exc.reject.message}) from None
         return SetSessionModeResponse()
 
     # ------------------------------------------------------------------------------------- prompts
@@ -173,40 +161,31 @@ class PhoenixAgent:
     async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> PromptResponse:
         session, conversation = self._session(session_id)
         try:
-            parts = prompt_parts(prompt, self._deny(), conversation.state.working_directory)
+            parts = prompt_parts(prompt, send.deny(self.hub), conversation.state.working_directory)
         except prompt_error as exc:
             raise RequestError.invalid_params({"prompt": str(exc)}) from None
-        store = self.hub.store
-        unstored = tuple(Image("", media) for _, media in parts.images)
-        reject = conversation.check(UserMessage(parts.text, unstored, ("",) * len(parts.attachments)))
-        if reject is not None:
-            raise RequestError.invalid_request({"message": reject.message, "status": conversation.state.status.kind})
-        images = []
-        for i, (raw, media) in enumerate(parts.images):
-            try:
-                data, media_type = prepare_image(raw, media)
-            except (ImageError, ValueError) as exc:
-                raise RequestError.invalid_params({"prompt": f"image {i + 1}: {exc}"}) from None
-            images.append(Image(store.put_image(data, media_type), media_type))
-        attached = tuple(store.guard.redact(text) for text in parts.attachments)
+        message = send.Message(
+            text=parts.text,
+            images=[send.ImageInput(raw, media, "prompt", prefix=f"image {i + 1}: ")
+                    for i, (raw, media) in enumerate(parts.images)],
+            attachment_count=len(parts.attachments),
+            read_attachments=lambda: parts.attachments,  # read from the prompt, checked by prompt_parts
+        )
+        # the turn's future is in place before the message is applied (a command ends it at once); a message not
+        # sent leaves the session as it was (a turn still running keeps its own)
+        kept = session.cancelled, session.turn
         session.cancelled = False
         session.turn = asyncio.get_running_loop().create_future()
-        outcome = conversation.apply(UserMessage(store.guard.redact(parts.text), tuple(images), attached,
-                                                 self._route()))
-        if outcome.reject is not None:
-            raise RequestError.invalid_request({"message": outcome.reject.message})
+        try:
+            send.send_message(self.hub, conversation, message)
+        except UseCaseError as exc:
+            session.cancelled, session.turn = kept
+            raise translated(exc) from None
         if not conversation.busy:  # a command (/execute, /plan) or a message that starts no turn
             session.end_turn("end_turn")
         reason = await session.turn
         await self.client.sender.drained()  # every update of the turn before its answer
         return PromptResponse(stop_reason=reason)  # type: ignore[arg-type]
-
-    def _route(self) -> Route:
-        route = Route(read_route(self.hub.data_dir))  # the route the user chose last (REQ-AGENT-001)
-        agent = self.hub.config.agent_route  # type: ignore[attr-defined]
-        if route is Route.AGENT and (agent is None or agent.unavailable is not None):
-            return Route.ASK
-        return route
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
         """REQ-ACP-011: the turn stops at once; an open request answered ``cancelled`` runs nothing."""
@@ -216,27 +195,17 @@ class PhoenixAgent:
         session.cancelled = True
         conversation = self.hub.runtimes.get(session_id)
         if conversation is not None:
-            conversation.apply(Cancel())
+            conversations.cancel(conversation)
         session.end_turn("cancelled")
 
 
-_warm: list[threading.Thread] = []
-
-
-def _warm_up() -> None:
-    importlib.import_module("anthropic")
-    cgroups.pids_cgroup_parent()  # the one-time cgroup probes of the first restricted command
-    cgroups.memory_cgroup_parent()
-
-
-def warm_up() -> None:
-    """The model SDK takes about a second to import, and the sandbox probes its cgroups once: both are done in
-    the background once a session is in use, so the first prompt does not wait for them (as the LSP server does
-    on its first conversation)."""
-    if not _warm:
-        thread = threading.Thread(target=_warm_up, daemon=True)
-        _warm.append(thread)
-        thread.start()
+def translated(exc: UseCaseError) -> RequestError:
+    """A use case's error as ACP's: a refusal of the core is an invalid request (with the conversation's
+    status), anything else invalid params about the prompt."""
+    if isinstance(exc, Refused):
+        return RequestError.invalid_request({"message": exc.reject.message, "status": exc.status})
+    assert isinstance(exc, Invalid)
+    return RequestError.invalid_params({"prompt": exc.reason})
 
 
 prompt_parts = prompt.parts_of

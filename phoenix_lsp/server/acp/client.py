@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +34,7 @@ class AcpClient:
         self.conn: Any = None  # acp.AgentSideConnection
         self.hub: Conversations | None = None
         self.can_read = False  # the client announced fs.readTextFile
+        self.editor_sight = False  # ACP has no editor's sight (REQ-SIGHT-002 is the LSP extension's)
         self.can_write = False  # the client announced fs.writeTextFile
         self.read_timeout_s = ACP_READ_TIMEOUT_S  # PHOENIX_ACP_READ_TIMEOUT_S (set at start)
         self.sessions: dict[str, Session] = {}
@@ -49,6 +50,13 @@ class AcpClient:
         self.sender.send(lambda: self.conn.session_update(session_id=session_id, update=update))
 
     # ------------------------------------------------------------------------------- the runtime's User
+
+    def event_batch(self, batch: Sequence[tuple[ev.EventKinds, dict[str, Any]]], texts: Sequence[str]) -> None:
+        for event, params in batch:  # each becomes its own session/update notifications
+            self.event(event, params)
+
+    def log_to_client(self, text: str) -> None:
+        log.info("%s", text)  # ACP has no log of the editor's: the agent's own log keeps it
 
     def event(self, event: ev.EventKinds, params: dict[str, Any]) -> None:
         session = self.sessions.get(event.conversation_id)
@@ -116,6 +124,9 @@ class AcpClient:
 
     def open_documents(self) -> Mapping[Path, str]:
         return {}  # ACP does not say which files the editor has open: reads ask it (documents_for)
+
+    def sight_for(self, conversation: Conversation) -> None:
+        return None  # see editor_sight
 
     async def documents_for(self, conversation: Conversation, call: ToolUse) -> Mapping[Path, str]:
         """The editor's text of the file a call reads, unsaved changes included (REQ-ACP-010)."""

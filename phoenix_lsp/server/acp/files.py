@@ -19,7 +19,7 @@ import acp
 
 from ...core.values import ToolUse
 from ...protocol.events import Diff
-from ...sandbox.denylist import DenyCheck, current_deny_read
+from ...sandbox.denylist import deny_check
 from ...tools.patch import PatchError, prepare_patch, resolve_patch_path, target_identity, verify_before_sending
 from ...tools.paths import PathError, resolve_in_workspace
 from ..adapter import Conversation
@@ -52,8 +52,7 @@ async def read_for(client: Side, conversation: Conversation, call: ToolUse) -> M
 
 def _denied(client: Side, target: Path) -> bool:
     assert client.hub is not None
-    configured = client.hub.config.deny_read
-    return DenyCheck(configured if configured is not None else current_deny_read()).entry_for(
+    return deny_check(client.hub.config.deny_read).entry_for(
         target, resolved=True) is not None
 
 

@@ -22,10 +22,6 @@ from ...sandbox.denylist import DenyCheck
 
 #: the longest embedded resource kept (the rest is cut, and the model is told)
 MAX_RESOURCE_CHARS = 200_000
-#: a prompt's limits, the same as a ``phoenix/sendMessage``'s (protocol/params.py): its text, images, attachments
-MAX_TEXT_CHARS = 1_000_000
-MAX_IMAGES = 20
-MAX_ATTACHMENTS = 20
 
 
 @dataclass
@@ -70,14 +66,7 @@ def parts_of(blocks: list[Any], deny: DenyCheck, folder: str) -> Parts:
             raise PromptError(f"prompt[{i}]: {getattr(block, 'type', type(block).__name__)} content is not "
                               "supported (the agent takes text, images and embedded context)")
     parts.text = "\n".join(texts)
-    if len(parts.text) > MAX_TEXT_CHARS:  # REQ-ACP-016: as the LSP server refuses a longer message
-        raise PromptError(f"the prompt's text is too long ({len(parts.text):,} characters; at most "
-                          f"{MAX_TEXT_CHARS:,}): attach a long text as a file, or send the part that matters")
-    for what, count, most in (("images", len(parts.images), MAX_IMAGES),
-                              ("embedded resources", len(parts.attachments), MAX_ATTACHMENTS)):
-        if count > most:
-            raise PromptError(f"the prompt has too many {what} ({count}; at most {most}): send fewer at a time")
-    return parts
+    return parts  # its limits are the send-message use case's (REQ-ACP-016), the same as an LSP message's
 
 
 def _check_file(index: int, uri: str, deny: DenyCheck, folder: str) -> None:

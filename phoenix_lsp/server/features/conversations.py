@@ -18,13 +18,14 @@ from ...protocol import params as p
 from ...protocol import results as res
 from ...protocol import views
 from ...protocol.views import SandboxInfo
-from ...sandbox.denylist import DenyCheck, current_deny_read
-from .. import instructions, wire
+from .. import wire
 from ..capabilities import sandbox_info
 from ..errors import PhoenixError, invalid
 from ..lsp import PhoenixServer
-from ..requests import Handler, apply, conversation, hub, warm_sdk
+from ..requests import Handler, apply, conversation, hub
 from ..runtime import Runtime
+from ..usecases import conversations as usecase
+from ..usecases.errors import Invalid
 from .models import check_model
 
 
@@ -65,14 +66,10 @@ def instructions_reader(ls: PhoenixServer,
                         working_directory: str) -> Callable[[], tuple[str, tuple[InstructionFile, ...]]]:
     """What :func:`read_instructions` does, as a function that touches no server state (for a thread)."""
     h = hub(ls)
-    user_dir = instructions.config_dir(h.config.config_dir)
     roots = workspace_roots(ls)
-    deny = DenyCheck(h.config.deny_read if h.config.deny_read is not None else current_deny_read())
-    redact = h.store.guard.redact
 
     def read() -> tuple[str, tuple[InstructionFile, ...]]:
-        found = instructions.read(Path(working_directory), roots, user_dir=user_dir, redact=redact, deny=deny)
-        return found.text, found.files
+        return usecase.project_instructions(h, working_directory, roots)
 
     return read
 
@@ -83,13 +80,12 @@ def instruction_views(files: tuple[InstructionFile, ...]) -> list[res.Instructio
 
 def new_conversation(ls: PhoenixServer, p: p.NewConversationParams) -> res.NewConversationResult:
     conversations = hub(ls)
-    warm_sdk()
     given = p.working_directory  # absent means the workspace root; empty is refused by its model
     cwd = given if given is not None else _root(ls) or os.getcwd()
     try:  # REQ-URI-002: the one session-folder rule (not /, not the home folder nor one that holds it)
-        working_directory = uris.session_folder(cwd)
-    except uris.UriError as exc:
-        raise invalid("workingDirectory", f"Invalid params: 'workingDirectory': {exc}") from None
+        working_directory = usecase.session_folder(cwd, "workingDirectory")
+    except Invalid as exc:
+        raise invalid(exc.field, f"Invalid params: '{exc.field}': {exc.reason}") from None
     if p.model is not None:
         check_model(ls, p.model)  # REQ-MODEL-007: the id is validated here too, not only by setModel
     origin: Runtime | None = None
@@ -103,15 +99,15 @@ def new_conversation(ls: PhoenixServer, p: p.NewConversationParams) -> res.NewCo
         summary = origin.state.status.summary  # type: ignore[union-attr]
         text = f"[system] This conversation continues an earlier one ({origin.id}). Its summary:\n{summary}"
         seed = values.Message("user", (values.Text(text),), tag="continuation")
-    runtime = conversations.create(
+    runtime = conversations.get(usecase.start(conversations, usecase.Start(
         working_directory=working_directory,
+        instructions=read_instructions(ls, working_directory),
         model=p.model,
         style=p.style,
         policy=p.policy,
         origin_id=origin.id if origin else None,
         seed=seed,
-        instructions=read_instructions(ls, working_directory),
-    )
+    )).id)
     state = runtime.state
     return res.NewConversationResult(
         conversation_id=runtime.id,

@@ -10,14 +10,17 @@ from .. import wire
 from ..errors import PhoenixError, refusal
 from ..lsp import PhoenixServer
 from ..requests import Handler, apply, conversation
+from ..usecases import choices
+from ..usecases.errors import Refused
 
 
 def set_mode(ls: PhoenixServer, p: p.SetModeParams) -> res.SetModeResult:
     runtime = conversation(ls, p.conversation_id)
-    before = runtime.state.mode
-    apply(runtime, events.SetMode(p.mode))
-    mode = runtime.state.mode
-    return res.SetModeResult(mode=mode, changed=mode is not before)
+    try:
+        done = choices.set_mode(runtime, p.mode)
+    except Refused as exc:
+        raise refusal(exc.reject, exc.status) from None
+    return res.SetModeResult(mode=done.mode, changed=done.changed)
 
 
 def respond_to_mode_upgrade(ls: PhoenixServer, p: p.RespondToModeUpgradeParams) -> res.RespondToModeUpgradeResult:
@@ -34,9 +37,10 @@ def respond_to_mode_upgrade(ls: PhoenixServer, p: p.RespondToModeUpgradeParams) 
 
 def respond_to_approval(ls: PhoenixServer, p: p.RespondToApprovalParams) -> res.RespondToApprovalResult:
     runtime = conversation(ls, p.conversation_id)
-    reject = runtime.answer_approval(p.tool_use_id, p.decision, p.rule)
-    if reject is not None:
-        raise refusal(reject, runtime.state.status.kind, toolUseId=p.tool_use_id)
+    try:
+        choices.decide_approval(runtime, p.tool_use_id, p.decision, p.rule)
+    except Refused as exc:
+        raise refusal(exc.reject, exc.status, toolUseId=p.tool_use_id) from None
     return res.RespondToApprovalResult(tool_use_id=p.tool_use_id, decision=p.decision)
 
 

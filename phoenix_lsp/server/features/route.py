@@ -10,13 +10,15 @@ import base64
 import logging
 from pathlib import Path
 
-from ...agent.artifacts import ArtifactNotFound, InvalidHandle
 from ...protocol import params as p
 from ...protocol import results as res
 from .. import ui_settings
 from ..errors import PhoenixError, invalid
 from ..lsp import PhoenixServer
 from ..requests import Handler, hub
+from ..usecases import route as route_usecase
+from ..usecases.conversations import Unknown
+from ..usecases.errors import Invalid
 
 log = logging.getLogger(__name__)
 
@@ -33,36 +35,23 @@ async def get_route(ls: PhoenixServer, p: p.GetRouteParams) -> res.GetRouteResul
 
 
 async def set_route(ls: PhoenixServer, p: p.SetRouteParams) -> res.SetRouteResult:
-    where = data_dir(ls)
     try:
-        previous = await asyncio.to_thread(ui_settings.write_route, where, p.route)
-    except OSError as exc:
-        path = ui_settings.settings_path(where)
-        log.warning("setRoute: could not write %s: %s", path, exc)
-        raise PhoenixError(
-            "settingsNotSaved",
-            f"The route was not changed: {path} could not be written ({exc.strerror or exc}). Make the data "
-            "directory writable (phoenix-lsp doctor shows it) and choose the route again.",
-            path=str(path),
-        ) from None
-    log.info("route: %s (was %s), in %s", p.route, previous, ui_settings.settings_path(where))
+        previous = await asyncio.to_thread(route_usecase.choose_route, data_dir(ls), p.route)
+    except route_usecase.NotSaved as exc:
+        raise PhoenixError("settingsNotSaved", str(exc), path=str(exc.path)) from None
     return res.SetRouteResult(route=p.route, previous=previous)
 
 
 async def get_artifact(ls: PhoenixServer, p: p.GetArtifactParams) -> res.GetArtifactResult:
-    route = hub(ls).config.agent_route
-    if route is None or route.artifacts is None:
-        why = route.unavailable if route is not None and route.unavailable else "the agent route is not set up"
-        raise invalid("handle", f"Invalid params: 'handle': no artifacts can be read: {why}")
-    hub(ls).get(p.conversation_id)  # NotFound names an unknown conversation
     try:
-        artifact, data = await asyncio.to_thread(route.artifacts.scoped(p.conversation_id).get, p.handle)
-    except (InvalidHandle, ArtifactNotFound) as exc:
-        raise invalid("handle", f"Invalid params: 'handle': {exc}") from None
-    media = "text/plain; charset=utf-8" if artifact.type == "text" else "application/json"
+        artifact = await asyncio.to_thread(route_usecase.read_artifact, hub(ls), p.conversation_id, p.handle)
+    except Unknown as exc:
+        raise PhoenixError("conversationNotFound", str(exc), conversationId=p.conversation_id) from None
+    except Invalid as exc:
+        raise invalid(exc.field, f"Invalid params: '{exc.field}': {exc.reason}") from None
     return res.GetArtifactResult(
-        handle=artifact.handle, type=artifact.type, size=artifact.size, media_type=media,
-        data=base64.b64encode(data).decode("ascii"))
+        handle=artifact.handle, type=artifact.type, size=artifact.size, media_type=artifact.media_type,
+        data=base64.b64encode(artifact.data).decode("ascii"))
 
 
 #: the phoenix/* requests this module serves, each with its handler (installed by ``served.py``)

@@ -22,6 +22,7 @@ from ...protocol import events as ev
 from ...protocol.views import StyleSuggestion
 from ...sandbox.env import clean_environment  # one rule for the server and `sandbox run` (REQ-BASH-021)
 from ...store import Store
+from ...tools.registry import AgentTools
 from ..adapter import Client
 
 
@@ -35,8 +36,34 @@ class Outcome:
 
 
 class LlmLike(Protocol):
+    """The model client as the runtime uses it (``llm/router.py``'s ``LlmRouter``): a request streamed, and the
+    context window of a model, learned from its server where it can be (issue 27)."""
+
     async def stream(self, request: Any, on_text: Callable[[str], None],
                      on_withheld: Callable[[Any], None] | None = None) -> Any: ...
+    def context_window(self, model: str) -> int: ...
+    def learnable(self, model: str) -> bool: ...
+    async def learn(self, model: str) -> bool: ...
+    def window_note(self, model: str) -> str: ...
+
+
+class AgentRoutePort(Protocol):
+    """The agent route (``server/agent_route.py``'s ``AgentRoute``) as the runtime and the boot module use it:
+    why it cannot run (None: it can), the MCP catalogue for an agent turn, the route's tools for one
+    conversation, and its life (a conversation forgotten, the artifacts swept, closed at shutdown). What an
+    adapter sees of it (``adapter.AgentRouteView``) is a part of this."""
+
+    @property
+    def unavailable(self) -> str | None: ...
+    @property
+    def artifacts(self) -> Any: ...  # agent.artifacts.ArtifactStore, or None (loaded with the route)
+    async def catalogue_text(self) -> str: ...
+    # ``runtime`` is the conversation (runtime/conversation.py's Runtime, which imports this module)
+    def tools_for(self, runtime: Any) -> AgentTools: ...
+    def add_servers(self, servers: Mapping[str, Any], secrets: Sequence[str] = ()) -> list[str]: ...
+    def sweep_artifacts(self, conversation_ids: Sequence[str]) -> None: ...
+    def forget(self, conversation_id: str) -> None: ...
+    def close(self) -> None: ...
 
 
 @dataclass
@@ -55,7 +82,7 @@ class HubConfig:
     deny_read: tuple[Path, ...] | None = None  # None: sandbox defaults (see sandbox/denylist.py)
     background_timeout_s: float | None = None
     config_dir: Path | None = None  # the user-level AGENTS.md's directory; None: the platform's config dir
-    agent_route: Any = None  # the agent route (server/agent_route.py ``AgentRoute``), or None: not set up
+    agent_route: AgentRoutePort | None = None  # the agent route, or None: not set up
     sight_settle_ms: int = 1500  # after a patch, the longest wait for the editor's problems to change
     sight_timeout_ms: int = 1500  # how long beyond that the editor may take to answer (REQ-SIGHT-003)
 

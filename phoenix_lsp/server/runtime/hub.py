@@ -74,7 +74,7 @@ class Hub(Outbox, Windows):
         cid = conversation_id or uuid.uuid4().hex
         model = model or self.config.model
         # REQ-SIGHT-002: the editor's tools when the client announced them now; a sub-agent has its parent's
-        sight = parent.state.editor_sight if parent is not None else bool(getattr(self.sink, "editor_sight", False))
+        sight = parent.state.editor_sight if parent is not None else self.sink.editor_sight
         settings = Settings(retry_base_ms=self.config.retry_base_ms, retry_after_max_ms=self.config.retry_after_max_ms,
                             context_window=self.window(model))
         if parent is not None:

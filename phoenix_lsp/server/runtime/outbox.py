@@ -141,12 +141,7 @@ class Outbox:
     def send(self, events: Sequence[tuple[ev.EventKinds, dict[str, Any]]], texts: Sequence[str]) -> None:
         """Send stored events (``texts``: each one's JSON as stored). The LSP server sends them in one write,
         framed around the stored JSON, so a big message is not serialised again."""
-        send_all = getattr(self.sink, "event_batch", None)
-        if send_all is not None:
-            send_all(events, texts)
-        else:
-            for event, params in events:
-                self.sink.event(event, params)
+        self.sink.event_batch(events, texts)
 
 
 def _awaited(runtime: Peer) -> int | None:

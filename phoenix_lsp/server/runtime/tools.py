@@ -48,9 +48,8 @@ class Tools(Part):
         self.apply(ToolDone(call.id, output, is_error, refused))
 
     async def _run_tool(self, call: ToolUse, mode: Mode) -> tuple[str, bool, bool]:
-        documents_for = getattr(self.hub.sink, "documents_for", None)
         # the editor's text of the files this call reads, asked first (an ACP client's, REQ-ACP-010)
-        asked: Mapping[Path, str] = dict(await documents_for(self, call)) if documents_for is not None else {}
+        asked: Mapping[Path, str] = dict(await self.hub.sink.documents_for(self, call))
 
         def open_documents() -> Mapping[Path, str]:
             return {**self.hub.sink.open_documents(), **asked} if asked else self.hub.sink.open_documents()
@@ -77,8 +76,7 @@ class Tools(Part):
         connected now does not offer it."""
         if not self.state.editor_sight:
             return None
-        make = getattr(self.hub.sink, "sight_for", None)
-        return make(self) if make is not None else None
+        return self.hub.sink.sight_for(self)
 
     def _agent_context(self) -> dict[str, Any]:
         route = self.hub.config.agent_route

@@ -9,7 +9,6 @@ from collections.abc import Coroutine
 from typing import Any
 
 from ...core.events import WindowReported
-from ...llm.models import context_window
 from ..adapter import Client
 from .base import LlmLike, Peer
 
@@ -30,8 +29,7 @@ class Windows:
         """Ask the model's server for its context window in the background, when nobody has reported it yet
         (an Ollama model chosen before any listModels): the request that created the conversation is answered
         at once, and the first turn waits for the answer (:meth:`learn_window`), which the core then takes."""
-        learnable = getattr(self.llm, "learnable", None)
-        if learnable is None or not learnable(runtime.state.model) or runtime.id in self.window_lookups:
+        if not self.llm.learnable(runtime.state.model) or runtime.id in self.window_lookups:
             return
         try:
             asyncio.get_running_loop()
@@ -47,24 +45,19 @@ class Windows:
         pending = self.window_lookups.get(runtime.id)
         if pending is not None:  # asked since the conversation was created (or switched): that answer first
             await asyncio.shield(pending)
-        learnable = getattr(self.llm, "learnable", None)
-        if learnable is not None and learnable(runtime.state.model):
+        if self.llm.learnable(runtime.state.model):
             await self._learn_window(runtime, runtime.state.model)
 
     async def _learn_window(self, runtime: Peer, model: str) -> None:
-        router: Any = self.llm
-        if not await router.learn(model):
+        if not await self.llm.learn(model):
             return
-        window = int(router.context_window(model))
+        window = int(self.llm.context_window(model))
         if runtime.state.model == model and window != runtime.state.settings.context_window:
-            note = router.window_note(model)
+            note = self.llm.window_note(model)
             log.info("%s", note)
-            say = getattr(self.sink, "log_to_client", None)
-            if say is not None:
-                say(note)
+            self.sink.log_to_client(note)
             runtime.apply(WindowReported(model, window))  # the core decides (a switch may have come first)
 
     def window(self, model: str) -> int:
         """The context window of ``model``: its provider's figure (issue 27), else the table of known models."""
-        window = getattr(self.llm, "context_window", None)
-        return int(window(model)) if window is not None else context_window(model)
+        return int(self.llm.context_window(model))

@@ -1,0 +1,116 @@
+"""Start a conversation (an LSP conversation, an ACP session) and cancel what it runs: the same on every surface.
+
+Starting holds the client's folder to the one session-folder rule (REQ-URI-002: the tools are confined to it),
+warms the model SDK up, reads the project instructions with the deny-read list (REQ-INSTR-001, REQ-READ-004) and
+creates the conversation."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ... import uris
+from ...core import events
+from ...core.state import StatusKind
+from ...core.values import InstructionFile, Message, Policy, Style
+from ...sandbox.denylist import deny_check
+from .. import instructions
+from ..adapter import Conversation, Conversations
+from ..runtime.base import NotFound
+from .errors import Invalid, UseCaseError
+from .warm import warm_up
+
+Instructions = tuple[str, tuple[InstructionFile, ...]]
+
+log = logging.getLogger(__name__)
+
+
+class Unknown(UseCaseError):
+    """No conversation has this id on this server."""
+
+    def __init__(self, conversation_id: str, message: str) -> None:
+        super().__init__(message)
+        self.conversation_id = conversation_id
+
+
+class Unreadable(UseCaseError):
+    """The conversation is stored but could not be read back; the server's log says why."""
+
+    def __init__(self, conversation_id: str) -> None:
+        super().__init__(f"The conversation {conversation_id[:80]!r} is stored but could not be read back (its "
+                         "stored state is damaged, or the database failed): nothing was changed; the server's "
+                         "log says what went wrong. Start a new conversation, or restore the database from a copy.")
+        self.conversation_id = conversation_id
+
+
+def find(conversations: Conversations, conversation_id: str) -> Conversation:
+    """The conversation named ``conversation_id``: :class:`Unknown` when there is none, :class:`Unreadable` when
+    it is stored but cannot be loaded (never said to be missing: the work is still on the disk)."""
+    try:
+        return conversations.get(conversation_id)
+    except NotFound as exc:
+        raise Unknown(conversation_id, str(exc)) from None
+    except Exception as exc:  # a damaged row, a database error: logged by type and redacted message
+        what = conversations.store.guard.redact(str(exc))[:300]
+        log.error("conversation %r could not be loaded: %s: %s", conversation_id[:80], type(exc).__name__, what)
+        raise Unreadable(conversation_id) from None
+
+
+def session_folder(folder: str, field: str) -> str:
+    """The folder a client names for a conversation, held to the one rule (REQ-URI-002); ``Invalid`` about
+    ``field`` says why not. It touches the disk: an adapter on the event loop calls it in a thread."""
+    try:
+        return uris.session_folder(folder)
+    except uris.UriError as exc:
+        raise Invalid(field, str(exc)) from None
+
+
+def project_instructions(conversations: Conversations, working_directory: str, roots: Sequence[Path]) -> Instructions:
+    """The instructions in effect for ``working_directory`` (REQ-INSTR-001): the project's, from the root among
+    ``roots`` that holds it down to it, and the user's; read by the confined reader with the deny-read list
+    whatever the mode (REQ-READ-004), redacted. It reads files: an adapter on the event loop calls it in a thread."""
+    found = instructions.read(Path(working_directory), list(roots),
+                              user_dir=instructions.config_dir(conversations.config.config_dir),
+                              redact=conversations.store.guard.redact,
+                              deny=deny_check(conversations.config.deny_read))
+    return found.text, found.files
+
+
+@dataclass(frozen=True)
+class Start:
+    """A conversation to start in ``working_directory`` (already held to :func:`session_folder`), with its
+    instructions (:func:`project_instructions`)."""
+
+    working_directory: str
+    instructions: Instructions = ("", ())
+    model: str | None = None
+    style: Style = Style.CHAT
+    policy: Policy = Policy.INTERACTIVE
+    origin_id: str | None = None
+    seed: Message | None = None
+
+
+def start(conversations: Conversations, given: Start) -> Conversation:
+    """Create the conversation; the model SDK and the sandbox's probes warm up in the background."""
+    warm_up()
+    return conversations.create(working_directory=given.working_directory, model=given.model, style=given.style,
+                                policy=given.policy, origin_id=given.origin_id, seed=given.seed,
+                                instructions=given.instructions)
+
+
+@dataclass(frozen=True)
+class Cancelled:
+    """``cancelled``: something was running; ``status``: the conversation's status now."""
+
+    cancelled: bool
+    status: StatusKind
+
+
+def cancel(conversation: Conversation) -> Cancelled:
+    """Stop whatever the conversation runs (REQ-PROTO-005, REQ-ACP-011): an open question is withdrawn and runs
+    nothing; an idle conversation is left as it is."""
+    was_busy = conversation.busy
+    conversation.apply(events.Cancel())
+    return Cancelled(cancelled=was_busy, status=conversation.state.status.kind)

@@ -1,0 +1,162 @@
+"""The rules every surface shares (issue 35), each driven through every adapter that can reach it: the LSP server
+(the phoenix protocol, by a real LSP client), the ACP agent (the ACP SDK's client side) and the terminal client
+(``phoenix-lsp chat`` through its pipes). A surface that skipped the send-message use case's rule fails here.
+
+The witness is outside the server: what the fake model server received (nothing, for a message refused), and what
+the real client was answered.
+
+- the route rule (REQ-ACP-021, REQ-AGENT-022): the agent route chosen while it is unavailable is refused, saying
+  which file and why, never sent on the ask route instead;
+- the attachment rule with the deny-read list (REQ-ATTACH-001, REQ-READ-004): a file on the list never reaches
+  the model (the terminal client attaches no files: it has no way to name one);
+- the limits (REQ-ACP-016): a text over 1,000,000 characters is refused before anything goes to the model.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+import acp
+import pytest
+
+from tests.acp.harness import TIMEOUT, agent
+from tests.client.conftest import ChatProcess
+from tests.e2e.harness import session
+from tests.fake_anthropic import FakeAnthropic, Reply
+
+SECRET = "shared-rule-secret-3f9a1c77e2b64d0d"
+TEXT_MAX = 1_000_000
+CHAT_KEY = "sk-ant-shared-rules-test-key-0123456789"
+
+pytestmark = pytest.mark.slow
+
+
+def _agent_route_unavailable(tmp_path: Path) -> dict[str, str]:
+    """The user chose the agent route (``ui_settings.json`` in the data directory), and its capabilities file is
+    not JSON: the route cannot run."""
+    data = tmp_path / "data"
+    data.mkdir(exist_ok=True)
+    (data / "ui_settings.json").write_text(json.dumps({"route": "agent"}))
+    capabilities = tmp_path / "capabilities.json"
+    capabilities.write_text("{not json")
+    return {"PHOENIX_CAPABILITIES": str(capabilities)}
+
+
+def _sent_to_model(fake: FakeAnthropic) -> str:
+    return json.dumps([r.body for r in fake.requests])
+
+
+# ------------------------------------------------------------------------------------------- the route rule
+
+
+async def _route_lsp(fake: FakeAnthropic, tmp_path: Path, env: dict[str, str]) -> str:
+    async with session(fake, tmp_path, env=env) as s:
+        cid = await s.new()
+        error = await s.error("phoenix/sendMessage", {"conversationId": cid, "text": "hello there"})
+        return error.message
+
+
+async def _route_acp(fake: FakeAnthropic, tmp_path: Path, env: dict[str, str]) -> str:
+    async with agent(fake, tmp_path, env=env) as a:
+        sid = (await a.new()).session_id
+        try:
+            await asyncio.wait_for(a.conn.prompt(session_id=sid, prompt=[acp.text_block("hello there")]), TIMEOUT)
+        except acp.RequestError as exc:
+            assert exc.code == -32602
+            return str(exc.data)
+        return "answered: the prompt was sent"
+
+
+RouteDriver = Callable[[FakeAnthropic, Path, dict[str, str]], Awaitable[str]]
+
+
+@pytest.mark.req("REQ-ACP-021", "REQ-AGENT-022")
+@pytest.mark.parametrize("surface", ["lsp", "acp"])
+async def test_an_unavailable_agent_route_is_refused_saying_why_on_every_surface(
+        surface: str, fake_anthropic: FakeAnthropic, tmp_path: Path) -> None:
+    fake_anthropic.enqueue(Reply.text_reply("sent on a route the user did not choose"))
+    drive: RouteDriver = {"lsp": _route_lsp, "acp": _route_acp}[surface]
+    said = await drive(fake_anthropic, tmp_path, _agent_route_unavailable(tmp_path))
+    assert "capabilities.json" in said and "ask" in said, said[:500]
+    assert fake_anthropic.requests == []  # nothing went to the model on another route
+
+
+@pytest.mark.req("REQ-ACP-021", "REQ-AGENT-022")
+def test_an_unavailable_agent_route_is_refused_saying_why_in_the_terminal_client(
+        fake_anthropic: FakeAnthropic, tmp_path: Path) -> None:
+    fake_anthropic.enqueue(Reply.text_reply("sent on a route the user did not choose"))
+    work = tmp_path / "work"
+    work.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "PHOENIX_"))}
+    env |= {**fake_anthropic.env(CHAT_KEY), "NO_COLOR": "1", **_agent_route_unavailable(tmp_path)}
+    chat = ChatProcess(["--cwd", str(work), "--data-dir", str(tmp_path / "data")], env)
+    try:
+        at = chat.wait_for("> ")
+        chat.send("hello there")
+        chat.wait_for("capabilities.json", at)
+    finally:
+        chat.kill()
+    assert fake_anthropic.requests == []
+
+
+# ------------------------------------------------------------------------ attachments and the deny-read list
+
+
+def _private_key(tmp_path: Path) -> tuple[Path, dict[str, str]]:
+    key = tmp_path / "work" / "private" / "id_rsa"
+    key.parent.mkdir(parents=True)
+    key.write_text(f"-----BEGIN KEY----- {SECRET}\n")
+    return key, {"PHOENIX_LSP_DENY_READ": str(key.parent)}
+
+
+@pytest.mark.req("REQ-ATTACH-001", "REQ-READ-004")
+@pytest.mark.parametrize("surface", ["lsp", "acp"])
+async def test_a_file_on_the_deny_read_list_is_never_attached_on_any_surface(
+        surface: str, fake_anthropic: FakeAnthropic, tmp_path: Path) -> None:
+    key, env = _private_key(tmp_path)
+    fake_anthropic.enqueue(Reply.text_reply("fine"))
+    if surface == "lsp":
+        async with session(fake_anthropic, tmp_path, env=env) as s:
+            cid = await s.new()
+            error = await s.error("phoenix/sendMessage", {
+                "conversationId": cid, "text": "what is this?", "attachments": [{"kind": "file", "uri": key.as_uri()}]})
+            said = error.message
+    else:
+        async with agent(fake_anthropic, tmp_path, env=env) as a:
+            sid = (await a.new()).session_id
+            blocks = [acp.text_block("what is this?"),
+                      acp.resource_block(acp.embedded_text_resource(key.as_uri(), key.read_text()))]
+            with pytest.raises(acp.RequestError) as refused:
+                await asyncio.wait_for(a.conn.prompt(session_id=sid, prompt=blocks), TIMEOUT)
+            said = str(refused.value.data)
+    assert "deny-read list" in said, said[:500]
+    assert SECRET not in _sent_to_model(fake_anthropic) and fake_anthropic.requests == []
+
+
+# ------------------------------------------------------------------------------------------------ the limits
+
+
+@pytest.mark.req("REQ-ACP-016")
+@pytest.mark.parametrize("surface", ["lsp", "acp"])
+async def test_a_text_over_the_limit_is_refused_on_every_surface(
+        surface: str, fake_anthropic: FakeAnthropic, tmp_path: Path) -> None:
+    text = "x" * (TEXT_MAX + 1)
+    fake_anthropic.enqueue(Reply.text_reply("fine"))
+    if surface == "lsp":
+        async with session(fake_anthropic, tmp_path) as s:
+            cid = await s.new()
+            error = await s.error("phoenix/sendMessage", {"conversationId": cid, "text": text})
+            said = error.message
+    else:
+        async with agent(fake_anthropic, tmp_path) as a:
+            sid = (await a.new()).session_id
+            with pytest.raises(acp.RequestError) as refused:
+                await asyncio.wait_for(a.conn.prompt(session_id=sid, prompt=[acp.text_block(text)]), TIMEOUT)
+            assert refused.value.code == -32602
+            said = str(refused.value.data)
+    assert "1000000" in said.replace(",", "") or "1_000_000" in said, said[:500]
+    assert fake_anthropic.requests == []
