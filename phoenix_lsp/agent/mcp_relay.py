@@ -22,6 +22,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+from phoenix_lsp import limits
+from phoenix_lsp.server.transport import message_id
+
 #: the line that runs the relay: the package's folder is put first on the path (the server's environment is not
 #: ours, so no PYTHONPATH carries it), and Python runs isolated from the environment's PYTHON* variables
 RUN = "import sys; sys.path.insert(0, sys.argv[1]); from phoenix_lsp.agent.mcp_relay import main; sys.exit(main())"
@@ -44,8 +47,6 @@ class Relay:
     """Lines in, lines (or error answers standing for them) out; never more than a line's bound held."""
 
     def __init__(self, out: object, max_bytes: int, max_tokens: int, max_depth: int) -> None:
-        from phoenix_lsp import limits
-
         self._write = out.write  # type: ignore[attr-defined]
         self._flush = out.flush  # type: ignore[attr-defined]
         self.bounds = limits.Bounds("a message from the MCP server", max_bytes, max_tokens, max_depth)
@@ -87,8 +88,6 @@ class Relay:
             return
         if not line.strip():
             return
-        from phoenix_lsp import limits
-
         try:
             self.bounds.check(line)
         except limits.Refused as exc:
@@ -98,8 +97,6 @@ class Relay:
         self._flush()
 
     def _refuse(self, seen: bytes, why: str) -> None:
-        from phoenix_lsp.server.transport import message_id
-
         self.refused += 1
         msg_id = message_id(seen)  # in its first 64 KiB, or as its last member
         detail = (f"{why} (the MCP client's cap for one message: a result's cap and room around it). Ask the "

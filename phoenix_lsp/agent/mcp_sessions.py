@@ -16,6 +16,7 @@ from typing import IO, Any, TextIO, cast
 from pydantic import SecretStr
 
 from .. import bounded_http, limits
+from . import mcp_relay
 from .agent_config import SECRET_REF, HttpServer, McpRegistry, StdioServer
 from .contracts import AgentError, ErrorCode, ErrorKind, ToolFailure
 from .mcp_secrets import McpSecrets
@@ -191,8 +192,6 @@ class McpSessions(McpSecrets):
                 config = server.config
                 if isinstance(config, StdioServer):
                     from mcp.client.stdio import StdioServerParameters, stdio_client
-
-                    from . import mcp_relay
 
                     env = {**config.env, **{k: v.get_secret_value() for k, v in secrets.items()}}
                     # its stdout reaches the SDK through the relay, a line at a time within a message's bounds
