@@ -137,9 +137,19 @@ def make_layer(folder: Path, data_dir: Path, cap_bytes: int = DEFAULT_LAYER_CAP)
     root.mkdir(mode=0o700)
     (root / "upper").mkdir(mode=0o755)
     (root / "work").mkdir(mode=0o700)
-    return Layer(folder=folder, root=root, cap_bytes=cap_bytes,
-                 started_ns=time.clock_gettime_ns(_CLOCK_REALTIME_COARSE),
+    return Layer(folder=folder, root=root, cap_bytes=cap_bytes, started_ns=_next_tick(),
                  same_fs=root.stat().st_dev == folder.stat().st_dev)
+
+
+def _next_tick() -> int:
+    """The coarse clock's next tick (a few ms at most): every file changed before the call has a time below it,
+    every file changed after has one at or above it. Taking the current tick instead would count a file written
+    in the same tick just before the command (an editor's save, a test's set-up) as changed meanwhile; a file time
+    stamped from the fine clock (multigrain timestamps) is below the next tick too."""
+    now = time.clock_gettime_ns(_CLOCK_REALTIME_COARSE)
+    while (tick := time.clock_gettime_ns(_CLOCK_REALTIME_COARSE)) == now:
+        time.sleep(0.0002)
+    return tick
 
 
 def overlay_args(layer: Layer) -> list[str]:
