@@ -14,6 +14,7 @@ from typing import Any, Protocol
 from ...core.effects import Reject, UserCommand
 from ...core.events import Event
 from ...core.state import BUSY, ConversationState
+from ...core.tools import ToolKind
 from ...core.values import Decision, Message, Policy, Style, ToolUse
 from ...llm.cache import CacheSettings
 from ...llm.models import PRICES
@@ -54,6 +55,17 @@ class LlmLike(Protocol):
     def provider_url(self, name: str) -> str: ...
 
 
+class AgentHost(Protocol):
+    """A conversation as the agent route's tools reach it (``conversation_agent.ConversationAgent``): its id, and
+    the core's permission function for a running plan's host call (REQ-AGENT-014/015): (allowed, the message,
+    who decided)."""
+
+    @property
+    def id(self) -> str: ...
+    async def host_call(self, tool_use_id: str, call: ToolUse, kind: ToolKind,
+                        description: str = "") -> tuple[bool, str, str]: ...
+
+
 class AgentRoutePort(Protocol):
     """The agent route (``server/agent_route.py``'s ``AgentRoute``) as the runtime and the boot module use it:
     why it cannot run (None: it can), the MCP catalogue for an agent turn, the route's tools for one
@@ -65,8 +77,7 @@ class AgentRoutePort(Protocol):
     @property
     def artifacts(self) -> Any: ...  # agent.artifacts.ArtifactStore, or None (loaded with the route)
     async def catalogue_text(self) -> str: ...
-    # ``runtime`` is the conversation (runtime/conversation.py's Runtime, which imports this module)
-    def tools_for(self, runtime: Any) -> AgentTools: ...
+    def tools_for(self, runtime: AgentHost) -> AgentTools: ...
     def add_servers(self, servers: Mapping[str, Any], secrets: Sequence[str] = ()) -> list[str]: ...
     def sweep_artifacts(self, conversation_ids: Sequence[str]) -> None: ...
     def forget(self, conversation_id: str) -> None: ...
