@@ -139,12 +139,16 @@ class LlmRouter:
                 self.ollama_found = False
         return self.ollama_found
 
-    async def list_provider(self, name: str) -> list[tuple[str, str, int | None, bool]]:
+    async def list_provider(self, name: str) -> list[tuple[str, str, int, bool]]:
         """``(provider/id, name, context window, window known)`` of one provider's models; raises on failure."""
         client = self.clients[name]
         listed = await client.list_models()
         return [(f"{name}/{mid}", f"{title} ({name})", window or UNKNOWN_WINDOW, window is not None)
                 for mid, title, window in listed]
+
+    def provider_url(self, name: str) -> str:
+        """Where provider ``name`` is asked (its base URL)."""
+        return self.clients[name].base_url
 
     def client_for(self, model: str) -> OpenAiClient | None:
         provider, _ = split_model(model)

@@ -56,10 +56,46 @@ class AgentRouteView(Protocol):
     def add_servers(self, servers: Mapping[str, Any], secrets: Sequence[str] = ()) -> list[str]: ...
 
 
-class SightSettings(Protocol):
-    """The server's config an adapter reads (``HubConfig``'s fields of the same names): how long the editor's
-    sight waits, the deny-read list, the agent route."""
+class ModelRouter(Protocol):
+    """The model router (``llm/router.py``'s ``LlmRouter``) as the model use cases see it: whether a model id can
+    be used, its context window, and the models each provider lists. Every member is declared: a router that
+    cannot list says so by raising, never by a member that is missing."""
 
+    def check(self, model: str) -> str | None:
+        """Why ``model`` cannot be used (what to do instead), or None when it can (REQ-MODEL-007)."""
+        ...
+    def context_window(self, model: str) -> int: ...
+    async def list_models(self, limit: int = 100) -> list[tuple[str, str, int | None]]:
+        """Anthropic's models: ``(id, name, context window or None)``."""
+        ...
+    def configured(self) -> list[str]:
+        """The other providers whose models are listed."""
+        ...
+    async def probe_ollama(self) -> bool: ...
+    async def list_provider(self, name: str) -> list[tuple[str, str, int, bool]]:
+        """``(provider/id, name, context window, window known)`` of one provider's models; raises on failure."""
+        ...
+    def provider_url(self, name: str) -> str:
+        """Where provider ``name`` is asked (its base URL), for a message that says which one failed."""
+        ...
+
+
+class Modelled(Protocol):
+    """A conversation as the model's context window is learned for it (a :class:`Conversation`, or a
+    sub-agent the runtime runs)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def state(self) -> ConversationState: ...
+    def apply(self, event: Event) -> Any: ...
+
+
+class SightSettings(Protocol):
+    """The server's config an adapter reads (``HubConfig``'s fields of the same names): the default model, how
+    long the editor's sight waits, the deny-read list, the agent route."""
+
+    model: str
     sight_settle_ms: int
     sight_timeout_ms: int
     deny_read: tuple[Path, ...] | None
@@ -82,6 +118,11 @@ class Conversations(Protocol):
     def tasks(self) -> set[asyncio.Task[Any]]: ...
     @property
     def store(self) -> Any: ...
+    @property
+    def llm(self) -> ModelRouter: ...
+    def learn_window_soon(self, conversation: Modelled) -> None:
+        """Ask the model's server for its context window in the background, when nobody has reported it yet."""
+        ...
     def create(self, *, working_directory: str, model: str | None, style: Style, policy: Policy,
                origin_id: str | None = None, seed: Message | None = None,
                instructions: tuple[str, tuple[InstructionFile, ...]] = ("", ())) -> Conversation: ...

@@ -20,7 +20,7 @@ from ..agent.contracts import EngineName, ToolFailure, function_name
 from ..store.secrets import CREDENTIAL_PARAMETER, url_secrets
 from .config import CATALOGUE_INLINE_MAX
 from .conversation_agent import CALL_TIMEOUT_S, ConversationAgent, compact_schema, default_write_fix, why_write
-from .runtime import Runtime
+from .runtime.base import AgentHost
 
 __all__ = ["CALL_TIMEOUT_S", "CATALOGUE_INLINE_MAX", "CATALOGUE_TIMEOUT_S", "AgentRoute", "ConversationAgent",
            "compact_schema", "default_write_fix", "setup_route", "why_write"]
@@ -174,7 +174,7 @@ class AgentRoute:
                     self._catalogue = None  # gathered again with the new server's tools
         return problems
 
-    def tools_for(self, runtime: Runtime) -> ConversationAgent:
+    def tools_for(self, runtime: AgentHost) -> ConversationAgent:
         self.start()  # already done by the turn's catalogue, unless the conversation was restored mid-turn
         return ConversationAgent(self, runtime)
 

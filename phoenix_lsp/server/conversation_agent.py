@@ -26,7 +26,7 @@ from ..agent.contracts import AgentError, EngineName, ErrorCode, ErrorKind, Plan
 from ..core.tools import ToolKind
 from ..core.values import ToolUse
 from ..tools.inputs import RunPlanInput
-from .runtime import Runtime
+from .runtime.base import AgentHost
 
 log = logging.getLogger(__name__)
 
@@ -51,7 +51,7 @@ class Route(Protocol):
 class ConversationAgent:
     """The agent route's tools for one conversation, and the orchestrator's Host while a plan runs."""
 
-    def __init__(self, route: Route, runtime: Runtime) -> None:
+    def __init__(self, route: Route, runtime: AgentHost) -> None:
         self.route = route
         self.runtime = runtime
         self.loop = asyncio.get_running_loop()

@@ -9,7 +9,11 @@ the real client was answered.
   which file and why, never sent on the ask route instead;
 - the attachment rule with the deny-read list (REQ-ATTACH-001, REQ-READ-004): a file on the list never reaches
   the model (the terminal client attaches no files: it has no way to name one);
-- the limits (REQ-ACP-016): a text over 1,000,000 characters is refused before anything goes to the model.
+- the limits (REQ-ACP-016): a text over 1,000,000 characters is refused before anything goes to the model;
+- the model switch (REQ-MODEL-003, REQ-MODEL-007), through the LSP server and the terminal client's ``/model``
+  (an ACP session keeps the model it started with: ACP has no switch): a model whose context window is too small
+  for the context in use, or whose provider is not configured, is refused saying why, and the next turn still
+  goes to the model that answered before.
 """
 
 from __future__ import annotations
@@ -23,9 +27,10 @@ from pathlib import Path
 import acp
 import pytest
 
+from phoenix_lsp.llm.models import DEFAULT_MODEL
 from tests.acp.harness import TIMEOUT, agent
 from tests.client.conftest import ChatProcess
-from tests.e2e.harness import session
+from tests.e2e.harness import Session, session
 from tests.fake_anthropic import FakeAnthropic, Reply
 
 SECRET = "shared-rule-secret-3f9a1c77e2b64d0d"
@@ -160,3 +165,63 @@ async def test_a_text_over_the_limit_is_refused_on_every_surface(
             said = str(refused.value.data)
     assert "1000000" in said.replace(",", "") or "1_000_000" in said, said[:500]
     assert fake_anthropic.requests == []
+
+
+# ------------------------------------------------------------------------------------------ the model switch
+
+#: a model the switch is refused: (its id, what the refusal says)
+REFUSED_SWITCHES = {
+    "window": ("claude-haiku-4-5", "is too small for the 190,010 tokens in use"),
+    "provider": ("nosuch/some-model", "The provider 'nosuch' of 'nosuch/some-model' is not configured"),
+}
+
+
+def _long_turn(fake: FakeAnthropic) -> None:
+    """The first answer reports 190,010 tokens in use (input and output): over 90 % of a 200,000-token window."""
+    fake.enqueue(Reply.text_reply("A long answer.", usage={"input_tokens": 190_000, "output_tokens": 10}),
+                 Reply.text_reply("Still the same model."))
+
+
+async def _lsp_turn(s: Session, cid: str, text: str) -> None:
+    seen = s.last_seq(cid)
+    await s.request("phoenix/sendMessage", {"conversationId": cid, "text": text})
+    await s.wait_status(cid, "idle", since=seen)
+
+
+@pytest.mark.req("REQ-MODEL-003", "REQ-MODEL-007")
+@pytest.mark.parametrize("why", sorted(REFUSED_SWITCHES))
+async def test_a_refused_model_switch_changes_nothing_through_the_lsp_server(
+        why: str, fake_anthropic: FakeAnthropic, tmp_path: Path) -> None:
+    model, reason = REFUSED_SWITCHES[why]
+    _long_turn(fake_anthropic)
+    async with session(fake_anthropic, tmp_path) as s:
+        cid = await s.new()
+        await _lsp_turn(s, cid, "a long one")
+        error = await s.error("phoenix/setModel", {"conversationId": cid, "model": model})
+        assert reason in error.message, error.message[:500]
+        await _lsp_turn(s, cid, "and now?")
+    assert [r.body["model"] for r in fake_anthropic.requests] == [DEFAULT_MODEL, DEFAULT_MODEL]
+
+
+@pytest.mark.req("REQ-MODEL-003", "REQ-MODEL-007")
+@pytest.mark.parametrize("why", sorted(REFUSED_SWITCHES))
+def test_a_refused_model_switch_changes_nothing_in_the_terminal_client(
+        why: str, fake_anthropic: FakeAnthropic, tmp_path: Path) -> None:
+    model, reason = REFUSED_SWITCHES[why]
+    _long_turn(fake_anthropic)
+    work = tmp_path / "work"
+    work.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "PHOENIX_"))}
+    env |= {**fake_anthropic.env(CHAT_KEY), "NO_COLOR": "1"}
+    chat = ChatProcess(["--cwd", str(work), "--data-dir", str(tmp_path / "data")], env)
+    try:
+        at = chat.wait_for("> ")
+        chat.send("a long one")
+        at = chat.wait_for("> ", chat.wait_for("A long answer.", at))
+        chat.send(f"/model {model}")
+        at = chat.wait_for("> ", chat.wait_for(reason, at))
+        chat.send("and now?")
+        chat.wait_for("Still the same model.", at)
+    finally:
+        chat.kill()
+    assert [r.body["model"] for r in fake_anthropic.requests] == [DEFAULT_MODEL, DEFAULT_MODEL]

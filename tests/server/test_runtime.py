@@ -193,6 +193,25 @@ class ScriptedLlm:
     def window_note(self, model: str) -> str:
         return ""
 
+    # the model use cases' members of the port (``adapter.ModelRouter``): any model id, no lists
+    def check(self, model: str) -> str | None:
+        return None
+
+    async def list_models(self, limit: int = 100) -> list[tuple[str, str, int | None]]:
+        return []
+
+    def configured(self) -> list[str]:
+        return []
+
+    async def probe_ollama(self) -> bool:
+        return False
+
+    async def list_provider(self, name: str) -> list[tuple[str, str, int, bool]]:
+        raise LookupError(f"the scripted model has no provider {name!r}")
+
+    def provider_url(self, name: str) -> str:
+        return ""
+
     def enqueue(self, *steps: Step | LlmSuccess | LlmFailure) -> None:
         self.steps.extend(s if isinstance(s, Step) else Step(s) for s in steps)
 

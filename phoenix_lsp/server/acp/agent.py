@@ -11,6 +11,7 @@ from typing import Any
 from acp import PROTOCOL_VERSION, RequestError
 from acp.schema import (
     AgentCapabilities,
+    ClientCapabilities,
     Implementation,
     InitializeResponse,
     LoadSessionResponse,
@@ -58,11 +59,11 @@ class PhoenixAgent:
     def on_connect(self, conn: Any) -> None:
         self.client.conn = conn
 
-    async def initialize(self, protocol_version: int, client_capabilities: Any = None, client_info: Any = None,
-                         **kwargs: Any) -> InitializeResponse:
-        fs = getattr(client_capabilities, "fs", None)
-        self.client.can_read = bool(getattr(fs, "read_text_file", False))
-        self.client.can_write = bool(getattr(fs, "write_text_file", False))
+    async def initialize(self, protocol_version: int, client_capabilities: ClientCapabilities | None = None,
+                         client_info: Implementation | None = None, **kwargs: Any) -> InitializeResponse:
+        fs = client_capabilities.fs if client_capabilities is not None else None  # both may be absent or null
+        self.client.can_read = fs is not None and bool(fs.read_text_file)
+        self.client.can_write = fs is not None and bool(fs.write_text_file)
         capabilities = AgentCapabilities(
             load_session=True,
             prompt_capabilities=PromptCapabilities(image=True, embedded_context=True),
@@ -185,7 +186,7 @@ class PhoenixAgent:
             session.end_turn("end_turn")
         reason = await session.turn
         await self.client.sender.drained()  # every update of the turn before its answer
-        return PromptResponse(stop_reason=reason)  # type: ignore[arg-type]
+        return PromptResponse(stop_reason=reason)
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
         """REQ-ACP-011: the turn stops at once; an open request answered ``cancelled`` runs nothing."""

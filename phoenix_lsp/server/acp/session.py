@@ -7,6 +7,8 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from acp.schema import StopReason
+
 from ..adapter import Conversation, Conversations
 from . import updates
 from .sender import Sender
@@ -19,11 +21,11 @@ class Session:
     id: str
     root: str
     calls: updates.Calls = field(default_factory=updates.Calls)
-    turn: asyncio.Future[str] | None = None  # the running prompt's stop reason
+    turn: asyncio.Future[StopReason] | None = None  # the running prompt's stop reason
     cancelled: bool = False  # session/cancel came during the running prompt
     asks: dict[str, asyncio.Task[Any]] = field(default_factory=dict)  # open request_permission by call id
 
-    def end_turn(self, reason: str) -> None:
+    def end_turn(self, reason: StopReason) -> None:
         if self.turn is not None and not self.turn.done():
             self.turn.set_result(reason)
 

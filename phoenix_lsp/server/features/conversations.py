@@ -122,9 +122,7 @@ def new_conversation(ls: PhoenixServer, p: p.NewConversationParams) -> res.NewCo
 
 
 def list_conversations(ls: PhoenixServer, p: p.ListConversationsParams) -> res.ListConversationsResult:
-    rows = hub(ls).store.list_conversations(include_subagents=p.include_sub_agents)
-    # REQ-PROTO-005: most recently updated first (the store orders by creation); sorted() is stable.
-    rows = sorted(rows, key=lambda row: row.updated_at, reverse=True)
+    rows = usecase.list_conversations(hub(ls), include_subagents=p.include_sub_agents)
     return res.ListConversationsResult(
         conversations=[
             res.ConversationSummary(

@@ -46,17 +46,21 @@ def respond_to_approval(ls: PhoenixServer, p: p.RespondToApprovalParams) -> res.
 
 def set_approval_policy(ls: PhoenixServer, p: p.SetApprovalPolicyParams) -> res.SetApprovalPolicyResult:
     runtime = conversation(ls, p.conversation_id)
-    apply(runtime, events.SetPolicy(p.policy))
-    return res.SetApprovalPolicyResult(policy=runtime.state.policy)
+    try:
+        policy = choices.set_policy(runtime, p.policy)
+    except Refused as exc:
+        raise refusal(exc.reject, exc.status) from None
+    return res.SetApprovalPolicyResult(policy=policy)
 
 
 def set_style(ls: PhoenixServer, p: p.SetStyleParams) -> res.SetStyleResult:
     runtime = conversation(ls, p.conversation_id)
-    outcome = apply(runtime, events.SetStyle(p.style))
+    try:
+        done = choices.set_style(runtime, p.style)
+    except Refused as exc:
+        raise refusal(exc.reject, exc.status) from None
     # REQ-PROTO-014 / REQ-LAYER-006: a suggestion, never a mode change
-    return res.SetStyleResult(
-        style=runtime.state.style, mode=runtime.state.mode, suggestion=outcome.suggestion
-    )
+    return res.SetStyleResult(style=done.style, mode=done.mode, suggestion=done.suggestion)
 
 
 def list_always_allowed(ls: PhoenixServer, p: p.ConversationRef) -> res.ListAlwaysAllowedResult:

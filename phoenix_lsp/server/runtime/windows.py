@@ -9,7 +9,7 @@ from collections.abc import Coroutine
 from typing import Any
 
 from ...core.events import WindowReported
-from ..adapter import Client
+from ..adapter import Client, Modelled
 from .base import LlmLike, Peer
 
 log = logging.getLogger(__name__)
@@ -25,7 +25,7 @@ class Windows:
     def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
         raise NotImplementedError  # the hub's
 
-    def learn_window_soon(self, runtime: Peer) -> None:
+    def learn_window_soon(self, runtime: Modelled) -> None:
         """Ask the model's server for its context window in the background, when nobody has reported it yet
         (an Ollama model chosen before any listModels): the request that created the conversation is answered
         at once, and the first turn waits for the answer (:meth:`learn_window`), which the core then takes."""
@@ -48,7 +48,7 @@ class Windows:
         if self.llm.learnable(runtime.state.model):
             await self._learn_window(runtime, runtime.state.model)
 
-    async def _learn_window(self, runtime: Peer, model: str) -> None:
+    async def _learn_window(self, runtime: Modelled, model: str) -> None:
         if not await self.llm.learn(model):
             return
         window = int(self.llm.context_window(model))

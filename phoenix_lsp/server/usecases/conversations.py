@@ -1,4 +1,5 @@
-"""Start a conversation (an LSP conversation, an ACP session) and cancel what it runs: the same on every surface.
+"""Start a conversation (an LSP conversation, an ACP session), cancel what it runs, and list the conversations:
+the same on every surface.
 
 Starting holds the client's folder to the one session-folder rule (REQ-URI-002: the tools are confined to it),
 warms the model SDK up, reads the project instructions with the deny-read list (REQ-INSTR-001, REQ-READ-004) and
@@ -16,6 +17,7 @@ from ...core import events
 from ...core.state import StatusKind
 from ...core.values import InstructionFile, Message, Policy, Style
 from ...sandbox.denylist import deny_check
+from ...store.records import ConversationSummary
 from .. import instructions
 from ..adapter import Conversation, Conversations
 from ..runtime.base import NotFound
@@ -114,3 +116,12 @@ def cancel(conversation: Conversation) -> Cancelled:
     was_busy = conversation.busy
     conversation.apply(events.Cancel())
     return Cancelled(cancelled=was_busy, status=conversation.state.status.kind)
+
+
+def list_conversations(conversations: Conversations, include_subagents: bool = False) -> list[ConversationSummary]:
+    """The stored conversations, most recently updated first (REQ-PROTO-005); sub-agents only when asked
+    (REQ-BED-009). The one listing an LSP client's phoenix/listConversations and a future ACP session/list
+    (issue 38) both translate."""
+    rows = conversations.store.list_conversations(include_subagents=include_subagents)
+    # the store orders by creation; sorted() is stable, so equal times keep that order
+    return sorted(rows, key=lambda row: row.updated_at, reverse=True)

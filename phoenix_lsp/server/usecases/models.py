@@ -1,0 +1,200 @@
+"""Which model answers: the models the keys can use (listed with the API's and each provider's answers, or the
+built-in list when they are slow or fail), and the user's switch between turns (REQ-MODEL-003, REQ-MODEL-007).
+
+Every adapter shares the rules here: a model id no provider can answer is refused (:class:`Invalid` about
+``model``), and a model whose context window is too small for the context in use is refused by the core
+(:class:`Refused`), with nothing changed. The one table of known models, windows and prices is ``llm/models.py``;
+the model router is reached through its port (``adapter.ModelRouter``), every member declared."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib
+import logging
+import time
+from dataclasses import dataclass
+
+from ...core import events
+from ...llm import models as known
+from ...protocol import results as res
+from ..adapter import Conversation, Conversations, ModelRouter
+from .errors import Invalid, Refused
+
+log = logging.getLogger(__name__)
+
+#: How long listModels waits for the API before it answers with the built-in list (a request is answered
+#: within a second or two: many clients give up on a request after a few seconds).
+LIST_TIMEOUT_S = 1.5
+#: How long an answer from the API is reused.
+LIST_TTL_S = 600.0
+
+
+class ModelList:
+    """The API's model list, kept for ``LIST_TTL_S``; the context windows it reports are used by a switch."""
+
+    def __init__(self) -> None:
+        self.models: list[res.ModelView] = []
+        self.at = 0.0
+        self.asking: asyncio.Task[None] | None = None
+        self.failure: str | None = None  # why the last call to the API failed
+
+    async def ask(self, router: ModelRouter) -> None:
+        """Ask the API (importing its SDK off the event loop first, the first time); never raises."""
+        self.failure = None
+        try:
+            await asyncio.to_thread(importlib.import_module, "anthropic")
+            listed = await router.list_models()
+        except Exception as exc:  # no key, network, HTTP error
+            self.failure = str(exc)
+            return
+        views = [
+            res.ModelView(id=mid, name=name or mid, context_window=window or known.context_window(mid))
+            for mid, name, window in listed
+        ]
+        if views:
+            self.models, self.at = views, time.monotonic()
+
+    def window(self, model: str, router: ModelRouter) -> int:
+        """The context window of ``model``: the API's figure when it gave one, else its provider's (issue 27),
+        else the known table's."""
+        for view in self.models:
+            if view.id == model:
+                return int(view.context_window)
+        return int(router.context_window(model))
+
+
+class ProviderLists:
+    """The other providers' model lists (issue 27), each kept for ``LIST_TTL_S``, asked concurrently."""
+
+    def __init__(self) -> None:
+        self.kept: dict[str, tuple[float, list[res.ModelView], res.ProviderListing]] = {}
+        self.asking: asyncio.Task[None] | None = None
+
+    async def ask(self, conversations: Conversations, refresh: bool) -> None:
+        router = conversations.llm
+
+        def due(names: list[str]) -> list[str]:
+            now = time.monotonic()
+            return [n for n in names if refresh or n not in self.kept or now - self.kept[n][0] > LIST_TTL_S]
+
+        try:
+            await asyncio.to_thread(importlib.import_module, "openai")
+        except Exception as exc:  # the SDK missing: every provider says so
+            log.warning("listModels: %s", exc)
+        configured = due(router.configured())  # while Ollama's default host is probed, the others are asked
+        probe = asyncio.ensure_future(router.probe_ollama())
+        await asyncio.gather(*(self._one(conversations, name) for name in configured))
+        await probe
+        await asyncio.gather(*(self._one(conversations, name) for name in due(router.configured())
+                               if name not in configured))
+
+    async def _one(self, conversations: Conversations, name: str) -> None:
+        router = conversations.llm
+        try:
+            listed = await router.list_provider(name)
+        except Exception as exc:  # no key, network, HTTP error: say which provider and why
+            reason = (f"the {name} provider's model list at {router.provider_url(name)} could not be read "
+                      f"({conversations.store.guard.redact(str(exc))[:300]}); its models can still be chosen by id")
+            self.kept[name] = (time.monotonic(), [], res.ProviderListing(provider=name, listed=False, reason=reason))
+            return
+        views = [res.ModelView(id=mid, name=title, context_window=window, provider=name,
+                               context_window_known=None if known_window else False)
+                 for mid, title, window, known_window in listed]
+        self.kept[name] = (time.monotonic(), views, res.ProviderListing(provider=name, listed=True))
+
+    def result(self, router: ModelRouter) -> tuple[list[res.ModelView], list[res.ProviderListing]]:
+        views: list[res.ModelView] = []
+        listings: list[res.ProviderListing] = []
+        for name in router.configured():
+            if name in self.kept:
+                views += self.kept[name][1]
+                listings.append(self.kept[name][2])
+            else:
+                listings.append(res.ProviderListing(provider=name, listed=False, reason=(
+                    f"the {name} provider did not list its models within {LIST_TIMEOUT_S:g} s (still asking: the "
+                    "next call may have its list)")))
+        return views, listings
+
+
+kept = ModelList()  # one server, one hub, one set of keys
+others = ProviderLists()
+
+
+def _builtin() -> list[res.ModelView]:
+    return [res.ModelView(id=m.id, name=m.name, context_window=m.context_window) for m in known.KNOWN_MODELS]
+
+
+async def list_models(conversations: Conversations, refresh: bool = False) -> res.ListModelsResult:
+    """Every model the keys can use: Anthropic's (the API's list, or the built-in one saying why) and each
+    configured provider's, each asked at most ``LIST_TIMEOUT_S`` (a slower answer fills the next call's list)."""
+    if others.asking is None or others.asking.done():
+        others.asking = conversations.spawn(others.ask(conversations, refresh))
+    first = await anthropic_models(conversations, refresh)
+    with contextlib.suppress(TimeoutError):  # the other providers were asked meanwhile: the same bound
+        await asyncio.wait_for(asyncio.shield(others.asking), LIST_TIMEOUT_S)
+    views, listings = others.result(conversations.llm)
+    if not listings:  # only Anthropic: the answer is what it was before other providers existed
+        return first
+    return first.model_copy(update={"models": [*first.models, *views], "providers": listings})
+
+
+async def anthropic_models(conversations: Conversations, refresh: bool) -> res.ListModelsResult:
+    default = conversations.config.model
+    if kept.models and not refresh and time.monotonic() - kept.at < LIST_TTL_S:
+        return res.ListModelsResult(models=kept.models, default_model=default, source="api")
+    if kept.asking is None or kept.asking.done():
+        kept.asking = conversations.spawn(kept.ask(conversations.llm))
+    try:
+        # shielded: an answer later than the client can wait still fills the list for the next call
+        await asyncio.wait_for(asyncio.shield(kept.asking), LIST_TIMEOUT_S)
+    except TimeoutError:
+        reason = (f"the API did not list the models within {LIST_TIMEOUT_S:g} s (still asking: the next "
+                  "call may have its list)")
+    else:
+        if kept.failure is not None:  # no key, network, HTTP error: the built-in list, and say why
+            reason = f"the API's model list could not be read ({conversations.store.guard.redact(kept.failure)[:300]})"
+        elif kept.models:
+            return res.ListModelsResult(models=kept.models, default_model=default, source="api")
+        else:
+            reason = "the API listed no models for this key"
+    log.info("listModels: built-in list, because %s", reason)
+    return res.ListModelsResult(
+        models=_builtin(), default_model=default, source="builtin",
+        reason=f"The built-in list is shown because {reason}; any model id can still be chosen.",
+    )
+
+
+def check_model(router: ModelRouter, model: str) -> None:
+    """Refuse a model id no provider can answer (REQ-MODEL-007): :class:`Invalid` about ``model`` says why and
+    what to do."""
+    problem = router.check(model)
+    if problem is not None:
+        raise Invalid("model", problem)
+
+
+@dataclass(frozen=True)
+class ModelChosen:
+    """The model that answers from the next turn, the one before, and the context window now in use."""
+
+    model: str
+    previous: str
+    context_window: int
+
+    @property
+    def changed(self) -> bool:
+        return self.model != self.previous
+
+
+def choose_model(conversations: Conversations, conversation: Conversation, model: str) -> ModelChosen:
+    """The user's switch of model between turns: a model no provider can answer is :class:`Invalid`; one whose
+    window is too small for the context in use is :class:`Refused` by the core (REQ-MODEL-003); nothing is
+    changed then. An Ollama model nobody listed has its window asked for meanwhile."""
+    check_model(conversations.llm, model)
+    previous = conversation.state.model
+    outcome = conversation.apply(events.SetModel(model, kept.window(model, conversations.llm)))
+    if outcome.reject is not None:
+        raise Refused(outcome.reject, conversation.state.status.kind)
+    conversations.learn_window_soon(conversation)
+    state = conversation.state
+    return ModelChosen(model=state.model, previous=previous, context_window=state.settings.context_window)
