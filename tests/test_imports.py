@@ -134,3 +134,25 @@ def test_the_count_sees_every_import_inside_a_function(tmp_path: Path) -> None:
     found = _script().inside(tmp_path)
     assert [(i.path.name, i.line, i.reason) for i in found] == [
         ("a.py", 6, "a reason"), ("a.py", 8, ""), ("a.py", 11, ""), ("a.py", 12, "")]
+
+
+def test_each_package_file_over_300_lines_says_why() -> None:
+    """``python scripts/imports.py --sizes`` lists them: a file over 300 lines is split by job, or its module
+    docstring has a line starting "Over 300 lines:" with the reason it is one file."""
+    script = _script()
+    silent = [f"{path.relative_to(ROOT)} ({count} lines)" for path, count, reason in script.sizes() if not reason]
+    assert silent == [], (f"over {script.LONG} lines without '{script.OVER}: <reason>' in the module docstring "
+                          "(split the file by job, or say why it is one):\n" + "\n".join(silent))
+
+
+def test_the_size_check_reads_the_reason_from_the_docstring(tmp_path: Path) -> None:
+    package = tmp_path / "phoenix_lsp"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    filler = "x = 1\n" * 300
+    (package / "said.py").write_text('"""A module.\n\nOver 300 lines: one table.\n"""\n' + filler)
+    (package / "silent.py").write_text('"""A module; over 300 lines: not at a line\'s start."""\n' + filler)
+    (package / "comment.py").write_text("# Over 300 lines: a comment is no docstring\n" + filler)
+    (package / "short.py").write_text("x = 1\n" * 300)
+    found = {path.name: reason for path, _, reason in _script().sizes(tmp_path)}
+    assert found == {"said.py": "one table.", "silent.py": "", "comment.py": ""}

@@ -22,6 +22,9 @@ Contract of :meth:`LlmClient.stream`:
 - the API key never appears in any message, log line or repr produced here.
 
 ``anthropic`` is imported lazily (first request), because the server must start in well under 300 ms.
+
+Over 300 lines: the request and result types every provider shares, the stream accumulator and the client with its
+error classification read each other's fields and change together.
 """
 
 from __future__ import annotations

@@ -26,6 +26,9 @@ events whichever provider answered:
 - the key never appears in any message, log line or repr produced here (the shared :class:`SecretGuard`).
 
 ``openai`` is imported lazily (first request), like ``anthropic``.
+
+Over 300 lines: the translation to Chat Completions, the chunk accumulator and the client's error classification are
+one contract (the Messages API's form in and out) and change together.
 """
 
 from __future__ import annotations

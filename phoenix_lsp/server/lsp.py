@@ -8,6 +8,9 @@ Hostile input (REQ-PROTO-044..048): the stream is read by ``transport``; ``Phoen
 each message before pygls handles it, answers every malformed request with the JSON-RPC error that says what is
 wrong, and keeps the lifecycle (one ``initialize``, nothing before it, no requests after ``shutdown``). Errors
 caused by the client go to the log, rate-limited, never to a popup.
+
+Over 300 lines: pygls's protocol subclass (the hostile-input checks before pygls) and the server object are the one
+LSP adapter; split, each would import the other.
 """
 
 from __future__ import annotations
