@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import AsyncIterator, Awaitable, Callable
+from types import ModuleType
 from typing import Any
 
 from . import limits
@@ -104,20 +105,26 @@ def found(exc: BaseException) -> TooBig | None:
     return None
 
 
+def httpx() -> ModuleType:
+    """httpx2, the HTTP client under the model SDKs and MCP, imported on first use: the server loads its
+    features in ``initialized`` without it, and every module that needs it asks here."""
+    import httpx2  # lazy: about 30 ms; initialized loads this module, httpx loads with the first call
+
+    return httpx2
+
+
 @functools.cache
 def _refusal_class() -> type[TooBig]:
     """:class:`TooBig` as an ``httpx2.StreamError`` and ``SSEError`` too: what the MCP SDK takes as a broken JSON
     answer or SSE stream, and answers the call waiting for it with an error carrying the message."""
-    import httpx2
-
+    httpx2 = httpx()
     return type("TooBigAnswer", (TooBig, httpx2.StreamError, httpx2.SSEError), {})
 
 
 @functools.cache
 def _stream_class() -> type[BoundedStream]:
     """:class:`BoundedStream` as an ``httpx2.AsyncByteStream`` (httpx reads only those from an async client)."""
-    import httpx2
-
+    httpx2 = httpx()
     return type("BoundedAsyncStream", (BoundedStream, httpx2.AsyncByteStream), {})
 
 

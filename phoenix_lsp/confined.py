@@ -23,6 +23,9 @@ attachments, ``read_file`` and ``search_files``, artifacts, ``ui_settings.json``
 
 A refusal is a :class:`ReadRefused` with a :data:`Reason`; each caller turns it into its own message (what,
 why, what next). ``str()`` of one is a complete message for callers that have nothing to add.
+
+Over 300 lines: the one door for reads; the openat2 path, the walk fallback and the capped read stay in one file so
+the whole rule is reviewed and mutation-tested as one.
 """
 
 from __future__ import annotations

@@ -110,7 +110,7 @@ class RedactingFormatter(logging.Formatter):
 
     def format(self, record: logging.LogRecord) -> str:
         if self.guard is None:
-            from .store.secrets import SecretGuard
+            from .store.secrets import SecretGuard  # lazy: the store package is heavy; cli imports this module
 
             self.guard = SecretGuard()
         return scrub(self.guard.redact(super().format(record)))

@@ -29,8 +29,12 @@ from __future__ import annotations
 import os
 import posixpath
 import re
+import sys
 from collections.abc import Iterable, Sequence
 from urllib.parse import unquote_to_bytes
+
+if sys.platform != "win32":
+    import pwd
 
 #: the longest URI or path looked at (a path has at most 4,096 bytes; a URI may percent-encode each of them)
 MAX_CHARS = 16_384
@@ -162,10 +166,9 @@ def home_folders() -> list[str]:
     """The user's home folders: ``$HOME`` and the account's, each also with its links resolved."""
     homes = [os.environ["HOME"]] if "HOME" in os.environ else []
     try:
-        import pwd
-
-        homes.append(pwd.getpwuid(os.getuid()).pw_dir)
-    except (ImportError, KeyError):
+        if sys.platform != "win32":  # no account database there: $HOME alone names the home folder
+            homes.append(pwd.getpwuid(os.getuid()).pw_dir)
+    except KeyError:
         pass
     found = [h for h in homes if h.startswith("/")]
     return found + [os.path.realpath(h) for h in found]

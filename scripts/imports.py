@@ -3,6 +3,8 @@
     python scripts/imports.py            every module with what it imports, then the circles
     python scripts/imports.py --circles  only the circles (exit status 1 when there is one)
     python scripts/imports.py --lazy     only the lazy imports (inside a function or under TYPE_CHECKING)
+    python scripts/imports.py --inside   every import inside a function, the package's and others', with its line
+    python scripts/imports.py --sizes    the package's files over 300 lines, and whether each says why
 
 An edge is any import of one ``phoenix_lsp`` module by another: at the top of the module, inside a function
 (marked ``fn``), under ``if TYPE_CHECKING:`` (marked ``tc``), or through ``importlib.import_module`` (or a
@@ -109,6 +111,53 @@ def edges(root: Path = ROOT) -> list[Edge]:
     return found
 
 
+@dataclass(frozen=True)
+class Inside:
+    """An import statement (or literal ``import_module`` call) inside a function, of any module."""
+    path: Path
+    line: int
+    text: str  # the source line, with its comment
+
+    @property
+    def reason(self) -> str:
+        """What the comment on its line says after ``lazy:`` (empty when it gives no reason)."""
+        _, marker, why = self.text.partition("# lazy:")
+        return why.strip() if marker else ""
+
+
+def inside(root: Path = ROOT) -> list[Inside]:
+    """Every import inside a function in the package (the standard library's and other packages' too)."""
+    found: list[Inside] = []
+    for path in modules(root).values():
+        source = path.read_text(encoding="utf-8")
+        lines = source.splitlines()
+        for node, how in _imports(ast.parse(source, str(path))):
+            if how == "fn":
+                line = getattr(node, "lineno", 0)
+                found.append(Inside(path, line, lines[line - 1].strip()))
+    return found
+
+
+#: a package file longer than this says why in its module docstring, in a line starting with ``OVER`` (then its
+#: reason: "Over 300 lines: ..." or "Over 300 lines for a reason: ...")
+LONG = 300
+OVER = "Over 300 lines"
+
+
+def sizes(root: Path = ROOT) -> list[tuple[Path, int, str]]:
+    """Each package file over :data:`LONG` lines, its length and the reason its docstring gives (or "")."""
+    found: list[tuple[Path, int, str]] = []
+    for path in modules(root).values():
+        source = path.read_text(encoding="utf-8")
+        count = len(source.splitlines())
+        if count > LONG:
+            doc = ast.get_docstring(ast.parse(source, str(path))) or ""
+            reason = next((line.strip()[len(OVER):].removeprefix(" for a reason").lstrip(": ").strip()
+                           for line in doc.splitlines() if line.strip().startswith(OVER)), "")
+            found.append((path, count, reason))
+    return sorted(found, key=lambda item: -item[1])
+
+
 def circles(found: list[Edge]) -> list[list[str]]:
     """The strongly connected components of more than one module (Tarjan), each sorted, largest first."""
     graph: dict[str, set[str]] = {}
@@ -156,7 +205,19 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python scripts/imports.py", description=__doc__.split("\n\n")[0])
     parser.add_argument("--circles", action="store_true", help="only the circles; exit 1 when there is one")
     parser.add_argument("--lazy", action="store_true", help="only the imports inside functions or TYPE_CHECKING")
+    parser.add_argument("--inside", action="store_true", help="every import inside a function, with its line")
+    parser.add_argument("--sizes", action="store_true", help=f"the files over {LONG} lines, with their reasons")
     args = parser.parse_args(argv)
+    if args.inside:
+        within = inside()
+        for i in within:
+            print(f"{i.path.relative_to(ROOT)}:{i.line}: {i.text}")
+        print(f"{len(within)} imports inside functions ({sum(1 for i in within if not i.reason)} without a reason)")
+        return 0
+    if args.sizes:
+        for path, count, reason in sizes():
+            print(f"{count:5} {path.relative_to(ROOT)}: {reason or 'NO REASON (' + OVER + ': ... in its docstring)'}")
+        return 0
     found = edges()
     loops = circles(found)
     if args.lazy:

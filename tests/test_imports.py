@@ -28,22 +28,21 @@ PROTOCOL = "phoenix_lsp.protocol"
 BOOT = ("import sys; import phoenix_lsp.cli as cli; cli._parser(); import phoenix_lsp.server.app; "
         "from phoenix_lsp.sandbox import probe; print(' '.join(sorted(sys.modules)))")
 
-_ROUTE = ("the agent route's parts (MCP hub, planner, executor, engine) load when the route is first used: the "
-          "route is set up in initialized without them (agent_route.setup_route)")
+_MCP = ("the MCP SDK takes about 0.7 s to import: it loads with the first MCP call, not in initialized, where the "
+        "agent route is set up without it (agent_route.setup_route)")
 #: lazy imports below the boot line, each with why it stays lazy
 ALLOWED: dict[tuple[str, str], str] = {
     ("phoenix_lsp.agent.engine", "phoenix_lsp.agent.monty_engine"):
         "the engine is chosen by configuration (REQ-AGENT-007): monty's worker machinery loads only when chosen",
-    ("phoenix_lsp.client.connection", "phoenix_lsp.store"):
-        "the chat client names the server's log in the default data directory only when none was given",
     ("phoenix_lsp.sandbox.denylist", "phoenix_lsp.store.paths"):
         "the store package (SQLite, migrations) is heavy to import; the deny-read list needs only its default "
         "data directory",
-    **{("phoenix_lsp.server.agent_route", f"phoenix_lsp.agent.{part}"): _ROUTE
-       for part in ("artifacts", "mcp_hub", "capability_gate", "signatures", "agent_config", "warm_pool")},
-    **{("phoenix_lsp.server.conversation_agent", f"phoenix_lsp.agent.{part}"): _ROUTE
-       for part in ("executor", "planner", "host", "mcp_tools")},
+    ("phoenix_lsp.server.agent_route", "phoenix_lsp.agent.mcp_hub"): _MCP,
+    ("phoenix_lsp.server.conversation_agent", "phoenix_lsp.agent.mcp_tools"): _MCP,
 }
+#: imports inside functions in the whole package (the standard library's and other packages' too), each with its
+#: reason on its line (``# lazy: ...``): start-up (the boot line, each command of cli.py) or an optional dependency
+MOST_INSIDE = 20
 
 
 def _script() -> ModuleType:
@@ -108,3 +107,52 @@ def test_the_script_sees_a_circle_and_an_import_inside_a_function(tmp_path: Path
     assert {(e.source, e.target, e.how) for e in found} == {
         ("phoenix_lsp.a", "phoenix_lsp.b", "tc"), ("phoenix_lsp.b", "phoenix_lsp.a", "fn")}
     assert script.circles(found) == [["phoenix_lsp.a", "phoenix_lsp.b"]]
+
+
+def test_imports_inside_functions_are_few_and_each_says_why() -> None:
+    """``python scripts/imports.py --inside`` lists them: at most ``MOST_INSIDE``, each with ``# lazy:`` and its
+    reason on its line, so an import moved into a function for no reason of start-up or an optional dependency
+    is seen."""
+    within = _script().inside()
+    listing = "\n".join(f"{i.path.relative_to(ROOT)}:{i.line}: {i.text}" for i in within)
+    assert len(within) <= MOST_INSIDE, f"{len(within)} imports inside functions, at most {MOST_INSIDE}:\n{listing}"
+    silent = [f"{i.path.relative_to(ROOT)}:{i.line}: {i.text}" for i in within if not i.reason]
+    assert silent == [], "imports inside functions without '# lazy: <reason>' on their line:\n" + "\n".join(silent)
+
+
+def test_the_count_sees_every_import_inside_a_function(tmp_path: Path) -> None:
+    """Standard library, other packages and the package's own, in a method, a nested function and through
+    ``import_module``; an import at the top or under TYPE_CHECKING is not one; the reason is read from the line."""
+    package = tmp_path / "phoenix_lsp"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "a.py").write_text(
+        "import json\nfrom typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import os\n"
+        "def f():\n    import re  # lazy: a reason\n    def g():\n        from . import b\n"
+        "class C:\n    def m(self):\n        import importlib\n        importlib.import_module('x')\n")
+    (package / "b.py").write_text("")
+    found = _script().inside(tmp_path)
+    assert [(i.path.name, i.line, i.reason) for i in found] == [
+        ("a.py", 6, "a reason"), ("a.py", 8, ""), ("a.py", 11, ""), ("a.py", 12, "")]
+
+
+def test_each_package_file_over_300_lines_says_why() -> None:
+    """``python scripts/imports.py --sizes`` lists them: a file over 300 lines is split by job, or its module
+    docstring has a line starting "Over 300 lines:" with the reason it is one file."""
+    script = _script()
+    silent = [f"{path.relative_to(ROOT)} ({count} lines)" for path, count, reason in script.sizes() if not reason]
+    assert silent == [], (f"over {script.LONG} lines without '{script.OVER}: <reason>' in the module docstring "
+                          "(split the file by job, or say why it is one):\n" + "\n".join(silent))
+
+
+def test_the_size_check_reads_the_reason_from_the_docstring(tmp_path: Path) -> None:
+    package = tmp_path / "phoenix_lsp"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    filler = "x = 1\n" * 300
+    (package / "said.py").write_text('"""A module.\n\nOver 300 lines: one table.\n"""\n' + filler)
+    (package / "silent.py").write_text('"""A module; over 300 lines: not at a line\'s start."""\n' + filler)
+    (package / "comment.py").write_text("# Over 300 lines: a comment is no docstring\n" + filler)
+    (package / "short.py").write_text("x = 1\n" * 300)
+    found = {path.name: reason for path, _, reason in _script().sizes(tmp_path)}
+    assert found == {"said.py": "one table.", "silent.py": "", "comment.py": ""}

@@ -11,6 +11,9 @@ the MCP SDK: reading the configuration stays cheap.
 Secrets are never written in these files: a server's ``secretsRef`` maps an environment variable (stdio) or
 an HTTP header to a reference (``env:NAME``), resolved by the MCP client when it connects (see
 ``mcp_hub.py``). For a header the variable holds the header's whole value (``Bearer ...``).
+
+Over 300 lines: the three files are read and validated together (a manifest entry names a registry server), so their
+models and the cross-checks live in one place.
 """
 
 from __future__ import annotations

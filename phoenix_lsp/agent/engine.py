@@ -58,7 +58,7 @@ def make_engine(name: EngineName, host_functions: Mapping[str, HostFunction] | N
     if name == "null":
         return NullEngine()
     if name == "monty":
-        from .monty_engine import MontyEngine
+        from .monty_engine import MontyEngine  # lazy: pydantic-monty loads only when configured
 
         return MontyEngine(host_functions or {}, cancelled=cancelled, remaining=remaining, pool=pool)
     raise ValueError(f"unknown engine {name!r}")

@@ -27,6 +27,9 @@ stops with ``BUDGET``/``WALL_CLOCK``), and the engine's watchdog ends a unit tha
 unit, and by the engine, which kills a running unit's process tree at once (the node is ``cancelled`` too).
 A write node runs only behind approval nodes covering each of its write tools (the planner inserts them; a
 plan that skipped the planner fails ``DENIED``/``APPROVAL_DENIED`` there).
+
+Over 300 lines: one run of a plan, step by step (approve, unit, check, finish) over one state; split, each part
+would take the run's state as an argument.
 """
 
 from __future__ import annotations

@@ -10,6 +10,8 @@ import re
 import time
 from typing import Any
 
+from mcp.shared.exceptions import MCPError
+
 from .. import bounded_http, safe_json
 from . import mcp_relay
 from .contracts import ErrorCode
@@ -39,7 +41,6 @@ class McpCalls(McpListings):
             raise fail(ErrorCode.INVALID_ARGUMENTS, self._scrub(
                 f"{bare}: the arguments do not fit its input schema ({problem}); fix them (see its schema)"))
         session = server.session
-        from mcp.shared.exceptions import MCPError
 
         started = time.monotonic()
         try:

@@ -9,6 +9,8 @@ import logging
 from collections.abc import Callable
 from typing import Any, Literal
 
+from mcp_types import PaginatedRequestParams
+
 from ..protocol.base import Wire
 from .agent_config import CapabilityManifest, McpRegistry, tool_parts
 from .capability_gate import resolve_kind
@@ -70,8 +72,6 @@ class McpListings(McpSessions):
         cursor: str | None = None
         ttl_ms: int | None = None
         try:
-            from mcp_types import PaginatedRequestParams
-
             for _ in range(100):  # pages
                 page = await asyncio.wait_for(
                     session.list_tools(params=PaginatedRequestParams(cursor=cursor) if cursor else None),

@@ -13,6 +13,12 @@ import tempfile
 from dataclasses import dataclass, field
 from typing import IO, Any, TextIO, cast
 
+import httpx2
+from mcp.client._probe import negotiate_auto
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 from pydantic import SecretStr
 
 from .. import bounded_http, limits
@@ -184,15 +190,10 @@ class McpSessions(McpSecrets):
     async def _run_session(self, server: Server, secrets: dict[str, SecretStr], ready: asyncio.Future[Any],
                            stop: asyncio.Event, stderr: IO[str]) -> None:
         """One connection, from start to end, in one task (the SDK's contexts are entered and left here)."""
-        from mcp.client._probe import negotiate_auto
-        from mcp.client.session import ClientSession
-
         try:
             async with contextlib.AsyncExitStack() as stack:
                 config = server.config
                 if isinstance(config, StdioServer):
-                    from mcp.client.stdio import StdioServerParameters, stdio_client
-
                     env = {**config.env, **{k: v.get_secret_value() for k, v in secrets.items()}}
                     # its stdout reaches the SDK through the relay, a line at a time within a message's bounds
                     bounds = limits.mcp_message(self._max_result_bytes)
@@ -201,10 +202,6 @@ class McpSessions(McpSecrets):
                                                    cwd=str(config.cwd) if config.cwd else None)
                     read, write = await stack.enter_async_context(stdio_client(params, errlog=cast(TextIO, stderr)))
                 else:
-                    import httpx2
-                    from mcp.client.streamable_http import streamable_http_client
-                    from mcp.shared._httpx_utils import create_mcp_http_client
-
                     headers = {**config.headers, **{k: v.get_secret_value() for k, v in secrets.items()}}
                     client = create_mcp_http_client(headers=headers, timeout=httpx2.Timeout(
                         self._connect_timeout_s, read=300.0))

@@ -40,7 +40,7 @@ def unwrap(structured: Any, output_schema: Mapping[str, Any] | None) -> Any:
 def schema_problem(schema: dict[str, Any], arguments: dict[str, Any]) -> str | None:
     """The first way ``arguments`` break the input schema, or None (or None if the schema is unusable)."""
     try:
-        import jsonschema  # type: ignore[import-untyped]
+        import jsonschema  # type: ignore[import-untyped]  # lazy: optional, not a dependency
     except ImportError:  # the server checks them too
         return None
     try:

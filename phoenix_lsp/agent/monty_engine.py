@@ -34,7 +34,9 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
+import pydantic_monty
 from pydantic import ValidationError
+from pydantic_monty._binary import find_monty_binary
 
 from .. import safe_json
 from ..sandbox import landlock, spawn
@@ -92,9 +94,6 @@ class MontyEngine:
 
     def health(self) -> EngineHealth:
         try:
-            import pydantic_monty
-            from pydantic_monty._binary import find_monty_binary
-
             binary = find_monty_binary()
         except (ImportError, FileNotFoundError) as exc:
             return EngineHealth(engine=self.name, ok=False, detail=f"pydantic-monty is not usable: {exc}")

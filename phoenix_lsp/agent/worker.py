@@ -20,12 +20,14 @@ models here: the host validates the envelope), to keep the start cheap.
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import json
 import os
 import re
 import sys
 import time
+from types import ModuleType
 from typing import Any, TextIO
 
 from phoenix_lsp.agent import helpers
@@ -41,13 +43,19 @@ class _Stop(Exception):
     """A host call failed in a way the script may not recover from (budget, policy)."""
 
 
+def _monty() -> ModuleType:
+    """pydantic-monty, imported once fds 1 and 2 point at /dev/null (``main``): nothing it prints reaches the host."""
+    import pydantic_monty  # lazy: only after main has set the protocol's stdout aside
+
+    return pydantic_monty
+
+
 def _error(kind: str, code: str, message: str) -> dict[str, Any]:
     return {"kind": kind, "code": code, "message": message}
 
 
 def _classify(exc: BaseException) -> dict[str, Any]:
-    import pydantic_monty as pm
-
+    pm = _monty()
     if isinstance(exc, pm.MontySyntaxError):
         return _error("CODE", "STATIC_CHECK", exc.display(format="type-msg"))
     if isinstance(exc, pm.MontyCrashedError):
@@ -93,10 +101,7 @@ def _oversize(value: Any, where: str, max_string: int, max_items: int) -> dict[s
 def run(unit: dict[str, Any], out: TextIO, replies: TextIO, monty: Any = None) -> dict[str, Any]:
     """Run `unit`; return the envelope (a dict in the ResultEnvelope's wire shape). `monty`: a pydantic-monty
     pool this process started before its unit came (a warm worker); its one session is this unit's."""
-    import contextlib
-
-    import pydantic_monty as pm
-
+    pm = _monty()
     budgets = unit.get("budgets", {})
     max_output = int(budgets.get("maxOutputBytes", 64 * 1024))
     max_calls = int(budgets.get("maxToolCalls", 100))
@@ -250,8 +255,7 @@ def main(argv: list[str]) -> int:
     monty: Any = None
     with open(argv[1], encoding="utf-8") as replies:
         if argv[2:3] == ["--warm"]:  # started ahead of its unit (REQ-AGENT-037): prepare, say so, wait for it
-            import pydantic_monty as pm
-
+            pm = _monty()
             monty = pm.Monty()
             monty.__enter__()
             out.write(json.dumps({"ready": True}) + "\n")

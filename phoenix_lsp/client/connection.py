@@ -19,6 +19,7 @@ from pygls.lsp.client import LanguageClient
 
 from ..protocol.converter import plain_converter
 from ..protocol.results import NewConversationResult
+from ..store import default_data_dir
 from .editor import apply_edit
 from .screen import Screen
 
@@ -118,7 +119,6 @@ class Connection:
         """Where the server's log is."""
         if self.data_dir:
             return str(Path(self.data_dir) / "phoenix-lsp.log")
-        from ..store import default_data_dir
 
         return str(default_data_dir() / "phoenix-lsp.log")
 

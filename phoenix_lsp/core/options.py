@@ -20,6 +20,9 @@ an option (a glob or brace starting with ``*``, ``?``, ``[`` or ``{``) is the ki
 
 The table is data, here and nowhere else. A kind is named with its command (and subcommand for git):
 ``sort --output``, ``git log --output``, ``sed script w``.
+
+Over 300 lines: one table of option specs per command and the reader of sed scripts, a pure module whose parts are
+read together.
 """
 
 from __future__ import annotations

@@ -22,6 +22,9 @@ Contract of :meth:`LlmClient.stream`:
 - the API key never appears in any message, log line or repr produced here.
 
 ``anthropic`` is imported lazily (first request), because the server must start in well under 300 ms.
+
+Over 300 lines: the request and result types every provider shares, the stream accumulator and the client with its
+error classification read each other's fields and change together.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from .. import bounded_http, limits
@@ -44,6 +48,13 @@ from ..store.secrets import SecretGuard
 
 if TYPE_CHECKING:
     from anthropic import AsyncAnthropic
+
+
+def _sdk() -> ModuleType:
+    """Anthropic's SDK, imported when the first client is made (the first turn's warm-up does it off the loop)."""
+    import anthropic  # lazy: the SDK takes about half a second to import; the server starts without it
+
+    return anthropic
 
 log = logging.getLogger(__name__)
 #: one SDK client is made at a time (two first requests must not make two)
@@ -316,14 +327,13 @@ class LlmClient:
             return self._sdk
         with _BUILDING:  # made once, in a thread (see _built)
             if self._sdk is None:
-                import httpx2
-                from anthropic import AsyncAnthropic, DefaultAsyncHttpxClient  # lazy: the SDK takes long to import
-
-                self._sdk = AsyncAnthropic(
+                httpx2 = bounded_http.httpx()
+                anthropic = _sdk()
+                self._sdk = anthropic.AsyncAnthropic(
                     api_key=self._api_key,
                     base_url=self._base_url,
                     # the SDK's own client (its pool, keep-alive, redirects), each answer bounded as it arrives
-                    http_client=DefaultAsyncHttpxClient(event_hooks={"response": [bounded_http.response_hook(
+                    http_client=anthropic.DefaultAsyncHttpxClient(event_hooks={"response": [bounded_http.response_hook(
                         lambda request: limits.provider_answer(request.url.path))]}),
                     max_retries=0,  # the core owns retries (3, exponential backoff, visible to the user)
                     # a read waits at most the idle timeout for its next bytes (the headers, an event, a ping)
@@ -388,8 +398,7 @@ class LlmClient:
             kwargs["system"] = request.system
         if request.tools is not None:
             kwargs["tools"] = request.tools
-        import httpx2
-
+        httpx2 = bounded_http.httpx()
         try:
             stream = await (await self._built()).messages.create(**kwargs)
         except httpx2.ReadTimeout as exc:
@@ -419,9 +428,8 @@ class LlmClient:
 
     # -- error classification -----------------------------------------------------------------------
     def _classify(self, exc: Exception, request: LlmRequest) -> LlmFailure:
-        import anthropic
-        import httpx2
-
+        anthropic = _sdk()
+        httpx2 = bounded_http.httpx()
         if isinstance(exc, httpx2.LocalProtocolError) or isinstance(exc.__cause__, httpx2.LocalProtocolError):
             # Our own request was malformed before sending; its detail can quote header values: omit it.
             return LlmFailure(

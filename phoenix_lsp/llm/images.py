@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import io
 import warnings
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from PIL.Image import Image
+from PIL import Image as PILImage
+from PIL import UnidentifiedImageError
+from PIL.Image import Image
 
 MAX_LONG_EDGE = 1568
 MAX_ENCODED_BYTES = 5 * 1024 * 1024
@@ -56,9 +56,6 @@ def prepare_image(data: bytes, media_type: str) -> tuple[bytes, str]:
     if not data:
         raise ImageError("The attached image is empty (0 bytes): attach the image file again.")
 
-    from PIL import Image as PILImage
-    from PIL import UnidentifiedImageError
-
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error", PILImage.DecompressionBombWarning)
@@ -93,8 +90,6 @@ def prepare_image(data: bytes, media_type: str) -> tuple[bytes, str]:
 
 def _shrink(img: Image, media_type: str) -> tuple[bytes, str]:
     """Downscale to the long-edge limit, then lower quality/size until the encoded size fits."""
-    from PIL import Image as PILImage
-
     if getattr(img, "n_frames", 1) > 1:
         img.seek(0)  # the API reads the first frame of an animation only
     frame = img.copy()
@@ -127,9 +122,7 @@ def _encode(img: Image, media_type: str, quality: int) -> tuple[bytes, str]:
     elif media_type == "image/webp":
         img.save(buf, "WEBP", quality=quality)
     elif media_type == "image/gif":
-        from PIL import Image as PILImage
-
-        img.convert("RGB").convert("P", palette=PILImage.Palette.ADAPTIVE).save(buf, "GIF")
+            img.convert("RGB").convert("P", palette=PILImage.Palette.ADAPTIVE).save(buf, "GIF")
     else:
         img.save(buf, "PNG", optimize=True)
         if _encoded_size(buf.tell()) > MAX_ENCODED_BYTES and img.mode in ("RGB", "L"):

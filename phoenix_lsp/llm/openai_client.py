@@ -26,6 +26,9 @@ events whichever provider answered:
 - the key never appears in any message, log line or repr produced here (the shared :class:`SecretGuard`).
 
 ``openai`` is imported lazily (first request), like ``anthropic``.
+
+Over 300 lines: the translation to Chat Completions, the chunk accumulator and the client's error classification are
+one contract (the Messages API's form in and out) and change together.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ import re
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from .. import bounded_http, limits
@@ -59,6 +63,13 @@ from .providers import ModelFacts, Provider, hosted_facts
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
+
+
+def _sdk() -> ModuleType:
+    """the OpenAI SDK, imported when the first client is made (the first turn's warm-up does it off the loop)."""
+    import openai  # lazy: the SDK takes about half a second to import; the server starts without it
+
+    return openai
 
 log = logging.getLogger(__name__)
 #: one SDK client is made at a time (two first requests must not make two)
@@ -311,20 +322,19 @@ class OpenAiClient:
             return self._sdk
         with _BUILDING:  # made once, in a thread (see _built)
             if self._sdk is None:
-                import httpx2
-                from openai import AsyncAzureOpenAI, AsyncOpenAI, DefaultAsyncHttpxClient
-
+                httpx2 = bounded_http.httpx()
+                openai = _sdk()
                 timeout = httpx2.Timeout(self._timeout_s, read=self._idle_s)
                 # the SDK's own client (its pool, keep-alive, redirects), each answer bounded as it arrives
-                http = DefaultAsyncHttpxClient(event_hooks={"response": [bounded_http.response_hook(
+                http = openai.DefaultAsyncHttpxClient(event_hooks={"response": [bounded_http.response_hook(
                     lambda request: limits.provider_answer(request.url.path))]})
                 key = self.provider.api_key or "unused"  # a local server takes any key; the SDK wants one
                 if self.provider.kind == "azure":
-                    self._sdk = AsyncAzureOpenAI(azure_endpoint=self.provider.base_url, api_key=key,
+                    self._sdk = openai.AsyncAzureOpenAI(azure_endpoint=self.provider.base_url, api_key=key,
                                                  api_version=self.provider.api_version or "2024-10-21",
                                                  max_retries=0, timeout=timeout, http_client=http)
                 else:  # base_url always given: OPENAI_BASE_URL never applies to another provider
-                    self._sdk = AsyncOpenAI(api_key=key, base_url=self.provider.base_url, max_retries=0,
+                    self._sdk = openai.AsyncOpenAI(api_key=key, base_url=self.provider.base_url, max_retries=0,
                                             timeout=timeout, http_client=http)
         return self._sdk
 
@@ -368,8 +378,7 @@ class OpenAiClient:
 
     async def ollama_show(self, upstream: str) -> ModelFacts:
         """Ollama's own report of a model (``POST /api/show``): its context length and whether it sees images."""
-        import httpx2
-
+        httpx2 = bounded_http.httpx()
         root = self.provider.base_url.removesuffix("/v1")
         async with httpx2.AsyncClient(timeout=5.0, event_hooks={"response": [bounded_http.response_hook(
                 lambda _request: limits.PROVIDER_LISTING)]}) as http:
@@ -409,8 +418,7 @@ class OpenAiClient:
             return failure
 
     async def _stream(self, request: LlmRequest, on_text: Callable[[str], None], model: str) -> LlmSuccess:
-        import httpx2
-
+        httpx2 = bounded_http.httpx()
         kwargs = to_chat(request, model)
         try:
             # the SDK sends the request (auth, base URL, Azure's layout, HTTP errors as exceptions); the stream's
@@ -450,9 +458,8 @@ class OpenAiClient:
         return acc.result()
 
     def _classify(self, exc: Exception, model: str) -> LlmFailure:
-        import httpx2
-        import openai
-
+        httpx2 = bounded_http.httpx()
+        openai = _sdk()
         where = self._where()
         if isinstance(exc, openai.APIStatusError):
             return self._status_failure(exc, model)

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from .. import bounded_http
 from ..store.secrets import SecretGuard
 from . import models as known
 from . import sink
@@ -129,8 +130,7 @@ class LlmRouter:
         if client.provider.explicit:
             return True
         if self.ollama_found is None:
-            import httpx2
-
+            httpx2 = bounded_http.httpx()
             try:
                 async with httpx2.AsyncClient(timeout=OLLAMA_PROBE_S) as http:
                     answer = await http.get(f"{client.provider.base_url.removesuffix('/v1')}/api/tags")

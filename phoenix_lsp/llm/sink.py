@@ -30,6 +30,7 @@ from __future__ import annotations
 import bisect
 import functools
 import itertools
+import json
 import operator
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -104,8 +105,6 @@ class Finding:
 
 def forms(value: str) -> set[str]:
     """The forms ``value`` takes in a text: as it is, escaped as in a repr of a str or bytes, or a JSON string."""
-    import json
-
     return {value, repr(value)[1:-1], repr(value.encode(*_CODEC))[2:-1],
             json.dumps(value)[1:-1], json.dumps(value, ensure_ascii=False)[1:-1]}
 

@@ -89,7 +89,7 @@ def deny_read_paths(extra: Iterable[str] = (), data_dirs: Iterable[Path | str] =
     the server passes its settings' ``PHOENIX_LSP_DENY_READ`` and ``denyRead``; outside the server see
     :func:`variable_entries`). Absolute, normalised, deduplicated, in a stable order; relative entries are
     ignored (see :func:`invalid_entries`)."""
-    from phoenix_lsp.store.paths import default_data_dir  # lazily: the store package is heavy to import
+    from phoenix_lsp.store.paths import default_data_dir  # lazy: the store package is heavy to import
 
     env = os.environ if environ is None else environ
     user_home = home or Path(env.get("HOME") or Path.home())

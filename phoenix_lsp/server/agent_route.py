@@ -11,12 +11,18 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..agent.agent_config import AgentConfigError, load_agent_config
+from ..agent.artifacts import ArtifactStore
+from ..agent.capability_gate import CapabilityGate
 from ..agent.contracts import EngineName, ToolFailure, function_name
+from ..agent.signatures import signature
+from ..agent.warm_pool import WarmPool
 from ..store.secrets import CREDENTIAL_PARAMETER, url_secrets
 from .config import CATALOGUE_INLINE_MAX
 from .conversation_agent import CALL_TIMEOUT_S, ConversationAgent, compact_schema, default_write_fix, why_write
@@ -54,8 +60,6 @@ class AgentRoute:
         self.artifacts: Any = None
         self.pool: Any = None  # warm engine workers (REQ-AGENT-037), from the first agent turn
         if settings is not None:
-            from ..agent.artifacts import ArtifactStore
-
             self.artifacts = ArtifactStore(settings.artifact_dir)
             for secret, label in _referenced_secrets(settings.registry):  # an MCP credential is a secret like the key
                 add_secret(secret, label)
@@ -64,13 +68,11 @@ class AgentRoute:
         """Create the MCP client and the capability gate (blocking: call it off the event loop)."""
         with self._started:
             if self.hub is None and self.settings is not None and not self._closed:
-                from ..agent.capability_gate import CapabilityGate
-                from ..agent.mcp_hub import McpHub
+                from ..agent.mcp_hub import McpHub  # lazy: the MCP SDK takes about 0.7 s to import
 
                 self.gate = CapabilityGate(self.settings.manifest)
                 self.hub = McpHub(self.settings.registry, manifest=self.settings.manifest, redact=self.redact)
                 if self.engine == "monty":  # a worker starts now, off the path of the turn's first node
-                    from ..agent.warm_pool import WarmPool
 
                     self.pool = WarmPool()
                     self.pool.warm_for(self.settings.budgets.node)
@@ -136,8 +138,6 @@ class AgentRoute:
     def _signatures(self, uris: list[str]) -> dict[str, str]:
         """Each tool's call in one line (``agent/signatures.py``); the bare ``name()`` where its schemas
         cannot be had."""
-        from ..agent.signatures import signature
-
         out: dict[str, str] = {}
         for uri in uris:
             try:
@@ -204,8 +204,6 @@ def _referenced_secrets(registry: Any) -> list[tuple[str, str]]:
     """(value, label) of the values the registry's ``secretsRef`` entries name (``env:NAME``), as they are now,
     and of the secrets in its servers' URLs and credential headers: the guard learns them before any MCP server
     starts, so no log, store, prompt or artifact can carry one (REQ-AGENT-016, REQ-SEC-012)."""
-    import os
-
     found = []
     for name, server in registry.servers.items():
         for reference in (getattr(server, "secrets_ref", None) or {}).values():
@@ -225,8 +223,6 @@ def _referenced_secrets(registry: Any) -> list[tuple[str, str]]:
 def setup_route(settings: Any, data_dir: Path, guard: Any) -> AgentRoute:
     """The server's agent route from its settings (REQ-AGENT-022): an invalid file makes it unavailable, with
     the file's setting, path and error; the ask route never depends on it."""
-    from ..agent.agent_config import AgentConfigError, load_agent_config
-
     loaded = load_agent_config(settings, data_dir)
     if isinstance(loaded, AgentConfigError):
         log.warning("%s", loaded.describe())

@@ -20,9 +20,13 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
+from types import ModuleType
 from typing import Any, Literal, Protocol
 
 from ..agent.contracts import AgentError, EngineName, ErrorCode, ErrorKind, PlanNode, ToolFailure, function_name
+from ..agent.executor import run
+from ..agent.host import Cancellation
+from ..agent.planner import PlanRefused, prepare
 from ..core.tools import ToolKind
 from ..core.values import ToolUse
 from ..tools.inputs import RunPlanInput
@@ -33,6 +37,13 @@ log = logging.getLogger(__name__)
 #: the longest one MCP call may take before it is a TOOL/TIMEOUT
 CALL_TIMEOUT_S = 60.0
 
+
+
+def _mcp_tools() -> ModuleType:
+    """The MCP tools, with the MCP SDK under them, loaded by the first tool call rather than in ``initialized``."""
+    from ..agent import mcp_tools  # lazy: the MCP SDK takes about 0.7 s to import
+
+    return mcp_tools
 
 class Route(Protocol):
     """What a conversation's agent takes from the server's route (``agent_route.AgentRoute``)."""
@@ -91,9 +102,6 @@ class ConversationAgent:
         return hub.schema(uri), hub.output_schema(uri), self.tool_kind(uri)
 
     async def run_plan(self, plan: RunPlanInput, call: ToolUse) -> tuple[str, bool]:
-        from ..agent.executor import run
-        from ..agent.planner import PlanRefused, prepare
-
         route = self.route
         self.tool_use_id = call.id
         raw = _raw_plan(plan)
@@ -102,7 +110,6 @@ class ConversationAgent:
         except PlanRefused as refused:
             error = refused.error
             return route.redact(f"The plan was not run: {error.kind}/{error.code}: {error.message}"), True
-        from ..agent.host import Cancellation
 
         cancelled = Cancellation()  # setting it kills a running unit's process tree at once
         try:
@@ -120,9 +127,7 @@ class ConversationAgent:
     # ------------------------------------------------------------------------------------------ Host
 
     def tool_kind(self, tool: str) -> Literal["read", "write"]:
-        from ..agent.mcp_tools import tool_kind
-
-        kind: Literal["read", "write"] = tool_kind(self.route.hub, self.route.gate, tool)
+        kind: Literal["read", "write"] = _mcp_tools().tool_kind(self.route.hub, self.route.gate, tool)
         return kind
 
     def check_tool(self, tool: str) -> AgentError | None:
@@ -136,10 +141,9 @@ class ConversationAgent:
     def call(self, tool: str, arguments: dict[str, Any], timeout_s: float | None = None) -> Any:
         """One host call from a script (a worker thread): the manifest's gate, the core's decision, then MCP
         (for at most ``timeout_s``, the run's time left, and ``CALL_TIMEOUT_S``)."""
-        from ..agent.mcp_tools import call_tool
-
         limit = CALL_TIMEOUT_S if timeout_s is None else max(0.001, min(CALL_TIMEOUT_S, timeout_s))
-        return call_tool(self.route.hub, self.route.gate, tool, arguments, timeout_s=limit, permit=self._permit)
+        return _mcp_tools().call_tool(self.route.hub, self.route.gate, tool, arguments, timeout_s=limit,
+                                      permit=self._permit)
 
     def approval_wait_s(self) -> float:
         """Seconds this conversation's host calls spent waiting for the core's answer (a person's, under the

@@ -17,10 +17,10 @@ from pygls.lsp.server import LanguageServer
 from ..core.values import ToolUse
 from ..protocol.events import Diff
 from ..tools.patch import PatchError, prepare_patch, resolve_patch_path, target_identity, verify_before_sending
-from .adapter import Conversation
+from .adapter import Conversation, SightSettings
 from .confirm import check
 from .patch_preview import read_disk
-from .sight import editor_for
+from .sight import EditorSight, editor_for
 
 NO_APPLY_EDIT = (
     "The patch was not applied: this editor does not support workspace/applyEdit, and phoenix-lsp never "
@@ -33,6 +33,11 @@ NO_CREATE_FILE = (
     "edit (it does not announce the CreateFile resource operation), and phoenix-lsp never writes files behind "
     "the editor's back. Ask the user to create the file, then patch it."
 )
+
+
+def sight_for(ls: LanguageServer, runtime: Conversation, config: SightSettings) -> EditorSight:
+    """The editor's sight for one conversation's tools (``PhoenixServer.sight_for``, which loads this module)."""
+    return EditorSight(ls, runtime, config)
 
 
 async def apply_patch(ls: LanguageServer, runtime: Conversation, call: ToolUse) -> tuple[str, bool]:

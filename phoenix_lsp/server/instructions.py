@@ -19,6 +19,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+import platformdirs
+
 from .. import confined
 from ..core.values import InstructionFile
 from ..sandbox.denylist import DenyCheck
@@ -40,7 +42,6 @@ def config_dir(configured: Path | None = None) -> Path:
     configuration directory (``~/.config/phoenix-lsp`` on Linux)."""
     if configured is not None:
         return configured
-    import platformdirs
 
     return Path(platformdirs.user_config_dir("phoenix-lsp", appauthor=False))
 

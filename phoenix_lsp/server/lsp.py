@@ -8,6 +8,9 @@ Hostile input (REQ-PROTO-044..048): the stream is read by ``transport``; ``Phoen
 each message before pygls handles it, answers every malformed request with the JSON-RPC error that says what is
 wrong, and keeps the lifecycle (one ``initialize``, nothing before it, no requests after ``shutdown``). Errors
 caused by the client go to the log, rate-limited, never to a popup.
+
+Over 300 lines: pygls's protocol subclass (the hostile-input checks before pygls) and the server object are the one
+LSP adapter; split, each would import the other.
 """
 
 from __future__ import annotations
@@ -23,8 +26,10 @@ import uuid
 from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING, Any, BinaryIO
 
+from cattrs import transform_error
 from lsprotocol import types
 from pygls.exceptions import (
     JsonRpcException,
@@ -308,12 +313,18 @@ def _why(exc: BaseException) -> str:
     """A cattrs structuring error in one line: the first problem and where it is."""
     cause = exc.__cause__ or exc
     try:
-        from cattrs import transform_error
-
         problems = transform_error(cause)
     except Exception:
         problems = [str(cause)]
     return "; ".join(problems[:3])[:300] or type(cause).__name__
+
+
+def _editor_side() -> ModuleType:
+    """``edits.py``, with ``sight.py`` under it: what the server does in the editor for a tool, loaded below the
+    boot line with the features."""
+    from . import edits  # lazy: it loads the core and the tools, which initialize is answered without
+
+    return edits
 
 
 class PhoenixServer(LanguageServer):
@@ -449,11 +460,9 @@ class PhoenixServer(LanguageServer):
         """The editor's sight for one conversation's tools, or None when this client does not offer it."""
         if not self.editor_sight or self.hub is None:
             return None
-        from .sight import EditorSight
-
-        return EditorSight(self, runtime, self.hub.config)
+        sight: EditorSight = _editor_side().sight_for(self, runtime, self.hub.config)
+        return sight
 
     async def apply_patch(self, runtime: Conversation, call: ToolUse) -> tuple[str, bool]:
-        from .edits import apply_patch
-
-        return await apply_patch(self, runtime, call)
+        result: tuple[str, bool] = await _editor_side().apply_patch(self, runtime, call)
+        return result

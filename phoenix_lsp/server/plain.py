@@ -5,6 +5,9 @@ shows: approvals as ``window/showMessageRequest`` with texts that read well (wit
 as ``$/progress`` in words a person understands, problems as ``window/showMessage``, a Markdown transcript of
 each conversation opened with ``window/showDocument`` where the editor supports it, and a short message when
 a turn ends. It also remembers which conversation the plain user is talking to, for ``commands.py``.
+
+Over 300 lines: its one job, each conversation event turned into what any LSP editor shows, is one client class and
+one view of a conversation; the texts are small functions beside them that only these use.
 """
 
 from __future__ import annotations

@@ -6,6 +6,8 @@ process. :class:`Frames` replaces the loop's framing: header blocks are bounded,
 refused (logged, and answered when its id can be seen in the first bytes) and skipped without being kept, and
 after any framing error the stream is resynchronised on the next ``Content-Length`` header. Each well-framed
 body goes to the handler's ``handle_body`` (``PhoenixProtocol``'s).
+
+Over 300 lines: the framing reader and the id readers its refusals need are the one place the byte stream is read.
 """
 
 from __future__ import annotations

@@ -14,6 +14,8 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
+import platformdirs
+
 APP_DIR_NAME = "phoenix-lsp"
 DB_FILE_NAME = "phoenix.db"
 DATA_DIR_ENV = "PHOENIX_LSP_DATA_DIR"
@@ -21,8 +23,6 @@ DATA_DIR_ENV = "PHOENIX_LSP_DATA_DIR"
 
 def default_data_dir(environ: Mapping[str, str] | None = None) -> Path:
     """The data directory for phoenix-lsp (see the module docstring for the rules)."""
-    import platformdirs
-
     env = os.environ if environ is None else environ
     override = env.get(DATA_DIR_ENV, "")
     if override:

@@ -14,6 +14,9 @@ pure core, which cannot import pydantic. Their inputs are validated here, before
 other tool's: the server puts the result on the call (``ToolUse.input_error``) and the core answers an
 invalid call with that message (REQ-CORE-007). The one limit the core also needs, the number of sub-agents
 per call, is the core's constant :data:`~phoenix_lsp.core.tools.MAX_AGENTS_PER_CALL`, used by the model.
+
+Over 300 lines: every tool's input model in one file is the point (the one source of the schemas), with the
+validation that explains a refusal.
 """
 
 from __future__ import annotations

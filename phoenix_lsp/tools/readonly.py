@@ -7,6 +7,9 @@ applies here too: a :class:`DenyCheck` refuses credentials and phoenix-lsp's own
 or searched (REQ-BASH-026). ``open_documents`` maps absolute paths to the editor's unsaved text: an open document wins
 over the disk, so the model sees what the user sees. Bad input gives an error :class:`ToolOutput`, never an
 exception (REQ-SEC-002).
+
+Over 300 lines: the three read-only tools share the confined reads, the deny check and the output limits; each tool
+is one function.
 """
 
 from __future__ import annotations

@@ -17,6 +17,9 @@ What the server calls:
 - :func:`describe` — a tool's description, for approval prompts;
 - :func:`restore_pending` — a state loaded from the store, with calls still to run written in today's field
   names (REQ-BASH-005: the bash field ``mode`` became ``run``).
+
+Over 300 lines: the registry is the one place every tool is found by name; each tool's runner is a few lines beside
+it.
 """
 
 from __future__ import annotations

@@ -52,7 +52,7 @@ def _command_line(words: list[str]) -> str:
 
 def run_command(args: argparse.Namespace) -> int:
     """Body of `sandbox run`: prints the output the model would see, returns the exit code."""
-    from phoenix_lsp.tools.bash import DEFAULT_TIMEOUT_S, BashContext, run_bash
+    from phoenix_lsp.tools.bash import DEFAULT_TIMEOUT_S, BashContext, run_bash  # lazy: 0.2 s, not for --help
 
     command = _command_line(list(args.cmd))
     if not command.strip():

@@ -10,7 +10,7 @@ from typing import Any, get_args
 
 import pytest
 
-from phoenix_lsp import cli
+from phoenix_lsp import doctor
 from phoenix_lsp.llm import providers
 from phoenix_lsp.llm.client import LlmClient
 from phoenix_lsp.llm.router import LlmRouter
@@ -79,6 +79,6 @@ def test_doctor_names_what_configures_every_other_provider(monkeypatch: pytest.M
     class Settings:
         providers = None
 
-    [only] = [line for line in cli.provider_lines(Settings()) if line.startswith("providers: only Anthropic")]
+    [only] = [line for line in doctor.provider_lines(Settings()) if line.startswith("providers: only Anthropic")]
     for name, setting in providers.BUILTINS.items():
         assert (setting in only) == (name != providers.ANTHROPIC), (name, only)

@@ -17,6 +17,7 @@ from typing import Any
 from lsprotocol import types
 
 from ... import __name__ as _pkg
+from ...sandbox import probe
 from ..capabilities import COMMANDS, FEATURES, METHODS, OPTIONS, sandbox_info
 from ..lsp import PhoenixServer, warn
 
@@ -29,7 +30,7 @@ Dispatch = Generator[tuple[Callable[..., Any], tuple[Any, ...], None], Any, Any]
 def load(ls: PhoenixServer) -> None:
     """The boot line: load the features, once, each handler replacing its dispatcher."""
     if not ls.loaded:
-        from .. import served  # everything below the boot line loads here, after initialize is answered
+        from .. import served  # lazy: everything below the boot line loads here, after initialize is answered
 
         served.install(ls)
         ls.loaded = True
@@ -57,8 +58,6 @@ def command_dispatcher(name: str) -> Callable[..., Dispatch]:
 
 def initialize(ls: PhoenixServer, params: types.InitializeParams) -> None:
     """Answer fast: only what the InitializeResult needs. The rest is set up in ``initialized``."""
-    from ...sandbox import probe
-
     experimental = params.capabilities.experimental
     ls.rich = isinstance(experimental, dict) and "phoenix" in experimental
     announced = experimental.get("phoenix") if isinstance(experimental, dict) else None
@@ -76,7 +75,7 @@ def initialized(ls: PhoenixServer, params: types.InitializedParams) -> None:
     ls.started = True
     try:
         load(ls)
-        from .. import boot  # the wiring: the runtime and everything it needs
+        from .. import boot  # lazy: the wiring, the runtime and everything it needs
 
         ls.hub = hub = boot.start(ls)
     except Exception as exc:  # say why every later request fails, instead of "not initialized"
@@ -99,7 +98,7 @@ def initialized(ls: PhoenixServer, params: types.InitializedParams) -> None:
 async def shutdown(ls: PhoenixServer, params: None) -> None:
     """Stop what runs: the turns, the agent route's workers and MCP servers (waited for, off the event loop),
     the background commands."""
-    from ...sandbox.background import kill_background_jobs
+    from ...sandbox.background import kill_background_jobs  # lazy: the sandbox's launcher is not on the boot line
 
     if ls.hub is not None:
         for task in list(ls.hub.tasks):
