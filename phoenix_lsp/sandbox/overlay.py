@@ -22,6 +22,8 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
+from .private_tmp import NAMESPACE_PROBE
+
 #: the largest layer a command may write (bytes allocated in the upper directory); past it the launcher kills
 #: the command (its disk quota, `killed disk-quota`) and the scan refuses the layer
 DEFAULT_LAYER_CAP = 2 * 1024 * 1024 * 1024
@@ -29,20 +31,9 @@ DEFAULT_LAYER_CAP = 2 * 1024 * 1024 * 1024
 _CLOCK_REALTIME_COARSE = 5
 
 #: what a probe process does to find out whether an overlay can be mounted here (helper.c's mount_namespace())
-_OVERLAY_PROBE = """
-import ctypes, os, sys
-libc = ctypes.CDLL(None, use_errno=True)
+_OVERLAY_PROBE = NAMESPACE_PROBE + """
 base = sys.argv[1]
 lower, upper, work = (os.path.join(base, n) for n in ("lower", "upper", "work"))
-if libc.unshare(0x00020000) != 0:
-    uid, gid = os.geteuid(), os.getegid()
-    if libc.unshare(0x10000000 | 0x00020000) != 0:
-        sys.exit("unshare: " + os.strerror(ctypes.get_errno()))
-    for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"), ("gid_map", f"{gid} {gid} 1")):
-        with open(f"/proc/self/{name}", "w") as f:
-            f.write(text)
-if libc.mount(None, b"/", None, 16384 | (1 << 18), None) != 0:
-    sys.exit("mount --make-rprivate /: " + os.strerror(ctypes.get_errno()))
 data = f"lowerdir={lower},upperdir={upper},workdir={work},userxattr,volatile".encode()
 if libc.mount(b"overlay", lower.encode(), b"overlay", 0, data) != 0:
     sys.exit("mount overlay (userxattr, volatile): " + os.strerror(ctypes.get_errno()))

@@ -13,7 +13,9 @@ import sys
 from pathlib import Path
 
 #: what a probe process does to find out whether a command can get a private /tmp (helper.c's private_tmp())
-_PRIVATE_TMP_PROBE = """
+#: how a probe enters a mount namespace of its own as helper.c does (a user namespace too when it is not root),
+#: with its mounts private; the probes of the private /tmp and of the overlay (overlay.py) go on from here
+NAMESPACE_PROBE = """
 import ctypes, os, sys
 libc = ctypes.CDLL(None, use_errno=True)
 if libc.unshare(0x00020000) != 0:
@@ -25,6 +27,8 @@ if libc.unshare(0x00020000) != 0:
             f.write(text)
 if libc.mount(None, b"/", None, 16384 | (1 << 18), None) != 0:
     sys.exit("mount --make-rprivate /: " + os.strerror(ctypes.get_errno()))
+"""
+_PRIVATE_TMP_PROBE = NAMESPACE_PROBE + """
 if libc.mount(b"tmpfs", b"/tmp", b"tmpfs", 6, b"mode=1777,size=1m") != 0:
     sys.exit("mount tmpfs /tmp: " + os.strerror(ctypes.get_errno()))
 """
