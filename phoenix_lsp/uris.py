@@ -26,15 +26,13 @@ checks the folder exists. Standard library only.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import posixpath
+import pwd  # POSIX: the product runs on Linux only (Landlock, seccomp)
 import re
-import sys
 from collections.abc import Iterable, Sequence
 from urllib.parse import unquote_to_bytes
-
-if sys.platform != "win32":
-    import pwd
 
 #: the longest URI or path looked at (a path has at most 4,096 bytes; a URI may percent-encode each of them)
 MAX_CHARS = 16_384
@@ -165,11 +163,8 @@ def check_session_folder(folder: str, homes: Iterable[str]) -> str:
 def home_folders() -> list[str]:
     """The user's home folders: ``$HOME`` and the account's, each also with its links resolved."""
     homes = [os.environ["HOME"]] if "HOME" in os.environ else []
-    try:
-        if sys.platform != "win32":  # no account database there: $HOME alone names the home folder
-            homes.append(pwd.getpwuid(os.getuid()).pw_dir)
-    except KeyError:
-        pass
+    with contextlib.suppress(KeyError):  # a uid the account database does not know: $HOME alone
+        homes.append(pwd.getpwuid(os.getuid()).pw_dir)
     found = [h for h in homes if h.startswith("/")]
     return found + [os.path.realpath(h) for h in found]
 

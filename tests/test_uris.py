@@ -250,3 +250,18 @@ def test_whatever_the_spelling_a_session_folder_is_never_root_or_above_home(part
         return
     assert folder == os.path.normpath(folder) and folder != "/" and not folder.startswith("//")
     assert not (HOME + "/").startswith(folder.rstrip("/") + "/")
+
+
+@pytest.mark.req("REQ-URI-002")
+def test_a_uid_the_account_database_does_not_know_leaves_home_alone(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """A container's uid often has no passwd entry: the home folders are then $HOME's alone, never an error."""
+    def unknown(uid: int) -> None:
+        raise KeyError(f"getpwuid(): uid not found: {uid}")
+
+    monkeypatch.setattr(uris.pwd, "getpwuid", unknown)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert uris.home_folders() == [str(tmp_path), os.path.realpath(tmp_path)]
+    with pytest.raises(UriError) as refused:
+        uris.session_folder(str(tmp_path))
+    assert refused.value.reason == "home"
