@@ -137,4 +137,11 @@ def response_hook(bounds_for: Callable[[Any], limits.HttpBounds]) -> Callable[[A
     return bound
 
 
-__all__ = ["MARK", "BoundedStream", "TooBig", "found", "response_hook"]
+def provider_client(make: Callable[..., Any]) -> Any:
+    """A model SDK's own default HTTP client (``make``: its ``DefaultAsyncHttpxClient``, so its pool, keep-alive
+    and redirects stay the SDK's), each answer bounded as it arrives by ``limits.provider_answer``: one place for
+    every provider's client."""
+    return make(event_hooks={"response": [response_hook(lambda request: limits.provider_answer(request.url.path))]})
+
+
+__all__ = ["MARK", "BoundedStream", "TooBig", "found", "provider_client", "response_hook"]

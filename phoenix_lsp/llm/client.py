@@ -332,9 +332,7 @@ class LlmClient:
                 self._sdk = anthropic.AsyncAnthropic(
                     api_key=self._api_key,
                     base_url=self._base_url,
-                    # the SDK's own client (its pool, keep-alive, redirects), each answer bounded as it arrives
-                    http_client=anthropic.DefaultAsyncHttpxClient(event_hooks={"response": [bounded_http.response_hook(
-                        lambda request: limits.provider_answer(request.url.path))]}),
+                    http_client=bounded_http.provider_client(anthropic.DefaultAsyncHttpxClient),
                     max_retries=0,  # the core owns retries (3, exponential backoff, visible to the user)
                     # a read waits at most the idle timeout for its next bytes (the headers, an event, a ping)
                     timeout=httpx2.Timeout(self._timeout_s, read=self._idle_s),

@@ -325,9 +325,7 @@ class OpenAiClient:
                 httpx2 = bounded_http.httpx()
                 openai = _sdk()
                 timeout = httpx2.Timeout(self._timeout_s, read=self._idle_s)
-                # the SDK's own client (its pool, keep-alive, redirects), each answer bounded as it arrives
-                http = openai.DefaultAsyncHttpxClient(event_hooks={"response": [bounded_http.response_hook(
-                    lambda request: limits.provider_answer(request.url.path))]})
+                http = bounded_http.provider_client(openai.DefaultAsyncHttpxClient)
                 key = self.provider.api_key or "unused"  # a local server takes any key; the SDK wants one
                 if self.provider.kind == "azure":
                     self._sdk = openai.AsyncAzureOpenAI(azure_endpoint=self.provider.base_url, api_key=key,
