@@ -13,7 +13,7 @@ from typing import Any
 
 import acp
 from acp.helpers import update_current_mode
-from acp.schema import ToolCallLocation, ToolKind, UsageUpdate
+from acp.schema import ToolCallLocation, ToolCallStatus, ToolKind, UsageUpdate
 
 from ...core.values import Message, ToolResult, ToolUse
 from ...protocol import events as ev
@@ -104,13 +104,13 @@ def text_content(text: str) -> list[Any]:
 
 
 def start(call_id: str, name: str, arguments: Mapping[str, Any], root: str, content: list[Any] | None = None,
-          status: str = "pending") -> Any:
-    return acp.start_tool_call(call_id, title_of(name, arguments), kind=kind_of(name), status=status,  # type: ignore[arg-type]
+          status: ToolCallStatus = "pending") -> Any:
+    return acp.start_tool_call(call_id, title_of(name, arguments), kind=kind_of(name), status=status,
                                content=content, locations=locations(arguments, root), raw_input=dict(arguments))
 
 
-def status(call_id: str, value: str, content: list[Any] | None = None) -> Any:
-    return acp.update_tool_call(call_id, status=value, content=content)  # type: ignore[arg-type]
+def status(call_id: str, value: ToolCallStatus, content: list[Any] | None = None) -> Any:
+    return acp.update_tool_call(call_id, status=value, content=content)
 
 
 class Calls:
