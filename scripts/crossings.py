@@ -6,6 +6,9 @@
                                                 commit's: git worktree add /tmp/old COMMIT (remove it after)
     python scripts/crossings.py --before DIR    DIR's server, then this tree's, and which modules differ
     python scripts/crossings.py --json          the record as JSON (every column, calls per module)
+    python scripts/crossings.py --idle 2        the same window, 2 s long, with no message sent: what the
+                                                server runs on its own (nothing on this tree or on 7a7e213
+                                                but, at times, the transport's loop: see below)
 
 The server (``python -m phoenix_lsp``, as a client spawns it, with the fake Anthropic server of
 ``tests/fake_anthropic.py`` as its model) runs under ``scripts/crossings_tracer.py``, which puts a profile
@@ -14,7 +17,8 @@ client of the end-to-end tests (initialize, phoenix/newConversation), for ACP th
 (initialize, session/new). Then the window opens, one user message is sent (phoenix/sendMessage;
 session/prompt), and the window closes when the fake model server receives the model request, before it
 answers. Printed: the ``phoenix_lsp`` modules whose Python functions were called in the window, in the order
-first called, each with the first function called and the number of calls.
+first called, each with the first function called and the number of calls (a coroutine's resumption counts
+as a call, as the profile function sees it).
 
 What is not on the message's path is left out of the count, as far as a profile function can tell:
 
@@ -27,8 +31,10 @@ What is not on the message's path is left out of the count, as far as a profile 
   ``run_in_executor`` work runs (the transport's reads, a message's decoding, the SDK client's creation);
 - the answer: the window ends when the model request arrives, so streaming the answer back is not counted.
 
-A background task on the event loop itself could not be told apart; the server has none while idle (the
-outbox's flush is scheduled by the message's own events).
+A background task on the event loop itself could not be told apart by the profile function; ``--idle`` shows
+that there is none: an idle window after the conversation's creation records nothing but, at times, the
+transport's read loop going back to read after answering it (the transport is on the message's path anyway;
+the outbox's flush is scheduled by the message's own events).
 """
 
 from __future__ import annotations
@@ -37,6 +43,7 @@ import argparse
 import asyncio
 import json
 import socket
+import subprocess
 import sys
 import tempfile
 import threading
@@ -96,6 +103,12 @@ class Model:
         if answer != "ok":
             raise RuntimeError(f"the tracer did not open the window: {answer!r}")
 
+    async def idle(self, seconds: float) -> None:
+        """A window of ``seconds`` with nothing sent."""
+        self.open()
+        await asyncio.sleep(seconds)
+        self.record = await asyncio.to_thread(self.control.send, "close")
+
     async def wait(self) -> dict[str, Any]:
         if not await asyncio.to_thread(self.done.wait, WAIT_S):
             raise TimeoutError(f"the fake model server received no request within {WAIT_S:.0f} s of the message: "
@@ -104,9 +117,13 @@ class Model:
         return self.record
 
 
-async def _lsp(fake: FakeAnthropic, model: Model, launcher: list[str], env: dict[str, str], tmp: Path) -> None:
+async def _lsp(fake: FakeAnthropic, model: Model, launcher: list[str], env: dict[str, str], tmp: Path,
+               idle: float | None) -> None:
     async with lsp_harness.session(fake, tmp, launcher=launcher, env=env, check_schema=False) as s:
         conversation = await s.new()
+        if idle is not None:
+            await model.idle(idle)
+            return
         since = s.last_seq(conversation)
         model.open()
         await s.request("phoenix/sendMessage", {"conversationId": conversation, "text": MESSAGE})
@@ -114,9 +131,13 @@ async def _lsp(fake: FakeAnthropic, model: Model, launcher: list[str], env: dict
         await s.wait_status(conversation, "idle", WAIT_S, since=since)
 
 
-async def _acp(fake: FakeAnthropic, model: Model, launcher: list[str], env: dict[str, str], tmp: Path) -> None:
+async def _acp(fake: FakeAnthropic, model: Model, launcher: list[str], env: dict[str, str], tmp: Path,
+               idle: float | None) -> None:
     async with acp_harness.agent(fake, tmp, env=env, launcher=launcher) as agent:
         session = await agent.new()
+        if idle is not None:
+            await model.idle(idle)
+            return
         model.open()
         answer = await asyncio.wait_for(agent.conn.prompt(session_id=session.session_id,
                                                           prompt=[acp.text_block(MESSAGE)]), WAIT_S)
@@ -125,8 +146,9 @@ async def _acp(fake: FakeAnthropic, model: Model, launcher: list[str], env: dict
             raise RuntimeError(f"the prompt ended with {answer.stop_reason!r}, not end_turn")
 
 
-def measure(tree: Path, surface: str) -> dict[str, Any]:
-    """The window's record (see the tracer) for one message through ``surface`` ("lsp" or "acp")."""
+def measure(tree: Path, surface: str, idle: float | None = None) -> dict[str, Any]:
+    """The window's record (see the tracer) for one message through ``surface`` ("lsp" or "acp"); with ``idle``,
+    for a window of that many seconds in which nothing is sent."""
     with tempfile.TemporaryDirectory(prefix="crossings-") as scratch:
         tmp = Path(scratch)
         control = Control(tmp / "control.sock")
@@ -136,22 +158,36 @@ def measure(tree: Path, surface: str) -> dict[str, Any]:
         with FakeAnthropic() as fake:
             fake.handler = model
             drive = _acp if surface == "acp" else _lsp
-            asyncio.run(drive(fake, model, launcher, env, tmp))
+            asyncio.run(drive(fake, model, launcher, env, tmp, idle))
         record = model.record
         assert record is not None
         if not str(record["package"]).startswith(str(tree) + "/"):
             raise RuntimeError(f"the server ran {record['package']}, not the tree's {tree}: is the tree a checkout "
                                "of this repository?")
-        sent = json.dumps(model.request)
-        if MESSAGE not in sent:
+        if idle is None and MESSAGE not in json.dumps(model.request):
             raise RuntimeError("the first model request in the window does not carry the message: the window "
                                "ended on another request")
         return record
 
 
-def report(record: dict[str, Any], surface: str, tree: Path) -> str:
+def label(tree: Path) -> str:
+    """The tree by its commit (``commit 7a7e213``, ``+`` when files differ from it), else by its path."""
+    try:
+        commit = subprocess.run(["git", "-C", str(tree), "log", "-1", "--format=%h"], capture_output=True,
+                                text=True, check=True).stdout.strip()
+        changed = subprocess.run(["git", "-C", str(tree), "status", "--porcelain", "--untracked-files=no"],
+                                 capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return str(tree)
+    return f"commit {commit}{'+' if changed else ''}" if commit else str(tree)
+
+
+def report(record: dict[str, Any], surface: str, tree: Path, idle: float | None = None) -> str:
     counted = sorted(record["counted"].items(), key=lambda item: item[1]["order"])
-    lines = [f"{surface}: a user message crosses {len(counted)} modules on its way to the model ({tree})"]
+    if idle is None:
+        lines = [f"{surface}: a user message crosses {len(counted)} modules on its way to the model ({label(tree)})"]
+    else:
+        lines = [f"{surface}: {len(counted)} modules run in {idle:g} s with no message ({label(tree)})"]
     width = max((len(name) for name, _ in counted), default=0)
     for name, seen in counted:
         lines.append(f"  {name:<{width}}  {seen['calls']:>4} calls, first {seen['first']}")
@@ -185,15 +221,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--before", type=Path, metavar="TREE", help="measure this tree too, first, and print "
                         "which modules only one of the two crosses")
     parser.add_argument("--json", action="store_true", help="print the record as JSON")
+    parser.add_argument("--idle", type=float, metavar="SECONDS", help="a window this long with no message sent")
     args = parser.parse_args(argv)
     surface = "acp" if args.acp else "lsp"
     trees = {"before": _tree(parser, args.before)} if args.before else {}
     trees["after" if args.before else "measured"] = _tree(parser, args.tree)
-    records = {label: measure(tree, surface) for label, tree in trees.items()}
+    records = {label: measure(tree, surface, args.idle) for label, tree in trees.items()}
     if args.json:
         print(json.dumps(records if args.before else records["measured"], indent=1))
         return 0
-    print("\n\n".join(report(records[label], surface, tree) for label, tree in trees.items()))
+    print("\n\n".join(report(records[label], surface, tree, args.idle) for label, tree in trees.items()))
     if args.before:
         print("\n" + difference(records["before"], records["after"]))
     return 0
