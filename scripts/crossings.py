@@ -171,11 +171,11 @@ def measure(tree: Path, surface: str, idle: float | None = None) -> dict[str, An
 
 
 def label(tree: Path) -> str:
-    """The tree by its commit (``commit 7a7e213``, ``+`` when files differ from it), else by its path."""
+    """The tree by its commit (``commit 7a7e213``; ``+`` when its package differs from it), else by its path."""
     try:
         commit = subprocess.run(["git", "-C", str(tree), "log", "-1", "--format=%h"], capture_output=True,
                                 text=True, check=True).stdout.strip()
-        changed = subprocess.run(["git", "-C", str(tree), "status", "--porcelain", "--untracked-files=no"],
+        changed = subprocess.run(["git", "-C", str(tree), "status", "--porcelain", "--", "phoenix_lsp"],
                                  capture_output=True, text=True, check=True).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return str(tree)
