@@ -88,11 +88,15 @@ class Model:
         self.armed = False
         self.record: dict[str, Any] | None = None
         self.request: dict[str, Any] | None = None
+        self.failed: Exception | None = None
         self.done = threading.Event()
 
     def __call__(self, body: dict[str, Any]) -> Reply:
-        if self.armed and self.record is None:
-            self.record = self.control.send("close")
+        if self.armed and not self.done.is_set():
+            try:
+                self.record = self.control.send("close")
+            except (OSError, ValueError) as exc:  # the tracer went away or answered garbage: say so, not a timeout
+                self.failed = exc
             self.request = body
             self.done.set()
         return Reply.text_reply("It serves an AI agent over LSP.")
@@ -112,7 +116,10 @@ class Model:
     async def wait(self) -> dict[str, Any]:
         if not await asyncio.to_thread(self.done.wait, WAIT_S):
             raise TimeoutError(f"the fake model server received no request within {WAIT_S:.0f} s of the message: "
-                               "see the server's log in its data directory")
+                               "the server took it but did not ask the model; check that this tree's server "
+                               "answers a message (its end-to-end tests) and that the machine is not overloaded")
+        if self.failed is not None:
+            raise RuntimeError(f"the tracer did not close the window ({self.failed}): did the server exit?")
         assert self.record is not None
         return self.record
 

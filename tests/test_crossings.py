@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import textwrap
 from pathlib import Path
 
@@ -62,10 +64,12 @@ def test_the_tracer_counts_the_loop_and_the_pools_but_not_imports_or_threads_of_
     package.mkdir(parents=True)
     for name, text in PACKAGE.items():
         (package / name).write_text(text)
-    socket_path = tmp_path / "control.sock"
+    # a Unix socket's path is at most 107 bytes: a short folder of its own, not the test's (pytest's may be deep)
+    socket_path = Path(tempfile.mkdtemp(prefix="cx-")) / "control.sock"
     env = {**os.environ, "PYTHONPATH": str(tmp_path / "tree")}
     done = subprocess.run([sys.executable, str(TRACER), str(socket_path), sys.executable, "-m", "phoenix_lsp",
                            str(socket_path)], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    shutil.rmtree(socket_path.parent)
     assert done.returncode == 0, done.stderr
     record = json.loads(done.stdout)
     assert record["package"] == str(package / "__init__.py")
@@ -76,16 +80,18 @@ def test_the_tracer_counts_the_loop_and_the_pools_but_not_imports_or_threads_of_
 
 
 @pytest.mark.slow
-def test_the_script_measures_a_message_through_the_lsp_server() -> None:
-    done = subprocess.run([sys.executable, str(SCRIPT), "--json"], env={**os.environ, "PYTHONPATH": str(ROOT)},
+@pytest.mark.parametrize(("flags", "adapter"), [([], "phoenix_lsp.server.features.messages"),
+                                                (["--acp"], "phoenix_lsp.server.acp.agent")], ids=["lsp", "acp"])
+def test_the_script_measures_a_message_through_the_server(flags: list[str], adapter: str) -> None:
+    done = subprocess.run([sys.executable, str(SCRIPT), "--json", *flags], env={**os.environ, "PYTHONPATH": str(ROOT)},
                           cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     record = json.loads(done.stdout)
     counted = record["counted"]
     assert record["package"] == str(ROOT / "phoenix_lsp" / "__init__.py")
-    # from the LSP feature through the use case to the model router and the client that sends the request
-    for module in ("phoenix_lsp.server.features.messages", "phoenix_lsp.server.usecases.send_message",
-                   "phoenix_lsp.core.machine", "phoenix_lsp.llm.router", "phoenix_lsp.llm.client"):
+    # from the adapter through the use case and the core to the model router and the client that sends the request
+    for module in (adapter, "phoenix_lsp.server.usecases.send_message", "phoenix_lsp.core.machine",
+                   "phoenix_lsp.llm.router", "phoenix_lsp.llm.client"):
         assert module in counted, f"{module} is not among the modules crossed: {sorted(counted)}"
     assert 10 < len(counted) < 150
     # nothing the server runs at start-up only: the command line and the wiring are behind the window
