@@ -14,11 +14,11 @@ The server (``python -m phoenix_lsp``, as a client spawns it, with the fake Anth
 ``tests/fake_anthropic.py`` as its model) runs under ``scripts/crossings_tracer.py``, which puts a profile
 function on every thread before the server's first line. A real client drives it: for LSP the pytest-lsp
 client of the end-to-end tests (initialize, phoenix/newConversation), for ACP the ACP SDK's client side
-(initialize, session/new). Then the window opens, one user message is sent (phoenix/sendMessage;
-session/prompt), and the window closes when the fake model server receives the model request, before it
-answers. Printed: the ``phoenix_lsp`` modules whose Python functions were called in the window, in the order
-first called, each with the first function called and the number of calls (a coroutine's resumption counts
-as a call, as the profile function sees it).
+(initialize, session/new). Then the window opens, one user message is sent, the conversation's first
+(phoenix/sendMessage; session/prompt), and the window closes when the fake model server receives the model
+request, before it answers. Printed: the ``phoenix_lsp`` modules whose Python functions were called in the
+window, in the order first called, each with the first function called and the number of calls (a
+coroutine's resumption counts as a call, as the profile function sees it).
 
 What is not on the message's path is left out of the count, as far as a profile function can tell:
 
