@@ -1,6 +1,7 @@
 """The hub: all conversations of one server process, created, found, loaded from the store and restored after a
 start (REQ-BED-007), with the store, the LLM client, and two parts of its own: the way to the clients
-(``outbox``) and the context windows (``windows``), and the background tasks the conversations run."""
+(``outbox``) and the context windows (``windows``). What runs beside the conversations (the tasks they
+started, the bash tool's background commands, the agent route's workers) is the hub's to stop."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from ...core.effects import Effect, PersistMessage, PersistState
 from ...core.events import Restore
 from ...core.state import RESTING_KINDS, Settings
 from ...core.values import InstructionFile, Message, Policy, Style
+from ...sandbox.background import kill_background_jobs
 from ...store import ConversationRecord, Store
 from ...tools import registry
 from ..adapter import Client, Modelled
@@ -145,8 +147,13 @@ class Hub:
         return count
 
     def stop(self) -> None:
-        """End what runs beside the conversations: the agent route's warm engine workers and MCP servers
-        (REQ-PROTO-050). Blocking: each is waited for. At shutdown, and again (then at once) at exit."""
+        """End what runs beside the conversations: the tasks they started (cancelled), the bash tool's
+        background commands (killed, their logs deleted) and the agent route's warm engine workers and MCP
+        servers (REQ-PROTO-050). Blocking: each is waited for. Idempotent: at shutdown, and again (then at
+        once) at exit. Called off the event loop, the tasks are cancelled on it."""
+        for task in list(self.tasks):
+            _cancel(task)
+        kill_background_jobs()
         if self.config.agent_route is not None:
             self.config.agent_route.close()
 
@@ -165,4 +172,18 @@ class Hub:
         self.tasks.discard(task)
         if not task.cancelled() and task.exception() is not None:
             log.error("background task failed", exc_info=task.exception())
+
+
+def _cancel(task: asyncio.Task[Any]) -> None:
+    """Cancel ``task`` from any thread: at once on its loop, else handed to its loop (a task is not thread-safe)."""
+    loop = task.get_loop()
+    try:
+        running = asyncio.get_running_loop()
+    except RuntimeError:
+        running = None
+    if running is loop:
+        task.cancel()
+    elif not loop.is_closed():
+        loop.call_soon_threadsafe(task.cancel)
+
 
