@@ -17,7 +17,6 @@ from acp.stdio import stdio_streams
 
 from .. import __name__ as _pkg
 from ..sandbox import probe
-from ..sandbox.background import kill_background_jobs
 from .acp.agent import PhoenixAgent
 from .acp.client import AcpClient
 from .acp.lines import READ_LIMIT, Asked, objects_only, watch
@@ -46,10 +45,7 @@ async def _serve(data_dir: str | None) -> None:
         # are answered "method not found" by the SDK; a line that is no JSON object is skipped (REQ-ACP-016), a
         # line over PHOENIX_MAX_MESSAGE_BYTES is thrown away as it arrives (REQ-ACP-019)
     finally:
-        for task in list(hub.tasks):
-            task.cancel()
-        kill_background_jobs()
-        hub.close()
+        hub.close()  # what runs beside the conversations (the turns, background commands, workers), then the store
 
 
 def serve(data_dir: str | None = None) -> int:

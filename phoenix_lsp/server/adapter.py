@@ -28,8 +28,13 @@ from ..protocol import events as ev
 class Conversation(Protocol):
     """One conversation as an adapter sees it."""
 
-    clipboards: dict[str, str]  # the patch tool's clipboards, replaced when a patch applies
-
+    @property
+    def clipboards(self) -> Mapping[str, str]:
+        """The patch tool's clipboards (REQ-PATCH-003), as a patch is prepared against them."""
+        ...
+    def keep_clipboards(self, clipboards: Mapping[str, str]) -> None:
+        """A patch applied: its clipboards replace those before it."""
+        ...
     @property
     def id(self) -> str: ...
     @property

@@ -112,7 +112,7 @@ async def apply_patch(ls: LanguageServer, runtime: Conversation, call: ToolUse) 
     unconfirmed = await _confirm_applied(ls, uri, version, original, prepared.new_text)
     if unconfirmed is not None:
         return unconfirmed, True
-    runtime.clipboards = dict(prepared.clipboards)
+    runtime.keep_clipboards(prepared.clipboards)
     runtime.emit(Diff(tool_use_id=call.id, path=str(target), diff=prepared.diff))
     mismatch = await _check_result(ls, root, call, target, uri, original, prepared.new_text)
     if mismatch is not None:

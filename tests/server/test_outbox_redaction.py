@@ -27,7 +27,7 @@ async def test_a_secret_across_two_flushes_is_held_then_redacted(rig: Rig) -> No
     first = await rig.sink.wait_event(runtime.id, "textDelta")
     assert first["text"] == "Your key: ", "the start of the key waits"
     request_id = runtime.state.status.request_id  # type: ignore[union-attr]
-    rig.hub.queue_text(runtime, request_id, SECRET[12:] + " ok")
+    rig.hub.outbox.queue_text(runtime, request_id, SECRET[12:] + " ok")
     await rig.sink.wait_until(lambda: len(rig.sink.of(runtime.id, "textDelta")) == 2, "the second flush")
     gate.set()
     await rig.sink.rest(runtime.id)
@@ -49,7 +49,7 @@ async def test_what_a_cancelled_stream_held_is_sent_before_the_idle(rig: Rig) ->
     assert rig.sink.kinds(runtime.id)[-2:] == ["textDelta", "status:idle"], "the held text comes before the idle"
     assert "".join(d["text"] for d in rig.sink.of(runtime.id, "textDelta")) == "it starts sk-ant-"  # nothing lost
     assert stored_events(rig.store, runtime.id) == rig.sink.of(runtime.id)
-    assert rig.hub.streams == {}
+    assert rig.hub.outbox.streams == {}
 
 
 @pytest.mark.req("REQ-SEC-041")
@@ -62,4 +62,4 @@ async def test_what_a_finished_stream_held_is_sent_before_its_message(rig: Rig) 
     kinds = rig.sink.kinds(runtime.id)
     assert "".join(d["text"] for d in rig.sink.of(runtime.id, "textDelta")) == "ends with sk-ant-api"
     assert kinds.index("message", kinds.index("textDelta")) > max(i for i, k in enumerate(kinds) if k == "textDelta")
-    assert rig.hub.streams == {}
+    assert rig.hub.outbox.streams == {}

@@ -35,7 +35,7 @@ class _Editor:
 
 def _runtime(root: Path) -> Any:
     return SimpleNamespace(state=SimpleNamespace(working_directory=str(root), editor_sight=False), clipboards={},
-                           emit=lambda event: None)
+                           keep_clipboards=lambda clipboards: None, emit=lambda event: None)
 
 
 def _call() -> ToolUse:

@@ -506,7 +506,7 @@ async def test_cancel_while_streaming_persists_nothing_partial(rig: Rig) -> None
     rest = await rig.sink.rest(runtime.id)
     assert rest["status"] == "idle" and rest["previous"] == "awaiting_llm"
     await rig.sink.wait_until(lambda: rig.llm.cancelled == 1, "the request cancelled")
-    assert not runtime.llm_tasks and all(t.done() for t in rig.hub.tasks), "no work left running"
+    assert not runtime.turn.llm_tasks and all(t.done() for t in rig.hub.tasks), "no work left running"
     messages = [json.loads(m)["message"] for m in rig.store.load(runtime.id).messages]
     assert "partial ans" not in json.dumps(messages) and "a complete answer" not in json.dumps(messages)
     assert all(m.role == "user" or "partial" not in m.text() for m in runtime.state.history)
@@ -587,7 +587,7 @@ async def test_deltas_pending_at_a_cancel_come_before_it_and_nothing_partial_is_
     runtime.apply(UserMessage("go"))
     await rig.sink.wait_event(runtime.id, "textDelta")
     request_id = runtime.state.status.request_id  # type: ignore[union-attr]
-    rig.hub.queue_text(runtime, request_id, " and more")  # arrived in the same tick as the cancel
+    rig.hub.outbox.queue_text(runtime, request_id, " and more")  # arrived in the same tick as the cancel
     runtime.apply(Cancel())
     assert rig.sink.kinds(runtime.id)[-2:] == ["textDelta", "status:idle"], "a delta never follows the idle"
     assert rig.sink.of(runtime.id, "textDelta")[-1]["text"] == " and more"
@@ -608,9 +608,9 @@ async def test_deltas_close_together_share_an_event_and_the_first_goes_at_once(r
     await rig.sink.wait_event(runtime.id, "textDelta")
     assert loop.time() - started < 0.4, "the first delta after a quiet spell is not held back"
     request_id = runtime.state.status.request_id  # type: ignore[union-attr]
-    rig.hub.queue_text(runtime, request_id, "second ")
+    rig.hub.outbox.queue_text(runtime, request_id, "second ")
     await asyncio.sleep(0)  # a later network read
-    rig.hub.queue_text(runtime, request_id, "third")
+    rig.hub.outbox.queue_text(runtime, request_id, "third")
     await rig.sink.wait_until(lambda: len(rig.sink.of(runtime.id, "textDelta")) == 2, "the second flush")
     assert [d["text"] for d in rig.sink.of(runtime.id, "textDelta")] == ["first", "second third"]
     assert stored_events(rig.store, runtime.id) == rig.sink.of(runtime.id)

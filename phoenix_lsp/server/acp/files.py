@@ -130,6 +130,6 @@ async def apply_patch(client: Side, conversation: Conversation, call: ToolUse) -
     except Exception as exc:  # the client refused or failed: it says what happened
         return (f"The patch was not applied: the editor did not write {target.name} ({exc}). Nothing changed; "
                 "do not retry the same edit blindly."), True
-    conversation.clipboards = dict(prepared.clipboards)
+    conversation.keep_clipboards(prepared.clipboards)
     conversation.emit(Diff(tool_use_id=call.id, path=str(target), diff=prepared.diff))
     return prepared.message, False

@@ -158,7 +158,7 @@ async def get_conversation(ls: PhoenixServer, p: p.GetConversationParams) -> res
     status = state.status
     approval = None
     if isinstance(status, core_state.AwaitingApproval):  # the same fields as the approvalRequested event
-        approval = views.PendingApproval(**runtime.approval_fields(status.batch.current))
+        approval = views.PendingApproval(**runtime.tools.approval_fields(status.batch.current))
     return res.GetConversationResult(
         conversation_id=runtime.id,
         is_sub_agent=state.is_subagent,
@@ -170,8 +170,8 @@ async def get_conversation(ls: PhoenixServer, p: p.GetConversationParams) -> res
         model=state.model,
         always_allowed=[r.label for r in state.always_allow],
         always_allow_rules=[wire.rule_to_wire(r) for r in state.always_allow],
-        context_usage=runtime.usage(),
-        usage=views.TokenUsage.model_validate(runtime.token_fields()),
+        context_usage=runtime.notes.usage(),
+        usage=views.TokenUsage.model_validate(runtime.notes.token_fields()),
         sub_agents=[views.SubAgentView(conversation_id=c.id, task=c.title, status=cast(StatusKind, c.status))
                     for c in children],
         messages=messages,

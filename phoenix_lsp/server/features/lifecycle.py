@@ -96,15 +96,10 @@ def initialized(ls: PhoenixServer, params: types.InitializedParams) -> None:
 
 
 async def shutdown(ls: PhoenixServer, params: None) -> None:
-    """Stop what runs: the turns, the agent route's workers and MCP servers (waited for, off the event loop),
-    the background commands."""
-    from ...sandbox.background import kill_background_jobs  # lazy: the sandbox's launcher is not on the boot line
-
+    """Stop what runs: the hub's (the turns, the background commands, the agent route's workers and MCP
+    servers), waited for off the event loop."""
     if ls.hub is not None:
-        for task in list(ls.hub.tasks):
-            task.cancel()
         await asyncio.to_thread(ls.hub.stop)
-    kill_background_jobs()
 
 
 def setup(server: PhoenixServer) -> None:

@@ -1,11 +1,14 @@
 """What every part of the runtime shares: the hub's settings, the answer to one applied event, and the shapes
-of the hub and of a conversation as the other parts see them (so no part imports the one that builds it)."""
+of the hub and of a conversation as its parts see them (so no part imports the one that builds it).
+
+A part is a plain class that owns its state, set in its own ``__init__``, and is passed what it needs: the
+conversation as a :class:`Peer` (or as the adapter's ``Conversation`` where it hands it to the client) and the
+hub as a :class:`HubLike`."""
 
 from __future__ import annotations
 
 import asyncio
 import os
-from abc import ABC, abstractmethod
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -13,9 +16,9 @@ from typing import Any, Protocol
 
 from ...core.effects import Reject, UserCommand
 from ...core.events import Event
-from ...core.state import BUSY, ConversationState
+from ...core.state import ConversationState
 from ...core.tools import ToolKind
-from ...core.values import Decision, Message, Policy, Style, ToolUse
+from ...core.values import Message, Policy, Style, ToolUse
 from ...llm.cache import CacheSettings
 from ...llm.models import PRICES
 from ...llm.pricing import Price
@@ -114,25 +117,50 @@ class NotFound(Exception):
         self.conversation_id = conversation_id
 
 
-class Peer(Protocol):
-    """Another conversation, as a conversation's effects reach it (a sub-agent, its parent) and as the outbox
-    numbers its text deltas."""
+class TimeLimited(Protocol):
+    """A sub-agent's time limit as its parent starts it (``agents.Agents``, REQ-BED-008)."""
 
-    seq: int
-    pending_delta: Any
-    deadline: asyncio.Task[Any] | None
+    def limit(self, seconds: float) -> None: ...
+
+
+class Peer(Protocol):
+    """A conversation as its parts, the other conversations (a sub-agent, its parent) and the hub's outbox
+    reach it: its id and state, its last seq and the next one taken, an event through the core, an event sent,
+    and its sub-agents' part (whose time limit a parent starts)."""
 
     @property
     def id(self) -> str: ...
     @property
     def state(self) -> ConversationState: ...
+    @property
+    def seq(self) -> int: ...
+    @property
+    def agents(self) -> TimeLimited: ...
+    def next_seq(self) -> int: ...
     def apply(self, event: Event) -> Outcome: ...
     def emit(self, event: ev.EventKinds) -> int: ...
-    async def time_limit(self, seconds: float) -> None: ...
+
+
+class OutboxPort(Protocol):
+    """The hub's outbox (``outbox.Outbox``) as a conversation uses it: the text deltas of a model's answer
+    queued and ended, the outbox flushed before anything else is said, and a stored event sent."""
+
+    def queue_text(self, runtime: Peer, request_id: int, text: str) -> None: ...
+    def end_text(self, runtime: Peer, request_id: int) -> None: ...
+    def flush(self) -> None: ...
+    def send(self, events: Sequence[tuple[ev.EventKinds, dict[str, Any]]], texts: Sequence[str]) -> None: ...
+
+
+class WindowsPort(Protocol):
+    """The hub's context windows (``windows.Windows``) as a conversation's turn uses them: the window of its
+    model, waited for before a request is measured against it."""
+
+    async def learn_window(self, runtime: Peer) -> None: ...
 
 
 class HubLike(Protocol):
-    """The hub as its conversations use it (``hub.Hub`` is the one there is)."""
+    """The hub as its conversations use it (``hub.Hub`` is the one there is): its outbox and its windows are
+    parts of their own, reached as ``hub.outbox`` and ``hub.windows``."""
 
     store: Store
     llm: LlmLike
@@ -141,16 +169,16 @@ class HubLike(Protocol):
     sink: Client
     subagent_slots: asyncio.Semaphore
 
-    def flush(self) -> None: ...
-    def send(self, events: Sequence[tuple[ev.EventKinds, dict[str, Any]]], texts: Sequence[str]) -> None: ...
-    def queue_text(self, runtime: Peer, request_id: int, text: str) -> None: ...
-    def end_text(self, runtime: Peer, request_id: int) -> None: ...
+    @property
+    def outbox(self) -> OutboxPort: ...
+    @property
+    def windows(self) -> WindowsPort: ...
+
     def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]: ...
     def get(self, conversation_id: str) -> Peer: ...
     def create(self, *, working_directory: str, model: str | None, style: Style, policy: Policy,
                parent: Any = None, origin_id: str | None = None, conversation_id: str | None = None,
                seed: Message | None = None) -> Peer: ...
-    async def learn_window(self, runtime: Peer) -> None: ...
 
 
 def tool_env(keys: Sequence[str] = ()) -> dict[str, str]:
@@ -158,51 +186,3 @@ def tool_env(keys: Sequence[str] = ()) -> dict[str, str]:
     provider's key (``keys``: a providers file may name its key variable anything, REQ-MODEL-010)."""
     drop = set(keys)
     return {k: v for k, v in clean_environment(os.environ).items() if k not in drop}
-
-
-class Part(ABC):
-    """What the parts of a conversation (``turn``, ``tools``, ``agents``, ``notify``, ``effects``) use of it;
-    ``conversation.Runtime`` is made of them."""
-
-    hub: HubLike
-    state: ConversationState
-    seq: int
-    llm_tasks: dict[int, asyncio.Task[Any]]
-    tool_tasks: dict[str, asyncio.Task[Any]]
-    clipboards: dict[str, str]
-    deadline: asyncio.Task[Any] | None  # a sub-agent's time limit (REQ-BED-008)
-    #: host calls of a running plan waiting for the core's answer: call id -> (allowed, message, by)
-    host_calls: dict[str, asyncio.Future[tuple[bool, str, str]]]
-    host_descriptions: dict[str, str]  # host call id -> what its approval question says
-    pending_delta: Any  # the textDelta event still gathering text (``outbox.PendingDelta``)
-
-    @property
-    def id(self) -> str:
-        return self.state.id
-
-    @property
-    def busy(self) -> bool:
-        """Whether a turn runs (the model answers, or tools or questions are open)."""
-        return isinstance(self.state.status, BUSY)
-
-    @abstractmethod
-    def emit(self, event: ev.EventKinds) -> int: ...
-
-    @abstractmethod
-    def apply(self, event: Event) -> Outcome: ...
-
-    @abstractmethod
-    def check(self, event: Event) -> Reject | None: ...
-
-    @abstractmethod
-    def patch_diff(self, call: ToolUse) -> str | None: ...
-
-    @abstractmethod
-    def answer_approval(self, tool_use_id: str, decision: Decision, rule: str | None = None,
-                        reason: str | None = None) -> Reject | None: ...
-
-    @abstractmethod
-    def answer_upgrade(self, approve: bool) -> Reject | None: ...
-
-    @abstractmethod
-    async def time_limit(self, seconds: float) -> None: ...

@@ -1,15 +1,16 @@
 """One conversation on the event loop (``Runtime``): an event run through the pure core, what it leads to
-persisted first (REQ-BED-007), then the effects carried out in order (``effects``)."""
+persisted first (REQ-BED-007), then the effects carried out in order, each by the part that owns the work
+(``effects``): ``turn`` (the model's requests), ``tools`` (tool calls, host calls, the patch tool's
+clipboards), ``agents`` (sub-agents and a sub-agent's time limit), ``notes`` (the core's notifications)."""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 import logging
 import time
+from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any
 
 from ... import codec
 from ...core import machine
@@ -17,50 +18,75 @@ from ...core.effects import Effect, PersistMessage, PersistState, Reject, UserCo
 from ...core.events import ApprovalAnswer, Cancel, Event, Stop, UpgradeAnswer
 from ...core.notifications import StyleSuggested
 from ...core.state import BUSY, ConversationState
-from ...core.values import Decision
+from ...core.values import Decision, ToolUse
 from ...protocol import events as ev
 from ...protocol.base import to_wire
 from ...store.errors import SecretLeakError
 from .. import wire
+from .agents import Agents
 from .base import HubLike, Outcome
-from .effects import Effects
-from .outbox import PendingDelta
+from .effects import HANDLERS
+from .notify import Notes
+from .tools import Tools
+from .turn import Turn
 
 log = logging.getLogger(__name__)
 
 
-class Runtime(Effects):
-    """One conversation on the event loop."""
+class Runtime:
+    """One conversation on the event loop: its state and seq, and its parts, each passed what it needs."""
 
     def __init__(self, hub: HubLike, state: ConversationState, last_seq: int) -> None:
         self.hub = hub
         self.state = state
         self.seq = last_seq
-        self.llm_tasks: dict[int, asyncio.Task[Any]] = {}
-        self.tool_tasks: dict[str, asyncio.Task[Any]] = {}
-        self.clipboards: dict[str, str] = {}
-        self.deadline: asyncio.Task[Any] | None = None  # a sub-agent's time limit (REQ-BED-008)
-        self.pending_delta: PendingDelta | None = None  # the textDelta event still gathering text
-        #: host calls of a running plan waiting for the core's answer: call id -> (allowed, message)
-        self.host_calls: dict[str, asyncio.Future[tuple[bool, str, str]]] = {}
-        self.host_descriptions: dict[str, str] = {}  # host call id -> what its approval question says
         self._stopping = False  # ending a turn whose state could not be saved (see ``_unsaved``)
+        self.turn = Turn(self, hub)
+        self.tools = Tools(self, hub)
+        self.agents = Agents(self, hub)
+        self.notes = Notes(self, hub)
+
+    @property
+    def id(self) -> str:
+        return self.state.id
+
+    @property
+    def busy(self) -> bool:
+        """Whether a turn runs (the model answers, or tools or questions are open)."""
+        return isinstance(self.state.status, BUSY)
+
+    @property
+    def clipboards(self) -> Mapping[str, str]:
+        """The patch tool's clipboards (``tools`` keeps them), as an adapter applying a patch reads them."""
+        return self.tools.clipboards
+
+    def keep_clipboards(self, clipboards: Mapping[str, str]) -> None:
+        """A patch applied by the client: its clipboards replace those before it (``tools`` keeps them)."""
+        self.tools.keep_clipboards(clipboards)
+
+    def patch_diff(self, call: ToolUse) -> str | None:
+        """The unified diff a patch call would make now (REQ-PERM-005), or None when it would fail."""
+        return self.tools.patch_diff(call)
 
     # ------------------------------------------------------------------------------------ events
 
     def emit(self, event: ev.EventKinds) -> int:
         """Send one phoenix/event, numbered and stored first (so catch-up can rely on it), after the text
         deltas still in the outbox."""
-        self.hub.flush()
-        self.seq += 1
+        self.hub.outbox.flush()
         event = event.model_copy(
-            update={"conversation_id": self.id, "seq": self.seq, "time": time.time(),
+            update={"conversation_id": self.id, "seq": self.next_seq(), "time": time.time(),
                     "parent_conversation_id": self.state.parent_id}
         )
         params = to_wire(event)
         text = json.dumps(params)
         self.hub.store.append_event(self.id, self.seq, text)
-        self.hub.send([(event, params)], [text])
+        self.hub.outbox.send([(event, params)], [text])
+        return self.seq
+
+    def next_seq(self) -> int:
+        """Take the next seq (an event's, or a textDelta's the outbox gathers)."""
+        self.seq += 1
         return self.seq
 
     def check(self, event: Event) -> Reject | None:
@@ -94,7 +120,7 @@ class Runtime(Effects):
                 case StyleSuggested():
                     outcome = replace(outcome, suggestion=wire.suggestion_to_wire(effect))
             try:
-                self._execute(effect)
+                HANDLERS[type(effect)](self, effect)
             except Exception:  # one failing effect must not take the conversation down
                 log.exception("effect %s of %s failed", type(effect).__name__, self.id)
         return outcome
@@ -124,7 +150,7 @@ class Runtime(Effects):
         return Outcome(reject=Reject("illegal_event", message))
 
     def _persist(self, effects: tuple[Effect, ...]) -> None:
-        self.hub.flush()  # the deltas shown so far come before whatever this transition stores and says
+        self.hub.outbox.flush()  # the deltas shown so far come before whatever this transition stores and says
         messages = [e for e in effects if isinstance(e, PersistMessage)]
         now = time.time()
         items: list[tuple[int, str]] = []

@@ -1,5 +1,6 @@
 """The core's effects carried out, each by the handler its type has in :data:`HANDLERS` (as the core finds the
-handler of an event in its table). Persistence is done before any of them (``conversation.Runtime.apply``)."""
+handler of an event in its table), which hands it to the part of the conversation that owns the work.
+Persistence is done before any of them (``conversation.Runtime.apply``)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import contextlib
 import json
 import time
 from collections.abc import Callable
-from typing import Any, get_args
+from typing import Any, Protocol, get_args
 
 from ...core.effects import (
     AnswerHostCall,
@@ -33,59 +34,65 @@ from ...core.events import AgentUsage
 from ...core.notifications import Notification
 from ...protocol import events as ev
 from ...store import AuditEntry
+from ..adapter import Conversation
 from .agents import Agents
-from .base import NotFound
-from .notify import Notifications
+from .base import HubLike, NotFound
+from .notify import Notes
 from .tools import Tools
 from .turn import Turn
 
 
-class Effects(Turn, Tools, Agents, Notifications):
-    """A conversation's effects (a part of ``conversation.Runtime``)."""
+class Owner(Conversation, Protocol):
+    """A conversation as its effects' handlers reach it (``conversation.Runtime``): the adapter's view of it (an
+    approval is asked about it), its hub, and the parts that own the work."""
 
-    def _execute(self, effect: Effect) -> None:
-        HANDLERS[type(effect)](self, effect)
-
-
-def _request_llm(runtime: Effects, effect: RequestLlm) -> None:
-    runtime.llm_tasks[effect.request_id] = runtime.hub.spawn(runtime._llm(effect))
-
-
-def _cancel_llm(runtime: Effects, effect: CancelLlm) -> None:
-    if task := runtime.llm_tasks.pop(effect.request_id, None):
-        task.cancel()
-
-
-def _run_tool(runtime: Effects, effect: RunTool) -> None:
-    runtime.tool_tasks[effect.call.id] = runtime.hub.spawn(runtime._tool(effect))
+    @property
+    def hub(self) -> HubLike: ...
+    @property
+    def turn(self) -> Turn: ...
+    @property
+    def tools(self) -> Tools: ...
+    @property
+    def agents(self) -> Agents: ...
+    @property
+    def notes(self) -> Notes: ...
 
 
-def _cancel_tool(runtime: Effects, effect: CancelTool) -> None:
-    if task := runtime.tool_tasks.pop(effect.tool_use_id, None):
-        task.cancel()
+def _request_llm(runtime: Owner, effect: RequestLlm) -> None:
+    runtime.turn.request(effect)
 
 
-def _answer_host_call(runtime: Effects, effect: AnswerHostCall) -> None:
-    waiting = runtime.host_calls.pop(effect.call_id, None)
-    if waiting is not None and not waiting.done():
-        waiting.set_result((effect.allowed, effect.message, effect.by))
+def _cancel_llm(runtime: Owner, effect: CancelLlm) -> None:
+    runtime.turn.cancel(effect.request_id)
 
 
-def _ask_approval(runtime: Effects, effect: AskApproval) -> None:
-    runtime.emit(ev.ApprovalRequested(**runtime.approval_fields(effect.call)))
+def _run_tool(runtime: Owner, effect: RunTool) -> None:
+    runtime.tools.run(effect)
+
+
+def _cancel_tool(runtime: Owner, effect: CancelTool) -> None:
+    runtime.tools.cancel(effect.tool_use_id)
+
+
+def _answer_host_call(runtime: Owner, effect: AnswerHostCall) -> None:
+    runtime.tools.answer_host_call(effect)
+
+
+def _ask_approval(runtime: Owner, effect: AskApproval) -> None:
+    runtime.emit(ev.ApprovalRequested(**runtime.tools.approval_fields(effect.call)))
     runtime.hub.sink.ask_approval(runtime, effect.call.id, effect.call)
 
 
-def _ask_upgrade(runtime: Effects, effect: AskUpgrade) -> None:
+def _ask_upgrade(runtime: Owner, effect: AskUpgrade) -> None:
     runtime.emit(ev.UpgradeRequested(tool_use_id=effect.tool_use_id, reason=effect.reason))
     runtime.hub.sink.ask_upgrade(runtime, effect.tool_use_id, effect.reason)
 
 
-def _notify(runtime: Effects, effect: Notification) -> None:
-    runtime._notify(effect)
+def _notify(runtime: Owner, effect: Notification) -> None:
+    runtime.notes.notify(effect)
 
 
-def _audit(runtime: Effects, effect: Audit) -> None:
+def _audit(runtime: Owner, effect: Audit) -> None:
     runtime.hub.store.append_audit(
         AuditEntry(
             time=time.time(),
@@ -99,33 +106,34 @@ def _audit(runtime: Effects, effect: Audit) -> None:
     )
 
 
-def _set_title(runtime: Effects, effect: SetTitle) -> None:
+def _set_title(runtime: Owner, effect: SetTitle) -> None:
     runtime.hub.store.update_title(runtime.id, effect.title)
 
 
-def _spawn_agents(runtime: Effects, effect: SpawnAgents) -> None:
-    runtime._spawn_agents(effect)
+def _spawn_agents(runtime: Owner, effect: SpawnAgents) -> None:
+    runtime.agents.spawn(effect)
 
 
-def _stop_agents(runtime: Effects, effect: StopAgents) -> None:
-    runtime._stop_agents(effect)
+def _stop_agents(runtime: Owner, effect: StopAgents) -> None:
+    runtime.agents.stop(effect)
 
 
-def _report_to_parent(runtime: Effects, effect: ReportToParent) -> None:
-    runtime._report(effect)
+def _report_to_parent(runtime: Owner, effect: ReportToParent) -> None:
+    runtime.agents.report(effect)
 
 
-def _report_usage(runtime: Effects, effect: ReportUsage) -> None:
+def _report_usage(runtime: Owner, effect: ReportUsage) -> None:
     with contextlib.suppress(NotFound):
         runtime.hub.get(effect.parent_id).apply(AgentUsage(effect.agent_id, effect.usage))
 
 
-def _done_before(runtime: Effects, effect: PersistMessage | PersistState | Reject | UserCommand) -> None:
+def _done_before(runtime: Owner, effect: PersistMessage | PersistState | Reject | UserCommand) -> None:
     """Persisted first, or answered by the request that caused it."""
 
 
-#: each effect's handler; tests/server/test_runtime.py checks that every effect of the core has one
-HANDLERS: dict[type[Effect], Callable[[Effects, Any], None]] = {
+#: each effect's handler, which hands it to the part that owns the work; tests/server/test_runtime.py checks
+#: that every effect of the core has one
+HANDLERS: dict[type[Effect], Callable[[Owner, Any], None]] = {
     RequestLlm: _request_llm,
     CancelLlm: _cancel_llm,
     RunTool: _run_tool,

@@ -1,6 +1,7 @@
 """The hub: all conversations of one server process, created, found, loaded from the store and restored after a
-start (REQ-BED-007), with the store, the LLM client and the way to the clients (``outbox``), and the
-background tasks the conversations run."""
+start (REQ-BED-007), with the store, the LLM client, and two parts of its own: the way to the clients
+(``outbox``) and the context windows (``windows``). What runs beside the conversations (the tasks they
+started, the bash tool's background commands, the agent route's workers) is the hub's to stop."""
 
 from __future__ import annotations
 
@@ -20,9 +21,10 @@ from ...core.effects import Effect, PersistMessage, PersistState
 from ...core.events import Restore
 from ...core.state import RESTING_KINDS, Settings
 from ...core.values import InstructionFile, Message, Policy, Style
+from ...sandbox.background import kill_background_jobs
 from ...store import ConversationRecord, Store
 from ...tools import registry
-from ..adapter import Client
+from ..adapter import Client, Modelled
 from .base import HubConfig, LlmLike, NotFound
 from .conversation import Runtime
 from .outbox import Outbox
@@ -31,7 +33,7 @@ from .windows import Windows
 log = logging.getLogger(__name__)
 
 
-class Hub(Outbox, Windows):
+class Hub:
     """All conversations of one server process, the store, the LLM client and the way to the clients."""
 
     def __init__(self, store: Store, llm: LlmLike, sandbox: Any, config: HubConfig, sink: Client) -> None:
@@ -42,13 +44,9 @@ class Hub(Outbox, Windows):
         self.sink = sink
         self.runtimes: dict[str, Runtime] = {}
         self.subagent_slots = asyncio.Semaphore(config.subagent_concurrency)
-        self.tasks: set[asyncio.Task[Any]] = set()
-        self.outbox = []
-        self.streams = {}
-        self._outbox_bytes = 0
-        self._flush_soon: asyncio.Handle | None = None
-        self._flushed_at = float("-inf")  # the loop's time of the last flush
-        self.window_lookups: dict[str, asyncio.Task[None]] = {}  # conversation id -> its window being asked
+        self.tasks: set[asyncio.Task[Any]] = set()  # what the conversations run in the background
+        self.outbox = Outbox(store, config, sink)  # text deltas gathered, stored, then sent
+        self.windows = Windows(llm, sink, self.spawn)  # the context windows learned from the models' servers
 
     @property
     def data_dir(self) -> Path:
@@ -76,7 +74,7 @@ class Hub(Outbox, Windows):
         # REQ-SIGHT-002: the editor's tools when the client announced them now; a sub-agent has its parent's
         sight = parent.state.editor_sight if parent is not None else self.sink.editor_sight
         settings = Settings(retry_base_ms=self.config.retry_base_ms, retry_after_max_ms=self.config.retry_after_max_ms,
-                            context_window=self.window(model))
+                            context_window=self.windows.window(model))
         if parent is not None:
             settings = replace(settings, max_turns=self.config.subagent_max_turns)
             instructions = (parent.state.instructions, parent.state.instruction_files)
@@ -111,8 +109,13 @@ class Hub(Outbox, Windows):
         self.runtimes[cid] = runtime
         effects: tuple[Effect, ...] = (PersistMessage(0, seed), PersistState()) if seed else (PersistState(),)
         runtime._persist(effects)
-        self.learn_window_soon(runtime)
+        self.windows.learn_window_soon(runtime)
         return runtime
+
+    def learn_window_soon(self, conversation: Modelled) -> None:
+        """Ask the model's server for the context window of ``conversation``'s model in the background, when
+        nobody has reported it yet (the adapter's ``Conversations`` port; ``windows`` does it)."""
+        self.windows.learn_window_soon(conversation)
 
     def get(self, conversation_id: str) -> Runtime:
         runtime = self.runtimes.get(conversation_id)
@@ -144,8 +147,13 @@ class Hub(Outbox, Windows):
         return count
 
     def stop(self) -> None:
-        """End what runs beside the conversations: the agent route's warm engine workers and MCP servers
-        (REQ-PROTO-050). Blocking: each is waited for. At shutdown, and again (then at once) at exit."""
+        """End what runs beside the conversations: the tasks they started (cancelled), the bash tool's
+        background commands (killed, their logs deleted) and the agent route's warm engine workers and MCP
+        servers (REQ-PROTO-050). Blocking: each is waited for. Idempotent: at shutdown, and again (then at
+        once) at exit. Called off the event loop, the tasks are cancelled on it."""
+        for task in list(self.tasks):
+            _cancel(task)
+        kill_background_jobs()
         if self.config.agent_route is not None:
             self.config.agent_route.close()
 
@@ -164,5 +172,18 @@ class Hub(Outbox, Windows):
         self.tasks.discard(task)
         if not task.cancelled() and task.exception() is not None:
             log.error("background task failed", exc_info=task.exception())
+
+
+def _cancel(task: asyncio.Task[Any]) -> None:
+    """Cancel ``task`` from any thread: at once on its loop, else handed to its loop (a task is not thread-safe)."""
+    loop = task.get_loop()
+    try:
+        running = asyncio.get_running_loop()
+    except RuntimeError:
+        running = None
+    if running is loop:
+        task.cancel()
+    elif not loop.is_closed():
+        loop.call_soon_threadsafe(task.cancel)
 
 

@@ -17,32 +17,38 @@ from ...core.values import Mode
 from ...protocol.views import ContextUsage
 from ...sandbox.background import end_conversation_jobs, end_restricted_jobs
 from .. import wire
+from ..adapter import Conversation
 from ..usage import token_usage
-from .base import Part
+from .base import HubLike
 
 
-class Notifications(Part):
-    """A conversation's notifications (a part of ``conversation.Runtime``)."""
+class Notes:
+    """A conversation's notifications (a part of ``conversation.Runtime``), and the usage figures they carry."""
 
-    def _notify(self, effect: Notification) -> None:
+    def __init__(self, conversation: Conversation, hub: HubLike) -> None:
+        self.conversation = conversation  # as the client sees it: a question answered is withdrawn from it
+        self.hub = hub
+
+    def notify(self, effect: Notification) -> None:
         """Send the core's notification as its phoenix/event (the core said everything it says), and do what the
         server does on it."""
+        conversation = self.conversation
         if isinstance(effect, ModelChanged):
-            self.hub.store.update_model(self.id, effect.model)  # listings name the model in use
-        self.emit(wire.notification_event(effect, self.token_fields))
+            self.hub.store.update_model(conversation.id, effect.model)  # listings name the model in use
+        conversation.emit(wire.notification_event(effect, self.token_fields))
         match effect:
             case ApprovalResolved() | UpgradeResolved():
-                self.hub.sink.withdraw(self, effect.tool_use_id)
+                self.hub.sink.withdraw(conversation, effect.tool_use_id)
             case StatusChanged(status="finished"):
-                end_conversation_jobs(self.id)  # its background jobs and their logs end with it
+                end_conversation_jobs(conversation.id)  # its background jobs and their logs end with it
                 if self.hub.config.agent_route is not None:
-                    self.hub.config.agent_route.forget(self.id)  # and its artifacts
+                    self.hub.config.agent_route.forget(conversation.id)  # and its artifacts
             case ModeChanged(previous=Mode.RESTRICTED, mode=mode) if mode is not Mode.RESTRICTED:
-                end_restricted_jobs(self.id)  # no lock or lease taken while Restricted outlives it
+                end_restricted_jobs(conversation.id)  # no lock or lease taken while Restricted outlives it
 
     def usage(self) -> ContextUsage:
-        return wire.usage_to_wire(machine.context_usage(self.state))
+        return wire.usage_to_wire(machine.context_usage(self.conversation.state))
 
     def token_fields(self) -> dict[str, Any]:
         """Billed tokens of the latest request and of the whole conversation, with a cost estimate (issue 16)."""
-        return token_usage(self.state, self.hub.config.prices, self.hub.config.cache.ttl)
+        return token_usage(self.conversation.state, self.hub.config.prices, self.hub.config.cache.ttl)

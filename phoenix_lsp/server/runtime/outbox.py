@@ -48,18 +48,21 @@ class PendingDelta:
 
 
 class Outbox:
-    """The hub's way to its clients (``hub.Hub`` sets these fields)."""
+    """The hub's way to its clients: the text deltas waiting, the redaction of each stream, when to flush."""
 
-    store: Store
-    config: HubConfig
-    sink: Client
-    outbox: list[PendingDelta]
-    _outbox_bytes: int
-    _flush_soon: asyncio.Handle | None
-    _flushed_at: float  # the loop's time of the last flush
-    #: the redaction of each model request's text still streaming: (conversation id, request id) -> its runtime
-    #: and redactor
-    streams: dict[tuple[str, int], tuple[Peer, StreamRedactor]]
+    def __init__(self, store: Store, config: HubConfig, sink: Client) -> None:
+        self.store = store
+        self.config = config
+        self.sink = sink
+        self.pending: list[PendingDelta] = []  # the textDelta events waiting for the next flush, in seq order
+        #: conversation id -> its textDelta event still gathering text (one of ``pending``)
+        self.gathering: dict[str, PendingDelta] = {}
+        #: the redaction of each model request's text still streaming: (conversation id, request id) -> its
+        #: conversation and redactor
+        self.streams: dict[tuple[str, int], tuple[Peer, StreamRedactor]] = {}
+        self._bytes = 0  # the text in ``pending``
+        self._flush_soon: asyncio.Handle | None = None
+        self._flushed_at = float("-inf")  # the loop's time of the last flush
 
     def queue_text(self, runtime: Peer, request_id: int, text: str) -> None:
         """A text delta of the model's answer to ``request_id`` for ``runtime``'s clients: what its stream's
@@ -93,16 +96,15 @@ class Outbox:
     def _queue(self, runtime: Peer, request_id: int, text: str) -> None:
         """Add redacted ``text`` to ``runtime``'s pending textDelta event (a new one when there is none, it
         belongs to another request or it is full)."""
-        pending = runtime.pending_delta
+        pending = self.gathering.get(runtime.id)
         if pending is None or pending.request_id != request_id or pending.size >= MAX_DELTA_EVENT_BYTES:
-            runtime.seq += 1
-            pending = PendingDelta(runtime, runtime.seq, request_id, [], 0)
-            runtime.pending_delta = pending
-            self.outbox.append(pending)
+            pending = PendingDelta(runtime, runtime.next_seq(), request_id, [], 0)
+            self.gathering[runtime.id] = pending
+            self.pending.append(pending)
         pending.parts.append(text)
         pending.size += len(text)
-        self._outbox_bytes += len(text)
-        if self._outbox_bytes >= OUTBOX_FLUSH_BYTES:
+        self._bytes += len(text)
+        if self._bytes >= OUTBOX_FLUSH_BYTES:
             self.flush()
         elif self._flush_soon is None:
             # after the callbacks that are ready now (the deltas of one network read travel together), and not
@@ -118,17 +120,17 @@ class Outbox:
         if self._flush_soon is not None:
             self._flush_soon.cancel()
             self._flush_soon = None
-        if not self.outbox:
+        if not self.pending:
             return
         self._flushed_at = asyncio.get_running_loop().time()
-        pending, self.outbox, self._outbox_bytes = self.outbox, [], 0
+        pending, self._bytes = list(self.pending), 0
+        self.pending.clear()
+        self.gathering.clear()  # every event still gathering is one of those flushed now
         now = time.time()
         out: list[tuple[ev.TextDelta, dict[str, Any]]] = []
         rows: list[tuple[str, int, str]] = []
         for p in pending:
             runtime = p.runtime
-            if runtime.pending_delta is p:
-                runtime.pending_delta = None
             text = self.store.guard.redact("".join(p.parts))  # redacted already; a secret added since is found
             event = ev.TextDelta(text=text, request_id=p.request_id, conversation_id=runtime.id,
                                  seq=p.seq, time=now, parent_conversation_id=runtime.state.parent_id)

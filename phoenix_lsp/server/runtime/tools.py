@@ -9,15 +9,16 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ...core.effects import RunTool
+from ...core.effects import AnswerHostCall, RunTool
 from ...core.events import HostCall, ToolDone
 from ...core.rules import scopes_for
 from ...core.values import Mode, ToolUse
 from ...protocol import events as ev
 from ...tools import registry
 from .. import wire
+from ..adapter import Conversation
 from ..patch_preview import preview_diff
-from .base import Part
+from .base import HubLike
 
 log = logging.getLogger(__name__)
 
@@ -26,17 +27,46 @@ def describe_tool(name: str) -> str:
     return registry.describe(name)
 
 
-class Tools(Part):
-    """A conversation's tool calls (a part of ``conversation.Runtime``)."""
+class Tools:
+    """A conversation's tool calls (a part of ``conversation.Runtime``): those running, the patch tool's
+    clipboards, and a running plan's host calls waiting for the core. It is the conversation as the agent
+    route's tools reach it (``base.AgentHost``)."""
+
+    def __init__(self, conversation: Conversation, hub: HubLike) -> None:
+        self.conversation = conversation  # as the client sees it: the client is asked about it
+        self.hub = hub
+        self.tool_tasks: dict[str, asyncio.Task[Any]] = {}  # tool call id -> the call running
+        self.clipboards: dict[str, str] = {}  # the patch tool's clipboards, replaced when a patch applies
+        #: host calls of a running plan waiting for the core's answer: call id -> (allowed, message, by)
+        self.host_calls: dict[str, asyncio.Future[tuple[bool, str, str]]] = {}
+        self.host_descriptions: dict[str, str] = {}  # host call id -> what its approval question says
+
+    @property
+    def id(self) -> str:
+        return self.conversation.id
+
+    def run(self, effect: RunTool) -> None:
+        """Start the tool call (``RunTool``); its result comes back as the core's next event."""
+        self.tool_tasks[effect.call.id] = self.hub.spawn(self._tool(effect))
+
+    def cancel(self, tool_use_id: str) -> None:
+        """Cancel the tool call (``CancelTool``)."""
+        if task := self.tool_tasks.pop(tool_use_id, None):
+            task.cancel()
+
+    def keep_clipboards(self, clipboards: Mapping[str, str]) -> None:
+        """The clipboards after a patch was applied replace those before it (REQ-PATCH-003)."""
+        self.clipboards.clear()
+        self.clipboards.update(clipboards)
 
     async def _tool(self, effect: RunTool) -> None:
         call = effect.call
-        self.emit(ev.ToolStart(tool_use_id=call.id, tool_name=call.name, arguments=dict(call.input),
+        self.conversation.emit(ev.ToolStart(tool_use_id=call.id, tool_name=call.name, arguments=dict(call.input),
                                mode=effect.mode))
         try:
             output, is_error, refused = await self._run_tool(call, effect.mode)
         except asyncio.CancelledError:
-            self.emit(ev.ToolEnd(tool_use_id=call.id, is_error=True, summary="cancelled"))
+            self.conversation.emit(ev.ToolEnd(tool_use_id=call.id, is_error=True, summary="cancelled"))
             return
         except Exception as exc:
             log.exception("tool %s failed", call.name)
@@ -44,22 +74,23 @@ class Tools(Part):
         finally:
             self.tool_tasks.pop(call.id, None)
         output = self.hub.store.guard.redact(output)
-        self.emit(ev.ToolEnd(tool_use_id=call.id, is_error=is_error, summary=output[:200]))
-        self.apply(ToolDone(call.id, output, is_error, refused))
+        self.conversation.emit(ev.ToolEnd(tool_use_id=call.id, is_error=is_error, summary=output[:200]))
+        self.conversation.apply(ToolDone(call.id, output, is_error, refused))
 
     async def _run_tool(self, call: ToolUse, mode: Mode) -> tuple[str, bool, bool]:
         # the editor's text of the files this call reads, asked first (an ACP client's, REQ-ACP-010)
-        asked: Mapping[Path, str] = dict(await self.hub.sink.documents_for(self, call))
+        conversation, state = self.conversation, self.conversation.state
+        asked: Mapping[Path, str] = dict(await self.hub.sink.documents_for(conversation, call))
 
         def open_documents() -> Mapping[Path, str]:
             return {**self.hub.sink.open_documents(), **asked} if asked else self.hub.sink.open_documents()
 
         context = registry.ToolContext(
-            working_directory=Path(self.state.working_directory),
+            working_directory=Path(state.working_directory),
             mode=mode,
-            conversation_id=self.id,
+            conversation_id=conversation.id,
             open_documents=open_documents,
-            apply_patch=lambda c: self.hub.sink.apply_patch(self, c),
+            apply_patch=lambda c: self.hub.sink.apply_patch(conversation, c),
             env=self.hub.config.env,
             sandbox=self.hub.sandbox,
             bash_timeout_s=self.hub.config.bash_timeout_s,
@@ -74,9 +105,9 @@ class Tools(Part):
     def _editor(self) -> Any:
         """The editor's sight for this conversation's tools (REQ-SIGHT-002), or None: it has none, or the client
         connected now does not offer it."""
-        if not self.state.editor_sight:
+        if not self.conversation.state.editor_sight:
             return None
-        return self.hub.sink.sight_for(self)
+        return self.hub.sink.sight_for(self.conversation)
 
     def _agent_context(self) -> dict[str, Any]:
         route = self.hub.config.agent_route
@@ -86,6 +117,12 @@ class Tools(Part):
             return {"agent_unavailable": route.unavailable}
         return {"agent": route.tools_for(self)}
 
+    def answer_host_call(self, effect: AnswerHostCall) -> None:
+        """The core's answer to a host call (``AnswerHostCall``), for the plan waiting for it."""
+        waiting = self.host_calls.pop(effect.call_id, None)
+        if waiting is not None and not waiting.done():
+            waiting.set_result((effect.allowed, effect.message, effect.by))
+
     def approval_fields(self, call: ToolUse) -> dict[str, Any]:
         return {
             "tool_use_id": call.id,
@@ -93,14 +130,15 @@ class Tools(Part):
             "description": self.host_descriptions.get(call.id) or describe_tool(call.name),
             "arguments": dict(call.input),
             "diff": self.patch_diff(call),
-            "scopes": [wire.scope_to_wire(s) for s in scopes_for(self.state.always_allow, call)],
+            "scopes": [wire.scope_to_wire(s) for s in scopes_for(self.conversation.state.always_allow, call)],
         }
 
     def patch_diff(self, call: ToolUse) -> str | None:
         """The unified diff a patch call would make now (REQ-PERM-005), or None when it would fail."""
         if call.name != "patch":
             return None
-        return preview_diff(Path(self.state.working_directory), call, self.hub.sink.open_documents(), self.clipboards)
+        return preview_diff(Path(self.conversation.state.working_directory), call, self.hub.sink.open_documents(),
+                            self.clipboards)
 
     async def host_call(self, tool_use_id: str, call: ToolUse, kind: Any,
                         description: str = "") -> tuple[bool, str, str]:
@@ -112,7 +150,7 @@ class Tools(Part):
         if description:
             self.host_descriptions[call.id] = description
         try:
-            outcome = self.apply(HostCall(tool_use_id, call, kind))
+            outcome = self.conversation.apply(HostCall(tool_use_id, call, kind))
             if outcome.reject is not None:
                 return False, outcome.reject.message, ""
             return await waiting

@@ -21,22 +21,38 @@ from ...store.records import AuditEntry
 from ...tools import registry
 from ...tools.bash_scope import simple_commands
 from .. import prompts, wire
-from .base import Part
+from .base import HubLike, Peer
 
 
-class Turn(Part):
-    """A conversation's requests to the model (a part of ``conversation.Runtime``)."""
+class Turn:
+    """A conversation's requests to the model (a part of ``conversation.Runtime``): the one under way, by id."""
+
+    def __init__(self, conversation: Peer, hub: HubLike) -> None:
+        self.conversation = conversation
+        self.hub = hub
+        self.llm_tasks: dict[int, asyncio.Task[Any]] = {}  # request id -> its request streaming
+
+    def request(self, effect: RequestLlm) -> None:
+        """Start the request (``RequestLlm``); its answer comes back as the core's next event."""
+        self.llm_tasks[effect.request_id] = self.hub.spawn(self._llm(effect))
+
+    def cancel(self, request_id: int) -> None:
+        """Cancel the request (``CancelLlm``); a late answer carries a stale id and the core drops it."""
+        if task := self.llm_tasks.pop(request_id, None):
+            task.cancel()
 
     async def _llm(self, effect: RequestLlm) -> None:
+        conversation = self.conversation
         try:
             if effect.delay_ms:
                 await asyncio.sleep(effect.delay_ms / 1000)
-            await self.hub.learn_window(self)  # an Ollama model's own window, before its answer is measured
-            state = self.state
+            # an Ollama model's own window, before its answer is measured
+            await self.hub.windows.learn_window(conversation)
+            state = conversation.state
             catalogue = ""
             if state.route is Route.AGENT and not state.is_subagent and self.hub.config.agent_route is not None:
                 catalogue = await self.hub.config.agent_route.catalogue_text()  # MCP discovery, once per server
-                state = self.state
+                state = conversation.state
             request = build_request(  # cache breakpoints, summary tools and instruction: llm/cache.py
                 model=state.model,
                 system=prompts.system_prompt(state.style, state.working_directory, state.is_subagent,
@@ -52,7 +68,8 @@ class Turn(Part):
             request = replace(request, credential_formats=state.mode is Mode.RESTRICTED)
 
             def on_text(text: str) -> None:
-                self.hub.queue_text(self, effect.request_id, text)  # redacted across pieces (REQ-SEC-041)
+                # redacted across pieces (REQ-SEC-041)
+                self.hub.outbox.queue_text(conversation, effect.request_id, text)
 
             if state.is_subagent:
                 async with self.hub.subagent_slots:
@@ -63,26 +80,28 @@ class Turn(Part):
             return
         finally:
             self.llm_tasks.pop(effect.request_id, None)
-            self.hub.end_text(self, effect.request_id)  # the text held back goes before the answer is applied
+            # the text held back goes before the answer is applied
+            self.hub.outbox.end_text(conversation, effect.request_id)
         if isinstance(outcome, LlmFailure):
-            self.apply(LlmFailed(effect.request_id, outcome.retryable, outcome.message, outcome.status,
+            conversation.apply(LlmFailed(effect.request_id, outcome.retryable, outcome.message, outcome.status,
                                  outcome.retry_after_ms))
             return
         content = tuple(self._block(b) for b in outcome.content if b.get("type") in ("text", "tool_use"))
         usage = Usage(**{k: int(v) for k, v in outcome.usage.items() if k in Usage.__dataclass_fields__})
-        self.apply(LlmDone(effect.request_id, content, outcome.stop_reason, usage))
+        conversation.apply(LlmDone(effect.request_id, content, outcome.stop_reason, usage))
 
     def _withheld(self, findings: Sequence[Finding]) -> None:
         """The sink check replaced secrets in this conversation's request (REQ-SEC-012): the user is told where
         they came from (never the values) and the audit log keeps it."""
+        conversation, state = self.conversation, self.conversation.state
         sources = [f.label for f in findings]
         count = sum(f.count for f in findings)
         self.hub.store.append_audit(AuditEntry(
-            time=time.time(), conversation_id=self.id, actor=Actor.SYSTEM, action="secret_withheld",
-            mode=self.state.mode.value, style=self.state.style.value,
-            detail=json.dumps({"sources": sources, "count": count, "model": self.state.model})))
-        self.emit(ev.SecretWithheld(sources=sources, count=count, message=(
-            f"Withheld from the request to {self.state.model}: {'; '.join(sources)} ({count} in all), replaced "
+            time=time.time(), conversation_id=conversation.id, actor=Actor.SYSTEM, action="secret_withheld",
+            mode=state.mode.value, style=state.style.value,
+            detail=json.dumps({"sources": sources, "count": count, "model": state.model})))
+        conversation.emit(ev.SecretWithheld(sources=sources, count=count, message=(
+            f"Withheld from the request to {state.model}: {'; '.join(sources)} ({count} in all), replaced "
             "by [REDACTED: ...] before it was sent, because a secret must never reach a model. Find where it "
             "came in (a file the assistant read, a tool's output, a pasted text) and remove it there; the "
             "conversation goes on without it.")))
@@ -101,4 +120,5 @@ class Turn(Part):
         return ToolUse(str(block["id"]), name, arguments, commands, input_error=error)
 
     def _started_restricted(self) -> bool:
-        return (self.state.sandbox and not self.state.is_subagent) or self.state.mode is Mode.RESTRICTED
+        state = self.conversation.state
+        return (state.sandbox and not state.is_subagent) or state.mode is Mode.RESTRICTED

@@ -5,25 +5,25 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 from ...core.events import WindowReported
 from ..adapter import Client, Modelled
-from .base import LlmLike, Peer
+from .base import LlmLike
 
 log = logging.getLogger(__name__)
 
 
 class Windows:
-    """The hub's context windows (``hub.Hub`` sets these fields)."""
+    """The hub's context windows: the model client to ask, the client to tell, and the lookups under way."""
 
-    llm: LlmLike
-    sink: Client
-    window_lookups: dict[str, asyncio.Task[None]]  # conversation id -> its window being asked
-
-    def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
-        raise NotImplementedError  # the hub's
+    def __init__(self, llm: LlmLike, sink: Client,
+                 spawn: Callable[[Coroutine[Any, Any, Any]], asyncio.Task[Any]]) -> None:
+        self.llm = llm
+        self.sink = sink
+        self.spawn = spawn  # the hub's: a lookup is one of its background tasks, cancelled at its stop
+        self.window_lookups: dict[str, asyncio.Task[None]] = {}  # conversation id -> its window being asked
 
     def learn_window_soon(self, runtime: Modelled) -> None:
         """Ask the model's server for its context window in the background, when nobody has reported it yet
@@ -39,7 +39,7 @@ class Windows:
         self.window_lookups[runtime.id] = task
         task.add_done_callback(lambda _: self.window_lookups.pop(runtime.id, None))
 
-    async def learn_window(self, runtime: Peer) -> None:
+    async def learn_window(self, runtime: Modelled) -> None:
         """Before a request: the window of the conversation's model, asked now if it is still unknown (at most
         the router's bound), so the request's answer is measured against the right window."""
         pending = self.window_lookups.get(runtime.id)
