@@ -167,9 +167,11 @@ class Agent:
 
 @contextlib.asynccontextmanager
 async def agent(fake: FakeAnthropic, tmp_path: Path, editor: Editor | None = None,
-                env: dict[str, str] | None = None, launcher: list[str] | None = None) -> AsyncIterator[Agent]:
+                env: dict[str, str] | None = None, launcher: list[str] | None = None,
+                exit_wait: float = 2.0) -> AsyncIterator[Agent]:
     """``phoenix-lsp acp --data-dir`` started (under ``launcher``'s command when given), initialized with the
-    editor's fs capabilities."""
+    editor's fs capabilities. At the end the SDK closes the agent's stdin and waits ``exit_wait`` seconds for it
+    to exit before it terminates it (a test of the agent's own exit waits longer: a loaded machine is slow)."""
     editor = editor or Editor()
     workdir = tmp_path / "work"
     workdir.mkdir(exist_ok=True)
@@ -179,7 +181,8 @@ async def agent(fake: FakeAnthropic, tmp_path: Path, editor: Editor | None = Non
     command = [*(launcher or []), sys.executable]
     async with acp.spawn_agent_process(editor, command[0], *command[1:], "-m", "phoenix_lsp", "acp", "--data-dir",
                                        str(data_dir), env=server_env, cwd=str(workdir),
-                                       observers=[editor.observe]) as (conn, process):
+                                       observers=[editor.observe],
+                                       transport_kwargs={"shutdown_timeout": exit_wait}) as (conn, process):
         capabilities = ClientCapabilities(fs=FileSystemCapabilities(read_text_file=editor.read,
                                                                     write_text_file=editor.write))
         editor.initialized = await asyncio.wait_for(  # type: ignore[attr-defined]

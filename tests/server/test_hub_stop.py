@@ -103,7 +103,7 @@ async def test_the_acp_agents_end_kills_a_live_background_command(fake_anthropic
                                                                   tmp_path: Path) -> None:
     fake_anthropic.enqueue(Reply.tool_reply(ToolUseBlock("bash", BACKGROUND, id="toolu_bg")),
                            Reply.text_reply("it runs"))
-    async with agent(fake_anthropic, tmp_path) as a:
+    async with agent(fake_anthropic, tmp_path, exit_wait=TIMEOUT) as a:
         new = await a.new()
         answer = await a.prompt(new.session_id, "start it in the background")
         assert answer.stop_reason == "end_turn"
