@@ -113,14 +113,24 @@ async def _lsp_latencies(fake: _Fake, tag: str) -> list[float]:
             return out
 
 
-def _server_startups(command: str, runs: int) -> list[float]:
-    """Process start -> initialize answered, ms (the server alone, as bench/server.py measures it)."""
+def _sched_run_ms(pid: int) -> float | None:
+    """ms the process's main thread has run on a CPU (/proc/PID/schedstat; None off Linux)."""
+    try:
+        return int(Path(f"/proc/{pid}/schedstat").read_text().split()[0]) / 1e6
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _server_startups(command: str, runs: int) -> tuple[list[float], list[float]]:
+    """Process start -> initialize answered, ms (the server alone, as bench/server.py measures it), and the ms
+    its main thread ran on a CPU by then (to set beside the same figure inside VS Code)."""
     init = json.dumps(
         {"jsonrpc": "2.0", "id": 1, "method": "initialize",
          "params": {"processId": None, "rootUri": None, "capabilities": {}}}
     )
     frame = f"Content-Length: {len(init)}\r\n\r\n{init}".encode()
-    out = []
+    out: list[float] = []
+    cpu: list[float] = []
     with tempfile.TemporaryDirectory() as tmp:
         for _ in range(runs):
             t0 = time.perf_counter()
@@ -132,10 +142,12 @@ def _server_startups(command: str, runs: int) -> list[float]:
             proc.stdin.flush()
             header = proc.stdout.readline()
             out.append((time.perf_counter() - t0) * 1000)
+            if (ran := _sched_run_ms(proc.pid)) is not None:
+                cpu.append(ran)
             assert header.startswith(b"Content-Length"), header
             proc.kill()
             proc.wait()
-    return out
+    return out, cpu
 
 
 # ------------------------------------------------------------------------------------------ VS Code side
@@ -178,7 +190,29 @@ def _log_time(line: str) -> float:
     return datetime.strptime(m.group(1), "%Y-%m-%d %H:%M:%S.%f").timestamp() * 1000
 
 
-_SPAWN_TO_READY = re.compile(r"the server is ready \(initialize answered (\d+) ms after the spawn\)")
+_SPAWN_TO_READY = re.compile(r"the server is ready \(initialize answered (\d+) ms after the spawn")
+# where the start-up time went, as the extension reads it (vscode-extension/src/core/startClock.ts)
+_START_PARTS = {
+    "sent": re.compile(r"; sent (\d+) ms after it"),
+    "server_run": re.compile(r"; the server ran (\d+) ms"),
+    "server_wait": re.compile(r"; the server ran \d+ ms and waited (\d+) ms for a CPU"),
+    "host_run": re.compile(r"; the extension host ran (\d+) ms"),
+    "host_wait": re.compile(r"; the extension host ran \d+ ms and waited (\d+) ms"),
+    "busy": re.compile(r"; cores (\d+)% busy"),
+}
+
+
+def _start_parts(user_data: Path, extension_id: str) -> dict[str, list[float]]:
+    """Per window load, the parts of spawn -> ready that the extension's ready line gives (those it gives)."""
+    out: dict[str, list[float]] = {k: [] for k in _START_PARTS}
+    for own in sorted((user_data / "logs").rglob(f"{extension_id}/Phoenix.log")):
+        ready = [line for line in own.read_text().splitlines() if "the server is ready" in line]
+        if not ready:
+            continue
+        for key, pattern in _START_PARTS.items():
+            if m := pattern.search(ready[0]):
+                out[key].append(float(m.group(1)))
+    return out
 
 
 def _activations(user_data: Path, extension_id: str) -> list[tuple[float, float]]:
@@ -224,9 +258,11 @@ def _wait_logs(user_data: Path, extension_id: str, count: int, timeout: float) -
     raise TimeoutError(f"fewer than {count} 'the server is ready' lines after {timeout} s")
 
 
-def _vscode(fake: _Fake, tag: str, reloads: int) -> tuple[list[float], list[float], list[tuple[float, float]]]:
+def _vscode(
+    fake: _Fake, tag: str, reloads: int
+) -> tuple[list[float], list[float], list[tuple[float, float]], dict[str, list[float]]]:
     """In the real VS Code: (delta -> rendered ms, delta -> arrived in the webview ms, activation -> server
-    ready ms per window load)."""
+    ready ms per window load, the parts of spawn -> ready per window load)."""
     from tests.clients.vscode_real.chat import Chat, phoenix_settings
     from tests.clients.vscode_real.rig import extension_id, load_deps, package_extension, start_rig
 
@@ -264,7 +300,8 @@ def _vscode(fake: _Fake, tag: str, reloads: int) -> tuple[list[float], list[floa
             d.call("reload", timeout=180)
             _wait_logs(rig.user_data, ext_id, i + 2, 180)
         activations = _activations(rig.user_data, ext_id)
-    return rendered, arrived, activations
+        parts = _start_parts(rig.user_data, ext_id)
+    return rendered, arrived, activations, parts
 
 
 def _render_costs(deltas: int) -> dict[str, float]:
@@ -312,10 +349,10 @@ def figures(quick: bool = False, delay_ms: float = 25.0, deltas: int | None = No
     fake = _Fake()
     try:
         base = asyncio.run(_lsp_latencies(fake, tag))
-        rendered, arrived, activations = _vscode(fake, tag, reloads)
+        rendered, arrived, activations, parts = _vscode(fake, tag, reloads)
     finally:
         fake.stop()
-    startups = _server_startups(server_command(), 7 if not quick else 3)
+    startups, alone_cpu = _server_startups(server_command(), 7 if not quick else 3)
     return [
         {
             "name": f"text delta -> rendered in the VS Code chat webview, p50 ({deltas:,} deltas {delay * 1000:g} ms "
@@ -354,8 +391,41 @@ def figures(quick: bool = False, delay_ms: float = 25.0, deltas: int | None = No
             f"{statistics.median(b for _, b in activations):.0f}",
             "unit": "ms",
         },
+        *_part_figures(parts, alone_cpu),
         *render_figures(quick),
     ]
+
+
+def _part_figures(parts: dict[str, list[float]], alone_cpu: list[float]) -> list[dict[str, Any]]:
+    """Where spawn -> ready went, medians over the window loads (an extension before issue 35's start-up
+    figures gives none)."""
+    med = {k: statistics.median(v) for k, v in parts.items() if v}
+    out: list[dict[str, Any]] = []
+    if "sent" in med:
+        name = "of which: spawn -> the extension sends initialize, median"
+        out.append({"name": name, "value": med["sent"], "unit": "ms"})
+    if "server_run" in med and "server_wait" in med:
+        alone = f"{statistics.median(alone_cpu):.0f} ms" if alone_cpu else "unknown"
+        out.append({
+            "name": "spawn -> ready: the server's main thread on a CPU / waiting for one, medians "
+            f"(alone, on a CPU until its answer: {alone})",
+            "value": f"{med['server_run']:.0f} / {med['server_wait']:.0f}",
+            "unit": "ms",
+        })
+    if "host_run" in med and "host_wait" in med:
+        out.append({
+            "name": "spawn -> ready: the extension host's main thread on a CPU / waiting for one, medians",
+            "value": f"{med['host_run']:.0f} / {med['host_wait']:.0f}",
+            "unit": "ms",
+        })
+    if "busy" in med:
+        every = ", ".join(f"{b:.0f}" for b in parts["busy"])
+        out.append({
+            "name": f"spawn -> ready: the machine's cores busy (median; all: {every})",
+            "value": med["busy"],
+            "unit": "%",
+        })
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
