@@ -157,11 +157,17 @@ RECORDER = """(timeline) => {
     // host) and first appears in the DOM of an assistant message that did not exist before this call.
     const now = () => performance.timeOrigin + performance.now();
     const old = new WeakSet(timeline.querySelectorAll('[data-role=assistant]'));
-    const rec = (window.__phoenixBench = { rendered: {}, arrived: {}, count: 0, offset: 0, el: null });
+    // The host stamps each post with its Date.now() (`at`): when it posted each stamp, too.
+    const rec = (window.__phoenixBench = { rendered: {}, arrived: {}, posted: {}, count: 0, offset: 0, el: null });
     const stamps = /([0-9]{9,});/g;
     window.addEventListener('message', (e) => {
         const t = now();
-        for (const m of JSON.stringify(e.data).matchAll(stamps)) if (!(m[1] in rec.arrived)) rec.arrived[m[1]] = t;
+        const at = e.data && typeof e.data.at === 'number' ? e.data.at : undefined;
+        for (const m of JSON.stringify(e.data).matchAll(stamps)) {
+            if (m[1] in rec.arrived) continue;
+            rec.arrived[m[1]] = t;
+            if (at !== undefined) rec.posted[m[1]] = at;
+        }
     });
     const parse = () => {
         const all = timeline.querySelectorAll('[data-role=assistant]');
@@ -260,9 +266,10 @@ def _wait_logs(user_data: Path, extension_id: str, count: int, timeout: float) -
 
 def _vscode(
     fake: _Fake, tag: str, reloads: int
-) -> tuple[list[float], list[float], list[tuple[float, float]], dict[str, list[float]]]:
-    """In the real VS Code: (delta -> rendered ms, delta -> arrived in the webview ms, activation -> server
-    ready ms per window load, the parts of spawn -> ready per window load)."""
+) -> tuple[list[float], list[float], list[float], list[float], list[tuple[float, float]], dict[str, list[float]]]:
+    """In the real VS Code: (delta -> rendered ms, delta -> arrived in the webview ms, delta -> the host posts
+    it ms, the host's post -> arrived in the webview ms, activation -> server ready ms per window load, the
+    parts of spawn -> ready per window load)."""
     from tests.clients.vscode_real.chat import Chat, phoenix_settings
     from tests.clients.vscode_real.rig import extension_id, load_deps, package_extension, start_rig
 
@@ -293,15 +300,17 @@ def _vscode(
         stamps = sorted(rec["rendered"], key=int)
         rendered = [rec["rendered"][s] - (int(s) + offset) / 1e6 for s in stamps]
         arrived = [rec["arrived"][s] - (int(s) + offset) / 1e6 for s in stamps if s in rec["arrived"]]
+        posted = [rec["posted"][s] - (int(s) + offset) / 1e6 for s in stamps if s in rec["posted"]]
+        hop = [rec["arrived"][s] - rec["posted"][s] for s in stamps if s in rec["posted"]]
         raw = rig.artifacts / "bench-render-latencies.json"
-        raw.write_text(json.dumps({"rendered_ms": rendered, "arrived_ms": arrived}))
+        raw.write_text(json.dumps({"rendered_ms": rendered, "arrived_ms": arrived, "posted_ms": posted, "hop_ms": hop}))
         print(f"[bench.vscode] latencies in send order: {raw}", file=sys.stderr)
         for i in range(reloads):
             d.call("reload", timeout=180)
             _wait_logs(rig.user_data, ext_id, i + 2, 180)
         activations = _activations(rig.user_data, ext_id)
         parts = _start_parts(rig.user_data, ext_id)
-    return rendered, arrived, activations, parts
+    return rendered, arrived, posted, hop, activations, parts
 
 
 def _render_costs(deltas: int) -> dict[str, float]:
@@ -349,7 +358,7 @@ def figures(quick: bool = False, delay_ms: float = 25.0, deltas: int | None = No
     fake = _Fake()
     try:
         base = asyncio.run(_lsp_latencies(fake, tag))
-        rendered, arrived, activations, parts = _vscode(fake, tag, reloads)
+        rendered, arrived, posted, hop, activations, parts = _vscode(fake, tag, reloads)
     finally:
         fake.stop()
     startups, alone_cpu = _server_startups(server_command(), 7 if not quick else 3)
@@ -376,6 +385,7 @@ def figures(quick: bool = False, delay_ms: float = 25.0, deltas: int | None = No
             "value": f"{statistics.median(arrived):.2f} / {_pct(arrived, 0.99):.2f}",
             "unit": "ms",
         },
+        *_hop_figures(posted, hop),
         {
             "name": f"extension activation -> server ready (median of {len(activations)} window loads; "
             f"all: {', '.join(f'{a + b:.0f}' for a, b in activations)})",
@@ -393,6 +403,24 @@ def figures(quick: bool = False, delay_ms: float = 25.0, deltas: int | None = No
         },
         *_part_figures(parts, alone_cpu),
         *render_figures(quick),
+    ]
+
+
+def _hop_figures(posted: list[float], hop: list[float]) -> list[dict[str, Any]]:
+    """The message's way split at the host's post (the post's `at`; none from an extension that sends none)."""
+    if not posted:
+        return []
+    return [
+        {
+            "name": "of which: text delta -> the extension host posts it to the webview, p50 / p99",
+            "value": f"{statistics.median(posted):.2f} / {_pct(posted, 0.99):.2f}",
+            "unit": "ms",
+        },
+        {
+            "name": "of which: the host's post -> it arrives in the webview (VS Code's IPC), p50 / p99",
+            "value": f"{statistics.median(hop):.2f} / {_pct(hop, 0.99):.2f}",
+            "unit": "ms",
+        },
     ]
 
 

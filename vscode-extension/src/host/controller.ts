@@ -188,8 +188,7 @@ export class Controller implements vscode.Disposable {
   }
 
   private flush(messages: HostMessage[]): void {
-    if (messages.length === 1) this.chat.post(messages[0]);
-    else this.chat.post({ type: "batch", messages });
+    this.chat.post({ type: "batch", messages, at: Date.now() });
     if (this.statusBarDirty) this.updateStatusBar();
   }
 
