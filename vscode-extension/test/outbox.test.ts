@@ -87,7 +87,7 @@ test("with Node's timers, a post after a quiet frame goes as soon as the I/O tha
   const order: string[] = [];
   const outbox = new FrameOutbox<string>((m) => order.push(`posted ${m.join(",")}`), nodeTimer);
   await new Promise<void>((done) => {
-    // inside an I/O callback, as a server's message arrives: the event loop's next phase runs immediates,
+    // inside an I/O callback, as a server's message arrives: the event loop runs immediates right after it,
     // the timers wait for its next turn
     readFile(__filename, () => {
       setTimeout(() => {

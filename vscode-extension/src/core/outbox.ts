@@ -15,7 +15,7 @@ export interface Timer {
 
 /**
  * Node's clock and timers for the outbox: no wait is a setImmediate, which runs as soon as the I/O that
- * brought the event is handled; a 0 ms setTimeout waits for the event loop's next timers phase, 1 ms at least
+ * brought the event is handled; a 0 ms setTimeout waits for the event loop to come round to its timers, 1 ms at least
  * (and behind any I/O that comes meanwhile). A wait is a setTimeout to the frame's end.
  */
 export const nodeTimer: Timer = {
