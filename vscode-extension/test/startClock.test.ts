@@ -21,6 +21,11 @@ test("/proc/stat: the busy share of all cores between two readings, idle and iow
 test("the ready line keeps the words the bench reads, and leaves out what could not be read", () => {
   assert.equal(readyLine({ readyMs: 837.4 }), "the server is ready (initialize answered 837 ms after the spawn)");
   assert.equal(
+    readyLine({ readyMs: 900, activatedMs: 3, loadedMs: 95.6, sentMs: 140 }),
+    "the server is ready (initialize answered 900 ms after the spawn; activate called 3 ms after it; host.js loaded 96 ms " +
+      "after it; sent 140 ms after it)",
+  );
+  assert.equal(
     readyLine({ readyMs: 837, sentMs: 212, server: { runMs: 380, waitMs: 401 }, host: { runMs: 500, waitMs: 90 }, busy: 97.6 }),
     "the server is ready (initialize answered 837 ms after the spawn; sent 212 ms after it; the server ran 380 ms " +
       "and waited 401 ms for a CPU; the extension host ran 500 ms and waited 90 ms; cores 98% busy)",

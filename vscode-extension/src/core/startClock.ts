@@ -46,6 +46,10 @@ export function busyPercent(before: CpuTicks | undefined, after: CpuTicks | unde
 export interface StartReport {
   /** ms from the spawn to `initialize` answered */
   readyMs: number;
+  /** ms from the spawn (at the entry bundle's load) to VS Code calling `activate` (the first start only) */
+  activatedMs?: number;
+  /** ms from the spawn to host.js loaded (the language client's bundle; the first start only) */
+  loadedMs?: number;
   /** ms from the spawn to the language client sending `initialize` */
   sentMs?: number;
   /** the server's main thread from its start to the answer (read once the client has it, so it may hold a
@@ -60,6 +64,8 @@ export interface StartReport {
 /** The ready line (bench/vscode.py reads its figures: keep the words). */
 export function readyLine(r: StartReport): string {
   const parts = [`initialize answered ${Math.round(r.readyMs)} ms after the spawn`];
+  if (r.activatedMs !== undefined) parts.push(`activate called ${Math.round(r.activatedMs)} ms after it`);
+  if (r.loadedMs !== undefined) parts.push(`host.js loaded ${Math.round(r.loadedMs)} ms after it`);
   if (r.sentMs !== undefined) parts.push(`sent ${Math.round(r.sentMs)} ms after it`);
   if (r.server) parts.push(`the server ran ${Math.round(r.server.runMs)} ms and waited ${Math.round(r.server.waitMs)} ms for a CPU`);
   if (r.host) parts.push(`the extension host ran ${Math.round(r.host.runMs)} ms and waited ${Math.round(r.host.waitMs)} ms`);

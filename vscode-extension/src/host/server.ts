@@ -59,6 +59,8 @@ export class ServerManager implements vscode.Disposable {
     private readonly events: ServerEvents,
     /** the server spawned at activation, before this module was loaded (extension.ts); used by the first start */
     private launched?: Launch,
+    /** when `activate` was called and host.js loaded, for the first start's ready line (extension.ts) */
+    private marks?: { activatedAt: number; loadedAt: number },
   ) {}
 
   get running(): boolean {
@@ -78,6 +80,7 @@ export class ServerManager implements vscode.Disposable {
   private async doStart(): Promise<void> {
     this.events.starting();
     const launch = this.launched ?? launchServer();
+    const marks = this.launched ? this.marks : undefined;
     this.launched = undefined;
     if (!launch.ok) {
       this.logs.error(`${launch.failure.message} Tried: ${launch.failure.tried.join(", ") || "(nothing)"}`);
@@ -143,6 +146,8 @@ export class ServerManager implements vscode.Disposable {
     this.logs.info(
       readyLine({
         readyMs: readyAt - spawnedAt,
+        activatedMs: marks && marks.activatedAt - spawnedAt,
+        loadedMs: marks && marks.loadedAt - spawnedAt,
         sentMs: sentAt === undefined ? undefined : sentAt - spawnedAt,
         server: pid === undefined ? undefined : parseSchedstat(readProc(`/proc/${pid}/schedstat`)),
         host: schedSince(clock.host, parseSchedstat(readProc("/proc/self/schedstat"))),
