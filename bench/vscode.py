@@ -113,14 +113,24 @@ async def _lsp_latencies(fake: _Fake, tag: str) -> list[float]:
             return out
 
 
-def _server_startups(command: str, runs: int) -> list[float]:
-    """Process start -> initialize answered, ms (the server alone, as bench/server.py measures it)."""
+def _sched_run_ms(pid: int) -> float | None:
+    """ms the process's main thread has run on a CPU (/proc/PID/schedstat; None off Linux)."""
+    try:
+        return int(Path(f"/proc/{pid}/schedstat").read_text().split()[0]) / 1e6
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _server_startups(command: str, runs: int) -> tuple[list[float], list[float]]:
+    """Process start -> initialize answered, ms (the server alone, as bench/server.py measures it), and the ms
+    its main thread ran on a CPU by then (to set beside the same figure inside VS Code)."""
     init = json.dumps(
         {"jsonrpc": "2.0", "id": 1, "method": "initialize",
          "params": {"processId": None, "rootUri": None, "capabilities": {}}}
     )
     frame = f"Content-Length: {len(init)}\r\n\r\n{init}".encode()
-    out = []
+    out: list[float] = []
+    cpu: list[float] = []
     with tempfile.TemporaryDirectory() as tmp:
         for _ in range(runs):
             t0 = time.perf_counter()
@@ -132,10 +142,12 @@ def _server_startups(command: str, runs: int) -> list[float]:
             proc.stdin.flush()
             header = proc.stdout.readline()
             out.append((time.perf_counter() - t0) * 1000)
+            if (ran := _sched_run_ms(proc.pid)) is not None:
+                cpu.append(ran)
             assert header.startswith(b"Content-Length"), header
             proc.kill()
             proc.wait()
-    return out
+    return out, cpu
 
 
 # ------------------------------------------------------------------------------------------ VS Code side
@@ -145,11 +157,17 @@ RECORDER = """(timeline) => {
     // host) and first appears in the DOM of an assistant message that did not exist before this call.
     const now = () => performance.timeOrigin + performance.now();
     const old = new WeakSet(timeline.querySelectorAll('[data-role=assistant]'));
-    const rec = (window.__phoenixBench = { rendered: {}, arrived: {}, count: 0, offset: 0, el: null });
+    // The host stamps each post with its Date.now() (`at`): when it posted each stamp, too.
+    const rec = (window.__phoenixBench = { rendered: {}, arrived: {}, posted: {}, count: 0, offset: 0, el: null });
     const stamps = /([0-9]{9,});/g;
     window.addEventListener('message', (e) => {
         const t = now();
-        for (const m of JSON.stringify(e.data).matchAll(stamps)) if (!(m[1] in rec.arrived)) rec.arrived[m[1]] = t;
+        const at = e.data && typeof e.data.at === 'number' ? e.data.at : undefined;
+        for (const m of JSON.stringify(e.data).matchAll(stamps)) {
+            if (m[1] in rec.arrived) continue;
+            rec.arrived[m[1]] = t;
+            if (at !== undefined) rec.posted[m[1]] = at;
+        }
     });
     const parse = () => {
         const all = timeline.querySelectorAll('[data-role=assistant]');
@@ -178,7 +196,31 @@ def _log_time(line: str) -> float:
     return datetime.strptime(m.group(1), "%Y-%m-%d %H:%M:%S.%f").timestamp() * 1000
 
 
-_SPAWN_TO_READY = re.compile(r"the server is ready \(initialize answered (\d+) ms after the spawn\)")
+_SPAWN_TO_READY = re.compile(r"the server is ready \(initialize answered (\d+) ms after the spawn")
+# where the start-up time went, as the extension reads it (vscode-extension/src/core/startClock.ts)
+_START_PARTS = {
+    "activated": re.compile(r"; activate called (-?\d+) ms after it"),
+    "loaded": re.compile(r"; host.js loaded (\d+) ms after it"),
+    "sent": re.compile(r"; sent (\d+) ms after it"),
+    "server_run": re.compile(r"; the server ran (\d+) ms"),
+    "server_wait": re.compile(r"; the server ran \d+ ms and waited (\d+) ms for a CPU"),
+    "host_run": re.compile(r"; the extension host ran (\d+) ms"),
+    "host_wait": re.compile(r"; the extension host ran \d+ ms and waited (\d+) ms"),
+    "busy": re.compile(r"; cores (\d+)% busy"),
+}
+
+
+def _start_parts(user_data: Path, extension_id: str) -> dict[str, list[float]]:
+    """Per window load, the parts of spawn -> ready that the extension's ready line gives (those it gives)."""
+    out: dict[str, list[float]] = {k: [] for k in _START_PARTS}
+    for own in sorted((user_data / "logs").rglob(f"{extension_id}/Phoenix.log")):
+        ready = [line for line in own.read_text().splitlines() if "the server is ready" in line]
+        if not ready:
+            continue
+        for key, pattern in _START_PARTS.items():
+            if m := pattern.search(ready[0]):
+                out[key].append(float(m.group(1)))
+    return out
 
 
 def _activations(user_data: Path, extension_id: str) -> list[tuple[float, float]]:
@@ -224,9 +266,12 @@ def _wait_logs(user_data: Path, extension_id: str, count: int, timeout: float) -
     raise TimeoutError(f"fewer than {count} 'the server is ready' lines after {timeout} s")
 
 
-def _vscode(fake: _Fake, tag: str, reloads: int) -> tuple[list[float], list[float], list[tuple[float, float]]]:
-    """In the real VS Code: (delta -> rendered ms, delta -> arrived in the webview ms, activation -> server
-    ready ms per window load)."""
+def _vscode(
+    fake: _Fake, tag: str, reloads: int
+) -> tuple[list[float], list[float], list[float], list[float], list[tuple[float, float]], dict[str, list[float]]]:
+    """In the real VS Code: (delta -> rendered ms, delta -> arrived in the webview ms, delta -> the host posts
+    it ms, the host's post -> arrived in the webview ms, activation -> server ready ms per window load, the
+    parts of spawn -> ready per window load)."""
     from tests.clients.vscode_real.chat import Chat, phoenix_settings
     from tests.clients.vscode_real.rig import extension_id, load_deps, package_extension, start_rig
 
@@ -257,14 +302,17 @@ def _vscode(fake: _Fake, tag: str, reloads: int) -> tuple[list[float], list[floa
         stamps = sorted(rec["rendered"], key=int)
         rendered = [rec["rendered"][s] - (int(s) + offset) / 1e6 for s in stamps]
         arrived = [rec["arrived"][s] - (int(s) + offset) / 1e6 for s in stamps if s in rec["arrived"]]
+        posted = [rec["posted"][s] - (int(s) + offset) / 1e6 for s in stamps if s in rec["posted"]]
+        hop = [rec["arrived"][s] - rec["posted"][s] for s in stamps if s in rec["posted"]]
         raw = rig.artifacts / "bench-render-latencies.json"
-        raw.write_text(json.dumps({"rendered_ms": rendered, "arrived_ms": arrived}))
+        raw.write_text(json.dumps({"rendered_ms": rendered, "arrived_ms": arrived, "posted_ms": posted, "hop_ms": hop}))
         print(f"[bench.vscode] latencies in send order: {raw}", file=sys.stderr)
         for i in range(reloads):
             d.call("reload", timeout=180)
             _wait_logs(rig.user_data, ext_id, i + 2, 180)
         activations = _activations(rig.user_data, ext_id)
-    return rendered, arrived, activations
+        parts = _start_parts(rig.user_data, ext_id)
+    return rendered, arrived, posted, hop, activations, parts
 
 
 def _render_costs(deltas: int) -> dict[str, float]:
@@ -312,10 +360,10 @@ def figures(quick: bool = False, delay_ms: float = 25.0, deltas: int | None = No
     fake = _Fake()
     try:
         base = asyncio.run(_lsp_latencies(fake, tag))
-        rendered, arrived, activations = _vscode(fake, tag, reloads)
+        rendered, arrived, posted, hop, activations, parts = _vscode(fake, tag, reloads)
     finally:
         fake.stop()
-    startups = _server_startups(server_command(), 7 if not quick else 3)
+    startups, alone_cpu = _server_startups(server_command(), 7 if not quick else 3)
     return [
         {
             "name": f"text delta -> rendered in the VS Code chat webview, p50 ({deltas:,} deltas {delay * 1000:g} ms "
@@ -339,6 +387,7 @@ def figures(quick: bool = False, delay_ms: float = 25.0, deltas: int | None = No
             "value": f"{statistics.median(arrived):.2f} / {_pct(arrived, 0.99):.2f}",
             "unit": "ms",
         },
+        *_hop_figures(posted, hop),
         {
             "name": f"extension activation -> server ready (median of {len(activations)} window loads; "
             f"all: {', '.join(f'{a + b:.0f}' for a, b in activations)})",
@@ -354,8 +403,63 @@ def figures(quick: bool = False, delay_ms: float = 25.0, deltas: int | None = No
             f"{statistics.median(b for _, b in activations):.0f}",
             "unit": "ms",
         },
+        *_part_figures(parts, alone_cpu),
         *render_figures(quick),
     ]
+
+
+def _hop_figures(posted: list[float], hop: list[float]) -> list[dict[str, Any]]:
+    """The message's way split at the host's post (the post's `at`; none from an extension that sends none)."""
+    if not posted:
+        return []
+    return [
+        {
+            "name": "of which: text delta -> the extension host posts it to the webview, p50 / p99",
+            "value": f"{statistics.median(posted):.2f} / {_pct(posted, 0.99):.2f}",
+            "unit": "ms",
+        },
+        {
+            "name": "of which: the host's post -> it arrives in the webview (VS Code's IPC), p50 / p99",
+            "value": f"{statistics.median(hop):.2f} / {_pct(hop, 0.99):.2f}",
+            "unit": "ms",
+        },
+    ]
+
+
+def _part_figures(parts: dict[str, list[float]], alone_cpu: list[float]) -> list[dict[str, Any]]:
+    """Where spawn -> ready went, medians over the window loads (an extension before issue 35's start-up
+    figures gives none)."""
+    med = {k: statistics.median(v) for k, v in parts.items() if v}
+    out: list[dict[str, Any]] = []
+    if "sent" in med and "activated" in med and "loaded" in med:
+        name = "of which: spawn -> VS Code calls activate / host.js loaded / the extension sends initialize, medians"
+        value = f"{med['activated']:.0f} / {med['loaded']:.0f} / {med['sent']:.0f}"
+        out.append({"name": name, "value": value, "unit": "ms"})
+    elif "sent" in med:
+        name = "of which: spawn -> the extension sends initialize, median"
+        out.append({"name": name, "value": med["sent"], "unit": "ms"})
+    if "server_run" in med and "server_wait" in med:
+        alone = f"{statistics.median(alone_cpu):.0f} ms" if alone_cpu else "unknown"
+        out.append({
+            "name": "spawn -> ready: the server's main thread on a CPU / waiting for one, medians "
+            f"(alone, on a CPU until its answer: {alone})",
+            "value": f"{med['server_run']:.0f} / {med['server_wait']:.0f}",
+            "unit": "ms",
+        })
+    if "host_run" in med and "host_wait" in med:
+        out.append({
+            "name": "spawn -> ready: the extension host's main thread on a CPU / waiting for one, medians",
+            "value": f"{med['host_run']:.0f} / {med['host_wait']:.0f}",
+            "unit": "ms",
+        })
+    if "busy" in med:
+        every = ", ".join(f"{b:.0f}" for b in parts["busy"])
+        out.append({
+            "name": f"spawn -> ready: the machine's cores busy (median; all: {every})",
+            "value": med["busy"],
+            "unit": "%",
+        })
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:

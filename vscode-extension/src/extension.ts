@@ -16,12 +16,13 @@ let launched: Launch | undefined = launchServer();
 let server: ServerManager | undefined;
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
+  const activatedAt = Date.now();
   const first = launched ?? launchServer();
   launched = undefined;
   // the second bundle, beside this one in dist/ (esbuild.mjs keeps this require as it is)
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const host = require("./host.js") as typeof Host;
-  const { server: manager, started } = host.activateHost(context, first);
+  const { server: manager, started } = host.activateHost(context, first, { activatedAt, loadedAt: Date.now() });
   server = manager;
   await started;
 }

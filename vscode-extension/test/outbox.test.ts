@@ -1,6 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { FRAME_MS, FrameOutbox, type Timer } from "../src/core/outbox";
+import { readFile } from "node:fs";
+import { FRAME_MS, FrameOutbox, nodeTimer, type Timer } from "../src/core/outbox";
 
 /** A FAKE clock and timer: time moves only when the test says, timers run when it passes their due time. */
 class FakeTimer implements Timer {
@@ -80,4 +81,26 @@ test("drop removes queued messages a newer one makes moot; dispose sends nothing
   timer.advance(100);
   assert.deepEqual(sent, [["reset"]]);
   assert.deepEqual(timer.pending(), []);
+});
+
+test("with Node's timers, a post after a quiet frame goes as soon as the I/O that brought it is handled, before a 0 ms setTimeout", async () => {
+  const order: string[] = [];
+  const outbox = new FrameOutbox<string>((m) => order.push(`posted ${m.join(",")}`), nodeTimer);
+  await new Promise<void>((done) => {
+    // inside an I/O callback, as a server's message arrives: the event loop runs immediates right after it,
+    // the timers wait for its next turn
+    readFile(__filename, () => {
+      setTimeout(() => {
+        order.push("0 ms timer");
+        done();
+      }, 0);
+      outbox.push("delta");
+    });
+  });
+  assert.deepEqual(order, ["posted delta", "0 ms timer"]);
+  // a wait (within a frame of that post) is a timer that clear cancels
+  outbox.push("late");
+  outbox.dispose();
+  await new Promise((r) => setTimeout(r, FRAME_MS + 5));
+  assert.deepEqual(order, ["posted delta", "0 ms timer"]);
 });

@@ -31,8 +31,11 @@ export type HostMessage =
   | { type: "sendResult"; ok: boolean; refused?: number }
   /** the workspace folders' paths (and the home directory) that paths are shown relative to */
   | { type: "workspace"; folders: string[]; home?: string }
-  /** several messages in one postMessage (the host batches per frame, core/outbox.ts: one IPC hop, one render) */
-  | { type: "batch"; messages: HostMessage[] };
+  /**
+   * several messages in one postMessage (the host batches per frame, core/outbox.ts: one IPC hop, one render);
+   * `at`: Date.now() at the post, so bench/vscode.py can tell the host's part of a delta's way from the hop
+   */
+  | { type: "batch"; messages: HostMessage[]; at?: number };
 
 export interface ImageAttachment {
   mediaType: string;

@@ -23,7 +23,7 @@ import {
   type Chip,
   type WorkspaceFile,
 } from "../core/attachments";
-import { FrameOutbox } from "../core/outbox";
+import { FrameOutbox, nodeTimer } from "../core/outbox";
 import { snapshotMessages, type HostMessage, type ImageAttachment, type ServerState, type ViewMessage } from "../core/messages";
 import { errorField, errorKind, errorMessage, errorReason, type PhoenixClient } from "../protocol/client";
 import { ConversationSession } from "../protocol/session";
@@ -58,11 +58,7 @@ export class Controller implements vscode.Disposable {
   private conversations: ConversationSummary[] = [];
   private listTimer: ReturnType<typeof setTimeout> | undefined;
   /** messages to the chat view, paced by its frame (core/outbox.ts) */
-  private readonly outbox = new FrameOutbox<HostMessage>((messages) => this.flush(messages), {
-    now: () => performance.now(),
-    set: (run, ms) => setTimeout(run, ms),
-    clear: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
-  });
+  private readonly outbox = new FrameOutbox<HostMessage>((messages) => this.flush(messages), nodeTimer);
   private statusBarDirty = false;
   /** the last model list the server gave (names for the status bar; the picker asks again each time) */
   private models: ListModelsResult | undefined;
@@ -192,8 +188,7 @@ export class Controller implements vscode.Disposable {
   }
 
   private flush(messages: HostMessage[]): void {
-    if (messages.length === 1) this.chat.post(messages[0]);
-    else this.chat.post({ type: "batch", messages });
+    this.chat.post({ type: "batch", messages, at: Date.now() });
     if (this.statusBarDirty) this.updateStatusBar();
   }
 

@@ -11,6 +11,7 @@ import * as path from "node:path";
 import * as vscode from "vscode";
 import { discoverServer, isFailure, type DiscoveryFailure, type ServerCommand } from "../core/discovery";
 import { spawnServer } from "../core/spawn";
+import { parseCpuTicks, parseSchedstat, type CpuTicks, type Sched } from "../core/startClock";
 import { serverSettings } from "./settings";
 
 function isExecutable(file: string): boolean {
@@ -34,9 +35,29 @@ export function findServer(): ServerCommand | DiscoveryFailure {
   });
 }
 
+/** A /proc file's text on Linux; undefined elsewhere or when it cannot be read (the start-up figures are extra). */
+export function readProc(file: string): string | undefined {
+  if (process.platform !== "linux") return undefined;
+  try {
+    return fs.readFileSync(file, "utf8");
+  } catch {
+    return undefined;
+  }
+}
+
+/** The machine's CPU ticks and the extension host's main thread, read at the spawn (core/startClock.ts). */
+export interface SpawnClock {
+  cpu: CpuTicks | undefined;
+  host: Sched | undefined;
+}
+
+export function readSpawnClock(): SpawnClock {
+  return { cpu: parseCpuTicks(readProc("/proc/stat")), host: parseSchedstat(readProc("/proc/self/schedstat")) };
+}
+
 /** A server process started (or the reason none could be), with the time it was spawned (the log says it). */
 export type Launch =
-  | { ok: true; found: ServerCommand; process: Promise<ChildProcess>; spawnedAt: number }
+  | { ok: true; found: ServerCommand; process: Promise<ChildProcess>; spawnedAt: number; clock: SpawnClock }
   | { ok: false; failure: DiscoveryFailure };
 
 /** Find the server and spawn it over stdio, with the `phoenix.server.env` settings on top of the host's env. */
@@ -44,6 +65,7 @@ export function launchServer(): Launch {
   const found = findServer();
   if (isFailure(found)) return { ok: false, failure: found };
   const cwd = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+  const clock = readSpawnClock();
   const spawned = spawnServer(found.command, found.args, { cwd, env: { ...process.env, ...serverSettings().env } });
-  return { ok: true, found, ...spawned };
+  return { ok: true, found, ...spawned, clock };
 }

@@ -14,7 +14,12 @@ import { ServerManager } from "./server";
 import { onServerSettingsChanged } from "./settings";
 
 /** Sets everything up; `started` settles when the client has started (or failed, which the user is told). */
-export function activateHost(context: vscode.ExtensionContext, launched: Launch): { server: ServerManager; started: Promise<void> } {
+export function activateHost(
+  context: vscode.ExtensionContext,
+  launched: Launch,
+  /** Date.now() when `activate` was called and when this bundle was loaded (the ready line says them) */
+  marks?: { activatedAt: number; loadedAt: number },
+): { server: ServerManager; started: Promise<void> } {
   const logs = new Logs();
   const controller = new Controller(context, logs);
   const server = new ServerManager(
@@ -28,6 +33,7 @@ export function activateHost(context: vscode.ExtensionContext, launched: Launch)
       event: (event) => controller.onEvent(event),
     },
     launched,
+    marks,
   );
   context.subscriptions.push(
     logs,

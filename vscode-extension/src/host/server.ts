@@ -19,7 +19,8 @@ import type { EditorDiagnosticsParams, EditorLocationsParams } from "../protocol
 import type { PhoenixEvent } from "../protocol/wire";
 import type { Logs } from "./logging";
 import { describe } from "./logging";
-import { launchServer, type Launch } from "./launch";
+import { busyPercent, parseCpuTicks, parseSchedstat, readyLine, schedSince } from "../core/startClock";
+import { launchServer, readProc, type Launch } from "./launch";
 import { openSettings } from "./settings";
 import { Sight } from "./sight";
 
@@ -58,6 +59,8 @@ export class ServerManager implements vscode.Disposable {
     private readonly events: ServerEvents,
     /** the server spawned at activation, before this module was loaded (extension.ts); used by the first start */
     private launched?: Launch,
+    /** when `activate` was called and host.js loaded, for the first start's ready line (extension.ts) */
+    private marks?: { activatedAt: number; loadedAt: number },
   ) {}
 
   get running(): boolean {
@@ -77,6 +80,7 @@ export class ServerManager implements vscode.Disposable {
   private async doStart(): Promise<void> {
     this.events.starting();
     const launch = this.launched ?? launchServer();
+    const marks = this.launched ? this.marks : undefined;
     this.launched = undefined;
     if (!launch.ok) {
       this.logs.error(`${launch.failure.message} Tried: ${launch.failure.tried.join(", ") || "(nothing)"}`);
@@ -85,6 +89,9 @@ export class ServerManager implements vscode.Disposable {
     }
     const found = launch.found;
     let spawnedAt = launch.spawnedAt;
+    let clock = launch.clock;
+    /** Date.now() when the client has the process and sends `initialize` (the start-up figures) */
+    let sentAt: number | undefined;
     this.logs.info(`starting the server (${found.source}): ${found.command} ${found.args.join(" ")}`);
     // the client calls this at each (re)start: the process spawned first, then a new one each time (a server
     // that crashed is restarted by the client itself)
@@ -94,7 +101,9 @@ export class ServerManager implements vscode.Disposable {
       first = undefined;
       if (!current.ok) throw new Error(current.failure.message);
       spawnedAt = current.spawnedAt;
+      clock = current.clock;
       this.process = await current.process;
+      sentAt = Date.now();
       return this.process;
     };
     const clientOptions: LanguageClientOptions = {
@@ -130,8 +139,21 @@ export class ServerManager implements vscode.Disposable {
       return;
     }
     const experimental = client.initializeResult?.capabilities.experimental as { phoenix?: { sandbox?: unknown } } | undefined;
-    // the bench reads the spawn time from here: the log stamps a line when its file is open, not when written
-    this.logs.info(`the server is ready (initialize answered ${Date.now() - spawnedAt} ms after the spawn)`);
+    // the bench reads the spawn time from here (the log stamps a line when its file is open, not when written)
+    // and where the start-up time went (core/startClock.ts)
+    const readyAt = Date.now();
+    const pid = this.process?.pid;
+    this.logs.info(
+      readyLine({
+        readyMs: readyAt - spawnedAt,
+        activatedMs: marks && marks.activatedAt - spawnedAt,
+        loadedMs: marks && marks.loadedAt - spawnedAt,
+        sentMs: sentAt === undefined ? undefined : sentAt - spawnedAt,
+        server: pid === undefined ? undefined : parseSchedstat(readProc(`/proc/${pid}/schedstat`)),
+        host: schedSince(clock.host, parseSchedstat(readProc("/proc/self/schedstat"))),
+        busy: busyPercent(clock.cpu, parseCpuTicks(readProc("/proc/stat"))),
+      }),
+    );
     const connection = {
       sendRequest: <R>(method: string, params: unknown) => client.sendRequest<R>(method, params),
       // phoenix/event is already routed above (a second handler would replace that one)
