@@ -73,6 +73,21 @@ def test_initialize_is_answered_before_the_features_load_and_announces_what_they
     assert "phoenix_lsp.server.served" in early["modules"]
 
 
+#: what the sandbox probe that the InitializeResult reports does not need: the seccomp filter's syscall tables and
+#: its assembler, and the cgroups (doctor's and the launcher's)
+NOT_FOR_THE_PROBE = ("phoenix_lsp.sandbox.seccomp", "phoenix_lsp.sandbox.bpf", "phoenix_lsp.sandbox.cgroups")
+
+
+@pytest.mark.req("REQ-PROTO-050", "REQ-BASH-009")
+def test_the_sandbox_facts_of_the_initialize_result_come_without_the_filter_or_the_cgroups() -> None:
+    out = subprocess.run([sys.executable, "-c", ANSWERS], capture_output=True, text=True, timeout=60, check=True)
+    initialize = json.loads(out.stdout)[0]
+    sandbox = initialize["message"]["result"]["capabilities"]["experimental"]["phoenix"]["sandbox"]
+    assert set(sandbox) >= {"available", "missing"}
+    loaded = [m for m in initialize["modules"] if m in NOT_FOR_THE_PROBE]
+    assert loaded == [], f"loaded before initialize was answered: {loaded}"
+
+
 @pytest.mark.req("REQ-PROTO-053", "REQ-PROTO-025")
 def test_loading_puts_each_handler_in_its_dispatchers_place() -> None:
     """Every dispatcher has its handler (none announced that nothing serves, none served unannounced), and
