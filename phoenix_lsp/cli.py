@@ -12,6 +12,7 @@ import sys
 from collections.abc import Sequence
 
 from .log_redact import guard_last_resort
+from .server import startup
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -57,6 +58,7 @@ def _fast_serve(argv: Sequence[str]) -> int | None:
 
 
 def _serve(tcp: str | None, data_dir: str | None) -> int:
+    startup.postpone_full_collections()  # until the features load, after initialize is answered
     from .server.app import serve  # lazy: the parser, the doctor and the clients are not loaded to serve
 
     return serve(tcp=tcp, data_dir=data_dir)

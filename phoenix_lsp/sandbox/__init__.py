@@ -1,6 +1,7 @@
 """The kernel sandbox of Restricted mode (REQ-BASH-008, REQ-BASH-009, REQ-BED-014).
 
-`probe()` says, once per process, what this kernel can enforce. What a restricted command is allowed is
+`probe()` says, once per process, what this kernel can enforce (with `kernel.py`, which asks whether seccomp
+filters are taken without loading the filter: initialize reports it). What a restricted command is allowed is
 decided in `launch_options.py` (from `landlock.py`, `seccomp.py`, `limits.py`, `cgroups.py`, `denylist.py`
 and `private_tmp.py`); running one command (timeout, cancel) in `spawn.py`, with `watch.py` (the launcher seen from
 the event loop), `outcome.py` (what it reports), `scratch.py` and `backstop.py`; background jobs in
@@ -16,7 +17,7 @@ import logging
 import platform
 from dataclasses import dataclass
 
-from phoenix_lsp.sandbox import landlock, protections, seccomp
+from phoenix_lsp.sandbox import kernel, landlock, protections
 from phoenix_lsp.sandbox.limits import Limits
 
 __all__ = ["Limits", "SandboxSupport", "probe", "unavailable_message"]
@@ -60,7 +61,7 @@ def probe() -> SandboxSupport:
         support = SandboxSupport(False, None, False, protections.missing_protections(None, False), reason)
     else:
         abi = landlock.landlock_abi()
-        has_seccomp = seccomp.seccomp_available() and seccomp.seccomp_supported_arch()
+        has_seccomp = kernel.seccomp_available() and kernel.seccomp_supported_arch()
         if abi is None:
             reason = (f"this kernel ({platform.release()}) does not offer Landlock. It needs Linux >= 5.13 "
                       "built with CONFIG_SECURITY_LANDLOCK and 'landlock' in the lsm= boot parameter "
@@ -69,7 +70,7 @@ def probe() -> SandboxSupport:
                                      reason)
         else:
             missing = list(protections.missing_protections(abi, has_seccomp))
-            if seccomp.seccomp_available() and not seccomp.seccomp_supported_arch():
+            if kernel.seccomp_available() and not kernel.seccomp_supported_arch():
                 missing.append(f"no seccomp policy for the {platform.machine()} architecture")
             support = SandboxSupport(True, abi, has_seccomp, tuple(missing), None,
                                      tuple(protections.active_protections(abi, has_seccomp)))

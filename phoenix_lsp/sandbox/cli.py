@@ -7,11 +7,13 @@ tool, and the sandbox room imports nothing of the tools.
 from __future__ import annotations
 
 import asyncio
+import os
 import shlex
 import tempfile
 from pathlib import Path
 
-from phoenix_lsp.sandbox import build, denylist, overlay, private_tmp, probe, protections, spawn
+from phoenix_lsp.sandbox import build, cgroups, denylist, overlay, private_tmp, probe, spawn
+from phoenix_lsp.sandbox.limits import Limits
 
 
 def _self_test() -> str:
@@ -28,6 +30,28 @@ def _self_test() -> str:
         if target.exists():
             return "self-test: FAILED, a write outside the scratch directory got through"
         return f"self-test: ok (a write outside the scratch directory was refused; {result.launcher} launcher)"
+
+
+def process_limit_protection() -> str:
+    """How the task limit is kept on this machine (it probes the cgroups: for `doctor`, never at start-up)."""
+    cgroup = cgroups.pids_cgroup_parent()
+    if cgroup is not None:
+        return f"process limit enforced by the kernel: a pids cgroup per command under {cgroup}"
+    return "process limit enforced by a watchdog that counts the tree every 10 ms" + (
+        " and RLIMIT_NPROC" if os.getuid() != 0 else " (RLIMIT_NPROC does not bind root)")
+
+
+def memory_limit_protection(limits: Limits | None = None) -> str:
+    """How the memory limit (shared memory included) is kept here (it probes the cgroups: for `doctor`)."""
+    limits = limits or Limits()
+    if limits.memory is None:
+        return "memory: no tree-wide limit configured (RLIMIT_AS per process only)"
+    parent = cgroups.memory_cgroup_parent()
+    if parent is not None:
+        return (f"memory limit {limits.memory} bytes for the whole tree, shared memory included: a memory "
+                f"cgroup per command under {parent}")
+    return ("memory: no memory cgroup can be made here, so memfd_create is refused (shared memory that "
+            "RLIMIT_AS would not count); RLIMIT_AS limits each process")
 
 
 def doctor_lines(self_test: bool = True) -> list[str]:
@@ -58,8 +82,8 @@ def doctor_lines(self_test: bool = True) -> list[str]:
     else:
         lines.append(f"launcher: Python launcher ({launch.note})")
     lines += [f"active: {text}" for text in support.active]
-    lines.append(f"active: {protections.process_limit_protection()}")
-    lines.append(f"active: {protections.memory_limit_protection()}")
+    lines.append(f"active: {process_limit_protection()}")
+    lines.append(f"active: {memory_limit_protection()}")
     denied = denylist.deny_read_paths(denylist.variable_entries())
     lines.append(f"active: deny-read (Landlock): {len(denied)} paths a restricted command cannot read, "
                  f"extend with {denylist.DENY_READ_ENV} or the denyRead option:")

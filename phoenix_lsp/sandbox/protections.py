@@ -4,9 +4,6 @@ start-up warning and ``phoenix-lsp doctor``; REQ-BASH-009, REQ-BASH-014).
 
 from __future__ import annotations
 
-import os
-
-from phoenix_lsp.sandbox import cgroups
 from phoenix_lsp.sandbox.limits import Limits
 
 
@@ -65,25 +62,3 @@ def active_protections(abi: int | None, seccomp: bool, limits: Limits | None = N
             parts.append(f"{name} {value}")
     active.append("rlimits: " + ", ".join(parts))
     return active
-
-
-def process_limit_protection() -> str:
-    """How the task limit is kept on this machine (for `doctor`; it probes the cgroups, so not at start-up)."""
-    cgroup = cgroups.pids_cgroup_parent()
-    if cgroup is not None:
-        return f"process limit enforced by the kernel: a pids cgroup per command under {cgroup}"
-    return "process limit enforced by a watchdog that counts the tree every 10 ms" + (
-        " and RLIMIT_NPROC" if os.getuid() != 0 else " (RLIMIT_NPROC does not bind root)")
-
-
-def memory_limit_protection(limits: Limits | None = None) -> str:
-    """How the memory limit (shared memory included) is kept here (for `doctor`)."""
-    limits = limits or Limits()
-    if limits.memory is None:
-        return "memory: no tree-wide limit configured (RLIMIT_AS per process only)"
-    parent = cgroups.memory_cgroup_parent()
-    if parent is not None:
-        return (f"memory limit {limits.memory} bytes for the whole tree, shared memory included: a memory "
-                f"cgroup per command under {parent}")
-    return ("memory: no memory cgroup can be made here, so memfd_create is refused (shared memory that "
-            "RLIMIT_AS would not count); RLIMIT_AS limits each process")

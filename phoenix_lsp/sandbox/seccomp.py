@@ -10,11 +10,9 @@ whole.
 
 from __future__ import annotations
 
-import ctypes
 import errno
 import functools
 import platform
-import struct
 
 from phoenix_lsp.sandbox.bpf import (
     AND_K,
@@ -29,7 +27,10 @@ from phoenix_lsp.sandbox.bpf import (
     Assembler,
 )
 
-_AUDIT_ARCH = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}
+# whether the kernel takes a filter for this machine: kernel.py, so that probe() loads none of this module
+from phoenix_lsp.sandbox.kernel import AUDIT_ARCH as _AUDIT_ARCH
+from phoenix_lsp.sandbox.kernel import seccomp_available as seccomp_available
+from phoenix_lsp.sandbox.kernel import seccomp_supported_arch as seccomp_supported_arch
 
 # Syscall numbers per architecture (x86_64: arch/x86/entry/syscalls/syscall_64.tbl; aarch64: the generic
 # table, include/uapi/asm-generic/unistd.h). Numbers from 424 on are shared by every architecture.
@@ -154,11 +155,6 @@ def _arg_lo(index: int) -> int:
 
 def _arg_hi(index: int) -> int:
     return 16 + 8 * index + 4
-
-
-def seccomp_supported_arch() -> bool:
-    """True when this module has a seccomp syscall table for the running architecture."""
-    return platform.machine() in _SYSCALLS and struct.pack("=H", 1) == b"\x01\x00"
 
 
 @functools.cache
@@ -290,18 +286,3 @@ def memfd_fallback_program(machine: str | None = None) -> bytes:
     a.op(RET_K, RET_ERRNO | errno.EPERM)
     a.op(RET_K, RET_ALLOW)
     return a.assemble()
-
-
-@functools.cache
-def seccomp_available() -> bool:
-    """True when the kernel accepts seccomp filters (probed without installing one)."""
-    if platform.system() != "Linux":
-        return False
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        # PR_SET_SECCOMP(SECCOMP_MODE_FILTER, NULL): EFAULT (or EACCES) when filters are supported,
-        # EINVAL when the kernel was built without them. Nothing is installed either way.
-        rc = libc.prctl(22, 2, None, 0, 0)
-    except (OSError, AttributeError):
-        return False
-    return rc != 0 and ctypes.get_errno() in (errno.EFAULT, errno.EACCES)

@@ -8,7 +8,7 @@ import struct
 
 import pytest
 
-from phoenix_lsp.sandbox import seccomp
+from phoenix_lsp.sandbox import kernel, seccomp
 
 ALLOW, KILL = 0x7FFF0000, 0x80000000
 EPERM, ENOSYS, EOPNOTSUPP = (0x00050000 | e for e in (errno.EPERM, errno.ENOSYS, errno.EOPNOTSUPP))
@@ -110,3 +110,13 @@ def test_the_filter_is_small_enough_to_install_fast() -> None:
         longest = max(execute(program, nr, machine=machine)[1] for nr in range(max(names) + 64))
         assert longest <= 32, longest  # 121 with the linear chain
 
+
+
+@pytest.mark.req("REQ-BASH-009")
+def test_the_probe_knows_the_architectures_the_filter_has_tables_for() -> None:
+    """probe() asks kernel.py whether the filter can be made here, without loading the filter's tables: the
+    architectures it names are exactly those tables' (a table added without it would never be used, one removed
+    would leave a machine reported protected)."""
+    assert set(kernel.AUDIT_ARCH) == set(seccomp._SYSCALLS)
+    assert seccomp.seccomp_supported_arch is kernel.seccomp_supported_arch
+    assert seccomp.seccomp_available is kernel.seccomp_available

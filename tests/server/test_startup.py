@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import inspect
 import json
+import os
 import subprocess
 import sys
+from pathlib import Path
+from typing import IO, Any
 
 import pytest
 
@@ -70,6 +73,21 @@ def test_initialize_is_answered_before_the_features_load_and_announces_what_they
     assert "phoenix_lsp.server.served" in early["modules"]
 
 
+#: what the sandbox probe that the InitializeResult reports does not need: the seccomp filter's syscall tables and
+#: its assembler, and the cgroups (doctor's and the launcher's)
+NOT_FOR_THE_PROBE = ("phoenix_lsp.sandbox.seccomp", "phoenix_lsp.sandbox.bpf", "phoenix_lsp.sandbox.cgroups")
+
+
+@pytest.mark.req("REQ-PROTO-050", "REQ-BASH-009")
+def test_the_sandbox_facts_of_the_initialize_result_come_without_the_filter_or_the_cgroups() -> None:
+    out = subprocess.run([sys.executable, "-c", ANSWERS], capture_output=True, text=True, timeout=60, check=True)
+    initialize = json.loads(out.stdout)[0]
+    sandbox = initialize["message"]["result"]["capabilities"]["experimental"]["phoenix"]["sandbox"]
+    assert set(sandbox) >= {"available", "missing"}
+    loaded = [m for m in initialize["modules"] if m in NOT_FOR_THE_PROBE]
+    assert loaded == [], f"loaded before initialize was answered: {loaded}"
+
+
 @pytest.mark.req("REQ-PROTO-053", "REQ-PROTO-025")
 def test_loading_puts_each_handler_in_its_dispatchers_place() -> None:
     """Every dispatcher has its handler (none announced that nothing serves, none served unannounced), and
@@ -89,3 +107,65 @@ def test_loading_puts_each_handler_in_its_dispatchers_place() -> None:
     assert registered.feature_options == options
     assert inspect.iscoroutinefunction(registered.features["phoenix/getConversation"])
     assert not inspect.isgeneratorfunction(registered.features["phoenix/sendMessage"])
+
+
+#: the real server on stdio, with a probe on the garbage collector installed before anything is imported: each full
+#: collection (generation 2) is written to stderr with whether the features were loaded when it started
+FULL_COLLECTIONS = """
+import gc, os, sys
+
+def seen(phase, info):
+    if phase == "start" and info["generation"] == 2:
+        os.write(2, b"full collection, features loaded: %d\\n" % ("phoenix_lsp.server.served" in sys.modules))
+
+gc.callbacks.append(seen)
+from phoenix_lsp.cli import main
+
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def _send(stdin: IO[bytes], message: dict[str, Any]) -> None:
+    body = json.dumps(message).encode()
+    stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+    stdin.flush()
+
+
+def _answer(stdout: IO[bytes], wanted: int) -> dict[str, Any]:
+    while True:
+        length = 0
+        while line := stdout.readline().strip():
+            if line.lower().startswith(b"content-length:"):
+                length = int(line.split(b":")[1])
+        message: dict[str, Any] = json.loads(stdout.read(length))
+        if message.get("id") == wanted:
+            return message
+
+
+@pytest.mark.slow
+@pytest.mark.req("REQ-PROTO-050")
+def test_no_full_garbage_collection_runs_before_initialize_is_answered(tmp_path: Path) -> None:
+    """A full collection walks every object the process holds (pygls's and lsprotocol's ~50,000 among them):
+    none runs while the editor waits for the InitializeResult; they resume when the features load, after it."""
+    env = {**os.environ, "ANTHROPIC_API_KEY": "sk-ant-startup-test-0000000000"}
+    proc = subprocess.Popen([sys.executable, "-c", FULL_COLLECTIONS, "serve", "--data-dir", str(tmp_path)],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    try:
+        _send(proc.stdin, {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                           "params": {"processId": None, "capabilities": {}}})
+        assert "capabilities" in _answer(proc.stdout, 1)["result"]
+        _send(proc.stdin, {"jsonrpc": "2.0", "method": "initialized", "params": {}})
+        _send(proc.stdin, {"jsonrpc": "2.0", "id": 2, "method": "phoenix/listConversations", "params": {}})
+        assert _answer(proc.stdout, 2)["result"] == {"conversations": []}  # the features are loaded and serve
+        _send(proc.stdin, {"jsonrpc": "2.0", "id": 3, "method": "shutdown"})
+        _answer(proc.stdout, 3)
+        _send(proc.stdin, {"jsonrpc": "2.0", "method": "exit"})
+        assert proc.wait(timeout=60) == 0
+        stderr = proc.stderr.read().decode()
+    finally:
+        proc.kill()
+    collections = [line for line in stderr.splitlines() if line.startswith("full collection")]
+    before = [line for line in collections if line.endswith(": 0")]
+    assert before == [], f"{len(before)} full collection(s) before the features loaded (before initialize was answered)"
+    assert collections, "no full collection seen at all: the probe saw nothing (they resume when the features load)"

@@ -5,7 +5,8 @@ names alone and the options the InitializeResult announces (``capabilities.py``)
 capabilities (``executeCommandProvider``, ``codeActionProvider``, ``textDocumentSync.save``) from what is
 registered. ``load`` is the boot line: at ``initialized`` (or at the first message that comes before it) it
 imports ``served.py``, which puts each feature's own handler in its dispatcher's place, and then ``boot.py``
-wires the hub of conversations. Nothing above this line imports the rest of the server."""
+wires the hub of conversations; the garbage collector's full passes, postponed while the server starts
+(``startup.py``), resume there. Nothing above this line imports the rest of the server."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from ... import __name__ as _pkg
 from ...sandbox import probe
 from ..capabilities import COMMANDS, FEATURES, METHODS, OPTIONS, sandbox_info
 from ..lsp import PhoenixServer, warn
+from ..startup import resume_full_collections
 
 log = logging.getLogger(_pkg)
 
@@ -30,6 +32,7 @@ Dispatch = Generator[tuple[Callable[..., Any], tuple[Any, ...], None], Any, Any]
 def load(ls: PhoenixServer) -> None:
     """The boot line: load the features, once, each handler replacing its dispatcher."""
     if not ls.loaded:
+        resume_full_collections()
         from .. import served  # lazy: everything below the boot line loads here, after initialize is answered
 
         served.install(ls)
