@@ -1,4 +1,5 @@
-"""Sandbox benchmarks: spawn cost of a sandboxed `bash -c true` next to a plain spawn and bubblewrap,
+"""Sandbox benchmarks: spawn cost of a Restricted `bash -c true` next to a plain spawn (the difference, the
+goal of +3 ms at most and the verdict), next to the same spawn without restrictions and next to bubblewrap,
 and the time from cancelling a running tool to every process of its tree being gone.
 
 Run: python bench/sandbox.py [--quick]
@@ -108,10 +109,13 @@ async def _figures(quick: bool) -> list[dict[str, Any]]:
         cwd = Path(tmp)
         makers: dict[str, Any] = {"plain": lambda: _plain(["bash", "-c", "true"])}
         req = spawn.SpawnRequest(("bash", "-c", "true"), cwd, restricted=True)
+        unrestricted = spawn.SpawnRequest(("bash", "-c", "true"), cwd, restricted=False)
         if support.available:
             os.environ["PHOENIX_LSP_SANDBOX_LAUNCHER"] = "compiled"
             build.reset_cache()
             makers["compiled"] = lambda: spawn.run(req, timeout=30)
+            # the launcher's own share (its exec, its fork, its watch): the same spawn without the restrictions
+            makers["unrestricted"] = lambda: spawn.run(unrestricted, timeout=30)
         medians = await _interleaved_ms(makers, n)
         plain = medians["plain"]
         # bubblewrap in its own turns: the kernel tears its network namespace down after it exits, work
@@ -136,19 +140,29 @@ async def _figures(quick: bool) -> list[dict[str, Any]]:
             build.reset_cache()
             for kind, value, base in (("compiled", medians["compiled"], plain),
                                       ("python", python["python"], python["plain"])):
-                out.append({"name": f"sandboxed spawn of bash -c true ({kind} launcher), median",
-                            "value": round(value, 2), "unit": "ms",
-                            "baseline_name": "plain spawn of bash -c true, median (sampled in turns)",
-                            "baseline_value": round(base, 2),
-                            "goal": "within 3 ms of plain" if kind == "compiled" else
-                            "fallback only (no C compiler): informational"})
+                row: dict[str, Any] = {
+                    "name": f"Restricted spawn of bash -c true ({kind} launcher), median", "value": round(value, 2),
+                    "unit": "ms", "baseline_name": "plain spawn of bash -c true, median (sampled in turns)",
+                    "baseline_value": round(base, 2),
+                    "goal": f"within +3 ms of plain (here {value - base:+.2f} ms)" if kind == "compiled" else
+                    "fallback only (no C compiler): informational"}
+                if kind == "compiled":
+                    row["met"] = value - base <= 3.0
+                out.append(row)
+            out.append({"name": "Unrestricted spawn of bash -c true (compiled launcher, no restrictions), median",
+                        "value": round(medians["unrestricted"], 2), "unit": "ms",
+                        "baseline_name": "plain spawn of bash -c true, median (sampled in turns)",
+                        "baseline_value": round(plain, 2),
+                        "goal": "informational: the launcher's own share of the Restricted figure above "
+                                f"({medians['unrestricted'] - plain:+.2f} of {medians['compiled'] - plain:+.2f} ms)"})
             compiled = out[0]["value"]
             out.append({"name": "sandboxed spawn of bash -c true (compiled launcher), median",
                         "value": compiled, "unit": "ms",
                         "baseline_name": "bubblewrap (ro /, own net ns) spawn, median" + (
                             f" [{bwrap_note}]" if bwrap_note else ""),
                         "baseline_value": round(bwrap_ms, 2) if bwrap_ms is not None else None,
-                        "goal": "faster than bubblewrap"})
+                        "goal": "faster than bubblewrap",
+                        "met": compiled < bwrap_ms if bwrap_ms is not None else None})
         m = 10 if quick else 60
         for restricted in ([True, False] if support.available else [False]):
             ctx = BashContext(working_directory=cwd, restricted=restricted)
@@ -157,7 +171,7 @@ async def _figures(quick: bool) -> list[dict[str, Any]]:
             out.append({"name": f"cancel of a running tool ({mode}) -> every process gone, p50",
                         "value": round(_pct(samples, 0.5), 2), "unit": "ms",
                         "baseline_name": "p99", "baseline_value": round(_pct(samples, 0.99), 2),
-                        "goal": "p99 < 50 ms (requirement: 100 ms)"})
+                        "goal": "p99 < 50 ms (requirement: 100 ms)", "met": _pct(samples, 0.99) < 50})
     return out
 
 
