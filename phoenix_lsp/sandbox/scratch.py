@@ -148,8 +148,13 @@ def remove_scratch(scratch: Path | None, wait: bool = False) -> None:
         os.rename(scratch, ended)
     except OSError:  # gone already, or a file system that refuses: remove it under its own name
         ended = scratch
+    remove_later(ended)
+
+
+def remove_later(path: Path) -> None:
+    """Hand a directory of the server's own that nothing uses any more to the janitor thread (remove_tree)."""
     _start_janitor()
-    _ended.put(ended)
+    _ended.put(path)
 
 
 def _start_janitor() -> None:
@@ -169,12 +174,12 @@ def _janitor_loop() -> None:
         try:
             remove_tree(path)
         except Exception:  # one directory that cannot be removed must not stop the others'
-            log.exception("removing the scratch directory %s failed; remove it by hand", path)
+            log.exception("removing %s failed; remove it by hand", path)
         finally:
             _ended.task_done()
 
 
 def wait_for_removals() -> None:
-    """Wait until the janitor has removed every scratch directory handed to it (at exit; tests)."""
+    """Wait until the janitor has removed every directory handed to it (at exit; tests)."""
     if _janitor is not None:
         _ended.join()
