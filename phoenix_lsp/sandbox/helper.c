@@ -54,13 +54,13 @@
  * mount so that they name the merged folder. Failing to mount fails the command (error overlay-*).
  */
 #define _GNU_SOURCE
-#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,6 +75,457 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#ifdef PHOENIX_NOLIBC
+/* ------------------------------------------------------------------ without the C library (x86_64) --
+ * Built so (build.py: -DPHOENIX_NOLIBC -nostdlib -static, x86_64 only), the helper starts without the C library's
+ * start-up, whose CPU feature probe (dozens of CPUID instructions, each a trap to the hypervisor in a virtual
+ * machine) cost ~0.5 ms of every command here: the functions below are the few the helper uses, each a system
+ * call or a few lines. The C library's headers are used for types and constants only. Where this build fails
+ * (another architecture, another compiler), build.py builds the helper with the C library as before. */
+#if !defined(__x86_64__)
+#error "PHOENIX_NOLIBC is for x86_64 only"
+#endif
+#include <sys/mman.h>
+
+static int nolibc_errno;
+int *__errno_location(void) { return &nolibc_errno; }
+char **environ;
+
+static long sys6(long n, long a, long b, long c, long d, long e, long f) {
+    register long r10 __asm__("r10") = d;
+    register long r8 __asm__("r8") = e;
+    register long r9 __asm__("r9") = f;
+    long ret;
+    __asm__ volatile("syscall" : "=a"(ret) : "a"(n), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8), "r"(r9)
+                     : "rcx", "r11", "memory");
+    return ret;
+}
+static long sys_ret(long r) {
+    if (r < 0 && r > -4096) { nolibc_errno = (int)-r; return -1; }
+    return r;
+}
+#define SYS(n, a, b, c, d, e, f) sys_ret(sys6((n), (long)(a), (long)(b), (long)(c), (long)(d), (long)(e), (long)(f)))
+
+long syscall(long n, ...) {
+    va_list ap;
+    va_start(ap, n);
+    long a = va_arg(ap, long), b = va_arg(ap, long), c = va_arg(ap, long), d = va_arg(ap, long),
+         e = va_arg(ap, long), f = va_arg(ap, long);
+    va_end(ap);
+    return SYS(n, a, b, c, d, e, f);
+}
+void _exit(int code) {
+    for (;;) sys6(SYS_exit_group, code, 0, 0, 0, 0, 0);
+}
+static void (*exit_fns[4])(void);
+static int n_exit_fns;
+int atexit(void (*fn)(void)) {
+    if (n_exit_fns >= 4) return -1;
+    exit_fns[n_exit_fns++] = fn;
+    return 0;
+}
+static void nolibc_exit(int code) {
+    while (n_exit_fns > 0) exit_fns[--n_exit_fns]();
+    _exit(code);
+}
+
+int main(int argc, char **argv);
+__attribute__((used)) static void nolibc_start(long *sp) {
+    int argc = (int)sp[0];
+    char **argv = (char **)(sp + 1);
+    environ = argv + argc + 1;
+    nolibc_exit(main(argc, argv));
+}
+__asm__(".text\n.global _start\n_start:\n xor %rbp, %rbp\n mov %rsp, %rdi\n and $-16, %rsp\n"
+        " call nolibc_start\n hlt\n");
+
+/* memory and strings (the compiler may call the first four itself) */
+void *memcpy(void *dst, const void *src, size_t n) {
+    unsigned char *d = dst;
+    const unsigned char *s = src;
+    while (n--) *d++ = *s++;
+    return dst;
+}
+void *memmove(void *dst, const void *src, size_t n) {
+    unsigned char *d = dst;
+    const unsigned char *s = src;
+    if (d < s) while (n--) *d++ = *s++;
+    else while (n--) d[n] = s[n];
+    return dst;
+}
+void *memset(void *dst, int c, size_t n) {
+    unsigned char *d = dst;
+    while (n--) *d++ = (unsigned char)c;
+    return dst;
+}
+int memcmp(const void *a, const void *b, size_t n) {
+    const unsigned char *x = a, *y = b;
+    for (; n; n--, x++, y++) if (*x != *y) return *x - *y;
+    return 0;
+}
+size_t strlen(const char *s) {
+    const char *p = s;
+    while (*p) p++;
+    return (size_t)(p - s);
+}
+int strcmp(const char *a, const char *b) {
+    while (*a && *a == *b) a++, b++;
+    return (unsigned char)*a - (unsigned char)*b;
+}
+int strncmp(const char *a, const char *b, size_t n) {
+    for (; n; n--, a++, b++) {
+        if (*a != *b) return (unsigned char)*a - (unsigned char)*b;
+        if (!*a) return 0;
+    }
+    return 0;
+}
+char *strchr(const char *s, int c) {
+    for (;; s++) {
+        if (*s == (char)c) return (char *)s;
+        if (!*s) return NULL;
+    }
+}
+char *strrchr(const char *s, int c) {
+    const char *last = NULL;
+    for (;; s++) {
+        if (*s == (char)c) last = s;
+        if (!*s) return (char *)last;
+    }
+}
+char *strstr(const char *h, const char *n) {
+    size_t len = strlen(n);
+    for (; *h; h++) if (strncmp(h, n, len) == 0) return (char *)h;
+    return len == 0 ? (char *)h : NULL;
+}
+
+/* numbers: base 10 or 16, ERANGE past the type, as the C library's */
+static unsigned long long parse_unsigned(const char *s, char **end, int base, unsigned long long max, int *neg) {
+    const char *p = s;
+    while (*p == ' ' || *p == '\t' || *p == '\n') p++;
+    *neg = 0;
+    if (*p == '-' || *p == '+') *neg = *p++ == '-';
+    if (base == 16 && p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) p += 2;
+    unsigned long long v = 0;
+    int any = 0, over = 0;
+    for (;; p++) {
+        int d;
+        if (*p >= '0' && *p <= '9') d = *p - '0';
+        else if (base == 16 && *p >= 'a' && *p <= 'f') d = *p - 'a' + 10;
+        else if (base == 16 && *p >= 'A' && *p <= 'F') d = *p - 'A' + 10;
+        else break;
+        any = 1;
+        if (v > (max - (unsigned long long)d) / (unsigned long long)base) over = 1;
+        else v = v * (unsigned long long)base + (unsigned long long)d;
+    }
+    if (end) *end = (char *)(any ? p : s);
+    if (over) { nolibc_errno = ERANGE; return max; }
+    return v;
+}
+unsigned long long strtoull(const char *s, char **end, int base) {
+    int neg;
+    unsigned long long v = parse_unsigned(s, end, base, ~0ULL, &neg);
+    return neg ? -v : v;
+}
+long long strtoll(const char *s, char **end, int base) {
+    int neg;
+    unsigned long long v = parse_unsigned(s, end, base, (unsigned long long)9223372036854775807LL + 1, &neg);
+    if (!neg && v > 9223372036854775807ULL) { nolibc_errno = ERANGE; return 9223372036854775807LL; }
+    return neg ? (long long)-v : (long long)v;
+}
+long strtol(const char *s, char **end, int base) { return (long)strtoll(s, end, base); }
+int atoi(const char *s) { return (int)strtol(s, NULL, 10); }
+double strtod(const char *s, char **end) {
+    const char *p = s;
+    int neg = 0, any = 0;
+    if (*p == '-' || *p == '+') neg = *p++ == '-';
+    double v = 0, scale = 1;
+    for (; *p >= '0' && *p <= '9'; p++, any = 1) v = v * 10 + (*p - '0');
+    if (*p == '.') for (p++; *p >= '0' && *p <= '9'; p++, any = 1) v += (*p - '0') * (scale /= 10);
+    if (any && (*p == 'e' || *p == 'E')) {
+        const char *q = p + 1;
+        int eneg = 0, ex = 0, edigits = 0;
+        if (*q == '-' || *q == '+') eneg = *q++ == '-';
+        for (; *q >= '0' && *q <= '9' && ex < 400; q++, edigits = 1) ex = ex * 10 + (*q - '0');
+        if (edigits) {
+            while (ex-- > 0) v = eneg ? v / 10 : v * 10;
+            p = q;
+        }
+    }
+    if (end) *end = (char *)(any ? p : s);
+    return neg ? -v : v;
+}
+
+/* formatting: %s %c %d %u %ld %lu %lld %llu %x, with a width of none; what the helper writes */
+int vsnprintf(char *out, size_t size, const char *fmt, va_list ap) {
+    size_t n = 0;
+#define PUT(ch) do { if (n + 1 < size) out[n] = (ch); n++; } while (0)
+    for (const char *f = fmt; *f; f++) {
+        if (*f != '%') { PUT(*f); continue; }
+        f++;
+        int longs = 0;
+        while (*f == 'l') { longs++; f++; }
+        if (*f == 's') {
+            const char *s = va_arg(ap, const char *);
+            if (!s) s = "(null)";
+            while (*s) PUT(*s++);
+        } else if (*f == 'c') {
+            PUT((char)va_arg(ap, int));
+        } else if (*f == 'd' || *f == 'u' || *f == 'x') {
+            unsigned long long v;
+            int negative = 0;
+            if (*f == 'd') {
+                long long sv = longs >= 2 ? va_arg(ap, long long) : longs ? va_arg(ap, long) : va_arg(ap, int);
+                negative = sv < 0;
+                v = negative ? -(unsigned long long)sv : (unsigned long long)sv;
+            } else {
+                v = longs >= 2 ? va_arg(ap, unsigned long long) : longs ? va_arg(ap, unsigned long)
+                                                                        : va_arg(ap, unsigned int);
+            }
+            unsigned base = *f == 'x' ? 16 : 10;
+            char digits[24];
+            int k = 0;
+            do { digits[k++] = "0123456789abcdef"[v % base]; v /= base; } while (v);
+            if (negative) PUT('-');
+            while (k) PUT(digits[--k]);
+        } else if (*f == '%') {
+            PUT('%');
+        } else {
+            return -1; /* a format this helper does not use */
+        }
+    }
+    if (size) out[n < size ? n : size - 1] = 0;
+#undef PUT
+    return (int)n;
+}
+int snprintf(char *out, size_t size, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(out, size, fmt, ap);
+    va_end(ap);
+    return n;
+}
+
+/* memory: size classes of powers of two from mmap'd chunks, each class with a free list (the disk quota's
+   walk allocates and frees a path per directory, again and again). Never inlined: the compiler takes a pointer
+   from malloc for a fresh object, and the size class is kept in the 16 bytes before it. */
+struct block { struct block *next; };
+static struct block *free_lists[48];
+static char *chunk, *chunk_end;
+__attribute__((noinline)) void *malloc(size_t size) {
+    int cls = 5;
+    while (((size_t)1 << cls) < size + 16) cls++;
+    if (cls >= 48) { nolibc_errno = ENOMEM; return NULL; }
+    size_t full = (size_t)1 << cls;
+    char *p;
+    if (free_lists[cls]) {
+        p = (char *)free_lists[cls];
+        free_lists[cls] = free_lists[cls]->next;
+    } else if (full > ((size_t)1 << 20)) {
+        long r = SYS(SYS_mmap, 0, full, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (r == -1) return NULL;
+        p = (char *)r;
+    } else {
+        if (!chunk || (size_t)(chunk_end - chunk) < full) {
+            long r = SYS(SYS_mmap, 0, (size_t)1 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+            if (r == -1) return NULL;
+            chunk = (char *)r;
+            chunk_end = chunk + ((size_t)1 << 20);
+        }
+        p = chunk;
+        chunk += full;
+    }
+    *(size_t *)p = (size_t)cls;
+    return p + 16;
+}
+__attribute__((noinline)) void free(void *ptr) {
+    if (!ptr) return;
+    char *p = (char *)ptr - 16;
+    size_t cls = *(size_t *)p;
+    ((struct block *)p)->next = free_lists[cls];
+    free_lists[cls] = (struct block *)p;
+}
+__attribute__((noinline)) void *realloc(void *ptr, size_t size) {
+    if (!ptr) return malloc(size);
+    size_t cls = *(size_t *)((char *)ptr - 16);
+    if (size + 16 <= ((size_t)1 << cls)) return ptr;
+    void *bigger = malloc(size);
+    if (!bigger) return NULL;
+    memcpy(bigger, ptr, ((size_t)1 << cls) - 16);
+    free(ptr);
+    return bigger;
+}
+char *strdup(const char *s) {
+    size_t len = strlen(s) + 1;
+    char *d = malloc(len);
+    if (d) memcpy(d, s, len);
+    return d;
+}
+
+/* system calls */
+int open(const char *path, int flags, ...) {
+    va_list ap;
+    va_start(ap, flags);
+    int mode = (flags & O_CREAT) ? va_arg(ap, int) : 0;
+    va_end(ap);
+    return (int)SYS(SYS_openat, AT_FDCWD, path, flags, mode, 0, 0);
+}
+ssize_t read(int fd, void *buf, size_t n) { return SYS(SYS_read, fd, buf, n, 0, 0, 0); }
+ssize_t write(int fd, const void *buf, size_t n) { return SYS(SYS_write, fd, buf, n, 0, 0, 0); }
+int close(int fd) { return (int)SYS(SYS_close, fd, 0, 0, 0, 0, 0); }
+int dup2(int a, int b) { return (int)SYS(SYS_dup2, a, b, 0, 0, 0, 0); }
+int pipe2(int fds[2], int flags) { return (int)SYS(SYS_pipe2, fds, flags, 0, 0, 0, 0); }
+int fcntl(int fd, int cmd, ...) {
+    va_list ap;
+    va_start(ap, cmd);
+    long arg = va_arg(ap, long);
+    va_end(ap);
+    return (int)SYS(SYS_fcntl, fd, cmd, arg, 0, 0, 0);
+}
+int access(const char *path, int mode) { return (int)SYS(SYS_access, path, mode, 0, 0, 0, 0); }
+int mkdir(const char *path, mode_t mode) { return (int)SYS(SYS_mkdir, path, mode, 0, 0, 0, 0); }
+int rmdir(const char *path) { return (int)SYS(SYS_rmdir, path, 0, 0, 0, 0, 0); }
+int chdir(const char *path) { return (int)SYS(SYS_chdir, path, 0, 0, 0, 0, 0); }
+int fstat(int fd, struct stat *st) { return (int)SYS(SYS_fstat, fd, st, 0, 0, 0, 0); }
+int fstatat(int dir, const char *path, struct stat *st, int flags) {
+    return (int)SYS(SYS_newfstatat, dir, path, st, flags, 0, 0);
+}
+int mount(const char *src, const char *dst, const char *type, unsigned long flags, const void *data) {
+    return (int)SYS(SYS_mount, src, dst, type, flags, data, 0);
+}
+int unshare(int flags) { return (int)SYS(SYS_unshare, flags, 0, 0, 0, 0, 0); }
+int prctl(int option, ...) {
+    va_list ap;
+    va_start(ap, option);
+    unsigned long a = va_arg(ap, unsigned long), b = va_arg(ap, unsigned long), c = va_arg(ap, unsigned long),
+                  d = va_arg(ap, unsigned long);
+    va_end(ap);
+    return (int)SYS(SYS_prctl, option, a, b, c, d, 0);
+}
+pid_t fork(void) { return (pid_t)SYS(SYS_clone, SIGCHLD, 0, 0, 0, 0, 0); }
+pid_t setsid(void) { return (pid_t)SYS(SYS_setsid, 0, 0, 0, 0, 0, 0); }
+pid_t getpid(void) { return (pid_t)SYS(SYS_getpid, 0, 0, 0, 0, 0, 0); }
+pid_t getppid(void) { return (pid_t)SYS(SYS_getppid, 0, 0, 0, 0, 0, 0); }
+uid_t geteuid(void) { return (uid_t)SYS(SYS_geteuid, 0, 0, 0, 0, 0, 0); }
+gid_t getegid(void) { return (gid_t)SYS(SYS_getegid, 0, 0, 0, 0, 0, 0); }
+int kill(pid_t pid, int sig) { return (int)SYS(SYS_kill, pid, sig, 0, 0, 0, 0); }
+pid_t waitpid(pid_t pid, int *status, int options) { return (pid_t)SYS(SYS_wait4, pid, status, options, 0, 0, 0); }
+int poll(struct pollfd *fds, nfds_t n, int timeout) { return (int)SYS(SYS_poll, fds, n, timeout, 0, 0, 0); }
+int nanosleep(const struct timespec *req, struct timespec *rem) { return (int)SYS(SYS_nanosleep, req, rem, 0, 0, 0, 0); }
+int clock_gettime(clockid_t clock, struct timespec *ts) { return (int)SYS(SYS_clock_gettime, clock, ts, 0, 0, 0, 0); }
+int sched_setscheduler(pid_t pid, int policy, const struct sched_param *param) {
+    return (int)SYS(SYS_sched_setscheduler, pid, policy, param, 0, 0, 0);
+}
+int setrlimit(__rlimit_resource_t resource, const struct rlimit *rl) {
+    return (int)SYS(SYS_prlimit64, 0, resource, rl, 0, 0, 0);
+}
+int getrusage(__rusage_who_t who, struct rusage *usage) { return (int)SYS(SYS_getrusage, who, usage, 0, 0, 0, 0); }
+int sigemptyset(sigset_t *set) {
+    memset(set, 0, sizeof *set);
+    return 0;
+}
+int sigaddset(sigset_t *set, int sig) {
+    ((unsigned long *)set)[0] |= 1UL << (sig - 1);
+    return 0;
+}
+int sigprocmask(int how, const sigset_t *set, sigset_t *old) {
+    return (int)SYS(SYS_rt_sigprocmask, how, set, old, 8, 0, 0);
+}
+int signalfd(int fd, const sigset_t *mask, int flags) { return (int)SYS(SYS_signalfd4, fd, mask, 8, flags, 0, 0); }
+__sighandler_t signal(int sig, __sighandler_t handler) {
+    /* Only SIG_IGN and SIG_DFL are set here: no handler ever runs, so no restorer is needed. */
+    struct { void *handler; unsigned long flags; void *restorer; unsigned long mask; } act = {(void *)handler, 0, 0, 0},
+        old;
+    if (SYS(SYS_rt_sigaction, sig, &act, &old, 8, 0, 0) != 0) return SIG_ERR;
+    return (__sighandler_t)old.handler;
+}
+static const char *const signal_names[] = {
+    "Unknown signal", "Hangup", "Interrupt", "Quit", "Illegal instruction", "Trace/breakpoint trap", "Aborted",
+    "Bus error", "Floating point exception", "Killed", "User defined signal 1", "Segmentation fault",
+    "User defined signal 2", "Broken pipe", "Alarm clock", "Terminated", "Stack fault", "Child exited",
+    "Continued", "Stopped (signal)", "Stopped", "Stopped (tty input)", "Stopped (tty output)",
+    "Urgent I/O condition", "CPU time limit exceeded", "File size limit exceeded", "Virtual timer expired",
+    "Profiling timer expired", "Window changed", "I/O possible", "Power failure", "Bad system call"};
+char *strsignal(int sig) {
+    return (char *)(sig > 0 && sig < 32 ? signal_names[sig] : signal_names[0]);
+}
+int execve(const char *path, char *const argv[], char *const envp[]) {
+    return (int)SYS(SYS_execve, path, argv, envp, 0, 0, 0);
+}
+int execvp(const char *file, char *const argv[]) {
+    /* As the C library's: a name with a slash as it is, else each directory of PATH in turn (the C library's
+       default when there is none); a file that is not a program (ENOEXEC) is run by /bin/sh. */
+    if (!*file) { nolibc_errno = ENOENT; return -1; }
+    if (strchr(file, '/')) {
+        execve(file, argv, environ);
+        return -1;
+    }
+    const char *path = "/bin:/usr/bin";
+    for (char **e = environ; *e; e++) if (strncmp(*e, "PATH=", 5) == 0) { path = *e + 5; break; }
+    size_t flen = strlen(file);
+    int seen_eacces = 0;
+    for (const char *p = path;; p++) {
+        const char *end = strchr(p, ':');
+        if (!end) end = p + strlen(p);
+        char full[4096];
+        size_t dlen = (size_t)(end - p);
+        if (dlen + flen + 2 <= sizeof full) {
+            memcpy(full, p, dlen);
+            size_t at = dlen;
+            if (at == 0) full[at++] = '.';
+            full[at++] = '/';
+            memcpy(full + at, file, flen + 1);
+            execve(full, argv, environ);
+            if (nolibc_errno == ENOEXEC) {
+                char *sh[256];
+                int n = 0;
+                sh[n++] = (char *)"/bin/sh";
+                sh[n++] = full;
+                for (int i = 1; argv[i] && n < 255; i++) sh[n++] = argv[i];
+                sh[n] = NULL;
+                execve("/bin/sh", sh, environ);
+                return -1;
+            }
+            if (nolibc_errno == EACCES) seen_eacces = 1;
+            else if (nolibc_errno != ENOENT && nolibc_errno != ENOTDIR && nolibc_errno != ESTALE &&
+                     nolibc_errno != ENODEV && nolibc_errno != ETIMEDOUT) return -1;
+        }
+        if (!*end) break;
+        p = end;
+    }
+    if (seen_eacces) nolibc_errno = EACCES;
+    return -1;
+}
+
+/* directories: getdents64 into a buffer; struct dirent has the kernel's linux_dirent64 layout on x86_64 */
+struct __dirstream { int fd; int pos; int len; char buf[32768]; };
+DIR *opendir(const char *path) {
+    int fd = (int)SYS(SYS_openat, AT_FDCWD, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0, 0, 0);
+    if (fd < 0) return NULL;
+    DIR *d = malloc(sizeof *d);
+    if (!d) { close(fd); return NULL; }
+    d->fd = fd;
+    d->pos = d->len = 0;
+    return d;
+}
+struct dirent *readdir(DIR *d) {
+    if (d->pos >= d->len) {
+        long n = SYS(SYS_getdents64, d->fd, d->buf, sizeof d->buf, 0, 0, 0);
+        if (n <= 0) return NULL;
+        d->len = (int)n;
+        d->pos = 0;
+    }
+    struct dirent *e = (struct dirent *)(d->buf + d->pos);
+    d->pos += e->d_reclen;
+    return e;
+}
+int closedir(DIR *d) {
+    int r = close(d->fd);
+    free(d);
+    return r;
+}
+int dirfd(DIR *d) { return d->fd; }
+#endif
 
 /* Defined here rather than taken from kernel headers so the helper builds on any libc/header vintage. */
 #define P_PR_SET_NO_NEW_PRIVS 38
@@ -191,7 +642,7 @@ static rlim_t parse_rlim(const char *s, char **end) {
 
 static int hexval(int c) {
     if (c >= '0' && c <= '9') return c - '0';
-    c = tolower(c);
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
     if (c >= 'a' && c <= 'f') return c - 'a' + 10;
     return -1;
 }
@@ -470,9 +921,14 @@ static int descendants(pid_t self, pid_t *out, int cap) {
         buf[len] = 0;
         char *rp = strrchr(buf, ')'); /* the command name may contain spaces and parentheses */
         if (!rp) continue;
-        char state;
-        int ppid;
-        if (sscanf(rp + 1, " %c %d", &state, &ppid) != 2) continue;
+        /* " <state> <ppid>" */
+        char *p = rp + 1;
+        while (*p == ' ') p++;
+        if (!*p) continue;
+        p++;
+        char *end;
+        long ppid = strtol(p, &end, 10);
+        if (end == p) continue;
         scan_pids[n] = (pid_t)atoi(e->d_name);
         scan_ppids[n] = (pid_t)ppid;
         n++;
