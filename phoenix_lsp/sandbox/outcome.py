@@ -23,7 +23,7 @@ _STAGE_TEXT = {
     "chdir": "changing to the working directory",
     "stdin": "opening /dev/null as stdin",
     "stderr": "joining stderr to stdout",
-    "setsid": "starting a new session",
+    "setsid": "leaving the controlling terminal (a process group or a session of its own)",
     "pdeathsig": "tying the command to its launcher",
     "setrlimit": "setting resource limits",
     "close-fds": "closing inherited file descriptors",
