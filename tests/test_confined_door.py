@@ -40,7 +40,7 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("sandbox/launcher/restrict.py", "os.open"): "opens each Landlock rule's path (O_PATH) to make the rule, and "
                                                  "the private /tmp's kept directories to bind them",
     ("sandbox/launcher/restrict.py", "open"): "writes its own /proc/self uid_map, gid_map and setgroups",
-    ("sandbox/launcher/child.py", "os.open"): "the command's stdin: /dev/null; /dev/tty, to let the terminal go",
+    ("sandbox/launcher/child.py", "os.open"): "the command's stdin: /dev/null",
     ("sandbox/launcher/child.py", "open"): "joins the cgroups it made (cgroup.procs)",
     ("sandbox/launcher/child.py", "os.listdir"): "lists its own /proc/self/fd to close the descriptors",
     ("sandbox/launcher/cgroup.py", "open"): "the files of the cgroups it made",

@@ -11,8 +11,7 @@
  *
  * Process layout:
  *   server --exec--> helper (H: child subreaper, stays outside the sandbox)
- *                      `--fork--> command (C: own process group without a terminal, limits, Landlock, seccomp,
- *                                 then exec bash -c ...)
+ *                      `--fork--> command (C: setsid, limits, Landlock, seccomp, then exec bash -c ...)
  * H kills the whole tree of C (every descendant: setsid'd, double-forked, re-grouped) when C exits, when
  * it receives SIGTERM/SIGINT/SIGHUP, when its stdin (the "lifeline" pipe held by the server) reaches EOF
  * because the server went away, or when the tree grows beyond the process limit (-m).
@@ -66,7 +65,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -406,14 +404,6 @@ int prctl(int option, ...) {
 }
 pid_t fork(void) { return (pid_t)SYS(SYS_clone, SIGCHLD, 0, 0, 0, 0, 0); }
 pid_t setsid(void) { return (pid_t)SYS(SYS_setsid, 0, 0, 0, 0, 0, 0); }
-int setpgid(pid_t pid, pid_t pgid) { return (int)SYS(SYS_setpgid, pid, pgid, 0, 0, 0, 0); }
-int ioctl(int fd, unsigned long request, ...) {
-    va_list ap;
-    va_start(ap, request);
-    long arg = va_arg(ap, long);
-    va_end(ap);
-    return (int)SYS(SYS_ioctl, fd, request, arg, 0, 0, 0);
-}
 pid_t getpid(void) { return (pid_t)SYS(SYS_getpid, 0, 0, 0, 0, 0, 0); }
 pid_t getppid(void) { return (pid_t)SYS(SYS_getppid, 0, 0, 0, 0, 0, 0); }
 uid_t geteuid(void) { return (uid_t)SYS(SYS_geteuid, 0, 0, 0, 0, 0, 0); }
@@ -844,26 +834,6 @@ static void mount_namespace(void) {
     if (opt_dir && chdir(opt_dir) != 0) child_fail("chdir");
 }
 
-/* No controlling terminal (REQ-BASH-004) and a process group of its own for the tree kill, without a new session
-   where that suffices: setsid() also starts a scheduler autogroup (CONFIG_SCHED_AUTOGROUP), and a fresh group waits
-   its turn behind every other session's work (+4 to +6 ms of every command on a loaded 2-core machine here, against
-   +0.1 ms for this). The terminal is let go with TIOCNOTTY (C is no session leader: only C loses it, no signal is
-   sent), or there is none (ENXIO); in any other case C starts a new session as before. A process that is no session
-   leader can never take a controlling terminal again. */
-static void leave_terminal(void) {
-    int tty = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC);
-    if (tty < 0 && errno == ENXIO) {
-        /* no controlling terminal */
-    } else if (tty >= 0 && ioctl(tty, TIOCNOTTY) == 0) {
-        close(tty);
-    } else {
-        if (tty >= 0) close(tty);
-        if (setsid() < 0) child_fail("setsid");
-        return;
-    }
-    if (setpgid(0, 0) != 0) child_fail("setsid");
-}
-
 static void run_child(pid_t helper_pid, char **argv) {
     /* Undo what H set up for itself: blocked signals and ignored SIGPIPE are inherited across exec. */
     sigset_t none;
@@ -883,7 +853,8 @@ static void run_child(pid_t helper_pid, char **argv) {
         close(fd);
     }
 
-    leave_terminal();
+    /* New session: no controlling terminal (REQ-BASH-004), its own process group for the tree kill. */
+    if (setsid() < 0) child_fail("setsid");
     if (prctl(P_PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) child_fail("pdeathsig");
     if (getppid() != helper_pid) _exit(127);
 

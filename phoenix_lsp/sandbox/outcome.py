@@ -23,7 +23,7 @@ _STAGE_TEXT = {
     "chdir": "changing to the working directory",
     "stdin": "opening /dev/null as stdin",
     "stderr": "joining stderr to stdout",
-    "setsid": "leaving the controlling terminal (a process group or a session of its own)",
+    "setsid": "starting a new session",
     "pdeathsig": "tying the command to its launcher",
     "setrlimit": "setting resource limits",
     "close-fds": "closing inherited file descriptors",

@@ -95,14 +95,14 @@ async def test_background_cap_per_conversation(tmp_path: Path) -> None:
 @pytest.mark.parametrize("restricted", BOTH)
 async def test_no_tty_and_empty_stdin(tmp_path: Path, restricted: bool) -> None:
     cmd = ("cat; echo \"stdin-done\"; tty; read -r x || echo read-eof; "
-           "awk '{print \"tty_nr=\" $7}' /proc/self/stat; ps -o pgid= -p $$; echo $$")
+           "awk '{print \"tty_nr=\" $7}' /proc/self/stat; ps -o sid= -p $$; echo $$")
     res = await asyncio.wait_for(run_bash({"command": cmd}, ctx_for(tmp_path, restricted)), 10)
     lines = res.output.split("\n")
     assert lines[0] == "stdin-done"  # cat saw EOF at once
     assert "not a tty" in res.output and "read-eof" in res.output
-    assert "tty_nr=0" in res.output  # no controlling terminal (tests/security/test_sandbox_terminal.py: with one)
-    pgid, pid = lines[-3].strip(), lines[-2].strip()
-    assert pgid == pid  # bash leads its own process group (the tree kill); no session of its own (no autogroup)
+    assert "tty_nr=0" in res.output  # no controlling terminal
+    sid, pid = lines[-3].strip(), lines[-2].strip()
+    assert sid == pid  # bash leads its own session (setsid)
     res = await run_bash({"command": "exec 3</dev/tty"}, ctx_for(tmp_path, restricted))
     # No controlling terminal (ENXIO); in Restricted /dev/tty is not even on the device allow-list (EACCES).
     expected = "Permission denied" if restricted else "No such device or address"

@@ -1,7 +1,7 @@
 """Pure-Python twin of helper.c, used when no C compiler is available (see build.py).
 
 Same command line, same status protocol on stderr, same process layout: this process becomes a child
-subreaper, forks the command, restricts the child (no controlling terminal, rlimits, descriptors, no_new_privs,
+subreaper, forks the command, restricts the child (setsid, rlimits, descriptors, no_new_privs,
 capabilities, Landlock, seccomp) and execs it, then owns the tree and kills all of it when the command
 ends, on SIGTERM/SIGINT/SIGHUP, when the lifeline (stdin) closes, past the process limit (a pids
 cgroup with -g, else a watchdog that counts the tree), past the disk quota (-Q) or the time limit (-t).

@@ -1,4 +1,4 @@
-"""The command's first process, from fork to exec: it joins the cgroups, leaves the controlling terminal,
+"""The command's first process, from fork to exec: it joins the cgroups, leaves the launcher's session,
 takes its descriptors and limits, restricts itself (restrict.py) and execs the command. A failure before
 exec is written to the error pipe and the child exits; it never runs the command unrestricted."""
 
@@ -7,11 +7,9 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import errno
-import fcntl
 import os
 import resource
 import signal
-import termios
 
 from .kernel import (
     CLOSE_RANGE_CLOEXEC,
@@ -28,27 +26,6 @@ from .options import Options
 from .restrict import drop_capabilities, install_filter, landlock, mount_namespace
 
 
-def leave_terminal() -> None:
-    """No controlling terminal and a process group of its own, without a new session where that suffices (as
-    helper.c's leave_terminal: a new session starts a scheduler autogroup, which waits its turn behind every other
-    session's work)."""
-    try:
-        tty = os.open("/dev/tty", os.O_RDWR | os.O_NOCTTY | os.O_CLOEXEC)
-    except OSError as exc:
-        if exc.errno != errno.ENXIO:  # cannot tell: a new session, as before
-            os.setsid()
-            return
-    else:
-        try:
-            fcntl.ioctl(tty, termios.TIOCNOTTY)
-        except OSError:
-            os.setsid()
-            return
-        finally:
-            os.close(tty)
-    os.setpgid(0, 0)
-
-
 def child(o: Options, helper_pid: int, err_w: int, cgroups: list[str], memcg_ok: bool) -> None:
     stage = "setup"
     try:
@@ -62,7 +39,7 @@ def child(o: Options, helper_pid: int, err_w: int, cgroups: list[str], memcg_ok:
             with open(os.path.join(cgroup, "cgroup.procs"), "w") as f:
                 f.write("0")
         stage = "setsid"
-        leave_terminal()
+        os.setsid()
         check(libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0), "pdeathsig")
         if os.getppid() != helper_pid:
             os._exit(127)
