@@ -853,7 +853,12 @@ static void run_child(pid_t helper_pid, char **argv) {
         close(fd);
     }
 
-    /* New session: no controlling terminal (REQ-BASH-004), its own process group for the tree kill. */
+    /* New session: no controlling terminal (REQ-BASH-004), its own process group for the tree kill, and its own
+       scheduler autogroup. The autogroup is the most of what a spawn costs on a loaded machine (a fresh group waits
+       its turn: +3 to +4 ms here), and it is kept on purpose: a CPU-heavy command in the server's group starved the
+       server (its wake-ups 3x later) and slowed the tree's kill (issue 36, specs/bash.md REQ-BASH-004).
+       Joining the cgroups above costs an RCU grace period after a pause (cgroup v1, or v2 without favordynmods):
+       the kernel's lock for moving a process between cgroups falls back to its fast mode when unused. */
     if (setsid() < 0) child_fail("setsid");
     if (prctl(P_PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) child_fail("pdeathsig");
     if (getppid() != helper_pid) _exit(127);
