@@ -11,7 +11,7 @@ import shlex
 import tempfile
 from pathlib import Path
 
-from phoenix_lsp.sandbox import build, denylist, overlay, private_tmp, probe, protections, spawn
+from phoenix_lsp.sandbox import build, cgroups, denylist, overlay, private_tmp, probe, protections, spawn
 
 
 def _self_test() -> str:
@@ -60,6 +60,9 @@ def doctor_lines(self_test: bool = True) -> list[str]:
     lines += [f"active: {text}" for text in support.active]
     lines.append(f"active: {protections.process_limit_protection()}")
     lines.append(f"active: {protections.memory_limit_protection()}")
+    slow_join = cgroups.cgroup_lock_note()
+    if slow_join is not None and (cgroups.pids_cgroup_parent() or cgroups.memory_cgroup_parent()):
+        lines.append(f"note: {slow_join}")
     denied = denylist.deny_read_paths(denylist.variable_entries())
     lines.append(f"active: deny-read (Landlock): {len(denied)} paths a restricted command cannot read, "
                  f"extend with {denylist.DENY_READ_ENV} or the denyRead option:")
