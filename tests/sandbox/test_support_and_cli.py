@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import os
-import platform
 import shutil
 import subprocess
 import sys
@@ -177,39 +176,6 @@ def test_the_helper_is_compiled_once_per_source(tmp_path: Path) -> None:
     first = build.compile_helper(tmp_path)
     stamp = first.stat().st_mtime_ns
     assert build.compile_helper(tmp_path) == first and first.stat().st_mtime_ns == stamp
-
-
-@pytest.mark.req("REQ-BASH-008")
-def test_on_x86_64_the_helper_is_built_without_the_c_library(tmp_path: Path) -> None:
-    """Its start-up then skips the C library's CPU feature probe (~0.5 ms of every command in a virtual machine);
-    the build is used only once it has run a command and reported it as the server reads it."""
-    from phoenix_lsp.sandbox import build
-
-    if platform.machine().lower() not in ("x86_64", "amd64"):
-        pytest.skip("the build without the C library is for x86_64")
-    if shutil.which("gcc") is None and shutil.which("cc") is None:
-        pytest.skip("no C compiler")
-    binary = build.compile_helper(tmp_path)
-    assert b"nolibc_start" in binary.read_bytes()
-    assert b"__libc_start_main" not in binary.read_bytes()
-    done = subprocess.run([str(binary), "-C", str(tmp_path), "--", "sh", "-c", "pwd; echo $0; exit 3"],
-                          capture_output=True, timeout=60, check=False)
-    assert done.returncode == 3 and done.stdout == f"{tmp_path}\nsh\n".encode(), done
-    assert done.stderr.startswith(b"started ") and done.stderr.endswith(b"exit 3\n"), done.stderr
-
-
-@pytest.mark.req("REQ-BASH-008")
-def test_a_failed_build_without_the_c_library_falls_back_to_one_with_it(tmp_path: Path,
-                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    from phoenix_lsp.sandbox import build
-
-    if shutil.which("gcc") is None and shutil.which("cc") is None:
-        pytest.skip("no C compiler")
-    monkeypatch.setattr(build, "NOLIBC_FLAGS", [*build.NOLIBC_FLAGS, "-fno-such-compiler-flag"])
-    binary = build.compile_helper(tmp_path)
-    assert b"nolibc_start" not in binary.read_bytes()
-    done = subprocess.run([str(binary), "--", "sh", "-c", "exit 4"], capture_output=True, timeout=60, check=False)
-    assert done.returncode == 4 and done.stderr.endswith(b"exit 4\n"), done
 
 
 MOUNTINFO = """\
