@@ -16,16 +16,20 @@ MODULES = ["core", "store", "patch", "reading", "sandbox", "server", "cache", "f
 
 
 def print_table(rows: list[dict[str, object]]) -> None:
+    """Each figure with its baseline, the ratio and the difference between them, its goal and, when the row
+    judges itself (``met``: True or False), the verdict."""
     for row in rows:
         value, base = row["value"], row.get("baseline_value")
         ratio = ""
         if isinstance(value, int | float) and isinstance(base, int | float) and base:
-            ratio = f"  (x{value / base:.3g} of baseline)"
+            ratio = f"  (x{value / base:.3g} of baseline, {value - base:+.3g} {row.get('unit', '')})"
         print(f"- {row['name']}: {value} {row.get('unit', '')}{ratio}")
         if base is not None:
             print(f"    baseline: {row.get('baseline_name')}: {base} {row.get('unit', '')}")
         if row.get("goal"):
             print(f"    goal: {row['goal']}")
+        if isinstance(row.get("met"), bool):
+            print(f"    verdict: {'goal met' if row['met'] else 'GOAL MISSED'}")
 
 
 def main(argv: list[str] | None = None) -> int:

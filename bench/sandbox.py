@@ -1,4 +1,5 @@
-"""Sandbox benchmarks: spawn cost of a sandboxed `bash -c true` next to a plain spawn and bubblewrap,
+"""Sandbox benchmarks: spawn cost of a Restricted `bash -c true` next to a plain spawn (the difference, the
+goal of +3 ms at most and the verdict), next to the same spawn without restrictions and next to bubblewrap,
 and the time from cancelling a running tool to every process of its tree being gone.
 
 Run: python bench/sandbox.py [--quick]
@@ -100,6 +101,18 @@ async def _interleaved_ms(makers: dict[str, Any], n: int) -> dict[str, float]:
     return {name: statistics.median(values) for name, values in samples.items()}
 
 
+async def _after_a_pause(makers: dict[str, Any], n: int, pause_s: float) -> dict[str, float]:
+    """Median of each maker, each sample taken after `pause_s` of idleness (in turns)."""
+    samples: dict[str, list[float]] = {name: [] for name in makers}
+    for _ in range(n):
+        for name, make in makers.items():
+            await asyncio.sleep(pause_s)
+            t = time.perf_counter()
+            await make()
+            samples[name].append((time.perf_counter() - t) * 1000)
+    return {name: statistics.median(values) for name, values in samples.items()}
+
+
 async def _figures(quick: bool) -> list[dict[str, Any]]:
     n = 30 if quick else 200
     support = probe()
@@ -108,10 +121,13 @@ async def _figures(quick: bool) -> list[dict[str, Any]]:
         cwd = Path(tmp)
         makers: dict[str, Any] = {"plain": lambda: _plain(["bash", "-c", "true"])}
         req = spawn.SpawnRequest(("bash", "-c", "true"), cwd, restricted=True)
+        unrestricted = spawn.SpawnRequest(("bash", "-c", "true"), cwd, restricted=False)
         if support.available:
             os.environ["PHOENIX_LSP_SANDBOX_LAUNCHER"] = "compiled"
             build.reset_cache()
             makers["compiled"] = lambda: spawn.run(req, timeout=30)
+            # the launcher's own share (its exec, its fork, its watch): the same spawn without the restrictions
+            makers["unrestricted"] = lambda: spawn.run(unrestricted, timeout=30)
         medians = await _interleaved_ms(makers, n)
         plain = medians["plain"]
         # bubblewrap in its own turns: the kernel tears its network namespace down after it exits, work
@@ -136,19 +152,45 @@ async def _figures(quick: bool) -> list[dict[str, Any]]:
             build.reset_cache()
             for kind, value, base in (("compiled", medians["compiled"], plain),
                                       ("python", python["python"], python["plain"])):
-                out.append({"name": f"sandboxed spawn of bash -c true ({kind} launcher), median",
-                            "value": round(value, 2), "unit": "ms",
-                            "baseline_name": "plain spawn of bash -c true, median (sampled in turns)",
-                            "baseline_value": round(base, 2),
-                            "goal": "within 3 ms of plain" if kind == "compiled" else
-                            "fallback only (no C compiler): informational"})
+                row: dict[str, Any] = {
+                    "name": f"Restricted spawn of bash -c true ({kind} launcher), median", "value": round(value, 2),
+                    "unit": "ms", "baseline_name": "plain spawn of bash -c true, median (sampled in turns)",
+                    "baseline_value": round(base, 2),
+                    "goal": f"within +3 ms of plain (here {value - base:+.2f} ms)" if kind == "compiled" else
+                    "fallback only (no C compiler): informational"}
+                if kind == "compiled":
+                    row["met"] = value - base <= 3.0
+                out.append(row)
+            out.append({"name": "Unrestricted spawn of bash -c true (compiled launcher, no restrictions), median",
+                        "value": round(medians["unrestricted"], 2), "unit": "ms",
+                        "baseline_name": "plain spawn of bash -c true, median (sampled in turns)",
+                        "baseline_value": round(plain, 2),
+                        "goal": "informational: the launcher's own share of the Restricted figure above "
+                                f"({medians['unrestricted'] - plain:+.2f} of {medians['compiled'] - plain:+.2f} ms)"})
             compiled = out[0]["value"]
+            # The figures above come back to back. An agent's commands come seconds apart, and after a pause the
+            # command's first cgroup join (cgroup v1, or v2 without favordynmods) waits for an RCU grace period:
+            # the kernel's lock for moving a process between cgroups falls back to its fast mode when unused.
+            os.environ["PHOENIX_LSP_SANDBOX_LAUNCHER"] = "compiled"
+            build.reset_cache()
+            paused = await _after_a_pause({"plain": makers["plain"], "compiled": makers["compiled"]},
+                                          5 if quick else 12, 0.5)
+            os.environ.pop("PHOENIX_LSP_SANDBOX_LAUNCHER", None)
+            build.reset_cache()
+            out.append({"name": "Restricted spawn of bash -c true (compiled launcher) after a pause of 0.5 s, median",
+                        "value": round(paused["compiled"], 2), "unit": "ms",
+                        "baseline_name": "plain spawn of bash -c true after the same pause, median",
+                        "baseline_value": round(paused["plain"], 2),
+                        "goal": "informational: as an agent's commands come (the goal is the back-to-back figure); "
+                                "the difference from the back-to-back one is the cgroup join's wait "
+                                f"({paused['compiled'] - paused['plain'] - (medians['compiled'] - plain):+.2f} ms)"})
             out.append({"name": "sandboxed spawn of bash -c true (compiled launcher), median",
                         "value": compiled, "unit": "ms",
                         "baseline_name": "bubblewrap (ro /, own net ns) spawn, median" + (
                             f" [{bwrap_note}]" if bwrap_note else ""),
                         "baseline_value": round(bwrap_ms, 2) if bwrap_ms is not None else None,
-                        "goal": "faster than bubblewrap"})
+                        "goal": "faster than bubblewrap",
+                        "met": compiled < bwrap_ms if bwrap_ms is not None else None})
         m = 10 if quick else 60
         for restricted in ([True, False] if support.available else [False]):
             ctx = BashContext(working_directory=cwd, restricted=restricted)
@@ -157,7 +199,7 @@ async def _figures(quick: bool) -> list[dict[str, Any]]:
             out.append({"name": f"cancel of a running tool ({mode}) -> every process gone, p50",
                         "value": round(_pct(samples, 0.5), 2), "unit": "ms",
                         "baseline_name": "p99", "baseline_value": round(_pct(samples, 0.99), 2),
-                        "goal": "p99 < 50 ms (requirement: 100 ms)"})
+                        "goal": "p99 < 50 ms (requirement: 100 ms)", "met": _pct(samples, 0.99) < 50})
     return out
 
 

@@ -84,6 +84,9 @@ def doctor_lines(self_test: bool = True) -> list[str]:
     lines += [f"active: {text}" for text in support.active]
     lines.append(f"active: {process_limit_protection()}")
     lines.append(f"active: {memory_limit_protection()}")
+    slow_join = cgroups.cgroup_lock_note()
+    if slow_join is not None and (cgroups.pids_cgroup_parent() or cgroups.memory_cgroup_parent()):
+        lines.append(f"note: {slow_join}")
     denied = denylist.deny_read_paths(denylist.variable_entries())
     lines.append(f"active: deny-read (Landlock): {len(denied)} paths a restricted command cannot read, "
                  f"extend with {denylist.DENY_READ_ENV} or the denyRead option:")

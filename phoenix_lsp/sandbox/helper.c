@@ -135,6 +135,21 @@ static char cgroup_dir[4096]; /* empty when no pids cgroup is used */
 static char memcg_dir[4096];  /* empty when no separate memory cgroup is used */
 static int memcg_ok;          /* the tree's memory is counted by a cgroup (memcg_dir, or cgroup_dir on v2) */
 
+/* The lines of the end (killed, memlimit, maxrss, exit) are held and written at once (status_flush): one write,
+   so that the server's event loop wakes once for them, together with the helper's exit. */
+static char held[1024];
+static size_t held_len;
+static int holding;
+
+static void status_flush(void) {
+    if (held_len > 0) {
+        ssize_t ignored = write(2, held, held_len);
+        (void)ignored;
+    }
+    held_len = 0;
+    holding = 0;
+}
+
 static void status(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 #include <stdarg.h>
 static void status(const char *fmt, ...) {
@@ -143,10 +158,15 @@ static void status(const char *fmt, ...) {
     va_start(ap, fmt);
     int n = vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
-    if (n > 0) {
-        ssize_t ignored = write(2, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
-        (void)ignored;
+    if (n <= 0) return;
+    size_t len = (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1;
+    if (holding && held_len + len <= sizeof held) {
+        memcpy(held + held_len, buf, len);
+        held_len += len;
+        return;
     }
+    ssize_t ignored = write(2, buf, len);
+    (void)ignored;
 }
 
 static void usage_fail(const char *what) {
@@ -382,7 +402,12 @@ static void run_child(pid_t helper_pid, char **argv) {
         close(fd);
     }
 
-    /* New session: no controlling terminal (REQ-BASH-004), its own process group for the tree kill. */
+    /* New session: no controlling terminal (REQ-BASH-004), its own process group for the tree kill, and its own
+       scheduler autogroup. The autogroup is the most of what a spawn costs on a loaded machine (a fresh group waits
+       its turn: +3 to +4 ms here), and it is kept on purpose: a CPU-heavy command in the server's group starved the
+       server (its wake-ups 3x later) and slowed the tree's kill (issue 36, specs/bash.md REQ-BASH-004).
+       Joining the cgroups above costs an RCU grace period after a pause (cgroup v1, or v2 without favordynmods):
+       the kernel's lock for moving a process between cgroups falls back to its fast mode when unused. */
     if (setsid() < 0) child_fail("setsid");
     if (prctl(P_PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) child_fail("pdeathsig");
     if (getppid() != helper_pid) _exit(127);
@@ -864,7 +889,8 @@ int main(int argc, char **argv) {
         return 125;
     }
     status("started %d\n", (int)child);
-    if (!opt_background) close(1); /* the command holds the output pipe; EOF then means the tree is gone */
+    /* The output pipe stays open here until the end (H never writes to it but with -B): its end then comes with
+       H's own, once the tree is gone, and the server wakes once for both. */
 
     const char *killed = NULL;
     long threads_baseline = opt_max_procs > 0 ? machine_threads() : -1;
@@ -942,6 +968,7 @@ int main(int argc, char **argv) {
         }
     }
     kill_tree(self, child, &child_status, &child_done);
+    holding = 1;
     long hits = memory_limit_hits();
     remove_cgroup();
     if (killed) status("killed %s\n", killed);
@@ -965,6 +992,7 @@ int main(int argc, char **argv) {
         code = 137;
         snprintf(line, sizeof line, "killed");
     }
+    status_flush();
     if (opt_background) {
         char out[256];
         int n = snprintf(out, sizeof out, "\n[phoenix-lsp: background command finished: %s%s%s]\n", line,

@@ -1,17 +1,30 @@
 """The scratch directory of a restricted command: the only place it may write (its TMPDIR), made before it
 starts and removed, whatever it left there, once it has ended.
+
+Removing it is off the command's path: the directory is renamed out of the way at once (its name is gone when the
+run returns) and a janitor thread removes it. Removing even an empty directory waits for the file system's journal
+(0.3-1.6 ms on an ext4 /tmp here, against 5 us for the rename), which every Restricted command paid before its
+result came back.
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import errno as errno_mod
 import logging
 import os
+import queue
 import tempfile
+import threading
 from pathlib import Path
 
 log = logging.getLogger(__name__)
+
+#: scratch directories renamed out of the way, waiting for the janitor
+_ended: queue.Queue[Path] = queue.Queue()
+_janitor_lock = threading.Lock()
+_janitor: threading.Thread | None = None
 
 def make_scratch(restricted: bool) -> Path | None:
     if not restricted:
@@ -115,6 +128,58 @@ def remove_tree(root: Path) -> bool:
     return not os.path.lexists(root)
 
 
-def remove_scratch(scratch: Path | None) -> None:
-    if scratch is not None:
+def ended_name(scratch: Path) -> Path:
+    """The hidden name a scratch directory is renamed to once its command has ended, until the janitor removes
+    it."""
+    return scratch.with_name(f".{scratch.name}-ended")
+
+
+def remove_scratch(scratch: Path | None, wait: bool = False) -> None:
+    """Remove a scratch directory once its command has ended (its whole tree is gone, so nothing writes there any
+    more): renamed at once to a hidden name beside it (ended_name), then removed by the janitor thread; here with
+    `wait`. The server waits for what is still queued when it exits."""
+    if scratch is None:
+        return
+    if wait:
         remove_tree(scratch)
+        return
+    ended = ended_name(scratch)
+    try:
+        os.rename(scratch, ended)
+    except OSError:  # gone already, or a file system that refuses: remove it under its own name
+        ended = scratch
+    remove_later(ended)
+
+
+def remove_later(path: Path) -> None:
+    """Hand a directory of the server's own that nothing uses any more to the janitor thread (remove_tree)."""
+    _start_janitor()
+    _ended.put(path)
+
+
+def _start_janitor() -> None:
+    global _janitor
+    if _janitor is not None:
+        return
+    with _janitor_lock:
+        if _janitor is None:
+            _janitor = threading.Thread(target=_janitor_loop, name="phoenix-scratch-janitor", daemon=True)
+            _janitor.start()
+            atexit.register(wait_for_removals)
+
+
+def _janitor_loop() -> None:
+    while True:
+        path = _ended.get()
+        try:
+            remove_tree(path)
+        except Exception:  # one directory that cannot be removed must not stop the others'
+            log.exception("removing %s failed; remove it by hand", path)
+        finally:
+            _ended.task_done()
+
+
+def wait_for_removals() -> None:
+    """Wait until the janitor has removed every directory handed to it (at exit; tests)."""
+    if _janitor is not None:
+        _ended.join()

@@ -42,10 +42,12 @@ class WatchedLauncher:
         self.returncode: int | None = None
         self._pidfd = -1
         self._reaped = False
-        for fd, sink, eof in ((self.out_fd, capture.feed, self.out_eof),
-                              (self.err_fd, self.status.extend, self.err_eof)):
+        for fd in (self.out_fd, self.err_fd):
             os.set_blocking(fd, False)
-            self.loop.add_reader(fd, self._on_readable, fd, sink, eof)
+        self.loop.add_reader(self.out_fd, self._on_readable, self.out_fd, capture.feed, self.out_eof)
+        # The status lines are read once the launcher has ended (_on_exit), not as each comes: no line is needed
+        # before (the server parses them after the end), a few lines never fill the pipe, and the loop then
+        # wakes once at the end instead of once more for "started".
         try:
             self._pidfd = os.pidfd_open(self.pid)
         except (OSError, AttributeError):
@@ -70,6 +72,21 @@ class WatchedLauncher:
     def _on_exit(self) -> None:
         if self._pidfd >= 0:
             self.loop.remove_reader(self._pidfd)
+        if not self.err_eof.done() and not self._reaped:
+            # Only the launcher writes there, and it has ended: read it to its end now; should anything still hold
+            # it, the rest is read as it comes (the server waits for it with a bound).
+            while True:
+                try:
+                    data = os.read(self.err_fd, 65536)
+                except BlockingIOError:
+                    self.loop.add_reader(self.err_fd, self._on_readable, self.err_fd, self.status.extend, self.err_eof)
+                    break
+                except OSError:
+                    data = b""
+                if not data:
+                    self.err_eof.set_result(None)
+                    break
+                self.status.extend(data)
         if not self.exited.done():
             self.exited.set_result(None)
 

@@ -25,6 +25,7 @@ from pathlib import Path
 import pytest
 
 from phoenix_lsp.sandbox import background, cgroups, outcome, spawn, watch
+from phoenix_lsp.sandbox import scratch as scratch_mod
 from phoenix_lsp.sandbox.limits import Limits
 from phoenix_lsp.sandbox.scratch import remove_tree
 from phoenix_lsp.tools.bash import BashContext, run_bash
@@ -567,6 +568,9 @@ async def test_scratch_is_removed_whatever_the_command_left(restricted: Runner) 
     scratch = Path(res.output.split("\n")[0])
     assert "deep-ok" in res.output, res.output
     assert scratch.name.startswith("phoenix-lsp-scratch-") and not scratch.exists()
+    # its name is gone at once; what the command left is removed by the janitor, off the command's path
+    scratch_mod.wait_for_removals()
+    assert not scratch_mod.ended_name(scratch).exists()
 
 
 @pytest.mark.req("REQ-BASH-022")

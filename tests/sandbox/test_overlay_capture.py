@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from phoenix_lsp.sandbox import cli, overlay, spawn
+from phoenix_lsp.sandbox import cli, overlay, scratch, spawn
 from tests.sandbox import conftest as sandbox_fixtures
 from tests.sandbox.capture import run_captured, tree_digest
 from tests.waiting import eventually
@@ -51,6 +51,8 @@ async def test_a_captured_command_sees_its_changes_and_the_real_folder_does_not(
     other, _ = await run_captured("echo x > y", ws, tmp_path / "data")
     overlay.discard(other)  # renamed away at once, removed in the background
     assert not other.root.exists()
+    scratch.wait_for_removals()
+    assert not os.listdir(layer.root.parent)
 
 
 @pytest.mark.req("REQ-BASH-028")

@@ -178,6 +178,22 @@ def test_the_helper_is_compiled_once_per_source(tmp_path: Path) -> None:
     assert build.compile_helper(tmp_path) == first and first.stat().st_mtime_ns == stamp
 
 
+MOUNTINFO = """\
+22 1 253:1 / / rw,relatime - ext4 /dev/vda rw,discard
+32 31 0:29 / /sys/fs/cgroup/cpu rw,relatime - cgroup cgroup rw,cpu
+39 31 0:36 / /sys/fs/cgroup/pids rw,relatime - cgroup cgroup rw,pids
+41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw{v2}
+"""
+
+
+@pytest.mark.req("REQ-BASH-014")
+def test_doctor_says_when_a_cgroup_join_waits_for_a_grace_period() -> None:
+    note = cgroups.cgroup_lock_note(MOUNTINFO.format(v2=""))
+    assert note is not None and "favordynmods /sys/fs/cgroup/pids" in note and "grace period" in note
+    assert cgroups.cgroup_lock_note(MOUNTINFO.format(v2=",favordynmods")) is None  # the lock stays ready
+    assert cgroups.cgroup_lock_note("22 1 253:1 / / rw,relatime - ext4 /dev/vda rw\n") is None  # no cgroups
+
+
 @pytest.mark.slow  # four C compilations
 @pytest.mark.req("REQ-BASH-008")
 def test_concurrent_builds_of_the_helper_all_get_a_complete_binary(tmp_path: Path) -> None:

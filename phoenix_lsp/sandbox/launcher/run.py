@@ -81,8 +81,7 @@ def _run(o: Options, self_pid: int, cgroup: Cgroup | None, cgroups: list[Cgroup]
         status(f"error {report.decode(errors='replace')}\n")
         return 125
     status(f"started {child}\n")
-    if not o.background:
-        os.close(1)
+    # The output pipe stays open here until the end (as in helper.c): its end comes with the launcher's own.
 
     events: list[int] = []
     wake_r, wake_w = os.pipe()
@@ -163,23 +162,25 @@ def _run(o: Options, self_pid: int, cgroup: Cgroup | None, cgroups: list[Cgroup]
     signal.pthread_sigmask(signal.SIG_BLOCK, HANDLED)
     tree.kill_all(self_pid)
     hits = memcg.memory_limit_hits() if memcg is not None else 0
+    end: list[str] = []  # the lines of the end, written at once (as in helper.c)
     if killed:
-        status(f"killed {killed}\n")
+        end.append(f"killed {killed}\n")
     if hits:
-        status(f"memlimit {hits}\n")
-    status(f"maxrss {resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}\n")
+        end.append(f"memlimit {hits}\n")
+    end.append(f"maxrss {resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}\n")
     st = tree.status
     if st is not None and os.WIFEXITED(st):
         code = os.WEXITSTATUS(st)
-        status(f"exit {code}\n")
+        end.append(f"exit {code}\n")
         line = f"exit code {code}"
     elif st is not None and os.WIFSIGNALED(st):
         signum = int(os.WTERMSIG(st))
         code = 128 + signum
-        status(f"signal {signum}\n")
+        end.append(f"signal {signum}\n")
         line = f"killed by signal {signum} ({signal.strsignal(signal.Signals(signum))})"
     else:
         code, line = 137, "killed"
+    status("".join(end))
     if o.background:
         extra = f"; tree killed: {killed}" if killed else ""
         with contextlib.suppress(OSError):
