@@ -2,6 +2,7 @@
 local compat = require("phoenix.compat")
 local config = require("phoenix.config")
 local dialog = require("phoenix.dialog")
+local review = require("phoenix.review")
 local rpc = require("phoenix.rpc")
 
 local M = {}
@@ -44,8 +45,11 @@ function M.ask(ev)
   -- All of the arguments and all of the diff: the user approves only what they saw (REQ-PERM-023); a patch is
   -- shown as its file, a summary and its diff, which hold all of its arguments
   local args = compat.json(ev.arguments or vim.empty_dict())
-  local summary = nil
-  if ev.diff and ev.diff ~= "" and type(ev.arguments) == "table" then
+  local summary, body = nil, nil
+  local changes = review.of(ev.arguments, ev.diff)
+  if changes then -- a multi-file review (REQ-NVIM-021): the command, the files, the summary, each file's diff
+    body = review.body(changes)
+  elseif ev.diff and ev.diff ~= "" and type(ev.arguments) == "table" then
     summary = M.patch_summary(ev.arguments, ev.diff)
   end
   local choices = {
@@ -60,6 +64,7 @@ function M.ask(ev)
     description = vim.split(ev.description or "", "\n\n", { plain = true })[1],
     arguments = args,
     summary = summary,
+    body = body,
     diff = ev.diff,
     choices = choices,
     cancel_value = { decision = "deny" },

@@ -134,7 +134,7 @@ export function reviewHeadline(review: Review): string {
   const n = review.files.length;
   const added = review.files.reduce((s, f) => s + f.added, 0);
   const removed = review.files.reduce((s, f) => s + f.removed, 0);
-  const rest = review.others.length + review.more;
+  const rest = review.others.length; // the server's part the arguments name (its counts are in the summary)
   const others = rest ? `, ${rest} other change${rest === 1 ? "" : "s"}` : "";
   return `${n} text file${n === 1 ? "" : "s"} (+${added} −${removed})${others}`;
 }
