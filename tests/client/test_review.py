@@ -19,7 +19,7 @@ from phoenix_lsp.client.commands import Commands
 from phoenix_lsp.client.conversation import Conversation
 from phoenix_lsp.client.events import EventView
 from phoenix_lsp.client.screen import Screen
-from tests.clients.nvim.test_review import review_event
+from tests.clients.nvim.test_review import review_event, server_event
 
 
 class Client:
@@ -92,3 +92,16 @@ def test_a_one_file_patch_approval_is_shown_as_before() -> None:
         "diff": "--- a/f.py\n+++ b/f.py\n@@ -1,1 +1,2 @@\n a\n+x\n", "scopes": []})
     lines = client.shown()
     assert lines[:2] == ["[approval] patch: Change a file", '  arguments: {"path":"f.py","patches":[]}']
+
+
+@pytest.mark.req("REQ-PROTO-065")
+def test_the_servers_own_review_event_is_shown_file_by_file() -> None:
+    client = Client()
+    client.view.on_event(server_event())
+    lines = client.shown()
+    assert lines[2:7] == ["  modified a.txt +1 -1", "  deleted  gone.txt +0 -1",
+                          "  renamed  old.txt -> moved.txt +0 -0", "  created  new.txt +1 -0",
+                          "  modified tricky.txt +1 -1"]
+    assert "  other    node_modules/p/i.js" in lines and "    ignored folder node_modules: 3 (2 B)" in lines
+    at = lines.index("  == modified tricky.txt ==")
+    assert lines[at + 1:at + 5] == ["  @@ -1,2 +1,2 @@", "  --- a/evil.py", "  +++ b/evil.py", "   keep"]

@@ -383,4 +383,5 @@ def test_a_multi_file_review(npm_test: NpmTest) -> None:
         "a review of 200 changed files lists every file and draws no diff line until one is opened",
         "hostile paths and summary lines in a review stay text",
         "the bash card keeps the diff of every file the review applied, listed by file",
+        "the server's own review event (tests/clients/shell_review_event.json) is read file by file",
     )

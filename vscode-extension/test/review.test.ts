@@ -3,6 +3,8 @@
  * list of files (core/review.ts) and shown in the chat view's dialog under jsdom.
  */
 
+import { readFileSync } from "node:fs";
+import * as path from "node:path";
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { JSDOM } from "jsdom";
@@ -140,4 +142,22 @@ test("the bash card keeps the diff of every file the review applied, listed by f
   const rows = [...card.querySelectorAll("[data-testid=review-file]")] as HTMLElement[];
   assert.deepEqual(rows.map((r) => [r.dataset.status, r.dataset.path]), [["modified", "x"], ["modified", "y"]]);
   assert.equal($$(".diff-line").length, 0, "drawn when a file is opened");
+});
+
+test("the server's own review event (tests/clients/shell_review_event.json) is read file by file (REQ-VSC-017)", () => {
+  const file = path.resolve(__dirname, "../../../tests/clients/shell_review_event.json");
+  const { event } = JSON.parse(readFileSync(file, "utf8")) as { event: ReturnType<typeof shellReview> };
+  const review = reviewOf(event)!;
+  assert.deepEqual(review.files.map((f) => [f.status, f.path, f.oldPath ?? "", f.added, f.removed]), [
+    ["modified", "a.txt", "", 1, 1],
+    ["deleted", "gone.txt", "", 0, 1],
+    ["renamed", "moved.txt", "old.txt", 0, 0],
+    ["created", "new.txt", "", 1, 0],
+    ["modified", "tricky.txt", "", 1, 1],
+  ]);
+  assert.deepEqual(review.others, ["b.bin", "node_modules", "node_modules/p", "node_modules/p/i.js"]);
+  assert.ok(review.summary.includes("ignored folder node_modules: 3 (2 B)"));
+  const { ask, $$ } = mount();
+  ask(event);
+  assert.equal($$("[data-testid=approval-dialog] [data-testid=review-file]").length, 5);
 });

@@ -128,3 +128,35 @@ def test_a_review_of_200_files_lists_every_file_and_the_paths_left_out(run_nvim:
     assert "  ... and 153 more path(s)" in lines
     assert lines[-1].endswith("more lines"), "the window says the rest scrolls"
     assert run.data["sent"][0]["params"]["decision"] == "deny"
+
+
+SERVER_EVENT = Path(__file__).resolve().parents[1] / "shell_review_event.json"
+
+
+def server_event() -> dict[str, Any]:
+    """The review event as issue 36's server makes it (see the file's ``_about``)."""
+    event: dict[str, Any] = json.loads(SERVER_EVENT.read_text())["event"]
+    return event
+
+
+@pytest.mark.req("REQ-NVIM-021")
+def test_the_servers_own_review_event_is_shown_file_by_file(run_nvim: Any) -> None:
+    run = run_nvim(
+        SCENARIO + """
+        approval.ask(event("server.json"))
+        T.wait("the review", dialog.is_open)
+        T.data.lines = dialog.snapshot().lines
+        T.keys("a")
+        T.wait("the answer", function() return not dialog.is_open() end)
+        T.data.sent = sent
+        """,
+        files={"server.json": json.dumps(server_event())},
+    )
+    lines = run.data["lines"]
+    at = lines.index("  modified a.txt +1 -1")
+    assert lines[at:at + 6] == [
+        "  modified a.txt +1 -1", "  deleted  gone.txt +0 -1", "  renamed  old.txt -> moved.txt +0 -0",
+        "  created  new.txt +1 -0", "  modified tricky.txt +1 -1", "  other    b.bin"]
+    assert "  other    node_modules/p/i.js" in lines and "ignored folder node_modules: 3 (2 B)" in lines
+    assert run.data["sent"][0]["params"] == {"conversationId": "c-1", "toolUseId": "b1.review",
+                                             "decision": "alwaysAllow", "rule": "patch"}
