@@ -28,12 +28,8 @@ end
 -- A patch in words, above its diff: "calc.py: 2 changes, 3 lines added, 1 removed".
 function M.patch_summary(arguments, diff)
   local added, removed = 0, 0
-  for _, line in ipairs(vim.split(diff, "\n", { plain = true })) do
-    if line:match("^%+") and not line:match("^%+%+%+ ") then
-      added = added + 1
-    elseif line:match("^%-") and not line:match("^%-%-%- ") then
-      removed = removed + 1
-    end
+  for _, file in ipairs(review.split(diff)) do -- counted by the hunks, so "-- x" removed is a removed line
+    added, removed = added + file.added, removed + file.removed
   end
   local changes = type(arguments.patches) == "table" and #arguments.patches or 0
   local path = type(arguments.path) == "string" and arguments.path or "?"

@@ -5,6 +5,7 @@
 -- Nothing of the arguments or the diff is cut (REQ-PERM-023): a dialog taller than the screen scrolls
 -- (Ctrl-U / Ctrl-D, gg), and its hint says so.
 local compat = require("phoenix.compat")
+local review = require("phoenix.review")
 
 local M = {}
 
@@ -71,8 +72,15 @@ local function draw()
   end
   if c.opts.diff and c.opts.diff ~= "" and not c.opts.body then
     add("")
-    for _, line in ipairs(vim.split(c.opts.diff, "\n", { plain = true })) do
-      if not line:match("^%-%-%- ") and not line:match("^%+%+%+ ") and line ~= "" then
+    -- each file's hunks without its two header lines, the hunks read by their own line counts: a changed line
+    -- that looks like a header ("--- x" is the removed line "-- x", a Lua or SQL comment) is shown, never dropped
+    local files = review.split(c.opts.diff)
+    local shown = #files > 0 and {} or vim.split(c.opts.diff, "\n", { plain = true })
+    for _, file in ipairs(files) do
+      vim.list_extend(shown, file.lines)
+    end
+    for _, line in ipairs(shown) do
+      if line ~= "" then
         local group = (line:sub(1, 1) == "+" and "DiffAdd") or (line:sub(1, 1) == "-" and "DiffDelete") or nil
         add(line, group)
       end
