@@ -160,3 +160,28 @@ def test_the_servers_own_review_event_is_shown_file_by_file(run_nvim: Any) -> No
     assert "  other    node_modules/p/i.js" in lines and "ignored folder node_modules: 3 (2 B)" in lines
     assert run.data["sent"][0]["params"] == {"conversationId": "c-1", "toolUseId": "b1.review",
                                              "decision": "alwaysAllow", "rule": "patch"}
+
+
+@pytest.mark.req("REQ-NVIM-021")
+def test_a_picker_user_reads_the_same_review_in_the_prompt(run_nvim: Any) -> None:
+    run = run_nvim(
+        SCENARIO + """
+        require("phoenix.config").set({ ui = "select" })
+        local picked = {}
+        vim.ui.select = function(items, opts, on_choice)  -- a picker plugin (Telescope, fzf-lua, ...)
+          table.insert(picked, { prompt = opts.prompt, items = vim.tbl_map(opts.format_item, items) })
+          on_choice(items[2])  -- Deny
+        end
+        approval.ask(event("server.json"))
+        T.data.picked = picked
+        T.data.sent = sent
+        """,
+        files={"server.json": json.dumps(server_event())},
+    )
+    (picked,) = run.data["picked"]
+    prompt = picked["prompt"].splitlines()
+    assert prompt[0].startswith("patch: Apply what the bash command changed")
+    assert "  renamed  old.txt -> moved.txt +0 -0" in prompt and "── modified tricky.txt ──" in prompt
+    assert "--- a/evil.py" in prompt, "the file's own lines, under its heading"
+    assert '{"command"' not in picked["prompt"]
+    assert run.data["sent"][0]["params"]["decision"] == "deny"
