@@ -12,6 +12,11 @@ packaged extension, this checkout's server), each beside a baseline measured in 
   the webview's code under jsdom, so no VS Code needed), beside what a frame cost before issue 35 (the whole
   answer's markdown rendered, sanitised and put in again per frame), in the same run.
 
+- the review of 200 changed files opens (issue 36): a bash command's captured changes as the approval the server
+  sends, from its event to the chat view's dialog drawn with the file list and the summary
+  (vscode-extension/test/review.bench.ts, jsdom), beside a one-file patch approval opened the same way in the
+  same run. Goal: under 1 s.
+
 Needs the tools of scripts/install-vscode-test-deps.sh (not the render figure: ``--render-only``).
 Run: ``python -m bench.vscode [--quick] [--render-only]``.
 The fake Anthropic server runs as its own process (its own GIL), as in bench/server.py.
@@ -327,7 +332,37 @@ def _render_costs(deltas: int) -> dict[str, float]:
     return result
 
 
+def _review_costs(files: int, runs: int) -> dict[str, float]:
+    """The chat view's cost of opening a review of `files` changed files (vscode-extension/test/review.bench.ts)."""
+    out = subprocess.run(
+        ["node", "out-test/test/review.bench.js", str(files), str(runs)],
+        cwd=ROOT / "vscode-extension", check=True, capture_output=True, text=True, timeout=900,
+    )
+    result: dict[str, float] = json.loads(out.stdout.strip().splitlines()[-1])
+    return result
+
+
+def review_figures(quick: bool = False) -> list[dict[str, Any]]:
+    """Issue 36's figure: the review of 200 changed files opens under a second (after _render_costs compiled)."""
+    r = _review_costs(200, 5 if quick else 15)
+    return [
+        {
+            "name": f"chat view: a review of {r['files']:.0f} changed files opens (event -> dialog drawn, median of "
+                    f"{r['runs']:.0f}, jsdom; slowest {r['review_open_max_ms']:.0f} ms)",
+            "value": round(r["review_open_ms"], 1),
+            "unit": "ms",
+            "baseline_name": "a one-file patch approval opens (same run)",
+            "baseline_value": round(r["patch_open_ms"], 1),
+            "goal": "< 1000 ms",
+        },
+    ]
+
+
 def render_figures(quick: bool = False) -> list[dict[str, Any]]:
+    return [*_stream_figures(quick), *review_figures(quick)]
+
+
+def _stream_figures(quick: bool = False) -> list[dict[str, Any]]:
     r = _render_costs(100 if quick else 200)
     what = f"a {r['bytes'] / 1000:.0f} KB markdown answer in {r['deltas']:.0f} deltas, one frame each, jsdom"
     return [

@@ -18,6 +18,7 @@ from ..protocol.results import GetConversationResult
 from ..protocol.statuses import RESTING, StatusKind
 from ..protocol.views import PendingApproval
 from .conversation import Conversation, Question
+from .review import review_lines, review_of
 from .screen import Screen
 from .wording import first_line, tool_summary, whole
 
@@ -208,12 +209,16 @@ class EventView:
     def _open_approval(self, cid: str, event: ev.ApprovalRequested | PendingApproval) -> None:
         description = first_line(event.description, 140)
         name = event.tool_name
-        # All of the arguments and all of the diff: the user approves only what they saw (REQ-PERM-023); a long
-        # call scrolls the terminal, it is never cut.
-        lines = [f"[approval] {name}: {description}" if description else f"[approval] {name}",
-                 f"  arguments: {whole(event.arguments)}"]
-        if event.diff:
-            lines += ["  " + d for d in event.diff.splitlines()]
+        review = review_of(event.arguments, event.diff)
+        if review is not None:  # several files: the command, the files, the summary, each diff (REQ-PROTO-065)
+            lines = review_lines(name, review)
+        else:
+            # All of the arguments and all of the diff: the user approves only what they saw (REQ-PERM-023); a
+            # long call scrolls the terminal, it is never cut.
+            lines = [f"[approval] {name}: {description}" if description else f"[approval] {name}",
+                     f"  arguments: {whole(event.arguments)}"]
+            if event.diff:
+                lines += ["  " + d for d in event.diff.splitlines()]
         scopes = [(s.rule, s.label) for s in event.scopes]
         if len(scopes) > 1:
             lines.append(f"  always allow: [a] {scopes[0][1]}   [t] {scopes[-1][1]} (every call of the tool)")

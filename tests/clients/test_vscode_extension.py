@@ -369,3 +369,19 @@ def test_the_extensions_tables_name_every_kind_and_tool(npm_test: NpmTest) -> No
         "an event of an unknown kind is shown as a warning, once per kind, and its seq is tracked",
         "a tool this version does not know gets a card that says so",
     )
+
+
+@pytest.mark.req("REQ-VSC-017")
+def test_a_multi_file_review(npm_test: NpmTest) -> None:
+    """Issue 36: a bash command's captured changes, as the server asks about them, in the chat view's dialog."""
+    assert_passed(
+        npm_test,
+        "a shell review's diff is read into its files: status, path, +/- counts, and the summary",
+        "a file's text that looks like a file header does not add a file to the review",
+        "the dialog shows a multi-file review: the command, each file with its counts, the summary, no raw JSON",
+        "Deny answers a review for the whole, from the keyboard",
+        "a review of 200 changed files lists every file and draws no diff line until one is opened",
+        "hostile paths and summary lines in a review stay text",
+        "the bash card keeps the diff of every file the review applied, listed by file",
+        "the server's own review event (tests/clients/shell_review_event.json) is read file by file",
+    )

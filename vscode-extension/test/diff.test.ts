@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { applyUnifiedDiff, DiffApplyError, diffLines } from "../src/core/diff";
+import { applyUnifiedDiff, DiffApplyError, diffLines, parseUnifiedDiff } from "../src/core/diff";
 
 const ORIGINAL = "one\ntwo\nthree\nfour\nfive\n";
 const DIFF = "--- a/f.txt\n+++ b/f.txt\n@@ -2,3 +2,4 @@\n two\n-three\n+THREE\n+three and a half\n four\n";
@@ -27,4 +27,14 @@ test("display lines carry types and line numbers", () => {
   const lines = diffLines(DIFF);
   assert.deepEqual(lines.map((l) => l.type), ["file", "hunk", "context", "del", "add", "add", "context"]);
   assert.deepEqual([lines[3].oldLine, lines[4].newLine], [3, 3]);
+});
+
+test("a changed line that looks like a file header stays the hunk's line, shown and applied (REQ-VSC-017)", () => {
+  // the file's line "-- old comment" becomes "++ new": its diff holds "--- old comment" and "+++ new"
+  const diff = "--- a/f.lua\n+++ b/f.lua\n@@ -1,3 +1,3 @@\n local x = 1\n--- old comment\n+++ new\n guard()\n";
+  const files = parseUnifiedDiff(diff);
+  assert.equal(files.length, 1);
+  assert.deepEqual(files[0].hunks[0].lines.map((l) => `${l.type}${l.text}`), [" local x = 1", "--- old comment", "+++ new", " guard()"]);
+  assert.deepEqual(diffLines(diff).filter((l) => l.type === "file").map((l) => l.text), ["f.lua"]);
+  assert.equal(applyUnifiedDiff("local x = 1\n-- old comment\nguard()\n", diff), "local x = 1\n++ new\nguard()\n");
 });

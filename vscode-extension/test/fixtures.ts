@@ -64,3 +64,39 @@ export const HOSTILE = [
   '```html\n<script>window.__pwned=8</script>\n```',
   '<div style="background:url(javascript:window.__pwned=9)" onclick="window.__pwned=10">x</div>',
 ].join("\n\n");
+
+/**
+ * An approval of a bash command's captured changes, in the shape the server sends it (issue 36: a host call named
+ * like the patch tool; `diff` = the summary as `# ` lines, then git-style diffs): `n` text files, the first
+ * created, the second deleted, the third renamed, the rest modified; a binary file and an ignored folder in the
+ * summary.
+ */
+export function shellReview(n: number, toolUseId = "r1") {
+  const summary = [
+    `${n} text file(s) as editor edits; 2 other change(s) placed by the server`,
+    "binary: 1 (4 B)",
+    "  created build/out.bin",
+    "ignored folder node_modules: 1 (12 B)",
+    "  created node_modules/x.js",
+  ];
+  const paths: string[] = [];
+  let diff = summary.map((l) => `# ${l}\n`).join("");
+  for (let i = 0; i < n; i++) {
+    const p = `src/mod${String(i).padStart(3, "0")}.py`;
+    paths.push(p);
+    if (i === 0) diff += `--- /dev/null\n+++ b/${p}\n@@ -0,0 +1,2 @@\n+new one\n+new two\n`;
+    else if (i === 1) diff += `--- a/${p}\n+++ /dev/null\n@@ -1,1 +0,0 @@\n-gone\n`;
+    else if (i === 2) diff += `--- a/old/${p}\n+++ b/${p}\n`;
+    else diff += `--- a/${p}\n+++ b/${p}\n@@ -1,4 +1,4 @@\n zero\n-one ${i}\n+ONE ${i}\n two\n three\n`;
+  }
+  const files = [...paths, "build/out.bin", "node_modules/x.js", "old/src/mod002.py"].sort();
+  const more = Math.max(0, files.length - 50);
+  return {
+    toolUseId,
+    toolName: "patch",
+    description: `Apply what the bash command changed in the workspace: ${n} text file(s) as editor edits, 2 other change(s) placed by the server.`,
+    arguments: { command: "sed -i s/one/ONE/ src/*.py", files: files.slice(0, 50), ...(more ? { more } : {}) },
+    diff,
+    scopes: [{ kind: "tool" as const, rule: "patch", label: "patch" }],
+  };
+}

@@ -2,6 +2,7 @@
 local compat = require("phoenix.compat")
 local config = require("phoenix.config")
 local dialog = require("phoenix.dialog")
+local review = require("phoenix.review")
 local rpc = require("phoenix.rpc")
 
 local M = {}
@@ -27,12 +28,8 @@ end
 -- A patch in words, above its diff: "calc.py: 2 changes, 3 lines added, 1 removed".
 function M.patch_summary(arguments, diff)
   local added, removed = 0, 0
-  for _, line in ipairs(vim.split(diff, "\n", { plain = true })) do
-    if line:match("^%+") and not line:match("^%+%+%+ ") then
-      added = added + 1
-    elseif line:match("^%-") and not line:match("^%-%-%- ") then
-      removed = removed + 1
-    end
+  for _, file in ipairs(review.split(diff)) do -- counted by the hunks, so "-- x" removed is a removed line
+    added, removed = added + file.added, removed + file.removed
   end
   local changes = type(arguments.patches) == "table" and #arguments.patches or 0
   local path = type(arguments.path) == "string" and arguments.path or "?"
@@ -44,8 +41,11 @@ function M.ask(ev)
   -- All of the arguments and all of the diff: the user approves only what they saw (REQ-PERM-023); a patch is
   -- shown as its file, a summary and its diff, which hold all of its arguments
   local args = compat.json(ev.arguments or vim.empty_dict())
-  local summary = nil
-  if ev.diff and ev.diff ~= "" and type(ev.arguments) == "table" then
+  local summary, body = nil, nil
+  local changes = review.of(ev.arguments, ev.diff)
+  if changes then -- a multi-file review (REQ-NVIM-021): the command, the files, the summary, each file's diff
+    body = review.body(changes)
+  elseif ev.diff and ev.diff ~= "" and type(ev.arguments) == "table" then
     summary = M.patch_summary(ev.arguments, ev.diff)
   end
   local choices = {
@@ -60,6 +60,7 @@ function M.ask(ev)
     description = vim.split(ev.description or "", "\n\n", { plain = true })[1],
     arguments = args,
     summary = summary,
+    body = body,
     diff = ev.diff,
     choices = choices,
     cancel_value = { decision = "deny" },

@@ -5,6 +5,7 @@
 -- Nothing of the arguments or the diff is cut (REQ-PERM-023): a dialog taller than the screen scrolls
 -- (Ctrl-U / Ctrl-D, gg), and its hint says so.
 local compat = require("phoenix.compat")
+local review = require("phoenix.review")
 
 local M = {}
 
@@ -54,7 +55,13 @@ local function draw()
     end
   end
   add("")
-  if c.opts.summary then -- a patch: its file and what it changes, above its diff (the diff shows all of it)
+  if c.opts.body then -- laid out by the caller (a multi-file review: its files, summary and diffs)
+    for _, item in ipairs(c.opts.body) do -- as they are: a diff's and a list's leading spaces mean something
+      for _, line in ipairs(vim.split(item[1], "\n", { plain = true })) do
+        add(line, item[2])
+      end
+    end
+  elseif c.opts.summary then -- a patch: its file and what it changes, above its diff (the diff shows all of it)
     for _, line in ipairs(wrap(c.opts.summary, c.width)) do
       add(line)
     end
@@ -63,10 +70,17 @@ local function draw()
       add(line, "String")
     end
   end
-  if c.opts.diff and c.opts.diff ~= "" then
+  if c.opts.diff and c.opts.diff ~= "" and not c.opts.body then
     add("")
-    for _, line in ipairs(vim.split(c.opts.diff, "\n", { plain = true })) do
-      if not line:match("^%-%-%- ") and not line:match("^%+%+%+ ") and line ~= "" then
+    -- each file's hunks without its two header lines, the hunks read by their own line counts: a changed line
+    -- that looks like a header ("--- x" is the removed line "-- x", a Lua or SQL comment) is shown, never dropped
+    local files = review.split(c.opts.diff)
+    local shown = #files > 0 and {} or vim.split(c.opts.diff, "\n", { plain = true })
+    for _, file in ipairs(files) do
+      vim.list_extend(shown, file.lines)
+    end
+    for _, line in ipairs(shown) do
+      if line ~= "" then
         local group = (line:sub(1, 1) == "+" and "DiffAdd") or (line:sub(1, 1) == "-" and "DiffDelete") or nil
         add(line, group)
       end
@@ -122,17 +136,24 @@ local function move(step)
 end
 
 -- opts: { id, title, description, arguments (text), diff, summary (text shown instead of the arguments: a
---         patch's file and changes, whose diff shows the rest), choices = { {label, value, key} }, cancel_value,
+--         patch's file and changes, whose diff shows the rest), body = { {text, group} } (the lines shown
+--         instead of the arguments and the diff: a multi-file review), choices = { {label, value, key} }, cancel_value,
 --         on_choice = function(value), ui = "float" | "select" }
 function M.open(opts)
   M.close()
   if opts.ui == "select" then -- Telescope / fzf users get their picker (vim.ui.select)
     current = { id = opts.id, select = true }
     local prompt = opts.title .. (opts.description and (": " .. opts.description) or "")
-    if opts.summary or opts.arguments then -- the whole call, as in the float (REQ-PERM-023)
+    if opts.body then
+      local texts = {}
+      for _, item in ipairs(opts.body) do
+        table.insert(texts, item[1])
+      end
+      prompt = prompt .. "\n" .. table.concat(texts, "\n")
+    elseif opts.summary or opts.arguments then -- the whole call, as in the float (REQ-PERM-023)
       prompt = prompt .. "\n" .. (opts.summary or opts.arguments)
     end
-    if opts.diff and opts.diff ~= "" then
+    if opts.diff and opts.diff ~= "" and not opts.body then
       prompt = prompt .. "\n" .. opts.diff
     end
     vim.ui.select(opts.choices, {

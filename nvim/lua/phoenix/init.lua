@@ -16,6 +16,7 @@
 --   conversation  the active conversation: start, switch, list, and the requests that act on it
 --   compose       the next message: its text, a selection, its attachments, sending it
 --   approval      approvals and upgrade requests in the dialog
+--   review        a multi-file review (a bash command's captured changes) read and laid out for the dialog
 --   models, route the model and the route pickers
 --   header        the chat's header lines
 --   commands      the :Phoenix* commands and the chat's keys

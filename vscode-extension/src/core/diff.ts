@@ -33,8 +33,26 @@ export function parseUnifiedDiff(diff: string): FileDiff[] {
   let hunk: Hunk | undefined;
   const lines = diff.split("\n");
   if (lines[lines.length - 1] === "") lines.pop();
+  // the lines the current hunk still holds, by its header's counts: within them a line is the hunk's, even one
+  // that looks like a file header ("--- a/x" is the removed line "-- a/x")
+  let oldLeft = 0;
+  let newLeft = 0;
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i];
+    if (hunk && (oldLeft > 0 || newLeft > 0)) {
+      const type = line[0];
+      if (line.startsWith("\\")) {
+        const prev = hunk.lines[hunk.lines.length - 1];
+        if (prev) prev.noNewline = true;
+        continue;
+      }
+      const text = type === " " || type === "+" || type === "-" ? line.slice(1) : "";
+      const kind = type === "+" || type === "-" ? type : " ";
+      hunk.lines.push({ type: kind, text, noNewline: false });
+      if (kind !== "+") oldLeft--;
+      if (kind !== "-") newLeft--;
+      continue;
+    }
     if (line.startsWith("--- ") && lines[i + 1]?.startsWith("+++ ")) {
       const oldPath = stripPrefix(line.slice(4));
       const newPath = stripPrefix(lines[i + 1].slice(4));
@@ -58,6 +76,8 @@ export function parseUnifiedDiff(diff: string): FileDiff[] {
         lines: [],
       };
       file.hunks.push(hunk);
+      oldLeft = hunk.oldLines;
+      newLeft = hunk.newLines;
       continue;
     }
     if (!hunk) continue;

@@ -62,7 +62,8 @@ export type ViewMessage =
       rule?: string;
     }
   | { type: "answerUpgrade"; conversationId: string; toolUseId: string; approve: boolean }
-  | { type: "openDiff"; conversationId: string; toolUseId: string }
+  /** `path`: one file of a multi-file review (REQ-VSC-017) */
+  | { type: "openDiff"; conversationId: string; toolUseId: string; path?: string }
   | { type: "togglePolicy" }
   | { type: "toggleMode" }
   | { type: "setStyle" }

@@ -40,7 +40,8 @@ export interface ToolCard {
   mode?: Mode;
   summary?: string;
   output?: string;
-  diff?: { path: string; diff: string };
+  /** `applied`: from the server's diff events (each file of a reviewed command adds its own) */
+  diff?: { path: string; diff: string; applied?: boolean };
   decision?: string;
   agents: string[];
   rev: number;
@@ -312,7 +313,10 @@ function applyEvent(view: ConversationView, e: PhoenixEvent): void {
     case "diff": {
       const card = view.tools[e.toolUseId];
       if (!card) return;
-      card.diff = { path: e.path, diff: e.diff };
+      // one diff event per file (a bash command's reviewed changes): the card keeps all of them
+      card.diff = card.diff?.applied && card.diff.path !== e.path
+        ? { path: card.diff.path, diff: card.diff.diff + e.diff, applied: true }
+        : { path: e.path, diff: e.diff, applied: true };
       card.rev++;
       return;
     }

@@ -13,6 +13,7 @@ import { BUSY_CONTEXT, STYLES, togglePolicy } from "../core/labels";
 import { isBusy } from "../core/status";
 import { modelGroups, modelListNote, providerNotes } from "../core/models";
 import { ROUTES, routeLabel, withRoute } from "../core/routes";
+import { reviewOf } from "../core/review";
 import {
   diagnosticsChip,
   excludeGlob,
@@ -217,7 +218,7 @@ export class Controller implements vscode.Disposable {
           await this.need().respondToModeUpgrade(m.conversationId, m.approve, m.toolUseId);
           return;
         case "openDiff":
-          return await this.openDiff(m.conversationId, m.toolUseId);
+          return await this.openDiff(m.conversationId, m.toolUseId, m.path);
         case "togglePolicy":
           return await this.togglePolicy();
         case "toggleMode":
@@ -656,18 +657,33 @@ export class Controller implements vscode.Disposable {
     for (const p of picked ?? []) await client.revokeAlwaysAllow(view.conversationId, p.rule.toolName, p.rule.rule);
   }
 
-  async openDiff(conversationId: string, toolUseId: string): Promise<void> {
+  /**
+   * The proposed change of a tool call in VS Code's diff editor: a patch's file, or `file` of a multi-file
+   * review (REQ-VSC-017), found in the review's own diff (never a path the view chose).
+   */
+  async openDiff(conversationId: string, toolUseId: string, file?: string): Promise<void> {
     const root = this.needView();
     const view = findView(root, conversationId) ?? root;
     const approval = view.pendingApproval?.toolUseId === toolUseId ? view.pendingApproval : undefined;
     const card = view.tools[toolUseId];
     const diff = approval?.diff ?? card?.diff?.diff;
     const args = approval?.arguments ?? card?.arguments ?? {};
+    const label = approval ? "waiting for your approval" : "applied";
+    const pending = approval ? toolUseId : undefined;
+    if (file !== undefined) {
+      const review = approval ? reviewOf(approval) : undefined;
+      const one = review?.files.find((f) => f.path === file);
+      if (!one) throw new Error(`${file} is not a file of this review; nothing to show.`);
+      const target = inFolder(view.workingDirectory, one.path);
+      const source = one.status === "created" ? undefined : inFolder(view.workingDirectory, one.oldPath ?? one.path);
+      await this.proposed.open(target, one.diff, label, pending, source ?? null);
+      return;
+    }
     if (!diff || typeof args.path !== "string") {
       throw new Error("This tool call has no diff to show.");
     }
-    const file = path.isAbsolute(args.path) ? args.path : path.join(view.workingDirectory, args.path);
-    await this.proposed.open(file, diff, approval ? "waiting for your approval" : "applied", approval ? toolUseId : undefined);
+    const target = path.isAbsolute(args.path) ? args.path : path.join(view.workingDirectory, args.path);
+    await this.proposed.open(target, diff, label, pending);
   }
 
   async focusChat(): Promise<void> {
@@ -681,6 +697,16 @@ export class Controller implements vscode.Disposable {
     this.statusBar.dispose();
     this.proposed.dispose();
   }
+}
+
+/** `rel` (a path of the server's review) inside `folder`; a path that climbs out is refused. */
+function inFolder(folder: string, rel: string): string {
+  const full = path.resolve(folder, rel);
+  const inside = path.relative(folder, full);
+  if (inside === "" || inside.startsWith("..") || path.isAbsolute(inside)) {
+    throw new Error(`The review names ${rel}, which is outside the workspace folder ${folder}; it is not opened.`);
+  }
+  return full;
 }
 
 function describeRule(rule: AlwaysAllowRule): string {

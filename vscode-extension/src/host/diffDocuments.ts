@@ -11,8 +11,8 @@ export const PROPOSED_SCHEME = "phoenix-proposed";
 
 export class ProposedDocuments implements vscode.TextDocumentContentProvider, vscode.Disposable {
   private readonly contents = new Map<string, string>();
-  /** the proposed document of each approval whose diff was opened (by tool call id), until it is decided */
-  private readonly proposals = new Map<string, vscode.Uri>();
+  /** the proposed documents of each approval whose diffs were opened (by tool call id), until it is decided */
+  private readonly proposals = new Map<string, vscode.Uri[]>();
   private readonly changed = new vscode.EventEmitter<vscode.Uri>();
   readonly onDidChange = this.changed.event;
   private readonly registration = vscode.workspace.registerTextDocumentContentProvider(PROPOSED_SCHEME, this);
@@ -23,18 +23,20 @@ export class ProposedDocuments implements vscode.TextDocumentContentProvider, vs
 
   /**
    * Show `diff` (a unified diff of `file`) applied to the file's current text. `pending`: the id of the
-   * approval it waits for; its tab closes when that is decided (`settled`).
+   * approval it waits for; its tab closes when that is decided (`settled`). `source`: the file whose text the
+   * diff applies to when it is not `file` (a rename's old path; null: none, a created file).
    */
-  async open(file: string, diff: string, label: string, pending?: string): Promise<void> {
+  async open(file: string, diff: string, label: string, pending?: string, source?: string | null): Promise<void> {
     const fileUri = vscode.Uri.file(file);
-    const open = vscode.workspace.textDocuments.find((d) => d.uri.fsPath === fileUri.fsPath);
+    const sourceUri = source ? vscode.Uri.file(source) : fileUri;
+    const open = source === null ? undefined : vscode.workspace.textDocuments.find((d) => d.uri.fsPath === sourceUri.fsPath);
     let current = "";
-    let exists = true;
+    let exists = source !== null;
     if (open) {
       current = open.getText();
-    } else {
+    } else if (exists) {
       try {
-        current = new TextDecoder().decode(await vscode.workspace.fs.readFile(fileUri));
+        current = new TextDecoder().decode(await vscode.workspace.fs.readFile(sourceUri));
       } catch {
         exists = false;
       }
@@ -42,9 +44,9 @@ export class ProposedDocuments implements vscode.TextDocumentContentProvider, vs
     const proposed = applyUnifiedDiff(current, diff);
     const right = vscode.Uri.from({ scheme: PROPOSED_SCHEME, path: fileUri.path, query: `proposed=${encodeURIComponent(label)}` });
     this.contents.set(right.toString(), proposed);
-    if (pending) this.proposals.set(pending, right);
+    if (pending) this.proposals.set(pending, [...(this.proposals.get(pending) ?? []), right]);
     this.changed.fire(right);
-    let left = fileUri;
+    let left = sourceUri;
     if (!exists) {
       left = vscode.Uri.from({ scheme: PROPOSED_SCHEME, path: fileUri.path, query: "empty" });
       this.contents.set(left.toString(), "");
@@ -58,14 +60,15 @@ export class ProposedDocuments implements vscode.TextDocumentContentProvider, vs
    * approval", closes; an allowed change is in the file's own editor now.
    */
   async settled(toolUseId: string): Promise<void> {
-    const right = this.proposals.get(toolUseId);
-    if (!right) return;
+    const rights = this.proposals.get(toolUseId);
+    if (!rights) return;
     this.proposals.delete(toolUseId);
+    const names = new Set(rights.map((r) => r.toString()));
     const tabs = vscode.window.tabGroups.all
       .flatMap((group) => group.tabs)
-      .filter((tab) => tab.input instanceof vscode.TabInputTextDiff && tab.input.modified.toString() === right.toString());
+      .filter((tab) => tab.input instanceof vscode.TabInputTextDiff && names.has(tab.input.modified.toString()));
     if (tabs.length > 0) await vscode.window.tabGroups.close(tabs, true);
-    this.contents.delete(right.toString());
+    for (const name of names) this.contents.delete(name);
   }
 
   dispose(): void {

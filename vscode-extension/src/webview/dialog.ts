@@ -15,6 +15,7 @@ import {
 } from "../core/dialog";
 import { stripTerminalEscapes } from "../core/markdown";
 import { openRequest, type OpenRequest } from "../core/reducer";
+import { reviewHeadline, reviewOf, type Review } from "../core/review";
 import { Memo, type PartContext } from "./dom";
 import { DialogFocus } from "./focus";
 
@@ -23,6 +24,10 @@ export class Dialog {
   private request: OpenRequest | undefined;
   private readonly answered = new Set<string>();
   private descriptionOpen = false;
+  /** the review's files whose diffs the user unfolded, kept while this dialog is open */
+  private readonly filesOpen = new Set<string>();
+  /** the open approval's review (undefined: not a multi-file review), read once per approval */
+  private review: Review | undefined;
   private readonly focus = new DialogFocus();
   private readonly box: HTMLElement;
   private readonly shown = new Memo();
@@ -57,6 +62,8 @@ export class Dialog {
       if (!this.state || this.state.kind !== "approval" || this.state.id !== request.approval.toolUseId) {
         this.state = approvalDialog(request.approval);
         this.descriptionOpen = false;
+        this.filesOpen.clear();
+        this.review = reviewOf(request.approval);
       }
     } else if (request?.upgrade) {
       if (!this.state || this.state.kind !== "upgrade" || this.state.id !== request.upgrade.toolUseId) {
@@ -115,9 +122,13 @@ export class Dialog {
       const title = dom.text(box, "div", "dialog-title tool-name", a.toolName);
       title.dataset.testid = "dialog-title";
       if (a.description) this.renderDescription(box, stripTerminalEscapes(a.description));
-      // all of them: the user approves only what they saw (REQ-PERM-023); the box wraps and scrolls
-      dom.text(box, "pre", "dialog-arguments", wholeArguments(a.arguments));
-      if (a.diff) {
+      if (this.review) {
+        this.renderReview(box, this.review, r.conversationId, a.toolUseId);
+      } else {
+        // all of them: the user approves only what they saw (REQ-PERM-023); the box wraps and scrolls
+        dom.text(box, "pre", "dialog-arguments", wholeArguments(a.arguments));
+      }
+      if (a.diff && !this.review) {
         dom.diff(box, a.diff);
         const open = dom.button(box, "Open diff", "link open-diff", () =>
           this.c.post({ type: "openDiff", conversationId: r.conversationId, toolUseId: a.toolUseId }),
@@ -167,6 +178,30 @@ export class Dialog {
     details.addEventListener("toggle", () => {
       this.descriptionOpen = details.open; // kept while this dialog is open
     });
+  }
+
+  /**
+   * A multi-file review (REQ-VSC-017): the command whole, the list of files (status, path, +/− counts), each
+   * file's diff folded until the user opens it (drawn then, so 200 files open at once) or shown in VS Code's
+   * diff editor, the paths without a diff and the summary of what is not an editor edit. Allow and Deny below
+   * answer for the whole.
+   */
+  private renderReview(box: HTMLElement, review: Review, conversationId: string, toolUseId: string): void {
+    const dom = this.c.dom;
+    const part = dom.add(box, "div", "review");
+    part.dataset.testid = "review";
+    dom.text(part, "div", "review-headline", reviewHeadline(review)).dataset.testid = "review-headline";
+    if (review.command !== undefined) {
+      dom.text(part, "pre", "review-command", `$ ${review.command}`).dataset.testid = "review-command";
+    }
+    const list = dom.files(part, review.files, this.filesOpen, (file) =>
+      this.c.post({ type: "openDiff", conversationId, toolUseId, path: file.path }),
+    );
+    const others = [...review.others.map((p) => `other change: ${p}`), ...(review.more ? [`… and ${review.more} more path(s)`] : [])];
+    for (const line of others) dom.text(list, "li", "review-other dim", line).dataset.testid = "review-other";
+    if (review.summary.length > 0) {
+      dom.text(part, "pre", "review-summary", review.summary.join("\n")).dataset.testid = "review-summary";
+    }
   }
 
   private answer(answer: Answer): void {

@@ -4,6 +4,7 @@
  */
 
 import { diffLines } from "../core/diff";
+import { fileLabel, type ReviewFile } from "../core/review";
 import { renderMarkdown, stripTerminalEscapes } from "../core/markdown";
 import type { ViewMessage } from "../core/messages";
 import type { ConversationView } from "../core/reducer";
@@ -65,6 +66,42 @@ export class Dom {
       const sign = line.type === "add" ? "+" : line.type === "del" ? "-" : line.type === "context" ? " " : "";
       this.add(row, "span", "code").textContent = `${sign}${stripTerminalEscapes(line.text)}`;
     }
+  }
+
+  /**
+   * The files of a multi-file diff (REQ-VSC-017): one row each (status, path, +/− counts), its diff folded and
+   * drawn only when unfolded, so a list of hundreds opens at once. `opened` holds the unfolded paths across
+   * redraws; `openDiff`, when given, adds a button that shows the file in VS Code's diff editor.
+   */
+  files(parent: HTMLElement, files: ReviewFile[], opened: Set<string>, openDiff?: (file: ReviewFile) => void): HTMLElement {
+    const list = this.add(parent, "ul", "review-files");
+    for (const file of files) {
+      const li = this.add(list, "li", `review-file ${file.status}`);
+      li.dataset.testid = "review-file";
+      li.dataset.path = file.path;
+      li.dataset.status = file.status;
+      const details = this.add(li, "details", "") as HTMLDetailsElement;
+      const summary = this.add(details, "summary", "");
+      this.text(summary, "span", "review-status", file.status);
+      this.text(summary, "span", "review-path", file.oldPath ? `${file.oldPath} → ${file.path}` : file.path);
+      this.text(summary, "span", "review-counts", `+${file.added} −${file.removed}`).title = fileLabel(file);
+      if (openDiff) {
+        const open = this.button(li, "Open diff", "link open-diff", () => openDiff(file),
+          `Show ${file.path}'s proposed change in VS Code's diff editor`);
+        open.dataset.testid = "review-open-diff";
+      }
+      const draw = () => {
+        if (details.open && !details.querySelector(".diff")) this.diff(details, file.diff);
+      };
+      details.open = opened.has(file.path);
+      draw();
+      details.addEventListener("toggle", () => {
+        if (details.open) opened.add(file.path);
+        else opened.delete(file.path);
+        draw();
+      });
+    }
+    return list;
   }
 }
 

@@ -6,6 +6,7 @@
 import { compactArguments } from "../core/dialog";
 import { settledLength, stripTerminalEscapes } from "../core/markdown";
 import type { ConversationView, Item, Notice, SubAgent, ToolCard } from "../core/reducer";
+import { reviewHeadline, reviewOf } from "../core/review";
 import { statusText } from "../core/status";
 import type { ToolName } from "../protocol/wire";
 import type { PartContext } from "./dom";
@@ -213,7 +214,11 @@ export class Timeline {
     } else if (card.toolName !== "spawn_agents") {
       dom.text(body, "pre", "arguments", compactArguments(card.arguments));
     }
-    if (card.diff) dom.diff(body, card.diff.diff);
+    const review = card.diff ? reviewOf({ arguments: card.arguments, diff: card.diff.diff }) : undefined;
+    if (review && v.pendingApproval?.toolUseId === card.toolUseId) {
+      dom.text(body, "div", "review-headline dim", `${reviewHeadline(review)}: the review is open below`); // one list
+    } else if (review) dom.files(body, review.files, new Set()); // several files: a list, each diff drawn when opened
+    else if (card.diff) dom.diff(body, card.diff.diff);
     const output = card.output ?? card.summary;
     if (output) dom.text(body, "pre", `output${card.state === "error" ? " error" : ""}`, output);
     if (card.agents.length > 0) {
