@@ -2,31 +2,14 @@
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import IO, Any
 
 import pytest
 
-
-def _send(stdin: IO[bytes], message: dict[str, Any]) -> None:
-    body = json.dumps(message).encode()
-    stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
-    stdin.flush()
-
-
-def _answer(stdout: IO[bytes], wanted: int) -> dict[str, Any]:
-    while True:
-        length = 0
-        while line := stdout.readline().strip():
-            if line.lower().startswith(b"content-length:"):
-                length = int(line.split(b":")[1])
-        message: dict[str, Any] = json.loads(stdout.read(length))
-        if message.get("id") == wanted:
-            return message
+from tests.server.stdio_lsp import answer, send
 
 
 @pytest.mark.slow
@@ -37,15 +20,15 @@ def test_exit_closes_the_store(tmp_path: Path) -> None:
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
     assert proc.stdin is not None and proc.stdout is not None
     try:
-        _send(proc.stdin, {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+        send(proc.stdin, {"jsonrpc": "2.0", "id": 1, "method": "initialize",
                            "params": {"processId": None, "rootUri": tmp_path.as_uri(), "capabilities": {}}})
-        _answer(proc.stdout, 1)
-        _send(proc.stdin, {"jsonrpc": "2.0", "method": "initialized", "params": {}})
-        _send(proc.stdin, {"jsonrpc": "2.0", "id": 2, "method": "phoenix/newConversation", "params": {}})
-        created = _answer(proc.stdout, 2)["result"]["conversationId"]
-        _send(proc.stdin, {"jsonrpc": "2.0", "id": 3, "method": "shutdown"})
-        _answer(proc.stdout, 3)
-        _send(proc.stdin, {"jsonrpc": "2.0", "method": "exit"})
+        answer(proc.stdout, 1)
+        send(proc.stdin, {"jsonrpc": "2.0", "method": "initialized", "params": {}})
+        send(proc.stdin, {"jsonrpc": "2.0", "id": 2, "method": "phoenix/newConversation", "params": {}})
+        created = answer(proc.stdout, 2)["result"]["conversationId"]
+        send(proc.stdin, {"jsonrpc": "2.0", "id": 3, "method": "shutdown"})
+        answer(proc.stdout, 3)
+        send(proc.stdin, {"jsonrpc": "2.0", "method": "exit"})
         assert proc.wait(timeout=30) == 0
     finally:
         proc.kill()

@@ -8,7 +8,6 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import IO, Any
 
 import pytest
 
@@ -16,6 +15,7 @@ from phoenix_lsp.protocol.names import COMMAND_NAMES, METHOD_NAMES
 from phoenix_lsp.server import capabilities, commands, served
 from phoenix_lsp.server.app import create
 from phoenix_lsp.server.features import lifecycle
+from tests.server.stdio_lsp import answer, send
 
 #: rooms that load on first use, after initialize has been answered
 LATER = ("phoenix_lsp.core", "phoenix_lsp.store", "phoenix_lsp.llm", "phoenix_lsp.tools", "anthropic", "sqlite3")
@@ -125,21 +125,6 @@ sys.exit(main(sys.argv[1:]))
 """
 
 
-def _send(stdin: IO[bytes], message: dict[str, Any]) -> None:
-    body = json.dumps(message).encode()
-    stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
-    stdin.flush()
-
-
-def _answer(stdout: IO[bytes], wanted: int) -> dict[str, Any]:
-    while True:
-        length = 0
-        while line := stdout.readline().strip():
-            if line.lower().startswith(b"content-length:"):
-                length = int(line.split(b":")[1])
-        message: dict[str, Any] = json.loads(stdout.read(length))
-        if message.get("id") == wanted:
-            return message
 
 
 @pytest.mark.slow
@@ -152,15 +137,15 @@ def test_no_full_garbage_collection_runs_before_initialize_is_answered(tmp_path:
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
     try:
-        _send(proc.stdin, {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+        send(proc.stdin, {"jsonrpc": "2.0", "id": 1, "method": "initialize",
                            "params": {"processId": None, "capabilities": {}}})
-        assert "capabilities" in _answer(proc.stdout, 1)["result"]
-        _send(proc.stdin, {"jsonrpc": "2.0", "method": "initialized", "params": {}})
-        _send(proc.stdin, {"jsonrpc": "2.0", "id": 2, "method": "phoenix/listConversations", "params": {}})
-        assert _answer(proc.stdout, 2)["result"] == {"conversations": []}  # the features are loaded and serve
-        _send(proc.stdin, {"jsonrpc": "2.0", "id": 3, "method": "shutdown"})
-        _answer(proc.stdout, 3)
-        _send(proc.stdin, {"jsonrpc": "2.0", "method": "exit"})
+        assert "capabilities" in answer(proc.stdout, 1)["result"]
+        send(proc.stdin, {"jsonrpc": "2.0", "method": "initialized", "params": {}})
+        send(proc.stdin, {"jsonrpc": "2.0", "id": 2, "method": "phoenix/listConversations", "params": {}})
+        assert answer(proc.stdout, 2)["result"] == {"conversations": []}  # the features are loaded and serve
+        send(proc.stdin, {"jsonrpc": "2.0", "id": 3, "method": "shutdown"})
+        answer(proc.stdout, 3)
+        send(proc.stdin, {"jsonrpc": "2.0", "method": "exit"})
         assert proc.wait(timeout=60) == 0
         stderr = proc.stderr.read().decode()
     finally:
