@@ -24,6 +24,7 @@ from ..agent.contracts import EngineName, ToolFailure, function_name
 from ..agent.signatures import signature
 from ..agent.warm_pool import WarmPool
 from ..store.secrets import CREDENTIAL_PARAMETER, url_secrets
+from ..tools.mcp_direct import McpDirect
 from .config import CATALOGUE_INLINE_MAX
 from .conversation_agent import CALL_TIMEOUT_S, ConversationAgent, compact_schema, default_write_fix, why_write
 from .runtime.base import AgentHost
@@ -59,6 +60,8 @@ class AgentRoute:
         self.gate: Any = None
         self.artifacts: Any = None
         self.pool: Any = None  # warm engine workers (REQ-AGENT-037), from the first agent turn
+        #: the same servers' tools offered in the conversation itself, on both routes (issue 37, specs/mcp.md)
+        self.direct = McpDirect(self)
         if settings is not None:
             self.artifacts = ArtifactStore(settings.artifact_dir)
             for secret, label in _referenced_secrets(settings.registry):  # an MCP credential is a secret like the key
@@ -172,6 +175,7 @@ class AgentRoute:
                     if self.hub is not None:
                         self.hub.add_server(name, server)
                     self._catalogue = None  # gathered again with the new server's tools
+                    self.direct.reset()
         return problems
 
     def tools_for(self, runtime: AgentHost) -> ConversationAgent:
