@@ -69,7 +69,7 @@ def build(log: Path, token: str) -> MCPServer:
         record("huge", mb=mb)
         return "x" * (mb << 20)
 
-    @server.tool(annotations=READ)
+    @server.tool(annotations=READ, structured_output=False)  # a JSON text, which the client decodes
     def deep(levels: int = 10_000) -> str:
         """An answer nested very deep."""
         record("deep", levels=levels)
