@@ -63,7 +63,7 @@ class Tools:
     async def _tool(self, effect: RunTool) -> None:
         call = effect.call
         self.conversation.emit(ev.ToolStart(tool_use_id=call.id, tool_name=call.name, arguments=dict(call.input),
-                               mode=effect.mode))
+                               mode=effect.mode, access=call.mcp_kind))
         try:
             output, is_error, refused = await self._run_tool(call, effect.mode)
         except asyncio.CancelledError:
