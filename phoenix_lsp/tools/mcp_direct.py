@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from typing import Any, Literal, Protocol
 
 from .. import safe_json
+from ..agent.contracts import ToolFailure
 from ..core.mcp_names import is_mcp, server_names, tool_names
 from ..core.tools import DESCRIBE_TOOLS
 from ..core.values import ToolUse
@@ -109,8 +110,6 @@ class McpDirect:
 
     def _gather(self) -> tuple[list[dict[str, Any]], bool]:
         """(definitions, whether every server answered): blocking, off the event loop."""
-        from ..agent.contracts import ToolFailure  # lazy, with the MCP client
-
         route = self.route
         route.start()
         hub, gate = route.hub, route.gate

@@ -12,7 +12,8 @@ import pytest
 
 from tests.acp.harness import TIMEOUT, Asked, Editor, agent, received, tool_result
 from tests.fake_anthropic import FakeAnthropic, Reply, ToolUseBlock
-from tests.tools.tracker import TOKEN, received as tracker_received, tracker_env
+from tests.tools.tracker import TOKEN, tracker_env
+from tests.tools.tracker import received as tracker_received
 
 pytestmark = pytest.mark.slow  # the agent and an MCP server run as subprocesses
 
@@ -25,7 +26,7 @@ async def test_reads_are_fetches_and_writes_are_edits_asked_about(fake_anthropic
     def answer(asked: Asked) -> str | None:
         wanted = next(answers)
         kind = {"reject": "reject_once", "always": "allow_always"}[wanted]
-        return next(o.option_id for o in asked.options if o.kind == kind)
+        return str(next(o.option_id for o in asked.options if o.kind == kind))
 
     editor = Editor(answer=answer)
     read = ToolUseBlock("mcp__tracker__list_issues", {}, id="toolu_r1")
