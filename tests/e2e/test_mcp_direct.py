@@ -138,3 +138,25 @@ async def test_the_agent_route_offers_them_too_and_a_structured_result_is_unwrap
         assert names is not None and names[-2:] == ["describe_tools", "run_plan"]  # the ask route's list is a prefix
         assert "mcp__tracker__structured" in names
         assert tool_results(s.fake.requests[-1])[call.id]["content"] == "[1, 2, 3]"  # {"result": [...]} unwrapped
+
+
+@pytest.mark.req("REQ-MCP-005", "REQ-PROTO-028")
+async def test_a_long_result_is_capped_like_bash_output_and_kept_whole_as_an_artifact(
+        fake_anthropic: FakeAnthropic, tmp_path: Path) -> None:
+    async with session(fake_anthropic, tmp_path, env=tracker_env(tmp_path)) as s:
+        cid = await s.new()
+        call = ToolUseBlock("mcp__tracker__huge", {"kb": 64})
+        s.fake.enqueue(Reply.tool_reply(call), Reply.text_reply("It is long."))
+        mark = last_seq(s, cid)
+        await s.request("phoenix/sendMessage", {"conversationId": cid, "text": "the long answer"})
+        await wait_idle(s, cid, mark, timeout=120)
+        text = tool_results(s.fake.requests[-1])[call.id]["content"]
+        assert text.startswith("line 0000000 of the long answer\n") and len(text) < 10_000
+        assert "bytes cut from the middle of 65,536 bytes of result" in text
+        assert text.endswith("line 0002047 of the long answer\n")  # the last 4 KB, as the server sent them
+        handle = text[text.index("artifact://"):].split()[0].rstrip(".,;)")
+        artifact = await s.request("phoenix/getArtifact", {"handle": handle, "conversationId": cid})
+        import base64
+
+        whole = base64.b64decode(artifact["data"]).decode()
+        assert len(whole) == 65_536 and whole.startswith("line 0000000") and "line 0001000 of" in whole

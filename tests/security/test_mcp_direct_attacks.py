@@ -67,7 +67,7 @@ async def test_a_64_mb_result_costs_one_tool_error_and_the_server_goes_on(fake_a
                                                                          tmp_path: Path) -> None:
     async with session(fake_anthropic, tmp_path, env=tracker_env(tmp_path)) as s:
         cid = await s.new()
-        huge = ToolUseBlock("mcp__tracker__huge", {"mb": 64})
+        huge = ToolUseBlock("mcp__tracker__huge", {"kb": 64 << 10})
         results = await turn(s, cid, huge)
         content = str(results[huge.id]["content"])
         assert results[huge.id].get("is_error") is True and "RESULT_TOO_LARGE" in content and len(content) < 5000

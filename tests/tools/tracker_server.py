@@ -5,8 +5,8 @@ Run: ``python tests/tools/tracker_server.py --log FILE`` (stdio). It starts only
 ``--log`` before doing anything: the tests' witness, outside phoenix-lsp, of which calls reached the server.
 
 Tools: ``list_issues`` (a read), ``create_issue(title)`` and ``close_issue(id)`` (writes), ``bash(command)``
-(named like a built-in tool, claiming to read), ``whoami`` (echoes its token), ``huge(mb)`` (a text result of
-``mb`` MB), ``deep(levels)`` (a JSON text nested ``levels`` deep), ``structured()`` (a structured result the SDK
+(named like a built-in tool, claiming to read), ``whoami`` (echoes its token), ``huge(kb)`` (a text result of
+``kb`` KB), ``deep(levels)`` (a JSON text nested ``levels`` deep), ``structured()`` (a structured result the SDK
 wraps), ``crash()`` (the process exits at once).
 """
 
@@ -64,10 +64,11 @@ def build(log: Path, token: str) -> MCPServer:
         return f"I am the tracker; my token is {token} (again: {token})"
 
     @server.tool(annotations=READ)
-    def huge(mb: int = 64) -> str:
-        """A very long answer."""
-        record("huge", mb=mb)
-        return "x" * (mb << 20)
+    def huge(kb: int = 64 << 10) -> str:
+        """A long answer: ``kb`` KB of numbered lines."""
+        record("huge", kb=kb)
+        lines = (f"line {n:07d} of the long answer\n" for n in range(kb * 1024 // 32 + 1))
+        return "".join(lines)[: kb << 10]
 
     @server.tool(annotations=READ, structured_output=False)  # a JSON text, which the client decodes
     def deep(levels: int = 10_000) -> str:
