@@ -53,7 +53,7 @@ def decide(state: ConversationState, call: ToolUse) -> Verdict:
     if is_mcp(call.name):  # an MCP tool of the conversation (issue 37): decided in core/mcp_rules.py
         mcp = decide_mcp(state, call, (r.tool for r in state.always_allow if r.whole_tool))
         if mcp.action == "refuse":
-            return Refuse(mcp.message, mcp.reason or "unknown_tool")
+            return Refuse(mcp.message, mcp.reason)
         return Allow() if mcp.action == "allow" else Ask()
     available = tools_for(state.is_subagent, state.route, state.editor_sight)
     if call.name not in available:

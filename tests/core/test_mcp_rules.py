@@ -117,6 +117,7 @@ TABLE: list[tuple[Mode, Policy, bool, tuple[AllowRule, ...], str, str | None, Ve
     (U, ASK, False, (AllowRule("mcp__github__*"),), OTHER, W, Ask()),  # another server's
     (U, ASK, False, (AllowRule("mcp__git__*"), AllowRule("mcp__github"), AllowRule("mcp__*")), CREATE, W, Ask()),
     (U, ASK, False, (AllowRule("bash"),), CREATE, W, Ask()),
+    (U, ASK, False, (AllowRule(CREATE, (("x",),)), AllowRule("mcp__github__*", (("x",),))), CREATE, W, Ask()),
     # a name no server offers never runs, never asks; nor does an MCP call of a sub-agent
     *[(m, p, False, (AllowRule("mcp__github__*"),), CREATE, None, Refuse(UNKNOWN_MCP.format(tool=CREATE),
                                                                          "unknown_tool"))
