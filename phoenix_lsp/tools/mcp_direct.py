@@ -34,7 +34,7 @@ from ..core.values import ToolUse
 
 log = logging.getLogger(__name__)
 
-#: the longest one call may take before it is a TOOL/TIMEOUT (the agent route's host calls wait as long)
+#: the longest one call may take before it is a TOOL/TIMEOUT by default (the agent route's host calls wait as long)
 CALL_TIMEOUT_S = 60.0
 #: the longest gathering the tools may take (servers starting) before a turn goes on without them
 GATHER_TIMEOUT_S = 20.0
@@ -61,8 +61,10 @@ class Route(Protocol):
 class McpDirect:
     """The MCP tools of the conversations of one server (see the module docstring)."""
 
-    def __init__(self, route: Route) -> None:
+    def __init__(self, route: Route, *, call_timeout_s: float = CALL_TIMEOUT_S) -> None:
+        """``call_timeout_s``: the longest one call may take (``PHOENIX_MCP_CALL_TIMEOUT_S``)."""
         self.route = route
+        self.call_timeout_s = call_timeout_s
         self._lock = asyncio.Lock()
         self._definitions: list[dict[str, Any]] | None = None
         self._uris: dict[str, str] = {}  # name -> mcp://server/tool
@@ -153,7 +155,7 @@ class McpDirect:
             return self.route.redact(f"{call.name} was not called: {refused.kind}/{refused.code}: "
                                      f"{refused.message}"), True
         try:
-            value = await asyncio.to_thread(self.route.hub.call, uri, dict(call.input), CALL_TIMEOUT_S)
+            value = await asyncio.to_thread(self.route.hub.call, uri, dict(call.input), self.call_timeout_s)
         except Exception as exc:  # ToolFailure, or anything a broken server caused: one tool error
             error = getattr(exc, "error", None)
             what = (f"{error.kind}/{error.code}: {error.message}" if error is not None else

@@ -91,6 +91,23 @@ async def test_a_result_10000_levels_deep_costs_one_tool_error(fake_anthropic: F
 
 
 @pytest.mark.req("REQ-MCP-005")
+async def test_a_server_that_hangs_costs_one_tool_error_at_the_call_timeout(fake_anthropic: FakeAnthropic,
+                                                                          tmp_path: Path) -> None:
+    """The call never gets an answer (the server sleeps ten minutes), so no load on the machine can make this pass
+    or fail by timing: the turn goes on after PHOENIX_MCP_CALL_TIMEOUT_S."""
+    env = {**tracker_env(tmp_path), "PHOENIX_MCP_CALL_TIMEOUT_S": "3"}
+    async with session(fake_anthropic, tmp_path, env=env) as s:
+        cid = await s.new()
+        hang = ToolUseBlock("mcp__tracker__slow", {"seconds": 600})
+        after = ToolUseBlock("mcp__tracker__list_issues", {})
+        results = await turn(s, cid, hang, after)
+        content = str(results[hang.id]["content"])
+        assert results[hang.id].get("is_error") is True and "TIMEOUT" in content and "3 s" in content, content
+        assert "#1 the build is red" in str(results[after.id]["content"])
+        assert received(tmp_path) == ["slow", "list_issues"]
+
+
+@pytest.mark.req("REQ-MCP-005")
 async def test_a_server_that_dies_costs_one_tool_error_and_is_started_again(fake_anthropic: FakeAnthropic,
                                                                             tmp_path: Path) -> None:
     async with session(fake_anthropic, tmp_path, env=tracker_env(tmp_path)) as s:

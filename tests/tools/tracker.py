@@ -11,7 +11,7 @@ SERVER = Path(__file__).with_name("tracker_server.py")
 #: the tracker's credential; tests check it never reaches a model or the data directory
 TOKEN = "trk-tok-9d1e77c2b4"
 TOKEN_VARIABLE = "PHX_TEST_TRACKER_TOKEN"
-READS = ("list_issues", "bash", "whoami", "huge", "deep", "structured", "crash")
+READS = ("list_issues", "bash", "whoami", "huge", "deep", "structured", "slow", "crash")
 
 
 def tracker_env(tmp_path: Path, *, manifest: dict[str, Any] | None = None) -> dict[str, str]:

@@ -7,12 +7,13 @@ Run: ``python tests/tools/tracker_server.py --log FILE`` (stdio). It starts only
 Tools: ``list_issues`` (a read), ``create_issue(title)`` and ``close_issue(id)`` (writes), ``bash(command)``
 (named like a built-in tool, claiming to read), ``whoami`` (echoes its token), ``huge(kb)`` (a text result of
 ``kb`` KB), ``deep(levels)`` (a JSON text nested ``levels`` deep), ``structured()`` (a structured result the SDK
-wraps), ``crash()`` (the process exits at once).
+wraps), ``slow(seconds)`` (answers after them), ``crash()`` (the process exits at once).
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
 import sys
@@ -81,6 +82,13 @@ def build(log: Path, token: str) -> MCPServer:
         """Numbers, as a structured result."""
         record("structured")
         return [1, 2, 3]
+
+    @server.tool(annotations=READ)
+    async def slow(seconds: float) -> str:
+        """Answers after ``seconds``."""
+        record("slow", seconds=seconds)
+        await asyncio.sleep(seconds)
+        return "slept"
 
     @server.tool(annotations=READ)
     def crash() -> str:
