@@ -1,7 +1,8 @@
 """`phoenix-lsp doctor`'s check of the agent route's MCP servers (issue 25, REQ-AGENT-032).
 
 Each server of the registry is started (connected, for HTTP) with a bounded time, its tools are listed with
-the kind each has under the capability manifest and where that kind came from, and what is wrong is named
+the kind each has under the capability manifest and where that kind came from, and each allowed tool with the
+name the model is given in the conversation (``mcp__<server>__<tool>``, issue 37), and what is wrong is named
 with what to change: a server that does not start (an unset ``secretsRef`` variable included), tools that
 count as writes only by the safe default, annotations the registry ignores, manifest entries that match no
 tool. It calls the tools of no server.
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 from typing import Literal
 
+from ..core.mcp_names import server_names, tool_names
 from .agent_config import AgentConfig, CapabilityManifest, HttpServer, McpRegistry, StdioServer, matches
 from .capability_gate import CapabilityGate, EffectiveKind
 from .capability_gate import effective_kind as gate_kind
@@ -41,6 +43,7 @@ def mcp_lines(config: AgentConfig, *, connect_s: float = DOCTOR_CONNECT_S) -> li
         for name, server in config.registry.servers.items()}})
     lines: list[str] = []
     seen: list[str] = []
+    parts = server_names(config.registry.servers)  # the names the model is given (issue 37, REQ-MCP-007)
     with McpHub(bounded, manifest=config.manifest, connect_timeout_s=connect_s) as hub:
         try:
             tools = hub.catalogue()
@@ -58,6 +61,7 @@ def mcp_lines(config: AgentConfig, *, connect_s: float = DOCTOR_CONNECT_S) -> li
                          f"{len(own)} tools")
             defaulted: list[str] = []
             ignored: list[str] = []
+            named = tool_names(parts[name], [t.name for t in own if gate.check_tool(t.uri) is None])
             for tool in own:
                 seen.append(tool.uri)
                 found = effective_kind(config.manifest, server, tool.uri, tool.read_only_hint)
@@ -66,6 +70,8 @@ def mcp_lines(config: AgentConfig, *, connect_s: float = DOCTOR_CONNECT_S) -> li
                 allowed = "allowed" if refused is None else "not allowed by the manifest"
                 lines.append(f"  {tool.uri} [{kind}, from the {_SOURCES[source]}] {allowed}")
                 lines.append(f"    why: {found.reason}")
+                if tool.name in named:
+                    lines.append(f"    in the conversation: {named[tool.name]} ({kind})")
                 if refused is None and kind == "write" and source == "default":
                     defaulted.append(tool.name)
                     if tool.read_only_hint and not server.trust_annotations:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .mcp_rules import decide_mcp, is_mcp
 from .rules import covers
 from .state import ConversationState
 from .tools import TOOL_KINDS, ToolKind, tools_for
@@ -49,6 +50,11 @@ Verdict = Allow | Ask | Refuse
 
 def decide(state: ConversationState, call: ToolUse) -> Verdict:
     """May ``call`` run now, must the user be asked first, or is it refused (and why)?"""
+    if is_mcp(call.name):  # an MCP tool of the conversation (issue 37): decided in core/mcp_rules.py
+        mcp = decide_mcp(state, call, (r.tool for r in state.always_allow if r.whole_tool))
+        if mcp.action == "refuse":
+            return Refuse(mcp.message, mcp.reason)
+        return Allow() if mcp.action == "allow" else Ask()
     available = tools_for(state.is_subagent, state.route, state.editor_sight)
     if call.name not in available:
         return Refuse(

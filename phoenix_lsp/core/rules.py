@@ -19,6 +19,7 @@ import shlex
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from .mcp_names import is_mcp, rule_names
 from .options import option_kinds
 from .tools import BASH
 from .values import ToolUse
@@ -99,6 +100,9 @@ def command_covered(words: tuple[str, ...], rules: Iterable[AllowRule], tool: st
 
 def covers(rules: Iterable[AllowRule], call: ToolUse) -> bool:
     """Whether ``rules`` allow ``call`` without asking. Conservative: an unparsed call needs a whole-tool rule."""
+    if is_mcp(call.name):  # the tool's own rule or its whole server's (core/mcp_rules.py)
+        names = rule_names(call.name)
+        return any(r.whole_tool and r.tool in names for r in rules)
     mine = [r for r in rules if r.tool == call.name]
     if any(r.whole_tool for r in mine):
         return True
@@ -122,9 +126,12 @@ def narrowest_prefix(words: tuple[str, ...]) -> Prefix | None:
 def scopes_for(rules: Iterable[AllowRule], call: ToolUse) -> tuple[AllowRule, ...]:
     """The rules Always Allow may add for ``call``, narrowest first; the whole tool is always the last.
 
+    For an MCP tool: the tool, then every tool of its server (``mcp__github__*``).
     For bash the narrow scope names a prefix for each simple command the existing rules do not cover yet
     (``git log | head`` with ``git log *`` allowed offers ``head *``).
     """
+    if is_mcp(call.name):  # an MCP tool: the tool, then its whole server (REQ-MCP-004)
+        return tuple(AllowRule(name) for name in rule_names(call.name))
     whole = AllowRule(call.name)
     if call.name != BASH or not call.commands:
         return (whole,)

@@ -80,3 +80,9 @@ def tools_for(is_subagent: bool, route: Route = Route.ASK, sight: bool = False) 
     if route is Route.AGENT:
         return (*CONVERSATION_TOOLS, *extra, DESCRIBE_TOOLS, RUN_PLAN)
     return (*CONVERSATION_TOOLS, *extra)
+
+#: REQ-MCP-001: an MCP tool is named mcp__<server>__<tool> (``mcp_names.py``), a family no built-in tool is in,
+#: so no MCP server can name a tool that shadows one
+_SHADOWED = [name for name in TOOL_KINDS if name.startswith("mcp__")]
+if _SHADOWED:
+    raise RuntimeError(f"built-in tools {_SHADOWED} are named like MCP tools (mcp__...): rename them")

@@ -94,6 +94,10 @@ class ToolUse:
     commands: tuple[tuple[str, ...], ...] | None = None
     kind: Literal["tool_use"] = "tool_use"
     input_error: str | None = None
+    #: an MCP tool's call (``mcp__<server>__<tool>``, issue 37): its effective kind under the capability manifest
+    #: (REQ-AGENT-027), filled by the server for a tool its MCP servers offer; None for any other name, and for
+    #: a name no server offers (the core refuses it then: ``mcp_rules.py``)
+    mcp_kind: Literal["read", "write"] | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -49,6 +49,9 @@ class ToolStart(EventBase):
     tool_name: str
     arguments: dict[str, Any]
     mode: Mode = Field(description="the mode the call runs under")
+    access: Literal["read", "write"] | None = Field(
+        default=None, description="an MCP tool's effective kind under the capability manifest (issue 37): read or "
+        "write; absent for the other tools")
 
 
 class ToolEnd(EventBase):

@@ -8,7 +8,9 @@ consumer decides what it does with it; and an unknown kind that still arrives at
 table gone stale) is reported, never silently ignored.
 
 - ``EVENT_KINDS``: the ``kind`` of every ``phoenix/event``, from the events' union (``events.EventKinds``);
-- ``TOOL_NAMES``: every tool the model can call, from the core's ``TOOL_KINDS``.
+- ``TOOL_NAMES``: every tool the model can call, from the core's ``TOOL_KINDS``, and ``mcp__*``, which stands for
+  the family of MCP tools (``mcp__<server>__<tool>``, issue 37): a table's entry for it is looked up, through
+  ``table_key``, for every name of the family.
 """
 
 from __future__ import annotations
@@ -19,10 +21,11 @@ from typing import get_args
 
 from pydantic import BaseModel
 
+from ..core.mcp_names import is_mcp, server_part
 from ..core.tools import TOOL_KINDS
 from .events import EventKinds
 
-__all__ = ["EVENT_KINDS", "TOOL_NAMES", "Unknown", "table_problems"]
+__all__ = ["EVENT_KINDS", "MCP_FAMILY", "TOOL_NAMES", "Unknown", "mcp_words", "table_key", "table_problems"]
 
 
 def _kind(model: type[BaseModel]) -> str:
@@ -33,8 +36,23 @@ def _kind(model: type[BaseModel]) -> str:
 
 #: Every event kind, in the union's order (the schema's ``PhoenixEvent`` mapping holds the same words).
 EVENT_KINDS: tuple[str, ...] = tuple(_kind(model) for model in get_args(EventKinds))
-#: Every tool name, in the core's order (the schema's ``ToolName``).
-TOOL_NAMES: tuple[str, ...] = tuple(TOOL_KINDS)
+#: the key that stands for every MCP tool (``mcp__<server>__<tool>``) in the tables keyed by tool name
+MCP_FAMILY = "mcp__*"
+#: Every tool name, in the core's order, then the MCP tools' family (the schema's ``ToolName``).
+TOOL_NAMES: tuple[str, ...] = (*TOOL_KINDS, MCP_FAMILY)
+
+
+def table_key(name: str) -> str:
+    """The key of a tool name in a table keyed by tool name: the name, or ``MCP_FAMILY`` for an MCP tool."""
+    return MCP_FAMILY if is_mcp(name) else name
+
+
+def mcp_words(name: str) -> str:
+    """An MCP tool's name as people read it: ``create_issue on tracker`` for ``mcp__tracker__create_issue``."""
+    server = server_part(name)
+    if server is None:
+        return name
+    return f"{name[len('mcp__') + len(server) + 2:]} on {server}"
 
 
 def table_problems(table: str, keys: Collection[str], kinds: Iterable[str]) -> list[str]:

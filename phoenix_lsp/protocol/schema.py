@@ -113,7 +113,8 @@ def build() -> dict[str, Any]:
     # the tools' names, as the event kinds are listed by PhoenixEvent: every display of a tool call is keyed by
     # them, and each client's test compares its table with this list (REQ-PROTO-055)
     _collect(defs, "ToolName", {"type": "string", "enum": list(TOOL_NAMES),
-                                "description": "the name of a tool the model can call (toolName in events)"})
+                                "description": "the name of a tool the model can call (toolName in events); mcp__* "
+                                "stands for the family of MCP tools, each named mcp__<server>__<tool>"})
     # the agent route's contracts (seed 004, REQ-AGENT-011): what run_plan's plans become and what a unit answers
     agent = {model.__name__: {"$ref": _add(defs, model.__name__, model, "serialization")}
              for model in (contracts.Plan, contracts.ExecutionUnit, contracts.ResultEnvelope,

@@ -24,6 +24,7 @@ from ..agent.contracts import EngineName, ToolFailure, function_name
 from ..agent.signatures import signature
 from ..agent.warm_pool import WarmPool
 from ..store.secrets import CREDENTIAL_PARAMETER, url_secrets
+from ..tools.mcp_direct import McpDirect
 from .config import CATALOGUE_INLINE_MAX
 from .conversation_agent import CALL_TIMEOUT_S, ConversationAgent, compact_schema, default_write_fix, why_write
 from .runtime.base import AgentHost
@@ -43,7 +44,7 @@ class AgentRoute:
 
     def __init__(self, *, engine: EngineName, settings: Any, problem: str | None, redact: Callable[[str], str],
                  add_secret: Callable[..., None], sample_rate: float = 0.1,
-                 catalogue_inline_max: int = CATALOGUE_INLINE_MAX) -> None:
+                 catalogue_inline_max: int = CATALOGUE_INLINE_MAX, mcp_call_timeout_s: float = 60.0) -> None:
         self.engine = engine
         self.catalogue_inline_max = catalogue_inline_max  # bytes; above it the catalogue is an index (REQ-AGENT-038)
         self.settings = settings  # agent.settings.AgentConfig, or None when ``problem`` says why not
@@ -59,6 +60,8 @@ class AgentRoute:
         self.gate: Any = None
         self.artifacts: Any = None
         self.pool: Any = None  # warm engine workers (REQ-AGENT-037), from the first agent turn
+        #: the same servers' tools offered in the conversation itself, on both routes (issue 37, specs/mcp.md)
+        self.direct = McpDirect(self, call_timeout_s=mcp_call_timeout_s)
         if settings is not None:
             self.artifacts = ArtifactStore(settings.artifact_dir)
             for secret, label in _referenced_secrets(settings.registry):  # an MCP credential is a secret like the key
@@ -172,6 +175,7 @@ class AgentRoute:
                     if self.hub is not None:
                         self.hub.add_server(name, server)
                     self._catalogue = None  # gathered again with the new server's tools
+                    self.direct.reset()
         return problems
 
     def tools_for(self, runtime: AgentHost) -> ConversationAgent:
@@ -232,4 +236,5 @@ def setup_route(settings: Any, data_dir: Path, guard: Any) -> AgentRoute:
         log.warning("agent route: %s", warning)
     return AgentRoute(engine=settings.agent_engine, settings=loaded, problem=None, redact=guard.redact,
                       add_secret=guard.add_secret, sample_rate=settings.agent_trace_sample,
-                      catalogue_inline_max=settings.agent_catalogue_inline_max)
+                      catalogue_inline_max=settings.agent_catalogue_inline_max,
+                      mcp_call_timeout_s=settings.mcp_call_timeout_s)

@@ -31,7 +31,7 @@ from ..core import values
 from ..core.rules import scopes_for
 from ..core.values import ToolUse
 from ..protocol import events as ev
-from ..protocol.kinds import Unknown
+from ..protocol.kinds import MCP_FAMILY, Unknown, mcp_words, table_key
 from ..tools.registry import describe
 from . import transcript
 from .adapter import Conversation as Runtime
@@ -97,6 +97,7 @@ TOOL_WORDS: dict[str, Callable[[dict[str, Any]], str]] = {
     "editor_problems": lambda a: f"Reading the editor's problems in {_path(a)}",
     "find_definition": lambda a: f"Finding a definition in {_path(a)}",
     "find_references": lambda a: f"Finding references in {_path(a)}",
+    MCP_FAMILY: lambda a: "Calling",  # followed by the tool and its server (tool_words)
 }
 
 _unknown = Unknown(log, "the plain-client adapter")
@@ -104,11 +105,13 @@ _unknown = Unknown(log, "the plain-client adapter")
 
 def tool_words(name: str, arguments: Any) -> str:
     """What a tool call does, for a progress report ("Reading src/app.py", "Running `make test`")."""
-    words = TOOL_WORDS.get(name)
+    key = table_key(name)
+    words = TOOL_WORDS.get(key)
     if words is None:
         _unknown("tool", name)
         return f"Running {name}"
-    return words(arguments if isinstance(arguments, dict) else {})
+    said = words(arguments if isinstance(arguments, dict) else {})
+    return f"{said} {mcp_words(name)}" if key == MCP_FAMILY else said
 
 
 #: what a plain client does with each event kind: rewrite the conversation's transcript, report the turn's

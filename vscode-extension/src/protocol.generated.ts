@@ -102,7 +102,7 @@ export type ErrorData =
   | SetupFailedData
   | SettingsNotSavedData;
 /**
- * the name of a tool the model can call (toolName in events)
+ * the name of a tool the model can call (toolName in events); mcp__* stands for the family of MCP tools, each named mcp__<server>__<tool>
  *
  * This interface was referenced by `PhoenixProtocol`'s JSON-Schema
  * via the `definition` "ToolName".
@@ -120,7 +120,8 @@ export type ToolName =
   | "run_plan"
   | "editor_problems"
   | "find_definition"
-  | "find_references";
+  | "find_references"
+  | "mcp__*";
 /**
  * The five kinds of the seed's error taxonomy (REQ-AGENT-012).
  *
@@ -1693,6 +1694,10 @@ export interface ToolStart {
     [k: string]: unknown;
   };
   mode: Mode2;
+  /**
+   * an MCP tool's effective kind under the capability manifest (issue 37): read or write; absent for the other tools
+   */
+  access?: "read" | "write";
 }
 /**
  * This interface was referenced by `PhoenixProtocol`'s JSON-Schema

@@ -30,7 +30,7 @@ test("the reducer handles exactly the schema's event kinds (REQ-PROTO-055)", () 
 
 test("the timeline has an icon for exactly the schema's tools (REQ-PROTO-055)", () => {
   assert.deepEqual(tableProblems("timeline.ts TOOL_ICONS", Object.keys(TOOL_ICONS), toolNames(SCHEMA)), []);
-  assert.equal(toolNames(SCHEMA).length, 13);
+  assert.equal(toolNames(SCHEMA).length, 14);
 });
 
 test("a kind or a tool added to the schema fails each comparison (REQ-PROTO-055)", () => {
@@ -67,6 +67,7 @@ test("a tool this version does not know gets a card that says so (REQ-PROTO-055)
   assert.equal(toolIcon("bash"), "terminal");
   assert.equal(toolIcon("fake_tool"), undefined);
   assert.equal(toolIcon("toString"), undefined, "an inherited name is no tool");
+  assert.equal(toolIcon("mcp__tracker__create_issue"), "plug", "every MCP tool has the family's icon");
   const dom = new JSDOM('<!DOCTYPE html><body><div id="root"></div></body>');
   const root = dom.window.document.getElementById("root")!;
   const app = new ChatApp(root as unknown as HTMLElement, () => undefined, { sanitize: (html) => html, hasFocus: () => true });

@@ -68,6 +68,7 @@ return {
     "find_definition",
     "find_references",
     "list_directory",
+    "mcp__*",
     "patch",
     "read_file",
     "request_mode_upgrade",

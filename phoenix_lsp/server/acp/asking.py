@@ -68,7 +68,7 @@ async def upgrade(client: Side, session: Session, conversation: Conversation, to
 
 def _tool_call(call: ToolUse, root: str, content: list[Any] | None) -> ToolCallUpdate:
     return ToolCallUpdate(tool_call_id=call.id, title=updates.title_of(call.name, call.input),
-                          kind=updates.kind_of(call.name), status="pending", content=content,
+                          kind=updates.kind_of(call.name, call.mcp_kind), status="pending", content=content,
                           locations=updates.locations(call.input, root), raw_input=dict(call.input))
 
 

@@ -17,7 +17,7 @@ from acp.schema import ToolCallLocation, ToolCallStatus, ToolKind, UsageUpdate
 
 from ...core.values import Message, ToolResult, ToolUse
 from ...protocol import events as ev
-from ...protocol.kinds import Unknown
+from ...protocol.kinds import MCP_FAMILY, Unknown, mcp_words, table_key
 from ...protocol.views import ToolResultBlock, ToolUseBlock
 
 #: the ACP kind of each phoenix tool (the client's icon and grouping); every tool is named (REQ-PROTO-055)
@@ -35,7 +35,10 @@ KINDS: dict[str, ToolKind] = {
     "editor_problems": "read",
     "find_definition": "search",
     "find_references": "search",
+    MCP_FAMILY: "other",  # an MCP tool of unknown kind; a read is "fetch", a write "edit" (kind_of)
 }
+#: an MCP tool's ACP kind by its effective kind (issue 37)
+MCP_KINDS: dict[str, ToolKind] = {"read": "fetch", "write": "edit"}
 
 #: the longest tool output put in a tool call's content (the model gets all of it)
 MAX_OUTPUT_CHARS = 20_000
@@ -68,25 +71,32 @@ TITLES: dict[str, Callable[[Mapping[str, Any]], str]] = {
     "editor_problems": lambda a: f"Read the editor's problems in {_path(a)}",
     "find_definition": lambda a: f"Find the definition in {_path(a)}",
     "find_references": lambda a: f"Find the references in {_path(a)}",
+    MCP_FAMILY: lambda a: "Call",  # followed by the tool and its server (title_of)
 }
 
 _unknown = Unknown(log, "the ACP adapter")
 
 
-def kind_of(name: str) -> ToolKind:
-    if name not in KINDS:
+def kind_of(name: str, access: str | None = None) -> ToolKind:
+    """The ACP kind of a call; ``access``: an MCP tool's effective kind (read: ``fetch``, write: ``edit``)."""
+    key = table_key(name)
+    if key not in KINDS:
         _unknown("tool", name)
         return "other"
-    return KINDS[name]
+    if key == MCP_FAMILY:
+        return MCP_KINDS.get(access or "", KINDS[key])
+    return KINDS[key]
 
 
 def title_of(name: str, arguments: Mapping[str, Any]) -> str:
-    """What a tool call does, in a few words ("Read src/app.py", "Run `make test`")."""
-    title = TITLES.get(name)
+    """What a tool call does, in a few words ("Read src/app.py", "Run `make test`", "Call list_issues on
+    tracker")."""
+    key = table_key(name)
+    title = TITLES.get(key)
     if title is None:
         _unknown("tool", name)
         return name
-    return title(arguments)
+    return f"{title(arguments)} {mcp_words(name)}" if key == MCP_FAMILY else title(arguments)
 
 
 def locations(arguments: Mapping[str, Any], root: str) -> list[ToolCallLocation] | None:
@@ -104,8 +114,8 @@ def text_content(text: str) -> list[Any]:
 
 
 def start(call_id: str, name: str, arguments: Mapping[str, Any], root: str, content: list[Any] | None = None,
-          status: ToolCallStatus = "pending") -> Any:
-    return acp.start_tool_call(call_id, title_of(name, arguments), kind=kind_of(name), status=status,
+          status: ToolCallStatus = "pending", access: str | None = None) -> Any:
+    return acp.start_tool_call(call_id, title_of(name, arguments), kind=kind_of(name, access), status=status,
                                content=content, locations=locations(arguments, root), raw_input=dict(arguments))
 
 
@@ -124,11 +134,11 @@ class Calls:
         self.inputs: dict[str, dict[str, Any]] = {}  # a call's arguments, from the model's message
 
     def announce(self, call_id: str, name: str, arguments: Mapping[str, Any], root: str,
-                 content: list[Any] | None = None) -> list[Any]:
+                 content: list[Any] | None = None, access: str | None = None) -> list[Any]:
         if call_id in self.announced:
             return [status(call_id, "pending", content)] if content else []
         self.announced.add(call_id)
-        return [start(call_id, name, arguments, root, content)]
+        return [start(call_id, name, arguments, root, content, access=access)]
 
     def end(self, call_id: str, failed: bool, content: list[Any] | None) -> list[Any]:
         self.ended.add(call_id)
@@ -140,11 +150,12 @@ def _text(event: ev.TextDelta, calls: Calls, root: str) -> list[Any]:
 
 
 def _approval(event: ev.ApprovalRequested, calls: Calls, root: str) -> list[Any]:
-    return calls.announce(event.tool_use_id, event.tool_name, event.arguments, root)
+    # an MCP call asked about is a write (core/mcp_rules.py): only writes are
+    return calls.announce(event.tool_use_id, event.tool_name, event.arguments, root, access="write")
 
 
 def _tool_start(event: ev.ToolStart, calls: Calls, root: str) -> list[Any]:
-    started = calls.announce(event.tool_use_id, event.tool_name, event.arguments, root)
+    started = calls.announce(event.tool_use_id, event.tool_name, event.arguments, root, access=event.access)
     return [*started, status(event.tool_use_id, "in_progress")]
 
 
@@ -154,7 +165,8 @@ def _tool_end(event: ev.ToolEnd, calls: Calls, root: str) -> list[Any]:
 
 def _refused(event: ev.ToolRefused, calls: Calls, root: str) -> list[Any]:
     """Refused by the mode: its result (the refusal) may be known already."""
-    made = calls.announce(event.tool_use_id, event.tool_name, calls.inputs.get(event.tool_use_id, {}), root)
+    made = calls.announce(event.tool_use_id, event.tool_name, calls.inputs.get(event.tool_use_id, {}), root,
+                          access="write")  # an MCP call refused by the mode is a write
     known = calls.results.get(event.tool_use_id)
     return made + (calls.end(event.tool_use_id, True, text_content(known[0])) if known else [])
 

@@ -26,6 +26,7 @@ from ...protocol import events as ev
 from ...protocol.views import StyleSuggestion
 from ...sandbox.env import clean_environment  # one rule for the server and `sandbox run` (REQ-BASH-021)
 from ...store import Store
+from ...tools.mcp_direct import McpDirect
 from ...tools.registry import AgentTools
 from ..adapter import Client
 
@@ -79,6 +80,8 @@ class AgentRoutePort(Protocol):
     def unavailable(self) -> str | None: ...
     @property
     def artifacts(self) -> Any: ...  # agent.artifacts.ArtifactStore, or None (loaded with the route)
+    @property
+    def direct(self) -> McpDirect: ...  # the MCP tools in the conversation itself (issue 37)
     async def catalogue_text(self) -> str: ...
     def tools_for(self, runtime: AgentHost) -> AgentTools: ...
     def add_servers(self, servers: Mapping[str, Any], secrets: Sequence[str] = ()) -> list[str]: ...

@@ -15,6 +15,7 @@ from ...core.rules import scopes_for
 from ...core.values import Mode, ToolUse
 from ...protocol import events as ev
 from ...tools import registry
+from ...tools.mcp_direct import is_mcp
 from .. import wire
 from ..adapter import Conversation
 from ..patch_preview import preview_diff
@@ -62,7 +63,7 @@ class Tools:
     async def _tool(self, effect: RunTool) -> None:
         call = effect.call
         self.conversation.emit(ev.ToolStart(tool_use_id=call.id, tool_name=call.name, arguments=dict(call.input),
-                               mode=effect.mode))
+                               mode=effect.mode, access=call.mcp_kind))
         try:
             output, is_error, refused = await self._run_tool(call, effect.mode)
         except asyncio.CancelledError:
@@ -80,6 +81,8 @@ class Tools:
     async def _run_tool(self, call: ToolUse, mode: Mode) -> tuple[str, bool, bool]:
         # the editor's text of the files this call reads, asked first (an ACP client's, REQ-ACP-010)
         conversation, state = self.conversation, self.conversation.state
+        if is_mcp(call.name) and (route := self.hub.config.agent_route) is not None:  # issue 37
+            return (*await route.direct.run(call, conversation.id), False)
         asked: Mapping[Path, str] = dict(await self.hub.sink.documents_for(conversation, call))
 
         def open_documents() -> Mapping[Path, str]:
@@ -127,11 +130,16 @@ class Tools:
         return {
             "tool_use_id": call.id,
             "tool_name": call.name,
-            "description": self.host_descriptions.get(call.id) or describe_tool(call.name),
+            "description": self.host_descriptions.get(call.id) or describe_tool(call.name) or self._mcp_about(call),
             "arguments": dict(call.input),
             "diff": self.patch_diff(call),
             "scopes": [wire.scope_to_wire(s) for s in scopes_for(self.conversation.state.always_allow, call)],
         }
+
+    def _mcp_about(self, call: ToolUse) -> str:
+        """What an MCP tool does, for its approval question (issue 37)."""
+        route = self.hub.config.agent_route
+        return route.direct.describe(call.name) if route is not None and is_mcp(call.name) else ""
 
     def patch_diff(self, call: ToolUse) -> str | None:
         """The unified diff a patch call would make now (REQ-PERM-005), or None when it would fail."""

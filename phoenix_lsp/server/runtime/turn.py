@@ -20,6 +20,8 @@ from ...protocol import events as ev
 from ...store.records import AuditEntry
 from ...tools import registry
 from ...tools.bash_scope import simple_commands
+from ...tools.inputs import invalid_json
+from ...tools.mcp_direct import is_mcp, with_mcp
 from .. import prompts, wire
 from .base import HubLike, Peer
 
@@ -50,16 +52,21 @@ class Turn:
             await self.hub.windows.learn_window(conversation)
             state = conversation.state
             catalogue = ""
-            if state.route is Route.AGENT and not state.is_subagent and self.hub.config.agent_route is not None:
-                catalogue = await self.hub.config.agent_route.catalogue_text()  # MCP discovery, once per server
+            route = self.hub.config.agent_route
+            if state.route is Route.AGENT and not state.is_subagent and route is not None:
+                catalogue = await route.catalogue_text()  # MCP discovery, once per server
+                state = conversation.state
+            mcp: list[dict[str, Any]] = []
+            if not state.is_subagent and route is not None:  # the MCP tools themselves, on both routes (issue 37)
+                mcp = await route.direct.definitions()
                 state = conversation.state
             request = build_request(  # cache breakpoints, summary tools and instruction: llm/cache.py
                 model=state.model,
                 system=prompts.system_prompt(state.style, state.working_directory, state.is_subagent,
                                              self._started_restricted(), state.instructions),
                 messages=wire.history_to_api(state.history, self.hub.store.get_image),
-                tools=registry.definitions(state.is_subagent, state.working_directory, state.route, catalogue,
-                                           state.editor_sight),
+                tools=with_mcp(registry.definitions(state.is_subagent, state.working_directory, state.route,
+                                                    catalogue, state.editor_sight), mcp),
                 cache=self.hub.config.cache,
                 summary=effect.purpose == "summary",
                 instruction=effect.instruction,
@@ -117,6 +124,14 @@ class Turn:
         commands = None
         if name == "bash" and error is None and isinstance(arguments.get("command"), str):
             commands = simple_commands(arguments["command"])  # the core matches rules on these (REQ-PERM-019)
+        if is_mcp(name):  # its kind, as the capability gate decided it, for the core's decision (core/mcp_rules.py)
+            route = self.hub.config.agent_route
+            kind = route.direct.kind(name) if route is not None else None  # None: no server offers it
+            json_error = block.get(TOOL_INPUT_ERROR_KEY)
+            if json_error is not None:
+                error = invalid_json(name, json_error)
+            return ToolUse(str(block["id"]), name, arguments, input_error=error,
+                           mcp_kind=kind)
         return ToolUse(str(block["id"]), name, arguments, commands, input_error=error)
 
     def _started_restricted(self) -> bool:

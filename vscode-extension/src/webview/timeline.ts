@@ -281,10 +281,12 @@ export const TOOL_ICONS: Record<ToolName, string> = {
   editor_problems: "warning",
   find_definition: "symbol-method",
   find_references: "references",
+  "mcp__*": "plug", // every MCP tool, mcp__<server>__<tool> (issue 37)
 };
 
 /** The icon of a tool's card, or undefined for a tool this version does not know. */
 export function toolIcon(name: string): string | undefined {
+  if (name.startsWith("mcp__")) return TOOL_ICONS["mcp__*"];
   return Object.hasOwn(TOOL_ICONS, name) ? TOOL_ICONS[name as ToolName] : undefined;
 }
 

@@ -1,0 +1,206 @@
+"""MCP tools in the ordinary conversation (issue 37, specs/mcp.md): their definitions, their kinds, their calls.
+
+One :class:`McpDirect` per server, on the agent route's MCP client and capability gate (one registry for both
+routes: ``PHOENIX_MCP_REGISTRY`` with ``PHOENIX_CAPABILITIES`` and ``secretsRef``):
+
+- :meth:`McpDirect.definitions` gathers, once, every tool the manifest allows of every server the registry
+  lists, named ``mcp__<server>__<tool>`` (``core/mcp_names.py``, REQ-MCP-001), with its description and input
+  schema, and keeps them byte-stable for the server's life (REQ-MCP-002); a server that could not be reached
+  is tried again at the next turn. :func:`with_mcp` puts them after the built-in tools, before the agent
+  route's two, so the ask route's list stays a prefix of the agent route's (REQ-AGENT-002).
+- :meth:`McpDirect.kind` is a tool's effective kind as the capability gate decided it (REQ-AGENT-027), which
+  the turn puts on the call (``ToolUse.mcp_kind``) for the core's decision (``core/mcp_rules.py``); None for a
+  name no server offers.
+- :meth:`McpDirect.run` runs a call the core allowed: the gate's check of the call (allow, deny, scope, rate),
+  then the MCP client's call (bounded, scrubbed of the server's credentials and the known secrets,
+  ``structuredContent`` unwrapped: ``agent/mcp_calls.py``), then the text for the model, capped like bash's
+  output with the whole kept as an artifact (REQ-MCP-005). Every failure is one tool error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import json
+import logging
+from collections.abc import Sequence
+from typing import Any, Literal, Protocol
+
+from .. import safe_json
+from ..agent.contracts import ToolFailure
+from ..core.mcp_names import is_mcp, server_names, tool_names
+from ..core.tools import DESCRIBE_TOOLS
+from ..core.values import ToolUse
+
+log = logging.getLogger(__name__)
+
+#: the longest one call may take before it is a TOOL/TIMEOUT by default (the agent route's host calls wait as long)
+CALL_TIMEOUT_S = 60.0
+#: the longest gathering the tools may take (servers starting) before a turn goes on without them
+GATHER_TIMEOUT_S = 20.0
+#: what the model is shown of a longer result: its first and last 4 KB, like bash's output
+SHOWN_BYTES = 4096
+#: the most of a tool's description, and of its input schema, one definition carries
+MAX_DESCRIPTION = 1024
+MAX_SCHEMA_BYTES = 32 * 1024
+
+
+class Route(Protocol):
+    """What the MCP tools take from the server's agent route (``server/agent_route.AgentRoute``)."""
+
+    settings: Any  # agent.agent_config.AgentConfig, or None: the route is unavailable
+    hub: Any  # agent.mcp_hub.McpHub, once started
+    gate: Any  # agent.capability_gate.CapabilityGate, once started
+    artifacts: Any  # agent.artifacts.ArtifactStore
+
+    def redact(self, text: str) -> str: ...
+
+    def start(self) -> None: ...
+
+
+class McpDirect:
+    """The MCP tools of the conversations of one server (see the module docstring)."""
+
+    def __init__(self, route: Route, *, call_timeout_s: float = CALL_TIMEOUT_S) -> None:
+        """``call_timeout_s``: the longest one call may take (``PHOENIX_MCP_CALL_TIMEOUT_S``)."""
+        self.route = route
+        self.call_timeout_s = call_timeout_s
+        self._lock = asyncio.Lock()
+        self._definitions: list[dict[str, Any]] | None = None
+        self._uris: dict[str, str] = {}  # name -> mcp://server/tool
+        self._kinds: dict[str, Literal["read", "write"]] = {}  # name -> its effective kind
+
+    @property
+    def configured(self) -> bool:
+        """Whether any MCP server is configured (nothing is started when none is)."""
+        settings = self.route.settings
+        return settings is not None and bool(settings.registry.servers)
+
+    async def definitions(self) -> list[dict[str, Any]]:
+        """The tool definitions of every server's allowed tools (fresh dicts, equal on every call once every
+        server answered); [] when no server is configured."""
+        if not self.configured:
+            return []
+        async with self._lock:
+            if self._definitions is None:
+                try:
+                    found, complete = await asyncio.wait_for(asyncio.to_thread(self._gather), GATHER_TIMEOUT_S)
+                except Exception as exc:  # a server that does not start must not stop the turn
+                    log.warning("MCP tools unavailable for this turn: %s", self.route.redact(str(exc))[:300])
+                    return []
+                if not complete:
+                    return found
+                self._definitions = found
+            return copy.deepcopy(self._definitions)
+
+    def kind(self, name: str) -> Literal["read", "write"] | None:
+        """The effective kind of the tool offered as ``name`` (``read`` or ``write``), or None: not offered."""
+        return self._kinds.get(name)
+
+    def uri(self, name: str) -> str | None:
+        """The tool offered as ``name``, as the agent route names it (``mcp://server/tool``), or None."""
+        return self._uris.get(name)
+
+    def describe(self, name: str) -> str:
+        """The description of the tool offered as ``name`` (for its approval question), or ""."""
+        found = next((d for d in self._definitions or () if d["name"] == name), None)
+        return str(found["description"]) if found else ""
+
+    def reset(self) -> None:
+        """Servers joined the registry (an ACP session's): the tools are gathered again at the next turn."""
+        self._definitions = None
+
+    def _gather(self) -> tuple[list[dict[str, Any]], bool]:
+        """(definitions, whether every server answered): blocking, off the event loop."""
+        route = self.route
+        route.start()
+        hub, gate = route.hub, route.gate
+        tools = [tool for tool in hub.catalogue() if gate.check_tool(tool.uri) is None]
+        parts = server_names(route.settings.registry.servers)
+        by_server: dict[str, list[Any]] = {}
+        for tool in tools:
+            by_server.setdefault(tool.server, []).append(tool)
+        found: list[dict[str, Any]] = []
+        for server, listed in by_server.items():
+            names = tool_names(parts.get(server) or server_names([server])[server], [t.name for t in listed])
+            for tool in listed:
+                name = names[tool.name]
+                try:
+                    schema = hub.schema(tool.uri)
+                except ToolFailure as failure:
+                    log.warning("MCP tool %s left out: %s", tool.uri, route.redact(failure.error.message)[:300])
+                    continue
+                problem = _schema_problem(schema)
+                if problem is not None:
+                    log.warning("MCP tool %s left out: its input schema %s", tool.uri, problem)
+                    continue
+                description = " ".join((tool.description or "").split())[:MAX_DESCRIPTION]
+                found.append({"name": name, "description": route.redact(description or f"{tool.name} ({server})"),
+                              "input_schema": schema})
+                self._uris[name] = tool.uri
+                self._kinds[name] = tool.kind
+        complete = not any(h.error for h in hub.health())
+        return found, complete
+
+    async def run(self, call: ToolUse, conversation_id: str) -> tuple[str, bool]:
+        """Run one call the core allowed: (the text for the model, whether it is an error)."""
+        if self._definitions is None:  # a call restored after a restart: its server is gathered first
+            await self.definitions()
+        uri = self._uris.get(call.name)
+        if uri is None or self.route.hub is None:
+            return (f"Unknown tool '{call.name}': no MCP server of this conversation offers it. Nothing was sent "
+                    "to any server.", True)
+        refused = self.route.gate.check_call(uri, call.input)
+        if refused is not None:
+            return self.route.redact(f"{call.name} was not called: {refused.kind}/{refused.code}: "
+                                     f"{refused.message}"), True
+        try:
+            value = await asyncio.to_thread(self.route.hub.call, uri, dict(call.input), self.call_timeout_s)
+        except Exception as exc:  # ToolFailure, or anything a broken server caused: one tool error
+            error = getattr(exc, "error", None)
+            what = (f"{error.kind}/{error.code}: {error.message}" if error is not None else
+                    f"{type(exc).__name__}: {exc}")
+            return self.route.redact(f"{call.name} failed: {what}")[:4000], True
+        return await asyncio.to_thread(self._text, value, conversation_id), False
+
+    def _text(self, value: Any, conversation_id: str) -> str:
+        """The result as the model reads it: capped like bash's output, the whole kept as an artifact."""
+        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+        text = self.route.redact(text)
+        data = text.encode("utf-8", "replace")
+        if len(data) <= 2 * SHOWN_BYTES:
+            return text
+        kept = "it could not be kept"
+        if self.route.artifacts is not None:
+            try:
+                handle = self.route.artifacts.scoped(conversation_id).put(text)
+            except Exception as exc:  # over the artifact cap, a full disk: the model still gets the ends
+                kept = f"it could not be kept ({exc})"
+            else:
+                kept = f"the whole result is kept as {handle.handle} ({handle.size:,} bytes)"
+        head = data[:SHOWN_BYTES].decode("utf-8", "ignore")
+        tail = data[-SHOWN_BYTES:].decode("utf-8", "ignore")
+        return (f"{head}\n\n[... {len(data) - 2 * SHOWN_BYTES:,} bytes cut from the middle of {len(data):,} bytes "
+                f"of result: the first and last 4 KB are shown; {kept}. Ask the tool for less (filter, or page "
+                f"through it) to see more ...]\n\n{tail}")
+
+
+def _schema_problem(schema: Any) -> str | None:
+    if not isinstance(schema, dict) or schema.get("type", "object") != "object":
+        return "is not a JSON Schema of an object"
+    if safe_json.value_deeper_than(schema):
+        return f"is nested deeper than {safe_json.MAX_DEPTH} levels"
+    if len(json.dumps(schema)) > MAX_SCHEMA_BYTES:
+        return f"is over {MAX_SCHEMA_BYTES:,} bytes"
+    return None
+
+
+def with_mcp(definitions: Sequence[dict[str, Any]], mcp: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The conversation's tools with the MCP tools after the built-in ones and before the agent route's two
+    (``describe_tools``, ``run_plan``): the ask route's list stays a prefix of the agent route's."""
+    names = [d.get("name") for d in definitions]
+    at = names.index(DESCRIBE_TOOLS) if DESCRIBE_TOOLS in names else len(names)
+    return [*definitions[:at], *mcp, *definitions[at:]]
+
+
+__all__ = ["CALL_TIMEOUT_S", "McpDirect", "is_mcp", "with_mcp"]
