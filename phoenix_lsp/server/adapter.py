@@ -23,6 +23,8 @@ from ..core.events import Event
 from ..core.state import ConversationState
 from ..core.values import Decision, InstructionFile, Message, Policy, Style, ToolUse
 from ..protocol import events as ev
+from ..tools.shell_changes import ChangeKind
+from ..tools.shell_changes.edit import Review
 
 
 class Conversation(Protocol):
@@ -145,6 +147,16 @@ class Editor(Protocol):
         ``fs/read_text_file`` but does not say which documents are open); ``{}`` when the open documents say it."""
         ...
     async def apply_patch(self, conversation: Conversation, call: ToolUse) -> tuple[str, bool]: ...
+    def review_kinds(self) -> frozenset[ChangeKind]:
+        """Which text changes of a bash command's review the editor carries (REQ-BASH-032); the server places
+        the rest after the same approval."""
+        ...
+    def cannot_apply(self, review: Review) -> str | None:
+        """Why the editor cannot apply a review's editor part (then nothing of it lands), or None."""
+        ...
+    async def apply_review(self, conversation: Any, call_id: str, review: Review) -> str | None:
+        """Has the editor apply a review's editor part, whole: None when it did, else why not."""
+        ...
     def sight_for(self, conversation: Conversation) -> object | None:
         """The editor's sight for one conversation's tools (``server/sight.py``'s ``EditorSight``), or None."""
         ...

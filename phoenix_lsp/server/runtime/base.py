@@ -63,7 +63,7 @@ class AgentHost(Protocol):
     @property
     def id(self) -> str: ...
     async def host_call(self, tool_use_id: str, call: ToolUse, kind: ToolKind,
-                        description: str = "") -> tuple[bool, str, str]: ...
+                        description: str = "", diff: str | None = None) -> tuple[bool, str, str]: ...
 
 
 class AgentRoutePort(Protocol):
@@ -174,6 +174,7 @@ class Part(ABC):
     #: host calls of a running plan waiting for the core's answer: call id -> (allowed, message, by)
     host_calls: dict[str, asyncio.Future[tuple[bool, str, str]]]
     host_descriptions: dict[str, str]  # host call id -> what its approval question says
+    host_diffs: dict[str, str]  # host call id -> the diff its approval question shows (a bash review's)
     pending_delta: Any  # the textDelta event still gathering text (``outbox.PendingDelta``)
 
     @property

@@ -44,6 +44,7 @@ class Runtime(Effects):
         #: host calls of a running plan waiting for the core's answer: call id -> (allowed, message)
         self.host_calls: dict[str, asyncio.Future[tuple[bool, str, str]]] = {}
         self.host_descriptions: dict[str, str] = {}  # host call id -> what its approval question says
+        self.host_diffs: dict[str, str] = {}  # host call id -> the diff its question shows (a bash review's)
         self._stopping = False  # ending a turn whose state could not be saved (see ``_unsaved``)
 
     # ------------------------------------------------------------------------------------ events

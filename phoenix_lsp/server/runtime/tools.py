@@ -17,6 +17,7 @@ from ...protocol import events as ev
 from ...tools import registry
 from .. import wire
 from ..patch_preview import preview_diff
+from ..shell_review import ShellCapture
 from .base import Part
 
 log = logging.getLogger(__name__)
@@ -66,10 +67,15 @@ class Tools(Part):
             deny_read=self.hub.config.deny_read,
             background_timeout_s=self.hub.config.background_timeout_s,
             editor=self._editor(),
+            capture=self._capture,
             **self._agent_context(),
         )
         done = await registry.run(call, context)
         return done.output, done.is_error, done.refused_by_sandbox
+
+    def _capture(self, call: ToolUse) -> ShellCapture:
+        """The review of an Unrestricted bash call's changes (REQ-BASH-032, ``shell_review.py``)."""
+        return ShellCapture(self, self.hub.sink, call, self.hub.store.path.parent, self.hub.store.guard.redact)
 
     def _editor(self) -> Any:
         """The editor's sight for this conversation's tools (REQ-SIGHT-002), or None: it has none, or the client
@@ -92,7 +98,7 @@ class Tools(Part):
             "tool_name": call.name,
             "description": self.host_descriptions.get(call.id) or describe_tool(call.name),
             "arguments": dict(call.input),
-            "diff": self.patch_diff(call),
+            "diff": self.host_diffs.get(call.id) or self.patch_diff(call),
             "scopes": [wire.scope_to_wire(s) for s in scopes_for(self.state.always_allow, call)],
         }
 
@@ -103,14 +109,17 @@ class Tools(Part):
         return preview_diff(Path(self.state.working_directory), call, self.hub.sink.open_documents(), self.clipboards)
 
     async def host_call(self, tool_use_id: str, call: ToolUse, kind: Any,
-                        description: str = "") -> tuple[bool, str, str]:
-        """Ask the core whether a running plan's host call may go ahead (REQ-AGENT-014/015); waits for the
-        user's answer when the policy asks (the question shows ``description``). The answer is (allowed, the
-        refusal's message, who refused: ``AnswerHostCall.by``); a rejected event is a no with its message."""
+                        description: str = "", diff: str | None = None) -> tuple[bool, str, str]:
+        """Ask the core whether a running tool's host call may go ahead: a plan's (REQ-AGENT-014/015) or a bash
+        command's review of its changes (REQ-BASH-032); waits for the user's answer when the policy asks (the
+        question shows ``description`` and ``diff``). The answer is (allowed, the refusal's message, who
+        refused: ``AnswerHostCall.by``); a rejected event is a no with its message."""
         waiting: asyncio.Future[tuple[bool, str, str]] = asyncio.get_running_loop().create_future()
         self.host_calls[call.id] = waiting
         if description:
             self.host_descriptions[call.id] = description
+        if diff is not None:
+            self.host_diffs[call.id] = diff
         try:
             outcome = self.apply(HostCall(tool_use_id, call, kind))
             if outcome.reject is not None:
@@ -119,3 +128,4 @@ class Tools(Part):
         finally:
             self.host_calls.pop(call.id, None)
             self.host_descriptions.pop(call.id, None)
+            self.host_diffs.pop(call.id, None)

@@ -86,12 +86,17 @@ class Review:
         """Every changed path, for the approval's arguments."""
         return sorted({c.path for c in (*(t.change for t in self.texts), *self.server.changes)})
 
-    def summary(self) -> str:
-        """The part that is not an editor edit, refused entries and conflicts: counts, sizes and paths."""
+    def summary(self, max_paths: int = 20) -> str:
+        """The text files by name, then the part that is not an editor edit, refused entries and conflicts:
+        counts, sizes and paths (the diff may not name a file: a new empty one has no lines)."""
         lines = [f"{len(self.texts)} text file(s) as editor edits; {len(self.server.changes)} other change(s) "
                  "placed by the server"]
+        lines += [f"  {t.kind} {t.path}" + (f" (from {t.change.old_path})" if t.change.old_path else "")
+                  for t in self.texts[:max_paths]]
+        if len(self.texts) > max_paths:
+            lines.append(f"  ... and {len(self.texts) - max_paths} more text file(s)")
         rest = ChangeSet(self.folder, self.server.changes, self.changes.refused, self.conflicts)
-        lines += rest.summary().splitlines()[1:]
+        lines += rest.summary(max_paths).splitlines()[1:]
         return "\n".join(lines)
 
     def diff(self, limit: int = DIFF_LIMIT) -> str:
