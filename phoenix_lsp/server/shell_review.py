@@ -109,7 +109,9 @@ class ShellCapture:
                 overlay.discard(layer)
 
     async def _review(self, layer: overlay.Layer, changes: ChangeSet) -> tuple[str, bool]:
-        review = prepare(layer, changes, self.editor.open_documents(), self.editor.review_kinds())
+        # read off the event loop (2,000 files take about half a second here); the editor's texts are taken first
+        review = await asyncio.to_thread(prepare, layer, changes, dict(self.editor.open_documents()),
+                                         self.editor.review_kinds())
         if review.empty:
             return _report("none of the command's changes to the workspace can be applied", review), False
         why = self.editor.cannot_apply(review)
@@ -126,8 +128,9 @@ class ShellCapture:
                        f"as editor edits, {len(review.server.changes)} other change(s) placed by the server.")
         _PENDING[(self.conversation.id, ask.id)] = review
         try:
+            diff = self.redact(await asyncio.to_thread(review.diff))
             allowed, message, by = await self.conversation.host_call(self.call.id, ask, ToolKind.WRITE,
-                                                                     description, self.redact(review.diff()))
+                                                                     description, diff)
         finally:
             _PENDING.pop((self.conversation.id, ask.id), None)
         if not allowed:
@@ -135,7 +138,7 @@ class ShellCapture:
                 "the conversation is Restricted now" if by == "mode" else message or "they were not allowed")
             return (f"[phoenix-lsp: the command's changes to the workspace were not applied ({who}); they were "
                     f"discarded and the folder is as it was before the command.]\n{_listing(review)}"), False
-        review = recheck(review, self.editor.open_documents())
+        review = await asyncio.to_thread(recheck, review, dict(self.editor.open_documents()))
         try:
             accepted = await asyncio.to_thread(accept, layer, review.server)
         except AcceptFailed as exc:
