@@ -1,6 +1,7 @@
 """Capture benchmarks (issue 36, REQ-BASH-028/029): an Unrestricted command run with the workspace in an
 overlay (layer made, command run, changes read, layer discarded) beside the same command run as today, sampled
-in turns in the same run; reading the changes of 2,000 files; creating many small files under the overlay.
+in turns in the same run; reading the changes of 2,000 files and making their review; creating many small files
+under the overlay.
 
 Run: python -m bench capture [--quick]
 """
@@ -18,6 +19,7 @@ from typing import Any
 
 from phoenix_lsp.sandbox import overlay, spawn
 from phoenix_lsp.tools import shell_changes
+from phoenix_lsp.tools.shell_changes.edit import prepare
 
 
 async def _plain(ws: Path, command: str) -> None:
@@ -99,10 +101,21 @@ async def _figures(quick: bool) -> list[dict[str, Any]]:
                 for name in files:
                     os.stat(os.path.join(_root, name), follow_symlinks=False)
             walk.append((time.perf_counter() - t) * 1000)
+        reviews = []  # the review the user is asked (REQ-BASH-032): texts, minimal edits, diffs of the 2,000
+        for _ in range(5 if quick else 15):
+            t = time.perf_counter()
+            review = prepare(layer, changes, {})
+            review.diff()
+            reviews.append((time.perf_counter() - t) * 1000)
+        if len(review.texts) != 2000:
+            raise RuntimeError(f"expected 2,000 text changes in the review, made {len(review.texts)}")
         overlay.discard(layer)
         out.append(_row("reading the changes of 2,000 modified files (compared with the real files), median",
                         statistics.median(reads), "a bare walk and stat of the same layer, median",
                         statistics.median(walk), "under 100 ms"))
+        out.append(_row("making the review of those 2,000 files (texts, minimal edits, the approval's diff), "
+                        "median", statistics.median(reviews), "reading their changes (above), median",
+                        statistics.median(reads), "informational: what a review adds to reading the changes"))
 
         # creating many small files, plain vs under the overlay (the run alone; reading them is a figure of
         # its own, taken between the rounds, and the layer is removed there too)
