@@ -187,3 +187,27 @@ async def test_an_editor_without_the_resource_operations_is_refused_and_nothing_
         assert len(s.of("approvalRequested", cid)) == 1, "nothing to ask about: it cannot land"
         assert tree_digest(w) == before and not s.edits
         assert "cannot create or delete files through a workspace edit" in told
+
+
+@pytest.mark.req("REQ-BASH-032", "REQ-BED-005")
+async def test_cancel_while_the_review_waits_discards_the_changes(fake_anthropic: FakeAnthropic,
+                                                                   tmp_path: Path) -> None:
+    async with session(fake_anthropic, tmp_path) as s:
+        w = s.workdir
+        workspace(w)
+        before = tree_digest(w)
+        s.on_apply_edit = Buffers(s).apply
+        cid = await unrestricted(s, policy="interactive")
+        mark = await start(s, cid, Reply.tool_reply(bash(COMMAND)), Reply.text_reply("done"))
+        first = await approval_after(s, cid, mark)
+        await answer(s, cid, first["toolUseId"], "allow")
+        review = await approval_after(s, cid, first["seq"])
+        layers = s.data_dir / "layers"
+        assert [p for p in layers.iterdir() if not p.name.startswith(".")], "the layer waits with the question"
+        await s.request("phoenix/cancel", {"conversationId": cid})
+        await s.wait_event(lambda e: e["kind"] == "approvalResolved" and e["toolUseId"] == review["toolUseId"]
+                           and e["decision"] == "cancelled")
+        # the command's task ends cancelled (its toolEnd) once the layer is discarded
+        await s.wait_event(lambda e: e["kind"] == "toolEnd" and e["toolUseId"] == first["toolUseId"])
+        assert not [p for p in layers.iterdir() if not p.name.startswith(".")], "the layer outlived the cancel"
+        assert tree_digest(w) == before and not s.edits
