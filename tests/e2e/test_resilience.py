@@ -232,7 +232,8 @@ async def test_plain_client_approves_through_show_message_request(
         assert [_titles(p) for p in s.shown] == [["Approve", "Deny"], ["Allow", "Deny", "Always Allow"],
                                                  ["Allow", "Deny", "Always Allow"]]
         assert "create plain.txt" in shown[0] and "bash" in shown[1] and cid[:8] in shown[1]
-        assert "patch" in shown[2] and "plain.txt" in shown[2]  # then its change, reviewed before it lands
+        # then its change, reviewed before it lands: what it applies, and the diff itself
+        assert "patch" in shown[2] and "bash command changed" in shown[2] and "+written-by-plain-client" in shown[2]
         # progress for the turn went through $/progress: begin ... end
         reports = [r for token, rs in s.client.progress_reports.items() if cid in str(token) for r in rs]
         assert reports and type(reports[0]).__name__ == "WorkDoneProgressBegin"

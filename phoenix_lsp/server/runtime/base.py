@@ -199,6 +199,9 @@ class Part(ABC):
     def patch_diff(self, call: ToolUse) -> str | None: ...
 
     @abstractmethod
+    def call_description(self, call: ToolUse) -> str: ...
+
+    @abstractmethod
     def answer_approval(self, tool_use_id: str, decision: Decision, rule: str | None = None,
                         reason: str | None = None) -> Reject | None: ...
 

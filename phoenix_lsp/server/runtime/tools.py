@@ -96,14 +96,21 @@ class Tools(Part):
         return {
             "tool_use_id": call.id,
             "tool_name": call.name,
-            "description": self.host_descriptions.get(call.id) or describe_tool(call.name),
+            "description": self.call_description(call),
             "arguments": dict(call.input),
-            "diff": self.host_diffs.get(call.id) or self.patch_diff(call),
+            "diff": self.patch_diff(call),
             "scopes": [wire.scope_to_wire(s) for s in scopes_for(self.state.always_allow, call)],
         }
 
+    def call_description(self, call: ToolUse) -> str:
+        """What an approval question says the call does: a host call's own words, else its tool's description."""
+        return self.host_descriptions.get(call.id) or describe_tool(call.name)
+
     def patch_diff(self, call: ToolUse) -> str | None:
-        """The unified diff a patch call would make now (REQ-PERM-005), or None when it would fail."""
+        """The unified diff a patch call would make now (REQ-PERM-005), or a bash command's changes under review
+        (REQ-BASH-032); None when there is none or the patch would fail."""
+        if call.id in self.host_diffs:
+            return self.host_diffs[call.id]
         if call.name != "patch":
             return None
         return preview_diff(Path(self.state.working_directory), call, self.hub.sink.open_documents(), self.clipboards)
