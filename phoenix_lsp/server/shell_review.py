@@ -18,6 +18,7 @@ says so (in its result, which every client shows as the tool's summary).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import replace
@@ -138,21 +139,36 @@ class ShellCapture:
                 "the conversation is Restricted now" if by == "mode" else message or "they were not allowed")
             return (f"[phoenix-lsp: the command's changes to the workspace were not applied ({who}); they were "
                     f"discarded and the folder is as it was before the command.]\n{_listing(review)}"), False
+        # Allowed: the changes land whole or not at all. A cancel from here on waits for that (it cannot cut an
+        # accept in its thread, nor take back an edit the editor has been sent), then goes on.
+        landing = asyncio.ensure_future(self._land(layer, review, ask.id))
+        try:
+            return await asyncio.shield(landing), False
+        except asyncio.CancelledError:
+            while not landing.done():
+                with contextlib.suppress(asyncio.CancelledError):
+                    await asyncio.shield(landing)
+            raise
+
+    async def _land(self, layer: overlay.Layer, review: Review, call_id: str) -> str:
         review = await asyncio.to_thread(recheck, review, dict(self.editor.open_documents()))
         try:
             accepted = await asyncio.to_thread(accept, layer, review.server)
         except AcceptFailed as exc:
-            return f"[phoenix-lsp: {exc}.]", False
-        why = await self.editor.apply_review(self.conversation, ask.id, review)
+            return f"[phoenix-lsp: {exc}.]"
+        try:
+            why = await self.editor.apply_review(self.conversation, call_id, review)
+        except Exception as exc:  # the editor's side failed: nothing of it is known to have landed
+            why = f"the editor's edit failed ({exc})."
         if why is not None:
             await asyncio.to_thread(undo, layer, accepted)
             return (f"[phoenix-lsp: the command's changes to the workspace were not applied: {why} Nothing of "
-                    f"them landed; the folder is as it was before the command.]\n{_listing(review)}"), False
+                    f"them landed; the folder is as it was before the command.]\n{_listing(review)}")
         for text in review.texts:
             self.conversation.emit(ev.Diff(tool_use_id=self.call.id, path=str(review.path(text.path)),
                                            diff=self.redact(text.diff)))
         review = replace(review, dropped=(*review.dropped, *accepted.skipped))
-        return _report("the command's changes to the workspace were reviewed and applied", review), False
+        return _report("the command's changes to the workspace were reviewed and applied", review)
 
 
 def pending_review(conversation_id: str, call_id: str) -> Review | None:
