@@ -150,6 +150,9 @@ class Editor(Protocol):
         ``fs/read_text_file`` but does not say which documents are open); ``{}`` when the open documents say it."""
         ...
     async def apply_patch(self, conversation: Conversation, call: ToolUse) -> tuple[str, bool]: ...
+    async def review_texts(self, conversation: Any, paths: Sequence[Path]) -> Mapping[Path, str]:
+        """The editor's text of those of ``paths`` it holds (its unsaved text wins), for a review's conflicts."""
+        ...
     def review_kinds(self) -> frozenset[ChangeKind]:
         """Which text changes of a bash command's review the editor carries (REQ-BASH-032); the server places
         the rest after the same approval."""

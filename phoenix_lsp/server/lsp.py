@@ -469,6 +469,10 @@ class PhoenixServer(LanguageServer):
         result: tuple[str, bool] = await _editor_side().apply_patch(self, runtime, call)
         return result
 
+    async def review_texts(self, conversation: object, paths: Sequence[Path]) -> Mapping[Path, str]:
+        wanted = set(paths)
+        return {path: text for path, text in self.open_documents().items() if path in wanted}
+
     def review_kinds(self) -> frozenset[ChangeKind]:
         kinds: frozenset[ChangeKind] = _editor_side().REVIEW_KINDS
         return kinds

@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Protocol
@@ -48,7 +48,7 @@ NOT_CAPTURED = ("[phoenix-lsp: shell changes are not reviewed on this system: {w
 class ReviewEditor(Protocol):
     """What an adapter does for a review (``adapter.Editor``'s members of the same names)."""
 
-    def open_documents(self) -> Mapping[Path, str]: ...
+    async def review_texts(self, conversation: object, paths: Sequence[Path]) -> Mapping[Path, str]: ...
     def review_kinds(self) -> frozenset[ChangeKind]: ...
     def cannot_apply(self, review: Review) -> str | None: ...
     async def apply_review(self, conversation: object, call_id: str, review: Review) -> str | None: ...
@@ -110,9 +110,13 @@ class ShellCapture:
                 overlay.discard(layer)
 
     async def _review(self, layer: overlay.Layer, changes: ChangeSet) -> tuple[str, bool]:
-        # read off the event loop (2,000 files take about half a second here); the editor's texts are taken first
-        review = await asyncio.to_thread(prepare, layer, changes, dict(self.editor.open_documents()),
-                                         self.editor.review_kinds())
+        # the editor's texts of the files first (an unsaved change is a conflict), then the review is made off the
+        # event loop (2,000 files take about half a second here)
+        kinds = self.editor.review_kinds()
+        named = {rel for c in changes.changes if c.editable and c.kind in kinds for rel in (c.path, c.old_path) if rel}
+        held = await self.editor.review_texts(self.conversation, [layer.folder.joinpath(*rel.split("/"))
+                                                                 for rel in sorted(named)])
+        review = await asyncio.to_thread(prepare, layer, changes, held, kinds)
         if review.empty:
             return _report("none of the command's changes to the workspace can be applied", review), False
         why = self.editor.cannot_apply(review)
@@ -151,7 +155,9 @@ class ShellCapture:
             raise
 
     async def _land(self, layer: overlay.Layer, review: Review, call_id: str) -> str:
-        review = await asyncio.to_thread(recheck, review, dict(self.editor.open_documents()))
+        named = {rel for t in review.texts for rel in (t.path, t.change.old_path) if rel}
+        held = await self.editor.review_texts(self.conversation, [review.path(rel) for rel in sorted(named)])
+        review = await asyncio.to_thread(recheck, review, held)
         try:
             accepted = await asyncio.to_thread(accept, layer, review.server)
         except AcceptFailed as exc:

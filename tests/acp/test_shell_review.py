@@ -86,3 +86,19 @@ async def test_a_client_that_cannot_write_gets_nothing_behind_its_back(fake_anth
         assert len(editor.asked) == 1 and tree_digest(w) == before  # not asked: it could not land
     told = str(tool_result(fake_anthropic, "toolu_b1")["content"])
     assert "fs.writeTextFile" in told and "discarded" in told
+
+
+@pytest.mark.req("REQ-BASH-031")
+async def test_an_unsaved_change_in_the_editor_is_not_overwritten(fake_anthropic: FakeAnthropic,
+                                                                  tmp_path: Path) -> None:
+    editor = Editor(save=True)
+    async with agent(fake_anthropic, tmp_path, editor) as a:
+        w = a.workdir
+        workspace(w)
+        editor.buffers[str(w / "a.txt")] = "zero\none\ntwo\nthe user's unsaved line\n"
+        await run(a, fake_anthropic, "allow_once")
+        assert str(w / "a.txt") in editor.reads  # the editor was asked for its text
+        assert sorted(Path(p).name for p, _ in editor.writes) == ["new.txt"]  # a.txt was left to the user
+        assert (w / "a.txt").read_text() == "zero\none\ntwo\n" and not (w / "gone.txt").exists()
+    told = str(tool_result(fake_anthropic, "toolu_b1")["content"])
+    assert "not applied: a.txt: changed in the editor" in told

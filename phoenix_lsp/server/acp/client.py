@@ -137,6 +137,9 @@ class AcpClient:
     async def apply_patch(self, conversation: Conversation, call: ToolUse) -> tuple[str, bool]:
         return await files.apply_patch(self, conversation, call)
 
+    async def review_texts(self, conversation: Any, paths: Sequence[Path]) -> Mapping[Path, str]:
+        return await files.review_texts(self, conversation, paths)
+
     def review_kinds(self) -> frozenset[ChangeKind]:
         return WRITE_KINDS  # fs/write_text_file writes a file; the server places deletions and renames
 

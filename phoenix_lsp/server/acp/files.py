@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -146,6 +146,20 @@ def cannot_write(client: Side, review: Review) -> str | None:
         return ("this editor does not let the agent write files (it does not announce the ACP capability "
                 "fs.writeTextFile), and phoenix-lsp never writes files behind the editor's back.")
     return None
+
+
+async def review_texts(client: Side, conversation: Conversation, paths: Sequence[Path]) -> Mapping[Path, str]:
+    """The editor's text of each of ``paths`` (``fs/read_text_file``: its unsaved text wins; never a file of the
+    deny-read list; a file it does not answer for in time is left out, the disk then decides)."""
+    session = client.session_of(conversation)
+    if session is None or not client.can_read:
+        return {}
+    texts: dict[Path, str] = {}
+    for path in paths:
+        text = await _editor_text(client, session.id, path)
+        if text is not None:
+            texts[path] = text
+    return texts
 
 
 def review_content(client: Side, review: Review) -> list[Any]:
