@@ -1,8 +1,8 @@
 """Capture benchmarks (issue 36, REQ-BASH-028/029): an Unrestricted command run with the workspace in an
 overlay (layer made, command run, changes read, layer discarded) beside the same command run as today, sampled
 in turns in the same run: `true`, a one-file write, `git init && git add -A && git commit` of a 2,000-file tree,
-creating many small files; and reading the changes of 2,000 files. Each figure prints its difference or ratio
-against its baseline, its goal and a verdict.
+creating many small files; reading the changes of 2,000 files and making their review. Each figure prints its
+difference or ratio against its baseline, its goal and a verdict.
 
 Run: python -m bench capture [--quick]
 """
@@ -21,6 +21,7 @@ from typing import Any
 
 from phoenix_lsp.sandbox import overlay, spawn
 from phoenix_lsp.tools import shell_changes
+from phoenix_lsp.tools.shell_changes.edit import prepare
 
 
 async def _plain(ws: Path, command: str) -> None:
@@ -62,7 +63,7 @@ async def _in_turns(makers: dict[str, Callable[[], Awaitable[None]]], n: int,
     return medians
 
 
-def _row(name: str, value: float, base_name: str, base: float, goal: str, met: bool,
+def _row(name: str, value: float, base_name: str, base: float, goal: str, met: bool | None,
          unit: str = "ms") -> dict[str, Any]:
     return {"name": name, "value": round(value, 2), "unit": unit, "baseline_name": base_name,
             "baseline_value": round(base, 2), "goal": goal, "met": met}
@@ -124,11 +125,22 @@ async def _figures(quick: bool) -> list[dict[str, Any]]:
                 for name in files:
                     os.stat(os.path.join(_root, name), follow_symlinks=False)
             walk.append((time.perf_counter() - t) * 1000)
+        reviews = []  # the review the user is asked (REQ-BASH-032): texts, minimal edits, diffs of the 2,000
+        for _ in range(5 if quick else 15):
+            t = time.perf_counter()
+            review = prepare(layer, changes, {})
+            review.diff()
+            reviews.append((time.perf_counter() - t) * 1000)
+        if len(review.texts) != 2000:
+            raise RuntimeError(f"expected 2,000 text changes in the review, made {len(review.texts)}")
         overlay.discard(layer)
         read_ms = statistics.median(reads)
         out.append(_row("reading the changes of 2,000 modified files (compared with the real files), median",
                         read_ms, "a bare walk and stat of the same layer, median", statistics.median(walk),
                         f"under 100 ms (here {read_ms:.1f} ms)", read_ms < 100))
+        out.append(_row("making the review of those 2,000 files (texts, minimal edits, the approval's diff), "
+                        "median", statistics.median(reviews), "reading their changes (above), median", read_ms,
+                        "informational: what a review adds to reading the changes", None))
 
         # git commit of a 2,000-file tree: objects, refs, logs and the index, none of it an editor edit
         tree = Path(tmp, "tree")

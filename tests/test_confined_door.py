@@ -23,14 +23,18 @@ OPENERS_BY_METHOD = {"read_text", "read_bytes", "open", "iterdir", "glob", "rglo
 ALLOWED: dict[tuple[str, str], str] = {
     # a captured shell command's overlay (issue 36, REQ-BASH-029..031): the layer and the workspace are walked
     # beneath directory descriptors the server opened on its own layer and folder, each name opened O_NOFOLLOW
-    # relative to them (never a path string a model or a client gives), and nothing read is sent to the model
-    # yet (REQ-BASH-032 is deferred); when the review is wired to the model, its text goes through the gate
+    # relative to them (never a path string a model or a client gives). What is read is shown to the user (the
+    # review's diff, redacted like every event) and applied; the model is told only the changed paths
+    # (REQ-BASH-032), never the texts
     ("tools/shell_changes/scan.py", "os.open"): "the layer's and the folder's roots, as directory descriptors",
     ("tools/shell_changes/scan.py", "os.scandir"): "lists a layer directory through its descriptor",
     ("tools/shell_changes/scan.py", "os.readlink"): "a symlink the command made, read (never followed) to "
                                                     "report its target",
     ("tools/shell_changes/files.py", "os.open"): "a layer or folder file by name beneath a directory descriptor, "
                                                  "O_NOFOLLOW | O_NONBLOCK, regular files only, capped",
+    ("tools/shell_changes/edit.py", "os.open"): "the folder's or the layer's root and each folder on the way to "
+                                                "a changed file, as directory descriptors, O_NOFOLLOW; the file "
+                                                "itself through files.py's read_at",
     ("tools/shell_changes/accept.py", "os.open"): "the real folder's root as a directory descriptor; a layer file "
                                                   "copied into place beneath descriptors, O_NOFOLLOW",
     ("tools/shell_changes/accept.py", "os.readlink"): "a symlink of the layer, recreated as a symlink (never "

@@ -1,5 +1,6 @@
-"""The user's answers, and a running plan's host calls: approvals (REQ-PERM-002..004, REQ-PERM-020),
-upgrade requests (REQ-BED-015..017) and host calls (REQ-AGENT-014/015)."""
+"""The user's answers, and the host calls of a running tool: approvals (REQ-PERM-002..004, REQ-PERM-020),
+upgrade requests (REQ-BED-015..017) and host calls: a running plan's MCP calls (REQ-AGENT-014/015) and a running
+bash command's review of the changes it made (REQ-BASH-032)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from .permissions import Ask, Refuse, decide, decide_host
 from .rules import AllowRule, add_rule, scopes_for
 from .state import AwaitingApproval, AwaitingUpgrade, ConversationState, RunningTool
 from .steps import Out, note_mode, reject, rule_detail
-from .tools import RUN_PLAN, ToolKind
+from .tools import BASH, PATCH, RUN_PLAN, ToolKind
 from .values import Actor, Decision, Mode, ToolResult, ToolUse
 
 
@@ -75,20 +76,30 @@ def on_approval(state: ConversationState, ev: ApprovalAnswer) -> Out:
     return replace(state, status=RunningTool(status.batch)), tuple(effects)
 
 
+def is_review(call: ToolUse, kind: ToolKind) -> bool:
+    """Whether a host call is a bash command's review of its captured changes (REQ-BASH-032): a write named
+    like the patch tool, so that the patch tool's policy, approval and Always Allow scope decide it."""
+    return call.name == PATCH and kind is ToolKind.WRITE
+
+
 def on_host_call(state: ConversationState, ev: HostCall) -> Out:
-    """A running plan asks to make one host call (REQ-AGENT-014/015): the permission function decides."""
+    """A running tool asks to make one host call: a plan's MCP call (REQ-AGENT-014/015), or a bash command's
+    review of the changes it made to the workspace (REQ-BASH-032). The permission function decides; nothing
+    else may let the call go ahead."""
     status = state.status
     assert isinstance(status, RunningTool)
     current = status.batch.current
-    if ev.tool_use_id != current.id or current.name != RUN_PLAN:
+    if ev.tool_use_id != current.id or not (current.name == RUN_PLAN or
+                                            (current.name == BASH and is_review(ev.call, ev.kind))):
         return reject(state, "stale", f"Host call {ev.call.id} belongs to {ev.tool_use_id}, which is not a running "
-                                       "plan; it was not made.")
+                                       "plan nor a bash command asking for the review of its changes; it was not "
+                                       "made.")
     verdict = decide_host(state, ev.call, ev.kind)
     if isinstance(verdict, Ask):
         return replace(state, status=AwaitingApproval(status.batch, ev.call.id, ev.call)), (
             AskApproval(ev.call, scopes_for(state.always_allow, ev.call)),
             Audit(Actor.AGENT, "approvalRequested", {"tool": ev.call.name, "toolUseId": ev.call.id,
-                                                    "plan": ev.tool_use_id}),
+                                                    ("plan" if current.name == RUN_PLAN else "bash"): ev.tool_use_id}),
         )
     return answer_host(state, ev.call, [], ev.kind)
 

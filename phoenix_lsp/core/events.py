@@ -51,10 +51,12 @@ class ToolDone:
 
 @dataclass(frozen=True, slots=True)
 class HostCall:
-    """A running plan (the ``run_plan`` call ``tool_use_id``) wants to make one host call: ``call`` names the
-    MCP tool (its id is unique to this host call; an approval node asks with the node's write tool), and
-    ``kind`` is the tool's scope from the capability manifest: READ or WRITE for a call, PLAN for an approval
-    node (it runs nothing: the writes it guards are each decided when made). Answered by an AnswerHostCall."""
+    """A running tool (the call ``tool_use_id``) wants to make one host call. A plan (``run_plan``): ``call``
+    names the MCP tool (its id is unique to this host call; an approval node asks with the node's write tool),
+    and ``kind`` is the tool's scope from the capability manifest: READ or WRITE for a call, PLAN for an
+    approval node (it runs nothing: the writes it guards are each decided when made). A ``bash`` command whose
+    changes were captured (REQ-BASH-032): ``call`` is named ``patch`` (its input lists the changed files) and
+    ``kind`` is WRITE, so the patch tool's policy decides whether they land. Answered by an AnswerHostCall."""
 
     tool_use_id: str
     call: ToolUse

@@ -65,9 +65,9 @@ def doctor_lines(self_test: bool = True) -> list[str]:
     lines.append(f"seccomp: {'available' if support.seccomp else 'not available'}")
     no_overlay = overlay.overlay_support()  # REQ-BASH-028
     if no_overlay is None:
-        lines.append("shell change capture: the kernel can hold a command's changes in an overlay of the "
-                     "workspace folder; not used yet: Unrestricted commands still change files at once, without a "
-                     "review (being built)")
+        lines.append("shell change capture: available: what an Unrestricted command (run default or slow) "
+                     "changes in the working directory is held in an overlay and reviewed before it lands, like a "
+                     "patch; background commands and writes outside the working directory are not captured")
     else:
         lines.append(f"shell change capture: UNAVAILABLE: {no_overlay}; Unrestricted commands change files at "
                      "once, without a review")

@@ -1,4 +1,5 @@
-"""The patch tool as an LSP workspace edit (REQ-PATCH-010/011): the server never writes the file itself.
+"""The patch tool, and a bash command's reviewed changes, as LSP workspace edits (REQ-PATCH-010/011,
+REQ-BASH-032): the server never writes a text file itself.
 
 The patch is prepared against the text the editor has (the unsaved buffer, with its version, when the
 document is open; the disk file otherwise), sent as one ``workspace/applyEdit`` with minimal text edits, and
@@ -8,6 +9,7 @@ the editor's answer decides what the model is told.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +19,9 @@ from pygls.lsp.server import LanguageServer
 from ..core.values import ToolUse
 from ..protocol.events import Diff
 from ..tools.patch import PatchError, prepare_patch, resolve_patch_path, target_identity, verify_before_sending
+from ..tools.patch.values import TextEdit as PatchTextEdit
+from ..tools.shell_changes import ChangeKind
+from ..tools.shell_changes.edit import ALL_KINDS, Review
 from .adapter import Conversation, SightSettings
 from .confirm import check
 from .patch_preview import read_disk
@@ -67,17 +72,7 @@ async def apply_patch(ls: LanguageServer, runtime: Conversation, call: ToolUse) 
     operations = (edit_caps.resource_operations if edit_caps else None) or ()
     if prepared.creates_file and types.ResourceOperationKind.Create not in operations:
         return NO_CREATE_FILE.format(path=target.relative_to(root)), True
-    edits = [
-        types.TextEdit(
-            range=types.Range(
-                start=types.Position(line=e.range.start.line, character=e.range.start.character),
-                end=types.Position(line=e.range.end.line, character=e.range.end.character),
-            ),
-            new_text=e.new_text,
-        )
-        for e in prepared.edits
-    ]
-    edits = _reach_end_of_empty_document(edits, original)
+    edits = _reach_end_of_empty_document(_lsp_edits(prepared.edits), original)
     changes: list[Any] = []
     if prepared.creates_file:
         changes.append(types.CreateFile(uri=uri, options=types.CreateFileOptions(ignore_if_exists=True)))
@@ -170,3 +165,93 @@ async def _confirm_applied(
     if version is None or original is None:
         return None  # not open in the editor when the edit was sent: its answer is all there is
     return await check(ls, uri, original, prepared)
+
+
+# ------------------------------------------------------------------------- a bash command's changes (issue 36)
+
+#: what a workspace edit carries of a bash command's changes: created, deleted, renamed and modified text files
+REVIEW_KINDS = ALL_KINDS
+NO_APPLY_REVIEW = ("this editor does not support workspace/applyEdit, and phoenix-lsp never writes files behind the "
+                   "editor's back. Use an editor client that supports workspace edits, or run the command in a "
+                   "terminal of your own.")
+_OPERATIONS = {ChangeKind.CREATED: (types.ResourceOperationKind.Create, "create"),
+               ChangeKind.DELETED: (types.ResourceOperationKind.Delete, "delete"),
+               ChangeKind.RENAMED: (types.ResourceOperationKind.Rename, "rename")}
+
+
+def cannot_apply(ls: LanguageServer, review: Review) -> str | None:
+    """Why this editor cannot apply the editor's part of a review as one workspace edit, or None when it can:
+    it needs applyEdit and the resource operations the part uses (the edit's documentChanges are sent as the
+    patch tool's are: Neovim applies them without announcing them)."""
+    if not review.texts:
+        return None
+    workspace_caps = ls.client_capabilities.workspace
+    if not (workspace_caps and workspace_caps.apply_edit):
+        return NO_APPLY_REVIEW
+    edit_caps = workspace_caps.workspace_edit
+    announced = (edit_caps.resource_operations if edit_caps else None) or ()
+    missing = sorted(word for kind, (operation, word) in _OPERATIONS.items()
+                     if kind in review.operations() and operation not in announced)
+    if missing:
+        return (f"this editor cannot {' or '.join(missing)} files through a workspace edit (it does not announce "
+                f"those resource operations), and phoenix-lsp never writes files behind the editor's back.")
+    return None
+
+
+def review_edit(ls: LanguageServer, review: Review) -> types.WorkspaceEdit:
+    """The editor's part of a review as ONE versioned workspace edit: deletions and renames, then created files
+    with their text, then the modified files' minimal edits (with the editor's version of an open document)."""
+    order = {ChangeKind.DELETED: 0, ChangeKind.RENAMED: 1, ChangeKind.CREATED: 2, ChangeKind.MODIFIED: 3}
+    changes: list[Any] = []
+    for text in sorted(review.texts, key=lambda t: (order[t.kind], t.path)):
+        uri = review.path(text.path).as_uri()
+        if text.kind is ChangeKind.DELETED:
+            changes.append(types.DeleteFile(uri=uri))
+        elif text.kind is ChangeKind.RENAMED:
+            assert text.change.old_path is not None
+            changes.append(types.RenameFile(old_uri=review.path(text.change.old_path).as_uri(), new_uri=uri,
+                                            options=types.RenameFileOptions(overwrite=False,
+                                                                            ignore_if_exists=False)))
+        elif text.kind is ChangeKind.CREATED:
+            changes.append(types.CreateFile(uri=uri, options=types.CreateFileOptions(overwrite=False,
+                                                                                     ignore_if_exists=False)))
+            if text.after:
+                edits = _reach_end_of_empty_document(_lsp_edits(text.edits), "")
+                changes.append(types.TextDocumentEdit(
+                    text_document=types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=None), edits=edits))
+        else:
+            document = ls.workspace.text_documents.get(uri)
+            version = document.version if document is not None else None
+            changes.append(types.TextDocumentEdit(
+                text_document=types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version),
+                edits=_lsp_edits(text.edits)))
+    return types.WorkspaceEdit(document_changes=changes)
+
+
+async def apply_review(ls: LanguageServer, review: Review) -> str | None:
+    """Sends the editor's part of a review as one ``workspace/applyEdit``: None when the editor applied it, else
+    why not (nothing of it landed, the editor says)."""
+    if not review.texts:
+        return None
+    edit = review_edit(ls, review)
+    label = f"phoenix: a bash command's changes ({len(review.texts)} file(s))"
+    try:
+        result = await ls.workspace_apply_edit_async(types.ApplyWorkspaceEditParams(edit=edit, label=label))
+    except Exception as exc:  # the client went away or answered with an error
+        return f"the editor did not answer the edit ({exc})."
+    if not result.applied:
+        return f"the editor did not apply the edit ({result.failure_reason or 'the user or the editor rejected it'})."
+    return None
+
+
+def _lsp_edits(edits: Sequence[PatchTextEdit]) -> list[types.TextEdit]:
+    return [
+        types.TextEdit(
+            range=types.Range(
+                start=types.Position(line=e.range.start.line, character=e.range.start.character),
+                end=types.Position(line=e.range.end.line, character=e.range.end.character),
+            ),
+            new_text=e.new_text,
+        )
+        for e in edits
+    ]

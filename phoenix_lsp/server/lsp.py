@@ -50,6 +50,8 @@ from . import logs, transport
 if TYPE_CHECKING:
     from ..core.values import ToolUse
     from ..protocol.events import EventKinds
+    from ..tools.shell_changes import ChangeKind
+    from ..tools.shell_changes.edit import Review
     from .adapter import Conversation, Conversations
     from .plain import PlainClient
     from .sight import EditorSight
@@ -466,3 +468,19 @@ class PhoenixServer(LanguageServer):
     async def apply_patch(self, runtime: Conversation, call: ToolUse) -> tuple[str, bool]:
         result: tuple[str, bool] = await _editor_side().apply_patch(self, runtime, call)
         return result
+
+    async def review_texts(self, conversation: object, paths: Sequence[Path]) -> Mapping[Path, str]:
+        wanted = set(paths)
+        return {path: text for path, text in self.open_documents().items() if path in wanted}
+
+    def review_kinds(self) -> frozenset[ChangeKind]:
+        kinds: frozenset[ChangeKind] = _editor_side().REVIEW_KINDS
+        return kinds
+
+    def cannot_apply(self, review: Review) -> str | None:
+        why: str | None = _editor_side().cannot_apply(self, review)
+        return why
+
+    async def apply_review(self, conversation: object, call_id: str, review: Review) -> str | None:
+        why: str | None = await _editor_side().apply_review(self, review)
+        return why

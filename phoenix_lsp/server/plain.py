@@ -32,7 +32,6 @@ from ..core.rules import scopes_for
 from ..core.values import ToolUse
 from ..protocol import events as ev
 from ..protocol.kinds import MCP_FAMILY, Unknown, mcp_words, table_key
-from ..tools.registry import describe
 from . import transcript
 from .adapter import Conversation as Runtime
 from .adapter import Conversations
@@ -328,8 +327,8 @@ class PlainClient:
     # ----------------------------------------------------------------------------------- dialogs
 
     def ask_approval(self, runtime: Runtime, tool_use_id: str, call: ToolUse) -> None:
-        description = describe(call.name)
-        diff = runtime.patch_diff(call) if call.name == "patch" else None
+        description = runtime.call_description(call)  # a bash command's review says what it applies
+        diff = runtime.patch_diff(call)  # a patch's, or the changes of a bash command under review
         text = approval_text(runtime, call, description, diff)
         decision = values.Decision
         actions = {"Allow": decision.ALLOW, "Deny": decision.DENY, "Always Allow": decision.ALWAYS_ALLOW}

@@ -3,6 +3,9 @@
 Stateless (REQ-BASH-010): everything a call needs arrives in its `BashContext`. The only process-wide
 state is the registry of live background jobs in `phoenix_lsp.sandbox.background` (so the server can cap and
 kill them), keyed by conversation id.
+
+Over 300 lines: the tool's description is the model's whole contract (about 60 lines), and the one run path
+(validate, check, spawn, capture, format) reads every part of it.
 """
 
 from __future__ import annotations
@@ -15,11 +18,11 @@ import signal as signal_mod
 import tempfile
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
-from phoenix_lsp.sandbox import SandboxSupport, probe, spawn, unavailable_message
+from phoenix_lsp.sandbox import SandboxSupport, overlay, probe, spawn, unavailable_message
 from phoenix_lsp.sandbox.background import background_jobs, background_log_dir, start_background
 from phoenix_lsp.sandbox.limits import Limits
 from phoenix_lsp.sandbox.outcome import RunResult, SetupFailure
@@ -61,7 +64,15 @@ $TMPDIR, open files). An operation the sandbox blocks fails with the kernel's ow
 (EACCES) or "Operation not permitted" (EPERM). That is the sandbox working as intended: do not retry, \
 and do not look for a way around it. If the task needs writes or network, ask the user to switch the \
 conversation to Unrestricted with the request_mode_upgrade tool. While the conversation is Unrestricted \
-commands run without the sandbox, with the same safety checks and timeouts."""
+commands run without the sandbox, with the same safety checks and timeouts.
+
+Review: while the conversation is Unrestricted, what a command (run "default" or "slow") changes in the working \
+directory is held back and shown to the user when the command has ended, like a patch: it lands only if the \
+user (or the approval policy) allows it, and the result says what was applied, rejected or kept because the \
+user changed the file meanwhile. The command itself sees its own changes while it runs. Limits of this \
+capture: renaming a folder that existed before fails with EXDEV ("Invalid cross-device link"; `mv` copes by \
+copying); hard links are split (the other name keeps the old content); writes outside the working directory \
+(home caches, /tmp) and background commands are not captured and land at once."""
 
 def _default_background_dir() -> Path:
     return Path(tempfile.gettempdir()) / f"phoenix-lsp-{os.getuid()}" / "background"
@@ -92,6 +103,21 @@ class BashContext:
     sandbox: SandboxSupport | None = None  # None: probe()
     deny_read: tuple[Path, ...] | None = None  # None: the defaults plus PHOENIX_LSP_DENY_READ
     background_timeout_s: float = BACKGROUND_TIMEOUT_S
+    #: Unrestricted: holds the command's changes for a review (REQ-BASH-032); None: they land at once
+    capture: Capture | None = None
+
+
+class Capture(Protocol):
+    """The review of an Unrestricted command's changes (``server/shell_review.py``'s ``ShellCapture``)."""
+
+    def start(self, folder: Path) -> overlay.Layer | str:
+        """The layer the command runs with, or the note its result starts with when none can be made."""
+        ...
+
+    async def finish(self, layer: overlay.Layer, result: RunResult | None) -> str:
+        """The command's changes reviewed and applied or discarded (the layer with them); what the model is
+        told."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -221,13 +247,13 @@ def _setup_failed(failure: SetupFailure, ctx: BashContext) -> BashResult:
 
 
 def _request(command: str, ctx: BashContext, support: SandboxSupport,
-             background: bool = False) -> spawn.SpawnRequest:
+             background: bool = False, layer: overlay.Layer | None = None) -> spawn.SpawnRequest:
     return spawn.SpawnRequest(
         argv=("bash", "-c", command), cwd=ctx.working_directory, restricted=ctx.restricted,
         limits=ctx.limits, env=ctx.env,
         landlock_abi=support.landlock_abi if ctx.restricted else None,
         seccomp=support.seccomp if ctx.restricted else None, deny_read=ctx.deny_read,
-        time_limit_s=ctx.background_timeout_s if background else None)
+        time_limit_s=ctx.background_timeout_s if background else None, layer=layer)
 
 
 async def _background(command: str, ctx: BashContext, support: SandboxSupport) -> BashResult:
@@ -285,7 +311,23 @@ async def _run_bash(tool_input: Mapping[str, Any] | BashInput, ctx: BashContext)
     if run == "background":
         return await _background(command, ctx, support)
     timeout = ctx.slow_timeout_s if run == "slow" else ctx.default_timeout_s
-    result = await spawn.run(_request(command, ctx, support), timeout=timeout)
+    layer: overlay.Layer | None = None
+    note = ""
+    if ctx.capture is not None and not ctx.restricted:  # REQ-BASH-032: its changes are reviewed first
+        started = ctx.capture.start(ctx.working_directory)
+        layer, note = (None, started) if isinstance(started, str) else (started, "")
+    try:
+        result = await spawn.run(_request(command, ctx, support, layer=layer), timeout=timeout)
+    except BaseException:
+        if layer is not None:
+            overlay.discard(layer)
+        raise
     if result.setup_failure is not None:
+        if layer is not None:
+            overlay.discard(layer)
         return _setup_failed(result.setup_failure, ctx)
-    return _format(result, ctx, run, timeout)
+    formatted = _format(result, ctx, run, timeout)
+    reviewed = await ctx.capture.finish(layer, result) if layer is not None and ctx.capture is not None else ""
+    if reviewed:
+        formatted = replace(formatted, output=f"{formatted.output}\n{reviewed}")
+    return replace(formatted, output=f"{note}\n{formatted.output}") if note else formatted

@@ -94,6 +94,8 @@ class ToolContext:
     agent: AgentTools | None = None  # the agent route's MCP tools and orchestrator (None: not available)
     agent_unavailable: str = "the agent route is not configured on this server"  # why, when agent is None
     editor: Any = None  # the editor's sight (server/sight.py ``EditorSight``), or None: not offered now
+    #: Unrestricted bash: the review of a call's changes (REQ-BASH-032), or None: they land at once
+    capture: Callable[[ToolUse], bash.Capture] | None = None
 
 
 @dataclass(frozen=True)
@@ -242,6 +244,7 @@ async def _run_bash(tool_input: ToolInput, call: ToolUse, ctx: ToolContext) -> T
         default_timeout_s=ctx.bash_timeout_s or bash.DEFAULT_TIMEOUT_S,
         deny_read=ctx.deny_read,
         background_timeout_s=ctx.background_timeout_s or bash.BACKGROUND_TIMEOUT_S,
+        capture=ctx.capture(call) if ctx.capture is not None and ctx.mode is Mode.UNRESTRICTED else None,
     )
     result = await bash.run_bash(tool_input, context)
     return ToolOutcome(result.output, result.is_error, result.sandbox_refused)

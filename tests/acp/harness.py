@@ -56,6 +56,7 @@ class Editor:
     buffers: dict[str, str] = field(default_factory=dict)  # unsaved editor text by absolute path
     wire: list[dict[str, Any]] = field(default_factory=list)  # every message, both ways, in order
     answer: Callable[[Asked], str | None] | None = None  # answers at once when set
+    save: bool = False  # fs/write_text_file writes the disk too, as an editor saving the file would
     changed: asyncio.Event = field(default_factory=asyncio.Event)
 
     def _changed(self) -> None:
@@ -95,6 +96,8 @@ class Editor:
 
     async def write_text_file(self, session_id: str, path: str, content: str, **kwargs: Any) -> WriteTextFileResponse:
         self.writes.append((path, content))
+        if self.save:
+            Path(path).write_text(content)
         self._changed()
         return WriteTextFileResponse()
 

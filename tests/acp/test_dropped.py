@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.acp.harness import TIMEOUT, Agent, agent
+from tests.acp.harness import TIMEOUT, Agent, Editor, agent
 from tests.fake_anthropic import FakeAnthropic, Reply, ToolUseBlock
 from tests.waiting import eventually, exited
 
@@ -107,11 +107,12 @@ async def test_a_client_gone_while_a_permission_request_is_open(fake_anthropic: 
         assert await _drop(first) == 0
     assert not (tmp_path / "work" / "made.txt").exists()  # a client that went away approved nothing
     fake_anthropic.enqueue(Reply.text_reply("made it"))
-    async with agent(fake_anthropic, tmp_path) as second:
+    async with agent(fake_anthropic, tmp_path, Editor(save=True)) as second:
         await asyncio.wait_for(second.conn.load_session(cwd=str(second.workdir), session_id=sid, mcp_servers=[]),
                                TIMEOUT)
         asked = await second.editor.wait_until(lambda: second.editor.asked and second.editor.asked[0])
         assert asked.tool_call.tool_call_id == "toolu_b1"  # asked again
+        second.editor.answer = lambda review: second.editor.option(review, "allow_once")  # its change (issue 36)
         asked.answer.set_result(second.editor.option(asked, "allow_once"))
         await second.editor.wait_until(lambda: "made it" in second.editor.text())
     assert (tmp_path / "work" / "made.txt").exists()

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.acp.harness import TIMEOUT, agent
+from tests.acp.harness import TIMEOUT, Editor, agent
 from tests.fake_anthropic import FakeAnthropic, Reply, ToolUseBlock
 
 pytestmark = pytest.mark.slow  # each test starts the agent as a subprocess
@@ -29,7 +29,7 @@ async def test_load_after_a_restart_replays_then_asks_again(fake_anthropic: Fake
         await first.editor.wait_until(lambda: first.editor.asked)
     # the agent process has ended with the approval open; a new one over the same data directory
     fake_anthropic.enqueue(Reply.text_reply("made it"))
-    async with agent(fake_anthropic, tmp_path) as second:
+    async with agent(fake_anthropic, tmp_path, Editor(save=True)) as second:
         loaded = await asyncio.wait_for(second.conn.load_session(cwd=str(second.workdir), session_id=sid,
                                                                  mcp_servers=[]), TIMEOUT)
         assert loaded.modes.current_mode_id == "unrestricted"
@@ -47,6 +47,7 @@ async def test_load_after_a_restart_replays_then_asks_again(fake_anthropic: Fake
         assert asked.tool_call.tool_call_id == "toolu_b1"
         asked_at = next(i for i, m in enumerate(wire) if m.get("method") == "session/request_permission")
         assert asked_at > answer
+        second.editor.answer = lambda review: second.editor.option(review, "allow_once")  # its change (issue 36)
         asked.answer.set_result(second.editor.option(asked, "allow_once"))
         await second.editor.wait_until(lambda: "made it" in second.editor.text())
     assert (tmp_path / "work" / "made.txt").exists()

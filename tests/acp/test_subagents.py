@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.acp.harness import agent, tool_result
+from tests.acp.harness import Editor, agent, tool_result
 from tests.fake_anthropic import FakeAnthropic, Reply, ToolUseBlock
 
 pytestmark = pytest.mark.slow  # each test starts the agent as a subprocess
@@ -40,7 +40,7 @@ async def test_a_subagents_approval_is_asked_in_the_parents_session(fake_anthrop
         return Reply.text_reply("all done")
 
     fake_anthropic.handler = route
-    async with agent(fake_anthropic, tmp_path, launcher=NO_LANDLOCK) as a:
+    async with agent(fake_anthropic, tmp_path, Editor(save=True), launcher=NO_LANDLOCK) as a:
         session = await a.new()
         sid = session.session_id
         assert session.modes.current_mode_id == "unrestricted"  # no sandbox: only Unrestricted exists
@@ -50,9 +50,10 @@ async def test_a_subagents_approval_is_asked_in_the_parents_session(fake_anthrop
         assert asked.tool_call.tool_call_id == "toolu_sub" and asked.tool_call.kind == "execute"
         assert a.editor.option_kinds(asked) == ["allow_once", "allow_always", "reject_once"]
         assert a.editor.call_updates("toolu_sub")[0].session_update == "tool_call"  # shown before it is asked
+        a.editor.answer = lambda review: a.editor.option(review, "allow_once")  # the file it made (issue 36)
         asked.answer.set_result(a.editor.option(asked, answer))
         assert (await running).stop_reason == "end_turn"
-        assert len(a.editor.asked) == 1
+        assert len(a.editor.asked) == (2 if answer == "allow_once" else 1)
     witness = tmp_path / "work" / "from-agent.txt"
     reported = str(tool_result(fake_anthropic, "toolu_spawn")["content"])
     if answer == "allow_once":

@@ -129,6 +129,10 @@ def test_approval_answered_yes_runs_the_tool(
     assert "[approval] bash" in chat.out and '{"command":"echo approved > made.txt"}' in chat.out
     assert not (tmp_path / "work" / "made.txt").exists()  # nothing ran before the answer
     chat.send("y")
+    # the command ran; its change is shown as a diff and lands only on a second yes (issue 36)
+    at = chat.wait_for("Allow? [y]es / [n]o / [a]lways: ", chat.wait_for("[approval] patch", at))
+    assert "+approved" in chat.out and not (tmp_path / "work" / "made.txt").exists()
+    chat.send("y")
     at = chat.wait_for("Created made.txt.", at)
     chat.wait_for("> ", at)
     assert (tmp_path / "work" / "made.txt").read_text() == "approved\n"
@@ -171,10 +175,13 @@ def test_always_allow_offers_the_command_prefix_then_the_whole_tool(
     at = chat.wait_for("Allow? [y]es / [n]o / [a]lways / [t]ool: ", at)
     chat.send("t")
     at = chat.wait_for("[approvals] bash always allowed in this conversation", at)
+    # the file it made is a change to review, asked as the patch tool is (issue 36): always allow patch too
+    at = chat.wait_for("Allow? [y]es / [n]o / [a]lways: ", chat.wait_for("[approval] patch", at))
+    chat.send("a")
     at = chat.wait_for("> ", chat.wait_for("Third done.", at))
-    chat.send("fourth")  # the whole tool: no question
+    chat.send("fourth")  # the whole tool, and its changes: no question
     at = chat.wait_for("> ", chat.wait_for("Fourth done.", at))
-    assert (tmp_path / "work" / "again.txt").exists() and chat.out.count("Allow? [y]es") == 2
+    assert (tmp_path / "work" / "again.txt").exists() and chat.out.count("Allow? [y]es") == 3
     chat.close_stdin()
     assert chat.wait() == 0
 

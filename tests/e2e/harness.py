@@ -346,8 +346,8 @@ class Buffers:
     """A FAKE of the editor's buffers (the real editor cannot run here): open documents with versions.
 
     ``apply`` does what VS Code and Neovim do with a ``workspace/applyEdit``: refuse an edit whose version
-    is not the buffer's, create files, apply edits to the open buffer (a new version, announced with
-    ``didChange``) or, for a document that is not open, to the file on disk.
+    is not the buffer's, create, delete and rename files, apply edits to the open buffer (a new version,
+    announced with ``didChange``) or, for a document that is not open, to the file on disk.
     """
 
     session: Session
@@ -389,6 +389,16 @@ class Buffers:
                 target.parent.mkdir(parents=True, exist_ok=True)
                 if not target.exists():
                     target.write_text("")
+            elif isinstance(change, types.DeleteFile):  # as the editors do: the file goes, its buffer too
+                Path(change.uri.removeprefix("file://")).unlink()
+                self.docs.pop(change.uri, None)
+            elif isinstance(change, types.RenameFile):
+                target = Path(change.new_uri.removeprefix("file://"))
+                if target.exists() and not (change.options and change.options.overwrite):
+                    return types.ApplyWorkspaceEditResult(applied=False, failure_reason=f"{target} exists")
+                Path(change.old_uri.removeprefix("file://")).rename(target)
+                if change.old_uri in self.docs:
+                    self.docs[change.new_uri] = self.docs.pop(change.old_uri)
             elif isinstance(change, types.TextDocumentEdit):
                 uri = change.text_document.uri
                 edits = [e for e in change.edits if isinstance(e, types.TextEdit)]

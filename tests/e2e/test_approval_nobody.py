@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from lsprotocol import types
 
-from tests.e2e.harness import await_status, session
+from tests.e2e.harness import Buffers, await_status, session
 from tests.fake_anthropic import FakeAnthropic, Reply, ToolUseBlock
 
 pytestmark = pytest.mark.slow  # each test starts the real server as a subprocess
@@ -39,8 +40,20 @@ async def test_a_failed_dialog_leaves_the_approval_open(fake_anthropic: FakeAnth
         logs = " ".join(m.message for m in s.client.log_messages)
         assert "stays pending" in logs
         # the user can still answer through the protocol
+        s.on_apply_edit = Buffers(s).apply
         await s.request("phoenix/respondToApproval", {"conversationId": cid,
                                                       "toolUseId": conv["pendingApproval"]["toolUseId"],
+                                                      "decision": "allow"})
+        # then the command's change is reviewed (issue 36): its question stays open too, and is answered the same way
+        async def reviewing() -> dict[str, Any] | None:
+            conv = await s.request("phoenix/getConversation", {"conversationId": cid})
+            pending = conv.get("pendingApproval") or {}
+            return dict(conv) if pending.get("toolName") == "patch" else None
+
+        review = await s.wait_until(reviewing, what="the review of the command's change is pending")
+        assert not (s.workdir / "out.txt").exists()
+        await s.request("phoenix/respondToApproval", {"conversationId": cid,
+                                                      "toolUseId": review["pendingApproval"]["toolUseId"],
                                                       "decision": "allow"})
         await await_status(s, cid, "idle")
     assert (s.workdir / "out.txt").read_text() == "hi\n"

@@ -16,7 +16,7 @@ import pytest
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
-from tests.e2e.harness import API_KEY, await_status, session
+from tests.e2e.harness import API_KEY, Buffers, await_status, session
 from tests.fake_anthropic import FakeAnthropic, Reply, ToolUseBlock
 
 pytestmark = pytest.mark.slow  # each test starts the real server as a subprocess
@@ -221,6 +221,7 @@ async def test_plain_client_approves_through_show_message_request(
     async with session(fake_anthropic, tmp_path, editor, rich=False) as s:
         answers = {"Approve": "Approve", "Always Allow": "Allow"}
         s.on_show = lambda params: next((answers[t] for t in _titles(params) if t in answers), None)
+        s.on_apply_edit = Buffers(s).apply  # the command's reviewed file arrives as a workspace edit (issue 36)
         cid = await s.new()
         await s.request("phoenix/sendMessage", {"conversationId": cid, "text": "create plain.txt"})
         conv = await await_status(s, cid, "idle")
@@ -228,8 +229,11 @@ async def test_plain_client_approves_through_show_message_request(
         assert conv["mode"] == "unrestricted"
         assert s.events == []  # a plain client never gets phoenix/event
         shown = [str(_field(p, "message")) for p in s.shown]
-        assert [_titles(p) for p in s.shown] == [["Approve", "Deny"], ["Allow", "Deny", "Always Allow"]]
+        assert [_titles(p) for p in s.shown] == [["Approve", "Deny"], ["Allow", "Deny", "Always Allow"],
+                                                 ["Allow", "Deny", "Always Allow"]]
         assert "create plain.txt" in shown[0] and "bash" in shown[1] and cid[:8] in shown[1]
+        # then its change, reviewed before it lands: what it applies, and the diff itself
+        assert "patch" in shown[2] and "bash command changed" in shown[2] and "+written-by-plain-client" in shown[2]
         # progress for the turn went through $/progress: begin ... end
         reports = [r for token, rs in s.client.progress_reports.items() if cid in str(token) for r in rs]
         assert reports and type(reports[0]).__name__ == "WorkDoneProgressBegin"

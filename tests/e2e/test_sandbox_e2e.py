@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.harness import session
+from tests.e2e.harness import Buffers, session
 from tests.fake_anthropic import FakeAnthropic, Reply, ToolUseBlock
 
 pytestmark = pytest.mark.slow  # each test starts the real server as a subprocess
@@ -37,6 +37,7 @@ async def test_restricted_write_and_connect_fail_in_kernel_then_upgrade_lets_wri
         Reply.text_reply("done"),
     )
     async with session(fake_anthropic, tmp_path) as s:
+        s.on_apply_edit = Buffers(s).apply  # after the upgrade the write is reviewed, and the editor applies it
         cid = await s.new(policy="auto")
         await s.request("phoenix/sendMessage", {"conversationId": cid, "text": "take notes"})
         upgrade = await s.wait_event(lambda e: e["kind"] == "upgradeRequested")

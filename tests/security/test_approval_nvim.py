@@ -61,6 +61,11 @@ def test_always_allow_shows_every_scope_it_offers_and_the_chat_names_the_rule_gr
         T.wait("the third dialog", dialog.is_open)
         T.data.third = dialog.snapshot()
         T.keys("T")  -- every bash call
+        -- the file it made is reviewed like a patch before it lands (issue 36): always allow those too
+        T.wait("the review of its file", function()
+          return dialog.is_open() and table.concat(dialog.snapshot().lines, " "):find("created third.txt", 1, true)
+        end)
+        T.keys("A")
         T.wait("the third turn", function() return not dialog.is_open() and T.chat_text():find("third", 1, true) end)
         T.idle()
         phoenix.send("four")

@@ -16,6 +16,7 @@ from acp.schema import AllowedOutcome, PermissionOption, ToolCallUpdate
 from ...core.rules import scopes_for
 from ...core.values import Decision, ToolUse
 from ..adapter import Conversation
+from ..shell_review import pending_review
 from . import files, updates
 from .session import Session, Side
 
@@ -28,7 +29,11 @@ CANCELLED_REASON = "The user cancelled the turn while this call waited for appro
 
 
 async def approval(client: Side, session: Session, conversation: Conversation, call: ToolUse) -> None:
-    content = await files.preview(client, conversation, call) if call.name == "patch" else None
+    review = pending_review(conversation.id, call.id)
+    if review is not None:  # a bash command's changes: a diff for each text file (REQ-BASH-032)
+        content: list[Any] | None = files.review_content(client, review) or None
+    else:
+        content = await files.preview(client, conversation, call) if call.name == "patch" else None
     for update in session.calls.announce(call.id, call.name, call.input, session.root, content):
         client.update(session.id, update)
     scope = scopes_for(conversation.state.always_allow, call)[0]

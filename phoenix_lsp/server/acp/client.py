@@ -18,6 +18,8 @@ from acp.connection import StreamDirection, StreamEvent
 from ...core.state import RESTING_KINDS, AwaitingApproval, AwaitingUpgrade
 from ...core.values import ToolUse
 from ...protocol import events as ev
+from ...tools.shell_changes import ChangeKind
+from ...tools.shell_changes.edit import WRITE_KINDS, Review
 from ..adapter import Conversation, Conversations
 from ..config import ACP_READ_TIMEOUT_S
 from . import asking, files, updates
@@ -134,6 +136,18 @@ class AcpClient:
 
     async def apply_patch(self, conversation: Conversation, call: ToolUse) -> tuple[str, bool]:
         return await files.apply_patch(self, conversation, call)
+
+    async def review_texts(self, conversation: Any, paths: Sequence[Path]) -> Mapping[Path, str]:
+        return await files.review_texts(self, conversation, paths)
+
+    def review_kinds(self) -> frozenset[ChangeKind]:
+        return WRITE_KINDS  # fs/write_text_file writes a file; the server places deletions and renames
+
+    def cannot_apply(self, review: Review) -> str | None:
+        return files.cannot_write(self, review)
+
+    async def apply_review(self, conversation: Any, call_id: str, review: Review) -> str | None:
+        return await files.write_review(self, conversation, call_id, review)
 
     def session_of(self, conversation: Conversation) -> Session | None:
         """The session a conversation belongs to (a sub-agent's is its parent's)."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,9 +22,11 @@ from ...protocol.events import Diff
 from ...sandbox.denylist import deny_check
 from ...tools.patch import PatchError, prepare_patch, resolve_patch_path, target_identity, verify_before_sending
 from ...tools.paths import PathError, resolve_in_workspace
+from ...tools.shell_changes.edit import Review, TextChange
 from ..adapter import Conversation
 from ..patch_preview import read_disk
-from .session import Side
+from . import updates
+from .session import Session, Side
 
 log = logging.getLogger(__name__)
 
@@ -133,3 +135,82 @@ async def apply_patch(client: Side, conversation: Conversation, call: ToolUse) -
     conversation.keep_clipboards(prepared.clipboards)
     conversation.emit(Diff(tool_use_id=call.id, path=str(target), diff=prepared.diff))
     return prepared.message, False
+
+
+# ------------------------------------------------------------------------- a bash command's changes (issue 36)
+
+
+def cannot_write(client: Side, review: Review) -> str | None:
+    """Why this client cannot write a review's text files, or None: it must announce fs.writeTextFile."""
+    if review.texts and not client.can_write:
+        return ("this editor does not let the agent write files (it does not announce the ACP capability "
+                "fs.writeTextFile), and phoenix-lsp never writes files behind the editor's back.")
+    return None
+
+
+async def review_texts(client: Side, conversation: Conversation, paths: Sequence[Path]) -> Mapping[Path, str]:
+    """The editor's text of each of ``paths`` (``fs/read_text_file``: its unsaved text wins; never a file of the
+    deny-read list; a file it does not answer for in time is left out, the disk then decides)."""
+    session = client.session_of(conversation)
+    if session is None or not client.can_read:
+        return {}
+    texts: dict[Path, str] = {}
+    for path in paths:
+        text = await _editor_text(client, session.id, path)
+        if text is not None:
+            texts[path] = text
+    return texts
+
+
+def review_content(client: Side, review: Review) -> list[Any]:
+    """A review's ``diff`` content, one per text file (the old text of a file that existed, the new text; a
+    deleted file's new text is empty), with every secret the server knows replaced, as in every event."""
+    assert client.hub is not None
+    redact = client.hub.store.guard.redact
+    return [acp.tool_diff_content(str(review.path(t.path)), redact(t.after or ""),
+                                  None if t.before is None else redact(t.before)) for t in review.texts]
+
+
+async def write_review(client: Side, conversation: Conversation, call_id: str, review: Review) -> str | None:
+    """The review's text files written by the editor, one ``fs/write_text_file`` each (created and modified
+    files: deletions and renames are the server's part). None when every write was made; else why not, after the
+    files already written were given their old text back (a file the editor created is named: ACP cannot
+    delete it)."""
+    session = client.session_of(conversation)
+    if session is None:
+        return "no editor session holds this conversation now."
+    written: list[TextChange] = []
+    for text in review.texts:
+        path = str(review.path(text.path))
+        try:
+            await client.conn.write_text_file(session_id=session.id, path=path, content=text.after or "")
+        except Exception as exc:  # the client refused or failed: what was written is taken back
+            left = await _write_back(client, session.id, review, written)
+            why = (f"the editor did not write {text.path} ({exc})." +
+                   (f" It had created {', '.join(left)}, which it cannot be asked to delete." if left else ""))
+            _end(client, session, call_id, why)
+            return why
+        written.append(text)
+    _end(client, session, call_id, None, len(review.texts) + len(review.server.changes))
+    return None
+
+
+def _end(client: Side, session: Session, call_id: str, why: str | None, count: int = 0) -> None:
+    """The review's tool call (shown with its question) ends: applied, or failed with why."""
+    text = why if why is not None else f"Applied {count} change(s)."
+    for update in session.calls.end(call_id, why is not None, updates.text_content(text)):
+        client.update(session.id, update)
+
+
+async def _write_back(client: Side, session_id: str, review: Review, written: list[TextChange]) -> list[str]:
+    left: list[str] = []
+    for text in reversed(written):
+        if text.before is None:
+            left.append(text.path)
+            continue
+        try:
+            await client.conn.write_text_file(session_id=session_id, path=str(review.path(text.path)),
+                                              content=text.before)
+        except Exception:  # the client refused again: the file is named as left changed
+            left.append(text.path)
+    return left

@@ -62,7 +62,8 @@ TITLES: dict[str, Callable[[Mapping[str, Any]], str]] = {
     "list_directory": lambda a: f"List {_path(a)}",
     "search_files": lambda a: f"Search for {str(a.get('pattern') or a.get('query') or '')[:60]}",
     "bash": lambda a: f"Run `{str(a.get('command', ''))[:80]}`",
-    "patch": lambda a: f"Edit {_path(a)}",
+    "patch": lambda a: (f"Apply the changes of `{str(a.get('command', ''))[:60]}` ({len(a.get('files') or [])} "
+                        "file(s))") if "files" in a else f"Edit {_path(a)}",
     "request_mode_upgrade": lambda a: "Switch to Unrestricted mode",
     "spawn_agents": lambda a: "Start sub-agents",
     "submit_result": lambda a: "Submit the result",

@@ -158,7 +158,8 @@ async def get_conversation(ls: PhoenixServer, p: p.GetConversationParams) -> res
     status = state.status
     approval = None
     if isinstance(status, core_state.AwaitingApproval):  # the same fields as the approvalRequested event
-        approval = views.PendingApproval(**runtime.tools.approval_fields(status.batch.current))
+        # the question open is a host call's when one waits (a plan's MCP call, a bash command's review)
+        approval = views.PendingApproval(**runtime.tools.approval_fields(status.host_call or status.batch.current))
     return res.GetConversationResult(
         conversation_id=runtime.id,
         is_sub_agent=state.is_subagent,

@@ -65,8 +65,13 @@ class Runtime:
         self.tools.keep_clipboards(clipboards)
 
     def patch_diff(self, call: ToolUse) -> str | None:
-        """The unified diff a patch call would make now (REQ-PERM-005), or None when it would fail."""
+        """The unified diff a patch call would make now (REQ-PERM-005), or a bash command's changes under review
+        (REQ-BASH-032); None when there is none or the patch would fail."""
         return self.tools.patch_diff(call)
+
+    def call_description(self, call: ToolUse) -> str:
+        """What an approval question says ``call`` does (``tools`` knows a host call's own words)."""
+        return self.tools.call_description(call)
 
     # ------------------------------------------------------------------------------------ events
 

@@ -19,6 +19,7 @@ from ...tools.mcp_direct import is_mcp
 from .. import wire
 from ..adapter import Conversation
 from ..patch_preview import preview_diff
+from ..shell_review import ShellCapture
 from .base import HubLike
 
 log = logging.getLogger(__name__)
@@ -41,10 +42,15 @@ class Tools:
         #: host calls of a running plan waiting for the core's answer: call id -> (allowed, message, by)
         self.host_calls: dict[str, asyncio.Future[tuple[bool, str, str]]] = {}
         self.host_descriptions: dict[str, str] = {}  # host call id -> what its approval question says
+        self.host_diffs: dict[str, str] = {}  # host call id -> the diff its question shows (a command's review)
 
     @property
     def id(self) -> str:
         return self.conversation.id
+
+    def emit(self, event: ev.EventKinds) -> int:
+        """Send one of the conversation's events (a review's, ``shell_review.Reviewing``)."""
+        return self.conversation.emit(event)
 
     def run(self, effect: RunTool) -> None:
         """Start the tool call (``RunTool``); its result comes back as the core's next event."""
@@ -100,10 +106,15 @@ class Tools:
             deny_read=self.hub.config.deny_read,
             background_timeout_s=self.hub.config.background_timeout_s,
             editor=self._editor(),
+            capture=self._capture,
             **self._agent_context(),
         )
         done = await registry.run(call, context)
         return done.output, done.is_error, done.refused_by_sandbox
+
+    def _capture(self, call: ToolUse) -> ShellCapture:
+        """The review of an Unrestricted bash call's changes (REQ-BASH-032, ``shell_review.py``)."""
+        return ShellCapture(self, self.hub.sink, call, self.hub.store.path.parent, self.hub.store.guard.redact)
 
     def _editor(self) -> Any:
         """The editor's sight for this conversation's tools (REQ-SIGHT-002), or None: it has none, or the client
@@ -130,11 +141,16 @@ class Tools:
         return {
             "tool_use_id": call.id,
             "tool_name": call.name,
-            "description": self.host_descriptions.get(call.id) or describe_tool(call.name) or self._mcp_about(call),
+            "description": self.call_description(call),
             "arguments": dict(call.input),
             "diff": self.patch_diff(call),
             "scopes": [wire.scope_to_wire(s) for s in scopes_for(self.conversation.state.always_allow, call)],
         }
+
+    def call_description(self, call: ToolUse) -> str:
+        """What an approval question says the call does: a host call's own words, else its tool's description
+        (an MCP tool's own, issue 37)."""
+        return self.host_descriptions.get(call.id) or describe_tool(call.name) or self._mcp_about(call)
 
     def _mcp_about(self, call: ToolUse) -> str:
         """What an MCP tool does, for its approval question (issue 37)."""
@@ -142,21 +158,27 @@ class Tools:
         return route.direct.describe(call.name) if route is not None and is_mcp(call.name) else ""
 
     def patch_diff(self, call: ToolUse) -> str | None:
-        """The unified diff a patch call would make now (REQ-PERM-005), or None when it would fail."""
+        """The unified diff a patch call would make now (REQ-PERM-005), or a bash command's changes under review
+        (REQ-BASH-032); None when there is none or the patch would fail."""
+        if call.id in self.host_diffs:
+            return self.host_diffs[call.id]
         if call.name != "patch":
             return None
         return preview_diff(Path(self.conversation.state.working_directory), call, self.hub.sink.open_documents(),
                             self.clipboards)
 
     async def host_call(self, tool_use_id: str, call: ToolUse, kind: Any,
-                        description: str = "") -> tuple[bool, str, str]:
-        """Ask the core whether a running plan's host call may go ahead (REQ-AGENT-014/015); waits for the
-        user's answer when the policy asks (the question shows ``description``). The answer is (allowed, the
-        refusal's message, who refused: ``AnswerHostCall.by``); a rejected event is a no with its message."""
+                        description: str = "", diff: str | None = None) -> tuple[bool, str, str]:
+        """Ask the core whether a running tool's host call may go ahead: a plan's (REQ-AGENT-014/015) or a bash
+        command's review of its changes (REQ-BASH-032); waits for the user's answer when the policy asks (the
+        question shows ``description`` and ``diff``). The answer is (allowed, the refusal's message, who
+        refused: ``AnswerHostCall.by``); a rejected event is a no with its message."""
         waiting: asyncio.Future[tuple[bool, str, str]] = asyncio.get_running_loop().create_future()
         self.host_calls[call.id] = waiting
         if description:
             self.host_descriptions[call.id] = description
+        if diff is not None:
+            self.host_diffs[call.id] = diff
         try:
             outcome = self.conversation.apply(HostCall(tool_use_id, call, kind))
             if outcome.reject is not None:
@@ -165,3 +187,4 @@ class Tools:
         finally:
             self.host_calls.pop(call.id, None)
             self.host_descriptions.pop(call.id, None)
+            self.host_diffs.pop(call.id, None)

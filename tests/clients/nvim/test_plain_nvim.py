@@ -120,6 +120,7 @@ def test_plain_neovim_asks_through_code_actions_sees_the_answer_and_approves(
           return transcript():find("I found no problems", 1, true) ~= nil
         end)
         T.data.final = transcript()
+        vim.cmd("silent! wall")  -- the command's reviewed file is applied to a buffer; saving it writes the file
         """,
         files={"calc.py": "def add(a, b):\n    return a + b\n\n"},
         plugin=False,
@@ -132,6 +133,8 @@ def test_plain_neovim_asks_through_code_actions_sees_the_answer_and_approves(
     lines = run.data["transcript"]
     assert "## You" in lines and "It adds the two numbers and returns the sum." in lines
     assert "Explain what this code does." in lines
+    # the last question asked is the review of what the command wrote (issue 36): its diff, not only its JSON
     assert "bash" in run.data["asked"] and "echo checked > checked.txt" in run.data["asked"]
+    assert "+checked" in run.data["asked"]
     assert (run.workdir / "checked.txt").read_text() == "checked\n"
     assert "I found no problems" in run.data["final"]

@@ -120,9 +120,16 @@ def test_approval_dialog_answered_with_y_and_with_escape(fake_anthropic: FakeAnt
         T.keys("<Up>")
         T.data.back = dialog.snapshot().selected
         T.keys("Y")
+        -- what the command wrote is reviewed like a patch before it lands (issue 36): allowed too
+        T.wait("the review of its file", function()
+          return dialog.is_open() and table.concat(dialog.snapshot().lines, " "):find("created y.txt", 1, true)
+        end)
+        T.data.review = dialog.snapshot()
+        T.keys("y")
         T.wait("the turn to end", function()
           return not dialog.is_open() and phoenix.state.status == "idle" and T.chat_text():find("wrote y", 1, true)
         end)
+        vim.cmd("silent! wall")  -- the editor holds the applied edit; saving it writes the file
         phoenix.send("write n")
         T.wait("the second dialog", dialog.is_open)
         T.keys("<Esc>")
@@ -450,11 +457,14 @@ def test_approvals_through_vim_ui_select(fake_anthropic: FakeAnthropic, run_nvim
           return phoenix.state.status == "idle" and T.chat_text():find("done", 1, true)
         end)
         T.data.picked = picked
+        vim.cmd("silent! wall")  -- the editor holds the applied edit; saving it writes the file
         """
     )
-    (picked,) = run.data["picked"]
+    # the command, then what it wrote, reviewed like a patch (issue 36)
+    picked, review = run.data["picked"]
     assert picked["items"] == ["Allow", "Deny", "Always Allow every bash call"]
     assert picked["prompt"].startswith("bash")
+    assert review["prompt"].startswith("patch") and review["items"][2] == "Always Allow every patch call"
     assert (run.workdir / "a.txt").read_text() == "a\n"
 
 
