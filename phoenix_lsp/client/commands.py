@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Awaitable, Callable
-from typing import Any
+from pathlib import Path
+from typing import Any, Protocol
 
 from pygls.exceptions import JsonRpcException
 
@@ -40,14 +41,25 @@ POLICIES = ("auto", "interactive")
 _COMMAND = re.compile(r"^/[a-z]+$")
 
 
+class Sessions(Protocol):
+    """What opens a conversation for ``/new`` and ``/conversations`` (the chat: terminal.py)."""
+
+    cwd: Path
+
+    async def open_new(self) -> bool: ...
+
+    async def open_existing(self, conversation_id: str) -> bool: ...
+
+
 class Commands:
     """Turns the user's lines into requests to the server."""
 
     def __init__(self, conv: Conversation, screen: Screen,
-                 request: Callable[[str, dict[str, Any]], Awaitable[Any]]) -> None:
+                 request: Callable[[str, dict[str, Any]], Awaitable[Any]], sessions: Sessions | None = None) -> None:
         self.conv = conv
         self.screen = screen
         self.request = request
+        self.sessions = sessions
 
     async def handle_line(self, line: str) -> bool:
         """A line typed at the prompt: a command or a message. False = leave."""
