@@ -18,7 +18,7 @@ from ..protocol.results import ConversationSummary, GetConversationResult, ListC
 from ..protocol.views import ImageBlock, MessageView, TextBlock, ToolResultBlock, ToolUseBlock
 from .wording import first_line, tool_summary
 
-__all__ = ["SCAN_MAX", "Found", "folder_conversations", "history_lines", "pick_line", "picked"]
+__all__ = ["ANSWER", "SCAN_MAX", "Found", "folder_conversations", "history_lines", "pick_line", "picked"]
 
 #: how many of the most recent conversations are looked at for this folder's
 SCAN_MAX = 50
@@ -26,6 +26,9 @@ SCAN_MAX = 50
 OFFER_MAX = 20
 #: how many messages of a resumed conversation are shown (the latest ones; the server keeps them all)
 HISTORY_MAX = 200
+
+#: the style of a line that is the model's answer (drawn as markdown on a terminal: ``Screen.answer``)
+ANSWER = "answer"
 
 Request = Callable[[str, dict[str, Any]], Awaitable[Any]]
 
@@ -95,7 +98,7 @@ def history_lines(messages: list[MessageView]) -> list[tuple[str, str | None]]:
                 if message.role == "user":
                     lines.append((f"> {block.text.strip()}", "bold"))
                 else:
-                    lines.append((block.text.strip(), None))
+                    lines.append((block.text.strip(), ANSWER))
             elif isinstance(block, ToolUseBlock):
                 names[block.tool_use_id] = block.tool_name
                 lines.append((f"[tool] {block.tool_name} {tool_summary(block.tool_name, block.arguments)}", "cyan"))

@@ -43,7 +43,7 @@ from .conversation import Conversation
 from .events import EventView
 from .items import CHANGED, EOF, GONE, INTERRUPT, Item, Line, read_lines
 from .screen import Screen, isatty
-from .sessions import HISTORY_MAX, Found, folder_conversations, history_lines, pick_line, picked
+from .sessions import ANSWER, HISTORY_MAX, Found, folder_conversations, history_lines, pick_line, picked
 from .wording import mode_line
 
 __all__ = ["LATEST", "NO_API_KEY", "Chat", "main"]
@@ -225,7 +225,10 @@ class Chat:
         self.screen.line(f"phoenix-lsp chat · resumed conversation {self.conv.id[:8]} · {state.working_directory}",
                          "bold")
         for text, style in history_lines(messages):
-            self.screen.line(text, style)
+            if style == ANSWER:
+                self.screen.answer(text)
+            else:
+                self.screen.line(text, style)
         self.screen.line(f"— end of the history ({len(messages)} messages); the conversation goes on —", "dim")
         self.screen.line(mode_line(state, await self.route()))
         if state.status not in RESTING:
