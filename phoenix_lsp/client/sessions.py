@@ -8,17 +8,21 @@ thousands costs the same bounded number of requests."""
 
 from __future__ import annotations
 
+import os
+import termios
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from ..protocol.results import ConversationSummary, GetConversationResult, ListConversationsResult
 from ..protocol.views import ImageBlock, MessageView, TextBlock, ToolResultBlock, ToolUseBlock
 from .wording import first_line, tool_summary
 
-__all__ = ["ANSWER", "SCAN_MAX", "Found", "folder_conversations", "history_lines", "pick_line", "picked"]
+__all__ = [
+    "ANSWER", "SCAN_MAX", "Found", "folder_conversations", "history_lines", "pick_by_keys", "pick_line", "picked",
+]
 
 #: how many of the most recent conversations are looked at for this folder's
 SCAN_MAX = 50
@@ -112,3 +116,70 @@ def history_lines(messages: list[MessageView]) -> list[tuple[str, str | None]]:
             elif isinstance(block, ImageBlock):
                 lines.append((f"[image] {block.media_type}", "dim"))
     return lines
+
+
+_UP = ("\x1b[A", "\x1bOA", "k")
+_DOWN = ("\x1b[B", "\x1bOB", "j")
+_LEAVE = ("\x03", "\x04", "\x1b", "q")
+
+
+def _keys(chunk: str) -> list[str]:
+    """The keys in what one read of the terminal gave: arrows as their sequences, else one character each."""
+    keys: list[str] = []
+    while chunk:
+        for sequence in (*_UP[:2], *_DOWN[:2]):
+            if chunk.startswith(sequence):
+                keys.append(sequence)
+                chunk = chunk[len(sequence):]
+                break
+        else:
+            keys.append(chunk[0])
+            chunk = chunk[1:]
+    return keys
+
+
+def pick_by_keys(fd: int, out: TextIO, lines: list[str]) -> int | None:
+    """The picker on a terminal (a thread): ``lines`` drawn with a marker that Up / Down (or k / j) move, a
+    number typed picks that line, Enter takes the marked one (or the number typed). Returns the index picked,
+    or None for Ctrl-C, Ctrl-D, Esc or q. The terminal reads key by key meanwhile and is given back as it was."""
+    saved = termios.tcgetattr(fd)
+    keyed = list(saved)
+    keyed[3] &= ~(termios.ICANON | termios.ECHO | termios.ISIG)  # each key at once; Ctrl-C is a key here
+    keyed[6] = list(saved[6])
+    keyed[6][termios.VMIN], keyed[6][termios.VTIME] = 1, 0
+    marked, typed = 0, ""
+
+    def draw(first: bool) -> None:
+        if not first:
+            out.write(f"\x1b[{len(lines) + 1}F")  # back to the list's first row
+        for index, line in enumerate(lines):
+            mark = ">" if index == marked else " "
+            out.write(f"\x1b[2K{mark}{line}\n")
+        out.write(f"\x1b[2KUp/Down and Enter, or type a number; q leaves: {typed}\n")
+        out.flush()
+
+    termios.tcsetattr(fd, termios.TCSADRAIN, keyed)
+    try:
+        draw(True)
+        while True:
+            chunk = os.read(fd, 64).decode("utf-8", "replace")
+            if not chunk:
+                return None
+            for key in _keys(chunk):
+                if key in _LEAVE:
+                    return None
+                if key in ("\r", "\n"):
+                    return marked
+                if key in _UP:
+                    marked, typed = (marked - 1) % len(lines), ""
+                elif key in _DOWN:
+                    marked, typed = (marked + 1) % len(lines), ""
+                elif key.isdigit():
+                    number = int(typed + key) if 1 <= int(typed + key) <= len(lines) else int(key)
+                    if 1 <= number <= len(lines):
+                        marked, typed = number - 1, str(number)
+                elif key in ("\x7f", "\b"):
+                    typed = typed[:-1]
+            draw(False)
+    finally:
+        termios.tcsetattr(fd, termios.TCSADRAIN, saved)

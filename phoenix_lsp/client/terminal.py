@@ -43,7 +43,16 @@ from .conversation import Conversation
 from .events import EventView
 from .items import CHANGED, EOF, GONE, INTERRUPT, Item, Line, read_lines
 from .screen import Screen, isatty
-from .sessions import ANSWER, HISTORY_MAX, Found, folder_conversations, history_lines, pick_line, picked
+from .sessions import (
+    ANSWER,
+    HISTORY_MAX,
+    Found,
+    folder_conversations,
+    history_lines,
+    pick_by_keys,
+    pick_line,
+    picked,
+)
 from .wording import mode_line
 
 __all__ = ["LATEST", "NO_API_KEY", "Chat", "main"]
@@ -105,14 +114,21 @@ class Chat:
         try:
             if not await self.server.initialize():
                 return 1
-            # Lines are read from here on: the picker of --resume reads its answer like any other line.
-            threading.Thread(
+            # Lines are read from here on (--resume's list on a pipe reads its answer like any other line); on a
+            # terminal that list reads keys itself, and lines are read once it has given the terminal back.
+            keyed = self.resume == "" and _is_terminal(self.stdin_fd)
+            reader = threading.Thread(
                 target=read_lines, args=(self.stdin_fd, self._post_threadsafe(loop)), daemon=True,
                 name="phoenix-chat-stdin",
-            ).start()
+            )
+            if not keyed:
+                reader.start()
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 loop.add_signal_handler(signal.SIGINT, self.ui.put_nowait, INTERRUPT)
-            if not await self._start():
+            started = await self._start(keyed)
+            if keyed:
+                reader.start()
+            if not started:
                 return self._leave(0 if self.left_picker and not self.server.gone else 1)
             return await self._loop()
         finally:
@@ -127,9 +143,9 @@ class Chat:
 
         return post
 
-    async def _start(self) -> bool:
+    async def _start(self, keyed: bool = False) -> bool:
         """Open the conversation the command line asks for: a new one, this folder's latest, or one resumed
-        (by id, or picked from this folder's list). False = leave."""
+        (by id, or picked from this folder's list: with the arrow keys when ``keyed``). False = leave."""
         if self.resume is None:
             return await self.open_new()
         try:
@@ -148,7 +164,7 @@ class Chat:
             if not found:
                 choice = None
             else:
-                picked_one = await self.pick(found)
+                picked_one = await (self.pick_by_keys(found) if keyed else self.pick(found))
                 if picked_one is None:
                     return False
                 choice = picked_one
@@ -180,6 +196,16 @@ class Chat:
                 return choice
             self.screen.line(f"{item.text.strip()!r} is not in the list: type a number from 1 to {len(found)}.",
                              "yellow")
+
+    async def pick_by_keys(self, found: list[Found]) -> Found | None:
+        """The picker on a terminal: the arrow keys move a marker, a number picks, Enter takes it."""
+        self.screen.line(f"Conversations in {self.cwd} (latest first):", "bold")
+        lines = [pick_line(number, one) for number, one in enumerate(found, 1)]
+        index = await asyncio.to_thread(pick_by_keys, self.stdin_fd, self.screen.stream, lines)
+        if index is None:
+            self.left_picker = True
+            return None
+        return found[index]
 
     async def route(self) -> str | None:
         """The route persisted for this machine (REQ-PROTO-051), or None when it cannot be read."""
@@ -356,6 +382,13 @@ class Chat:
 
 
 # ------------------------------------------------------------------------------------------------ entry
+
+
+def _is_terminal(fd: int) -> bool:
+    try:
+        return os.isatty(fd)
+    except OSError:
+        return False
 
 
 def main(cwd: str, data_dir: str | None, resume: str | None = None) -> int:

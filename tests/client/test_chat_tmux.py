@@ -1,6 +1,6 @@
 """The terminal chat driven by keys in a real terminal emulator, tmux (issue 38): a user chats and switches the
 route, quits, comes back with ``--continue``, starts a second conversation with ``/new``, quits, and picks the
-first one again from ``--resume``'s list by typing its number. The witness is the screen as tmux draws it
+first one again from ``--resume``'s list with the arrow keys. The witness is the screen as tmux draws it
 (``capture-pane``): what the user sees, after the client's cursor moves and redraws, not the bytes it wrote."""
 
 from __future__ import annotations
@@ -121,12 +121,20 @@ def test_continue_resume_with_the_picker_and_route_switch_typed_in_a_real_termin
     tmux.keys("C-d")
     tmux.wait_for("chat exited 0", "About pears now.")
 
-    # --resume: the list of this folder's two conversations; typing 2 picks the first one
+    # --resume: the list of this folder's two conversations, the latest marked; Down moves the marker to the
+    # first conversation, Up and Down again come back to it, and Enter picks it
     tmux.line(chat + " --resume" + EXITED)
-    screen = tmux.wait_for("Resume which? [1-2, Enter = 1]:", "--resume")
+    screen = tmux.wait_for("Up/Down and Enter, or type a number", "--resume")
     assert screen.index("tell me about pears") < screen.index("how do I add?")  # the latest first
-    tmux.line("2")
-    screen = tmux.wait_for("Type a message", "Resume which?")
+    assert ">  1." in screen and "   2." in screen
+    tmux.keys("Down")
+    screen = tmux.wait_for(">  2.", "--resume")
+    tmux.keys("Up")
+    tmux.wait_for(">  1.", "--resume")
+    tmux.keys("Down")
+    tmux.wait_for(">  2.", "--resume")
+    tmux.keys("Enter")
+    screen = tmux.wait_for("Type a message", "Up/Down and Enter")
     assert "> how do I add?" in screen and "Still about add." in screen and "pears" not in screen
     tmux.line("once more")
     tmux.wait_for("Back on add.", "once more")
