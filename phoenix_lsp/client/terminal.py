@@ -15,7 +15,8 @@ Ctrl-C while the agent works sends ``phoenix/cancel``; Ctrl-C or Ctrl-D at the p
 The parts: ``connection.py`` (the server subprocess and the LSP connection), ``events.py`` (each event on the
 screen), ``commands.py`` (the lines the user types), ``editor.py`` (``workspace/applyEdit``), ``conversation.py``
 (what the client knows of the conversation), ``items.py`` (what the prompt loop waits for), ``screen.py`` and
-``wording.py`` (the output). This module wires them together and runs the prompt loop.
+``wording.py`` (the output), ``opening.py`` and ``sessions.py`` (the conversation opened or resumed),
+``markdown.py`` (answers drawn as markdown). This module wires them together and runs the prompt loop.
 """
 
 from __future__ import annotations
@@ -34,34 +35,17 @@ from typing import Any
 from pygls.exceptions import JsonRpcException
 
 from .. import uris
-from ..protocol.results import CancelResult, GetConversationResult, GetRouteResult
+from ..protocol.results import CancelResult
 from ..protocol.statuses import RESTING
-from ..protocol.views import MessageView
 from .commands import Commands
 from .connection import START_TIMEOUT_S, Connection
 from .conversation import Conversation
 from .events import EventView
 from .items import CHANGED, EOF, GONE, INTERRUPT, Item, Line, read_lines
+from .opening import LATEST, Opener
 from .screen import Screen, isatty
-from .sessions import (
-    ANSWER,
-    HISTORY_MAX,
-    Found,
-    folder_conversations,
-    history_lines,
-    pick_by_keys,
-    pick_line,
-    picked,
-)
-from .wording import mode_line
 
 __all__ = ["LATEST", "NO_API_KEY", "Chat", "main"]
-
-#: ``resume`` for --continue: this folder's latest conversation (no id looks like it: it is the flag itself)
-LATEST = "--continue"
-
-#: how many pages of 1,000 messages a resumed conversation's history is read from, at most
-HISTORY_PAGES = 20
 
 NO_API_KEY = (
     "phoenix-lsp chat: ANTHROPIC_API_KEY is not set, so the agent cannot reach the model. "
@@ -83,9 +67,6 @@ class Chat:
         resume: str | None = None,
     ) -> None:
         self.cwd = cwd
-        #: None: a new conversation; LATEST: this folder's latest (--continue); "": the picker (--resume);
-        #: else the id (or the start of it) to resume (--resume ID)
-        self.resume = resume
         self.screen = screen
         self.stdin_fd = stdin_fd
         self.ui: asyncio.Queue[Item] = asyncio.Queue()
@@ -93,13 +74,13 @@ class Chat:
         self.conv = Conversation()
         self.cancel_sent = False
         self.eof = False
-        #: the user left at the --resume picker (Ctrl-C, Ctrl-D): no conversation, and no error
-        self.left_picker = False
         self.server = Connection(cwd, data_dir, screen, server_command,
                                  on_event=self._on_event, on_gone=lambda: self.ui.put_nowait(GONE))
         self.events = EventView(self.conv, screen, lambda: self.ui.put_nowait(CHANGED), self.server.request,
                                 self.server.spawn)
-        self.commands = Commands(self.conv, screen, self.server.request, self)
+        self.opener = Opener(cwd, resume, stdin_fd, self.conv, screen, self.events, self.server.request,
+                             self.server.new_conversation, self._next)
+        self.commands = Commands(self.conv, screen, self.server.request, self.opener)
 
     def _on_event(self, params: dict[str, Any]) -> None:
         self.events.on_event(params)
@@ -116,7 +97,7 @@ class Chat:
                 return 1
             # Lines are read from here on (--resume's list on a pipe reads its answer like any other line); on a
             # terminal that list reads keys itself, and lines are read once it has given the terminal back.
-            keyed = self.resume == "" and _is_terminal(self.stdin_fd)
+            keyed = self.opener.resume == "" and _is_terminal(self.stdin_fd)
             reader = threading.Thread(
                 target=read_lines, args=(self.stdin_fd, self._post_threadsafe(loop)), daemon=True,
                 name="phoenix-chat-stdin",
@@ -125,11 +106,11 @@ class Chat:
                 reader.start()
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 loop.add_signal_handler(signal.SIGINT, self.ui.put_nowait, INTERRUPT)
-            started = await self._start(keyed)
+            started = await self.opener.start(keyed)
             if keyed:
                 reader.start()
             if not started:
-                return self._leave(0 if self.left_picker and not self.server.gone else 1)
+                return self._leave(0 if self.opener.left_picker and not self.server.gone else 1)
             return await self._loop()
         finally:
             with contextlib.suppress(NotImplementedError, RuntimeError):
@@ -142,129 +123,6 @@ class Chat:
                 loop.call_soon_threadsafe(self.ui.put_nowait, item)
 
         return post
-
-    async def _start(self, keyed: bool = False) -> bool:
-        """Open the conversation the command line asks for: a new one, this folder's latest, or one resumed
-        (by id, or picked from this folder's list: with the arrow keys when ``keyed``). False = leave."""
-        if self.resume is None:
-            return await self.open_new()
-        try:
-            found = await folder_conversations(self.server.request, self.cwd)
-        except Exception as exc:  # said, then a new conversation is started
-            self.screen.line(f"[resume] the conversations could not be listed ({exc}); starting a new one.", "yellow")
-            return await self.open_new()
-        choice: Found | None
-        if self.resume == LATEST:
-            choice = found[0] if found else None
-        elif self.resume:
-            choice = picked(self.resume, found)
-            if choice is None:
-                return await self.open_existing(self.resume)  # an id of another folder, or one not listed
-        else:
-            if not found:
-                choice = None
-            else:
-                picked_one = await (self.pick_by_keys(found) if keyed else self.pick(found))
-                if picked_one is None:
-                    return False
-                choice = picked_one
-        if choice is None:
-            self.screen.line(f"[resume] no earlier conversation in {self.cwd}; starting a new one.", "yellow")
-            return await self.open_new()
-        return await self.open_existing(choice.id)
-
-    async def pick(self, found: list[Found]) -> Found | None:
-        """The picker: this folder's conversations, numbered; a number (or the start of an id) picks one,
-        Enter the latest. None when the input ended or Ctrl-C was typed."""
-        self.screen.line(f"Conversations in {self.cwd} (latest first):", "bold")
-        for number, one in enumerate(found, 1):
-            self.screen.line(pick_line(number, one))
-        while True:
-            self.screen.prompt(f"Resume which? [1-{len(found)}, Enter = 1]: ", "bold+cyan")
-            item = await self._next()
-            if item is CHANGED:
-                continue
-            if not isinstance(item, Line):
-                self.screen.close_prompt()
-                self.left_picker = True
-                return None
-            self.screen.typed(item.text)
-            if not item.text.strip():
-                return found[0]
-            choice = picked(item.text, found)
-            if choice is not None:
-                return choice
-            self.screen.line(f"{item.text.strip()!r} is not in the list: type a number from 1 to {len(found)}.",
-                             "yellow")
-
-    async def pick_by_keys(self, found: list[Found]) -> Found | None:
-        """The picker on a terminal: the arrow keys move a marker, a number picks, Enter takes it."""
-        self.screen.line(f"Conversations in {self.cwd} (latest first):", "bold")
-        lines = [pick_line(number, one) for number, one in enumerate(found, 1)]
-        index = await asyncio.to_thread(pick_by_keys, self.stdin_fd, self.screen.stream, lines)
-        if index is None:
-            self.left_picker = True
-            return None
-        return found[index]
-
-    async def route(self) -> str | None:
-        """The route persisted for this machine (REQ-PROTO-051), or None when it cannot be read."""
-        try:
-            return str(GetRouteResult.model_validate(await self.server.request("phoenix/getRoute", {})).route)
-        except Exception:  # the header leaves it out; /route says what is wrong
-            return None
-
-    async def open_new(self) -> bool:
-        """Start a new conversation in this folder and talk in it (False when the server refused)."""
-        started = await self.server.new_conversation()
-        if started is None:
-            return False
-        self.conv.switch(started.conversation_id, started.mode.value)
-        where = started.working_directory
-        self.screen.line(f"phoenix-lsp chat · conversation {self.conv.id[:8]} · {where}", "bold")
-        self.screen.line(mode_line(started, await self.route()))
-        self.screen.line("Type a message; /help lists the commands; Ctrl-C cancels a turn; Ctrl-D quits.", "dim")
-        return True
-
-    async def open_existing(self, conversation_id: str) -> bool:
-        """Resume a stored conversation: show its history, its mode, model, route and policy as stored, and
-        ask again the approval or upgrade it waits for (the server keeps it across restarts)."""
-        messages: list[MessageView] = []
-        after: int | None = None
-        state: GetConversationResult | None = None
-        try:
-            for _ in range(HISTORY_PAGES):
-                params: dict[str, Any] = {"conversationId": conversation_id, "limit": 1000}
-                if after is not None:
-                    params["afterSeq"] = after
-                state = GetConversationResult.model_validate(
-                    await self.server.request("phoenix/getConversation", params))
-                messages = (messages + state.messages)[-HISTORY_MAX:]
-                if not state.has_more or not state.messages:
-                    break
-                after = state.messages[-1].seq
-        except JsonRpcException as exc:
-            self.screen.line(f"[resume] {exc.message}", "red")
-            return False
-        assert state is not None
-        self.conv.switch(state.conversation_id, state.mode.value, state.status, state.last_seq)
-        self.screen.line(f"phoenix-lsp chat · resumed conversation {self.conv.id[:8]} · {state.working_directory}",
-                         "bold")
-        for text, style in history_lines(messages):
-            if style == ANSWER:
-                self.screen.answer(text)
-            else:
-                self.screen.line(text, style)
-        self.screen.line(f"— end of the history ({len(messages)} messages); the conversation goes on —", "dim")
-        self.screen.line(mode_line(state, await self.route()))
-        if state.status not in RESTING:
-            self.screen.line(f"[resume] the conversation is {state.status}.", "cyan")
-        if state.pending_approval is not None:
-            self.events.open_approval(self.conv.id, state.pending_approval)
-        if state.pending_upgrade is not None:
-            self.events.open_upgrade(self.conv.id, state.pending_upgrade.tool_use_id, state.pending_upgrade.reason)
-        self.screen.line("Type a message; /help lists the commands; Ctrl-C cancels a turn; Ctrl-D quits.", "dim")
-        return True
 
     # -------------------------------------------------------------------------------- the loop
 
