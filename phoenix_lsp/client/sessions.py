@@ -18,6 +18,7 @@ from typing import Any, TextIO
 
 from ..protocol.results import ConversationSummary, GetConversationResult, ListConversationsResult
 from ..protocol.views import ImageBlock, MessageView, TextBlock, ToolResultBlock, ToolUseBlock
+from ..safe_text import terminal_safe
 from .wording import first_line, tool_summary
 
 __all__ = [
@@ -154,7 +155,7 @@ def pick_by_keys(fd: int, out: TextIO, lines: list[str]) -> int | None:
             out.write(f"\x1b[{len(lines) + 1}F")  # back to the list's first row
         for index, line in enumerate(lines):
             mark = ">" if index == marked else " "
-            out.write(f"\x1b[2K{mark}{line}\n")
+            out.write(f"\x1b[2K{mark}{terminal_safe(line)}\n")  # a stored title's controls made inert
         out.write(f"\x1b[2KUp/Down and Enter, or type a number; q leaves: {typed}\n")
         out.flush()
 
