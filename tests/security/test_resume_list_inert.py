@@ -11,9 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.client.conftest import ROOT, chat_env  # noqa: F401 - the chat fixture (the fake API in the env)
+from tests.client import conftest as client_fixtures
+from tests.client.conftest import ROOT
 from tests.client.test_terminal_tty import Tty
 from tests.fake_anthropic import FakeAnthropic, Reply
+
+chat_env = client_fixtures.chat_env  # the chat's environment: the fake API
 
 pytestmark = [pytest.mark.slow, pytest.mark.req("REQ-SEC-004", "REQ-TERM-001")]
 
