@@ -25,6 +25,7 @@ from .sessions import (
     HISTORY_MAX,
     Found,
     folder_conversations,
+    full_id,
     history_lines,
     pick_by_keys,
     pick_line,
@@ -86,7 +87,8 @@ class Opener:
         elif self.resume:
             choice = picked(self.resume, found)
             if choice is None:
-                return await self.open_existing(self.resume)  # an id of another folder, or one not listed
+                # an id of another folder, or one not listed
+                return await self.open_existing(await full_id(self.request, self.resume))
         else:
             if not found:
                 choice = None
@@ -174,6 +176,13 @@ class Opener:
             self.screen.line(f"[resume] {exc.message}", "red")
             return False
         assert state is not None
+        if Path(state.working_directory) != self.cwd:
+            # This chat writes the edits of its own folder: another folder's conversation goes on from there.
+            self.screen.line(
+                f"[resume] conversation {state.conversation_id[:8]} belongs to {state.working_directory}, not to "
+                f"{self.cwd}: run phoenix-lsp chat --cwd {state.working_directory} --resume "
+                f"{state.conversation_id[:8]} to go on with it there.", "red")
+            return False
         self.conv.switch(state.conversation_id, state.mode.value, state.status, state.last_seq)
         self.screen.line(f"phoenix-lsp chat · resumed conversation {self.conv.id[:8]} · {state.working_directory}",
                          "bold")

@@ -22,7 +22,8 @@ from ..safe_text import terminal_safe
 from .wording import first_line, tool_summary
 
 __all__ = [
-    "ANSWER", "SCAN_MAX", "Found", "folder_conversations", "history_lines", "pick_by_keys", "pick_line", "picked",
+    "ANSWER", "SCAN_MAX", "Found", "folder_conversations", "full_id", "history_lines", "pick_by_keys", "pick_line",
+    "picked",
 ]
 
 #: how many of the most recent conversations are looked at for this folder's
@@ -65,6 +66,16 @@ async def folder_conversations(request: Request, folder: Path, limit: int = OFFE
         if Path(state.working_directory) == folder:
             found.append(Found(summary))
     return found
+
+
+async def full_id(request: Request, start: str) -> str:
+    """The id of the one stored conversation whose id begins with ``start`` (at least 4 characters), of any
+    folder; else ``start`` as it is (the server then says what is wrong with it)."""
+    if len(start) < 4:
+        return start
+    listed = ListConversationsResult.model_validate(await request("phoenix/listConversations", {}))
+    matches = [s.conversation_id for s in listed.conversations if s.conversation_id.startswith(start)]
+    return matches[0] if len(matches) == 1 else start
 
 
 def when(seconds: float) -> str:

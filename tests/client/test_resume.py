@@ -146,3 +146,20 @@ def test_ctrl_d_at_the_picker_leaves_without_a_conversation(
     chat.close_stdin()
     assert chat.wait() == 0
     assert "conversation " not in chat.out.split("Resume which?")[1]
+
+
+def test_resume_of_another_folders_conversation_says_where_to_go_on_with_it(
+    start_chat: StartChat, fake_anthropic: FakeAnthropic, tmp_path: Path, chat_env: dict[str, str]
+) -> None:
+    fake_anthropic.enqueue(Reply.text_reply("Elsewhere."))
+    cid = _talk(start_chat, "a question here", "Elsewhere.")
+    other = tmp_path / "other"
+    other.mkdir()
+    chat = ChatProcess(["--cwd", str(other), "--data-dir", str(tmp_path / "data"), "--resume", cid], chat_env)
+    try:
+        chat.wait_for(f"belongs to {tmp_path / 'work'}")
+        assert chat.wait() == 1
+        assert f"--cwd {tmp_path / 'work'} --resume {cid}" in chat.out
+        assert "resumed conversation" not in chat.out
+    finally:
+        chat.kill()
