@@ -31,6 +31,11 @@ def _parser() -> argparse.ArgumentParser:
     chat = commands.add_parser("chat", help="talk to the agent in this terminal (starts the server)")
     chat.add_argument("--cwd", metavar="DIR", default=".", help="the conversation's working directory")
     chat.add_argument("--data-dir", metavar="DIR", help="where conversations are stored")
+    again = chat.add_mutually_exclusive_group()
+    again.add_argument("-c", "--continue", dest="resume", action="store_const", const="--continue",
+                       help="go on with this folder's latest conversation")
+    again.add_argument("-r", "--resume", dest="resume", nargs="?", const="", metavar="ID",
+                       help="go on with conversation ID, or pick one of this folder's from a list")
     commands.add_parser("doctor", help="show sandbox support, data directory, model settings and the agent "
                         "route's MCP servers (each started, with a bounded time)")
     try:
@@ -83,7 +88,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "chat":
         from .client.terminal import main as chat_main  # lazy: the terminal client loads for `chat` alone
 
-        return chat_main(cwd=args.cwd, data_dir=args.data_dir)
+        return chat_main(cwd=args.cwd, data_dir=args.data_dir, resume=args.resume)
     if args.command in (None, "serve"):
         return _serve(getattr(args, "tcp", None), getattr(args, "data_dir", None))
     func = getattr(args, "func", None)

@@ -5,19 +5,23 @@ from __future__ import annotations
 
 import re
 from collections.abc import Awaitable, Callable
-from typing import Any
+from pathlib import Path
+from typing import Any, Protocol
 
 from pygls.exceptions import JsonRpcException
 
 from ..protocol.results import (
     GetConversationResult,
+    GetRouteResult,
     ListModelsResult,
     SendMessageResult,
     SetModelResult,
+    SetRouteResult,
     SetStyleResult,
 )
 from .conversation import Conversation, Question
 from .screen import Screen
+from .sessions import Found, folder_conversations, pick_line, picked
 from .wording import group_by_provider, usage_lines
 
 HELP = """\
@@ -27,6 +31,10 @@ Type a message and press Enter; the answer streams below. Commands:
   /style NAME       chat | discussion | plan | development | task
   /policy POLICY    interactive (ask before each write or command) | auto (do not ask)
   /model [ID]       list the models this key can use, or switch to one from the next turn
+  /route [ask|agent] show the route, or switch every message from now on (agent: orchestrated scripts with
+                    the MCP tools; the choice is kept for every client of this machine)
+  /new              start a new conversation in this folder
+  /conversations [N] list this folder's conversations, or switch to number N of that list
   /usage            tokens used so far (sub-agents included), how much came from the cache, estimated cost
   /help             this text
   /quit             leave (Ctrl-D at the prompt does the same)
@@ -34,20 +42,32 @@ While the agent works, Ctrl-C cancels the current turn. Approvals: y = allow, n 
 this tool in this conversation. Upgrade requests: y = approve, n = deny."""
 
 
+ROUTES = ("ask", "agent")
 STYLES = ("chat", "discussion", "plan", "development", "task")
 POLICIES = ("auto", "interactive")
 
 _COMMAND = re.compile(r"^/[a-z]+$")
 
 
+class Sessions(Protocol):
+    """What opens a conversation for ``/new`` and ``/conversations`` (the chat: terminal.py)."""
+
+    cwd: Path
+
+    async def open_new(self) -> bool: ...
+
+    async def open_existing(self, conversation_id: str) -> bool: ...
+
+
 class Commands:
     """Turns the user's lines into requests to the server."""
 
     def __init__(self, conv: Conversation, screen: Screen,
-                 request: Callable[[str, dict[str, Any]], Awaitable[Any]]) -> None:
+                 request: Callable[[str, dict[str, Any]], Awaitable[Any]], sessions: Sessions | None = None) -> None:
         self.conv = conv
         self.screen = screen
         self.request = request
+        self.sessions = sessions
 
     async def handle_line(self, line: str) -> bool:
         """A line typed at the prompt: a command or a message. False = leave."""
@@ -78,6 +98,13 @@ class Commands:
                     self.screen.line(f"[style] tip: type {suggestion.command} to switch modes.", "dim")
         elif command == "/model":
             await self.model(argument)
+        elif command == "/route":
+            await self.route(argument)
+        elif command == "/new":
+            if self.sessions is not None:
+                await self.sessions.open_new()
+        elif command == "/conversations":
+            await self.conversations(argument)
         elif command == "/usage":
             result = await self.call("phoenix/getConversation", limit=1)
             if result is not None:
@@ -91,6 +118,48 @@ class Commands:
         else:
             self.screen.line(f"Unknown command {command}; /help lists the commands.", "yellow")
         return True
+
+    async def route(self, route: str) -> None:
+        """``/route``: the route in use; ``/route ask|agent``: switch to it (REQ-PROTO-051, REQ-PROTO-052)."""
+        try:
+            if not route:
+                current = GetRouteResult.model_validate(await self.request("phoenix/getRoute", {})).route
+                self.screen.line(f"[route] {current} (switch with /route ask|agent)", "cyan")
+            elif route not in ROUTES:
+                self.screen.line(f"Usage: /route ask|agent ({route!r} is neither).", "yellow")
+            else:
+                result = SetRouteResult.model_validate(await self.request("phoenix/setRoute", {"route": route}))
+                if result.route == result.previous:
+                    self.screen.line(f"[route] already {result.route}", "dim")
+                else:
+                    self.screen.line(f"[route] {result.route} from the next message (was {result.previous})", "cyan")
+        except JsonRpcException as exc:
+            self.screen.line(f"[error] {exc.message}", "red")
+
+    async def conversations(self, argument: str) -> None:
+        """``/conversations``: this folder's conversations, numbered; ``/conversations N``: switch to one."""
+        if self.sessions is None:
+            return
+        try:
+            found: list[Found] = await folder_conversations(self.request, self.sessions.cwd)
+        except JsonRpcException as exc:
+            self.screen.line(f"[error] {exc.message}", "red")
+            return
+        if not argument:
+            self.screen.line(f"Conversations in {self.sessions.cwd} (latest first; * = this one):", "bold")
+            for number, one in enumerate(found, 1):
+                mark = "*" if one.id == self.conv.id else " "
+                self.screen.line(mark + pick_line(number, one)[1:])
+            self.screen.line("Switch with /conversations N; /new starts another.", "dim")
+            return
+        choice = picked(argument, found)
+        if choice is None:
+            self.screen.line(f"{argument!r} is not in the list of this folder's conversations: /conversations "
+                             "lists them with their numbers.", "yellow")
+        elif choice.id == self.conv.id:
+            self.screen.line(f"[conversations] already in {choice.id[:8]}", "dim")
+        else:
+            await self.sessions.open_existing(choice.id)
 
     async def model(self, model: str) -> None:
         """``/model``: the models to choose from (the one in use marked); ``/model ID``: switch to it."""

@@ -136,9 +136,9 @@ class Connection:
             self.spawn(self._drain_stderr(process.stderr))
         return True
 
-    async def open_conversation(self) -> NewConversationResult | None:
-        """Initialize the server and start a conversation in the working directory; None (and a line saying
-        why, with the server's last words and where its log is) when that fails."""
+    async def initialize(self) -> bool:
+        """Initialize the server as a rich client of the working directory; False (and a line saying why, with
+        the server's last words and where its log is) when that fails."""
         capabilities = types.ClientCapabilities(
             workspace=types.WorkspaceClientCapabilities(
                 apply_edit=True,
@@ -165,19 +165,36 @@ class Connection:
         try:
             await asyncio.wait_for(self.client.initialize_async(params), START_TIMEOUT_S)
             self.client.initialized(types.InitializedParams())
+        except (Exception, asyncio.CancelledError) as exc:
+            self._failed("did not start", exc)
+            return False
+        return True
+
+    async def new_conversation(self) -> NewConversationResult | None:
+        """Start a conversation in the working directory; None (and a line saying why) when that fails."""
+        try:
             result = await asyncio.wait_for(
                 self.request("phoenix/newConversation", {"workingDirectory": str(self.cwd)}), START_TIMEOUT_S
             )
         except (Exception, asyncio.CancelledError) as exc:
-            detail = exc.message if isinstance(exc, JsonRpcException) else (str(exc) or type(exc).__name__)
-            tail = "; ".join(list(self.stderr_tail)[-3:])
-            self.screen.line(
-                f"phoenix-lsp chat: the server did not start a conversation ({detail}). "
-                f"{'Server said: ' + tail + '. ' if tail else ''}See its log in {self.log_hint()}.",
-                "red",
-            )
+            self._failed("did not start a conversation", exc)
             return None
         return NewConversationResult.model_validate(result)
+
+    async def open_conversation(self) -> NewConversationResult | None:
+        """Initialize the server and start a conversation in the working directory (None when either fails)."""
+        if not await self.initialize():
+            return None
+        return await self.new_conversation()
+
+    def _failed(self, what: str, exc: BaseException) -> None:
+        detail = exc.message if isinstance(exc, JsonRpcException) else (str(exc) or type(exc).__name__)
+        tail = "; ".join(list(self.stderr_tail)[-3:])
+        self.screen.line(
+            f"phoenix-lsp chat: the server {what} ({detail}). "
+            f"{'Server said: ' + tail + '. ' if tail else ''}See its log in {self.log_hint()}.",
+            "red",
+        )
 
     def report_gone(self) -> None:
         """Say that the server stopped unexpectedly: its exit code, its last words, where its log is."""

@@ -47,6 +47,15 @@ class Conversation:
     #: the status turned to ``error``; its ``error`` event (sent just after) is shown before the prompt
     error_pending: bool = False
 
+    def switch(self, conversation_id: str, mode: str, status: StatusKind = "idle", last_seq: int = 0) -> None:
+        """The client now talks in another conversation (a new one, or one resumed): what it knew of the
+        previous one is dropped, and its events are counted from ``last_seq``."""
+        self.id, self.mode, self.status = conversation_id, mode, status
+        self.questions.clear()
+        self.tool_names.clear()
+        self.seq = EventSeq(last_seq)
+        self.error_pending = False
+
     def drop_questions(self) -> None:
         """The turn is over: its open questions (not a sub-agent's) can no longer be answered."""
         self.questions = [q for q in self.questions if q.conversation_id != self.id]

@@ -116,10 +116,10 @@ class EventView:
                          f"context window {event.context_window:,} tokens)", "cyan")
 
     def _approval_requested(self, event: ev.ApprovalRequested) -> None:
-        self._open_approval(event.conversation_id, event)
+        self.open_approval(event.conversation_id, event)
 
     def _upgrade_requested(self, event: ev.UpgradeRequested) -> None:
-        self._open_upgrade(event.conversation_id, event.tool_use_id, event.reason)
+        self.open_upgrade(event.conversation_id, event.tool_use_id, event.reason)
 
     def _resolved_event(self, event: ev.ApprovalResolved | ev.UpgradeResolved) -> None:
         self._resolved(event.conversation_id, event)
@@ -206,7 +206,7 @@ class EventView:
             self.conv.error_pending = False
             self.changed()
 
-    def _open_approval(self, cid: str, event: ev.ApprovalRequested | PendingApproval) -> None:
+    def open_approval(self, cid: str, event: ev.ApprovalRequested | PendingApproval) -> None:
         description = first_line(event.description, 140)
         name = event.tool_name
         review = review_of(event.arguments, event.diff)
@@ -226,7 +226,7 @@ class EventView:
             lines[0] = f"[agent {cid[:8]}] " + lines[0]
         self._add_question(Question("approval", cid, event.tool_use_id, lines, scopes=scopes))
 
-    def _open_upgrade(self, cid: str, tool_use_id: str, reason: str) -> None:
+    def open_upgrade(self, cid: str, tool_use_id: str, reason: str) -> None:
         lines = [f"[upgrade] the agent asks for Unrestricted mode (it may change files): {reason.strip()}"]
         self._add_question(Question("upgrade", cid, tool_use_id, lines))
 
@@ -267,10 +267,10 @@ class EventView:
         conversation = GetConversationResult.model_validate(result)
         self.conv.mode = conversation.mode.value
         if conversation.pending_approval is not None:
-            self._open_approval(self.conv.id, conversation.pending_approval)
+            self.open_approval(self.conv.id, conversation.pending_approval)
         if conversation.pending_upgrade is not None:
             upgrade = conversation.pending_upgrade
-            self._open_upgrade(self.conv.id, upgrade.tool_use_id, upgrade.reason)
+            self.open_upgrade(self.conv.id, upgrade.tool_use_id, upgrade.reason)
         self._set_status(conversation.status)
 
 

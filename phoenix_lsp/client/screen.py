@@ -1,6 +1,6 @@
-"""What the terminal client writes: plain text that knows whether the cursor is at the start of a line, an
-open prompt drawn again below other output, colours only on a terminal, and control sequences of whatever
-the model, a tool or a file says made inert (REQ-SEC-004)."""
+"""What the terminal client writes: answers as markdown on a terminal (``markdown.py``), plain text that knows
+whether the cursor is at the start of a line, an open prompt drawn again below other output, colours only on a
+terminal, and control sequences of whatever the model, a tool or a file says made inert (REQ-SEC-004)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import os
 from typing import Any, TextIO
 
 from ..safe_text import terminal_safe
+from .markdown import MarkdownStream
 
 
 class Screen:
@@ -15,11 +16,17 @@ class Screen:
 
     COLORS = {"dim": "2", "bold": "1", "red": "31", "green": "32", "yellow": "33", "cyan": "36"}
 
-    def __init__(self, stream: TextIO, color: bool | None = None, echo_input: bool = False) -> None:
+    def __init__(self, stream: TextIO, color: bool | None = None, echo_input: bool = False,
+                 markdown: bool | None = None) -> None:
         self.stream = stream
+        terminal = isatty(stream) and os.environ.get("TERM") != "dumb"
         if color is None:
-            color = isatty(stream) and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
+            color = terminal and not os.environ.get("NO_COLOR")
         self.color = color
+        if markdown is None:
+            markdown = terminal
+        #: answers drawn as markdown on a terminal (issue 38); plain text to a pipe or a file
+        self.markdown: MarkdownStream | None = MarkdownStream(stream, color) if markdown else None
         #: when stdin is not a terminal nothing echoes the typed line, so the client does (readable logs)
         self.echo_input = echo_input
         self.at_line_start = True
@@ -37,13 +44,30 @@ class Screen:
         """Streamed text, written as it comes (control sequences made inert: REQ-SEC-004)."""
         if not text:
             return
+        if self.markdown is not None:
+            self.markdown.feed(text)
+            self.at_line_start = self.markdown.at_line_start
+            return
         text = terminal_safe(text)
         self.stream.write(text)
         self.stream.flush()
         self.at_line_start = text.endswith("\n")
 
+    def answer(self, text: str) -> None:
+        """A whole answer of the model: drawn as markdown on a terminal, else one plain line (or several)."""
+        if self.markdown is None:
+            self.line(text)
+            return
+        self.end_line()
+        self.markdown.render(text)
+        self.at_line_start = True
+
     def end_line(self) -> None:
-        """Finish a partly written line, so the next output starts on a fresh one."""
+        """Finish a partly written line, so the next output starts on a fresh one (an answer's last block is
+        drawn first)."""
+        if self.markdown is not None:
+            self.markdown.finish()
+            self.at_line_start = True
         if not self.at_line_start:
             self.stream.write("\n")
             self.stream.flush()

@@ -15,7 +15,8 @@ Ctrl-C while the agent works sends ``phoenix/cancel``; Ctrl-C or Ctrl-D at the p
 The parts: ``connection.py`` (the server subprocess and the LSP connection), ``events.py`` (each event on the
 screen), ``commands.py`` (the lines the user types), ``editor.py`` (``workspace/applyEdit``), ``conversation.py``
 (what the client knows of the conversation), ``items.py`` (what the prompt loop waits for), ``screen.py`` and
-``wording.py`` (the output). This module wires them together and runs the prompt loop.
+``wording.py`` (the output), ``opening.py`` and ``sessions.py`` (the conversation opened or resumed),
+``markdown.py`` (answers drawn as markdown). This module wires them together and runs the prompt loop.
 """
 
 from __future__ import annotations
@@ -41,10 +42,10 @@ from .connection import START_TIMEOUT_S, Connection
 from .conversation import Conversation
 from .events import EventView
 from .items import CHANGED, EOF, GONE, INTERRUPT, Item, Line, read_lines
+from .opening import LATEST, Opener
 from .screen import Screen, isatty
-from .wording import mode_line
 
-__all__ = ["NO_API_KEY", "Chat", "main"]
+__all__ = ["LATEST", "NO_API_KEY", "Chat", "main"]
 
 NO_API_KEY = (
     "phoenix-lsp chat: ANTHROPIC_API_KEY is not set, so the agent cannot reach the model. "
@@ -63,6 +64,7 @@ class Chat:
         screen: Screen,
         stdin_fd: int = 0,
         server_command: list[str] | None = None,
+        resume: str | None = None,
     ) -> None:
         self.cwd = cwd
         self.screen = screen
@@ -76,7 +78,9 @@ class Chat:
                                  on_event=self._on_event, on_gone=lambda: self.ui.put_nowait(GONE))
         self.events = EventView(self.conv, screen, lambda: self.ui.put_nowait(CHANGED), self.server.request,
                                 self.server.spawn)
-        self.commands = Commands(self.conv, screen, self.server.request)
+        self.opener = Opener(cwd, resume, stdin_fd, self.conv, screen, self.events, self.server.request,
+                             self.server.new_conversation, self._next)
+        self.commands = Commands(self.conv, screen, self.server.request, self.opener)
 
     def _on_event(self, params: dict[str, Any]) -> None:
         self.events.on_event(params)
@@ -89,14 +93,24 @@ class Chat:
         if not await self.server.start():
             return 1
         try:
-            if not await self._start():
+            if not await self.server.initialize():
                 return 1
-            threading.Thread(
+            # Lines are read from here on (--resume's list on a pipe reads its answer like any other line); on a
+            # terminal that list reads keys itself, and lines are read once it has given the terminal back.
+            keyed = self.opener.resume == "" and _is_terminal(self.stdin_fd)
+            reader = threading.Thread(
                 target=read_lines, args=(self.stdin_fd, self._post_threadsafe(loop)), daemon=True,
                 name="phoenix-chat-stdin",
-            ).start()
+            )
+            if not keyed:
+                reader.start()
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 loop.add_signal_handler(signal.SIGINT, self.ui.put_nowait, INTERRUPT)
+            started = await self.opener.start(keyed)
+            if keyed:
+                reader.start()
+            if not started:
+                return self._leave(0 if self.opener.left_picker and not self.server.gone else 1)
             return await self._loop()
         finally:
             with contextlib.suppress(NotImplementedError, RuntimeError):
@@ -109,18 +123,6 @@ class Chat:
                 loop.call_soon_threadsafe(self.ui.put_nowait, item)
 
         return post
-
-    async def _start(self) -> bool:
-        started = await self.server.open_conversation()
-        if started is None:
-            return False
-        self.conv.id = started.conversation_id
-        self.conv.mode = started.mode.value
-        where = started.working_directory
-        self.screen.line(f"phoenix-lsp chat · conversation {self.conv.id[:8]} · {where}", "bold")
-        self.screen.line(mode_line(started))
-        self.screen.line("Type a message; /help lists the commands; Ctrl-C cancels a turn; Ctrl-D quits.", "dim")
-        return True
 
     # -------------------------------------------------------------------------------- the loop
 
@@ -240,7 +242,14 @@ class Chat:
 # ------------------------------------------------------------------------------------------------ entry
 
 
-def main(cwd: str, data_dir: str | None) -> int:
+def _is_terminal(fd: int) -> bool:
+    try:
+        return os.isatty(fd)
+    except OSError:
+        return False
+
+
+def main(cwd: str, data_dir: str | None, resume: str | None = None) -> int:
     """``phoenix-lsp chat``: returns the process exit code (2 = cannot start: no API key or no folder)."""
     model = os.environ.get("PHOENIX_MODEL", "").strip()
     on_anthropic = "/" not in model or model.startswith("anthropic/")  # another provider needs no Anthropic key
@@ -256,7 +265,7 @@ def main(cwd: str, data_dir: str | None) -> int:
     # pygls logs protocol trouble at WARNING; only real errors should reach the terminal.
     logging.getLogger("pygls").setLevel(logging.ERROR)
     screen = Screen(sys.stdout, echo_input=not isatty(sys.stdin))
-    chat = Chat(directory, data_dir, screen)
+    chat = Chat(directory, data_dir, screen, resume=resume)
     try:
         return asyncio.run(chat.run())
     except KeyboardInterrupt:  # Ctrl-C before the handler was installed (during start-up)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..protocol.results import NewConversationResult
+from ..protocol.results import GetConversationResult, NewConversationResult
 from ..protocol.views import TokenUsage
 
 
@@ -72,8 +72,8 @@ def tool_summary(name: str, arguments: Any) -> str:
     return compact(arguments, 160)
 
 
-def mode_line(started: NewConversationResult) -> str:
-    """The line under a new conversation's header: mode, the kernel sandbox, style and approvals."""
+def mode_line(started: NewConversationResult | GetConversationResult, route: str | None = None) -> str:
+    """The line under a conversation's header: mode, the kernel sandbox, style, approvals, model and route."""
     sandbox = started.sandbox
     mode = started.mode.value
     if sandbox.available:
@@ -85,5 +85,5 @@ def mode_line(started: NewConversationResult) -> str:
     what = "read-only" if mode == "restricted" else "may change files, with your approval"
     return (
         f"mode: {mode} ({what}) · {shield} · style: {started.style.value} · "
-        f"approvals: {started.policy.value}"
+        f"approvals: {started.policy.value} · model: {started.model}" + (f" · route: {route}" if route else "")
     )

@@ -108,13 +108,14 @@ def chat_env(fake_anthropic: FakeAnthropic) -> dict[str, str]:
 
 @pytest.fixture
 def start_chat(tmp_path: Path, chat_env: dict[str, str]) -> Iterator[Callable[..., ChatProcess]]:
-    """``start_chat(env=None) -> ChatProcess`` in ``tmp_path/work`` with data in ``tmp_path/data``."""
+    """``start_chat(*args, env=None) -> ChatProcess`` in ``tmp_path/work`` with data in ``tmp_path/data``; ``args``
+    are more of ``chat``'s options (``--continue``, ``--resume ID``)."""
     started: list[ChatProcess] = []
     work = tmp_path / "work"
     work.mkdir()
 
-    def start(env: dict[str, str] | None = None) -> ChatProcess:
-        chat = ChatProcess(["--cwd", str(work), "--data-dir", str(tmp_path / "data")], env or chat_env)
+    def start(*args: str, env: dict[str, str] | None = None) -> ChatProcess:
+        chat = ChatProcess(["--cwd", str(work), "--data-dir", str(tmp_path / "data"), *args], env or chat_env)
         started.append(chat)
         return chat
 

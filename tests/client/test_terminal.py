@@ -415,7 +415,7 @@ def test_chat_on_an_openai_compatible_server_without_an_anthropic_key_and_model_
 ) -> None:
     fake_openai.enqueue(Reply.text_reply("Answered by a compatible server.", deltas=3))
     env = {**chat_env, "ANTHROPIC_API_KEY": "", **fake_openai.env(), "PHOENIX_MODEL": "openai/gpt-4.1"}
-    chat = start_chat(env)
+    chat = start_chat(env=env)
     at = chat.wait_for("> ")
     chat.send("hello")
     at = chat.wait_for("Answered by a compatible server.", at)
