@@ -118,6 +118,10 @@ def test_resume_by_id_restores_mode_and_policy_and_asks_the_pending_approval_aga
     at = chat.wait_for("[approval] bash", at)  # the pending approval, asked again
     at = chat.wait_for("Allow? [y]es / [n]o / [a]lways: ", at)
     chat.send("y")
+    # the command's captured change is asked about before it lands (REQ-BASH-032)
+    at = chat.wait_for("Allow? [y]es / [n]o / [a]lways: ", chat.wait_for("[approval] patch", at))
+    assert not (tmp_path / "work" / "made.txt").exists(), "the change landed before its review was answered"
+    chat.send("y")
     at = chat.wait_for("Created made.txt.", at)
     chat.wait_for("> ", at)
     assert (tmp_path / "work" / "made.txt").read_text() == "resumed\n"
