@@ -155,7 +155,7 @@ class Editor(Protocol):
         ``fs/read_text_file`` but does not say which documents are open); ``{}`` when the open documents say it."""
         ...
     async def apply_patch(self, conversation: Conversation, call: ToolUse) -> tuple[str, bool]: ...
-    async def review_texts(self, conversation: Any, paths: Sequence[Path]) -> Mapping[Path, str]:
+    async def review_texts(self, conversation: Conversation, paths: Sequence[Path]) -> Mapping[Path, str]:
         """The editor's text of those of ``paths`` it holds (its unsaved text wins), for a review's conflicts."""
         ...
     def review_kinds(self) -> frozenset[ChangeKind]:
@@ -165,7 +165,7 @@ class Editor(Protocol):
     def cannot_apply(self, review: Review) -> str | None:
         """Why the editor cannot apply a review's editor part (then nothing of it lands), or None."""
         ...
-    async def apply_review(self, conversation: Any, call_id: str, review: Review) -> str | None:
+    async def apply_review(self, conversation: Conversation, call_id: str, review: Review) -> str | None:
         """Has the editor apply a review's editor part, whole: None when it did, else why not."""
         ...
     def sight_for(self, conversation: Conversation) -> object | None:

@@ -469,7 +469,7 @@ class PhoenixServer(LanguageServer):
         result: tuple[str, bool] = await _editor_side().apply_patch(self, runtime, call)
         return result
 
-    async def review_texts(self, conversation: object, paths: Sequence[Path]) -> Mapping[Path, str]:
+    async def review_texts(self, conversation: Conversation, paths: Sequence[Path]) -> Mapping[Path, str]:
         wanted = set(paths)
         return {path: text for path, text in self.open_documents().items() if path in wanted}
 
@@ -481,6 +481,6 @@ class PhoenixServer(LanguageServer):
         why: str | None = _editor_side().cannot_apply(self, review)
         return why
 
-    async def apply_review(self, conversation: object, call_id: str, review: Review) -> str | None:
+    async def apply_review(self, conversation: Conversation, call_id: str, review: Review) -> str | None:
         why: str | None = await _editor_side().apply_review(self, review)
         return why

@@ -32,6 +32,7 @@ from ..sandbox import overlay
 from ..sandbox.outcome import RunResult
 from ..tools.shell_changes import AcceptFailed, ChangeKind, ChangeSet, LayerTooBig, accept, scan, undo
 from ..tools.shell_changes.edit import Review, prepare, recheck
+from .adapter import Conversation
 
 log = logging.getLogger(__name__)
 
@@ -48,18 +49,15 @@ NOT_CAPTURED = ("[phoenix-lsp: shell changes are not reviewed on this system: {w
 class ReviewEditor(Protocol):
     """What an adapter does for a review (``adapter.Editor``'s members of the same names)."""
 
-    async def review_texts(self, conversation: object, paths: Sequence[Path]) -> Mapping[Path, str]: ...
+    async def review_texts(self, conversation: Conversation, paths: Sequence[Path]) -> Mapping[Path, str]: ...
     def review_kinds(self) -> frozenset[ChangeKind]: ...
     def cannot_apply(self, review: Review) -> str | None: ...
-    async def apply_review(self, conversation: object, call_id: str, review: Review) -> str | None: ...
+    async def apply_review(self, conversation: Conversation, call_id: str, review: Review) -> str | None: ...
 
 
-class Reviewing(Protocol):
-    """The conversation as a review uses it (``runtime.tools.Tools``)."""
+class Asking(Protocol):
+    """Who asks the core about the review (``runtime.tools.Tools``, which keeps the conversation's host calls)."""
 
-    @property
-    def id(self) -> str: ...
-    def emit(self, event: ev.EventKinds) -> int: ...
     async def host_call(self, tool_use_id: str, call: ToolUse, kind: ToolKind, description: str = "",
                         diff: str | None = None) -> tuple[bool, str, str]: ...
 
@@ -67,9 +65,10 @@ class Reviewing(Protocol):
 class ShellCapture:
     """The capture of one bash call (``tools/bash.py``'s ``Capture``)."""
 
-    def __init__(self, conversation: Reviewing, editor: ReviewEditor, call: ToolUse, data_dir: Path,
+    def __init__(self, conversation: Conversation, asking: Asking, editor: ReviewEditor, call: ToolUse, data_dir: Path,
                  redact: Callable[[str], str]) -> None:
         self.conversation = conversation
+        self.asking = asking
         self.editor = editor
         self.call = call
         self.data_dir = data_dir
@@ -134,8 +133,8 @@ class ShellCapture:
         _PENDING[(self.conversation.id, ask.id)] = review
         try:
             diff = self.redact(await asyncio.to_thread(review.diff))
-            allowed, message, by = await self.conversation.host_call(self.call.id, ask, ToolKind.WRITE,
-                                                                     description, diff)
+            allowed, message, by = await self.asking.host_call(self.call.id, ask, ToolKind.WRITE, description,
+                                                               diff)
         finally:
             _PENDING.pop((self.conversation.id, ask.id), None)
         if not allowed:

@@ -28,8 +28,9 @@ class Conversation:
 
 
 def capture(cid: str, data: Path) -> shell_review.ShellCapture:
-    return shell_review.ShellCapture(Conversation(cid), None, ToolUse("t1", "bash", {"command": "x"}),  # type: ignore[arg-type]
-                                     data, str)
+    conversation = Conversation(cid)
+    return shell_review.ShellCapture(conversation, conversation, None,  # type: ignore[arg-type]
+                                     ToolUse("t1", "bash", {"command": "x"}), data, str)
 
 
 async def test_without_an_overlay_commands_run_as_today_and_the_conversation_is_told_once(

@@ -137,7 +137,7 @@ class AcpClient:
     async def apply_patch(self, conversation: Conversation, call: ToolUse) -> tuple[str, bool]:
         return await files.apply_patch(self, conversation, call)
 
-    async def review_texts(self, conversation: Any, paths: Sequence[Path]) -> Mapping[Path, str]:
+    async def review_texts(self, conversation: Conversation, paths: Sequence[Path]) -> Mapping[Path, str]:
         return await files.review_texts(self, conversation, paths)
 
     def review_kinds(self) -> frozenset[ChangeKind]:
@@ -146,7 +146,7 @@ class AcpClient:
     def cannot_apply(self, review: Review) -> str | None:
         return files.cannot_write(self, review)
 
-    async def apply_review(self, conversation: Any, call_id: str, review: Review) -> str | None:
+    async def apply_review(self, conversation: Conversation, call_id: str, review: Review) -> str | None:
         return await files.write_review(self, conversation, call_id, review)
 
     def session_of(self, conversation: Conversation) -> Session | None:

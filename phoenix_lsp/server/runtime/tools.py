@@ -48,10 +48,6 @@ class Tools:
     def id(self) -> str:
         return self.conversation.id
 
-    def emit(self, event: ev.EventKinds) -> int:
-        """Send one of the conversation's events (a review's, ``shell_review.Reviewing``)."""
-        return self.conversation.emit(event)
-
     def run(self, effect: RunTool) -> None:
         """Start the tool call (``RunTool``); its result comes back as the core's next event."""
         self.tool_tasks[effect.call.id] = self.hub.spawn(self._tool(effect))
@@ -114,7 +110,8 @@ class Tools:
 
     def _capture(self, call: ToolUse) -> ShellCapture:
         """The review of an Unrestricted bash call's changes (REQ-BASH-032, ``shell_review.py``)."""
-        return ShellCapture(self, self.hub.sink, call, self.hub.store.path.parent, self.hub.store.guard.redact)
+        return ShellCapture(self.conversation, self, self.hub.sink, call, self.hub.store.path.parent,
+                            self.hub.store.guard.redact)
 
     def _editor(self) -> Any:
         """The editor's sight for this conversation's tools (REQ-SIGHT-002), or None: it has none, or the client
