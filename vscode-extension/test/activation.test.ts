@@ -75,7 +75,7 @@ function loadExtension(failStartHost = 0): Loaded {
 
 const context = { subscriptions: [] };
 
-test("the language client is started when the module loads, before activate; activate attaches to it (issue 35)", async () => {
+test("the language client is started when the module loads, before activate; activate attaches to it (REQ-VSC-001, issue 35)", async () => {
   const { extension, calls } = loadExtension();
   assert.deepEqual(calls.map((c) => c.what), ["startHost"], "the client starts at load, before VS Code calls activate");
   const { launched, marks } = calls[0].detail as { launched: Launch; marks: { activatedAt?: number } };
@@ -96,7 +96,7 @@ test("the language client is started when the module loads, before activate; act
   assert.equal(calls[2].detail, attached.started);
 });
 
-test("an error at load falls back to starting in activate, with the process spawned at load, and is logged", async () => {
+test("an error at load falls back to starting in activate, with the process spawned at load, and is logged (REQ-VSC-001)", async () => {
   const { extension, calls } = loadExtension(1);
   assert.deepEqual(calls.map((c) => c.what), ["startHost"]);
   const atLoad = (calls[0].detail as { launched: Launch }).launched;
