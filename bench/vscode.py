@@ -204,7 +204,8 @@ def _log_time(line: str) -> float:
 _SPAWN_TO_READY = re.compile(r"the server is ready \(initialize answered (\d+) ms after the spawn")
 # where the start-up time went, as the extension reads it (vscode-extension/src/core/startClock.ts)
 _START_PARTS = {
-    "activated": re.compile(r"; activate called (-?\d+) ms after it"),
+    # in the ready line, or in a line of its own when the client started at load was ready before activate
+    "activated": re.compile(r"activate called (-?\d+) ms after (?:it|the spawn)"),
     "loaded": re.compile(r"; host.js loaded (\d+) ms after it"),
     "sent": re.compile(r"; sent (\d+) ms after it"),
     "server_run": re.compile(r"; the server ran (\d+) ms"),
@@ -219,12 +220,15 @@ def _start_parts(user_data: Path, extension_id: str) -> dict[str, list[float]]:
     """Per window load, the parts of spawn -> ready that the extension's ready line gives (those it gives)."""
     out: dict[str, list[float]] = {k: [] for k in _START_PARTS}
     for own in sorted((user_data / "logs").rglob(f"{extension_id}/Phoenix.log")):
-        ready = [line for line in own.read_text().splitlines() if "the server is ready" in line]
+        lines = own.read_text().splitlines()
+        ready = [line for line in lines if "the server is ready" in line]
         if not ready:
             continue
         for key, pattern in _START_PARTS.items():
             if m := pattern.search(ready[0]):
                 out[key].append(float(m.group(1)))
+            elif key == "activated" and (later := [m for line in lines if (m := pattern.search(line))]):
+                out[key].append(float(later[0].group(1)))
     return out
 
 

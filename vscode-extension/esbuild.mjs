@@ -7,8 +7,9 @@ const production = process.argv.includes("--production");
 const watch = process.argv.includes("--watch");
 
 const common = { bundle: true, minify: production, sourcemap: !production, logLevel: "warning", legalComments: "none" };
-// The extension is two bundles: extension.js, small, spawns the server at activation, then requires host.js
-// (the language client, the controller, the views), which loads while the server boots (src/extension.ts).
+// The extension is two bundles: extension.js, small, spawns the server when VS Code loads it, then requires
+// host.js (the language client, the controller, the views), which loads while the server boots, and starts the
+// language client before VS Code calls activate (src/extension.ts).
 const hostBeside = {
   name: "host-beside",
   setup(build) {

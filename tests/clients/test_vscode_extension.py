@@ -98,6 +98,13 @@ def test_server_discovery(npm_test: NpmTest) -> None:
         # spawned at activation, before the language client exists (issue 35)
         "the server process is handed over once it runs, with its stdio",
         "a command that cannot be run rejects with the error that names it, thrown nowhere else",
+        # the language client started at load, before activate; activate's own start the fallback (issue 35)
+        "the language client is started when the module loads, before activate",
+        "an error at load falls back to starting in activate",
+        "a second activation in the same host spawns and starts its own client",
+        "when the client cannot be started at load nor in activate",
+        "calls made before the receiver exists reach it in their order",
+        "a server's flood before the receiver is bounded",
     )
 
 

@@ -47,21 +47,39 @@ export interface ServerEvents {
   event(event: PhoenixEvent): void;
 }
 
+/** Date.now() when host.js was loaded and when `activate` was called (the first start's ready line says them) */
+export interface StartMarks {
+  loadedAt: number;
+  /** unset while the client started at load waits for `activate` (noteActivated) */
+  activatedAt?: number;
+}
+
 export class ServerManager implements vscode.Disposable {
   private client: LanguageClient | undefined;
   private sight: Sight | undefined;
   private starting: Promise<void> | undefined;
   /** the server process of the running client (the client is given it, so stopping it is ours to check) */
   private process: ChildProcess | undefined;
+  /** Date.now() at the first start's spawn, once its ready line is written (for noteActivated after it) */
+  private firstReady: { spawnedAt: number } | undefined;
 
   constructor(
     private readonly logs: Logs,
     private readonly events: ServerEvents,
     /** the server spawned at activation, before this module was loaded (extension.ts); used by the first start */
     private launched?: Launch,
-    /** when `activate` was called and host.js loaded, for the first start's ready line (extension.ts) */
-    private marks?: { activatedAt: number; loadedAt: number },
+    /** when host.js was loaded and `activate` called, for the first start's ready line (extension.ts) */
+    private marks?: StartMarks,
   ) {}
+
+  /**
+   * `activate` was called (the client may have started before it, host/main.ts): said in the first start's
+   * ready line, or in a line of its own when that was written already (bench/vscode.py reads both).
+   */
+  noteActivated(at: number): void {
+    if (this.marks) this.marks.activatedAt ??= at;
+    if (this.firstReady) this.logs.info(`activate called ${Math.round(at - this.firstReady.spawnedAt)} ms after the spawn (after the server was ready)`);
+  }
 
   get running(): boolean {
     return this.client?.state === State.Running;
@@ -146,7 +164,7 @@ export class ServerManager implements vscode.Disposable {
     this.logs.info(
       readyLine({
         readyMs: readyAt - spawnedAt,
-        activatedMs: marks && marks.activatedAt - spawnedAt,
+        activatedMs: marks?.activatedAt === undefined ? undefined : marks.activatedAt - spawnedAt,
         loadedMs: marks && marks.loadedAt - spawnedAt,
         sentMs: sentAt === undefined ? undefined : sentAt - spawnedAt,
         server: pid === undefined ? undefined : parseSchedstat(readProc(`/proc/${pid}/schedstat`)),
@@ -154,6 +172,7 @@ export class ServerManager implements vscode.Disposable {
         busy: busyPercent(clock.cpu, parseCpuTicks(readProc("/proc/stat"))),
       }),
     );
+    if (marks && marks.activatedAt === undefined) this.firstReady = { spawnedAt };
     const connection = {
       sendRequest: <R>(method: string, params: unknown) => client.sendRequest<R>(method, params),
       // phoenix/event is already routed above (a second handler would replace that one)
