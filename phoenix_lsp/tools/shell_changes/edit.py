@@ -13,9 +13,10 @@ and a buffer that differs always is.
 from __future__ import annotations
 
 import os
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TypeVar
 
 from phoenix_lsp.sandbox.overlay import Layer
 from phoenix_lsp.tools.patch.diff import unified_diff
@@ -23,6 +24,8 @@ from phoenix_lsp.tools.patch.edits import minimize, normalize, to_text_edits
 from phoenix_lsp.tools.patch.values import TextEdit
 from phoenix_lsp.tools.shell_changes.files import DIR_FLAGS, lstat_at, read_at
 from phoenix_lsp.tools.shell_changes.model import TEXT_LIMIT, Change, ChangeKind, ChangeSet, Conflict, Identity
+
+T = TypeVar("T")
 
 #: the most diff text an approval carries (the store keeps it, every client shows it); past it, the files left
 #: are named in the summary, not shown
@@ -124,9 +127,9 @@ class Review:
         return replace(self, texts=kept, dropped=(*self.dropped, *conflicts))
 
 
-def _read(root: Path, rel: str) -> bytes | None:
-    """The bytes of `rel` beneath `root`, every folder on the way opened without following a symlink; None
-    when it is missing, not a regular file or over TEXT_LIMIT."""
+def _beneath(root: Path, rel: str, use: Callable[[int, str], T]) -> T | None:
+    """``use(folder descriptor, name)`` for `rel` beneath `root`, every folder on the way opened without
+    following a symlink; None when one of them is missing or not a folder."""
     parts = rel.split("/")
     fds: list[int] = []
     try:
@@ -135,30 +138,23 @@ def _read(root: Path, rel: str) -> bytes | None:
         for part in parts[:-1]:
             fd = os.open(part, DIR_FLAGS, dir_fd=fd)
             fds.append(fd)
-        return read_at(fd, parts[-1], TEXT_LIMIT)
+        return use(fd, parts[-1])
     except OSError:
         return None
     finally:
         for fd in fds:
             os.close(fd)
+
+
+def _read(root: Path, rel: str) -> bytes | None:
+    """The bytes of `rel` beneath `root`; None when it is missing, not a regular file or over TEXT_LIMIT."""
+    return _beneath(root, rel, lambda fd, name: read_at(fd, name, TEXT_LIMIT))
 
 
 def _identity(root: Path, rel: str) -> Identity | None:
-    parts = rel.split("/")
-    fds: list[int] = []
-    try:
-        fd = os.open(root, DIR_FLAGS)
-        fds.append(fd)
-        for part in parts[:-1]:
-            fd = os.open(part, DIR_FLAGS, dir_fd=fd)
-            fds.append(fd)
-        st = lstat_at(fd, parts[-1])
-        return Identity.of(st) if st is not None else None
-    except OSError:
-        return None
-    finally:
-        for fd in fds:
-            os.close(fd)
+    """The identity of `rel` beneath `root` (not following a last symlink); None when it is missing."""
+    st = _beneath(root, rel, lstat_at)
+    return Identity.of(st) if st is not None else None
 
 
 def _decode(data: bytes | None) -> str | None:
