@@ -13,6 +13,7 @@ import { BUSY_CONTEXT, STYLES, togglePolicy } from "../core/labels";
 import { isBusy } from "../core/status";
 import { modelGroups, modelListNote, providerNotes } from "../core/models";
 import { ROUTES, routeLabel, withRoute } from "../core/routes";
+import { inFolder } from "../core/inFolder";
 import { reviewOf } from "../core/review";
 import {
   diagnosticsChip,
@@ -697,16 +698,6 @@ export class Controller implements vscode.Disposable {
     this.statusBar.dispose();
     this.proposed.dispose();
   }
-}
-
-/** `rel` (a path of the server's review) inside `folder`; a path that climbs out is refused. */
-function inFolder(folder: string, rel: string): string {
-  const full = path.resolve(folder, rel);
-  const inside = path.relative(folder, full);
-  if (inside === "" || inside.startsWith("..") || path.isAbsolute(inside)) {
-    throw new Error(`The review names ${rel}, which is outside the workspace folder ${folder}; it is not opened.`);
-  }
-  return full;
 }
 
 function describeRule(rule: AlwaysAllowRule): string {
