@@ -14,7 +14,9 @@ routes: ``PHOENIX_MCP_REGISTRY`` with ``PHOENIX_CAPABILITIES`` and ``secretsRef`
 - :meth:`McpDirect.run` runs a call the core allowed: the gate's check of the call (allow, deny, scope, rate),
   then the MCP client's call (bounded, scrubbed of the server's credentials and the known secrets,
   ``structuredContent`` unwrapped: ``agent/mcp_calls.py``), then the text for the model, capped like bash's
-  output with the whole kept as an artifact (REQ-MCP-005). Every failure is one tool error.
+  output with the whole kept as an artifact (REQ-MCP-005), and the result's images through their gate
+  (``mcp_images.py``, REQ-MCP-021): each one the model is given, or a note saying why not. Every failure is one
+  tool error.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import copy
 import json
 import logging
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from .. import safe_json
@@ -31,6 +34,7 @@ from ..agent.contracts import ToolFailure
 from ..core.mcp_names import is_mcp, server_names, tool_names
 from ..core.tools import DESCRIBE_TOOLS
 from ..core.values import ToolUse
+from .mcp_images import Picture, gate
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +60,15 @@ class Route(Protocol):
     def redact(self, text: str) -> str: ...
 
     def start(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class McpOutcome:
+    """What one call gives the model: its text, whether it is an error, and its images (REQ-MCP-021)."""
+
+    text: str
+    is_error: bool = False
+    pictures: list[Picture] = field(default_factory=list)
 
 
 class McpDirect:
@@ -142,26 +155,33 @@ class McpDirect:
         complete = not any(h.error for h in hub.health())
         return found, complete
 
-    async def run(self, call: ToolUse, conversation_id: str) -> tuple[str, bool]:
-        """Run one call the core allowed: (the text for the model, whether it is an error)."""
+    async def run(self, call: ToolUse, conversation_id: str) -> McpOutcome:
+        """Run one call the core allowed: the text for the model, whether it is an error, its images."""
         if self._definitions is None:  # a call restored after a restart: its server is gathered first
             await self.definitions()
         uri = self._uris.get(call.name)
         if uri is None or self.route.hub is None:
-            return (f"Unknown tool '{call.name}': no MCP server of this conversation offers it. Nothing was sent "
-                    "to any server.", True)
+            return McpOutcome(f"Unknown tool '{call.name}': no MCP server of this conversation offers it. Nothing "
+                              "was sent to any server.", True)
         refused = self.route.gate.check_call(uri, call.input)
         if refused is not None:
-            return self.route.redact(f"{call.name} was not called: {refused.kind}/{refused.code}: "
-                                     f"{refused.message}"), True
+            return McpOutcome(self.route.redact(f"{call.name} was not called: {refused.kind}/{refused.code}: "
+                                                f"{refused.message}"), True)
         try:
-            value = await asyncio.to_thread(self.route.hub.call, uri, dict(call.input), self.call_timeout_s)
+            value, images = await asyncio.to_thread(self.route.hub.call_with_images, uri, dict(call.input),
+                                                    self.call_timeout_s)
         except Exception as exc:  # ToolFailure, or anything a broken server caused: one tool error
             error = getattr(exc, "error", None)
             what = (f"{error.kind}/{error.code}: {error.message}" if error is not None else
                     f"{type(exc).__name__}: {exc}")
-            return self.route.redact(f"{call.name} failed: {what}")[:4000], True
-        return await asyncio.to_thread(self._text, value, conversation_id), False
+            return McpOutcome(self.route.redact(f"{call.name} failed: {what}")[:4000], True)
+        text = await asyncio.to_thread(self._text, value, conversation_id)
+        if not images.total:
+            return McpOutcome(text)
+        pictures, notes = await asyncio.to_thread(gate, images.kept, images.total)
+        if notes:
+            text = "\n\n".join(part for part in (text, *notes) if part)
+        return McpOutcome(text, False, pictures)
 
     def _text(self, value: Any, conversation_id: str) -> str:
         """The result as the model reads it: capped like bash's output, the whole kept as an artifact."""
@@ -203,4 +223,4 @@ def with_mcp(definitions: Sequence[dict[str, Any]], mcp: Sequence[dict[str, Any]
     return [*definitions[:at], *mcp, *definitions[at:]]
 
 
-__all__ = ["CALL_TIMEOUT_S", "McpDirect", "is_mcp", "with_mcp"]
+__all__ = ["CALL_TIMEOUT_S", "McpDirect", "McpOutcome", "is_mcp", "with_mcp"]
