@@ -8,6 +8,8 @@ routes: ``PHOENIX_MCP_REGISTRY`` with ``PHOENIX_CAPABILITIES`` and ``secretsRef`
   schema, and keeps them byte-stable for the server's life (REQ-MCP-002); a server that could not be reached
   is tried again at the next turn. :func:`with_mcp` puts them after the built-in tools, before the agent
   route's two, so the ask route's list stays a prefix of the agent route's (REQ-AGENT-002).
+- :meth:`McpDirect.offered` is what the model is offered: the definitions, or, when they would take more than a
+  tenth of the model's context window, the one tool that searches them (``mcp_search.py``, REQ-MCP-022).
 - :meth:`McpDirect.kind` is a tool's effective kind as the capability gate decided it (REQ-AGENT-027), which
   the turn puts on the call (``ToolUse.mcp_kind``) for the core's decision (``core/mcp_rules.py``); None for a
   name no server offers.
@@ -34,7 +36,9 @@ from ..agent.contracts import ToolFailure
 from ..core.mcp_names import is_mcp, server_names, tool_names
 from ..core.tools import DESCRIBE_TOOLS
 from ..core.values import ToolUse
+from . import mcp_search
 from .mcp_images import Picture, gate
+from .patch import estimate_tokens
 
 log = logging.getLogger(__name__)
 
@@ -106,8 +110,20 @@ class McpDirect:
                 self._definitions = found
             return copy.deepcopy(self._definitions)
 
+    async def offered(self, context_window: int) -> list[dict[str, Any]]:
+        """What the model is offered of the MCP tools: their definitions, or only the search tool when they would
+        take more than a tenth of ``context_window`` (REQ-MCP-022). Equal on every call while the definitions
+        are (byte-stable for the server's life)."""
+        found = await self.definitions()
+        if found and mcp_search.too_many(estimate_tokens(found), context_window):
+            return [mcp_search.definition(found)]
+        return found
+
     def kind(self, name: str) -> Literal["read", "write"] | None:
-        """The effective kind of the tool offered as ``name`` (``read`` or ``write``), or None: not offered."""
+        """The effective kind of the tool offered as ``name`` (``read`` or ``write``), or None: not offered. The
+        search tool reads."""
+        if name == mcp_search.SEARCH_TOOL and self._kinds:
+            return "read"
         return self._kinds.get(name)
 
     def uri(self, name: str) -> str | None:
@@ -159,6 +175,9 @@ class McpDirect:
         """Run one call the core allowed: the text for the model, whether it is an error, its images."""
         if self._definitions is None:  # a call restored after a restart: its server is gathered first
             await self.definitions()
+        if call.name == mcp_search.SEARCH_TOOL:  # the model looks for tools (REQ-MCP-022): no server is called
+            text, is_error = mcp_search.answer(self._definitions or [], self._kinds, call.input)
+            return McpOutcome(self.route.redact(text), is_error)
         uri = self._uris.get(call.name)
         if uri is None or self.route.hub is None:
             return McpOutcome(f"Unknown tool '{call.name}': no MCP server of this conversation offers it. Nothing "
