@@ -86,6 +86,7 @@ class McpDirect:
         self._definitions: list[dict[str, Any]] | None = None
         self._uris: dict[str, str] = {}  # name -> mcp://server/tool
         self._kinds: dict[str, Literal["read", "write"]] = {}  # name -> its effective kind
+        self._index: mcp_search.Index | None = None  # the search's words of the definitions (REQ-MCP-022)
 
     @property
     def configured(self) -> bool:
@@ -176,7 +177,9 @@ class McpDirect:
         if self._definitions is None:  # a call restored after a restart: its server is gathered first
             await self.definitions()
         if call.name == mcp_search.SEARCH_TOOL:  # the model looks for tools (REQ-MCP-022): no server is called
-            text, is_error = mcp_search.answer(self._definitions or [], self._kinds, call.input)
+            if self._index is None or self._index.definitions is not self._definitions:
+                self._index = mcp_search.Index(self._definitions or [])  # once per gathering
+            text, is_error = mcp_search.answer(self._index, self._kinds, call.input)
             return McpOutcome(self.route.redact(text), is_error)
         uri = self._uris.get(call.name)
         if uri is None or self.route.hub is None:

@@ -68,31 +68,46 @@ def _document(d: Mapping[str, Any]) -> tuple[set[str], set[str]]:
     return set(words(name)), set(words(name)) | set(words(str(d.get("description", ""))))
 
 
-def rank(definitions: Sequence[Mapping[str, Any]], query: str) -> list[Mapping[str, Any]]:
+class Index:
+    """The words of every tool, read once for the definitions' life (a search then only counts)."""
+
+    def __init__(self, definitions: Sequence[Mapping[str, Any]]) -> None:
+        self.definitions = definitions
+        self.documents = [_document(d) for d in definitions]
+        self.average = sum(len(doc) for _, doc in self.documents) / max(1, len(self.documents))
+        self.having: dict[str, int] = {}
+        for _, doc in self.documents:
+            for word in doc:
+                self.having[word] = self.having.get(word, 0) + 1
+
+
+def rank(definitions: Sequence[Mapping[str, Any]] | Index, query: str) -> list[Mapping[str, Any]]:
     """The tools that match words of ``query``, best first (at most :data:`MOST_FOUND`)."""
+    index = definitions if isinstance(definitions, Index) else Index(definitions)
     asked = list(dict.fromkeys(words(query)))[:MOST_QUERY_WORDS]
-    documents = [_document(d) for d in definitions]
-    if not asked or not documents:
+    total = len(index.documents)
+    if not asked or not total:
         return []
-    average = sum(len(doc) for _, doc in documents) / len(documents)
-    having = {word: sum(word in doc for _, doc in documents) for word in asked}
+    idf = {word: math.log((total - index.having.get(word, 0) + 0.5) / (index.having.get(word, 0) + 0.5) + 1)
+           for word in asked}
     scored = []
-    for index, (name, doc) in enumerate(documents):
+    for position, (name, doc) in enumerate(index.documents):
         score = 0.0
         for word in asked:
             if word not in doc:
                 continue
-            idf = math.log((len(documents) - having[word] + 0.5) / (having[word] + 0.5) + 1)
-            score += idf * (_K1 + 1) / (1 + _K1 * (1 - _B + _B * len(doc) / average))
-            score += _NAME_BONUS * idf if word in name else 0.0
+            score += idf[word] * (_K1 + 1) / (1 + _K1 * (1 - _B + _B * len(doc) / index.average))
+            score += _NAME_BONUS * idf[word] if word in name else 0.0
         if score > 0:
-            scored.append((-score, index))
-    return [definitions[index] for _, index in sorted(scored)[:MOST_FOUND]]
+            scored.append((-score, position))
+    return [index.definitions[position] for _, position in sorted(scored)[:MOST_FOUND]]
 
 
-def answer(definitions: Sequence[Mapping[str, Any]], kinds: Mapping[str, str], arguments: Mapping[str, Any]
-           ) -> tuple[str, bool]:
+def answer(definitions: Sequence[Mapping[str, Any]] | Index, kinds: Mapping[str, str],
+           arguments: Mapping[str, Any]) -> tuple[str, bool]:
     """The search tool's result for ``arguments``: the tools found, whole, or why none was."""
+    index = definitions if isinstance(definitions, Index) else Index(definitions)
+    definitions = index.definitions
     query = arguments.get("query")
     names = arguments.get("names")
     query = query if isinstance(query, str) else ""
@@ -100,7 +115,7 @@ def answer(definitions: Sequence[Mapping[str, Any]], kinds: Mapping[str, str], a
     by_name = {str(d["name"]): d for d in definitions}
     found = [by_name[n] for n in names if n in by_name]
     unknown = [n for n in names if n not in by_name]
-    found += [d for d in rank(definitions, query) if d not in found][:max(0, MOST_FOUND - len(found))]
+    found += [d for d in rank(index, query) if d not in found][:max(0, MOST_FOUND - len(found))]
     if not query.strip() and not names:
         return "Give a query (words of what the tool does) or names (exact tool names).", True
     lines = []
