@@ -125,3 +125,17 @@ def list_conversations(conversations: Conversations, include_subagents: bool = F
     rows = conversations.store.list_conversations(include_subagents=include_subagents)
     # the store orders by creation; sorted() is stable, so equal times keep that order
     return sorted(rows, key=lambda row: row.updated_at, reverse=True)
+
+
+def latest_in(conversations: Conversations, folder: str, looked_at: int = 50) -> Conversation | None:
+    """This folder's most recently updated conversation (not a sub-agent), among the ``looked_at`` latest of
+    all: what ``--continue`` goes on with (issue 38). None when there is none. It reads the store, on the thread
+    that opened it."""
+    for row in list_conversations(conversations)[:looked_at]:
+        try:
+            conversation = find(conversations, row.id)
+        except UseCaseError:
+            continue  # a damaged one is skipped here; --resume ID says why it cannot be read
+        if conversation.state.working_directory == folder:
+            return conversation
+    return None

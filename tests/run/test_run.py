@@ -1,0 +1,246 @@
+"""``phoenix-lsp run`` end to end, as a CI job uses it (issue 38, specs/run.md): the real command in a subprocess,
+the real store, sandbox and SDK, against the fake Anthropic API."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from phoenix_lsp import limits
+from tests.fake_anthropic import FakeAnthropic, Reply, ToolUseBlock
+
+from .conftest import Runner, lines, result
+
+CREATE = {"path": "made.txt", "patches": [{"operation": "append_eof", "newText": "made by the model\n"}]}
+
+
+def _texts(body: dict) -> str:  # type: ignore[type-arg]
+    return json.dumps(body["messages"], ensure_ascii=False)
+
+
+@pytest.mark.req("REQ-RUN-001")
+@pytest.mark.req("REQ-RUN-003")
+def test_text_prints_the_answer_only(run: Runner, fake_anthropic: FakeAnthropic) -> None:
+    fake_anthropic.enqueue(Reply.text_reply("The answer is **42**.", deltas=4))
+    done = run("what is the answer?")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "The answer is **42**.\n"  # the answer, nothing else on stdout
+    assert "what is the answer?" in _texts(fake_anthropic.requests[0].body)
+
+
+@pytest.mark.req("REQ-RUN-003")
+@pytest.mark.req("REQ-RUN-004")
+def test_json_is_one_result_object(run: Runner, fake_anthropic: FakeAnthropic) -> None:
+    fake_anthropic.enqueue(Reply.text_reply("Done.", deltas=2))
+    done = run("--output-format", "json", "do it")
+    assert done.returncode == 0, done.stderr
+    value = result(done.stdout)
+    assert value["status"] == "success" and value["exitCode"] == 0 and value["answer"] == "Done."
+    assert value["conversationStatus"] == "idle" and value["mode"] == "restricted" and value["denied"] == []
+    assert value["turns"] == 1 and value["usage"]["total"]["requests"] == 1
+    assert value["usage"]["estimatedCost"]["usd"] > 0
+    assert len(value["sessionId"]) == 32
+
+
+@pytest.mark.req("REQ-RUN-003")
+def test_stream_json_is_the_clients_events_then_the_result(run: Runner, fake_anthropic: FakeAnthropic) -> None:
+    fake_anthropic.enqueue(Reply.tool_reply(ToolUseBlock("list_directory", {"path": "."}, id="toolu_ls")),
+                           Reply.text_reply("Two files.", deltas=3))
+    (run.work / "a.txt").write_text("a\n")
+    done = run("--output-format", "stream-json", "what is here?")
+    assert done.returncode == 0, done.stderr
+    parsed = lines(done.stdout)  # every line valid against the schema
+    kinds = [line["kind"] for line in parsed]
+    assert kinds[-1] == "result" and kinds.count("result") == 1
+    assert {"message", "status", "textDelta", "toolStart", "toolEnd", "usage"} <= set(kinds)
+    events = parsed[:-1]
+    # the same events every client gets: those the store keeps for catch-up, in order
+    assert events == run.stored_events(parsed[-1]["sessionId"])
+    assert parsed[-1]["answer"] == "Two files." and parsed[-1]["turns"] == 2
+
+
+@pytest.mark.req("REQ-RUN-002")
+def test_the_prompt_from_stdin(run: Runner, fake_anthropic: FakeAnthropic) -> None:
+    fake_anthropic.enqueue(Reply.text_reply("one"), Reply.text_reply("two"))
+    assert run(stdin=b"from a pipe, absent").returncode == 0
+    assert run("-", stdin=b"from a pipe, dash").returncode == 0
+    sent = [_texts(r.body) for r in fake_anthropic.requests]
+    assert "from a pipe, absent" in sent[0] and "from a pipe, dash" in sent[1]
+
+
+@pytest.mark.req("REQ-RUN-002")
+def test_stdin_beside_a_prompt_is_context(run: Runner, fake_anthropic: FakeAnthropic) -> None:
+    fake_anthropic.enqueue(Reply.text_reply("It fails on line 3."))
+    done = run("why does this fail?", stdin=b"Traceback: line 3 ZeroDivisionError\n")
+    assert done.returncode == 0, done.stderr
+    sent = _texts(fake_anthropic.requests[0].body)
+    assert "why does this fail?" in sent and "ZeroDivisionError" in sent and "standard input" in sent
+
+
+@pytest.mark.req("REQ-RUN-002")
+def test_stdin_over_its_bound_is_refused_unsent(run: Runner, fake_anthropic: FakeAnthropic) -> None:
+    done = run(stdin=b"x" * (limits.RUN_STDIN_MAX_BYTES + 1))
+    assert done.returncode == 2
+    assert f"more than {limits.RUN_STDIN_MAX_BYTES:,} bytes" in done.stderr and done.stdout == ""
+    assert fake_anthropic.requests == []
+
+
+@pytest.mark.req("REQ-RUN-005")
+def test_exit_codes(run: Runner, fake_anthropic: FakeAnthropic) -> None:
+    # 2: usage or configuration
+    for args in (["--resume", "0123456789abcdef", "hi"], ["--allow", "pacth", "hi"], ["--max-turns", "0", "hi"],
+                 ["--continue", "hi"], ["--model", "nosuchprovider/x", "hi"], ["   "]):
+        done = run(*args)
+        assert done.returncode == 2, (args, done.stderr)
+        assert done.stdout == "" and done.stderr.startswith("phoenix-lsp run: "), args
+    assert fake_anthropic.requests == []
+    # 1: the turn failed (the model service refused the request)
+    fake_anthropic.enqueue(Reply.error(400, "the request was refused"))
+    failed = run("--output-format", "json", "hi")
+    assert failed.returncode == 1
+    assert result(failed.stdout)["status"] == "failed" and "refused" in failed.stderr
+    # 3: the turn limit: the model asks for a second response, which is not made
+    fake_anthropic.enqueue(Reply.tool_reply(ToolUseBlock("list_directory", {"path": "."})),
+                           Reply.text_reply("never asked for"))
+    limited = run("--max-turns", "1", "--output-format", "json", "look around")
+    assert limited.returncode == 3, limited.stderr
+    assert result(limited.stdout)["status"] == "limit" and "--max-turns" in limited.stderr
+    assert len(fake_anthropic.requests) == 2  # the failed run's and the limited run's first: no second one
+
+
+@pytest.mark.req("REQ-RUN-004")
+@pytest.mark.req("REQ-RUN-006")
+def test_an_approval_is_denied_at_once_and_listed(run: Runner, fake_anthropic: FakeAnthropic) -> None:
+    fake_anthropic.enqueue(
+        Reply.tool_reply(ToolUseBlock("patch", CREATE, id="toolu_patch"),
+                         ToolUseBlock("bash", {"command": "touch ran.txt"}, id="toolu_bash")),
+        Reply.text_reply("I could not."))
+    done = run("--mode", "unrestricted", "--output-format", "json", "make the files")
+    assert done.returncode == 0, done.stderr
+    value = result(done.stdout)
+    denied = {d["toolUseId"]: d for d in value["denied"]}
+    assert set(denied) == {"toolu_patch", "toolu_bash"}
+    assert denied["toolu_patch"]["allowRule"] == "patch" and denied["toolu_bash"]["arguments"] == {
+        "command": "touch ran.txt"}
+    # the witnesses: nothing was written, nothing ran, and the model was told why
+    assert not (run.work / "made.txt").exists() and not (run.work / "ran.txt").exists()
+    assert "headless run" in _texts(fake_anthropic.requests[1].body)
+
+
+@pytest.mark.req("REQ-RUN-006")
+def test_an_upgrade_request_is_refused_and_listed(run: Runner, fake_anthropic: FakeAnthropic) -> None:
+    fake_anthropic.enqueue(
+        Reply.tool_reply(ToolUseBlock("request_mode_upgrade", {"reason": "to write made.txt"}, id="toolu_up")),
+        Reply.text_reply("Staying read-only."))
+    done = run("--output-format", "json", "make the file")
+    assert done.returncode == 0, done.stderr
+    value = result(done.stdout)
+    assert value["mode"] == "restricted"
+    assert [(d["kind"], d["toolName"]) for d in value["denied"]] == [("upgrade", "request_mode_upgrade")]
+
+
+@pytest.mark.req("REQ-RUN-006")
+@pytest.mark.req("REQ-RUN-007")
+def test_allow_lets_a_covered_call_run(run: Runner, fake_anthropic: FakeAnthropic) -> None:
+    fake_anthropic.enqueue(
+        Reply.tool_reply(ToolUseBlock("patch", CREATE, id="toolu_patch"),
+                         ToolUseBlock("bash", {"command": "touch ran.txt"}, id="toolu_bash")),
+        Reply.text_reply("Made one."))
+    done = run("--mode", "unrestricted", "--allow", "bash: git status *", "--allow", "patch",
+               "--output-format", "json", "make the files")
+    assert done.returncode == 0, done.stderr
+    value = result(done.stdout)
+    assert (run.work / "made.txt").read_text() == "made by the model\n"  # written by the run, as an editor would
+    assert [d["toolUseId"] for d in value["denied"]] == ["toolu_bash"]  # git status * does not cover touch
+    assert not (run.work / "ran.txt").exists()
+
+
+@pytest.mark.req("REQ-RUN-008")
+def test_resume_and_continue_go_on_with_the_conversation(run: Runner, fake_anthropic: FakeAnthropic) -> None:
+    fake_anthropic.enqueue(Reply.text_reply("First answer."), Reply.text_reply("Second answer."),
+                           Reply.text_reply("Third answer."))
+    first = result(run("--output-format", "json", "first question").stdout)
+    second = run("--resume", first["sessionId"], "--output-format", "json", "second question")
+    assert second.returncode == 0, second.stderr
+    assert result(second.stdout)["sessionId"] == first["sessionId"]
+    sent = _texts(fake_anthropic.requests[1].body)
+    assert "first question" in sent and "First answer." in sent and "second question" in sent
+    third = run("--continue", "--output-format", "json", "third question")
+    assert result(third.stdout)["sessionId"] == first["sessionId"]
+    sent = _texts(fake_anthropic.requests[2].body)
+    assert "second question" in sent and "Second answer." in sent and "third question" in sent
+
+
+def _processes() -> dict[int, tuple[int, str]]:
+    """Every process: pid -> (parent pid, command line)."""
+    found = {}
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            stat = (proc / "stat").read_text()
+            cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode("utf-8", "replace")
+        except OSError:
+            continue
+        if stat.rsplit(")", 1)[1].split()[0] == "Z":
+            continue  # a zombie has ended
+        found[int(proc.name)] = (int(stat.rsplit(")", 1)[1].split()[1]), cmdline)
+    return found
+
+
+def _descendants(pid: int) -> dict[int, str]:
+    table = _processes()
+    found: dict[int, str] = {}
+    parents = {pid}
+    while True:
+        more = {p: cmd for p, (ppid, cmd) in table.items() if ppid in parents and p not in found}
+        if not more:
+            return found
+        found.update(more)
+        parents = set(more)
+
+
+def _until_running(proc: subprocess.Popen[bytes], marker: str) -> dict[int, str]:
+    """The run's processes once the sandboxed command ``marker`` is among them (polled: a process has no event
+    to wait for; the command runs for minutes, so it is found long before it could end)."""
+    for _ in range(600):
+        children = _descendants(proc.pid)
+        if any(marker in cmd for cmd in children.values()):
+            return children
+        time.sleep(0.05)
+    raise AssertionError(f"the command {marker!r} never started")
+
+
+@pytest.mark.req("REQ-RUN-009")
+@pytest.mark.parametrize("signum", ["SIGTERM", "SIGINT"])
+def test_a_killed_run_leaves_nothing_running_and_nothing_lost(run: Runner, fake_anthropic: FakeAnthropic,
+                                                              signum: str) -> None:
+    marker = f"sleep 300.{os.getpid()}{len(signum)}"  # the sandboxed process's own command line names it
+    fake_anthropic.enqueue(Reply.tool_reply(ToolUseBlock("bash", {"command": marker},
+                                                         id="toolu_sleep"), text="Waiting a while."))
+    proc = run.start("--output-format", "stream-json", "wait")
+    assert proc.stdout is not None
+    printed = []
+    for raw in proc.stdout:  # the events as they come, until the command starts
+        printed.append(json.loads(raw))
+        if printed[-1].get("kind") == "toolStart":
+            break
+    running = _until_running(proc, marker)
+    proc.send_signal(getattr(signal, signum))
+    rest, err = proc.communicate(timeout=60)
+    printed += [json.loads(line) for line in rest.decode().splitlines()]
+    assert proc.returncode == (143 if signum == "SIGTERM" else 130), err.decode()
+    assert printed[-1]["kind"] == "result" and printed[-1]["status"] == "killed"
+    left = {pid: cmd for pid, (_ppid, cmd) in _processes().items() if running.get(pid) == cmd}
+    assert left == {}  # the sandboxed command, and every other process the run started, went with it
+    stored = run.stored_events(printed[-1]["sessionId"])
+    assert printed[:-1] == stored  # everything streamed is stored, and the cancel too
+    assert [e["status"] for e in stored if e["kind"] == "status"][-1] == "idle"  # the turn was cancelled
+    assert [e.get("summary") for e in stored if e["kind"] == "toolEnd"] == ["cancelled"]
+    assert any(e["kind"] == "textDelta" and "Waiting" in e["text"] for e in stored)
