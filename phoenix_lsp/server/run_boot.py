@@ -160,6 +160,8 @@ def _outcome(conversation: Conversation, client: RunClient, killed: list[int]) -
                                      "one (without --resume / --continue).")
     if status.kind == "error":
         return "failed", exits.FAILED, str(getattr(status, "message", "") or "the turn failed")
+    if client.errors:  # the runtime stopped the turn (a change that could not be stored) and came to rest
+        return "failed", exits.FAILED, client.errors[-1]
     return "success", exits.SUCCESS, None
 
 

@@ -15,7 +15,7 @@ import pytest
 from phoenix_lsp import limits
 from tests.fake_anthropic import FakeAnthropic, Reply, ToolUseBlock
 
-from .conftest import Runner, lines, result
+from .harness import Runner, lines, result
 
 CREATE = {"path": "made.txt", "patches": [{"operation": "append_eof", "newText": "made by the model\n"}]}
 

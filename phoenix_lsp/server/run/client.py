@@ -57,6 +57,7 @@ class RunClient:
         self.limited = False  # --max-turns stopped the turn
         self.usage: TokenUsage | None = None
         self.denied: list[DeniedCall] = []
+        self.errors: list[str] = []  # the error events of the run's conversation (a turn the runtime stopped)
 
     # ------------------------------------------------------------------------------- the runtime's User
 
@@ -77,6 +78,8 @@ class RunClient:
         if isinstance(event, ev.Usage):
             self.usage = TokenUsage(request=event.request, total=event.total, sub_agents=event.sub_agents,
                                     estimated_cost=event.estimated_cost)
+        elif isinstance(event, ev.Error):
+            self.errors.append(event.message)
         elif isinstance(event, ev.Status):
             if event.status == "awaiting_llm" and event.previous != "awaiting_llm":
                 self.turns += 1
