@@ -244,3 +244,55 @@ def test_a_killed_run_leaves_nothing_running_and_nothing_lost(run: Runner, fake_
     assert [e["status"] for e in stored if e["kind"] == "status"][-1] == "idle"  # the turn was cancelled
     assert [e.get("summary") for e in stored if e["kind"] == "toolEnd"] == ["cancelled"]
     assert any(e["kind"] == "textDelta" and "Waiting" in e["text"] for e in stored)
+
+
+@pytest.mark.req("REQ-RUN-001")
+def test_model_and_route_reach_the_request(run: Runner, fake_anthropic: FakeAnthropic) -> None:
+    fake_anthropic.enqueue(Reply.text_reply("asked"), Reply.text_reply("planned"))
+    assert run("--model", "claude-haiku-4-5", "--route", "ask", "one").returncode == 0
+    assert run("--route", "agent", "two").returncode == 0
+    ask, agent = fake_anthropic.requests
+    assert ask.body["model"] == "claude-haiku-4-5"
+    assert "run_plan" not in (ask.tool_names or []) and "run_plan" in (agent.tool_names or [])
+
+
+@pytest.mark.req("REQ-RUN-007")
+def test_a_commands_changes_land_only_with_their_own_rule(run: Runner, fake_anthropic: FakeAnthropic) -> None:
+    """In Unrestricted a command's writes are held back and asked about as a patch (REQ-BASH-032): the run
+    denies that question unless --allow patch covers it; the server then places the changes whole."""
+    for name, allow in (("denied.txt", ["--allow", "bash"]), ("landed.txt", ["--allow", "bash", "--allow", "patch"])):
+        fake_anthropic.enqueue(Reply.tool_reply(ToolUseBlock("bash", {"command": f"echo made > {name}"})),
+                               Reply.text_reply("done"))
+        done = run("--mode", "unrestricted", *allow, "--output-format", "json", f"make {name}")
+        assert done.returncode == 0, done.stderr
+        value = result(done.stdout)
+        if name == "denied.txt":
+            assert not (run.work / name).exists()
+            assert [(d["toolName"], d["allowRule"]) for d in value["denied"]] == [("patch", "patch")]
+        else:
+            assert (run.work / name).read_text() == "made\n" and value["denied"] == []
+
+
+@pytest.mark.req("REQ-RUN-008")
+def test_resume_restores_a_conversation_left_inside_a_turn(run: Runner, fake_anthropic: FakeAnthropic) -> None:
+    """A run killed outright (SIGKILL: nothing can be done) leaves its conversation running a tool in the store;
+    the next run restores it before it sends its own prompt."""
+    marker = f"sleep 300.{os.getpid()}9"
+    fake_anthropic.enqueue(Reply.tool_reply(ToolUseBlock("bash", {"command": marker}, id="toolu_sleep")),
+                           Reply.text_reply("Going on."))
+    proc = run.start("--output-format", "stream-json", "wait")
+    assert proc.stdout is not None
+    first = json.loads(proc.stdout.readline())
+    running = _until_running(proc, marker)
+    proc.kill()
+    proc.communicate(timeout=60)
+    for pid, cmd in running.items():  # what SIGKILL left behind is ours to end
+        if marker in cmd and _processes().get(pid, (0, ""))[1] == cmd:
+            os.kill(pid, signal.SIGKILL)
+    stored = run.stored_events(first["conversationId"])
+    assert [e["status"] for e in stored if e["kind"] == "status"][-1] == "running_tool"
+    done = run("--resume", first["conversationId"], "--output-format", "json", "go on")
+    assert done.returncode == 0, done.stderr
+    assert result(done.stdout)["answer"] == "Going on."
+    sent = _texts(fake_anthropic.requests[1].body)
+    assert "toolu_sleep" in sent and "go on" in sent  # the interrupted call answered, then the new prompt
