@@ -19,7 +19,6 @@ import signal
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TextIO
 
 from .. import __name__ as _pkg
@@ -66,9 +65,18 @@ class RunError(Exception):
 
 
 def _line(stream: TextIO) -> Callable[[str], None]:
+    """One line on ``stream``, flushed; once the reader has gone (``| head -1``) the rest is dropped: the turn
+    goes on and is stored."""
+    closed: list[bool] = []
+
     def write(text: str) -> None:
-        stream.write(text + "\n")
-        stream.flush()
+        if closed:
+            return
+        try:
+            stream.write(text + "\n")
+            stream.flush()
+        except (BrokenPipeError, ValueError):  # ValueError: the stream was closed
+            closed.append(True)
     return write
 
 
@@ -80,27 +88,30 @@ async def _open(hub: Conversations, options: RunOptions) -> Conversation:
         raise RunError(exits.USAGE, f"{exc.field}: {exc.reason}") from None
     if options.resume is not None:
         try:
-            return conversations.find(hub, options.resume)
+            found = conversations.find(hub, options.resume)
         except conversations.Unknown:
             raise RunError(exits.USAGE, f"--resume: no conversation {options.resume[:80]!r} is stored in "
                            f"{hub.data_dir}: use an id a run printed (its sessionId), or --continue for this "
                            "folder's latest.") from None
         except conversations.Unreadable as exc:
             raise RunError(exits.FAILED, str(exc)) from None
+        parent = found.state.parent_id
+        if parent:  # a sub-agent answers to its parent only (REQ-BED-018)
+            raise RunError(exits.USAGE, f"--resume: {options.resume[:80]!r} is a sub-agent of the conversation "
+                           f"{parent[:80]!r}, not a conversation of its own: resume that one.")
+        return found
     if options.latest:
-        found = conversations.latest_in(hub, folder)
-        if found is None:
+        latest = conversations.latest_in(hub, folder)
+        if latest is None:
             raise RunError(exits.USAGE, f"--continue: no conversation of {folder} is stored in {hub.data_dir}: run "
                            "without --continue to start one.")
-        return found
+        return latest
     if options.model is not None:
         try:
             models.check_model(hub.llm, options.model)
         except Invalid as exc:
             raise RunError(exits.USAGE, f"--model: {exc.reason}") from None
-    here = Path(folder)
-    roots = [d for d in (here, *here.parents) if (d / ".git").exists()][:1] or [here]
-    found_instructions = await asyncio.to_thread(conversations.project_instructions, hub, folder, roots)
+    found_instructions = await asyncio.to_thread(conversations.folder_instructions, hub, folder)
     return conversations.start(hub, conversations.Start(folder, found_instructions, model=options.model))
 
 

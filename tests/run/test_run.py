@@ -296,3 +296,24 @@ def test_resume_restores_a_conversation_left_inside_a_turn(run: Runner, fake_ant
     assert result(done.stdout)["answer"] == "Going on."
     sent = _texts(fake_anthropic.requests[1].body)
     assert "toolu_sleep" in sent and "go on" in sent  # the interrupted call answered, then the new prompt
+
+
+@pytest.mark.req("REQ-RUN-003")
+def test_a_reader_that_leaves_early_does_not_stop_the_turn(run: Runner, fake_anthropic: FakeAnthropic) -> None:
+    """``phoenix-lsp run --output-format stream-json | head -1``: the rest of the stream is dropped, the turn goes
+    on to its end and is stored, and the run exits as it would have."""
+    fake_anthropic.enqueue(Reply.tool_reply(ToolUseBlock("list_directory", {"path": "."})),
+                           Reply.text_reply("All there.", deltas=5))
+    proc = run.start("--output-format", "stream-json", "look")
+    assert proc.stdout is not None and proc.stderr is not None
+    first = json.loads(proc.stdout.readline())
+    proc.stdout.close()
+    try:
+        code = proc.wait(timeout=90)  # its stderr holds a few warnings at most: the pipe does not fill
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert code == 0, proc.stderr.read().decode()
+    stored = run.stored_events(first["conversationId"])
+    assert [e["status"] for e in stored if e["kind"] == "status"][-1] == "idle"
+    assert any(e["kind"] == "message" and "All there." in json.dumps(e) for e in stored)

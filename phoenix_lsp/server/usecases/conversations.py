@@ -80,6 +80,16 @@ def project_instructions(conversations: Conversations, working_directory: str, r
     return found.text, found.files
 
 
+def folder_instructions(conversations: Conversations, working_directory: str) -> Instructions:
+    """:func:`project_instructions` for a client that names a folder but no workspace roots (an ACP session, a
+    headless run): the repository around the folder (the nearest directory above it, itself included, with a
+    ``.git``) stands for the workspace root, else the folder itself. It reads files: an adapter on the event loop
+    calls it in a thread."""
+    here = Path(working_directory)
+    roots = [d for d in (here, *here.parents) if (d / ".git").exists()][:1] or [here]
+    return project_instructions(conversations, working_directory, roots)
+
+
 @dataclass(frozen=True)
 class Start:
     """A conversation to start in ``working_directory`` (already held to :func:`session_folder`), with its
