@@ -21,6 +21,9 @@ DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 #: the default of ``PHOENIX_MAX_MESSAGE_TOKENS``: strings, commas and brackets in one message. A message with 20
 #: images holds a few hundred; a didChangeWatchedFiles of 50,000 files about 600,000.
 DEFAULT_MAX_MESSAGE_TOKENS = 1_000_000
+#: what ``phoenix-lsp run`` reads from its standard input (the prompt, or context beside it: REQ-RUN-002): more is
+#: refused before it is decoded. A message's text holds at most 1,000,000 characters (``MESSAGE_TEXT_MAX``).
+RUN_STDIN_MAX_BYTES = 1_000_000
 #: a message longer than this is checked and decoded off the event loop: other requests go on meanwhile
 OFF_LOOP_BYTES = 1024 * 1024
 
