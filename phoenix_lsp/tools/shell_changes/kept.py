@@ -276,8 +276,9 @@ def _read_manifest(root: Path) -> KeptSet | None:
         data = json.loads(raw)
         entries = tuple(Entry(path=e["path"], before=State(**e["before"]), after=State(**e["after"]),
                               editor=bool(e["editor"])) for e in data["entries"])
-        if data["id"] != root.name or any(not _relative(e.path) for e in entries):
-            return None
+        if data["id"] != root.name or not entries or int(data["seq"]) > time.time_ns() or any(
+                not _relative(e.path) for e in entries):
+            return None  # not one the server wrote: it writes no empty set, nor one from the future
         return KeptSet(id=data["id"], label=str(data["label"]), folder=str(data["folder"]), seq=int(data["seq"]),
                        size=int(data["size"]), entries=entries, root=root)
     except (OSError, ValueError, KeyError, TypeError):
