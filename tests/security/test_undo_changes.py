@@ -75,10 +75,10 @@ async def test_a_change_set_id_that_climbs_out_names_nothing(fake_anthropic: Fak
         (planted / "files").mkdir()
         (planted / "files" / "1").write_text("planted\n")
         sha = hashlib.sha256(b"planted\n").hexdigest()
-        entry = {"path": "planted.txt", "before": {"kind": "file", "mode": 0o644, "sha": sha, "size": 8, "copy": "1"},
-                 "after": {"kind": "absent"}, "editor": False}
-        (planted / "manifest.json").write_text(json.dumps({  # a manifest the server would take, but for its place
-            "id": "x", "label": "planted", "folder": str(w.resolve()), "seq": 1, "size": 8, "entries": [entry]}))
+        entry = ["planted.txt", ["file", 0o644, sha, 8, "", "1", ""], ["absent", 0, "", 0, "", "", ""], False]
+        (planted / "head.json").write_text(json.dumps({  # a set the server would take, but for its place
+            "id": "x", "label": "planted", "folder": str(w.resolve()), "seq": 1, "size": 8, "count": 1}))
+        (planted / "manifest.json").write_text(json.dumps([entry]))
         for hostile in ("../../x", "../x", "/x", "latest/../../x", "0123456789ab/../../x"):
             refused = await s.error("phoenix/undoChanges", {"conversationId": cid, "changeSetId": hostile})
             assert refused.data.get("kind") == "invalidParams" and refused.data.get("field") == "changeSetId", hostile
@@ -101,8 +101,9 @@ async def test_a_before_copy_folder_filled_beyond_the_bound_is_brought_back_with
         for i in range(limits.UNDO_SETS + 5):  # forged sets that look kept and newest
             forged = home / f"{i:012x}"
             forged.mkdir()
-            (forged / "manifest.json").write_text(json.dumps({
-                "id": forged.name, "label": "forged", "folder": str(w), "seq": 2**62 + i, "size": 0, "entries": []}))
+            (forged / "head.json").write_text(json.dumps({
+                "id": forged.name, "label": "forged", "folder": str(w), "seq": 2**62 + i, "size": 0, "count": 0}))
+            (forged / "manifest.json").write_text("[]")
         assert disk_use(home) > limits.UNDO_BYTES
         _, told = await run_reviewed(s, cid, "echo b >> a.txt", None)
         assert "the user can undo it" in told

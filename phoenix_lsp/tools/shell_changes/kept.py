@@ -25,13 +25,15 @@ import shutil
 import stat
 import time
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from phoenix_lsp import limits
 from phoenix_lsp.tools.shell_changes.files import DIR_FLAGS
 
+#: a kept set's head: a few names and numbers
+_HEAD = limits.Bounds("a kept change set's head", 64 * 1024, 1_000)
 #: a change set's id: twelve hex digits the server drew (``latest`` names the newest in a request)
 SET_ID = re.compile(r"[0-9a-f]{12}")
 LATEST = "latest"
@@ -168,12 +170,13 @@ class Draft:
         if self.size > limits.UNDO_BYTES or not entries:
             self.abandon()
             return None
-        manifest = {"id": self.id, "label": label, "folder": str(folder), "seq": time.time_ns(), "size": self.size,
-                    "entries": [asdict(e) for e in entries]}
-        fd = os.open(self.root / "manifest.json", os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
-                     0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            json.dump(manifest, out)
+        head = {"id": self.id, "label": label, "folder": str(folder), "seq": time.time_ns(), "size": self.size,
+                "count": len(entries)}
+        manifest = [[e.path, astuple(e.before), astuple(e.after), e.editor] for e in entries]
+        for name, data in (("head.json", head), ("manifest.json", manifest)):
+            fd = os.open(self.root / name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+            with os.fdopen(fd, "w", encoding="utf-8") as out:
+                out.write(json.dumps(data, separators=(",", ":")))  # the C encoder (json.dump's is Python's)
         os.rename(self.root, self.home / self.id)
         enforce(self.home, keep=self.id)
         return self.id
@@ -242,7 +245,7 @@ def enforce(home: Path, keep: str | None = None) -> None:
     ``keep``, last of all)."""
     kept: list[tuple[int, Path]] = []
     for child in home.iterdir():
-        manifest = _read_manifest(child)
+        manifest = _read_head(child)
         if manifest is None:
             remove(child)
             continue
@@ -254,38 +257,77 @@ def enforce(home: Path, keep: str | None = None) -> None:
         remove(oldest)
 
 
-def _read_manifest(root: Path) -> KeptSet | None:
-    """A kept set's manifest, read without following a symlink and bounded before it is decoded; None when the
-    folder is not a kept set (a stray file, a draft, a manifest that does not read)."""
-    if not SET_ID.fullmatch(root.name):
-        return None
+def _read_json(root: Path, name: str, bounds: limits.Bounds) -> Any:
+    """``name`` in a kept set's folder, read without following a symlink (the folder's either), bounded before it
+    is decoded; None when it does not read."""
     try:
         fd_dir = os.open(root, DIR_FLAGS)
     except OSError:
         return None
     try:
-        fd = os.open("manifest.json", os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, dir_fd=fd_dir)
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, dir_fd=fd_dir)
     except OSError:
         os.close(fd_dir)
         return None
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             return None
-        raw = os.read(fd, limits.UNDO_MANIFEST.max_bytes + 1)
-        limits.UNDO_MANIFEST.check(raw)
-        data = json.loads(raw)
-        entries = tuple(Entry(path=e["path"], before=State(**e["before"]), after=State(**e["after"]),
-                              editor=bool(e["editor"])) for e in data["entries"])
-        if data["id"] != root.name or not entries or int(data["seq"]) > time.time_ns() or any(
-                not _relative(e.path) for e in entries):
-            return None  # not one the server wrote: it writes no empty set, nor one from the future
-        return KeptSet(id=data["id"], label=str(data["label"]), folder=str(data["folder"]), seq=int(data["seq"]),
-                       size=int(data["size"]), entries=entries, root=root)
-    except (OSError, ValueError, KeyError, TypeError):
+        raw = os.read(fd, bounds.max_bytes + 1)
+        bounds.check(raw)
+        return json.loads(raw)
+    except (OSError, ValueError):
         return None
     finally:
         os.close(fd)
         os.close(fd_dir)
+
+
+def _read_head(root: Path) -> KeptSet | None:
+    """A kept set's head (its id, label, folder, time, size; no entries); None when the folder is not a kept set
+    (a stray file, a draft, a head that does not read, or one the server did not write: it writes no empty set,
+    nor one from the future)."""
+    if not SET_ID.fullmatch(root.name):
+        return None
+    data = _read_json(root, "head.json", _HEAD)
+    try:
+        if (not isinstance(data, dict) or data["id"] != root.name or int(data["count"]) < 1
+                or int(data["seq"]) > time.time_ns()):
+            return None
+        return KeptSet(id=root.name, label=str(data["label"]), folder=str(data["folder"]), seq=int(data["seq"]),
+                       size=int(data["size"]), root=root)
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def _read_manifest(root: Path) -> KeptSet | None:
+    """A kept set with its entries (the manifest bounded before it is decoded, every path relative and made of
+    names); None when it is not a kept set."""
+    head = _read_head(root)
+    if head is None:
+        return None
+    data = _read_json(root, "manifest.json", limits.UNDO_MANIFEST)
+    if not isinstance(data, list):
+        return None
+    try:
+        entries = tuple(Entry(path=str(path), before=_state(before), after=_state(after), editor=bool(editor))
+                        for path, before, after, editor in data)
+    except (TypeError, ValueError):
+        return None
+    if not entries or any(not _relative(e.path) for e in entries):
+        return None
+    return KeptSet(head.id, head.label, head.folder, head.seq, head.size, entries, root)
+
+
+def astuple(state: State) -> list[object]:
+    """A state as the manifest holds it: its fields in order (2,000 entries are written in milliseconds)."""
+    return [state.kind, state.mode, state.sha, state.size, state.target, state.copy, state.ident]
+
+
+def _state(fields: list[Any]) -> State:
+    kind, mode, sha, size, target, copy, ident = fields
+    if kind not in ("absent", "file", "symlink", "dir", "mode"):
+        raise ValueError(f"no such kind of entry: {kind!r}")
+    return State(kind, int(mode), str(sha), int(size), str(target), str(copy), str(ident))
 
 
 def _relative(path: str) -> bool:
@@ -298,7 +340,7 @@ def kept_sets(data_dir: Path, conversation_id: str) -> list[KeptSet]:
     home = conversation_dir(data_dir, conversation_id)
     if not home.is_dir() or home.is_symlink():
         return []
-    found = [m for child in home.iterdir() if (m := _read_manifest(child)) is not None]
+    found = [m for child in home.iterdir() if (m := _read_head(child)) is not None]
     return sorted(found, key=lambda m: m.seq, reverse=True)
 
 
@@ -308,7 +350,7 @@ def load(data_dir: Path, conversation_id: str, set_id: str) -> KeptSet:
         sets = kept_sets(data_dir, conversation_id)
         if not sets:
             raise NotKept("this conversation has no accepted change set kept for an undo")
-        return sets[0]
+        set_id = sets[0].id
     if not SET_ID.fullmatch(set_id):
         raise NotKept(f"{set_id[:40]!r} is not a change set id (twelve hex digits, or 'latest')")
     found = _read_manifest(conversation_dir(data_dir, conversation_id) / set_id)
