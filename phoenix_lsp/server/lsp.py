@@ -491,3 +491,6 @@ class PhoenixServer(LanguageServer):
         """The text part of an undo as one versioned workspace edit (REQ-BASH-041)."""
         why: str | None = await _editor_side().apply_undo(self, plan)
         return why
+
+    def undo_deletes(self) -> bool:
+        return True  # a DeleteFile of the workspace edit

@@ -35,6 +35,9 @@ class UndoEditor(Protocol):
     async def apply_undo(self, conversation: Conversation, plan: Plan) -> str | None:
         """Has the editor restore ``plan.texts`` as one edit: None when it did, else why not."""
         ...
+    def undo_deletes(self) -> bool:
+        """The editor deletes files (an LSP workspace edit); else the server deletes those an undo takes away."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -78,7 +81,7 @@ async def undo_changes(conversation: Conversation, editor: UndoEditor, data_dir:
             raise Tampered(f"the kept set names another folder than this conversation's ({folder})")
         paths = [folder.joinpath(*e.path.split("/")) for e in kept.entries if e.editor]
         held = await editor.review_texts(conversation, paths)
-        made = await asyncio.to_thread(plan, kept, held)
+        made = await asyncio.to_thread(plan, kept, held, editor.undo_deletes())
         refused = made.refused
         steps = await asyncio.to_thread(restore, made)
         try:

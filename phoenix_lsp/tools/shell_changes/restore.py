@@ -115,9 +115,10 @@ def read_copy(kept: KeptSet, state: State) -> bytes:
     return data
 
 
-def plan(kept: KeptSet, held: Mapping[Path, str]) -> Plan:
+def plan(kept: KeptSet, held: Mapping[Path, str], editor_deletes: bool = True) -> Plan:
     """What undoing ``kept`` would restore, and what it refuses (``held``: the editor's text of its open
-    documents, by absolute path). Raises Tampered when a before copy was altered."""
+    documents, by absolute path; ``editor_deletes``: the editor can delete a file, else the server deletes the
+    text files the set created, as for an ACP client). Raises Tampered when a before copy was altered."""
     folder = Path(kept.folder)
     expected = {e.path for e in kept.entries if e.after.kind != "absent"}
     server_dirs = {e.path for e in kept.entries if not e.editor and "dir" in (e.before.kind, e.after.kind)}
@@ -132,7 +133,7 @@ def plan(kept: KeptSet, held: Mapping[Path, str]) -> Plan:
         if entry.before.kind == "file":
             read_copy(kept, entry.before)  # checked now, so that nothing starts when one is altered
         ancestors = {"/".join(entry.path.split("/")[:i]) for i in range(1, entry.path.count("/") + 1)}
-        if entry.editor and not ancestors & server_dirs:
+        if entry.editor and not ancestors & server_dirs and (editor_deletes or entry.before.kind == "file"):
             path = folder.joinpath(*entry.path.split("/"))
             now: str | None = held.get(path)
             if now is None and entry.after.kind != "absent":
