@@ -643,6 +643,18 @@ export class Controller implements vscode.Disposable {
     });
   }
 
+  /**
+   * "Phoenix: Undo Last Change Set" (REQ-BASH-041): the server restores the rest and sends the text files as
+   * one workspace edit, which VS Code applies (Edit > Undo redoes the change); what was kept is said.
+   */
+  async undoChanges(changeSetId = "latest"): Promise<void> {
+    const view = this.needView();
+    const done = await this.need().undoChanges(view.conversationId, changeSetId);
+    const kept = done.refused.map((r) => `${r.path} (${r.why})`).join("; ");
+    if (done.undone && done.refused.length === 0) void vscode.window.showInformationMessage(done.message);
+    else void vscode.window.showWarningMessage(kept && !done.message.includes(kept) ? `${done.message} ${kept}` : done.message);
+  }
+
   async manageAlwaysAllowed(): Promise<void> {
     const view = this.needView();
     const client = this.need();
