@@ -3,7 +3,10 @@ REQ-BASH-032): the server never writes a text file itself.
 
 The patch is prepared against the text the editor has (the unsaved buffer, with its version, when the
 document is open; the disk file otherwise), sent as one ``workspace/applyEdit`` with minimal text edits, and
-the editor's answer decides what the model is told.
+the editor's answer decides what the model is told. An undo's text part (REQ-BASH-041) is sent the same way.
+
+Over 300 lines: the three workspace edits the server sends (a patch, a review's text part, an undo's) share the
+conversions to LSP edits and the capability checks; apart, each would copy them.
 """
 
 from __future__ import annotations
