@@ -183,7 +183,7 @@ class ShellCapture:
 
     async def _keep(self, review: Review, accepted: Accepted) -> str:
         """The landed change set's before copies kept for an undo (REQ-BASH-040); what the result says of it."""
-        label = f"bash: {str(self.call.input.get('command', ''))[:200]}"
+        label = self.redact(f"bash: {str(self.call.input.get('command', ''))[:200]}")  # shown, stored, told
         try:
             set_id = await asyncio.to_thread(keep_review, self.data_dir, self.conversation.id, label, review,
                                              accepted)

@@ -11,8 +11,7 @@ from pathlib import Path
 
 from phoenix_lsp import limits
 from phoenix_lsp.tools.shell_changes.accept import Accepted
-from phoenix_lsp.tools.shell_changes.edit import Review, _beneath
-from phoenix_lsp.tools.shell_changes.files import lstat_at
+from phoenix_lsp.tools.shell_changes.edit import Review
 from phoenix_lsp.tools.shell_changes.kept import ABSENT, Draft, Entry, State, digest, identity
 from phoenix_lsp.tools.shell_changes.model import ChangeKind
 
@@ -38,11 +37,19 @@ def too_big_note(review: Review) -> str | None:
 
 
 def _after(folder: Path, rel: str) -> State:
-    st = _beneath(folder, rel, lstat_at)
-    if st is None:
+    """What ``rel`` holds now that the set landed. Read by path (one lstat, not a folder descriptor per name): it
+    only reads, and a folder on the way swapped for a link would only make the undo refuse this path later (the
+    undo checks and writes through descriptors opened without following links)."""
+    path = folder.joinpath(*rel.split("/"))
+    try:
+        st = os.lstat(path)
+    except OSError:
         return ABSENT
     if stat.S_ISLNK(st.st_mode):
-        target = _beneath(folder, rel, lambda fd, name: os.readlink(name, dir_fd=fd)) or ""
+        try:
+            target = os.readlink(path)
+        except OSError:
+            return ABSENT
         return State("symlink", target=target)
     if stat.S_ISDIR(st.st_mode):
         return State("dir", mode=stat.S_IMODE(st.st_mode))
