@@ -136,3 +136,25 @@ async def test_undo_while_a_turn_runs_is_refused_as_busy(fake_anthropic: FakeAnt
         assert refused.data["kind"] == "agentBusy"
         assert (w / "a.txt").read_text().endswith("x\n")
 
+
+
+@pytest.mark.req("REQ-BASH-041")
+async def test_an_editor_that_refuses_the_undo_leaves_everything_as_it_was(
+        fake_anthropic: FakeAnthropic, tmp_path: Path) -> None:
+    async with session(fake_anthropic, tmp_path) as s:
+        w = s.workdir
+        full_workspace(w)
+        before = tree_digest(w)
+        buffers = Buffers(s)
+        s.on_apply_edit = buffers.apply
+        cid = await unrestricted(s, policy="auto")
+        await run_reviewed(s, cid, FULL, None)
+        after = tree_digest(w)
+        from lsprotocol import types
+        s.on_apply_edit = lambda _: types.ApplyWorkspaceEditResult(applied=False, failure_reason="user said no")
+        refused = await s.request("phoenix/undoChanges", {"conversationId": cid})
+        assert refused["undone"] is False and "user said no" in refused["message"]
+        assert tree_digest(w) == after, "the server's part was taken back: nothing landed partly"
+        s.on_apply_edit = buffers.apply
+        result = await s.request("phoenix/undoChanges", {"conversationId": cid, "changeSetId": refused["changeSetId"]})
+        assert result["undone"] is True and tree_digest(w) == before

@@ -51,7 +51,7 @@ class NotKept(LookupError):
 class State:
     """One path's state, before or after a change set. A file before names its copy (``copy``, relative to the
     set's ``files/``) and its digest; a file after is known by its digest (``sha``, a text the editor wrote) or
-    by its identity on disk (``ident``: inode, size, mtime and ctime, a file the server placed). ``mode`` (kind
+    by its identity on disk (``ident``: inode, size, mtime and mode, a file the server placed). ``mode`` (kind
     "mode") is a change of permissions alone: before holds the old bits."""
 
     kind: Kind
@@ -92,7 +92,9 @@ class KeptSet:
 
 
 def identity(st: os.stat_result) -> str:
-    return f"{st.st_ino}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}"
+    """A placed entry as the undo checks it: inode, size, mtime and mode. Not ctime: an undo the editor refused
+    renames entries back into place, which moves their ctime and nothing else, and they are still the set's."""
+    return f"{st.st_ino}:{st.st_size}:{st.st_mtime_ns}:{stat.S_IMODE(st.st_mode)}"
 
 
 def digest(data: bytes) -> str:
