@@ -170,3 +170,14 @@ def answer(method: str | None, whole: Bounds) -> Bounds:
 __all__ = ["ACP_ANSWERS", "ANSWERS", "DEFAULT_MAX_MESSAGE_BYTES", "DEFAULT_MAX_MESSAGE_TOKENS", "MCP_MARGIN",
            "OFF_LOOP_BYTES", "PROVIDER_LISTING", "PROVIDER_STREAM", "READ_FILE_BYTES", "TOOL_INPUT", "Bounds",
            "HttpBounds", "Refused", "answer", "decode", "mcp_http", "mcp_message", "message", "provider_answer"]
+
+
+#: the accepted change sets whose "before" copies the server keeps for an undo, per conversation (REQ-BASH-040):
+#: the most recent sets, and the bytes they may hold on disk together; the oldest set is dropped first, and a set
+#: that alone is over the bytes is accepted but cannot be undone (the review says so before it is accepted)
+UNDO_SETS = 10
+UNDO_BYTES = 256 * 1024 * 1024
+#: the most entries one kept set's manifest may name (a bound on the walk of a kept folder and on its reading)
+UNDO_ENTRIES = 200_000
+#: the largest manifest read back (checked before it is decoded)
+UNDO_MANIFEST = Bounds("a kept change set's manifest", 64 * 1024 * 1024, 4 * UNDO_ENTRIES * 12)

@@ -52,6 +52,7 @@ if TYPE_CHECKING:
     from ..protocol.events import EventKinds
     from ..tools.shell_changes import ChangeKind
     from ..tools.shell_changes.edit import Review
+    from ..tools.shell_changes.restore import Plan
     from .adapter import Conversation, Conversations
     from .plain import PlainClient
     from .sight import EditorSight
@@ -466,7 +467,8 @@ class PhoenixServer(LanguageServer):
         return sight
 
     async def apply_patch(self, runtime: Conversation, call: ToolUse) -> tuple[str, bool]:
-        result: tuple[str, bool] = await _editor_side().apply_patch(self, runtime, call)
+        data_dir = self.hub.data_dir if self.hub is not None else None
+        result: tuple[str, bool] = await _editor_side().apply_patch(self, runtime, call, data_dir)
         return result
 
     async def review_texts(self, conversation: Conversation, paths: Sequence[Path]) -> Mapping[Path, str]:
@@ -484,3 +486,11 @@ class PhoenixServer(LanguageServer):
     async def apply_review(self, conversation: Conversation, call_id: str, review: Review) -> str | None:
         why: str | None = await _editor_side().apply_review(self, review)
         return why
+
+    async def apply_undo(self, conversation: Conversation, plan: Plan) -> str | None:
+        """The text part of an undo as one versioned workspace edit (REQ-BASH-041)."""
+        why: str | None = await _editor_side().apply_undo(self, plan)
+        return why
+
+    def undo_deletes(self) -> bool:
+        return True  # a DeleteFile of the workspace edit

@@ -215,6 +215,10 @@ export interface PhoenixProtocol {
       params: GetArtifactParams;
       result: GetArtifactResult;
     };
+    "phoenix/undoChanges": {
+      params: UndoChangesParams;
+      result: UndoChangesResult;
+    };
   };
   clientRequests: {
     "phoenix/editorDiagnostics": {
@@ -1482,6 +1486,55 @@ export interface GetArtifactResult {
    * the artifact's bytes, base64
    */
   data: string;
+}
+/**
+ * This interface was referenced by `PhoenixProtocol`'s JSON-Schema
+ * via the `definition` "UndoChangesParams".
+ */
+export interface UndoChangesParams {
+  conversationId: string;
+  /**
+   * the accepted change set to take back (its id, as the tool's result named it), or `latest`
+   */
+  changeSetId?: string;
+}
+/**
+ * This interface was referenced by `PhoenixProtocol`'s JSON-Schema
+ * via the `definition` "UndoChangesResult".
+ */
+export interface UndoChangesResult {
+  changeSetId: string;
+  /**
+   * what made the change set: `bash: <command>` or `patch <path>`
+   */
+  label: string;
+  /**
+   * something was restored (false: nothing changed on disk or in the editor)
+   */
+  undone: boolean;
+  /**
+   * the paths that hold again what they held before the change set
+   */
+  restored: string[];
+  /**
+   * paths changed since the change set landed: kept as they are
+   */
+  refused: RefusedPath[];
+  /**
+   * what happened, for the user
+   */
+  message: string;
+}
+/**
+ * This interface was referenced by `PhoenixProtocol`'s JSON-Schema
+ * via the `definition` "RefusedPath".
+ */
+export interface RefusedPath {
+  /**
+   * relative to the conversation's folder
+   */
+  path: string;
+  why: string;
 }
 /**
  * This interface was referenced by `PhoenixProtocol`'s JSON-Schema

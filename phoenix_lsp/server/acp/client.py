@@ -20,6 +20,7 @@ from ...core.values import ToolUse
 from ...protocol import events as ev
 from ...tools.shell_changes import ChangeKind
 from ...tools.shell_changes.edit import WRITE_KINDS, Review
+from ...tools.shell_changes.restore import Plan
 from ..adapter import Conversation, Conversations
 from ..config import ACP_READ_TIMEOUT_S
 from . import asking, files, updates
@@ -148,6 +149,12 @@ class AcpClient:
 
     async def apply_review(self, conversation: Conversation, call_id: str, review: Review) -> str | None:
         return await files.write_review(self, conversation, call_id, review)
+
+    async def apply_undo(self, conversation: Conversation, plan: Plan) -> str | None:
+        return await files.write_undo(self, conversation, plan)
+
+    def undo_deletes(self) -> bool:
+        return False  # ACP has no delete: the server deletes the files an undo takes away
 
     def session_of(self, conversation: Conversation) -> Session | None:
         """The session a conversation belongs to (a sub-agent's is its parent's)."""

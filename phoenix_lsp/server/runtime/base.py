@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from ...core.effects import Reject, UserCommand
+from ...core.effects import Reject, RestoreChanges, UserCommand
 from ...core.events import Event
 from ...core.state import ConversationState
 from ...core.tools import ToolKind
@@ -37,6 +37,7 @@ class Outcome:
 
     reject: Reject | None = None
     command: UserCommand | None = None
+    restore: RestoreChanges | None = None  # an undo the core allowed (REQ-BASH-041)
     suggestion: StyleSuggestion | None = None
 
 

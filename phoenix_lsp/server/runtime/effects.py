@@ -24,6 +24,7 @@ from ...core.effects import (
     ReportToParent,
     ReportUsage,
     RequestLlm,
+    RestoreChanges,
     RunTool,
     SetTitle,
     SpawnAgents,
@@ -127,7 +128,8 @@ def _report_usage(runtime: Owner, effect: ReportUsage) -> None:
         runtime.hub.get(effect.parent_id).apply(AgentUsage(effect.agent_id, effect.usage))
 
 
-def _done_before(runtime: Owner, effect: PersistMessage | PersistState | Reject | UserCommand) -> None:
+def _done_before(runtime: Owner,
+                 effect: PersistMessage | PersistState | Reject | UserCommand | RestoreChanges) -> None:
     """Persisted first, or answered by the request that caused it."""
 
 
@@ -152,4 +154,5 @@ HANDLERS: dict[type[Effect], Callable[[Owner, Any], None]] = {
     PersistState: _done_before,
     Reject: _done_before,
     UserCommand: _done_before,
+    RestoreChanges: _done_before,  # carried out by the request that asked (usecases/undo.py)
 }
