@@ -140,6 +140,8 @@ def mcp_http(max_result_bytes: int) -> HttpBounds:
 #: an MCP configuration file (``.mcp.json``, ``.vscode/mcp.json``, the user-level ``mcp.json``, the registry):
 #: read no further than this, then decoded within these bounds (``agent/mcp_sources.py``)
 MCP_CONFIG = Bounds("an MCP configuration file", 1024 * 1024, 100_000, 64)
+#: the user's answers about the project's MCP servers (``agent/mcp_consents.py``): one entry per definition
+MCP_CONSENTS = Bounds("the MCP consents file", 8 * 1024 * 1024, 1_000_000, 8)
 
 
 def decode(text: str | bytes, bounds: Bounds) -> Any:
@@ -159,6 +161,7 @@ def answer(method: str | None, whole: Bounds) -> Bounds:
 
 
 __all__ = ["ACP_ANSWERS", "ANSWERS", "DEFAULT_MAX_MESSAGE_BYTES", "DEFAULT_MAX_MESSAGE_TOKENS", "MCP_CONFIG",
+           "MCP_CONSENTS",
            "MCP_MARGIN", "OFF_LOOP_BYTES", "PROVIDER_LISTING", "PROVIDER_STREAM", "READ_FILE_BYTES", "TOOL_INPUT",
            "Bounds", "HttpBounds", "Refused", "answer", "decode", "mcp_http", "mcp_message", "message",
            "provider_answer"]

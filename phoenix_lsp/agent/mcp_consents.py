@@ -55,8 +55,8 @@ class ConsentStore:
         if not os.path.lexists(self.path):
             return {}
         try:
-            data = confined.read(self.path, [self.path.parent], max_bytes=limits.MCP_CONFIG.max_bytes * 4).data
-            top = json.loads(data) if len(data) < limits.MCP_CONFIG.max_bytes * 4 else {}
+            data = confined.read(self.path, [self.path.parent], max_bytes=limits.MCP_CONSENTS.max_bytes).data
+            top = limits.decode(data, limits.MCP_CONSENTS)
             consents = top.get("consents", {}) if isinstance(top, dict) else {}
             return {str(k): v for k, v in consents.items()
                     if isinstance(v, dict) and v.get("decision") in ("approved", "declined")}
