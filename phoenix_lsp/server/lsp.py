@@ -344,6 +344,7 @@ class PhoenixServer(LanguageServer):
         #: the most strings, commas and brackets in one message (Config.max_message_tokens, REQ-PROTO-061)
         self.max_message_tokens = limits.DEFAULT_MAX_MESSAGE_TOKENS
         self.started = False  # initialized was received (a second one changes nothing)
+        self.consents_asked = 0  # numbers the MCP consent dialogs, so a cancelled turn takes its dialog back
         self.experimental: dict[str, Any] = {}
         self.init_options: Any = None
         self.setup_error: str | None = None
@@ -451,8 +452,14 @@ class PhoenixServer(LanguageServer):
         which every LSP client shows (VS Code and Neovim natively, the terminal chat at its prompt)."""
         params = types.ShowMessageRequestParams(type=types.MessageType.Warning, message=question.text, actions=[
             types.MessageActionItem(title=question.APPROVE), types.MessageActionItem(title=question.DECLINE)])
+        self.consents_asked += 1
+        msg_id = f"phoenix-mcp-consent-{self.consents_asked}"
         try:
-            result = await self.protocol.send_request_async("window/showMessageRequest", params)
+            result = await self.protocol.send_request_async("window/showMessageRequest", params, msg_id=msg_id)
+        except asyncio.CancelledError:  # the turn was cancelled meanwhile: the dialog is taken back
+            with contextlib.suppress(Exception):
+                self.protocol.notify("$/cancelRequest", types.CancelParams(id=msg_id))
+            raise
         except Exception as exc:  # never approve by default: not started, asked again at the next turn
             logging.getLogger(__name__).warning("could not ask the client about the MCP server %s (%s); it is not "
                                                 "started", question.name, exc)

@@ -165,3 +165,21 @@ async def test_a_token_in_the_env_of_mcp_json_never_reaches_the_model_the_log_or
         rows = db.execute("select name from sqlite_master where type='table'").fetchall()
         for (table,) in rows:
             assert TOKEN not in json.dumps(db.execute(f"select * from {table}").fetchall(), default=str)
+
+
+@pytest.mark.req("REQ-MCP-009")
+async def test_a_turn_cancelled_while_the_user_is_asked_takes_the_question_back_and_starts_nothing(
+        fake_anthropic: FakeAnthropic, tmp_path: Path) -> None:
+    async with session(fake_anthropic, tmp_path) as s:
+        write(s.workdir / ".mcp.json", {"mcpServers": {"tracker": project_server(tmp_path)}})
+        s.hold_show = True  # the user leaves the question open
+        cid = await s.new()
+        s.fake.enqueue(Reply.text_reply("ok"))
+        mark = last_seq(s, cid)
+        await s.request("phoenix/sendMessage", {"conversationId": cid, "text": "hello"})
+        await s.wait_until(lambda: consent_questions(s), what="the consent question")
+        await s.request("phoenix/cancel", {"conversationId": cid})
+        await wait_idle(s, cid, mark, timeout=60)
+        await s.wait_until(lambda: s.withdrawn, what="the question taken back")
+        assert "MCP server" in s.withdrawn[0].message
+        assert starts(tmp_path) == 0 and not s.fake.requests, "nothing started, nothing sent to the model"
