@@ -60,8 +60,7 @@ class McpSources:
         self.consents = consents
         self.origins: dict[str, Sourced] = {}  # name -> its source, for every server not from the registry
         self.problems: list[str] = []  # what was wrong with the sources (each names its file and field)
-        self.declined: dict[str, Sourced] = {}  # the project's servers the user declined (doctor says so)
-        self.waiting: dict[str, Sourced] = {}  # the project's servers not answered about yet
+        self.declined: dict[str, Sourced] = {}  # the project's servers the user declined (a change asks again)
         self._lock = asyncio.Lock()
 
     def add_user(self, config_dir: Path) -> None:
@@ -122,6 +121,10 @@ class McpSources:
             verdict = decide(candidates, consents)
             # a changed or withdrawn definition stops before anything is asked: only an approved one runs
             await asyncio.to_thread(self._settle, here, {name: by_name[name] for name in verdict.start})
+            # the MCP client is made (the SDK imported: seconds on a loaded machine) while the user decides, so
+            # the turn's gathering of the tools, which is bounded, is left the servers' own start; no server
+            # process starts before it is gathered
+            warming = asyncio.ensure_future(asyncio.to_thread(route.start)) if verdict.ask else None
             for candidate in verdict.ask:
                 server = by_name[candidate.name]
                 changed = candidate.name in ours or candidate.name in self.declined
@@ -136,9 +139,10 @@ class McpSources:
                     notice(f"Your answer about the MCP server {server.name!r} could not be kept ({exc}); it holds "
                            "for now and you will be asked again after a restart.")
                 consents = {**consents, server.digest: consent}
+            if warming is not None:
+                await warming
             verdict = decide(candidates, consents)
             self.declined = {name: by_name[name] for name in verdict.declined}
-            self.waiting = {c.name: by_name[c.name] for c in verdict.ask if consents.get(c.digest) is None}
             await asyncio.to_thread(self._settle, here, {name: by_name[name] for name in verdict.start})
 
     def _ours(self, folder: Path) -> dict[str, Sourced]:
