@@ -227,7 +227,7 @@ def _server(name: str, raw: Any, origin: Origin, file: Path, folder: Path | None
         secrets = dict(entry.headers)
         config = HttpServer(url=entry.url, connect_timeout_s=timeout,
                             inline_secrets={k: SecretStr(v) for k, v in secrets.items()})
-        shown = entry.url
+        shown = entry.url + (f" (headers: {', '.join(sorted(secrets))})" if secrets else "")
     elif entry.command is not None and entry.url is None:
         secrets = env
         config = StdioServer(command=(entry.command,), args=entry.args, cwd=folder, connect_timeout_s=timeout,

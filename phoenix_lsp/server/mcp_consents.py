@@ -36,6 +36,7 @@ class ConsentQuestion:
     where: str  # the file that defines it
     text: str
     changed: bool  # an earlier definition of this server was answered about
+    url: bool = False  # it is reached at a URL (else it is a command that runs)
 
     APPROVE: ClassVar[str] = "Start it"
     DECLINE: ClassVar[str] = "Do not start it"
@@ -48,7 +49,8 @@ def consent_question(server: Sourced, changed: bool) -> ConsentQuestion:
             f"{server.shown}. A project's server runs only if you allow it (whoever wrote the repository chose "
             f"this command).{again} Start it and offer its tools to the model? The answer is kept for this exact "
             "definition; a changed definition is asked about again.")
-    return ConsentQuestion(server.name, server.shown, server.where(), text, changed)
+    return ConsentQuestion(server.name, server.shown, server.where(), text, changed,
+                           url=server.config.transport == "http")
 
 
 class McpSources:

@@ -35,7 +35,7 @@ def test_mcp_json_stdio_and_http_servers_with_their_values_as_secrets(tmp_path: 
     assert db.config.cwd == tmp_path and db.project and db.origin == "project"
     assert db.shown == "npx -y db-server --ro (environment: DB_TOKEN)" and db.secrets == ("s3cret-value",)
     assert "s3cret-value" not in repr(db) and "s3cret-value" not in db.config.model_dump_json()
-    assert isinstance(web.config, HttpServer) and web.shown == "https://mcp.example.com/mcp"
+    assert isinstance(web.config, HttpServer) and web.shown == "https://mcp.example.com/mcp (headers: Authorization)"
     assert web.config.headers == {} and web.secrets == ("Bearer abc123",)
 
 

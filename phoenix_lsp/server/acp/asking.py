@@ -78,7 +78,7 @@ async def mcp_consent(client: Side, session: Session, question: Any) -> bool | N
     ``execute`` (a command) or ``fetch`` (a URL) with the exact command or URL, asked with ``allow_always`` /
     ``reject_always`` (the answer is kept for this definition). None: no answer (asked again next turn)."""
     call_id = f"mcp-consent-{question.name}-{next(_CONSENTS)}"
-    kind: Literal["fetch", "execute"] = "fetch" if question.shown.startswith(("http://", "https://")) else "execute"
+    kind: Literal["fetch", "execute"] = "fetch" if question.url else "execute"
     title = f"Start the project's MCP server {question.name}"
     content = updates.text_content(question.text)
     start = ToolCallStart(session_update="tool_call", tool_call_id=call_id, title=title, kind=kind,
