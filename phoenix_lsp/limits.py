@@ -140,7 +140,7 @@ def mcp_http(max_result_bytes: int) -> HttpBounds:
 #: an MCP configuration file (``.mcp.json``, ``.vscode/mcp.json``, the user-level ``mcp.json``, the registry):
 #: read no further than this, then decoded within these bounds (``agent/mcp_sources.py``)
 MCP_CONFIG = Bounds("an MCP configuration file", 1024 * 1024, 100_000, 64)
-#: the user's answers about the project's MCP servers (``agent/mcp_consents.py``): one entry per definition
+#: the user's answers about the project's MCP servers (``agent/mcp_consent_store.py``): one entry per definition
 MCP_CONSENTS = Bounds("the MCP consents file", 8 * 1024 * 1024, 1_000_000, 8)
 
 

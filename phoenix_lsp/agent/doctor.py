@@ -19,7 +19,7 @@ from ..core.mcp_names import server_names, tool_names
 from .agent_config import AgentConfig, CapabilityManifest, HttpServer, McpRegistry, StdioServer, matches
 from .capability_gate import CapabilityGate, EffectiveKind
 from .capability_gate import effective_kind as gate_kind
-from .mcp_consents import ConsentStore
+from .mcp_consent_store import ConsentStore
 from .mcp_hub import McpHub
 from .mcp_sources import ORIGINS, merge, read_project, read_user
 

@@ -21,7 +21,7 @@ from ..agent.agent_config import AgentConfigError, load_agent_config
 from ..agent.artifacts import ArtifactStore
 from ..agent.capability_gate import CapabilityGate
 from ..agent.contracts import EngineName, ToolFailure, function_name
-from ..agent.mcp_consents import ConsentStore
+from ..agent.mcp_consent_store import ConsentStore
 from ..agent.mcp_sources import Sourced
 from ..agent.signatures import signature
 from ..agent.warm_pool import WarmPool

@@ -6,7 +6,7 @@ registry (they start without asking); before each turn of a conversation, the co
 ``.mcp.json`` and ``.vscode/mcp.json`` are read again and the core's rule (``core/mcp_consent.py``) says which of
 their servers start, which the user is asked about (through the conversation's client: the adapters'
 ``ask_mcp_consent``, with the words of :func:`consent_question`), and which were declined. The answers are kept by
-``agent/mcp_consents.ConsentStore`` in the data directory.
+``agent/mcp_consent_store.ConsentStore`` in the data directory.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
-from ..agent.mcp_consents import ConsentStore
+from ..agent.mcp_consent_store import ConsentStore
 from ..agent.mcp_sources import ORIGINS, Sourced, merge, read_project, read_user
 from ..core.mcp_consent import Candidate, Consent, decide
 from ..store.secrets import url_secrets

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from phoenix_lsp.agent.mcp_consents import ConsentStore
+from phoenix_lsp.agent.mcp_consent_store import ConsentStore
 from phoenix_lsp.agent.mcp_sources import digest
 from phoenix_lsp.core.mcp_consent import Consent
 from tests.tools.tracker import TOKEN, project_server, starts
