@@ -208,6 +208,16 @@ class AgentRoute:
         self._catalogue = None  # gathered again with the new server's tools
         self.direct.reset()
 
+    def join(self, server: Sourced) -> None:
+        """A server of a file joins the registry (``mcp_consents.McpSources``): started on first use."""
+        with self._started:
+            self._join(server)
+
+    def leave(self, name: str) -> None:
+        """A server of a file leaves the registry: its session ends, its tools are no longer offered."""
+        with self._started:
+            self._leave(name)
+
     def _leave(self, name: str) -> None:
         """A server leaves the registry (its definition changed): its session ends, its tools are no longer
         offered. Call with ``_started`` held."""

@@ -57,7 +57,7 @@ class McpSources:
     """Where the route's servers came from, and the project's servers' consent (see the module docstring)."""
 
     def __init__(self, route: Any, consents: ConsentStore | None) -> None:
-        """``route``: the server's ``agent_route.AgentRoute`` (its registry, its guard, its ``_join``/``_leave``)."""
+        """``route``: the server's ``agent_route.AgentRoute`` (its registry, its guard, ``join`` / ``leave``)."""
         self.route = route
         self.consents = consents
         self.origins: dict[str, Sourced] = {}  # name -> its source, for every server not from the registry
@@ -74,10 +74,9 @@ class McpSources:
         loaded = read_user(config_dir)
         taken = {name: ORIGINS["registry"] for name in route.settings.registry.servers}
         merged = merge([loaded.servers], taken)
-        with route._started:
-            for server in merged.servers:
-                self._learn(server)
-                route._join(server)
+        for server in merged.servers:
+            self._learn(server)
+            route.join(server)
         self._report([*loaded.problems, *merged.problems])
 
     def _learn(self, server: Sourced) -> None:
@@ -153,10 +152,9 @@ class McpSources:
     def _settle(self, folder: Path, start: Mapping[str, Sourced]) -> None:
         """The registry holds exactly the folder's approved servers, as now defined (blocking)."""
         route = self.route
-        with route._started:
-            for name, server in self._ours(folder).items():
-                if start.get(name) is None or start[name].digest != server.digest:
-                    route._leave(name)
-            for name, server in start.items():
-                if name not in self.origins:
-                    route._join(server)
+        for name, server in self._ours(folder).items():
+            if start.get(name) is None or start[name].digest != server.digest:
+                route.leave(name)
+        for name, server in start.items():
+            if name not in self.origins:
+                route.join(server)
