@@ -189,8 +189,7 @@ class AgentRoute:
     # ------------------------------------------------------------------------- where servers come from
 
     def _manifest(self) -> Any:
-        """The capability manifest the gate applies: the file's, with every tool of the servers of the files
-        other tools read allowed where the manifest names none of them (``implicit``)."""
+        """The manifest the gate applies: the file's, and all tools of the ``implicit`` servers it does not name."""
         manifest = self.settings.manifest
         named = manifest.servers()
         extra = tuple(f"mcp://{name}/*" for name in sorted(self.implicit - named))
