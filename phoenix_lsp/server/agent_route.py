@@ -23,12 +23,13 @@ from ..agent.capability_gate import CapabilityGate
 from ..agent.contracts import EngineName, ToolFailure, function_name
 from ..agent.mcp_consent_store import ConsentStore
 from ..agent.mcp_sources import Sourced
+from ..agent.mcp_values import compact_schema
 from ..agent.signatures import signature
 from ..agent.warm_pool import WarmPool
 from ..store.secrets import CREDENTIAL_PARAMETER, url_secrets
 from ..tools.mcp_direct import McpDirect
 from .config import CATALOGUE_INLINE_MAX
-from .conversation_agent import CALL_TIMEOUT_S, ConversationAgent, compact_schema, default_write_fix, why_write
+from .conversation_agent import CALL_TIMEOUT_S, ConversationAgent, default_write_fix, why_write
 from .instructions import config_dir
 from .mcp_consents import McpSources
 from .runtime.base import AgentHost
@@ -212,8 +213,7 @@ class AgentRoute:
         with self._started:
             self._join(server)
 
-    def leave(self, name: str) -> None:
-        """A server of a file leaves the registry: its session ends, its tools are no longer offered."""
+    def leave(self, name: str) -> None:  # a server of a file leaves the registry (see _leave)
         with self._started:
             self._leave(name)
 

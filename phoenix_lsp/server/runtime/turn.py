@@ -60,7 +60,7 @@ class Turn:
             if not state.is_subagent and route is not None:  # the MCP tools themselves, on both routes (issue 37)
                 # the workspace's own servers start only once the user approved them (REQ-MCP-009)
                 await route.project(state.working_directory, self._ask_consent, self._notice)
-                mcp = await route.direct.definitions()
+                mcp = await route.direct.offered(state.settings.context_window)  # or their search
                 state = conversation.state
             request = build_request(  # cache breakpoints, summary tools and instruction: llm/cache.py
                 model=state.model,
