@@ -151,6 +151,13 @@ def mcp_http(max_result_bytes: int) -> HttpBounds:
                       "Ask the tool for less (a narrower query); the next call is read as usual")
 
 
+#: an MCP configuration file (``.mcp.json``, ``.vscode/mcp.json``, the user-level ``mcp.json``, the registry):
+#: read no further than this, then decoded within these bounds (``agent/mcp_sources.py``)
+MCP_CONFIG = Bounds("an MCP configuration file", 1024 * 1024, 100_000, 64)
+#: the user's answers about the project's MCP servers (``agent/mcp_consent_store.py``): one entry per definition
+MCP_CONSENTS = Bounds("the MCP consents file", 8 * 1024 * 1024, 1_000_000, 8)
+
+
 def decode(text: str | bytes, bounds: Bounds) -> Any:
     """``json.loads`` of input of the kind ``bounds`` stands for, checked first: :class:`Refused` (a ValueError)
     over its bounds, the decoder's ValueError when it is no JSON."""
@@ -167,9 +174,12 @@ def answer(method: str | None, whole: Bounds) -> Bounds:
                                                                                       whole.max_tokens))
 
 
-__all__ = ["ACP_ANSWERS", "ANSWERS", "DEFAULT_MAX_MESSAGE_BYTES", "DEFAULT_MAX_MESSAGE_TOKENS", "MCP_MARGIN",
-           "OFF_LOOP_BYTES", "PROVIDER_LISTING", "PROVIDER_STREAM", "READ_FILE_BYTES", "TOOL_INPUT", "Bounds",
-           "HttpBounds", "Refused", "answer", "decode", "mcp_http", "mcp_message", "message", "provider_answer"]
+__all__ = ["ACP_ANSWERS", "ANSWERS", "DEFAULT_MAX_MESSAGE_BYTES", "DEFAULT_MAX_MESSAGE_TOKENS", "MCP_CONFIG",
+           "MCP_CONSENTS",
+           "MCP_MARGIN", "OFF_LOOP_BYTES", "PROVIDER_LISTING", "PROVIDER_STREAM", "READ_FILE_BYTES", "TOOL_INPUT",
+           "Bounds", "HttpBounds", "Refused", "answer", "decode", "mcp_http", "mcp_message", "message",
+           "provider_answer"]
+
 
 
 #: the accepted change sets whose "before" copies the server keeps for an undo, per conversation (REQ-BASH-040):

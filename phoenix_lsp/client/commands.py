@@ -236,6 +236,19 @@ class Commands:
         """Answer the open question with the user's line (asks again on anything but a valid answer)."""
         word = text.strip().lower()
         params: dict[str, Any]
+        if question.kind == "choice":  # the server's window/showMessageRequest: a number, or y / n for two
+            picks = {str(n): t for n, t in enumerate(question.choices, 1)}
+            if len(question.choices) == 2:
+                picks |= {"y": question.choices[0], "yes": question.choices[0], "n": question.choices[1],
+                          "no": question.choices[1]}
+            title = picks.get(word)
+            if title is None:
+                self.screen.prompt(f"Please answer a number from 1 to {len(question.choices)}: ", "bold+yellow")
+                return
+            if question in self.conv.questions:
+                self.conv.questions.remove(question)
+            question.settle(title)
+            return
         if question.kind == "approval":
             words = {"y": "allow", "yes": "allow", "n": "deny", "no": "deny", "a": "alwaysAllow",
                      "always": "alwaysAllow"}

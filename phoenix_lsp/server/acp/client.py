@@ -87,6 +87,16 @@ class AcpClient:
             return
         session.asks[tool_use_id] = self.spawn(asking.upgrade(self, session, conversation, tool_use_id, reason))
 
+    async def ask_mcp_consent(self, conversation: Conversation, question: Any) -> bool | None:
+        """A project's MCP server asks for consent as ``session/request_permission`` (REQ-MCP-009)."""
+        session = self.session_of(conversation) if self.hub is not None else None
+        if session is None or self.conn is None:
+            return None  # no client to ask: not started
+        return await asking.mcp_consent(self, session, question)
+
+    def mcp_notice(self, conversation: Conversation, text: str) -> None:
+        log.warning("%s", text)  # ACP has no message of the agent's own to the user outside a turn's text
+
     def withdraw(self, conversation: Conversation, tool_use_id: str) -> None:
         """Answered elsewhere (a cancel, a mode command): the client's request is answered by the client, and
         whatever it answers then changes nothing."""

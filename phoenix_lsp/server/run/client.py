@@ -138,6 +138,17 @@ class RunClient:
             log.warning("could not refuse the upgrade request %s: %s", tool_use_id, getattr(reject, "message", ""))
         log.info("upgrade request refused: %s", UPGRADE_REFUSED)
 
+    async def ask_mcp_consent(self, conversation: Conversation, question: Any) -> bool | None:
+        """A project's MCP server is never started by a headless run: nobody is there to read its command line
+        (REQ-MCP-009). Left unanswered (None), so an interactive client asks about it later; said on stderr."""
+        log.warning("the project's MCP server %s (%s, from %s) was not started: a headless run cannot ask for its "
+                    "consent; approve it once in `phoenix-lsp chat` or an editor, then run again",
+                    question.name, question.shown, question.where)
+        return None
+
+    def mcp_notice(self, conversation: Conversation, text: str) -> None:
+        log.warning("%s", text)
+
     def withdraw(self, conversation: Conversation, tool_use_id: str) -> None:
         return None  # nothing was shown: every question is answered at once
 
