@@ -317,3 +317,22 @@ def test_a_reader_that_leaves_early_does_not_stop_the_turn(run: Runner, fake_ant
     stored = run.stored_events(first["conversationId"])
     assert [e["status"] for e in stored if e["kind"] == "status"][-1] == "idle"
     assert any(e["kind"] == "message" and "All there." in json.dumps(e) for e in stored)
+
+
+@pytest.mark.req("REQ-RUN-006")
+@pytest.mark.req("REQ-MCP-009")
+def test_a_project_mcp_server_never_starts_without_a_person(run: Runner, fake_anthropic: FakeAnthropic,
+                                                            tmp_path: Path) -> None:
+    """A cloned repository's .mcp.json is a command line chosen by whoever wrote it: a headless run has nobody to
+    ask, so the server is not started (its witness file stays absent), its tools are not offered, and stderr says
+    why and what to do."""
+    from tests.tools.tracker import project_server, starts
+
+    (run.work / ".mcp.json").write_text(json.dumps({"mcpServers": {"tracker": project_server(tmp_path)}}),
+                                        encoding="utf-8")
+    fake_anthropic.enqueue(Reply.text_reply("No tracker here.", deltas=2))
+    done = run("what is open in the tracker?")
+    assert done.returncode == 0, done.stderr
+    assert starts(tmp_path) == 0
+    assert "mcp__tracker__" not in json.dumps(fake_anthropic.requests[0].body.get("tools", []))
+    assert "was not started" in done.stderr and "tracker" in done.stderr
