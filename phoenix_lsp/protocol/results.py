@@ -42,6 +42,7 @@ class ConversationSummary(Wire):
     created_at: float
     updated_at: float
     message_count: int
+    working_directory: str = Field(description="the conversation's folder, as newConversation held it")
     continued_from: str | None = None
     parent_conversation_id: str | None = None
 

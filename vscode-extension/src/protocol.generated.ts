@@ -288,6 +288,10 @@ export interface SandboxInfo {
  */
 export interface ListConversationsParams {
   includeSubAgents?: boolean;
+  /**
+   * only the conversations of this folder (an absolute directory, as newConversation takes it)
+   */
+  workingDirectory?: string | null;
 }
 /**
  * This interface was referenced by `PhoenixProtocol`'s JSON-Schema
@@ -321,6 +325,10 @@ export interface ConversationSummary {
   createdAt: number;
   updatedAt: number;
   messageCount: number;
+  /**
+   * the conversation's folder, as newConversation held it
+   */
+  workingDirectory: string;
   continuedFrom?: string;
   parentConversationId?: string;
 }

@@ -118,10 +118,13 @@ def cancel(conversation: Conversation) -> Cancelled:
     return Cancelled(cancelled=was_busy, status=conversation.state.status.kind)
 
 
-def list_conversations(conversations: Conversations, include_subagents: bool = False) -> list[ConversationSummary]:
+def list_conversations(conversations: Conversations, include_subagents: bool = False,
+                       folder: str | None = None) -> list[ConversationSummary]:
     """The stored conversations, most recently updated first (REQ-PROTO-005); sub-agents only when asked
-    (REQ-BED-009). The one listing an LSP client's phoenix/listConversations and a future ACP session/list
-    (issue 38) both translate."""
-    rows = conversations.store.list_conversations(include_subagents=include_subagents)
+    (REQ-BED-009); only those of ``folder`` when it is given, a folder already held by :func:`session_folder`
+    (as a conversation's folder is when it starts, so ``/a/../a`` or a symlink names the folder the
+    conversations were stored with). The one listing an LSP client's phoenix/listConversations and ACP's
+    session/list both translate."""
+    rows = conversations.store.list_conversations(include_subagents=include_subagents, working_directory=folder)
     # the store orders by creation; sorted() is stable, so equal times keep that order
     return sorted(rows, key=lambda row: row.updated_at, reverse=True)
