@@ -121,11 +121,11 @@ def new_conversation(ls: PhoenixServer, p: p.NewConversationParams) -> res.NewCo
     )
 
 
-async def list_conversations(ls: PhoenixServer, p: p.ListConversationsParams) -> res.ListConversationsResult:
+def list_conversations(ls: PhoenixServer, p: p.ListConversationsParams) -> res.ListConversationsResult:
     folder = None
-    if p.working_directory is not None:  # held as a new conversation's is; on the disk, so in a thread
+    if p.working_directory is not None:  # held as newConversation holds a conversation's folder (REQ-URI-002)
         try:
-            folder = await asyncio.to_thread(usecase.session_folder, p.working_directory, "workingDirectory")
+            folder = usecase.session_folder(p.working_directory, "workingDirectory")
         except Invalid as exc:
             raise invalid(exc.field, f"Invalid params: '{exc.field}': {exc.reason}") from None
     rows = usecase.list_conversations(hub(ls), include_subagents=p.include_sub_agents, folder=folder)
