@@ -22,7 +22,7 @@ from ..protocol.results import (
 from .conversation import Conversation, Question
 from .screen import Screen
 from .sessions import Found, folder_conversations, pick_line, picked
-from .wording import group_by_provider, usage_lines
+from .wording import group_by_provider, lifecycle_words, usage_lines
 
 HELP = """\
 Type a message and press Enter; the answer streams below. Commands:
@@ -181,7 +181,9 @@ class Commands:
                 mark = "*" if m.id == in_use else " "
                 unknown = m.context_window_known is False
                 window = f"{m.context_window:,} tokens" + (", assumed: set it in the providers file" if unknown else "")
-                self.screen.line(f"{mark} {m.id:<28} {m.name} ({window})", "dim")
+                stage = lifecycle_words(m)  # REQ-MODEL-014: a deprecated model says when it retires
+                self.screen.line(f"{mark} {m.id:<28} {m.name} ({window}{'; ' + stage if stage else ''})",
+                                 "yellow" if stage else "dim")
         if listed.reason:
             self.screen.line(listed.reason, "yellow")
         for listing in listed.providers or []:

@@ -140,6 +140,14 @@ class ModelView(Wire):
         default=None, description="false: nobody reported the window; contextWindow is a small assumed one (set "
         "it in the providers file); absent: known",
     )
+    lifecycle: Literal["active", "deprecated", "retired"] | None = Field(
+        default=None, description="the provider's lifecycle stage (active; deprecated: still answers, retires on "
+        "retiresAt); absent: the provider does not say. Retired models are not listed",
+    )
+    deprecated_at: str | None = Field(default=None, description="YYYY-MM-DD, when a deprecated model was deprecated")
+    retires_at: str | None = Field(
+        default=None, description="YYYY-MM-DD, the scheduled retirement of a deprecated model (it may be revised)"
+    )
 
 
 class ProviderListing(Wire):

@@ -21,6 +21,7 @@ from ...store.records import ConversationSummary
 from .. import instructions
 from ..adapter import Conversation, Conversations
 from ..runtime.base import NotFound
+from . import models
 from .errors import Invalid, UseCaseError
 from .warm import warm_up
 
@@ -95,8 +96,10 @@ class Start:
 
 
 def start(conversations: Conversations, given: Start) -> Conversation:
-    """Create the conversation; the model SDK and the sandbox's probes warm up in the background."""
+    """Create the conversation; the model SDK and the sandbox's probes warm up in the background, and the
+    Models API is asked for the default model when the user chose none (the next conversations use it)."""
     warm_up()
+    models.prefetch(conversations)
     return conversations.create(working_directory=given.working_directory, model=given.model, style=given.style,
                                 policy=given.policy, origin_id=given.origin_id, seed=given.seed,
                                 instructions=given.instructions)
