@@ -219,6 +219,11 @@ class Commands:
         """Answer the open question with the user's line (asks again on anything but a valid answer)."""
         word = text.strip().lower()
         params: dict[str, Any]
+        if question.kind == "approval" and word in ("w", "whole") and question.whole:
+            for line in question.whole:  # the whole call, then the same question again
+                self.screen.line(line, "dim")
+            self.screen.prompt(question.ask, "bold+yellow")
+            return
         if question.kind == "approval":
             words = {"y": "allow", "yes": "allow", "n": "deny", "no": "deny", "a": "alwaysAllow",
                      "always": "alwaysAllow"}
@@ -243,6 +248,8 @@ class Commands:
                       "toolUseId": question.tool_use_id}
         if question in self.conv.questions:
             self.conv.questions.remove(question)
+        if question.diff and params.get("decision") in ("allow", "alwaysAllow"):
+            self.conv.approved.add(question.diff)
         try:
             await self.request(method, params)
         except JsonRpcException as exc:

@@ -35,14 +35,6 @@ def compact(value: Any, limit: int = 200) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def whole(value: Any) -> str:
-    """All of ``value`` as compact JSON on one line (an approval's arguments: never cut)."""
-    try:
-        return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
-    except (TypeError, ValueError):
-        return repr(value)
-
-
 def first_line(text: str, limit: int = 120) -> str:
     """The first non-empty line of ``text``, cut to ``limit`` characters."""
     for line in str(text).splitlines():

@@ -126,7 +126,7 @@ def test_approval_answered_yes_runs_the_tool(
     at = chat.wait_for("> ", at)
     chat.send("please create made.txt")
     at = chat.wait_for("Allow? [y]es / [n]o / [a]lways: ", at)
-    assert "[approval] bash" in chat.out and '{"command":"echo approved > made.txt"}' in chat.out
+    assert "[approval] bash" in chat.out and "$ echo approved > made.txt" in chat.out
     assert not (tmp_path / "work" / "made.txt").exists()  # nothing ran before the answer
     chat.send("y")
     # the command ran; its change is shown as a diff and lands only on a second yes (issue 36)
@@ -295,10 +295,9 @@ def test_patch_is_applied_by_the_client_as_the_editor(
     chat.send("/execute")
     at = chat.wait_for("> ", chat.wait_for("[mode] unrestricted", at))
     chat.send("greet the world")
-    at = chat.wait_for("Allow? [y]es / [n]o / [a]lways: ", at)
+    at = chat.wait_for("Allow? [y]es / [n]o / [a]lways: ", chat.wait_for('+    return "hello, world"', at))
     chat.send("a")
-    at = chat.wait_for("[edit] ", at)
-    at = chat.wait_for('+    return "hello, world"', at)
+    at = chat.wait_for("[edit] phoenix: patch greet.py: written, the diff approved above", at)  # not drawn again
     at = chat.wait_for("Patched.", at)
     chat.wait_for("> ", at)
     assert target.read_text() == 'def greet():\n    return "hello, world"  # \U0001f600 emoji before the edit\n'
