@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -18,6 +19,18 @@ async def _warm(s: Session, fake: FakeAnthropic) -> None:
     1.5 s listModels waits), not the SDK's first import on a loaded machine."""
     fake.enqueue(Reply.text_reply("ready"))
     await _turn(s, await s.new(), "hello")
+
+
+async def _listed(s: Session, refresh: bool = False) -> dict[str, Any]:
+    """listModels' answer once it is the API's. Each call waits at most 1.5 s for the API and an answer later
+    than that fills the next call's list (REQ-MODEL-001), so on a loaded machine a call or two may come first
+    with the built-in list."""
+    for _ in range(20):
+        result: dict[str, Any] = await s.request("phoenix/listModels", {"refresh": True} if refresh else {})
+        if result["source"] == "api":
+            return result
+        refresh = False  # the refreshed listing is under way: the next call may have it
+    raise AssertionError(f"listModels never gave the API's list: {result.get('reason')}")
 
 
 async def _turn(s: Session, cid: str, text: str) -> None:
@@ -171,18 +184,19 @@ LISTING = [
 async def test_the_default_is_the_newest_generally_available_sonnet_the_api_lists(fake_anthropic: FakeAnthropic,
                                                                                   tmp_path: Path) -> None:
     """Not the newer Opus, not the deprecated or retired Sonnets released later: the newest active Sonnet
-    (REQ-MODEL-004). A conversation started before the API answered keeps the table's default; the next ones,
-    and the default listModels names, are the listed one. The list shows each lifecycle, retired ones left out
-    (REQ-MODEL-014)."""
+    (REQ-MODEL-004). The conversation started while the API was asked moves to it (it had sent nothing: the
+    client is told with modelChanged); the next ones, and the default listModels names, start on it. The list
+    shows each lifecycle, retired ones left out (REQ-MODEL-014)."""
     fake_anthropic.models = list(LISTING)
-    fake_anthropic.enqueue(Reply.text_reply("listed default"))
+    fake_anthropic.enqueue(Reply.text_reply("listed default"), Reply.text_reply("first one"))
     async with session(fake_anthropic, tmp_path) as s:
         first = await s.new()  # asks the Models API in the background
-        state = await s.request("phoenix/getConversation", {"conversationId": first, "limit": 1})
-        assert state["model"] == DEFAULT_MODEL
-        await s.wait_until(lambda: fake_anthropic.model_list_calls >= 1, what="the Models API asked")
-        listed = await s.request("phoenix/listModels", {})
-        assert listed["source"] == "api" and listed["defaultModel"] == "claude-sonnet-9-0"
+        (changed,) = await s.wait_until(lambda: s.of("modelChanged", first), what="the first conversation moved")
+        assert (changed["model"], changed["previous"]) == ("claude-sonnet-9-0", DEFAULT_MODEL)
+        await _turn(s, first, "hello")
+        assert fake_anthropic.requests[-1].body["model"] == "claude-sonnet-9-0"
+        listed = await _listed(s)
+        assert listed["defaultModel"] == "claude-sonnet-9-0"
         by_id = {m["id"]: m for m in listed["models"]}
         assert "claude-sonnet-9-9" not in by_id  # retired: not offered
         assert by_id["claude-sonnet-9-5-preview"]["lifecycle"] == "deprecated"
@@ -202,8 +216,8 @@ async def test_a_chosen_model_stays_the_default_whatever_the_api_lists(fake_anth
     async with session(fake_anthropic, tmp_path, env={"PHOENIX_MODEL": "claude-opus-4-6"}) as s:
         await _warm(s, fake_anthropic)
         assert fake_anthropic.model_list_calls == 0  # nothing to pick: not asked until a list is wanted
-        listed = await s.request("phoenix/listModels", {})
-        assert listed["source"] == "api" and listed["defaultModel"] == "claude-opus-4-6"
+        listed = await _listed(s)
+        assert listed["defaultModel"] == "claude-opus-4-6"
         state = await s.request("phoenix/getConversation", {"conversationId": await s.new(), "limit": 1})
         assert state["model"] == "claude-opus-4-6"
 
@@ -232,7 +246,7 @@ async def test_a_retired_model_is_refused_with_why_and_what_instead(fake_anthrop
     fake_anthropic.models = list(LISTING)
     async with session(fake_anthropic, tmp_path) as s:
         cid = await s.new()
-        await s.request("phoenix/listModels", {"refresh": True})
+        await _listed(s, refresh=True)
         error = await s.error("phoenix/newConversation", {"workingDirectory": str(s.workdir),
                                                           "model": "claude-sonnet-9-9"})
         assert error.code == -32602 and error.data.get("field") == "model"

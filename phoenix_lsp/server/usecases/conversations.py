@@ -97,12 +97,15 @@ class Start:
 
 def start(conversations: Conversations, given: Start) -> Conversation:
     """Create the conversation; the model SDK and the sandbox's probes warm up in the background, and the
-    Models API is asked for the default model when the user chose none (the next conversations use it)."""
+    Models API is asked for the default model when the user chose none (this conversation moves to it if it
+    has sent nothing by then; the next ones start on it)."""
     warm_up()
-    models.prefetch(conversations)
-    return conversations.create(working_directory=given.working_directory, model=given.model, style=given.style,
-                                policy=given.policy, origin_id=given.origin_id, seed=given.seed,
-                                instructions=given.instructions)
+    conversation = conversations.create(working_directory=given.working_directory, model=given.model,
+                                        style=given.style, policy=given.policy, origin_id=given.origin_id,
+                                        seed=given.seed, instructions=given.instructions)
+    # the Models API's default, for this conversation too while it has sent nothing (REQ-MODEL-004)
+    models.prefetch(conversations, conversation if given.model is None and given.seed is None else None)
+    return conversation
 
 
 @dataclass(frozen=True)

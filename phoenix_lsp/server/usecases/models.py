@@ -44,6 +44,9 @@ class ModelList:
         self.at = 0.0
         self.asking: asyncio.Task[None] | None = None
         self.failure: str | None = None  # why the last call to the API failed
+        #: conversations started on the table's default while the API was asked: moved to the listed default
+        #: if they have not sent a message yet (REQ-MODEL-004)
+        self.waiting: list[tuple[Conversations, Conversation]] = []
 
     async def ask(self, conversations: Conversations) -> None:
         """Ask the API (importing its SDK off the event loop first, the first time); never raises. When it
@@ -62,10 +65,13 @@ class ModelList:
         self.retired = {m.id: m.retires_at or "" for m in listed if m.lifecycle == "retired"}
         self.newest_sonnet = known.newest_sonnet(listed)
         config = conversations.config
+        waiting, self.waiting = self.waiting, []
         if not config.model_chosen and self.newest_sonnet and self.newest_sonnet != config.model:
             log.info("default model: %s, the newest generally available Sonnet the Models API lists (was %s)",
                      self.newest_sonnet, config.model)
-            config.model = self.newest_sonnet
+            previous, config.model = config.model, self.newest_sonnet
+            for owner, conversation in waiting:
+                _move_to_default(owner, conversation, previous, self.newest_sonnet)
 
     def window(self, model: str, router: ModelRouter) -> int:
         """The context window of ``model``: the API's figure when it gave one, else its provider's (issue 27),
@@ -84,13 +90,29 @@ def _view(m: known.ListedModel) -> res.ModelView:
                          lifecycle=m.lifecycle, deprecated_at=m.deprecated_at, retires_at=retires)
 
 
-def prefetch(conversations: Conversations) -> None:
-    """Ask the Models API in the background, once, when the user chose no model: the conversations created
-    once it has answered start on the newest generally available Sonnet (REQ-MODEL-004). Called when a
-    conversation starts (the SDK is being warmed up then anyway), not at start-up."""
-    if conversations.config.model_chosen or kept.asking is not None:
+def prefetch(conversations: Conversations, started: Conversation | None = None) -> None:
+    """Ask the Models API in the background, once, when the user chose no model (REQ-MODEL-004): the
+    conversations created once it has answered start on the newest generally available Sonnet, and ``started``
+    (a conversation just started on the table's default) moves to it if it has sent no message by then. Called
+    when a conversation starts (the SDK is being warmed up then anyway), not at start-up."""
+    if conversations.config.model_chosen or kept.models:
         return
-    kept.asking = conversations.spawn(kept.ask(conversations))
+    if started is not None and len(kept.waiting) < 100:
+        kept.waiting.append((conversations, started))
+    if kept.asking is None or (kept.asking.done() and kept.failure is not None):  # asked once, or after a failure
+        kept.asking = conversations.spawn(kept.ask(conversations))
+
+
+def _move_to_default(conversations: Conversations, conversation: Conversation, previous: str, model: str) -> None:
+    """A conversation started on the table's default moves to the listed default, through the core (the
+    clients get ``modelChanged``), when it still uses that model and has sent no message; never raises."""
+    state = conversation.state
+    if state.model != previous or state.history or conversation.busy:
+        return
+    try:
+        choose_model(conversations, conversation, model)
+    except Exception as exc:  # refused (a sub-agent, a status that takes no switch): it keeps its model
+        log.info("conversation %s keeps %s: %s", conversation.id[:8], previous, exc)
 
 
 class ProviderLists:
