@@ -122,18 +122,29 @@ def provider_answer(url_path: str) -> HttpBounds:
 #: room around an MCP result (the JSON-RPC envelope, the escapes of its text) in one MCP message
 MCP_MARGIN = 64 * 1024
 
+#: images in one MCP tool result (REQ-MCP-021): the most given to the model (the rest are named in a note and
+#: never decoded), the most bytes one may have as the server sent it (before Pillow opens it), and the room the
+#: images of one result have in its message, as base64 text (a result whose images need more is not read)
+MCP_IMAGES = 8
+MCP_IMAGE_BYTES = 5 * 1024 * 1024
+MCP_IMAGE_ROOM = 12 * 1024 * 1024
+#: the most pixels an image's header may claim before its pixels are decoded (a decompression bomb: Pillow's own
+#: limit is 89 million, which decodes to some 350 MB; 25 million is a 5000 x 5000 screenshot)
+IMAGE_PIXELS = 25_000_000
+
 
 def mcp_message(max_result_bytes: int) -> Bounds:
     """The bounds of one message from an MCP server (a stdio line, an HTTP answer or SSE event): the MCP client's
-    result cap plus :data:`MCP_MARGIN`; nesting 64 (REQ-SEC-005)."""
-    return Bounds("a message from the MCP server", max_result_bytes + MCP_MARGIN, 1_000_000)
+    result cap plus :data:`MCP_MARGIN` and the images' room :data:`MCP_IMAGE_ROOM`; nesting 64 (REQ-SEC-005)."""
+    return Bounds("a message from the MCP server", max_result_bytes + MCP_MARGIN + MCP_IMAGE_ROOM, 1_000_000)
 
 
 def mcp_http(max_result_bytes: int) -> HttpBounds:
     """The bounds of an MCP server's HTTP answer: each event (or a JSON answer) one message; a stream of events
-    (a long-running call's notifications, then its result) at most 64 of them."""
+    (a long-running call's notifications, then its result) at most 64 of them without images, and one
+    result's images."""
     unit = mcp_message(max_result_bytes)
-    return HttpBounds("the MCP server's answer", unit, 64 * unit.max_bytes,
+    return HttpBounds("the MCP server's answer", unit, 64 * (max_result_bytes + MCP_MARGIN) + MCP_IMAGE_ROOM,
                       "Ask the tool for less (a narrower query); the next call is read as usual")
 
 

@@ -8,11 +8,12 @@ import json
 import logging
 import re
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from mcp.shared.exceptions import MCPError
 
-from .. import bounded_http, safe_json
+from .. import bounded_http, limits, safe_json
 from . import mcp_relay
 from .contracts import ErrorCode
 from .mcp_listings import McpListings
@@ -30,10 +31,38 @@ _NOT_FOUND_TEXT = re.compile(r"\b(not found|unknown tool|no such|does not exist)
 _INVALID_TEXT = re.compile(r"\bvalidation error|invalid (argument|param)", re.IGNORECASE)
 
 
+@dataclass(frozen=True)
+class ResultImages:
+    """The image blocks of a tool's result (REQ-MCP-021), as the server sent them: the first
+    ``limits.MCP_IMAGES`` (base64 text, declared media type), and how many it sent in all. Nothing of them is
+    decoded here (``tools/mcp_images.py`` is their gate)."""
+
+    kept: tuple[tuple[str, str], ...] = ()
+    total: int = 0
+
+
+def result_images(content: Any) -> ResultImages:
+    """The first images of a result's content blocks, and their count."""
+    kept: list[tuple[str, str]] = []
+    total = 0
+    for block in content:
+        if getattr(block, "type", "") != "image":
+            continue
+        total += 1
+        if len(kept) < limits.MCP_IMAGES:
+            data, media = getattr(block, "data", ""), getattr(block, "mime_type", "")
+            kept.append((data if isinstance(data, str) else "", media if isinstance(media, str) else ""))
+    return ResultImages(tuple(kept), total)
+
+
 class McpCalls(McpListings):
     """The tool calls of one MCP client, on its event loop (see ``McpHub``)."""
 
     async def _call(self, uri: str, arguments: dict[str, Any], timeout_s: float) -> Any:
+        return (await self._call_result(uri, arguments, timeout_s))[0]
+
+    async def _call_result(self, uri: str, arguments: dict[str, Any],
+                           timeout_s: float) -> tuple[Any, ResultImages]:
         server, tool = await self._tool(uri)
         bare = uri.split("?", 1)[0]
         problem = schema_problem(await self._schema(uri), arguments)
@@ -91,4 +120,4 @@ class McpCalls(McpListings):
             raise fail(ErrorCode.RESULT_TOO_LARGE, (
                 f"{bare} answered {size:,} bytes, over the MCP client's cap of {self._max_result_bytes:,}; the "
                 "result was dropped. Ask for less (filter, or fetch items one by one)"))
-        return value
+        return value, result_images(result.content)

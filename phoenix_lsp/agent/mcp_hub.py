@@ -43,14 +43,14 @@ from typing import Any, TypeVar
 
 from .agent_config import CapabilityManifest, HttpServer, McpRegistry, StdioServer
 from .contracts import ErrorCode
-from .mcp_calls import McpCalls
+from .mcp_calls import McpCalls, ResultImages
 from .mcp_listings import McpServerHealth, ToolInfo
 from .mcp_secrets import MIN_SECRET_CHARS
 from .mcp_sessions import DEFAULT_CONNECT_TIMEOUT_S, DEFAULT_MAX_RESULT_BYTES, MAX_SERVER_STDERR, fail
 from .mcp_values import unwrap, unwrapped_schema
 
 __all__ = ["DEFAULT_CONNECT_TIMEOUT_S", "DEFAULT_MAX_RESULT_BYTES", "MAX_SERVER_STDERR", "MIN_SECRET_CHARS",
-           "McpHub", "McpServerHealth", "ToolInfo", "unwrap", "unwrapped_schema"]
+           "McpHub", "McpServerHealth", "ResultImages", "ToolInfo", "unwrap", "unwrapped_schema"]
 
 T = TypeVar("T")
 
@@ -112,6 +112,13 @@ class McpHub(McpCalls):
         that is not an object, see ``unwrapped_schema``; else its text content parsed as JSON when it is JSON,
         else the text). Raises ``ToolFailure`` (kind ``TOOL``, see the module docstring)."""
         return self._submit(self._call(uri, dict(arguments or {}), timeout_s),
+                            self._longest_connect_s() * 2 + timeout_s + _GRACE_S)
+
+    def call_with_images(self, uri: str, arguments: Mapping[str, Any] | None = None,
+                         timeout_s: float = 30.0) -> tuple[Any, ResultImages]:
+        """``call``, with the result's image blocks as the server sent them (the first few, and their count:
+        ``ResultImages``), for the conversation's MCP tools (REQ-MCP-021); a script's call gets the value only."""
+        return self._submit(self._call_result(uri, dict(arguments or {}), timeout_s),
                             self._longest_connect_s() * 2 + timeout_s + _GRACE_S)
 
     def versions(self, uris: Iterable[str]) -> dict[str, str]:

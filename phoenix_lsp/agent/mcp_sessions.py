@@ -215,7 +215,8 @@ class McpSessions(McpSecrets):
                         lambda _request: limits.mcp_http(self._max_result_bytes)))
                     await stack.enter_async_context(client)
                     read, write = await stack.enter_async_context(streamable_http_client(
-                        config.url, http_client=client, max_sse_event_size=self._max_result_bytes + 65536))
+                        config.url, http_client=client,
+                        max_sse_event_size=limits.mcp_message(self._max_result_bytes).max_bytes))
                 session = await stack.enter_async_context(ClientSession(read, write))
                 # the SDK's own connect policy (its Client's mode="auto"): server/discover for servers of the
                 # 2026 protocol (whose listings carry ttlMs hints), else the initialize handshake

@@ -1,5 +1,6 @@
 """What an MCP tool's answer is, read with its schemas: the value inside the SDKs' ``{"result": ...}`` wrapper
-of a value that is not an object, and the first way arguments break a tool's input schema."""
+of a value that is not an object, and the first way arguments break a tool's input schema; and a schema as the
+model is shown it on demand (``describe_tools``, the conversation's tool search)."""
 
 from __future__ import annotations
 
@@ -52,3 +53,24 @@ def schema_problem(schema: dict[str, Any], arguments: dict[str, Any]) -> str | N
         return None
     where = ".".join(str(p) for p in error.absolute_path) or "(arguments)"
     return f"{where}: {error.message[:300]}"
+
+
+def compact_schema(schema: Any) -> Any:
+    """A JSON Schema without what tells a script nothing: ``title`` annotations (the SDKs derive them from
+    names already shown) and ``additionalProperties: true`` (the default). Property names are kept, even one
+    called ``title``."""
+    if isinstance(schema, list):
+        return [compact_schema(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key == "title" and isinstance(value, str):
+            continue
+        if key == "additionalProperties" and value is True:
+            continue
+        if key in ("properties", "$defs", "definitions", "patternProperties") and isinstance(value, dict):
+            out[key] = {name: compact_schema(sub) for name, sub in value.items()}
+        else:
+            out[key] = compact_schema(value)
+    return out

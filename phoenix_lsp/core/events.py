@@ -47,6 +47,8 @@ class ToolDone:
     output: str
     is_error: bool = False
     refused_by_sandbox: bool = False
+    #: the images the tool returned (an MCP tool's, REQ-MCP-021), already in the store
+    images: tuple[Image, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -184,7 +184,7 @@ def on_tool_done(state: ConversationState, ev: ToolDone) -> Out:
     effects: tuple[Effect, ...] = ()
     if ev.refused_by_sandbox:
         effects = (Audit(Actor.SYSTEM, "toolRefused", {"tool": call.name, "by": "sandbox"}),)
-    state, more = dispatch(state, status.batch.answer(ToolResult(call.id, ev.output, ev.is_error)))
+    state, more = dispatch(state, status.batch.answer(ToolResult(call.id, ev.output, ev.is_error, images=ev.images)))
     return state, (*effects, *more)
 
 

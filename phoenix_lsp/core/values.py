@@ -102,12 +102,14 @@ class ToolUse:
 
 @dataclass(frozen=True, slots=True)
 class ToolResult:
-    """The answer to one tool call."""
+    """The answer to one tool call: its text and, from an MCP tool (REQ-MCP-021), the images it returned, kept by
+    the store like an attachment's (the core holds references only)."""
 
     tool_use_id: str
     content: str
     is_error: bool = False
     kind: Literal["tool_result"] = "tool_result"
+    images: tuple[Image, ...] = ()
 
 
 Block = Text | Image | ToolUse | ToolResult

@@ -7,9 +7,11 @@ events whichever provider answered:
 - the request is translated: the system prompt becomes a ``system`` message, tool definitions ``function``
   tools, ``tool_use`` blocks an assistant's ``tool_calls`` (arguments as compact JSON), ``tool_result`` blocks
   ``tool`` messages with the matching ``tool_call_id`` (placed right after the assistant's calls, in order),
-  images ``image_url`` data URLs; ``cache_control`` and every other Anthropic-only field is dropped;
-  ``max_completion_tokens`` bounds the answer. The translation is a pure function of the request, so a
-  conversation's prefix stays byte-stable and the provider's automatic prefix caching works;
+  images ``image_url`` data URLs (a tool message holds text only, so a tool result's images follow the tool
+  messages in one user message, each call's after a line naming it); ``cache_control`` and every other
+  Anthropic-only field is dropped; ``max_completion_tokens`` bounds the answer. The translation is a pure
+  function of the request, so a conversation's prefix stays byte-stable and the provider's automatic prefix
+  caching works;
 - tool-call ids are kept when they are at most 40 characters of ``[A-Za-z0-9_-]`` (the API's limit), else
   replaced by a stable digest, the same for a call and its result;
 - the answer streams as ``choices[0].delta``: text pieces go to ``on_text`` as they arrive; ``tool_calls``
@@ -148,7 +150,10 @@ def to_chat(request: LlmRequest, upstream_model: str) -> dict[str, Any]:
                 continue
             result = block.get("content")
             text = _text_of(result) if result is not None else ""
-            if isinstance(result, list):
+            if isinstance(result, list) and any(b.get("type") == "image" for b in result):
+                # a tool message holds text only (Chat Completions): its images follow in a user message, named
+                later_images.append({"type": "text", "text": f"The images the tool call "
+                                     f"{call_id(str(block['tool_use_id']))} returned:"})
                 later_images += [_image_part(b) for b in result if b.get("type") == "image"]
             if block.get("is_error") and not text.startswith("Error"):
                 text = f"Error: {text}"

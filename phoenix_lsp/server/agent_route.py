@@ -21,12 +21,13 @@ from ..agent.agent_config import AgentConfigError, load_agent_config
 from ..agent.artifacts import ArtifactStore
 from ..agent.capability_gate import CapabilityGate
 from ..agent.contracts import EngineName, ToolFailure, function_name
+from ..agent.mcp_values import compact_schema
 from ..agent.signatures import signature
 from ..agent.warm_pool import WarmPool
 from ..store.secrets import CREDENTIAL_PARAMETER, url_secrets
 from ..tools.mcp_direct import McpDirect
 from .config import CATALOGUE_INLINE_MAX
-from .conversation_agent import CALL_TIMEOUT_S, ConversationAgent, compact_schema, default_write_fix, why_write
+from .conversation_agent import CALL_TIMEOUT_S, ConversationAgent, default_write_fix, why_write
 from .runtime.base import AgentHost
 
 __all__ = ["CALL_TIMEOUT_S", "CATALOGUE_INLINE_MAX", "CATALOGUE_TIMEOUT_S", "AgentRoute", "ConversationAgent",

@@ -26,6 +26,7 @@ from typing import Any, Literal, Protocol
 from ..agent.contracts import AgentError, EngineName, ErrorCode, ErrorKind, PlanNode, ToolFailure, function_name
 from ..agent.executor import run
 from ..agent.host import Cancellation
+from ..agent.mcp_values import compact_schema
 from ..agent.planner import PlanRefused, prepare
 from ..core.tools import ToolKind
 from ..core.values import ToolUse
@@ -219,27 +220,6 @@ def why_write(hub: Any, tool: str) -> str:
     if info.kind != "write" or info.kind_source != "default":
         return ""
     return f" {bare} counts as a write only because nothing says it reads: {default_write_fix()}"
-
-
-def compact_schema(schema: Any) -> Any:
-    """A JSON Schema without what tells a script nothing: ``title`` annotations (the SDKs derive them from
-    names already shown) and ``additionalProperties: true`` (the default). Property names are kept, even one
-    called ``title``."""
-    if isinstance(schema, list):
-        return [compact_schema(item) for item in schema]
-    if not isinstance(schema, dict):
-        return schema
-    out: dict[str, Any] = {}
-    for key, value in schema.items():
-        if key == "title" and isinstance(value, str):
-            continue
-        if key == "additionalProperties" and value is True:
-            continue
-        if key in ("properties", "$defs", "definitions", "patternProperties") and isinstance(value, dict):
-            out[key] = {name: compact_schema(sub) for name, sub in value.items()}
-        else:
-            out[key] = compact_schema(value)
-    return out
 
 
 def _schema_text(schema: Any) -> str:

@@ -25,10 +25,14 @@ def block_to_api(block: Block, image: Callable[[str], tuple[bytes, str]]) -> dic
         return {"type": "image", "source": source}
     if isinstance(block, ToolUse):
         return {"type": "tool_use", "id": block.id, "name": block.name, "input": dict(block.input)}
+    content: str | list[dict[str, Any]] = block.content or "(no output)"
+    if block.images:  # an MCP tool's images (REQ-MCP-021): the text, then each image, in the result itself
+        images = [block_to_api(picture, image) for picture in block.images]
+        content = [{"type": "text", "text": block.content or "(no text)"}, *(i for i in images if i is not None)]
     return {
         "type": "tool_result",
         "tool_use_id": block.tool_use_id,
-        "content": block.content or "(no output)",
+        "content": content,
         "is_error": block.is_error,
     }
 

@@ -8,13 +8,17 @@ routes: ``PHOENIX_MCP_REGISTRY`` with ``PHOENIX_CAPABILITIES`` and ``secretsRef`
   schema, and keeps them byte-stable for the server's life (REQ-MCP-002); a server that could not be reached
   is tried again at the next turn. :func:`with_mcp` puts them after the built-in tools, before the agent
   route's two, so the ask route's list stays a prefix of the agent route's (REQ-AGENT-002).
+- :meth:`McpDirect.offered` is what the model is offered: the definitions, or, when they would take more than a
+  tenth of the model's context window, the one tool that searches them (``mcp_search.py``, REQ-MCP-022).
 - :meth:`McpDirect.kind` is a tool's effective kind as the capability gate decided it (REQ-AGENT-027), which
   the turn puts on the call (``ToolUse.mcp_kind``) for the core's decision (``core/mcp_rules.py``); None for a
   name no server offers.
 - :meth:`McpDirect.run` runs a call the core allowed: the gate's check of the call (allow, deny, scope, rate),
   then the MCP client's call (bounded, scrubbed of the server's credentials and the known secrets,
   ``structuredContent`` unwrapped: ``agent/mcp_calls.py``), then the text for the model, capped like bash's
-  output with the whole kept as an artifact (REQ-MCP-005). Every failure is one tool error.
+  output with the whole kept as an artifact (REQ-MCP-005), and the result's images through their gate
+  (``mcp_images.py``, REQ-MCP-021): each one the model is given, or a note saying why not. Every failure is one
+  tool error.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ import copy
 import json
 import logging
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from .. import safe_json
@@ -31,6 +36,9 @@ from ..agent.contracts import ToolFailure
 from ..core.mcp_names import is_mcp, server_names, tool_names
 from ..core.tools import DESCRIBE_TOOLS
 from ..core.values import ToolUse
+from . import mcp_search
+from .mcp_images import Picture, gate
+from .patch import estimate_tokens
 
 log = logging.getLogger(__name__)
 
@@ -58,6 +66,15 @@ class Route(Protocol):
     def start(self) -> None: ...
 
 
+@dataclass(frozen=True)
+class McpOutcome:
+    """What one call gives the model: its text, whether it is an error, and its images (REQ-MCP-021)."""
+
+    text: str
+    is_error: bool = False
+    pictures: list[Picture] = field(default_factory=list)
+
+
 class McpDirect:
     """The MCP tools of the conversations of one server (see the module docstring)."""
 
@@ -69,6 +86,7 @@ class McpDirect:
         self._definitions: list[dict[str, Any]] | None = None
         self._uris: dict[str, str] = {}  # name -> mcp://server/tool
         self._kinds: dict[str, Literal["read", "write"]] = {}  # name -> its effective kind
+        self._index: mcp_search.Index | None = None  # the search's words of the definitions (REQ-MCP-022)
 
     @property
     def configured(self) -> bool:
@@ -93,8 +111,20 @@ class McpDirect:
                 self._definitions = found
             return copy.deepcopy(self._definitions)
 
+    async def offered(self, context_window: int) -> list[dict[str, Any]]:
+        """What the model is offered of the MCP tools: their definitions, or only the search tool when they would
+        take more than a tenth of ``context_window`` (REQ-MCP-022). Equal on every call while the definitions
+        are (byte-stable for the server's life)."""
+        found = await self.definitions()
+        if found and mcp_search.too_many(estimate_tokens(found), context_window):
+            return [mcp_search.definition(found)]
+        return found
+
     def kind(self, name: str) -> Literal["read", "write"] | None:
-        """The effective kind of the tool offered as ``name`` (``read`` or ``write``), or None: not offered."""
+        """The effective kind of the tool offered as ``name`` (``read`` or ``write``), or None: not offered. The
+        search tool reads."""
+        if name == mcp_search.SEARCH_TOOL and self._kinds:
+            return "read"
         return self._kinds.get(name)
 
     def uri(self, name: str) -> str | None:
@@ -142,26 +172,38 @@ class McpDirect:
         complete = not any(h.error for h in hub.health())
         return found, complete
 
-    async def run(self, call: ToolUse, conversation_id: str) -> tuple[str, bool]:
-        """Run one call the core allowed: (the text for the model, whether it is an error)."""
+    async def run(self, call: ToolUse, conversation_id: str) -> McpOutcome:
+        """Run one call the core allowed: the text for the model, whether it is an error, its images."""
         if self._definitions is None:  # a call restored after a restart: its server is gathered first
             await self.definitions()
+        if call.name == mcp_search.SEARCH_TOOL:  # the model looks for tools (REQ-MCP-022): no server is called
+            if self._index is None or self._index.definitions is not self._definitions:
+                self._index = mcp_search.Index(self._definitions or [])  # once per gathering
+            text, is_error = mcp_search.answer(self._index, self._kinds, call.input)
+            return McpOutcome(self.route.redact(text), is_error)
         uri = self._uris.get(call.name)
         if uri is None or self.route.hub is None:
-            return (f"Unknown tool '{call.name}': no MCP server of this conversation offers it. Nothing was sent "
-                    "to any server.", True)
+            return McpOutcome(f"Unknown tool '{call.name}': no MCP server of this conversation offers it. Nothing "
+                              "was sent to any server.", True)
         refused = self.route.gate.check_call(uri, call.input)
         if refused is not None:
-            return self.route.redact(f"{call.name} was not called: {refused.kind}/{refused.code}: "
-                                     f"{refused.message}"), True
+            return McpOutcome(self.route.redact(f"{call.name} was not called: {refused.kind}/{refused.code}: "
+                                                f"{refused.message}"), True)
         try:
-            value = await asyncio.to_thread(self.route.hub.call, uri, dict(call.input), self.call_timeout_s)
+            value, images = await asyncio.to_thread(self.route.hub.call_with_images, uri, dict(call.input),
+                                                    self.call_timeout_s)
         except Exception as exc:  # ToolFailure, or anything a broken server caused: one tool error
             error = getattr(exc, "error", None)
             what = (f"{error.kind}/{error.code}: {error.message}" if error is not None else
                     f"{type(exc).__name__}: {exc}")
-            return self.route.redact(f"{call.name} failed: {what}")[:4000], True
-        return await asyncio.to_thread(self._text, value, conversation_id), False
+            return McpOutcome(self.route.redact(f"{call.name} failed: {what}")[:4000], True)
+        text = await asyncio.to_thread(self._text, value, conversation_id)
+        if not images.total:
+            return McpOutcome(text)
+        pictures, notes = await asyncio.to_thread(gate, images.kept, images.total)
+        if notes:
+            text = "\n\n".join(part for part in (text, *notes) if part)
+        return McpOutcome(text, False, pictures)
 
     def _text(self, value: Any, conversation_id: str) -> str:
         """The result as the model reads it: capped like bash's output, the whole kept as an artifact."""
@@ -203,4 +245,4 @@ def with_mcp(definitions: Sequence[dict[str, Any]], mcp: Sequence[dict[str, Any]
     return [*definitions[:at], *mcp, *definitions[at:]]
 
 
-__all__ = ["CALL_TIMEOUT_S", "McpDirect", "is_mcp", "with_mcp"]
+__all__ = ["CALL_TIMEOUT_S", "McpDirect", "McpOutcome", "is_mcp", "with_mcp"]

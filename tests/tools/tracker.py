@@ -11,20 +11,24 @@ SERVER = Path(__file__).with_name("tracker_server.py")
 #: the tracker's credential; tests check it never reaches a model or the data directory
 TOKEN = "trk-tok-9d1e77c2b4"
 TOKEN_VARIABLE = "PHX_TEST_TRACKER_TOKEN"
-READS = ("list_issues", "bash", "whoami", "huge", "deep", "structured", "slow", "crash")
+READS = ("list_issues", "bash", "whoami", "huge", "deep", "structured", "slow", "crash", "picture")
 
 
-def tracker_env(tmp_path: Path, *, manifest: dict[str, Any] | None = None) -> dict[str, str]:
+def tracker_env(tmp_path: Path, *, manifest: dict[str, Any] | None = None, many: int = 0,
+                decoy: bool = False) -> dict[str, str]:
     """The server's environment: a registry with the tracker over stdio (its token by ``secretsRef``), and a
-    manifest that names its reads exactly (its annotations are not trusted): its other tools are writes."""
+    manifest that names its reads exactly (its annotations are not trusted): its other tools are writes.
+    ``many``, ``decoy``: the tracker's generated tools (``tracker_server.py``), named reads too."""
     registry = tmp_path / "registry.json"
+    extra = [*(["--many", str(many)] if many else []), *(["--decoy"] if decoy else [])]
     registry.write_text(json.dumps({"servers": {"tracker": {
-        "command": [sys.executable, str(SERVER)], "args": ["--log", str(log_path(tmp_path))],
+        "command": [sys.executable, str(SERVER)], "args": ["--log", str(log_path(tmp_path)), *extra],
         "secretsRef": {"TRACKER_TOKEN": f"env:{TOKEN_VARIABLE}"}, "connectTimeoutS": 60}}}))
     capabilities = tmp_path / "capabilities.json"
+    reads = [*READS, *(f"gen_{n:04d}" for n in range(many)), *(["everything"] if decoy else [])]
     capabilities.write_text(json.dumps(manifest or {
         "allow": ["mcp://tracker/*"],
-        "tools": {f"mcp://tracker/{name}": {"kind": "read"} for name in READS}}))
+        "tools": {f"mcp://tracker/{name}": {"kind": "read"} for name in reads}}))
     return {"PHOENIX_MCP_REGISTRY": str(registry), "PHOENIX_CAPABILITIES": str(capabilities), TOKEN_VARIABLE: TOKEN}
 
 

@@ -1,8 +1,9 @@
 """Approvals and upgrade requests as ``session/request_permission`` (REQ-ACP-007, REQ-ACP-008).
 
 An approval offers ``allow_once``, ``allow_always`` (the narrowest scope, as everywhere: a bash command's parsed
-prefix, REQ-PERM-020) and ``reject_once``; an upgrade the model asks for is a tool call of kind ``switch_mode``
-with ``allow_once`` and ``reject_once`` only. An answer ``cancelled`` (the client's, after ``session/cancel``) is
+prefix, REQ-PERM-020; an MCP tool's call offers a second one, every tool of its server, REQ-MCP-020, each option
+with its own id) and ``reject_once``; an upgrade the model asks for is a tool call of kind ``switch_mode`` with
+``allow_once`` and ``reject_once`` only. An answer ``cancelled`` (the client's, after ``session/cancel``) is
 a refusal: nothing runs.
 """
 
@@ -13,7 +14,8 @@ from typing import Any
 
 from acp.schema import AllowedOutcome, PermissionOption, ToolCallUpdate
 
-from ...core.rules import scopes_for
+from ...core.mcp_names import server_part
+from ...core.rules import AllowRule, scopes_for
 from ...core.values import Decision, ToolUse
 from ..adapter import Conversation
 from ..shell_review import pending_review
@@ -36,20 +38,33 @@ async def approval(client: Side, session: Session, conversation: Conversation, c
         content = await files.preview(client, conversation, call) if call.name == "patch" else None
     for update in session.calls.announce(call.id, call.name, call.input, session.root, content):
         client.update(session.id, update)
-    scope = scopes_for(conversation.state.always_allow, call)[0]
-    always = "Always allow this tool" if scope.whole_tool else f"Always allow {scope.label}"
+    scopes = scopes_for(conversation.state.always_allow, call)
+    scopes = scopes if server_part(call.name) is not None else scopes[:1]  # an MCP tool's: the tool, its server
+    always = {ALWAYS if i == 0 else f"{ALWAYS}-{i + 1}": scope for i, scope in enumerate(scopes)}
     options = [PermissionOption(option_id=ALLOW, name="Allow", kind="allow_once"),
-               PermissionOption(option_id=ALWAYS, name=always, kind="allow_always"),
+               *(PermissionOption(option_id=option, name=_always_name(scope), kind="allow_always")
+                 for option, scope in always.items()),
                PermissionOption(option_id=REJECT, name="Reject", kind="reject_once")]
     choice = await _ask(client, session, call.id, _tool_call(call, session.root, content), options)
     if choice is UNANSWERED or session.asks.get(call.id) is None:
         return  # no answer (it stays open), or answered elsewhere meanwhile (a cancel): nothing changes
     session.asks.pop(call.id, None)
-    if choice in (ALLOW, ALWAYS):
+    rule = None
+    if choice == ALLOW or choice in always:
         decision, reason = (Decision.ALLOW if choice == ALLOW else Decision.ALWAYS_ALLOW), None
+        rule = always[choice].rule if choice in always and choice != ALWAYS else None  # None: the narrowest
     else:
         decision, reason = Decision.DENY, (CANCELLED_REASON if choice is None else None)
-    conversation.answer_approval(call.id, decision, reason=reason)
+    conversation.answer_approval(call.id, decision, rule=rule, reason=reason)
+
+
+def _always_name(scope: AllowRule) -> str:
+    """What an Always Allow option says it covers: the tool, a bash prefix, or every tool of an MCP server."""
+    server = server_part(scope.tool)
+    if server is not None:  # an MCP tool's rule: the tool's own, or its server's (mcp__<server>__*)
+        tool = scope.tool[len(f"mcp__{server}__"):]
+        return f"Always allow every tool of {server}" if tool == "*" else f"Always allow {tool}"
+    return "Always allow this tool" if scope.whole_tool else f"Always allow {scope.label}"
 
 
 async def upgrade(client: Side, session: Session, conversation: Conversation, tool_use_id: str,

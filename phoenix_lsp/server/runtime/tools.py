@@ -12,10 +12,11 @@ from typing import Any
 from ...core.effects import AnswerHostCall, RunTool
 from ...core.events import HostCall, ToolDone
 from ...core.rules import scopes_for
-from ...core.values import Mode, ToolUse
+from ...core.values import Image, Mode, ToolUse
 from ...protocol import events as ev
 from ...tools import registry
 from ...tools.mcp_direct import is_mcp
+from ...tools.mcp_images import Picture
 from .. import wire
 from ..adapter import Conversation
 from ..patch_preview import preview_diff
@@ -66,8 +67,13 @@ class Tools:
         call = effect.call
         self.conversation.emit(ev.ToolStart(tool_use_id=call.id, tool_name=call.name, arguments=dict(call.input),
                                mode=effect.mode, access=call.mcp_kind))
+        pictures: list[Picture] = []
         try:
-            output, is_error, refused = await self._run_tool(call, effect.mode)
+            if is_mcp(call.name) and (route := self.hub.config.agent_route) is not None:  # issue 37
+                mcp = await route.direct.run(call, self.conversation.id)
+                output, is_error, refused, pictures = mcp.text, mcp.is_error, False, mcp.pictures
+            else:
+                output, is_error, refused = await self._run_tool(call, effect.mode)
         except asyncio.CancelledError:
             self.conversation.emit(ev.ToolEnd(tool_use_id=call.id, is_error=True, summary="cancelled"))
             return
@@ -77,14 +83,27 @@ class Tools:
         finally:
             self.tool_tasks.pop(call.id, None)
         output = self.hub.store.guard.redact(output)
-        self.conversation.emit(ev.ToolEnd(tool_use_id=call.id, is_error=is_error, summary=output[:200]))
-        self.conversation.apply(ToolDone(call.id, output, is_error, refused))
+        images, output = self._keep_images(pictures, output)
+        shown = "".join(f"{p.shown()}\n" for p in pictures[:len(images)])  # what every client shows of them
+        self.conversation.emit(ev.ToolEnd(tool_use_id=call.id, is_error=is_error, summary=(shown + output)[:200]))
+        self.conversation.apply(ToolDone(call.id, output, is_error, refused, images))
+
+    def _keep_images(self, pictures: list[Picture], output: str) -> tuple[tuple[Image, ...], str]:
+        """An MCP result's images in the store, like an attachment's (the conversation's rows hold their ids;
+        REQ-MCP-021); one the store refuses (it holds a secret's bytes) becomes a note in the output."""
+        kept: list[Image] = []
+        for number, picture in enumerate(pictures, 1):
+            try:
+                kept.append(Image(self.hub.store.put_image(picture.data, picture.media_type), picture.media_type))
+            except Exception as exc:  # a SecretLeakError, a full disk: the model is told, the call goes on
+                output += (f"\n\nImage {number} of the result was left out: the store refused it "
+                           f"({self.hub.store.guard.redact(str(exc))[:300]}).")
+                break
+        return tuple(kept), output
 
     async def _run_tool(self, call: ToolUse, mode: Mode) -> tuple[str, bool, bool]:
         # the editor's text of the files this call reads, asked first (an ACP client's, REQ-ACP-010)
         conversation, state = self.conversation, self.conversation.state
-        if is_mcp(call.name) and (route := self.hub.config.agent_route) is not None:  # issue 37
-            return (*await route.direct.run(call, conversation.id), False)
         asked: Mapping[Path, str] = dict(await self.hub.sink.documents_for(conversation, call))
 
         def open_documents() -> Mapping[Path, str]:

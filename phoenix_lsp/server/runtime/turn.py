@@ -58,7 +58,7 @@ class Turn:
                 state = conversation.state
             mcp: list[dict[str, Any]] = []
             if not state.is_subagent and route is not None:  # the MCP tools themselves, on both routes (issue 37)
-                mcp = await route.direct.definitions()
+                mcp = await route.direct.offered(state.settings.context_window)  # or their search
                 state = conversation.state
             request = build_request(  # cache breakpoints, summary tools and instruction: llm/cache.py
                 model=state.model,

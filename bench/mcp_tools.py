@@ -1,0 +1,84 @@
+"""MCP tools in the conversation (issue 37, specs/mcp.md), beside baselines measured in the same run.
+
+- Many tools (REQ-MCP-022): 400 tools with descriptions of ordinary length; the tokens of what every request
+  carries when only the search tool is sent, against the tokens of the 400 definitions sent inline; and one search
+  (ranking the 400 and writing the best five whole) against what the inline list cost each request to write
+  (``json.dumps`` of the definitions).
+- Images (REQ-MCP-021): a 1280 x 800 screenshot-like PNG through a tool's image gate (decoded, its pixels encoded
+  again), against the attachments' path for the same bytes (decoded, passed on as they are).
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import time
+from collections.abc import Callable
+from typing import Any
+
+from PIL import Image
+
+from phoenix_lsp.llm.images import prepare_image
+from phoenix_lsp.tools import mcp_images, mcp_search
+from phoenix_lsp.tools.patch import estimate_tokens
+
+_FILLER = ("It reports on one part of a large estate of services: the status, the owners, the history of changes, "
+           "the open alerts and the links to the runbooks. ")
+
+
+def _definitions(count: int) -> list[dict[str, Any]]:
+    return [{"name": f"mcp__estate__service_{n:04d}", "description": f"Counts the alerts of service {n}. " + _FILLER,
+             "input_schema": {"type": "object", "properties": {
+                 "limit": {"type": "integer", "default": 10}, "region": {"type": "string"}}}}
+            for n in range(count)]
+
+
+def _best_ms(run: Callable[[], Any], rounds: int) -> float:
+    best = float("inf")
+    for _ in range(rounds):
+        t0 = time.perf_counter()
+        run()
+        best = min(best, time.perf_counter() - t0)
+    return best * 1000
+
+
+def _screenshot() -> bytes:
+    image = Image.new("RGB", (1280, 800))
+    image.putdata([((x // 40) * 8 % 256, (y // 25) * 8 % 256, (x ^ y) % 256) for y in range(800) for x in range(1280)])
+    out = io.BytesIO()
+    image.save(out, "PNG")
+    return out.getvalue()
+
+
+def figures(quick: bool = False) -> list[dict[str, Any]]:
+    rounds = 3 if quick else 20
+    tools = _definitions(400)
+    kinds = {str(d["name"]): "read" for d in tools}
+    search = mcp_search.definition(tools)
+    index = mcp_search.Index(tools)  # read once per gathering, as the server does
+    png = _screenshot()
+    b64 = base64.b64encode(png).decode()
+    return [
+        {
+            "name": "tokens of the MCP tools every request carries, 400 tools: the search tool alone",
+            "value": estimate_tokens([search]), "unit": "tokens",
+            "baseline_name": "the 400 definitions inline", "baseline_value": estimate_tokens(tools),
+            "goal": "",
+        },
+        {
+            "name": "one search of 400 tools ('alerts of service 217'), the best five written whole",
+            "value": round(_best_ms(lambda: mcp_search.answer(index, kinds, {"query": "alerts of service 217"}),
+                                    rounds), 3), "unit": "ms",
+            "baseline_name": "writing the 400 inline definitions once (json.dumps), as each request did",
+            "baseline_value": round(_best_ms(lambda: json.dumps(tools), rounds), 3),
+            "goal": "",
+        },
+        {
+            "name": f"a tool's 1280x800 PNG ({len(png) // 1024} KB) through the image gate (decoded, encoded again)",
+            "value": round(_best_ms(lambda: mcp_images.gate(((b64, "image/png"),), 1), rounds), 2), "unit": "ms",
+            "baseline_name": "the attachments' path for the same bytes (decoded, passed on as they are)",
+            "baseline_value": round(_best_ms(lambda: prepare_image(png, "image/png"), rounds), 2),
+            "goal": "",
+        },
+    ]
