@@ -21,6 +21,7 @@ from ...store.records import ConversationSummary
 from .. import instructions
 from ..adapter import Conversation, Conversations
 from ..runtime.base import NotFound
+from . import models
 from .errors import Invalid, UseCaseError
 from .warm import warm_up
 
@@ -105,11 +106,16 @@ class Start:
 
 
 def start(conversations: Conversations, given: Start) -> Conversation:
-    """Create the conversation; the model SDK and the sandbox's probes warm up in the background."""
+    """Create the conversation; the model SDK and the sandbox's probes warm up in the background, and the
+    Models API is asked for the default model when the user chose none (this conversation moves to it if it
+    has sent nothing by then; the next ones start on it)."""
     warm_up()
-    return conversations.create(working_directory=given.working_directory, model=given.model, style=given.style,
-                                policy=given.policy, origin_id=given.origin_id, seed=given.seed,
-                                instructions=given.instructions)
+    conversation = conversations.create(working_directory=given.working_directory, model=given.model,
+                                        style=given.style, policy=given.policy, origin_id=given.origin_id,
+                                        seed=given.seed, instructions=given.instructions)
+    # the Models API's default, for this conversation too while it has sent nothing (REQ-MODEL-004)
+    models.prefetch(conversations, conversation if given.model is None and given.seed is None else None)
+    return conversation
 
 
 @dataclass(frozen=True)
@@ -128,24 +134,26 @@ def cancel(conversation: Conversation) -> Cancelled:
     return Cancelled(cancelled=was_busy, status=conversation.state.status.kind)
 
 
-def list_conversations(conversations: Conversations, include_subagents: bool = False) -> list[ConversationSummary]:
+def list_conversations(conversations: Conversations, include_subagents: bool = False,
+                       folder: str | None = None) -> list[ConversationSummary]:
     """The stored conversations, most recently updated first (REQ-PROTO-005); sub-agents only when asked
-    (REQ-BED-009). The one listing an LSP client's phoenix/listConversations and a future ACP session/list
-    (issue 38) both translate."""
-    rows = conversations.store.list_conversations(include_subagents=include_subagents)
+    (REQ-BED-009); only those of ``folder`` when it is given, a folder already held by :func:`session_folder`
+    (as a conversation's folder is when it starts, so ``/a/../a`` or a symlink names the folder the
+    conversations were stored with). The one listing an LSP client's phoenix/listConversations and ACP's
+    session/list both translate."""
+    rows = conversations.store.list_conversations(include_subagents=include_subagents, working_directory=folder)
     # the store orders by creation; sorted() is stable, so equal times keep that order
     return sorted(rows, key=lambda row: row.updated_at, reverse=True)
 
 
-def latest_in(conversations: Conversations, folder: str, looked_at: int = 50) -> Conversation | None:
-    """This folder's most recently updated conversation (not a sub-agent), among the ``looked_at`` latest of
-    all: what ``--continue`` goes on with (issue 38). None when there is none. It reads the store, on the thread
-    that opened it."""
-    for row in list_conversations(conversations)[:looked_at]:
+def latest_in(conversations: Conversations, folder: str) -> Conversation | None:
+    """This folder's most recently updated conversation (not a sub-agent): what ``--continue`` goes on with
+    (issue 38); ``folder`` held by :func:`session_folder`. None when there is none. It reads the store, on the
+    thread that opened it."""
+    for row in list_conversations(conversations, folder=folder):
         try:
             conversation = find(conversations, row.id)
         except UseCaseError:
             continue  # a damaged one is skipped here; --resume ID says why it cannot be read
-        if conversation.state.working_directory == folder:
-            return conversation
+        return conversation
     return None
