@@ -103,6 +103,18 @@ def prefetch(conversations: Conversations, started: Conversation | None = None) 
         kept.asking = conversations.spawn(kept.ask(conversations))
 
 
+async def default_settled(conversations: Conversations, timeout: float = LIST_TIMEOUT_S) -> None:
+    """Wait, at most ``timeout`` seconds, for the Models API to name the default (REQ-MODEL-004), for a client
+    whose first message leaves at once (a headless run), so that its new conversation starts on the listed default
+    rather than the table's; never raises (on no answer the table's default stays)."""
+    prefetch(conversations)
+    asking = kept.asking
+    if asking is None or asking.done():
+        return
+    with contextlib.suppress(TimeoutError, asyncio.TimeoutError):
+        await asyncio.wait_for(asyncio.shield(asking), timeout)
+
+
 def _move_to_default(conversations: Conversations, conversation: Conversation, previous: str, model: str) -> None:
     """A conversation started on the table's default moves to the listed default, through the core (the
     clients get ``modelChanged``), when it still uses that model and has sent no message; never raises."""
