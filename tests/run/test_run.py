@@ -355,3 +355,18 @@ def test_a_new_run_starts_on_the_newest_sonnet_the_api_lists(run: Runner, fake_a
     assert done.returncode == 0, done.stderr
     assert fake_anthropic.requests[-1].body["model"] == "claude-sonnet-9-0"
     assert result(done.stdout)["model"] == "claude-sonnet-9-0"
+
+
+@pytest.mark.req("REQ-RUN-008")
+def test_resume_refuses_another_folders_conversation(run: Runner, fake_anthropic: FakeAnthropic,
+                                                     tmp_path: Path) -> None:
+    """A conversation's edits and commands belong to its folder: resumed from another one it is refused as a usage
+    error naming the command that goes on with it there (as the terminal chat does), and nothing is sent."""
+    fake_anthropic.enqueue(Reply.text_reply("First answer."))
+    first = result(run("--output-format", "json", "first question").stdout)
+    other = tmp_path / "other"
+    other.mkdir()
+    done = run("--cwd", str(other), "--resume", first["sessionId"], "second question")
+    assert done.returncode == 2, done.stderr
+    assert f"--cwd {run.work}" in done.stderr and first["sessionId"] in done.stderr
+    assert len(fake_anthropic.requests) == 1
