@@ -116,9 +116,7 @@ async def _open(hub: Conversations, options: RunOptions) -> Conversation:
         except Invalid as exc:
             raise RunError(exits.USAGE, f"--model: {exc.reason}") from None
     else:
-        # the first message leaves at once: start on the listed default; the SDK the listing imports is the one
-        # the message needs, so the wait is mostly the listing's request (bounded: on no answer, the table's)
-        await models.default_settled(hub, timeout=10.0)
+        await models.default_settled(hub, timeout=10.0)  # the prompt leaves at once: start on the listed default
     found_instructions = await asyncio.to_thread(conversations.folder_instructions, hub, folder)
     return conversations.start(hub, conversations.Start(folder, found_instructions, model=options.model))
 
