@@ -1,0 +1,160 @@
+-- CodeCompanion.nvim (vendored, tests/clients/vendor/) driven as its user drives it, against `phoenix-lsp acp`.
+-- Loaded by the scenario after the Neovim tests' helper (T): CC.open() configures CodeCompanion with an ACP
+-- adapter whose command is our agent and opens its chat; CC.say() types a message into the chat buffer and
+-- sends it with the chat's own key; what the client received is recorded as it arrives (CC.received), and the
+-- chat buffer is read as the user sees it.
+local T = require("helper")
+local CC = { received = {}, done = 0 }
+
+-- Every JSON-RPC message CodeCompanion's connection takes from the agent, decoded, in order: wrapped around its
+-- own reader, so what is counted is what the client got, before it draws anything.
+local Connection = require("codecompanion.acp")
+local handle = Connection.handle_rpc_message
+Connection.handle_rpc_message = function(self, line)
+  local ok, message = pcall(vim.json.decode, line)
+  if ok and type(message) == "table" then
+    table.insert(CC.received, message)
+  end
+  return handle(self, line)
+end
+
+function CC.agent_cmd()
+  return { T.python, "-m", "phoenix_lsp", "acp", "--data-dir", T.data_dir }
+end
+
+-- CodeCompanion set up with one ACP adapter, "phoenix", and its chat opened (the session is made as it opens).
+function CC.open(opts)
+  local notes = {}
+  CC.notes = notes
+  vim.notify = function(message) table.insert(notes, tostring(message)) end
+  require("codecompanion").setup(vim.tbl_deep_extend("force", {
+    adapters = {
+      acp = {
+        phoenix = function()
+          return require("codecompanion.adapters").extend("goose", {
+            name = "phoenix",
+            formatted_name = "Phoenix",
+            commands = { default = CC.agent_cmd() },
+            defaults = { timeout = 120000 },
+          })
+        end,
+      },
+    },
+    interactions = { chat = { adapter = "phoenix" } },
+    display = { chat = { window = { layout = "buffer" } } },
+    opts = { log_level = "ERROR" },
+  }, opts or {}))
+  vim.api.nvim_create_autocmd("User", {
+    pattern = "CodeCompanionChatDone",
+    callback = function() CC.done = CC.done + 1 end,
+  })
+  vim.cmd("CodeCompanionChat")
+  CC.chat = require("codecompanion").last_chat()
+  T.ok(CC.chat, "CodeCompanionChat opened a chat")
+  T.wait("the ACP session", function()
+    return CC.chat.acp_connection and CC.chat.acp_connection.session_id ~= nil
+  end, 120000)
+  CC.session_id = CC.chat.acp_connection.session_id
+  return CC.chat
+end
+
+function CC.lines()
+  return vim.api.nvim_buf_get_lines(CC.chat.bufnr, 0, -1, false)
+end
+
+function CC.text()
+  return table.concat(CC.lines(), "\n")
+end
+
+-- Type `text` at the end of the chat buffer and send it with the chat's key (<CR> in normal mode), then wait
+-- until the chat has drawn the whole answer (CodeCompanion's ChatDone).
+function CC.say(text)
+  local before = CC.done
+  vim.api.nvim_set_current_buf(CC.chat.bufnr)
+  T.keys("Go" .. text .. "<Esc>")
+  T.keys("<CR>")
+  T.wait("the answer to " .. text, function() return CC.done > before end, 180000)
+end
+
+-- The session/update notifications received, as their `update` objects, optionally of one kind only.
+function CC.updates(kind)
+  local found = {}
+  for _, m in ipairs(CC.received) do
+    if m.method == "session/update" and m.params and m.params.update
+        and (kind == nil or m.params.update.sessionUpdate == kind) then
+      table.insert(found, m.params.update)
+    end
+  end
+  return found
+end
+
+-- The errors the agent answered requests with.
+function CC.errors()
+  local found = {}
+  for _, m in ipairs(CC.received) do
+    if m.error then table.insert(found, m.error) end
+  end
+  return found
+end
+
+-- The next menus (vim.ui.select, Neovim's own inputlist) are answered as a user answers them: for each label in
+-- turn, the entry containing it is chosen by typing its number and Enter once the menu is up. The labels of
+-- every menu shown are kept in CC.menus.
+CC.menus = {}
+function CC.pick(...)
+  local wanted = { ... }
+  local builtin = vim.ui.select
+  vim.ui.select = function(items, opts, on_choice)
+    local label = table.remove(wanted, 1)
+    if #wanted == 0 then
+      vim.ui.select = builtin
+    end
+    local labels, index = {}, nil
+    for i, item in ipairs(items) do
+      labels[i] = opts.format_item and opts.format_item(item) or tostring(item)
+      if not index and labels[i]:find(label, 1, true) then
+        index = i
+      end
+    end
+    table.insert(CC.menus, labels)
+    assert(index, "no entry " .. label .. " in the menu " .. vim.inspect(labels))
+    local timer = vim.uv.new_timer()
+    timer:start(300, 0, function() -- fires while Neovim waits in the menu's prompt
+      timer:close()
+      vim.api.nvim_input(index .. "<CR>")
+    end)
+    return builtin(items, opts, on_choice)
+  end
+end
+
+-- Run one of CodeCompanion's own slash commands as its user does with the default completion: type the start of
+-- its name at the end of the chat buffer, complete it (<C-x><C-o>, the chat's omnifunc) and leave insert mode;
+-- CodeCompanion runs the completed command.
+function CC.slash(start)
+  vim.api.nvim_set_current_buf(CC.chat.bufnr)
+  T.keys("Go" .. start .. "<C-x><C-o><Esc>")
+end
+
+-- The notifications CodeCompanion showed, without the prompt library's complaints about a missing YAML parser
+-- (its built-in prompts; no test uses them).
+function CC.said()
+  local found = {}
+  for _, note in ipairs(CC.notes) do
+    if not note:find("[Prompt Library]", 1, true) then
+      table.insert(found, note)
+    end
+  end
+  return found
+end
+
+-- The select option of the session's config options with this category ("mode", "model"...), as the client
+-- holds it now.
+function CC.option(category)
+  for _, option in ipairs(CC.chat.acp_connection:get_config_options()) do
+    if option.category == category then
+      return option
+    end
+  end
+end
+
+return CC
