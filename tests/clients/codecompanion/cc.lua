@@ -98,7 +98,8 @@ function CC.errors()
 end
 
 -- The next menus (vim.ui.select, Neovim's own inputlist) are answered as a user answers them: for each label in
--- turn, the entry containing it is chosen by typing its number and Enter once the menu is up. The labels of
+-- turn, the entry of that name (else the first containing it) is chosen by typing its number and Enter once
+-- the menu is up. The labels of
 -- every menu shown are kept in CC.menus.
 CC.menus = {}
 function CC.pick(...)
@@ -112,7 +113,17 @@ function CC.pick(...)
     local labels, index = {}, nil
     for i, item in ipairs(items) do
       labels[i] = opts.format_item and opts.format_item(item) or tostring(item)
-      if not index and labels[i]:find(label, 1, true) then
+    end
+    -- an entry named `label` (after CodeCompanion's "* " marking the current value, before " - description"),
+    -- else the first entry that contains it
+    for i, shown in ipairs(labels) do
+      local name = shown:gsub("^[* ] ", "")
+      if not index and (name == label or vim.startswith(name, label .. " ")) then
+        index = i
+      end
+    end
+    for i, shown in ipairs(labels) do
+      if not index and shown:find(label, 1, true) then
         index = i
       end
     end
