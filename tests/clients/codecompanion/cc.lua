@@ -4,7 +4,7 @@
 -- sends it with the chat's own key; what the client received is recorded as it arrives (CC.received), and the
 -- chat buffer is read as the user sees it.
 local T = require("helper")
-local CC = { received = {}, done = 0 }
+local CC = { received = {}, done = 0, asked = 0, sent_at = 0, asked_at = 0 }
 
 -- Every JSON-RPC message CodeCompanion's connection takes from the agent, decoded, in order: wrapped around its
 -- own reader, so what is counted is what the client got, before it draws anything.
@@ -48,6 +48,10 @@ function CC.open(opts)
     pattern = "CodeCompanionChatDone",
     callback = function() CC.done = CC.done + 1 end,
   })
+  vim.api.nvim_create_autocmd("User", {
+    pattern = "CodeCompanionToolApprovalRequested",
+    callback = function() CC.asked = CC.asked + 1 end,
+  })
   vim.cmd("CodeCompanionChat")
   CC.chat = require("codecompanion").last_chat()
   T.ok(CC.chat, "CodeCompanionChat opened a chat")
@@ -66,14 +70,38 @@ function CC.text()
   return table.concat(CC.lines(), "\n")
 end
 
--- Type `text` at the end of the chat buffer and send it with the chat's key (<CR> in normal mode), then wait
--- until the chat has drawn the whole answer (CodeCompanion's ChatDone).
-function CC.say(text)
-  local before = CC.done
+-- Type `text` at the end of the chat buffer and send it with the chat's key (<CR> in normal mode).
+function CC.send(text)
+  CC.sent_at, CC.asked_at = CC.done, CC.asked
   vim.api.nvim_set_current_buf(CC.chat.bufnr)
   T.keys("Go" .. text .. "<Esc>")
   T.keys("<CR>")
-  T.wait("the answer to " .. text, function() return CC.done > before end, 180000)
+end
+
+-- Wait until the chat has drawn the whole answer to what was sent last (CodeCompanion's ChatDone).
+function CC.wait_answer(what)
+  T.wait("the answer to " .. (what or "the message"), function() return CC.done > CC.sent_at end, 180000)
+end
+
+function CC.say(text)
+  CC.send(text)
+  CC.wait_answer(text)
+end
+
+-- Answer the approval CodeCompanion shows in its chat buffer as its user does: wait for it, read the key its
+-- prompt names for `choice` (a line "- `KEY` - Accept") and press it in the chat buffer. Returns the key.
+-- Approvals are answered in the order they were shown since the last CC.send.
+function CC.approve(choice)
+  T.wait("an approval in the chat", function() return CC.asked > CC.asked_at end, 120000)
+  CC.asked_at = CC.asked_at + 1
+  local key
+  for _, line in ipairs(CC.lines()) do
+    key = key or line:match("^%- `([^`]+)` %- " .. vim.pesc(choice) .. "$")
+  end
+  T.ok(key, "the approval names a key for " .. choice .. ":\n" .. CC.text())
+  vim.api.nvim_set_current_buf(CC.chat.bufnr)
+  T.keys(key)
+  return key
 end
 
 -- The session/update notifications received, as their `update` objects, optionally of one kind only.
