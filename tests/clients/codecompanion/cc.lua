@@ -126,8 +126,7 @@ function CC.errors()
 end
 
 -- The next menus (vim.ui.select, Neovim's own inputlist) are answered as a user answers them: for each label in
--- turn, the entry of that name (else the first containing it) is chosen by typing its number and Enter once
--- the menu is up. The labels of
+-- turn, the entry of that name (else the first containing it) is chosen by typing its number and Enter. The labels of
 -- every menu shown are kept in CC.menus.
 CC.menus = {}
 function CC.pick(...)
@@ -157,11 +156,9 @@ function CC.pick(...)
     end
     table.insert(CC.menus, labels)
     assert(index, "no entry " .. label .. " in the menu " .. vim.inspect(labels))
-    local timer = vim.uv.new_timer()
-    timer:start(300, 0, function() -- fires while Neovim waits in the menu's prompt
-      timer:close()
-      vim.api.nvim_input(index .. "<CR>")
-    end)
+    -- typed ahead: the menu's prompt reads them as it opens (a timer would fire too late when the menu opens
+    -- within keys run to their end, as CC.slash's are: Neovim ends such a prompt as if Esc were typed)
+    vim.api.nvim_feedkeys(index .. vim.api.nvim_replace_termcodes("<CR>", true, false, true), "n", false)
     return builtin(items, opts, on_choice)
   end
 end

@@ -209,7 +209,9 @@ def test_a_conversation_is_resumed_from_codecompanions_session_list(run_cc: RunC
     assert "Green ones too." in run.data["lines"]
     texts = _user_texts(fake_anthropic)
     assert any("tell me about apples" in t for t in texts) and any("and the others?" in t for t in texts)
-    history = json.dumps(_stored_state(run.data_dir, first.data["session"])["history"])
+    with sqlite3.connect(run.data_dir / "phoenix.db") as db:
+        history = json.dumps([r[0] for r in db.execute(
+            "SELECT json FROM messages WHERE conversation_id = ? ORDER BY idx", (first.data["session"],))])
     assert "tell me about apples" in history and "and the others?" in history  # one conversation, gone on with
 
 
