@@ -177,6 +177,41 @@ def test_the_mode_is_picked_from_the_session_options_in_codecompanion(run_cc: Ru
     assert _stored_state(run.data_dir, run.data["session"])["mode"] == "unrestricted"
 
 
+@_missing("configOptions (the model among them) and session/set_config_option")
+@pytest.mark.req("REQ-ACP-003")
+def test_the_model_is_picked_with_codecompanions_own_key(run_cc: RunCC, fake_anthropic: FakeAnthropic) -> None:
+    """CodeCompanion's "change adapter and model" key (ga) lists the agent's models from its model option; the
+    user keeps the adapter and picks the other model: the next message goes to the model with that id."""
+    fake_anthropic.models = [("claude-sonnet-4-6", "Claude Sonnet 4.6", 1_000_000),
+                             ("claude-opus-4-6", "Claude Opus 4.6", 1_000_000)]
+    fake_anthropic.enqueue(Reply.text_reply("From the other model."))
+    run = run_cc("""
+        CC.open()
+        local model = CC.option("model")
+        T.ok(model, "a model among the config options: " .. vim.inspect(CC.chat.acp_connection:get_config_options()))
+        T.data.first = model.currentValue
+        local other
+        for _, value in ipairs(require("codecompanion.acp").flatten_config_options(model.options)) do
+          other = other or (value.value ~= model.currentValue and value or nil)
+        end
+        T.ok(other, "a second model to pick: " .. vim.inspect(model.options))
+        T.data.picked = other.value
+        CC.pick("phoenix", other.name)
+        vim.api.nvim_set_current_buf(CC.chat.bufnr)
+        T.keys("ga")
+        T.wait("the model to change", function() return CC.option("model").currentValue == other.value end)
+        CC.say("hello there")
+        T.data.lines = CC.lines()
+        T.data.menus = CC.menus
+        T.data.session = CC.session_id
+    """)
+    picked = run.data["picked"]
+    assert picked != run.data["first"] and picked in {"claude-sonnet-4-6", "claude-opus-4-6"}, run.data
+    assert "From the other model." in run.data["lines"]
+    assert fake_anthropic.requests[-1].body["model"] == picked
+    assert _stored_state(run.data_dir, run.data["session"])["model"] == picked
+
+
 @_missing("session/list (sessionCapabilities.list)")
 @pytest.mark.req("REQ-ACP-012")
 def test_a_conversation_is_resumed_from_codecompanions_session_list(run_cc: RunCC,
