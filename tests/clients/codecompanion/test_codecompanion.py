@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from tests.acp.harness import tool_result
-from tests.clients.nvim.conftest import NvimRun
+from tests.clients.nvim.conftest import API_KEY, NvimRun
 from tests.fake_anthropic import FakeAnthropic, Reply, ToolUseBlock
 
 pytestmark = pytest.mark.slow  # each test runs Neovim, CodeCompanion and the agent as subprocesses
@@ -57,7 +57,7 @@ def _drawn_calls(lines: list[str]) -> list[str]:
     return [line for line in lines if line.startswith(kinds) or line.endswith("Tool call")]
 
 
-@pytest.mark.req("REQ-ACP-004")
+@pytest.mark.req("REQ-ACP-004", "REQ-ACP-014")
 def test_a_message_typed_in_the_chat_is_answered_in_it(run_cc: RunCC, fake_anthropic: FakeAnthropic) -> None:
     fake_anthropic.enqueue(Reply.text_reply("The answer is forty-two.", deltas=4))
     run = run_cc("""
@@ -66,7 +66,9 @@ def test_a_message_typed_in_the_chat_is_answered_in_it(run_cc: RunCC, fake_anthr
         T.data.lines = CC.lines()
         T.data.chunks = #CC.updates("agent_message_chunk")
         T.data.errors = CC.errors()
+        T.data.received = CC.received
     """)
+    assert API_KEY not in json.dumps(run.data["received"])  # nothing the client got names the key
     lines = run.data["lines"]
     assert "The answer is forty-two." in lines, lines
     assert any(line.startswith("## CodeCompanion") for line in lines[:lines.index("The answer is forty-two.")])
