@@ -22,7 +22,7 @@ from ...tools.shell_changes import ChangeKind
 from ...tools.shell_changes.edit import WRITE_KINDS, Review
 from ..adapter import Conversation, Conversations
 from ..config import ACP_READ_TIMEOUT_S
-from . import asking, files, updates
+from . import asking, files, options, updates
 from .sender import Sender
 from .session import Session
 
@@ -42,14 +42,16 @@ class AcpClient:
         self.sessions: dict[str, Session] = {}
         self.sender = Sender(self.spawn)
         self.loading: dict[Any, str] = {}  # session/load request id -> session id, until it is answered
+        self.choices = options.Choices()  # the models and the route the config options offer (REQ-ACP-023)
 
     def spawn(self, coro: Any) -> asyncio.Task[Any]:
         assert self.hub is not None
         return self.hub.spawn(coro)
 
     def update(self, session_id: str, update: Any) -> None:
-        """Send one ``session/update`` after everything sent before."""
-        self.sender.send(lambda: self.conn.session_update(session_id=session_id, update=update))
+        """Send one ``session/update`` after everything sent before (an ``updates.Later`` made then)."""
+        self.sender.send(lambda: self.conn.session_update(
+            session_id=session_id, update=update.make() if isinstance(update, updates.Later) else update))
 
     # ------------------------------------------------------------------------------- the runtime's User
 
@@ -71,8 +73,22 @@ class AcpClient:
             made = []
         for update in made:
             self.update(session.id, update)
+        if isinstance(event, ev.ModeChanged | ev.ModelChanged) and event.conversation_id == session.id:
+            self.options_changed(session, event)
         if isinstance(event, ev.Status) and event.status in RESTING_KINDS:
             session.end_turn("cancelled" if session.cancelled else "end_turn")
+
+    def options_changed(self, session: Session, event: ev.ModeChanged | ev.ModelChanged) -> None:
+        """The config options again, whoever changed the mode or the model (a command, an upgrade, set_mode, a
+        config option; REQ-ACP-024)."""
+        assert self.hub is not None
+        conversation = self.hub.runtimes.get(session.id)
+        if conversation is None:
+            return
+        state = conversation.state
+        mode = event.mode.value if isinstance(event, ev.ModeChanged) else state.mode.value
+        model = event.model if isinstance(event, ev.ModelChanged) else state.model
+        self.update(session.id, options.changed(mode, model, self.choices))
 
     def ask_approval(self, conversation: Conversation, tool_use_id: str, call: ToolUse) -> None:
         session = self.session_of(conversation) if self.hub is not None else None  # a sub-agent's: its parent's
@@ -110,7 +126,8 @@ class AcpClient:
                 self.ask_upgrade(conversation, call.id, status.reason)
 
     def observe(self, event: StreamEvent) -> None:
-        """The connection's messages: once a ``session/load`` is answered, what it still waits for is asked."""
+        """The connection's messages: once a ``session/new`` or ``session/load`` is answered, the slash commands
+        are announced, and what a loaded session still waits for is asked."""
         message = event.message
         if event.direction is StreamDirection.INCOMING and message.get("method") == "session/load":
             params = message.get("params") or {}
@@ -118,8 +135,11 @@ class AcpClient:
                 self.loading[message["id"]] = str(params.get("sessionId"))
         elif event.direction is StreamDirection.OUTGOING and "method" not in message:
             session_id = self.loading.pop(message.get("id"), None)
-            session = self.sessions.get(session_id or "")
-            if session is not None and "result" in message:
+            result = message.get("result")
+            created = result.get("sessionId") if session_id is None and isinstance(result, dict) else None
+            session = self.sessions.get(session_id or (created if isinstance(created, str) else ""))
+            if session is not None and "result" in message:  # a session/load's or a session/new's answer
+                self.update(session.id, options.commands())  # REQ-ACP-025: once the client knows the session
                 self.ask_again(session)
 
     # ------------------------------------------------------------------------------ the runtime's Editor

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, cast
 
 import acp
 from acp.helpers import update_current_mode
 from acp.schema import ToolCallLocation, ToolCallStatus, ToolKind, UsageUpdate
 
+from ...core.state import ConversationState
 from ...core.values import Message, ToolResult, ToolUse
 from ...protocol import events as ev
 from ...protocol.kinds import MCP_FAMILY, Unknown, mcp_words, table_key
@@ -124,26 +126,73 @@ def status(call_id: str, value: ToolCallStatus, content: list[Any] | None = None
     return acp.update_tool_call(call_id, status=value, content=content)
 
 
+@dataclass(frozen=True)
+class Later:
+    """An update made when its turn to be sent comes (``client.update``), from what is known then: a call's final
+    update, whose output the conversation holds only once its ``toolEnd`` event has been told."""
+
+    make: Callable[[], Any]
+
+
+def result_of(state: ConversationState, call_id: str) -> ToolResult | None:
+    """A call's result as the model got it: in the batch still being worked on, or in the latest messages."""
+    batch = getattr(state.status, "batch", None)
+    for result in getattr(batch, "results", ()):
+        if result.tool_use_id == call_id:
+            return cast(ToolResult, result)
+    for message in reversed(state.history[-RECENT_MESSAGES:]):
+        for result in message.tool_results():
+            if result.tool_use_id == call_id:
+                return result
+    return None
+
+
+#: how many of the latest messages a call's result is looked for in
+RECENT_MESSAGES = 8
+
+
 class Calls:
-    """The tool calls of one session that the client was told about, so each starts once (``tool_call``) and
-    then only changes (``tool_call_update``)."""
+    """The tool calls of one session that the client was told about, so each starts once (``tool_call``), then
+    only changes (``tool_call_update``), and ends once: the first of its end, its refusal, its denial and its
+    stored result that comes ends it, and nothing is sent about it after that (REQ-ACP-028). ``state``: the
+    conversation's state now (set when the session is attached), where a call's whole output is read."""
 
     def __init__(self) -> None:
         self.announced: set[str] = set()
         self.ended: set[str] = set()
         self.results: dict[str, tuple[str, bool]] = {}  # a call's output and whether it failed, once known
         self.inputs: dict[str, dict[str, Any]] = {}  # a call's arguments, from the model's message
+        self.state: Callable[[], ConversationState | None] = lambda: None
 
     def announce(self, call_id: str, name: str, arguments: Mapping[str, Any], root: str,
                  content: list[Any] | None = None, access: str | None = None) -> list[Any]:
+        if call_id in self.ended:
+            return []
         if call_id in self.announced:
             return [status(call_id, "pending", content)] if content else []
         self.announced.add(call_id)
         return [start(call_id, name, arguments, root, content, access=access)]
 
     def end(self, call_id: str, failed: bool, content: list[Any] | None) -> list[Any]:
+        if call_id in self.ended:
+            return []
         self.ended.add(call_id)
         return [status(call_id, "failed" if failed else "completed", content)]
+
+    def end_with_output(self, call_id: str, failed: bool, summary: str) -> list[Any]:
+        """The call's one final update, with its whole output (the model's view) once the conversation holds it,
+        else the event's ``summary``."""
+        if call_id in self.ended:
+            return []
+        self.ended.add(call_id)
+
+        def make() -> Any:
+            state = self.state()
+            result = result_of(state, call_id) if state is not None else None
+            return status(call_id, "failed" if failed else "completed",
+                          text_content(result.content if result is not None else summary))
+
+        return [Later(make)]
 
 
 def _text(event: ev.TextDelta, calls: Calls, root: str) -> list[Any]:
@@ -156,12 +205,14 @@ def _approval(event: ev.ApprovalRequested, calls: Calls, root: str) -> list[Any]
 
 
 def _tool_start(event: ev.ToolStart, calls: Calls, root: str) -> list[Any]:
+    if event.tool_use_id in calls.ended:
+        return []
     started = calls.announce(event.tool_use_id, event.tool_name, event.arguments, root, access=event.access)
     return [*started, status(event.tool_use_id, "in_progress")]
 
 
 def _tool_end(event: ev.ToolEnd, calls: Calls, root: str) -> list[Any]:
-    return calls.end(event.tool_use_id, event.is_error, text_content(event.summary))
+    return calls.end_with_output(event.tool_use_id, event.is_error, event.summary)
 
 
 def _refused(event: ev.ToolRefused, calls: Calls, root: str) -> list[Any]:
@@ -212,11 +263,11 @@ LIVE: dict[str, Callable[[Any, Calls, str], list[Any]]] = {
     "toolEnd": _tool_end,
     "toolRefused": _refused,
     "diff": _none,  # the edit went through the client's fs/write_text_file, which shows it
-    "modeChanged": _mode,
+    "modeChanged": _mode,  # and a config_option_update, the client's (client.py)
     "styleChanged": _none,  # ACP has no style
     "styleSuggestion": _none,  # names the LSP clients' /execute and /plan; ACP switches modes itself
     "policyChanged": _none,  # an ACP session is interactive (session/request_permission); no update
-    "modelChanged": _none,  # an ACP session keeps the model it started with; ACP has no update for it
+    "modelChanged": _none,  # its config_option_update is the client's (client.py: it knows the model list)
     "approvalRequested": _approval,
     "approvalResolved": _resolved,
     "upgradeRequested": _none,  # asked by session/request_permission, the call shown by toolStart
@@ -246,8 +297,8 @@ def live(event: ev.EventKinds, calls: Calls, root: str) -> list[Any]:
 
 
 def _results(event: ev.MessageAdded, calls: Calls) -> Iterator[Any]:
-    """A tool result message: each call's whole output (the model's view) as its content, and its final status
-    for a call that did not end before (refused by the mode, denied)."""
+    """A tool result message: the final status, with the whole output (the model's view) as its content, of each
+    call that did not end before (refused by the mode, denied); the others' final update went out already."""
     message = event.message
     if message.role != "user":
         calls.inputs.update((b.tool_use_id, b.arguments) for b in message.content if isinstance(b, ToolUseBlock))
@@ -256,10 +307,8 @@ def _results(event: ev.MessageAdded, calls: Calls) -> Iterator[Any]:
         if not isinstance(block, ToolResultBlock):
             continue
         calls.results[block.tool_use_id] = (block.content, block.is_error)
-        if block.tool_use_id not in calls.announced:
-            continue
-        yield status(block.tool_use_id, "failed" if block.is_error else "completed", text_content(block.content))
-        calls.ended.add(block.tool_use_id)
+        if block.tool_use_id in calls.announced:  # its final update, unless one went out (REQ-ACP-028)
+            yield from calls.end(block.tool_use_id, block.is_error, text_content(block.content))
 
 
 def replay(history: tuple[Message, ...], root: str) -> Iterator[Any]:

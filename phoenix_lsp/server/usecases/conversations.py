@@ -118,10 +118,36 @@ def cancel(conversation: Conversation) -> Cancelled:
     return Cancelled(cancelled=was_busy, status=conversation.state.status.kind)
 
 
-def list_conversations(conversations: Conversations, include_subagents: bool = False) -> list[ConversationSummary]:
+def list_conversations(conversations: Conversations, include_subagents: bool = False,
+                       folder: str | None = None) -> list[ConversationSummary]:
     """The stored conversations, most recently updated first (REQ-PROTO-005); sub-agents only when asked
-    (REQ-BED-009). The one listing an LSP client's phoenix/listConversations and a future ACP session/list
-    (issue 38) both translate."""
-    rows = conversations.store.list_conversations(include_subagents=include_subagents)
+    (REQ-BED-009); only those of ``folder`` (held to :func:`session_folder`) when it is given. The one listing an
+    LSP client's phoenix/listConversations and an ACP session/list (:func:`page`) both translate."""
+    rows = conversations.store.list_conversations(include_subagents=include_subagents, working_directory=folder)
     # the store orders by creation; sorted() is stable, so equal times keep that order
     return sorted(rows, key=lambda row: row.updated_at, reverse=True)
+
+
+#: where a page of a listing starts: after the conversation with this (updated_at, id)
+After = tuple[float, str]
+
+
+@dataclass(frozen=True)
+class Page:
+    """One page of a folder's conversations; ``after``: where the next one starts (None: this is the last)."""
+
+    rows: list[ConversationSummary]
+    after: After | None
+
+
+def page(conversations: Conversations, folder: str, after: After | None, size: int) -> Page:
+    """Up to ``size`` of ``folder``'s conversations (not sub-agents), most recently updated first, from just
+    after ``after`` (an ACP session/list, REQ-ACP-026). The order is by (updated_at, id), so a conversation
+    updated meanwhile moves to the front rather than being listed twice or shifting the pages."""
+    rows = conversations.store.list_conversations(working_directory=folder)
+    rows.sort(key=lambda row: (row.updated_at, row.id), reverse=True)
+    if after is not None:
+        rows = [row for row in rows if (row.updated_at, row.id) < after]
+    taken = rows[:size]
+    more = len(rows) > size
+    return Page(taken, (taken[-1].updated_at, taken[-1].id) if more and taken else None)
