@@ -22,11 +22,6 @@ pytestmark = pytest.mark.slow  # each test runs Neovim, CodeCompanion and the ag
 RunCC = Callable[..., NvimRun]
 
 
-def _missing(what: str) -> pytest.MarkDecorator:
-    """A test of the adapter's issue 38 work (branch acp38) that is not merged yet."""
-    return pytest.mark.xfail(strict=True, reason=f"phoenix-lsp acp does not yet offer {what} (issue 38, ACP part)")
-
-
 def _user_texts(fake: FakeAnthropic, request: int = -1) -> list[str]:
     """The text of every user message in one request the model was sent (the last by default)."""
     texts = []
@@ -76,8 +71,7 @@ def test_a_message_typed_in_the_chat_is_answered_in_it(run_cc: RunCC, fake_anthr
     assert any("what is the answer?" in t for t in _user_texts(fake_anthropic))
 
 
-@_missing("one final update per tool call")
-@pytest.mark.req("REQ-ACP-005")
+@pytest.mark.req("REQ-ACP-005", "REQ-ACP-028")
 def test_a_tool_call_is_drawn_once_from_one_final_update(run_cc: RunCC, fake_anthropic: FakeAnthropic) -> None:
     """The issue's double report: a second, nameless ``tool_call_update`` when the result was stored made
     CodeCompanion draw a second line, "Other: Tool call", under the read's own."""
@@ -99,8 +93,7 @@ def test_a_tool_call_is_drawn_once_from_one_final_update(run_cc: RunCC, fake_ant
     assert "hello from the notes" in json.dumps(fake_anthropic.requests[-1].messages)
 
 
-@_missing("a line of text for a mode command, and its commands announced with available_commands_update")
-@pytest.mark.req("REQ-ACP-003")
+@pytest.mark.req("REQ-ACP-029", "REQ-ACP-025")
 @pytest.mark.parametrize("typed", ["/execute", "\\exe<C-x><C-o>"], ids=["typed", "completed"])
 def test_a_mode_command_answers_and_the_next_message_is_not_refused(run_cc: RunCC, fake_anthropic: FakeAnthropic,
                                                                     typed: str) -> None:
@@ -134,8 +127,7 @@ def test_a_mode_command_answers_and_the_next_message_is_not_refused(run_cc: RunC
     assert _stored_state(run.data_dir, run.data["session"])["mode"] == "unrestricted"
 
 
-@_missing("configOptions (the mode among them) and session/set_config_option")
-@pytest.mark.req("REQ-ACP-003")
+@pytest.mark.req("REQ-ACP-023", "REQ-ACP-024")
 def test_the_mode_is_picked_from_the_session_options_in_codecompanion(run_cc: RunCC,
                                                                        fake_anthropic: FakeAnthropic) -> None:
     """The user opens CodeCompanion's own session options (its ``/acp_session_options`` command, completed in
@@ -179,8 +171,7 @@ def test_the_mode_is_picked_from_the_session_options_in_codecompanion(run_cc: Ru
     assert _stored_state(run.data_dir, run.data["session"])["mode"] == "unrestricted"
 
 
-@_missing("configOptions (the model among them) and session/set_config_option")
-@pytest.mark.req("REQ-ACP-003")
+@pytest.mark.req("REQ-ACP-023", "REQ-ACP-024")
 def test_the_model_is_picked_with_codecompanions_own_key(run_cc: RunCC, fake_anthropic: FakeAnthropic) -> None:
     """CodeCompanion's "change adapter and model" key (ga) lists the agent's models from its model option; the
     user keeps the adapter and picks the other model: the next message goes to the model with that id."""
@@ -214,8 +205,7 @@ def test_the_model_is_picked_with_codecompanions_own_key(run_cc: RunCC, fake_ant
     assert _stored_state(run.data_dir, run.data["session"])["model"] == picked
 
 
-@_missing("session/list (sessionCapabilities.list)")
-@pytest.mark.req("REQ-ACP-012")
+@pytest.mark.req("REQ-ACP-026", "REQ-ACP-012")
 def test_a_conversation_is_resumed_from_codecompanions_session_list(run_cc: RunCC,
                                                                    fake_anthropic: FakeAnthropic) -> None:
     """Yesterday's conversation, in a restarted editor: CodeCompanion's ``/resume`` lists this folder's
@@ -253,8 +243,7 @@ def test_a_conversation_is_resumed_from_codecompanions_session_list(run_cc: RunC
 
 
 
-@_missing("one final update per tool call, and config_option_update when the mode changes")
-@pytest.mark.req("REQ-ACP-008")
+@pytest.mark.req("REQ-ACP-008", "REQ-ACP-028", "REQ-ACP-024")
 def test_an_upgrade_approved_in_the_chat_keeps_its_line_and_the_mode_option(run_cc: RunCC,
                                                                             fake_anthropic: FakeAnthropic) -> None:
     """The model asks to switch to Unrestricted; CodeCompanion shows the approval in its chat, the user presses
