@@ -9,7 +9,7 @@ from pathlib import Path
 import acp
 import pytest
 
-from phoenix_lsp.server.acp.agent import PAGE_SIZE
+from phoenix_lsp.server.acp.listing import PAGE_SIZE
 from tests.acp.harness import TIMEOUT, agent
 from tests.fake_anthropic import FakeAnthropic, Reply
 

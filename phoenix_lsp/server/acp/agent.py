@@ -5,12 +5,8 @@ of the hub the boot gave the client, through the use cases."""
 from __future__ import annotations
 
 import asyncio
-import base64
-import binascii
-import json
 import logging
 import os
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +26,6 @@ from acp.schema import (
     PromptResponse,
     SessionCapabilities,
     SessionCloseCapabilities,
-    SessionInfo,
     SessionListCapabilities,
     SessionMode,
     SessionModeState,
@@ -46,15 +41,11 @@ from ..usecases import route as routes
 from ..usecases import send_message as send
 from ..usecases.errors import Invalid, Refused, UseCaseError
 from ..usecases.warm import warm_up
-from . import errors, mcp, options, prompt, updates
+from . import errors, listing, mcp, options, prompt, replay, updates
 from .client import AcpClient
 from .session import Session
 
 VERSION = "0.1.0"
-#: the sessions a session/list answers at most; the rest come with its cursor (REQ-ACP-026)
-PAGE_SIZE = 25
-#: the longest cursor read (one this agent gave is under 100 characters)
-MAX_CURSOR_CHARS = 200
 
 log = logging.getLogger(__name__)
 
@@ -103,7 +94,7 @@ class PhoenixAgent:
         working_directory = await self._folder(cwd)
         found = await asyncio.to_thread(self._instructions, working_directory)
         conversation = conversations.start(self.hub, conversations.Start(working_directory, found))
-        await self._attach_servers(mcp_servers)
+        await mcp.attach(self.hub, mcp_servers)
         self._attach(conversation)
         await self._choices()
         # the slash commands are announced once this answer is out (client.observe): the client knows the session
@@ -127,10 +118,10 @@ class PhoenixAgent:
                    "not loaded: load that one to see its work")
             raise errors.invalid_params(why, sessionId=why)
         warm_up()  # the SDK and the cgroup probes, once a session is in use
-        await self._attach_servers(mcp_servers)
+        await mcp.attach(self.hub, mcp_servers)
         session = self._attach(conversation)
         await self._choices()
-        for update in updates.replay(conversation.state.history, session.root):  # REQ-ACP-012: before the answer
+        for update in replay.history(conversation.state.history, session.root):  # REQ-ACP-012: before the answer
             self.client.update(session.id, update)
         session.calls.announced.update(c.id for m in conversation.state.history for c in m.tool_uses())
         session.calls.ended.update(r.tool_use_id for m in conversation.state.history for r in m.tool_results())
@@ -143,12 +134,7 @@ class PhoenixAgent:
         """This folder's sessions (``cwd``, else the folder the agent runs in), most recently updated first, a
         page at a time (REQ-ACP-026)."""
         folder = await self._folder(cwd if cwd is not None else os.getcwd())
-        after = _after(cursor) if cursor is not None else None
-        found = conversations.page(self.hub, folder, after, PAGE_SIZE)  # the store's connection is this thread's
-        sessions = [SessionInfo(session_id=row.id, cwd=folder, title=row.title or None,
-                                updated_at=datetime.fromtimestamp(row.updated_at, UTC).isoformat())
-                    for row in found.rows]
-        return ListSessionsResponse(sessions=sessions, next_cursor=_cursor(found.after) if found.after else None)
+        return listing.page(self.hub, folder, cursor)
 
     async def close_session(self, session_id: str, **kwargs: Any) -> CloseSessionResponse:
         """What runs for the session ends (the turn, a command, an open request); the store keeps the
@@ -163,17 +149,6 @@ class PhoenixAgent:
         await self.client.sender.drained()  # what the cancel said goes out before the session is gone
         self.client.sessions.pop(session_id, None)
         return CloseSessionResponse()
-
-    async def _attach_servers(self, given: list[Any] | None) -> None:
-        """The session's MCP servers on the agent route (REQ-ACP-015); what cannot be used is logged."""
-        if not given:
-            return
-        servers, secrets, problems = mcp.servers_of(given)
-        route = self.hub.config.agent_route
-        if route is not None and servers:
-            problems += await asyncio.to_thread(route.add_servers, servers, secrets)
-        for problem in problems:
-            log.warning("%s", problem)
 
     async def _choices(self) -> None:
         """The models the keys can use (the models use case, bounded by its own wait) and the route the user
@@ -297,9 +272,10 @@ class PhoenixAgent:
             sent = send.send_message(self.hub, conversation, message)
         except UseCaseError as exc:
             session.cancelled, session.turn = kept
-            raise translated(exc) from None
+            raise errors.translated(exc) from None
         if sent.outcome.command is not None:  # /execute, /plan: answered with a line (REQ-ACP-029)
-            self.client.update(session.id, acp.update_agent_message_text(said(mode, conversation.state.mode)))
+            said = options.said(mode, conversation.state.mode)
+            self.client.update(session.id, acp.update_agent_message_text(said))
         if not conversation.busy:  # a command (/execute, /plan) or a message that starts no turn
             session.end_turn("end_turn")
         reason = await session.turn
@@ -316,46 +292,6 @@ class PhoenixAgent:
         if conversation is not None:
             conversations.cancel(conversation)
         session.end_turn("cancelled")
-
-
-def said(before: Mode, now: Mode) -> str:
-    """The line a mode command is answered with."""
-    name, about = updates.MODES[now.value]
-    if now is before:
-        return f"Already in {name} mode: nothing changed."
-    return f"Switched to {name} mode. {about}"
-
-
-def translated(exc: UseCaseError) -> acp.RequestError:
-    """A use case's error as ACP's: a refusal of the core is an invalid request (with the conversation's
-    status; an empty message, invalid params), anything else invalid params about the prompt."""
-    if isinstance(exc, Refused):
-        if exc.reject.code == "empty_message":
-            return errors.invalid_params(exc.reject.message, prompt=exc.reject.message)
-        return errors.invalid_request(exc.reject.message, status=exc.status)
-    assert isinstance(exc, Invalid)
-    return errors.invalid_params(exc.reason, prompt=exc.reason)
-
-
-def _cursor(after: conversations.After) -> str:
-    """The opaque cursor of the page after ``after``."""
-    return base64.urlsafe_b64encode(json.dumps(list(after)).encode()).decode()
-
-
-def _after(cursor: str) -> conversations.After:
-    """Where the page a cursor names starts: invalid params for one this agent did not give (bounded first)."""
-    wrong = errors.invalid_params("The cursor is not one this agent gave (it is cut, changed or from another "
-                                  "agent), so no page was listed: list again without a cursor, then pass the "
-                                  "nextCursor of that answer.", cursor=cursor[:40])
-    if len(cursor) > MAX_CURSOR_CHARS:
-        raise wrong
-    try:
-        updated_at, conversation_id = json.loads(base64.urlsafe_b64decode(cursor.encode("ascii")))
-    except (ValueError, TypeError, binascii.Error, UnicodeError):
-        raise wrong from None
-    if not isinstance(updated_at, int | float) or not isinstance(conversation_id, str):
-        raise wrong
-    return float(updated_at), conversation_id
 
 
 prompt_parts = prompt.parts_of

@@ -22,7 +22,7 @@ from ...tools.shell_changes import ChangeKind
 from ...tools.shell_changes.edit import WRITE_KINDS, Review
 from ..adapter import Conversation, Conversations
 from ..config import ACP_READ_TIMEOUT_S
-from . import asking, files, options, updates
+from . import asking, files, options, results, updates
 from .sender import Sender
 from .session import Session
 
@@ -49,9 +49,9 @@ class AcpClient:
         return self.hub.spawn(coro)
 
     def update(self, session_id: str, update: Any) -> None:
-        """Send one ``session/update`` after everything sent before (an ``updates.Later`` made then)."""
+        """Send one ``session/update`` after everything sent before (a ``results.Later`` made then)."""
         self.sender.send(lambda: self.conn.session_update(
-            session_id=session_id, update=update.make() if isinstance(update, updates.Later) else update))
+            session_id=session_id, update=update.make() if isinstance(update, results.Later) else update))
 
     # ------------------------------------------------------------------------------- the runtime's User
 

@@ -15,6 +15,8 @@ from typing import Any
 
 from acp import RequestError
 
+from ..usecases.errors import Invalid, Refused, UseCaseError
+
 INVALID_REQUEST = -32600
 METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
@@ -56,6 +58,17 @@ def no_session(session_id: str) -> RequestError:
     return invalid_params(f"There is no session {session_id[:80]!r} on this connection (never created here, or "
                           "closed): create one with session/new, or load a stored one with session/load "
                           "(session/list lists them).", sessionId=session_id[:80])
+
+
+def translated(exc: UseCaseError) -> RequestError:
+    """A use case's error as ACP's: a refusal of the core is an invalid request (with the conversation's status;
+    an empty message, invalid params), anything else invalid params about the prompt."""
+    if isinstance(exc, Refused):
+        if exc.reject.code == "empty_message":
+            return invalid_params(exc.reject.message, prompt=exc.reject.message)
+        return invalid_request(exc.reject.message, status=exc.status)
+    assert isinstance(exc, Invalid)
+    return invalid_params(exc.reason, prompt=exc.reason)
 
 
 def _said(code: int, message: str, data: Any) -> str:

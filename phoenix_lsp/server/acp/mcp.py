@@ -4,6 +4,8 @@ Their environment's and headers' values are taken as secrets (a client passes to
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -11,6 +13,9 @@ from typing import Any
 from acp.schema import HttpMcpServer, McpServerStdio
 
 from ...agent.agent_config import SERVER_NAME, HttpServer, StdioServer
+from ..adapter import Conversations
+
+log = logging.getLogger(__name__)
 
 #: how long a session's server may take to start and list its tools (a client's server may be a slow npx)
 CONNECT_TIMEOUT_S = 60.0
@@ -44,3 +49,15 @@ def servers_of(given: Sequence[Any]) -> tuple[dict[str, StdioServer | HttpServer
         except ValueError as exc:
             problems.append(f"the MCP server {name!r} was not added: {str(exc)[:300]}")
     return servers, secrets, problems
+
+
+async def attach(hub: Conversations, given: list[Any] | None) -> None:
+    """The session's MCP servers on the agent route (REQ-ACP-015); what cannot be used is logged."""
+    if not given:
+        return
+    servers, secrets, problems = servers_of(given)
+    route = hub.config.agent_route
+    if route is not None and servers:
+        problems += await asyncio.to_thread(route.add_servers, servers, secrets)
+    for problem in problems:
+        log.warning("%s", problem)

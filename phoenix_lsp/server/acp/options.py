@@ -20,7 +20,7 @@ from acp.schema import (
 )
 
 from ...core.turns import USER_COMMANDS
-from ...core.values import Route
+from ...core.values import Mode, Route
 from . import updates
 
 MODE, MODEL, ROUTE = "mode", "model", "route"
@@ -70,6 +70,14 @@ def config_options(mode: str, model: str, choices: Choices) -> list[Any]:
 def changed(mode: str, model: str, choices: Choices) -> ConfigOptionUpdate:
     return ConfigOptionUpdate(session_update="config_option_update",
                               config_options=config_options(mode, model, choices))
+
+
+def said(before: Mode, now: Mode) -> str:
+    """The line a mode command (``/execute``, ``/plan``) is answered with (REQ-ACP-029)."""
+    name, about = updates.MODES[now.value]
+    if now is before:
+        return f"Already in {name} mode: nothing changed."
+    return f"Switched to {name} mode. {about}"
 
 
 def commands() -> AvailableCommandsUpdate:

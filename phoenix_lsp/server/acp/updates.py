@@ -1,26 +1,25 @@
 """Phoenix events, and a conversation's history, as ACP ``session/update`` notifications (REQ-ACP-004..006,
 REQ-ACP-012).
 
-Pure translation: what each tool call is (its kind and title), how a tool call's statuses go (pending, then
-in_progress, then completed or failed), and the history replayed on ``session/load``.
+Pure translation: what each tool call is (its kind and title) and how a tool call's statuses go (pending, then
+in_progress, then completed or failed, once); the history replayed on ``session/load`` is ``replay.py``'s.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
 import acp
 from acp.helpers import update_current_mode
 from acp.schema import ToolCallLocation, ToolCallStatus, ToolKind, UsageUpdate
 
 from ...core.state import ConversationState
-from ...core.values import Message, ToolResult, ToolUse
 from ...protocol import events as ev
 from ...protocol.kinds import MCP_FAMILY, Unknown, mcp_words, table_key
 from ...protocol.views import ToolResultBlock, ToolUseBlock
+from . import results
 
 #: the ACP kind of each phoenix tool (the client's icon and grouping); every tool is named (REQ-PROTO-055)
 KINDS: dict[str, ToolKind] = {
@@ -126,31 +125,6 @@ def status(call_id: str, value: ToolCallStatus, content: list[Any] | None = None
     return acp.update_tool_call(call_id, status=value, content=content)
 
 
-@dataclass(frozen=True)
-class Later:
-    """An update made when its turn to be sent comes (``client.update``), from what is known then: a call's final
-    update, whose output the conversation holds only once its ``toolEnd`` event has been told."""
-
-    make: Callable[[], Any]
-
-
-def result_of(state: ConversationState, call_id: str) -> ToolResult | None:
-    """A call's result as the model got it: in the batch still being worked on, or in the latest messages."""
-    batch = getattr(state.status, "batch", None)
-    for result in getattr(batch, "results", ()):
-        if result.tool_use_id == call_id:
-            return cast(ToolResult, result)
-    for message in reversed(state.history[-RECENT_MESSAGES:]):
-        for result in message.tool_results():
-            if result.tool_use_id == call_id:
-                return result
-    return None
-
-
-#: how many of the latest messages a call's result is looked for in
-RECENT_MESSAGES = 8
-
-
 class Calls:
     """The tool calls of one session that the client was told about, so each starts once (``tool_call``), then
     only changes (``tool_call_update``), and ends once: the first of its end, its refusal, its denial and its
@@ -188,11 +162,11 @@ class Calls:
 
         def make() -> Any:
             state = self.state()
-            result = result_of(state, call_id) if state is not None else None
+            result = results.result_of(state, call_id) if state is not None else None
             return status(call_id, "failed" if failed else "completed",
                           text_content(result.content if result is not None else summary))
 
-        return [Later(make)]
+        return [results.Later(make)]
 
 
 def _text(event: ev.TextDelta, calls: Calls, root: str) -> list[Any]:
@@ -309,29 +283,3 @@ def _results(event: ev.MessageAdded, calls: Calls) -> Iterator[Any]:
         calls.results[block.tool_use_id] = (block.content, block.is_error)
         if block.tool_use_id in calls.announced:  # its final update, unless one went out (REQ-ACP-028)
             yield from calls.end(block.tool_use_id, block.is_error, text_content(block.content))
-
-
-def replay(history: tuple[Message, ...], root: str) -> Iterator[Any]:
-    """The history as the updates a client shows (REQ-ACP-012): the user's messages, the agent's, and each tool
-    call with its arguments, final status and output. Notes and commands the model never sees are left out."""
-    results: dict[str, ToolResult] = {}
-    for message in history:
-        for result in message.tool_results():
-            results[result.tool_use_id] = result
-    for message in history:
-        if message.tag in ("note", "command"):
-            continue
-        text = message.text()
-        if message.role == "user" and text.strip():
-            yield acp.update_user_message_text(text)
-        elif message.role == "assistant":
-            if text:
-                yield acp.update_agent_message_text(text)
-            for call in message.tool_uses():
-                yield from _replayed_call(call, results.get(call.id), root)
-
-
-def _replayed_call(call: ToolUse, result: ToolResult | None, root: str) -> Iterator[Any]:
-    yield start(call.id, call.name, call.input, root)
-    if result is not None:
-        yield status(call.id, "failed" if result.is_error else "completed", text_content(result.content))
