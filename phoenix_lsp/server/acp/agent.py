@@ -27,8 +27,6 @@ from acp.schema import (
     SessionCapabilities,
     SessionCloseCapabilities,
     SessionListCapabilities,
-    SessionMode,
-    SessionModeState,
     SetSessionConfigOptionResponse,
     SetSessionModeResponse,
 )
@@ -46,14 +44,10 @@ from .client import AcpClient
 from .session import Session
 
 VERSION = "0.1.0"
+#: how long session/new and session/load wait for the model list before answering without it (REQ-ACP-023)
+MODELS_WAIT_S = 0.3
 
 log = logging.getLogger(__name__)
-
-
-def modes(conversation: Conversation) -> SessionModeState:
-    """The session modes (REQ-ACP-003): Restricted and Unrestricted, the conversation's current one."""
-    available = [SessionMode(id=mode, name=name, description=about) for mode, (name, about) in updates.MODES.items()]
-    return SessionModeState(current_mode_id=conversation.state.mode.value, available_modes=available)
 
 
 class PhoenixAgent:
@@ -98,7 +92,7 @@ class PhoenixAgent:
         self._attach(conversation)
         await self._choices()
         # the slash commands are announced once this answer is out (client.observe): the client knows the session
-        return NewSessionResponse(session_id=conversation.id, modes=modes(conversation),
+        return NewSessionResponse(session_id=conversation.id, modes=options.modes(conversation.state.mode.value),
                                   config_options=self._options(conversation))
 
     async def load_session(self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None,
@@ -127,7 +121,8 @@ class PhoenixAgent:
         session.calls.ended.update(r.tool_use_id for m in conversation.state.history for r in m.tool_results())
         await self.client.sender.drained()
         # an open request is asked, and the slash commands announced, once this is sent (client.observe)
-        return LoadSessionResponse(modes=modes(conversation), config_options=self._options(conversation))
+        return LoadSessionResponse(modes=options.modes(conversation.state.mode.value),
+                                   config_options=self._options(conversation))
 
     async def list_sessions(self, cwd: str | None = None, cursor: str | None = None,
                             **kwargs: Any) -> ListSessionsResponse:
@@ -151,10 +146,16 @@ class PhoenixAgent:
         return CloseSessionResponse()
 
     async def _choices(self) -> None:
-        """The models the keys can use (the models use case, bounded by its own wait) and the route the user
-        chose last, for the config options (REQ-ACP-023)."""
-        listed = await models.list_models(self.hub)
-        self.client.choices.models = options.model_choices(listed.models)
+        """The models the keys can use (the models use case) and the route the user chose last, for the config
+        options (REQ-ACP-023). The list is waited for ``MODELS_WAIT_S`` at most (the first listing imports the
+        providers' SDKs): later, it is told with ``config_option_update`` once the answer is out (client.py)."""
+        listing = self.hub.spawn(models.list_models(self.hub))
+        try:
+            listed = await asyncio.wait_for(asyncio.shield(listing), MODELS_WAIT_S)
+        except TimeoutError:
+            self.client.models_pending = listing
+        else:
+            self.client.choices.models = options.model_choices(listed.models)
         self.client.choices.route = await asyncio.to_thread(routes.current_route, self.hub.data_dir)
 
     def _options(self, conversation: Conversation) -> list[Any]:

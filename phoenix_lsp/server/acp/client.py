@@ -43,6 +43,7 @@ class AcpClient:
         self.sender = Sender(self.spawn)
         self.loading: dict[Any, str] = {}  # session/load request id -> session id, until it is answered
         self.choices = options.Choices()  # the models and the route the config options offer (REQ-ACP-023)
+        self.models_pending: asyncio.Task[Any] | None = None  # the model list a session was answered without
 
     def spawn(self, coro: Any) -> asyncio.Task[Any]:
         assert self.hub is not None
@@ -89,6 +90,21 @@ class AcpClient:
         mode = event.mode.value if isinstance(event, ev.ModeChanged) else state.mode.value
         model = event.model if isinstance(event, ev.ModelChanged) else state.model
         self.update(session.id, options.changed(mode, model, self.choices))
+
+    async def _models_listed(self, listing: asyncio.Task[Any]) -> None:
+        """The model list a session was answered without, told to every session once it is known."""
+        try:
+            listed = await listing
+        except Exception as exc:  # the use case answers the built-in list rather than fail; never the turn's
+            log.warning("the model list could not be read for the config options: %s", exc)
+            return
+        self.choices.models = options.model_choices(listed.models)
+        assert self.hub is not None
+        for session in list(self.sessions.values()):
+            conversation = self.hub.runtimes.get(session.id)
+            if conversation is not None:
+                state = conversation.state
+                self.update(session.id, options.changed(state.mode.value, state.model, self.choices))
 
     def ask_approval(self, conversation: Conversation, tool_use_id: str, call: ToolUse) -> None:
         session = self.session_of(conversation) if self.hub is not None else None  # a sub-agent's: its parent's
@@ -140,6 +156,9 @@ class AcpClient:
             session = self.sessions.get(session_id or (created if isinstance(created, str) else ""))
             if session is not None and "result" in message:  # a session/load's or a session/new's answer
                 self.update(session.id, options.commands())  # REQ-ACP-025: once the client knows the session
+                if self.models_pending is not None:
+                    self.spawn(self._models_listed(self.models_pending))
+                    self.models_pending = None
                 self.ask_again(session)
 
     # ------------------------------------------------------------------------------ the runtime's Editor

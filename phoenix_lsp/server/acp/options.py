@@ -17,6 +17,8 @@ from acp.schema import (
     ConfigOptionUpdate,
     SessionConfigOptionSelect,
     SessionConfigSelectOption,
+    SessionMode,
+    SessionModeState,
 )
 
 from ...core.turns import USER_COMMANDS
@@ -37,6 +39,13 @@ class Choices:
 
     models: list[SessionConfigSelectOption] = field(default_factory=list)
     route: str = Route.ASK.value
+
+
+def modes(mode: str) -> SessionModeState:
+    """The session modes (REQ-ACP-003), for the clients that predate config options: Restricted and
+    Unrestricted, the conversation's current one."""
+    available = [SessionMode(id=value, name=name, description=about) for value, (name, about) in updates.MODES.items()]
+    return SessionModeState(current_mode_id=mode, available_modes=available)
 
 
 def model_choices(listed: Sequence[Any]) -> list[SessionConfigSelectOption]:
