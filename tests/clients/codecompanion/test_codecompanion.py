@@ -181,8 +181,12 @@ def test_the_model_is_picked_with_codecompanions_own_key(run_cc: RunCC, fake_ant
     fake_anthropic.enqueue(Reply.text_reply("From the other model."))
     run = run_cc("""
         CC.open()
+        -- the agent's model list may follow the session's answer, as a config_option_update
+        T.wait("the agent's models", function()
+          local listed = CC.option("model")
+          return listed and #require("codecompanion.acp").flatten_config_options(listed.options) > 1
+        end)
         local model = CC.option("model")
-        T.ok(model, "a model among the config options: " .. vim.inspect(CC.chat.acp_connection:get_config_options()))
         T.data.first = model.currentValue
         local other
         for _, value in ipairs(require("codecompanion.acp").flatten_config_options(model.options)) do
