@@ -29,6 +29,7 @@ from ..core.tools import PATCH, ToolKind
 from ..core.values import ToolUse
 from ..protocol import events as ev
 from ..sandbox import overlay
+from ..sandbox.layer_sweep import sweep_later
 from ..sandbox.outcome import RunResult
 from ..tools.shell_changes import Accepted, AcceptFailed, ChangeKind, ChangeSet, LayerTooBig, accept, scan, undo
 from ..tools.shell_changes.edit import Review, prepare, recheck
@@ -81,9 +82,12 @@ class ShellCapture:
         why = overlay.overlay_support(self.data_dir / "layers")
         if why is None:
             try:
-                return overlay.make_layer(folder, self.data_dir)
+                layer = overlay.make_layer(folder, self.data_dir)
             except OSError as exc:
                 why = f"no layer could be made for {folder} ({exc})"
+            else:
+                sweep_later(layer.root.parent)  # REQ-BASH-042: what a killed server left there, once per process
+                return layer
         if self.conversation.id in _NOTED:
             return ""
         _NOTED.add(self.conversation.id)
