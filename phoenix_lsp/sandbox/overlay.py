@@ -18,10 +18,11 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from .private_tmp import NAMESPACE_PROBE
@@ -94,8 +95,6 @@ class Layer:
     cap_bytes: int
     started_ns: int
     same_fs: bool  # the layer is on the folder's file system: accepting moves files with rename(2)
-    #: the descriptor of the layer's hold file, flocked exclusive until the layer is removed (-1: none)
-    hold: int = field(default=-1, compare=False, repr=False)
 
     @property
     def upper(self) -> Path:
@@ -108,6 +107,12 @@ class Layer:
     @property
     def before(self) -> Path:
         return self.root / "before"
+
+
+#: the hold of each layer this process made and has not removed yet, by the layer's directory (REQ-BASH-042): the
+#: descriptor of its hold file, flocked exclusive; let go once, by release()
+_holds: dict[Path, int] = {}
+_holds_lock = threading.Lock()
 
 
 def layers_dir(folder: Path, data_dir: Path) -> Path:
@@ -148,8 +153,9 @@ def make_layer(folder: Path, data_dir: Path, cap_bytes: int = DEFAULT_LAYER_CAP)
     except BaseException:
         os.close(hold)
         raise
-    return Layer(folder=folder, root=root, cap_bytes=cap_bytes, started_ns=_tick_after(called), same_fs=same_fs,
-                 hold=hold)
+    with _holds_lock:
+        _holds[root] = hold
+    return Layer(folder=folder, root=root, cap_bytes=cap_bytes, started_ns=_tick_after(called), same_fs=same_fs)
 
 
 @contextlib.contextmanager
@@ -167,9 +173,10 @@ def making(parent: Path, how: int) -> Iterator[int]:
 
 def release(layer: Layer) -> None:
     """Let go of the layer's hold (once it is removed): a sweep may take what is left of it."""
-    if layer.hold >= 0:
-        with contextlib.suppress(OSError):
-            os.close(layer.hold)
+    with _holds_lock:
+        hold = _holds.pop(layer.root, None)
+    if hold is not None:
+        os.close(hold)
 
 
 def _tick_after(called: int) -> int:
