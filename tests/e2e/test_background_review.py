@@ -108,3 +108,29 @@ async def test_a_background_commands_layer_is_discarded_when_the_server_stops(
         await started_and_ended(s, cid)
     assert tree_digest(w) == before
     assert not [p for p in (data / "layers").iterdir() if p.is_dir()], "the layer went with the server"
+
+
+@pytest.mark.req("REQ-BASH-043")
+async def test_a_stopped_background_command_is_reviewed_at_the_next_call(
+        fake_anthropic: FakeAnthropic, tmp_path: Path) -> None:
+    async with session(fake_anthropic, tmp_path) as s:
+        w = s.workdir
+        s.on_apply_edit = Buffers(s).apply
+        cid = await unrestricted(s, policy="auto")
+        block = ToolUseBlock("bash", {"command": "echo so far > partial.txt && sleep 300", "run": "background"})
+        mark = await start(s, cid, Reply.tool_reply(block), Reply.text_reply("started"))
+        await wait_idle(s, cid, mark)
+        told = str(tool_results(s.fake.requests[-1])[block.id]["content"])
+        pgid = re.search(r"process group (\d+)", told).group(1)  # type: ignore[union-attr]
+        # the model stops it (at the user's request): nothing has landed yet
+        stop = ToolUseBlock("bash", {"command": f"kill -TERM -- -{pgid}"})
+        mark = await start(s, cid, Reply.tool_reply(stop), Reply.text_reply("stopped"))
+        await wait_idle(s, cid, mark)
+        await eventually(lambda: not launchers(s.pid), "the stopped command's launcher is gone", timeout=30)
+        assert not (w / "partial.txt").exists()
+        after = ToolUseBlock("bash", {"command": "cat partial.txt"})
+        mark = await start(s, cid, Reply.tool_reply(after), Reply.text_reply("done"))
+        await wait_idle(s, cid, mark)
+        told = str(tool_results(s.fake.requests[-1])[after.id]["content"])
+        assert "reviewed and applied" in told and told.rstrip().endswith("so far")
+        assert (w / "partial.txt").read_text() == "so far\n"
