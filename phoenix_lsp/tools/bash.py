@@ -5,7 +5,7 @@ state is the registry of live background jobs in `phoenix_lsp.sandbox.background
 kill them), keyed by conversation id.
 
 Over 300 lines: the tool's description is the model's whole contract (about 60 lines), and the one run path
-(validate, check, spawn, capture, format) reads every part of it.
+(validate, check, review the ended background commands, spawn, capture, format) reads every part of it.
 """
 
 from __future__ import annotations
