@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import logging
 import os
 import signal
 import subprocess
@@ -21,6 +22,8 @@ from phoenix_lsp.sandbox.outcome import OutputCapture, RunResult, SetupFailure, 
 from phoenix_lsp.sandbox.scratch import make_scratch, remove_scratch, remove_tree
 from phoenix_lsp.sandbox.spawn import SandboxUnavailable, SpawnRequest, command_env, launcher_args
 from phoenix_lsp.sandbox.watch import TERMINATE_GRACE_S
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -40,6 +43,7 @@ class BackgroundJob:
     # REQ-BASH-028: the job's own layer while it runs (None: not captured). Its changes can be read at any
     # time (tools.shell_changes.scan: a snapshot while it runs) and are accepted or discarded once it ended.
     layer: overlay.Layer | None = None
+    discarded: bool = False  # its layer was thrown away (its conversation or the server ended)
 
     def alive(self) -> bool:
         return not self.finished.is_set()
@@ -55,6 +59,35 @@ class BackgroundJob:
 
 _jobs: dict[int, BackgroundJob] = {}
 _jobs_lock = threading.Lock()
+#: REQ-BASH-043: captured jobs that ended, by conversation, whose layers wait for their review (the
+#: conversation's next bash call reviews them, before its own command runs)
+_ended: dict[str, list[BackgroundJob]] = {}
+
+
+def ended_captured(conversation_id: str) -> list[BackgroundJob]:
+    """The conversation's captured background jobs that ended since the last call, taken: the caller reviews
+    their layers (or discards them)."""
+    with _jobs_lock:
+        return _ended.pop(conversation_id, [])
+
+
+def launcher_exited(job: BackgroundJob) -> bool:
+    """Whether the job's launcher has exited (its tree is gone), reaped or not: it is about to be ended (checked
+    without reaping it, which is _watch's)."""
+    try:
+        return os.waitid(os.P_PID, job._popen.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+    except ChildProcessError:
+        return True
+
+
+def _discard_layers(jobs: list[BackgroundJob]) -> list[BackgroundJob]:
+    """Throw away the layers of `jobs` (their trees are gone): nothing of them lands. Returns those with one."""
+    captured = [j for j in jobs if j.layer is not None and not j.discarded]
+    for job in captured:
+        job.discarded = True
+        assert job.layer is not None
+        overlay.discard(job.layer)
+    return captured
 
 
 def background_jobs(conversation_id: str | None = None) -> list[BackgroundJob]:
@@ -70,6 +103,15 @@ def kill_background_jobs(conversation_id: str | None = None) -> int:
     jobs = background_jobs(conversation_id)
     for job in jobs:
         job.terminate()
+    # REQ-BASH-043: a captured job's layer is never applied half: with its conversation or the server, it goes
+    for job in jobs:
+        job.finished.wait(TERMINATE_GRACE_S)
+    with _jobs_lock:
+        waiting = [j for cid in list(_ended) if conversation_id in (None, cid) for j in _ended.pop(cid)]
+    discarded = _discard_layers([*jobs, *waiting])
+    for job in discarded:
+        log.warning("the changes of the background command %s (PID %d) were discarded, never reviewed: its "
+                    "conversation or the server ended first", job.command[:80], job.pid)
     if conversation_id is None:
         remove_background_logs()
     return len(jobs)
@@ -160,6 +202,8 @@ def _watch(job_future: concurrent.futures.Future[tuple[int, SetupFailure | None]
     remove_scratch(scratch)
     with _jobs_lock:
         job = _jobs.pop(popen.pid, None)
+        if job is not None and job.layer is not None and not job.discarded:
+            _ended.setdefault(job.conversation_id, []).append(job)
     if job is not None:
         job.finished.set()
 

@@ -67,7 +67,8 @@ def doctor_lines(self_test: bool = True) -> list[str]:
     if no_overlay is None:
         lines.append("shell change capture: available: what an Unrestricted command (run default or slow) "
                      "changes in the working directory is held in an overlay and reviewed before it lands, like a "
-                     "patch; background commands and writes outside the working directory are not captured")
+                     "patch; background commands are reviewed once they have ended; writes outside the working "
+                     "directory are not captured")
     else:
         lines.append(f"shell change capture: UNAVAILABLE: {no_overlay}; Unrestricted commands change files at "
                      "once, without a review")

@@ -9,6 +9,8 @@ real folder is not touched. What the layer holds is read by ``phoenix_lsp.tools.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import functools
 import os
 import platform
@@ -16,8 +18,10 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,6 +31,9 @@ from .scratch import remove_later
 #: the largest layer a command may write (bytes allocated in the upper directory); past it the launcher kills
 #: the command (its disk quota, `killed disk-quota`) and the scan refuses the layer
 DEFAULT_LAYER_CAP = 2 * 1024 * 1024 * 1024
+#: the file in a layer's directory the server holds an exclusive flock on for the layer's whole life (until it
+#: is removed): a sweep (layer_sweep.py) removes only layers whose hold it can take, i.e. no live process holds
+HOLD_NAME = "held"
 #: the clock file times are stamped from (Linux's CLOCK_REALTIME_COARSE; Python names it from 3.13 on)
 _CLOCK_REALTIME_COARSE = 5
 
@@ -102,6 +109,12 @@ class Layer:
         return self.root / "before"
 
 
+#: the hold of each layer this process made and has not removed yet, by the layer's directory (REQ-BASH-042): the
+#: descriptor of its hold file, flocked exclusive; let go once, by release()
+_holds: dict[Path, int] = {}
+_holds_lock = threading.Lock()
+
+
 def layers_dir(folder: Path, data_dir: Path) -> Path:
     """Where a folder's layers are made: `<data_dir>/layers` when that is on the folder's file system (an
     accept is then a rename), else a hidden `.phoenix-layers` beside the folder when its parent is writable
@@ -127,12 +140,43 @@ def make_layer(folder: Path, data_dir: Path, cap_bytes: int = DEFAULT_LAYER_CAP)
     runs on while the layer is made, instead of after."""
     called = time.clock_gettime_ns(_CLOCK_REALTIME_COARSE)
     folder = folder.resolve()
-    root = layers_dir(folder, data_dir) / uuid.uuid4().hex
-    root.mkdir(mode=0o700)
-    (root / "upper").mkdir(mode=0o755)
-    (root / "work").mkdir(mode=0o700)
-    same_fs = root.stat().st_dev == folder.stat().st_dev
+    parent = layers_dir(folder, data_dir)
+    root = parent / uuid.uuid4().hex
+    with making(parent, fcntl.LOCK_SH):  # a sweep waits until the layer is held
+        root.mkdir(mode=0o700)
+        hold = os.open(root / HOLD_NAME, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        fcntl.flock(hold, fcntl.LOCK_EX)
+    try:
+        (root / "upper").mkdir(mode=0o755)
+        (root / "work").mkdir(mode=0o700)
+        same_fs = root.stat().st_dev == folder.stat().st_dev
+    except BaseException:
+        os.close(hold)
+        raise
+    with _holds_lock:
+        _holds[root] = hold
     return Layer(folder=folder, root=root, cap_bytes=cap_bytes, started_ns=_tick_after(called), same_fs=same_fs)
+
+
+@contextlib.contextmanager
+def making(parent: Path, how: int) -> Iterator[int]:
+    """The layers directory `parent`'s making lock, a flock on the directory itself, held `how` (shared: a layer is
+    being made; exclusive: a sweep reads which layers are held, so it never sees a layer made but not yet held).
+    Yields the directory's descriptor (opened without following a symlink)."""
+    top = os.open(parent, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:
+        fcntl.flock(top, how)
+        yield top
+    finally:
+        os.close(top)
+
+
+def release(layer: Layer) -> None:
+    """Let go of the layer's hold (once it is removed): a sweep may take what is left of it."""
+    with _holds_lock:
+        hold = _holds.pop(layer.root, None)
+    if hold is not None:
+        os.close(hold)
 
 
 def _tick_after(called: int) -> int:
@@ -164,9 +208,12 @@ def discard(layer: Layer, wait: bool = False) -> None:
             os.rename(root, trash)
         except OSError:
             trash = root
-        remove_later(trash)
+        remove_later(trash, functools.partial(release, layer))
         return
-    _remove_layer(root)
+    try:
+        _remove_layer(root)
+    finally:
+        release(layer)
 
 
 def _remove_layer(root: Path) -> None:

@@ -17,12 +17,13 @@ import os
 import queue
 import tempfile
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 log = logging.getLogger(__name__)
 
 #: scratch directories renamed out of the way, waiting for the janitor
-_ended: queue.Queue[Path] = queue.Queue()
+_ended: queue.Queue[tuple[Path, Callable[[], None] | None]] = queue.Queue()
 _janitor_lock = threading.Lock()
 _janitor: threading.Thread | None = None
 
@@ -151,10 +152,11 @@ def remove_scratch(scratch: Path | None, wait: bool = False) -> None:
     remove_later(ended)
 
 
-def remove_later(path: Path) -> None:
-    """Hand a directory of the server's own that nothing uses any more to the janitor thread (remove_tree)."""
+def remove_later(path: Path, then: Callable[[], None] | None = None) -> None:
+    """Hand a directory of the server's own that nothing uses any more to the janitor thread (remove_tree);
+    `then` runs once it is removed (or failed to be): a layer's hold is let go only when it is gone."""
     _start_janitor()
-    _ended.put(path)
+    _ended.put((path, then))
 
 
 def _start_janitor() -> None:
@@ -170,12 +172,15 @@ def _start_janitor() -> None:
 
 def _janitor_loop() -> None:
     while True:
-        path = _ended.get()
+        path, then = _ended.get()
         try:
             remove_tree(path)
         except Exception:  # one directory that cannot be removed must not stop the others'
             log.exception("removing %s failed; remove it by hand", path)
         finally:
+            if then is not None:
+                with contextlib.suppress(Exception):
+                    then()
             _ended.task_done()
 
 

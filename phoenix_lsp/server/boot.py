@@ -21,6 +21,7 @@ from ..llm.client import LlmClient
 from ..llm.models import DEFAULT_MODEL
 from ..llm.router import LlmRouter, ProviderPrices
 from ..protocol.params import InitializationOptions
+from ..sandbox.layer_sweep import sweep_later
 from ..store import Store
 from ..store.paths import DB_FILE_NAME
 from ..store.secrets import SecretGuard
@@ -73,6 +74,7 @@ def build_hub(raw: Any, given_dir: str | None, tell: Callable[[str], None], prob
     store = Store(data_dir / DB_FILE_NAME if data_dir else Store.default_path(), guard=guard,
                   checkpoint_in_background=True)
     logs.setup(store.path.parent, settings.log_level, guard)
+    sweep_later(store.path.parent / "layers")  # REQ-BASH-042: layers a killed server left, in the background
     anthropic = LlmClient(api_key=api_key, base_url=options.anthropic_base_url, guard=guard,
                           idle_timeout_s=settings.llm_idle_timeout_s)
     configured = provider_config.load(os.environ, settings.providers)  # issue 27: the other providers

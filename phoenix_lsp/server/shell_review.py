@@ -29,6 +29,7 @@ from ..core.tools import PATCH, ToolKind
 from ..core.values import ToolUse
 from ..protocol import events as ev
 from ..sandbox import overlay
+from ..sandbox.layer_sweep import sweep_later
 from ..sandbox.outcome import RunResult
 from ..tools.shell_changes import Accepted, AcceptFailed, ChangeKind, ChangeSet, LayerTooBig, accept, scan, undo
 from ..tools.shell_changes.edit import Review, prepare, recheck
@@ -81,15 +82,18 @@ class ShellCapture:
         why = overlay.overlay_support(self.data_dir / "layers")
         if why is None:
             try:
-                return overlay.make_layer(folder, self.data_dir)
+                layer = overlay.make_layer(folder, self.data_dir)
             except OSError as exc:
                 why = f"no layer could be made for {folder} ({exc})"
+            else:
+                sweep_later(layer.root.parent)  # REQ-BASH-042: what a killed server left there, once per process
+                return layer
         if self.conversation.id in _NOTED:
             return ""
         _NOTED.add(self.conversation.id)
         return NOT_CAPTURED.format(why=why)
 
-    async def finish(self, layer: overlay.Layer, result: RunResult | None) -> str:
+    async def finish(self, layer: overlay.Layer, result: RunResult | None, command: str | None = None) -> str:
         """What the command changed, reviewed and applied or discarded; the text the model is told ("" when it
         changed nothing in the folder). Whatever happens (a cancel included), the layer does not outlive it."""
         keep = False
@@ -103,13 +107,14 @@ class ShellCapture:
                         "the folder is as it was before the command.]")
             if changes.empty:
                 return ""
-            text, keep = await self._review(layer, changes)
+            text, keep = await self._review(layer, changes, command)
             return text
         finally:
             if not keep:
                 overlay.discard(layer)
 
-    async def _review(self, layer: overlay.Layer, changes: ChangeSet) -> tuple[str, bool]:
+    async def _review(self, layer: overlay.Layer, changes: ChangeSet, command: str | None = None,
+                      ) -> tuple[str, bool]:
         # the editor's texts of the files first (an unsaved change is a conflict), then the review is made off the
         # event loop (2,000 files take about half a second here)
         kinds = self.editor.review_kinds()
@@ -124,7 +129,8 @@ class ShellCapture:
             return (f"[phoenix-lsp: the command's changes to the workspace were discarded: {why} The folder is "
                     f"as it was before the command.]\n{_listing(review)}"), False
         files = review.files()
-        arguments: dict[str, object] = {"command": str(self.call.input.get("command", "")),
+        of = command if command is not None else str(self.call.input.get("command", ""))
+        arguments: dict[str, object] = {"command": of,
                                         "files": files[:ARGUMENT_PATHS]}
         if len(files) > ARGUMENT_PATHS:
             arguments["more"] = len(files) - ARGUMENT_PATHS

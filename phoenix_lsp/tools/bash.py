@@ -5,7 +5,7 @@ state is the registry of live background jobs in `phoenix_lsp.sandbox.background
 kill them), keyed by conversation id.
 
 Over 300 lines: the tool's description is the model's whole contract (about 60 lines), and the one run path
-(validate, check, spawn, capture, format) reads every part of it.
+(validate, check, review the ended background commands, spawn, capture, format) reads every part of it.
 """
 
 from __future__ import annotations
@@ -23,9 +23,16 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from phoenix_lsp.sandbox import SandboxSupport, overlay, probe, spawn, unavailable_message
-from phoenix_lsp.sandbox.background import background_jobs, background_log_dir, start_background
+from phoenix_lsp.sandbox.background import (
+    background_jobs,
+    background_log_dir,
+    ended_captured,
+    launcher_exited,
+    start_background,
+)
 from phoenix_lsp.sandbox.limits import Limits
 from phoenix_lsp.sandbox.outcome import RunResult, SetupFailure
+from phoenix_lsp.sandbox.watch import TERMINATE_GRACE_S
 from phoenix_lsp.tools.bash_safety import check_command
 from phoenix_lsp.tools.inputs import BashInput, validate
 
@@ -72,7 +79,9 @@ user (or the approval policy) allows it, and the result says what was applied, r
 user changed the file meanwhile. The command itself sees its own changes while it runs. Limits of this \
 capture: renaming a folder that existed before fails with EXDEV ("Invalid cross-device link"; `mv` copes by \
 copying); hard links are split (the other name keeps the old content); writes outside the working directory \
-(home caches, /tmp) and background commands are not captured and land at once."""
+(home caches, /tmp) are not captured and land at once. A background command's changes are held back in a \
+layer of its own while it runs and reviewed once it has ended, at your next bash call (before that call's \
+command runs); they are discarded if the conversation or the server ends first."""
 
 def _default_background_dir() -> Path:
     return Path(tempfile.gettempdir()) / f"phoenix-lsp-{os.getuid()}" / "background"
@@ -114,9 +123,9 @@ class Capture(Protocol):
         """The layer the command runs with, or the note its result starts with when none can be made."""
         ...
 
-    async def finish(self, layer: overlay.Layer, result: RunResult | None) -> str:
+    async def finish(self, layer: overlay.Layer, result: RunResult | None, command: str | None = None) -> str:
         """The command's changes reviewed and applied or discarded (the layer with them); what the model is
-        told."""
+        told. `command`: the command the layer is of, when not this call's (an ended background command)."""
         ...
 
 
@@ -265,9 +274,21 @@ async def _background(command: str, ctx: BashContext, support: SandboxSupport) -
                       "one first.]", "bash.background_limit", "refused", ctx.restricted)
     directory = background_log_dir(ctx.background_dir or _default_background_dir(), ctx.conversation_id)
     path = directory / f"bash-{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(4)}.log"
-    started = await start_background(_request(command, ctx, support, background=True), path, command,
-                                           ctx.conversation_id)
+    layer: overlay.Layer | None = None
+    note = ""
+    if ctx.capture is not None and not ctx.restricted:  # REQ-BASH-043: a layer of its own while it runs
+        made = ctx.capture.start(ctx.working_directory)
+        layer, note = (None, made) if isinstance(made, str) else (made, "")
+    try:
+        started = await start_background(_request(command, ctx, support, background=True, layer=layer), path,
+                                          command, ctx.conversation_id)
+    except BaseException:
+        if layer is not None:
+            overlay.discard(layer)
+        raise
     if isinstance(started, SetupFailure):
+        if layer is not None:
+            overlay.discard(layer)
         return _setup_failed(started, ctx)
     stop = ("it cannot be signalled from another sandboxed command; it ends by itself or when the "
             "server shuts down" if ctx.restricted else f"stop it with `kill -TERM -- -{started.pgid}`")
@@ -275,6 +296,11 @@ async def _background(command: str, ctx: BashContext, support: SandboxSupport) -
               f"output goes to {path}; a line with its exit status is appended there when it ends. Read "
               f"it with `tail -n 50 {path}`; {stop}. It is stopped after {ctx.background_timeout_s:g} s"
               + (" or when the conversation leaves Restricted" if ctx.restricted else "") + ".")
+    if layer is not None:
+        output += (" What it changes in the working directory is held back and reviewed when it has ended, at "
+                   "your next bash call; it is discarded if the conversation or the server ends first.")
+    if note:
+        output = f"{note}\n{output}"
     return BashResult(output, False, None, "background", None, False, ctx.restricted, started.pid,
                       started.pgid, str(path))
 
@@ -308,6 +334,36 @@ async def _run_bash(tool_input: Mapping[str, Any] | BashInput, ctx: BashContext)
         return _error(f"[phoenix-lsp: system error: the command did not run: the working directory "
                       f"{ctx.working_directory} does not exist or is not a directory.]", "bash.spawn_failed",
                       restricted=ctx.restricted)
+    earlier = await _review_ended(ctx)  # REQ-BASH-043: before this command runs, on the folder they leave
+    if earlier:
+        result = await _run_checked(command, run, ctx, support)
+        return replace(result, output=f"{earlier}\n{result.output}")
+    return await _run_checked(command, run, ctx, support)
+
+
+async def _review_ended(ctx: BashContext) -> str:
+    """The reviews of the conversation's captured background commands that ended since its last bash call
+    (REQ-BASH-043), through the very review a foreground command gets; what the model is told of them."""
+    told: list[str] = []
+    for job in background_jobs(ctx.conversation_id):  # ended a moment ago: its watcher is finishing
+        if job.layer is not None and launcher_exited(job):
+            await asyncio.to_thread(job.finished.wait, TERMINATE_GRACE_S)
+    for job in ended_captured(ctx.conversation_id):
+        if job.layer is None:
+            continue
+        if ctx.capture is None:  # no review to be had here: nothing of it lands
+            overlay.discard(job.layer)
+            told.append(f"[phoenix-lsp: the background command `{job.command[:200]}` (PID {job.pid}) ended; its "
+                        "changes to the working directory were discarded: they cannot be reviewed here.]")
+            continue
+        reviewed = await ctx.capture.finish(job.layer, None, command=job.command)
+        told.append(f"[phoenix-lsp: the background command `{job.command[:200]}` (PID {job.pid}) ended"
+                    + (f"; its changes:]\n{reviewed}" if reviewed else
+                       "; it changed nothing in the working directory.]"))
+    return "\n".join(told)
+
+
+async def _run_checked(command: str, run: str, ctx: BashContext, support: SandboxSupport) -> BashResult:
     if run == "background":
         return await _background(command, ctx, support)
     timeout = ctx.slow_timeout_s if run == "slow" else ctx.default_timeout_s

@@ -119,6 +119,7 @@ async def test_a_background_command_keeps_its_own_layer_and_can_be_read_while_it
     with open(go, "w") as f:
         f.write("go\n")
     await asyncio.get_running_loop().run_in_executor(None, job.finished.wait, 30)
+    assert background.ended_captured("") == [job]  # it waits for its review (REQ-BASH-043): taken here
     final = shell_changes.scan(layer)
     assert [c.path for c in final.changes] == ["early.txt", "late.txt"]
     shell_changes.accept(layer, final)
