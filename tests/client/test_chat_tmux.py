@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.client.conftest import ROOT
-from tests.fake_anthropic import FakeAnthropic, Reply
+from tests.fake_anthropic import FakeAnthropic, Reply, ToolUseBlock
 
 # slow: the chat and its server start three times in a real terminal
 pytestmark = [
@@ -143,3 +143,40 @@ def test_continue_resume_with_the_picker_and_route_switch_typed_in_a_real_termin
     users = [m for m in fake_anthropic.requests[3].body["messages"] if m["role"] == "user"]
     texts = [b["text"] for m in users for b in m["content"] if isinstance(b, dict) and b.get("type") == "text"]
     assert texts == ["how do I add?", "and then?", "once more"]
+
+
+def test_a_pending_approval_is_asked_again_after_a_restart_typed_in_a_real_terminal(
+    tmux: Tmux, fake_anthropic: FakeAnthropic, tmp_path: Path
+) -> None:
+    """The chat (and its server) go away while an approval is open: the terminal's window is killed. Coming back
+    with ``--continue``, the user sees the same question and answers it with keys; nothing ran before."""
+    fake_anthropic.enqueue(
+        Reply.tool_reply(ToolUseBlock("bash", {"command": "echo resumed > made.txt"}), text="Creating it."),
+        Reply.text_reply("Created made.txt."),
+    )
+    work, data = tmp_path / "work", tmp_path / "data"
+    work.mkdir()
+    chat = shlex.join([sys.executable, "-m", "phoenix_lsp", "chat", "--cwd", str(work), "--data-dir", str(data)])
+    tmux.line(chat + EXITED)
+    tmux.wait_for("Type a message")
+    tmux.line("/policy interactive")
+    tmux.line("/execute")
+    tmux.wait_for("[mode] unrestricted", "/execute")
+    tmux.line("please create made.txt")
+    tmux.wait_for("Allow? [y]es / [n]o / [a]lways", "please create made.txt")
+    tmux.run("respawn-pane", "-k", "-t", "0", "bash --norc --noprofile")  # the window killed, the question open
+    tmux.run("clear-history", "-t", "0")
+    assert not (work / "made.txt").exists()
+
+    tmux.line(chat + " --continue" + EXITED)
+    screen = tmux.wait_for("Allow? [y]es / [n]o / [a]lways", "--continue")
+    assert "resumed conversation" in screen and "[approval] bash" in screen and "echo resumed > made.txt" in screen
+    tmux.line("y")
+    # the command's captured change is asked about before it lands (REQ-BASH-032)
+    tmux.wait_for("Allow? [y]es / [n]o / [a]lways", "[approval] patch")
+    assert not (work / "made.txt").exists(), "the change landed before its review was answered"
+    tmux.line("y")
+    tmux.wait_for("Created made.txt.", "[approval] patch")
+    assert (work / "made.txt").read_text() == "resumed\n"
+    tmux.keys("C-d")
+    tmux.wait_for("chat exited 0", "Created made.txt.")
