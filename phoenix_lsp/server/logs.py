@@ -9,7 +9,7 @@ import logging
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 from lsprotocol import types
 
@@ -88,6 +88,16 @@ def limit_hostile_input_logs() -> None:
         logger = logging.getLogger(name)
         if not any(isinstance(f, RateLimit) for f in logger.filters):
             logger.addFilter(RateLimit())
+
+
+def to_stream(stream: TextIO, guard: SecretGuard, prefix: str) -> logging.Handler:
+    """Warnings and errors also on ``stream`` (a headless run's stderr: its stdout carries only its output),
+    through the one redacting formatter; the handler installed on the root logger is returned."""
+    handler = logging.StreamHandler(stream)
+    handler.setLevel(logging.WARNING)
+    handler.setFormatter(RedactingFormatter(f"{prefix}: %(levelname)s %(name)s: %(message)s", guard))
+    logging.getLogger().addHandler(handler)
+    return handler
 
 
 def setup(data_dir: Path, level: str, guard: SecretGuard) -> None:

@@ -27,10 +27,10 @@ from ..core.mcp_names import is_mcp
 from ..core.state import RESTING_KINDS
 from ..core.tools import TOOL_KINDS
 from ..core.values import Mode
-from ..log_redact import RedactingFormatter
 from ..protocol.base import to_wire
 from ..protocol.run import RunResult, RunStatus
 from ..sandbox import probe
+from . import logs
 from .adapter import Conversation, Conversations
 from .boot import build_hub
 from .run import exits
@@ -187,10 +187,7 @@ async def _run(options: RunOptions, prompt: Prompt, out: TextIO, err: TextIO) ->
     client = RunClient(write, options.output_format == "stream-json", options.allow, options.max_turns)
     hub, _settings = build_hub(None, options.data_dir, tell, probe(), client)
     client.hub = hub
-    handler = logging.StreamHandler(err)  # logs go to stderr (and the log file), never to stdout
-    handler.setLevel(logging.WARNING)
-    handler.setFormatter(RedactingFormatter("phoenix-lsp run: %(levelname)s %(name)s: %(message)s", hub.store.guard))
-    logging.getLogger().addHandler(handler)
+    logs.to_stream(err, hub.store.guard, "phoenix-lsp run")  # logs go to stderr (and the log file), never stdout
     loop = asyncio.get_running_loop()
     killed: list[int] = []
     conversation: Conversation | None = None
