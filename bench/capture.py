@@ -1,8 +1,9 @@
 """Capture benchmarks (issue 36, REQ-BASH-028/029): an Unrestricted command run with the workspace in an
 overlay (layer made, command run, changes read, layer discarded) beside the same command run as today, sampled
 in turns in the same run: `true`, a one-file write, `git init && git add -A && git commit` of a 2,000-file tree,
-creating many small files; reading the changes of 2,000 files and making their review. Each figure prints its
-difference or ratio against its baseline, its goal and a verdict.
+creating many small files; reading the changes of 2,000 files and making their review; keeping the before
+copies of an accepted 2,000-file change for an undo (REQ-BASH-040) beside the accept alone. Each figure prints
+its difference or ratio against its baseline, its goal and a verdict.
 
 Run: python -m bench capture [--quick]
 """
@@ -21,7 +22,9 @@ from typing import Any
 
 from phoenix_lsp.sandbox import overlay, spawn
 from phoenix_lsp.tools import shell_changes
+from phoenix_lsp.tools.shell_changes import kept as kept_sets
 from phoenix_lsp.tools.shell_changes.edit import prepare
+from phoenix_lsp.tools.shell_changes.record import keep_review
 
 
 async def _plain(ws: Path, command: str) -> None:
@@ -142,6 +145,8 @@ async def _figures(quick: bool) -> list[dict[str, Any]]:
                         "median", statistics.median(reviews), "reading their changes (above), median", read_ms,
                         "informational: what a review adds to reading the changes", None))
 
+        out.append(await _keeping(many, data, 3 if quick else 7))
+
         # git commit of a 2,000-file tree: objects, refs, logs and the index, none of it an editor edit
         tree = Path(tmp, "tree")
         for i in range(2000):
@@ -204,6 +209,39 @@ async def _figures(quick: bool) -> list[dict[str, Any]]:
                     "value": round(statistics.median(reading), 2), "unit": "ms", "baseline_name": None,
                     "baseline_value": None, "goal": "informational (2,000 files: under 100 ms, above)"})
     return out
+
+
+async def _keeping(many: Path, data: Path, rounds: int) -> dict[str, Any]:
+    """Accepting a 2,000-file change with its before copies kept for an undo (the old files moved into the kept
+    set, the manifest written, the bound enforced) beside the accept alone, sampled in turns: each timed accept
+    gets a fresh layer of the same command over the same tree (untimed)."""
+    original = {p.name: p.read_bytes() for p in many.iterdir()}
+    samples: dict[str, list[float]] = {"plain": [], "keeping": []}
+    for turn in range(rounds + 1):  # the first round warms up
+        for variant in (("plain", "keeping") if turn % 2 == 0 else ("keeping", "plain")):
+            for name, content in original.items():
+                (many / name).write_bytes(content)
+            time.sleep(0.01)  # past the clock tick of the last write (see above)
+            layer = overlay.make_layer(many, data)
+            await spawn.run(spawn.SpawnRequest(("bash", "-c", "for f in m*.txt; do echo more >> $f; done"), many,
+                                               restricted=False, layer=layer), timeout=600)
+            review = prepare(layer, shell_changes.scan(layer), {}, frozenset())  # all of it the server's part
+            t = time.perf_counter()
+            accepted = shell_changes.accept(layer, review.server)
+            if variant == "keeping":
+                set_id = keep_review(data, "bench", "bench", review, accepted)
+                if set_id is None:
+                    raise RuntimeError("the 2,000-file change set was not kept")
+            elapsed = (time.perf_counter() - t) * 1000
+            if turn:
+                samples[variant].append(elapsed)
+            overlay.discard(layer, wait=True)
+            kept_sets.remove(kept_sets.conversation_dir(data, "bench"))
+    plain, keeping = statistics.median(samples["plain"]), statistics.median(samples["keeping"])
+    ratio = statistics.median(k / p for k, p in zip(samples["keeping"], samples["plain"], strict=True))
+    return _row("accepting a 2,000-file change and keeping its before copies for an undo, median", keeping,
+                "the same accept without keeping them, median (sampled in turns)", plain,
+                f"informational: x{ratio:.3g}, the median of the rounds' ratios (+{keeping - plain:.1f} ms)", None)
 
 
 def figures(quick: bool = False) -> list[dict[str, Any]]:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from .agent.agent_config import AgentConfigError, load_agent_config
-from .agent.doctor import mcp_lines
+from .agent.doctor import mcp_lines, with_sources
 from .llm import providers
 from .llm.router import OLLAMA_PROBE_S
 from .protocol.params import InitializationOptions
@@ -72,8 +72,10 @@ def provider_lines(settings: Any) -> list[str]:
     return lines
 
 
-def agent_lines(settings: Any, data_dir: Path) -> list[str]:
-    """The agent route's files as a server started here would read them (REQ-AGENT-022)."""
+def agent_lines(settings: Any, data_dir: Path, folder: Path | None = None) -> list[str]:
+    """The agent route's files as a server started here would read them (REQ-AGENT-022), with the MCP servers of
+    the user-level file and of ``folder`` (the current directory by default)."""
+    folder = folder or Path.cwd()
     try:
         agent = load_agent_config(settings, data_dir)
     except Exception as exc:  # doctor must always answer
@@ -85,8 +87,15 @@ def agent_lines(settings: Any, data_dir: Path) -> list[str]:
              f"{len(agent.manifest.allow)} allow and {len(agent.manifest.deny)} deny entries; "
              f"artifacts in {agent.artifact_dir}"]
     lines.extend(f"agent route: {warning}" for warning in agent.warnings)
+    origins: dict[str, str] = {}
+    try:  # the user-level file's servers and this folder's approved ones join them (REQ-MCP-008/009)
+        agent, origins, source_lines = with_sources(agent, instructions.config_dir(settings.config_dir), folder,
+                                                    data_dir)
+        lines.extend(source_lines)
+    except Exception as exc:  # doctor must always answer
+        lines.append(f"MCP sources: could not be checked ({type(exc).__name__}: {exc})")
     try:  # each MCP server started with a bounded time, its tools with their kinds, what is wrong
-        lines.extend(mcp_lines(agent, connect_s=settings.doctor_connect_s))
+        lines.extend(mcp_lines(agent, connect_s=settings.doctor_connect_s, origins=origins))
     except Exception as exc:  # doctor must always answer
         lines.append(f"MCP servers: could not be checked ({type(exc).__name__}: {exc})")
     return lines

@@ -21,6 +21,9 @@ DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 #: the default of ``PHOENIX_MAX_MESSAGE_TOKENS``: strings, commas and brackets in one message. A message with 20
 #: images holds a few hundred; a didChangeWatchedFiles of 50,000 files about 600,000.
 DEFAULT_MAX_MESSAGE_TOKENS = 1_000_000
+#: what ``phoenix-lsp run`` reads from its standard input (the prompt, or context beside it: REQ-RUN-002): more is
+#: refused before it is decoded. A message's text holds at most 1,000,000 characters (``MESSAGE_TEXT_MAX``).
+RUN_STDIN_MAX_BYTES = 1_000_000
 #: a message longer than this is checked and decoded off the event loop: other requests go on meanwhile
 OFF_LOOP_BYTES = 1024 * 1024
 
@@ -148,6 +151,13 @@ def mcp_http(max_result_bytes: int) -> HttpBounds:
                       "Ask the tool for less (a narrower query); the next call is read as usual")
 
 
+#: an MCP configuration file (``.mcp.json``, ``.vscode/mcp.json``, the user-level ``mcp.json``, the registry):
+#: read no further than this, then decoded within these bounds (``agent/mcp_sources.py``)
+MCP_CONFIG = Bounds("an MCP configuration file", 1024 * 1024, 100_000, 64)
+#: the user's answers about the project's MCP servers (``agent/mcp_consent_store.py``): one entry per definition
+MCP_CONSENTS = Bounds("the MCP consents file", 8 * 1024 * 1024, 1_000_000, 8)
+
+
 def decode(text: str | bytes, bounds: Bounds) -> Any:
     """``json.loads`` of input of the kind ``bounds`` stands for, checked first: :class:`Refused` (a ValueError)
     over its bounds, the decoder's ValueError when it is no JSON."""
@@ -164,6 +174,20 @@ def answer(method: str | None, whole: Bounds) -> Bounds:
                                                                                       whole.max_tokens))
 
 
-__all__ = ["ACP_ANSWERS", "ANSWERS", "DEFAULT_MAX_MESSAGE_BYTES", "DEFAULT_MAX_MESSAGE_TOKENS", "MCP_MARGIN",
-           "OFF_LOOP_BYTES", "PROVIDER_LISTING", "PROVIDER_STREAM", "READ_FILE_BYTES", "TOOL_INPUT", "Bounds",
-           "HttpBounds", "Refused", "answer", "decode", "mcp_http", "mcp_message", "message", "provider_answer"]
+__all__ = ["ACP_ANSWERS", "ANSWERS", "DEFAULT_MAX_MESSAGE_BYTES", "DEFAULT_MAX_MESSAGE_TOKENS", "MCP_CONFIG",
+           "MCP_CONSENTS",
+           "MCP_MARGIN", "OFF_LOOP_BYTES", "PROVIDER_LISTING", "PROVIDER_STREAM", "READ_FILE_BYTES", "TOOL_INPUT",
+           "Bounds", "HttpBounds", "Refused", "answer", "decode", "mcp_http", "mcp_message", "message",
+           "provider_answer"]
+
+
+
+#: the accepted change sets whose "before" copies the server keeps for an undo, per conversation (REQ-BASH-040):
+#: the most recent sets, and the bytes they may hold on disk together; the oldest set is dropped first, and a set
+#: that alone is over the bytes is accepted but cannot be undone (the review says so before it is accepted)
+UNDO_SETS = 10
+UNDO_BYTES = 256 * 1024 * 1024
+#: the most entries one kept set's manifest may name (a bound on the walk of a kept folder and on its reading)
+UNDO_ENTRIES = 200_000
+#: the largest manifest read back (checked before it is decoded)
+UNDO_MANIFEST = Bounds("a kept change set's manifest", 64 * 1024 * 1024, 4 * UNDO_ENTRIES * 12)

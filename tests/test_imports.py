@@ -19,7 +19,8 @@ pytestmark = pytest.mark.req("REQ-PROTO-053")
 #: the modules that speak a protocol to a client (server/adapter.py's other side)
 ADAPTERS = {f"phoenix_lsp.server.{name}" for name in ("lsp", "plain", "edits", "sight", "confirm", "transport")} | {
     f"phoenix_lsp.server.acp.{name}" for name in ("agent", "client", "session", "updates", "asking", "files", "prompt",
-                                                                 "sender", "mcp")}
+                                                                 "sender", "mcp")} | {
+    f"phoenix_lsp.server.run.{name}" for name in ("client", "files", "prompt", "exits")}
 RUNTIME = "phoenix_lsp.server.runtime"
 PROTOCOL = "phoenix_lsp.protocol"
 

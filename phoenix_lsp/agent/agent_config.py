@@ -30,6 +30,7 @@ from pydantic import (
     ConfigDict,
     Discriminator,
     Field,
+    SecretStr,
     Tag,
     ValidationError,
     field_validator,
@@ -84,6 +85,10 @@ class _ServerBase(_File):
         "take the server's readOnlyHint as a tool's kind where the manifest names none. MCP annotations are the "
         "server's own claim, so by default they are not trusted: a tool the manifest does not call read is a "
         "write (refused in Restricted, asked about under the interactive policy)"))
+    #: values given inline by a source that holds them (the ``env`` / ``headers`` of ``.mcp.json``, the user-level
+    #: file, an ACP session): environment variables (stdio) or headers (http) handled like the resolved
+    #: ``secretsRef`` values (scrubbed from every message and result). Never read from the registry file.
+    inline_secrets: dict[str, SecretStr] = Field(default_factory=dict, exclude=True, repr=False)
 
     @field_validator("secrets_ref")
     @classmethod
@@ -143,6 +148,9 @@ class McpRegistry(_File):
     def _kind(cls, value: Any) -> Any:
         if isinstance(value, dict):
             for name, server in value.items():
+                if isinstance(server, dict) and ({"inlineSecrets", "inline_secrets"} & set(server)):
+                    raise ValueError(f"server {name!r}: secrets are not written in the registry; name them with "
+                                     "secretsRef (env:NAME) and set that variable")
                 if isinstance(server, dict) and ("command" in server) == ("url" in server):
                     raise ValueError(f"server {name!r} needs either a command (stdio) or a url (http), not "
                                      "both and not neither")

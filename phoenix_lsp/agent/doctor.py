@@ -10,13 +10,18 @@ tool. It calls the tools of no server.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from pathlib import Path
 from typing import Literal
 
+from ..core.mcp_consent import Candidate, decide
 from ..core.mcp_names import server_names, tool_names
 from .agent_config import AgentConfig, CapabilityManifest, HttpServer, McpRegistry, StdioServer, matches
 from .capability_gate import CapabilityGate, EffectiveKind
 from .capability_gate import effective_kind as gate_kind
+from .mcp_consent_store import ConsentStore
 from .mcp_hub import McpHub
+from .mcp_sources import ORIGINS, merge, read_project, read_user
 
 #: the longest doctor waits for one server to start and list its tools, unless told otherwise (the default of
 #: ``PHOENIX_DOCTOR_CONNECT_S``, the config model's ``doctor_connect_s``)
@@ -33,8 +38,40 @@ def effective_kind(manifest: CapabilityManifest, server: StdioServer | HttpServe
     return gate_kind(manifest, uri, read_only_hint, server.trust_annotations)
 
 
-def mcp_lines(config: AgentConfig, *, connect_s: float = DOCTOR_CONNECT_S) -> list[str]:
-    """What doctor prints about the MCP servers: one block per server, then the manifest's problems."""
+def with_sources(config: AgentConfig, config_dir: Path, folder: Path,
+                 data_dir: Path) -> tuple[AgentConfig, dict[str, str], list[str]]:
+    """The registry as a server started for ``folder`` would have it (REQ-MCP-008/009): the registry's servers,
+    the user-level file's, and the folder's project servers the user approved (a server not approved is never
+    started by doctor either); with the source of each server not from the registry, and the lines about the
+    problems and the project's servers that do not start (not answered about yet, or declined)."""
+    user, project = read_user(config_dir), read_project(folder)
+    merged = merge([user.servers, project.servers], {name: ORIGINS["registry"] for name in config.registry.servers})
+    verdict = decide([Candidate(s.name, s.project, s.digest) for s in merged.servers], ConsentStore(data_dir).load())
+    servers = dict(config.registry.servers)
+    origins: dict[str, str] = {}  # a server listed without a source is the registry's
+    lines = [f"MCP sources: {problem}" for problem in [*user.problems, *project.problems, *merged.problems]]
+    for server in merged.servers:
+        where = server.where()
+        if server.name in verdict.start:
+            servers[server.name] = server.config
+            origins[server.name] = f"{where}, approved by you" if server.project else where
+        elif server.name in verdict.declined:
+            lines.append(f"MCP server {server.name} (from {where}): declined by you, so not started and its tools "
+                         f"not offered: {server.shown}. Change its definition to be asked again")
+        else:
+            lines.append(f"MCP server {server.name} (from {where}): not approved yet, so not started and its tools "
+                         f"not offered: {server.shown}. A conversation in this folder asks you about it")
+    named = config.manifest.servers()
+    extra = tuple(f"mcp://{s.name}/*" for s in merged.servers if s.name in servers and s.name not in named)
+    manifest = config.manifest.model_copy(update={"allow": (*config.manifest.allow, *extra)})
+    registry = McpRegistry.model_validate({"servers": servers})
+    return config.model_copy(update={"registry": registry, "manifest": manifest}), origins, lines
+
+
+def mcp_lines(config: AgentConfig, *, connect_s: float = DOCTOR_CONNECT_S,
+              origins: Mapping[str, str] | None = None) -> list[str]:
+    """What doctor prints about the MCP servers: one block per server (``origins``: where each came from),
+    then the manifest's problems."""
     if not config.registry.servers:
         return ["MCP servers: none in the registry (PHOENIX_MCP_REGISTRY); plans can only compute"]
     gate = CapabilityGate(config.manifest)
@@ -54,10 +91,12 @@ def mcp_lines(config: AgentConfig, *, connect_s: float = DOCTOR_CONNECT_S) -> li
             state = health.get(name)
             if state is None or state.error or not state.connected:
                 why = (state.error if state is not None else None) or "it did not connect"
-                lines.append(f"MCP server {name} ({server.transport}): NOT WORKING: {why}")
+                source = f", from {origins[name]}" if origins and name in origins else ""
+                lines.append(f"MCP server {name} ({server.transport}{source}): NOT WORKING: {why}")
                 continue
             own = [t for t in tools if t.server == name]
-            lines.append(f"MCP server {name} ({server.transport}, version {state.version}): started, "
+            source = f", from {origins[name]}" if origins and name in origins else ""
+            lines.append(f"MCP server {name} ({server.transport}{source}, version {state.version}): started, "
                          f"{len(own)} tools")
             defaulted: list[str] = []
             ignored: list[str] = []

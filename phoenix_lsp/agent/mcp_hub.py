@@ -84,6 +84,10 @@ class McpHub(McpCalls):
         """A server that joined the registry after the hub started (an ACP session's): connected on first use."""
         self._submit(self._add(name, config), 5.0)
 
+    def remove_server(self, name: str) -> None:
+        """A server that left the registry: its session ends (a stdio server is stopped)."""
+        self._submit(self._remove(name), 20.0)
+
     # ------------------------------------------------------------------------------------------ public API
 
     def catalogue(self) -> list[ToolInfo]:

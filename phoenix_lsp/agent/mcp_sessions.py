@@ -98,9 +98,18 @@ class McpSessions(McpSecrets):
     async def _add(self, name: str, config: StdioServer | HttpServer) -> None:
         self._servers.setdefault(name, Server(name, config))
 
+    async def _remove(self, name: str) -> None:
+        """The server left the registry (its definition changed, or its consent was withdrawn): its session
+        ends and what was cached of its tools goes."""
+        server = self._servers.pop(name, None)
+        for key in [k for k in getattr(self, "_schemas", {}) if k.startswith(f"{name}@")]:
+            self._forget_version(key)
+        if server is not None:
+            await self._disconnect(server)
+
     def _resolve(self, server: Server) -> dict[str, SecretStr]:
         """The server's ``secretsRef``, resolved from the environment; names what is missing, never a value."""
-        resolved: dict[str, SecretStr] = {}
+        resolved: dict[str, SecretStr] = dict(server.config.inline_secrets)  # given inline by their source
         for key, reference in server.config.secrets_ref.items():
             match = SECRET_REF.match(reference)
             assert match is not None  # validated with the registry

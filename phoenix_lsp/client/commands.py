@@ -18,6 +18,7 @@ from ..protocol.results import (
     SetModelResult,
     SetRouteResult,
     SetStyleResult,
+    UndoChangesResult,
 )
 from .conversation import Conversation, Question
 from .screen import Screen
@@ -35,6 +36,8 @@ Type a message and press Enter; the answer streams below. Commands:
                     the MCP tools; the choice is kept for every client of this machine)
   /new              start a new conversation in this folder
   /conversations [N] list this folder's conversations, or switch to number N of that list
+  /undo [ID]        take back the latest accepted change set (a command's reviewed changes, a patch), or
+                    the one named ID; a file changed since is kept as it is
   /usage            tokens used so far (sub-agents included), how much came from the cache, estimated cost
   /help             this text
   /quit             leave (Ctrl-D at the prompt does the same)
@@ -105,6 +108,8 @@ class Commands:
                 await self.sessions.open_new()
         elif command == "/conversations":
             await self.conversations(argument)
+        elif command == "/undo":
+            await self.undo(argument)
         elif command == "/usage":
             result = await self.call("phoenix/getConversation", limit=1)
             if result is not None:
@@ -118,6 +123,20 @@ class Commands:
         else:
             self.screen.line(f"Unknown command {command}; /help lists the commands.", "yellow")
         return True
+
+    async def undo(self, change_set: str) -> None:
+        """``/undo [ID]``: the latest accepted change set (or ID) taken back (REQ-BASH-041); the text files arrive
+        as one workspace edit, which this client shows and writes like any other."""
+        if " " in change_set:
+            self.screen.line("Usage: /undo [ID] (the change set's id, as a command's result named it).", "yellow")
+            return
+        result = await self.call("phoenix/undoChanges", changeSetId=change_set or "latest")
+        if result is None:
+            return
+        done = UndoChangesResult.model_validate(result)
+        self.screen.line(f"[undo] {done.message}", "green" if done.undone and not done.refused else "yellow")
+        for refused in done.refused:
+            self.screen.line(f"  kept: {refused.path}: {refused.why}", "yellow")
 
     async def route(self, route: str) -> None:
         """``/route``: the route in use; ``/route ask|agent``: switch to it (REQ-PROTO-051, REQ-PROTO-052)."""
@@ -217,6 +236,19 @@ class Commands:
         """Answer the open question with the user's line (asks again on anything but a valid answer)."""
         word = text.strip().lower()
         params: dict[str, Any]
+        if question.kind == "choice":  # the server's window/showMessageRequest: a number, or y / n for two
+            picks = {str(n): t for n, t in enumerate(question.choices, 1)}
+            if len(question.choices) == 2:
+                picks |= {"y": question.choices[0], "yes": question.choices[0], "n": question.choices[1],
+                          "no": question.choices[1]}
+            title = picks.get(word)
+            if title is None:
+                self.screen.prompt(f"Please answer a number from 1 to {len(question.choices)}: ", "bold+yellow")
+                return
+            if question in self.conv.questions:
+                self.conv.questions.remove(question)
+            question.settle(title)
+            return
         if question.kind == "approval":
             words = {"y": "allow", "yes": "allow", "n": "deny", "no": "deny", "a": "alwaysAllow",
                      "always": "alwaysAllow"}

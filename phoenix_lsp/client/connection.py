@@ -39,6 +39,7 @@ class Connection:
         server_command: list[str] | None,
         on_event: Callable[[dict[str, Any]], None],
         on_gone: Callable[[], None],
+        on_choice: Callable[[str, list[str]], Awaitable[str | None]] | None = None,
     ) -> None:
         self.cwd = cwd
         self.data_dir = data_dir
@@ -51,6 +52,7 @@ class Connection:
         self.stopping = False
         self.stderr_tail: deque[str] = deque(maxlen=20)
         self._tasks: set[asyncio.Task[Any]] = set()
+        self.on_choice = on_choice  # the server's window/showMessageRequest, asked at the chat's prompt
         self._register(on_event, on_gone)
 
     def _register(self, on_event: Callable[[dict[str, Any]], None], on_gone: Callable[[], None]) -> None:
@@ -75,9 +77,15 @@ class Connection:
             self.screen.line(f"[server] {params.message}", style)
 
         @feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
-        def on_show_message_request(params: types.ShowMessageRequestParams) -> None:
-            # Only plain clients get these; a rich client answers through phoenix/* requests instead.
-            self.screen.line(f"[server] {params.message}", "yellow")
+        async def on_show_message_request(params: types.ShowMessageRequestParams) -> types.MessageActionItem | None:
+            # approvals reach a rich client as phoenix/* events; what the server asks every client this way (a
+            # project's MCP server asking for consent, REQ-MCP-009) is asked at the prompt
+            titles = [action.title for action in params.actions or []]
+            if self.on_choice is None or not titles:
+                self.screen.line(f"[server] {params.message}", "yellow")
+                return None
+            title = await self.on_choice(params.message, titles)
+            return types.MessageActionItem(title=title) if title in titles else None
 
         @feature(types.WINDOW_LOG_MESSAGE)
         def on_log_message(params: types.LogMessageParams) -> None:

@@ -3,6 +3,7 @@ up to date by the events and read by the prompt loop."""
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, field
 
 from ..protocol.catch_up import EventSeq
@@ -11,15 +12,24 @@ from ..protocol.statuses import StatusKind
 
 @dataclass
 class Question:
-    """An open approval or upgrade request waiting for the user's answer."""
+    """An open approval or upgrade request, or the server's ``window/showMessageRequest`` (such as a project's MCP
+    server asking for consent, REQ-MCP-009), waiting for the user's answer."""
 
-    kind: str  # "approval" | "upgrade"
+    kind: str  # "approval" | "upgrade" | "choice"
     conversation_id: str
     tool_use_id: str
     text: list[str] = field(default_factory=list)
     shown: bool = False
     #: Always Allow's scopes as (rule, label), narrowest first: `a` takes the first, `t` the whole tool
     scopes: list[tuple[str, str]] = field(default_factory=list)
+    #: a choice's titles, and where the one the user picks goes (None: no answer)
+    choices: list[str] = field(default_factory=list)
+    answered: asyncio.Future[str | None] | None = None
+
+    def settle(self, title: str | None) -> None:
+        """A choice is answered (or dropped, with None)."""
+        if self.answered is not None and not self.answered.done():
+            self.answered.set_result(title)
 
     @property
     def retry_prompt(self) -> str:
@@ -51,6 +61,8 @@ class Conversation:
         """The client now talks in another conversation (a new one, or one resumed): what it knew of the
         previous one is dropped, and its events are counted from ``last_seq``."""
         self.id, self.mode, self.status = conversation_id, mode, status
+        for question in self.questions:
+            question.settle(None)
         self.questions.clear()
         self.tool_names.clear()
         self.seq = EventSeq(last_seq)
@@ -58,4 +70,7 @@ class Conversation:
 
     def drop_questions(self) -> None:
         """The turn is over: its open questions (not a sub-agent's) can no longer be answered."""
+        for question in self.questions:
+            if question.conversation_id == self.id:
+                question.settle(None)
         self.questions = [q for q in self.questions if q.conversation_id != self.id]

@@ -39,7 +39,7 @@ from ..protocol.results import CancelResult
 from ..protocol.statuses import RESTING
 from .commands import Commands
 from .connection import START_TIMEOUT_S, Connection
-from .conversation import Conversation
+from .conversation import Conversation, Question
 from .events import EventView
 from .items import CHANGED, EOF, GONE, INTERRUPT, Item, Line, read_lines
 from .opening import LATEST, Opener
@@ -75,12 +75,29 @@ class Chat:
         self.cancel_sent = False
         self.eof = False
         self.server = Connection(cwd, data_dir, screen, server_command,
-                                 on_event=self._on_event, on_gone=lambda: self.ui.put_nowait(GONE))
+                                 on_event=self._on_event, on_gone=lambda: self.ui.put_nowait(GONE),
+                                 on_choice=self._choose)
         self.events = EventView(self.conv, screen, lambda: self.ui.put_nowait(CHANGED), self.server.request,
                                 self.server.spawn)
         self.opener = Opener(cwd, resume, stdin_fd, self.conv, screen, self.events, self.server.request,
                              self.server.new_conversation, self._next)
         self.commands = Commands(self.conv, screen, self.server.request, self.opener)
+
+    async def _choose(self, message: str, titles: list[str]) -> str | None:
+        """The server asks the user to pick one of ``titles`` (``window/showMessageRequest``): asked at the
+        prompt like an approval; None when the turn ends or the chat leaves first."""
+        question = Question(kind="choice", conversation_id=self.conv.id, tool_use_id="",
+                            text=[f"[server] {message}"], choices=titles,
+                            answered=asyncio.get_running_loop().create_future())
+        self.conv.questions.append(question)
+        self.ui.put_nowait(CHANGED)
+        try:
+            assert question.answered is not None
+            return await question.answered
+        finally:
+            if question in self.conv.questions:
+                self.conv.questions.remove(question)
+                self.ui.put_nowait(CHANGED)
 
     def _on_event(self, params: dict[str, Any]) -> None:
         self.events.on_event(params)
@@ -184,6 +201,8 @@ class Chat:
                 if question.kind == "approval":
                     ask = "Allow? [y]es / [n]o / [a]lways / [t]ool: " if len(question.scopes) > 1 else \
                         "Allow? [y]es / [n]o / [a]lways: "
+                elif question.kind == "choice":
+                    ask = " / ".join(f"[{n}] {t}" for n, t in enumerate(question.choices, 1)) + ": "
                 else:
                     ask = "Approve? [y/n]: "
                 self.screen.prompt(ask, "bold+yellow")

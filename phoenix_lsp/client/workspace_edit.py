@@ -223,17 +223,27 @@ def prepare_workspace_edit(edit: types.WorkspaceEdit, root: Path | None = None) 
     return prepared
 
 
+def _umask() -> int:
+    """The process's umask, read without changing it (Linux's /proc; the usual 022 elsewhere)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0o022
+
+
 def _write_atomic(path: Path, content: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    mode: int | None = None
+    mode = 0o666 & ~_umask()  # a new file: as an editor makes one (mkstemp's 0600 would differ from any editor's)
     with contextlib.suppress(FileNotFoundError):
         mode = path.stat().st_mode & 0o7777
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".phoenix-tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
             handle.write(content)
-        if mode is not None:
-            os.chmod(tmp, mode)
+        os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):

@@ -135,6 +135,13 @@ class UserCommand:
     command: Literal["execute", "plan"]
 
 
+@dataclass(frozen=True, slots=True)
+class RestoreChanges:
+    """The undo of ``change_set`` is allowed: the request that asked carries it out, then reports ChangesUndone."""
+
+    change_set: str
+
+
 #: Why an event was refused. Stable: the server maps each to its JSON-RPC error (specs/protocol.md).
 RejectCode = Literal[
     "busy",
@@ -191,5 +198,6 @@ Effect = (
     | SetTitle
     | UserCommand
     | ShowAnswer
+    | RestoreChanges
     | Reject
 )

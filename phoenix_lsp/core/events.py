@@ -167,6 +167,25 @@ class AgentUsage:
 
 
 @dataclass(frozen=True, slots=True)
+class UndoChanges:
+    """The user asks to take back an accepted change set (REQ-BASH-041); ``change_set`` is its id, as kept."""
+
+    change_set: str
+
+
+@dataclass(frozen=True, slots=True)
+class ChangesUndone:
+    """The server carried out an undo the core allowed: ``restored`` and ``refused`` name its paths (a refused one
+    changed since the set landed and keeps what it holds); ``failed`` says why nothing was restored."""
+
+    change_set: str
+    label: str = ""
+    restored: tuple[str, ...] = ()
+    refused: tuple[str, ...] = ()
+    failed: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class Restore:
     """The server restarted and loaded this conversation from the store (REQ-BED-007)."""
 
@@ -191,5 +210,7 @@ Event = (
     | TriggerContinuation
     | AgentEnded
     | AgentUsage
+    | UndoChanges
+    | ChangesUndone
     | Restore
 )

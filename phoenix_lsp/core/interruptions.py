@@ -22,6 +22,7 @@ from .state import (
 )
 from .steps import Out, close_batch, fill, finish_agent, reject, settle
 from .subagents import agents_result
+from .undo import interrupted
 from .values import AgentSlot
 
 
@@ -71,6 +72,7 @@ def on_idle_cancel(state: ConversationState, ev: Cancel) -> Out:
 
 def on_restore(state: ConversationState, ev: Restore) -> Out:
     """After a restart nothing is running any more; only requests waiting for the user survive."""
+    state = interrupted(state)
     status = state.status
     if state.is_subagent:  # its parent was restored too and no longer waits for it (issue 6)
         if isinstance(status, Finished):

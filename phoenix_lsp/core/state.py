@@ -212,3 +212,5 @@ class ConversationState:
     #: the client announced the editor's sight when the conversation started (REQ-SIGHT-002): its tool list
     #: has the sight tools for its whole life, whichever client connects later
     editor_sight: bool = False
+    #: the change set an undo is restoring (REQ-BASH-041): no turn starts until it is done
+    undoing: str | None = None

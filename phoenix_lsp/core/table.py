@@ -28,6 +28,7 @@ from .events import (
     AgentUsage,
     ApprovalAnswer,
     Cancel,
+    ChangesUndone,
     HostCall,
     LlmDone,
     LlmFailed,
@@ -41,6 +42,7 @@ from .events import (
     Stop,
     ToolDone,
     TriggerContinuation,
+    UndoChanges,
     UpgradeAnswer,
     UserMessage,
     WindowReported,
@@ -62,6 +64,7 @@ from .state import (
 from .steps import Handler
 from .subagents import on_agent_ended, on_agent_usage
 from .turns import on_continuation, on_llm_done, on_llm_failed, on_tool_done, on_user_message
+from .undo import on_undo, on_undone
 
 
 class _Stay:
@@ -106,6 +109,7 @@ _ALWAYS: dict[type, _Row] = {
     Stop: _go(on_cancel, STAY, Finished),  # a sub-agent ends; a conversation refuses it
     AgentUsage: _go(on_agent_usage, STAY),
     WindowReported: _go(on_window_reported, STAY),
+    ChangesUndone: _go(on_undone, STAY),
 }
 #: Idle and error: a new turn, a continuation summary, another model or instructions.
 _RESTING: dict[type, _Row] = {
@@ -115,6 +119,7 @@ _RESTING: dict[type, _Row] = {
     TriggerContinuation: _go(on_continuation, STAY, Summarizing),
     SetModel: _go(on_set_model, STAY),
     SetInstructions: _go(on_set_instructions, STAY),
+    UndoChanges: _go(on_undo, STAY),  # REQ-BASH-041: never while a turn runs
 }
 #: Working: cancelling reaches idle (REQ-BED-005).
 _BUSY: dict[type, _Row] = {**_ALWAYS, Cancel: _go(on_cancel, Idle)}
@@ -141,7 +146,8 @@ _ROWS: dict[type, dict[type, _Row]] = {
     Summarizing: {**_BUSY, LlmDone: _go(on_llm_done, STAY, Exhausted),
                   LlmFailed: _go(on_llm_failed, STAY, Exhausted)},
     Error: {**_RESTING, Restore: _go(on_restore, Idle, Finished)},
-    Exhausted: {**_ALWAYS, Cancel: _go(on_idle_cancel, STAY), Restore: _go(on_restore, STAY, Finished)},
+    Exhausted: {**_ALWAYS, Cancel: _go(on_idle_cancel, STAY), Restore: _go(on_restore, STAY, Finished),
+                UndoChanges: _go(on_undo, STAY)},
     Finished: {Restore: _go(on_restore, STAY), Stop: _go(on_cancel, STAY), SetStyle: _go(on_set_style, STAY),
                AgentUsage: _go(on_agent_usage, STAY)},
 }

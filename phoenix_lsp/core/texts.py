@@ -16,6 +16,20 @@ MODE_NOTE = {
     ),
 }
 
+UNDO_NOTE = (
+    "[system] The user undid change set {change_set} ({label}): these paths hold again what they held before it: "
+    "{restored}. Its changes to them are gone; read a file again before relying on its content."
+)
+UNDO_REFUSED_NOTE = " Not restored, because they changed since the change set landed (kept as they are): {refused}."
+UNDO_INTERRUPTED = (
+    "[system] The server restarted while the user was undoing change set {change_set}; some of its files may be "
+    "restored and others not. Read a file again before relying on its content."
+)
+UNDOING = (
+    "An undo of change set {change_set} is being carried out; wait for it to finish (a moment), then send your "
+    "message again."
+)
+
 ALREADY_UNRESTRICTED = "Already in Unrestricted mode: you can use every tool; no upgrade is needed."
 UPGRADE_APPROVED = "The user approved the upgrade. The conversation is now in Unrestricted mode."
 UPGRADE_DENIED = (

@@ -32,6 +32,7 @@ from .steps import (
     settle,
 )
 from .tools import SUBMIT_RESULT
+from .undo import undoing_refusal
 from .values import Actor, Image, Message, Mode, Text, ToolResult
 
 USER_COMMANDS = {"/execute": Mode.UNRESTRICTED, "/plan": Mode.RESTRICTED}
@@ -47,6 +48,8 @@ def on_user_message(state: ConversationState, ev: UserMessage) -> Out:
         return new, (*effects, UserCommand("execute" if command is Mode.UNRESTRICTED else "plan"))
     if isinstance(state.status, BUSY):
         return busy(state)
+    if (undoing := undoing_refusal(state)) is not None:
+        return undoing
     if isinstance(state.status, Exhausted):
         return reject(
             state,
@@ -197,6 +200,8 @@ def on_tool_done(state: ConversationState, ev: ToolDone) -> Out:
 def on_continuation(state: ConversationState, ev: TriggerContinuation) -> Out:
     if state.is_subagent:
         return reject(state, "subagent", "Sub-agents do not produce continuation summaries (REQ-BED-024).")
+    if (undoing := undoing_refusal(state)) is not None:
+        return undoing
     state, rid = new_request(state)
     return replace(state, status=Summarizing(rid)), (
         ContinuationStarted(context_usage(state), manual=True),

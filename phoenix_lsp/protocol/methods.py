@@ -38,6 +38,7 @@ _ALL = (
     Method("phoenix/getRoute", p.GetRouteParams, r.GetRouteResult),
     Method("phoenix/setRoute", p.SetRouteParams, r.SetRouteResult),
     Method("phoenix/getArtifact", p.GetArtifactParams, r.GetArtifactResult),
+    Method("phoenix/undoChanges", p.UndoChangesParams, r.UndoChangesResult),
 )
 
 #: method name -> its models, in the order specs/protocol.md lists them

@@ -30,6 +30,7 @@ METHOD_NAMES: tuple[str, ...] = (
     "phoenix/getRoute",
     "phoenix/setRoute",
     "phoenix/getArtifact",
+    "phoenix/undoChanges",
 )
 
 #: The commands of editors without the phoenix protocol (``workspace/executeCommand``, REQ-PROTO-038), in the

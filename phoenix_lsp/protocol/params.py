@@ -158,6 +158,12 @@ class GetArtifactParams(Wire):
     handle: str = Field(min_length=1, max_length=200, description="an `artifact://` handle from a plan's result")
 
 
+class UndoChangesParams(Wire):
+    conversation_id: str = Field(min_length=1, max_length=200)
+    change_set_id: str = Field(default="latest", min_length=1, max_length=64, description=(
+        "the accepted change set to take back (its id, as the tool's result named it), or `latest`"))
+
+
 class GetAuditLogParams(Wire):
     conversation_id: str | None = Field(default=None, min_length=1, max_length=200)
     after_id: int = Field(default=0, ge=0, le=STORE_INT_MAX)

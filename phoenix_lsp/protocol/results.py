@@ -183,6 +183,20 @@ class GetArtifactResult(Wire):
     data: str = Field(description="the artifact's bytes, base64")
 
 
+class RefusedPath(Wire):
+    path: str = Field(description="relative to the conversation's folder")
+    why: str
+
+
+class UndoChangesResult(Wire):
+    change_set_id: str
+    label: str = Field(description="what made the change set: `bash: <command>` or `patch <path>`")
+    undone: bool = Field(description="something was restored (false: nothing changed on disk or in the editor)")
+    restored: list[str] = Field(description="the paths that hold again what they held before the change set")
+    refused: list[RefusedPath] = Field(description="paths changed since the change set landed: kept as they are")
+    message: str = Field(description="what happened, for the user")
+
+
 class SetRouteResult(Wire):
     route: Route
     previous: Route = Field(description="the route persisted before this call")

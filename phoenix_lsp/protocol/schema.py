@@ -21,6 +21,7 @@ from .events import Event
 from .kinds import TOOL_NAMES
 from .methods import METHODS
 from .params import InitializationOptions
+from .run import RunResult
 from .sight import CLIENT_METHODS
 
 REF = "#/$defs/{model}"
@@ -110,6 +111,8 @@ def build() -> dict[str, Any]:
     event = _add(defs, "PhoenixEvent", Event, "serialization")
     errors = _add(defs, "ErrorData", ErrorData, "serialization")
     options = _add(defs, "InitializationOptions", InitializationOptions, "validation")
+    # phoenix-lsp run (REQ-RUN-003/004): its result, and each line of its stream-json output
+    run_result = _add(defs, "RunResult", RunResult, "serialization")
     # the tools' names, as the event kinds are listed by PhoenixEvent: every display of a tool call is keyed by
     # them, and each client's test compares its table with this list (REQ-PROTO-055)
     _collect(defs, "ToolName", {"type": "string", "enum": list(TOOL_NAMES),
@@ -124,7 +127,8 @@ def build() -> dict[str, Any]:
         "title": "PhoenixProtocol",
         "description": "The phoenix/* requests (params and result), the requests the server sends to a client "
         "with the editor's sight (clientRequests), the phoenix/event notification, the data "
-        "of JSON-RPC errors, the initialization options, the tools' names and the agent route's contracts. "
+        "of JSON-RPC errors, the initialization options, the tools' names, phoenix-lsp run's result and stream lines "
+        "and the agent route's contracts. "
         "Generated from phoenix_lsp/protocol and phoenix_lsp/agent/contracts.py; do not edit.",
         "type": "object",
         "properties": {
@@ -144,11 +148,15 @@ def build() -> dict[str, Any]:
             "errorData": {"$ref": errors},
             "initializationOptions": {"$ref": options},
             "toolName": {"$ref": "#/$defs/ToolName"},
+            "runResult": {"$ref": run_result},
+            "runStreamLine": {"description": "one line of phoenix-lsp run --output-format stream-json: an event "
+                              "(phoenix/event's params), then the result", "oneOf": [{"$ref": event},
+                                                                                   {"$ref": run_result}]},
             "agentContracts": {"type": "object", "properties": agent, "required": list(agent),
                                "additionalProperties": False},
         },
         "required": ["requests", "clientRequests", "event", "errorData", "initializationOptions", "toolName",
-                     "agentContracts"],
+                     "runResult", "runStreamLine", "agentContracts"],
         "additionalProperties": False,
         "$defs": dict(sorted(defs.items())),
     }

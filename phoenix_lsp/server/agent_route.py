@@ -13,7 +13,7 @@ import asyncio
 import logging
 import os
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +21,8 @@ from ..agent.agent_config import AgentConfigError, load_agent_config
 from ..agent.artifacts import ArtifactStore
 from ..agent.capability_gate import CapabilityGate
 from ..agent.contracts import EngineName, ToolFailure, function_name
+from ..agent.mcp_consent_store import ConsentStore
+from ..agent.mcp_sources import Sourced
 from ..agent.mcp_values import compact_schema
 from ..agent.signatures import signature
 from ..agent.warm_pool import WarmPool
@@ -28,6 +30,8 @@ from ..store.secrets import CREDENTIAL_PARAMETER, url_secrets
 from ..tools.mcp_direct import McpDirect
 from .config import CATALOGUE_INLINE_MAX
 from .conversation_agent import CALL_TIMEOUT_S, ConversationAgent, default_write_fix, why_write
+from .instructions import config_dir
+from .mcp_consents import McpSources
 from .runtime.base import AgentHost
 
 __all__ = ["CALL_TIMEOUT_S", "CATALOGUE_INLINE_MAX", "CATALOGUE_TIMEOUT_S", "AgentRoute", "ConversationAgent",
@@ -45,7 +49,8 @@ class AgentRoute:
 
     def __init__(self, *, engine: EngineName, settings: Any, problem: str | None, redact: Callable[[str], str],
                  add_secret: Callable[..., None], sample_rate: float = 0.1,
-                 catalogue_inline_max: int = CATALOGUE_INLINE_MAX, mcp_call_timeout_s: float = 60.0) -> None:
+                 catalogue_inline_max: int = CATALOGUE_INLINE_MAX, mcp_call_timeout_s: float = 60.0,
+                 consents: ConsentStore | None = None) -> None:
         self.engine = engine
         self.catalogue_inline_max = catalogue_inline_max  # bytes; above it the catalogue is an index (REQ-AGENT-038)
         self.settings = settings  # agent.settings.AgentConfig, or None when ``problem`` says why not
@@ -63,6 +68,12 @@ class AgentRoute:
         self.pool: Any = None  # warm engine workers (REQ-AGENT-037), from the first agent turn
         #: the same servers' tools offered in the conversation itself, on both routes (issue 37, specs/mcp.md)
         self.direct = McpDirect(self, call_timeout_s=mcp_call_timeout_s)
+        #: servers of the files other tools read (and ACP sessions'), which have no capability manifest: every
+        #: tool of theirs is allowed (as a write unless the manifest calls it a read) where the manifest names
+        #: none of them; a manifest that names such a server rules it as it rules the registry's
+        self.implicit: set[str] = set()
+        #: where each server not from the registry came from, and the project's servers' consent (REQ-MCP-008/009)
+        self.sources = McpSources(self, consents)
         if settings is not None:
             self.artifacts = ArtifactStore(settings.artifact_dir)
             for secret, label in _referenced_secrets(settings.registry):  # an MCP credential is a secret like the key
@@ -74,7 +85,7 @@ class AgentRoute:
             if self.hub is None and self.settings is not None and not self._closed:
                 from ..agent.mcp_hub import McpHub  # lazy: the MCP SDK takes about 0.7 s to import
 
-                self.gate = CapabilityGate(self.settings.manifest)
+                self.gate = CapabilityGate(self._manifest())
                 self.hub = McpHub(self.settings.registry, manifest=self.settings.manifest, redact=self.redact)
                 if self.engine == "monty":  # a worker starts now, off the path of the turn's first node
 
@@ -172,12 +183,57 @@ class AgentRoute:
                                     "server of that name (rename one of them)")
                     continue
                 if known is None:
-                    registry[name] = server
-                    if self.hub is not None:
-                        self.hub.add_server(name, server)
-                    self._catalogue = None  # gathered again with the new server's tools
-                    self.direct.reset()
+                    shown = " ".join(server.argv()) if server.transport == "stdio" else server.url
+                    self._join(Sourced(name=name, origin="session", config=server, digest="", shown=shown))
         return problems
+
+    # ------------------------------------------------------------------------- where servers come from
+
+    def _manifest(self) -> Any:
+        """The manifest the gate applies: the file's, and all tools of the ``implicit`` servers it does not name."""
+        manifest = self.settings.manifest
+        named = manifest.servers()
+        extra = tuple(f"mcp://{name}/*" for name in sorted(self.implicit - named))
+        return manifest.model_copy(update={"allow": (*manifest.allow, *extra)}) if extra else manifest
+
+    def _join(self, server: Sourced) -> None:
+        """A server joins the registry (call with ``_started`` held): started on first use."""
+        self.settings.registry.servers[server.name] = server.config
+        self.sources.origins[server.name] = server
+        self.implicit.add(server.name)
+        if self.hub is not None:
+            self.hub.add_server(server.name, server.config)
+        if self.gate is not None:
+            self.gate = CapabilityGate(self._manifest())
+        self._catalogue = None  # gathered again with the new server's tools
+        self.direct.reset()
+
+    def join(self, server: Sourced) -> None:
+        """A server of a file joins the registry (``mcp_consents.McpSources``): started on first use."""
+        with self._started:
+            self._join(server)
+
+    def leave(self, name: str) -> None:  # a server of a file leaves the registry (see _leave)
+        with self._started:
+            self._leave(name)
+
+    def _leave(self, name: str) -> None:
+        """A server leaves the registry (its definition changed): its session ends, its tools are no longer
+        offered. Call with ``_started`` held."""
+        self.settings.registry.servers.pop(name, None)
+        self.sources.origins.pop(name, None)
+        self.implicit.discard(name)
+        if self.hub is not None:
+            self.hub.remove_server(name)
+        if self.gate is not None:
+            self.gate = CapabilityGate(self._manifest())
+        self._catalogue = None
+        self.direct.reset()
+
+    async def project(self, folder: str, ask: Callable[[Any], Awaitable[bool | None]],
+                      notice: Callable[[str], None]) -> None:
+        """The workspace folder's servers, with the user's consent (``mcp_consents.McpSources.project``)."""
+        await self.sources.project(folder, ask, notice)
 
     def tools_for(self, runtime: AgentHost) -> ConversationAgent:
         self.start()  # already done by the turn's catalogue, unless the conversation was restored mid-turn
@@ -229,13 +285,16 @@ def setup_route(settings: Any, data_dir: Path, guard: Any) -> AgentRoute:
     """The server's agent route from its settings (REQ-AGENT-022): an invalid file makes it unavailable, with
     the file's setting, path and error; the ask route never depends on it."""
     loaded = load_agent_config(settings, data_dir)
+    consents = ConsentStore(data_dir)
     if isinstance(loaded, AgentConfigError):
         log.warning("%s", loaded.describe())
         return AgentRoute(engine=settings.agent_engine, settings=None, problem=loaded.describe(),
                           redact=guard.redact, add_secret=guard.add_secret)
     for warning in loaded.warnings:
         log.warning("agent route: %s", warning)
-    return AgentRoute(engine=settings.agent_engine, settings=loaded, problem=None, redact=guard.redact,
-                      add_secret=guard.add_secret, sample_rate=settings.agent_trace_sample,
-                      catalogue_inline_max=settings.agent_catalogue_inline_max,
-                      mcp_call_timeout_s=settings.mcp_call_timeout_s)
+    route = AgentRoute(engine=settings.agent_engine, settings=loaded, problem=None, redact=guard.redact,
+                       add_secret=guard.add_secret, sample_rate=settings.agent_trace_sample,
+                       catalogue_inline_max=settings.agent_catalogue_inline_max,
+                       mcp_call_timeout_s=settings.mcp_call_timeout_s, consents=consents)
+    route.sources.add_user(config_dir(getattr(settings, "config_dir", None)))
+    return route

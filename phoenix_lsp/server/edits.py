@@ -3,12 +3,16 @@ REQ-BASH-032): the server never writes a text file itself.
 
 The patch is prepared against the text the editor has (the unsaved buffer, with its version, when the
 document is open; the disk file otherwise), sent as one ``workspace/applyEdit`` with minimal text edits, and
-the editor's answer decides what the model is told.
+the editor's answer decides what the model is told. An undo's text part (REQ-BASH-041) is sent the same way.
+
+Over 300 lines: the three workspace edits the server sends (a patch, a review's text part, an undo's) share the
+conversions to LSP edits and the capability checks; apart, each would copy them.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -19,13 +23,18 @@ from pygls.lsp.server import LanguageServer
 from ..core.values import ToolUse
 from ..protocol.events import Diff
 from ..tools.patch import PatchError, prepare_patch, resolve_patch_path, target_identity, verify_before_sending
+from ..tools.patch.edits import minimize, normalize, to_text_edits
 from ..tools.patch.values import TextEdit as PatchTextEdit
 from ..tools.shell_changes import ChangeKind
 from ..tools.shell_changes.edit import ALL_KINDS, Review
+from ..tools.shell_changes.record import keep_patch
+from ..tools.shell_changes.restore import Plan
 from .adapter import Conversation, SightSettings
 from .confirm import check
 from .patch_preview import read_disk
 from .sight import EditorSight, editor_for
+
+log = logging.getLogger(__name__)
 
 NO_APPLY_EDIT = (
     "The patch was not applied: this editor does not support workspace/applyEdit, and phoenix-lsp never "
@@ -45,7 +54,8 @@ def sight_for(ls: LanguageServer, runtime: Conversation, config: SightSettings) 
     return EditorSight(ls, runtime, config)
 
 
-async def apply_patch(ls: LanguageServer, runtime: Conversation, call: ToolUse) -> tuple[str, bool]:
+async def apply_patch(ls: LanguageServer, runtime: Conversation, call: ToolUse,
+                      data_dir: Path | None = None) -> tuple[str, bool]:
     root = Path(runtime.state.working_directory)
     target = resolve_patch_path(dict(call.input), root)
     if isinstance(target, PatchError):
@@ -108,6 +118,8 @@ async def apply_patch(ls: LanguageServer, runtime: Conversation, call: ToolUse) 
     if unconfirmed is not None:
         return unconfirmed, True
     runtime.keep_clipboards(prepared.clipboards)
+    if data_dir is not None:  # REQ-BASH-040: the file's text before, kept for an undo
+        await _keep_patch(data_dir, runtime, root, target, original, prepared.new_text)
     runtime.emit(Diff(tool_use_id=call.id, path=str(target), diff=prepared.diff))
     mismatch = await _check_result(ls, root, call, target, uri, original, prepared.new_text)
     if mismatch is not None:
@@ -117,6 +129,16 @@ async def apply_patch(ls: LanguageServer, runtime: Conversation, call: ToolUse) 
         if problems is not None:
             return f"{prepared.message}\n\n{problems}", False
     return prepared.message, False
+
+
+async def _keep_patch(data_dir: Path, runtime: Conversation, root: Path, target: Path, before: str | None,
+                      after: str) -> None:
+    folder = root.resolve()
+    try:
+        rel = target.relative_to(folder).as_posix()
+        await asyncio.to_thread(keep_patch, data_dir, runtime.id, folder, rel, before, after)
+    except (ValueError, OSError) as exc:  # the patch landed; only its undo is lost (never its text in the log)
+        log.warning("a patch's text before could not be kept for an undo (%s)", type(exc).__name__)
 
 
 async def _check_result(ls: LanguageServer, root: Path, call: ToolUse, target: Path, uri: str,
@@ -255,3 +277,60 @@ def _lsp_edits(edits: Sequence[PatchTextEdit]) -> list[types.TextEdit]:
         )
         for e in edits
     ]
+
+
+# ------------------------------------------------------------------------- undo afterwards (REQ-BASH-041)
+
+def undo_edit(ls: LanguageServer, plan: Plan) -> types.WorkspaceEdit | str:
+    """The text part of an undo as ONE versioned workspace edit (deletions, then re-created files with their text,
+    then the minimal edits of the files that are there, with the editor's version of an open document), or why
+    this editor cannot apply it."""
+    workspace_caps = ls.client_capabilities.workspace
+    if not (workspace_caps and workspace_caps.apply_edit):
+        return NO_APPLY_REVIEW
+    edit_caps = workspace_caps.workspace_edit
+    announced = (edit_caps.resource_operations if edit_caps else None) or ()
+    needs = {types.ResourceOperationKind.Delete: any(t.before is None for t in plan.texts),
+             types.ResourceOperationKind.Create: any(t.now is None for t in plan.texts)}
+    missing = sorted(kind.value for kind, needed in needs.items() if needed and kind not in announced)
+    if missing:
+        return (f"this editor cannot {' or '.join(missing)} files through a workspace edit (it does not announce "
+                "those resource operations), and phoenix-lsp never writes files behind the editor's back.")
+    deletions: list[Any] = []
+    creations: list[Any] = []
+    edits: list[Any] = []
+    for text in sorted(plan.texts, key=lambda t: t.path):
+        uri = plan.folder.joinpath(*text.path.split("/")).as_uri()
+        if text.before is None:
+            deletions.append(types.DeleteFile(uri=uri))
+        elif text.now is None:
+            creations.append(types.CreateFile(uri=uri, options=types.CreateFileOptions(overwrite=False,
+                                                                                       ignore_if_exists=False)))
+            if text.before:
+                raw = normalize("", minimize("", 0, 0, text.before))
+                creations.append(types.TextDocumentEdit(
+                    text_document=types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=None),
+                    edits=_reach_end_of_empty_document(_lsp_edits(to_text_edits("", raw)), "")))
+        elif text.now != text.before:
+            document = ls.workspace.text_documents.get(uri)
+            raw = normalize(text.now, minimize(text.now, 0, len(text.now), text.before))
+            edits.append(types.TextDocumentEdit(
+                text_document=types.OptionalVersionedTextDocumentIdentifier(
+                    uri=uri, version=document.version if document is not None else None),
+                edits=_lsp_edits(to_text_edits(text.now, raw))))
+    return types.WorkspaceEdit(document_changes=[*deletions, *creations, *edits])
+
+
+async def apply_undo(ls: LanguageServer, plan: Plan) -> str | None:
+    """Sends the text part of an undo as one ``workspace/applyEdit``: None when the editor applied it."""
+    edit = undo_edit(ls, plan)
+    if isinstance(edit, str):
+        return edit
+    label = f"phoenix: undo {plan.kept.label[:80]} ({len(plan.texts)} file(s))"
+    try:
+        result = await ls.workspace_apply_edit_async(types.ApplyWorkspaceEditParams(edit=edit, label=label))
+    except Exception as exc:  # the client went away or answered with an error
+        return f"the editor did not answer the edit ({exc})"
+    if not result.applied:
+        return f"the editor did not apply the edit ({result.failure_reason or 'the user or the editor rejected it'})"
+    return None

@@ -52,6 +52,7 @@ if TYPE_CHECKING:
     from ..protocol.events import EventKinds
     from ..tools.shell_changes import ChangeKind
     from ..tools.shell_changes.edit import Review
+    from ..tools.shell_changes.restore import Plan
     from .adapter import Conversation, Conversations
     from .plain import PlainClient
     from .sight import EditorSight
@@ -344,6 +345,7 @@ class PhoenixServer(LanguageServer):
         #: the most strings, commas and brackets in one message (Config.max_message_tokens, REQ-PROTO-061)
         self.max_message_tokens = limits.DEFAULT_MAX_MESSAGE_TOKENS
         self.started = False  # initialized was received (a second one changes nothing)
+        self.consents_asked = 0  # numbers the MCP consent dialogs, so a cancelled turn takes its dialog back
         self.experimental: dict[str, Any] = {}
         self.init_options: Any = None
         self.setup_error: str | None = None
@@ -446,6 +448,31 @@ class PhoenixServer(LanguageServer):
     def withdraw(self, runtime: Conversation, tool_use_id: str) -> None:
         self.plain.withdraw(tool_use_id)
 
+    async def ask_mcp_consent(self, runtime: Conversation, question: Any) -> bool | None:
+        """A project's MCP server asks for the user's consent (REQ-MCP-009) as ``window/showMessageRequest``,
+        which every LSP client shows (VS Code and Neovim natively, the terminal chat at its prompt)."""
+        params = types.ShowMessageRequestParams(type=types.MessageType.Warning, message=question.text, actions=[
+            types.MessageActionItem(title=question.APPROVE), types.MessageActionItem(title=question.DECLINE)])
+        self.consents_asked += 1
+        msg_id = f"phoenix-mcp-consent-{self.consents_asked}"
+        try:
+            result = await self.protocol.send_request_async("window/showMessageRequest", params, msg_id=msg_id)
+        except asyncio.CancelledError:  # the turn was cancelled meanwhile: the dialog is taken back
+            with contextlib.suppress(Exception):
+                self.protocol.notify("$/cancelRequest", types.CancelParams(id=msg_id))
+            raise
+        except Exception as exc:  # never approve by default: not started, asked again at the next turn
+            logging.getLogger(__name__).warning("could not ask the client about the MCP server %s (%s); it is not "
+                                                "started", question.name, exc)
+            return None
+        title = result.get("title") if isinstance(result, dict) else getattr(result, "title", None)
+        if title == question.APPROVE:
+            return True
+        return False if title == question.DECLINE else None
+
+    def mcp_notice(self, runtime: Conversation, text: str) -> None:
+        self.window_show_message(types.ShowMessageParams(type=types.MessageType.Warning, message=text))
+
     def open_documents(self) -> Mapping[Path, str]:
         docs: dict[Path, str] = {}
         for uri, doc in self.workspace.text_documents.items():
@@ -466,7 +493,8 @@ class PhoenixServer(LanguageServer):
         return sight
 
     async def apply_patch(self, runtime: Conversation, call: ToolUse) -> tuple[str, bool]:
-        result: tuple[str, bool] = await _editor_side().apply_patch(self, runtime, call)
+        data_dir = self.hub.data_dir if self.hub is not None else None
+        result: tuple[str, bool] = await _editor_side().apply_patch(self, runtime, call, data_dir)
         return result
 
     async def review_texts(self, conversation: Conversation, paths: Sequence[Path]) -> Mapping[Path, str]:
@@ -484,3 +512,11 @@ class PhoenixServer(LanguageServer):
     async def apply_review(self, conversation: Conversation, call_id: str, review: Review) -> str | None:
         why: str | None = await _editor_side().apply_review(self, review)
         return why
+
+    async def apply_undo(self, conversation: Conversation, plan: Plan) -> str | None:
+        """The text part of an undo as one versioned workspace edit (REQ-BASH-041)."""
+        why: str | None = await _editor_side().apply_undo(self, plan)
+        return why
+
+    def undo_deletes(self) -> bool:
+        return True  # a DeleteFile of the workspace edit

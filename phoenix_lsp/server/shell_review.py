@@ -30,8 +30,9 @@ from ..core.values import ToolUse
 from ..protocol import events as ev
 from ..sandbox import overlay
 from ..sandbox.outcome import RunResult
-from ..tools.shell_changes import AcceptFailed, ChangeKind, ChangeSet, LayerTooBig, accept, scan, undo
+from ..tools.shell_changes import Accepted, AcceptFailed, ChangeKind, ChangeSet, LayerTooBig, accept, scan, undo
 from ..tools.shell_changes.edit import Review, prepare, recheck
+from ..tools.shell_changes.record import keep_review, too_big_note
 from .adapter import Conversation
 
 log = logging.getLogger(__name__)
@@ -130,9 +131,13 @@ class ShellCapture:
         ask = ToolUse(f"{self.call.id}.review", PATCH, arguments)
         description = (f"Apply what the bash command changed in the workspace: {len(review.texts)} text file(s) "
                        f"as editor edits, {len(review.server.changes)} other change(s) placed by the server.")
+        too_big = too_big_note(review)  # REQ-BASH-040: said before the answer, in the summary and the question
+        if too_big is not None:
+            description += f" {too_big}"
         _PENDING[(self.conversation.id, ask.id)] = review
         try:
-            diff = self.redact(await asyncio.to_thread(review.diff))
+            diff = await asyncio.to_thread(review.diff)
+            diff = self.redact(f"# {too_big}\n{diff}" if too_big is not None else diff)
             allowed, message, by = await self.asking.host_call(self.call.id, ask, ToolKind.WRITE, description,
                                                                diff)
         finally:
@@ -173,7 +178,21 @@ class ShellCapture:
             self.conversation.emit(ev.Diff(tool_use_id=self.call.id, path=str(review.path(text.path)),
                                            diff=self.redact(text.diff)))
         review = replace(review, dropped=(*review.dropped, *accepted.skipped))
-        return _report("the command's changes to the workspace were reviewed and applied", review)
+        kept = await self._keep(review, accepted)
+        return _report("the command's changes to the workspace were reviewed and applied", review) + kept
+
+    async def _keep(self, review: Review, accepted: Accepted) -> str:
+        """The landed change set's before copies kept for an undo (REQ-BASH-040); what the result says of it."""
+        label = self.redact(f"bash: {str(self.call.input.get('command', ''))[:200]}")  # shown, stored, told
+        try:
+            set_id = await asyncio.to_thread(keep_review, self.data_dir, self.conversation.id, label, review,
+                                             accepted)
+        except OSError as exc:
+            log.warning("the before copies of a change set could not be kept (%s)", exc.strerror or type(exc).__name__)
+            set_id = None
+        if set_id is None:
+            return "\n[phoenix-lsp: this change set cannot be undone (its before copies are not kept).]"
+        return f"\n[phoenix-lsp: change set {set_id}; the user can undo it.]"
 
 
 def pending_review(conversation_id: str, call_id: str) -> Review | None:

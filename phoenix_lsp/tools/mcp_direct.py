@@ -137,8 +137,11 @@ class McpDirect:
         return str(found["description"]) if found else ""
 
     def reset(self) -> None:
-        """Servers joined the registry (an ACP session's): the tools are gathered again at the next turn."""
+        """Servers joined or left the registry (an ACP session's, a project's): the tools are gathered again at
+        the next turn, and a name of a server that left is no longer offered."""
         self._definitions = None
+        self._uris = {}
+        self._kinds = {}
 
     def _gather(self) -> tuple[list[dict[str, Any]], bool]:
         """(definitions, whether every server answered): blocking, off the event loop."""

@@ -74,6 +74,10 @@ async def test_a_secret_in_a_changed_file_never_reaches_the_review_the_client_or
         await wait_idle(s, cid, settled["seq"])
         assert (w / "settings.env").read_text() == f"DEBUG=1\nANTHROPIC_API_KEY={API_KEY}\n"  # the file keeps it
         assert API_KEY not in json.dumps(s.events)  # nothing the client got, the applied diff included
-    for path in s.data_dir.rglob("*"):  # the database, its journal, the log (a layer holds the file itself)
-        if path.is_file() and "layers" not in path.relative_to(s.data_dir).parts:
+    for path in s.data_dir.rglob("*"):  # the database, its journal, the log (a layer holds the file itself, and so
+        # does an undo's before copy, REQ-BASH-040: the user's file, readable by the server alone)
+        parts = path.relative_to(s.data_dir).parts
+        if path.is_file() and parts[0] == "undo":
+            assert path.stat().st_mode & 0o777 == 0o600, path
+        elif path.is_file() and "layers" not in parts:
             assert API_KEY.encode() not in path.read_bytes(), path

@@ -42,3 +42,25 @@ def received(tmp_path: Path) -> list[str]:
     if not path.exists():
         return []
     return [json.loads(line)["tool"] for line in path.read_text(encoding="utf-8").splitlines() if line]
+
+
+WITNESS_SERVER = Path(__file__).with_name("witness_server.py")
+
+
+def project_server(tmp_path: Path, *, label: str = "one", token: str = TOKEN) -> dict[str, Any]:
+    """A ``.mcp.json`` entry of the tracker that writes its witness file (``witness_path``) when started; its
+    token in its ``env``, as such files hold it."""
+    return {"command": sys.executable,
+            "args": [str(WITNESS_SERVER), "--witness", str(witness_path(tmp_path)), "--label", label,
+                     "--log", str(log_path(tmp_path))],
+            "env": {"TRACKER_TOKEN": token}}
+
+
+def witness_path(tmp_path: Path) -> Path:
+    return tmp_path / "tracker-started.txt"
+
+
+def starts(tmp_path: Path) -> int:
+    """How many times the project's tracker was started (its witness file)."""
+    path = witness_path(tmp_path)
+    return len(path.read_text(encoding="utf-8").splitlines()) if path.exists() else 0

@@ -131,7 +131,7 @@ export type ToolName =
 export type ErrorKind = "TOOL" | "CODE" | "DENIED" | "BUDGET" | "ENGINE";
 
 /**
- * The phoenix/* requests (params and result), the requests the server sends to a client with the editor's sight (clientRequests), the phoenix/event notification, the data of JSON-RPC errors, the initialization options, the tools' names and the agent route's contracts. Generated from phoenix_lsp/protocol and phoenix_lsp/agent/contracts.py; do not edit.
+ * The phoenix/* requests (params and result), the requests the server sends to a client with the editor's sight (clientRequests), the phoenix/event notification, the data of JSON-RPC errors, the initialization options, the tools' names, phoenix-lsp run's result and stream lines and the agent route's contracts. Generated from phoenix_lsp/protocol and phoenix_lsp/agent/contracts.py; do not edit.
  */
 export interface PhoenixProtocol {
   requests: {
@@ -215,6 +215,10 @@ export interface PhoenixProtocol {
       params: GetArtifactParams;
       result: GetArtifactResult;
     };
+    "phoenix/undoChanges": {
+      params: UndoChangesParams;
+      result: UndoChangesResult;
+    };
   };
   clientRequests: {
     "phoenix/editorDiagnostics": {
@@ -230,6 +234,11 @@ export interface PhoenixProtocol {
   errorData: ErrorData;
   initializationOptions: InitializationOptions;
   toolName: ToolName;
+  runResult: RunResult;
+  /**
+   * one line of phoenix-lsp run --output-format stream-json: an event (phoenix/event's params), then the result
+   */
+  runStreamLine: PhoenixEvent | RunResult;
   agentContracts: {
     Plan: Plan;
     ExecutionUnit: ExecutionUnit;
@@ -1480,6 +1489,55 @@ export interface GetArtifactResult {
 }
 /**
  * This interface was referenced by `PhoenixProtocol`'s JSON-Schema
+ * via the `definition` "UndoChangesParams".
+ */
+export interface UndoChangesParams {
+  conversationId: string;
+  /**
+   * the accepted change set to take back (its id, as the tool's result named it), or `latest`
+   */
+  changeSetId?: string;
+}
+/**
+ * This interface was referenced by `PhoenixProtocol`'s JSON-Schema
+ * via the `definition` "UndoChangesResult".
+ */
+export interface UndoChangesResult {
+  changeSetId: string;
+  /**
+   * what made the change set: `bash: <command>` or `patch <path>`
+   */
+  label: string;
+  /**
+   * something was restored (false: nothing changed on disk or in the editor)
+   */
+  undone: boolean;
+  /**
+   * the paths that hold again what they held before the change set
+   */
+  restored: string[];
+  /**
+   * paths changed since the change set landed: kept as they are
+   */
+  refused: RefusedPath[];
+  /**
+   * what happened, for the user
+   */
+  message: string;
+}
+/**
+ * This interface was referenced by `PhoenixProtocol`'s JSON-Schema
+ * via the `definition` "RefusedPath".
+ */
+export interface RefusedPath {
+  /**
+   * relative to the conversation's folder
+   */
+  path: string;
+  why: string;
+}
+/**
+ * This interface was referenced by `PhoenixProtocol`'s JSON-Schema
  * via the `definition` "EditorDiagnosticsParams".
  */
 export interface EditorDiagnosticsParams {
@@ -2441,6 +2499,90 @@ export interface ModelPriceIn {
   cacheWrite5m?: number | null;
   cacheWrite1h?: number | null;
   cacheRead?: number | null;
+}
+/**
+ * The outcome of ``phoenix-lsp run``: its last stdout line (``json``: its only one).
+ *
+ * This interface was referenced by `PhoenixProtocol`'s JSON-Schema
+ * via the `definition` "RunResult".
+ */
+export interface RunResult {
+  kind: "result";
+  /**
+   * the conversation's id: --resume takes it
+   */
+  sessionId: string;
+  /**
+   * success (exit 0), failed (1), usage (2), limit (3), killed (130/143)
+   */
+  status: "success" | "failed" | "usage" | "limit" | "killed";
+  exitCode: number;
+  /**
+   * the conversation's status when the run ended
+   */
+  conversationStatus:
+    | "idle"
+    | "awaiting_llm"
+    | "running_tool"
+    | "awaiting_approval"
+    | "awaiting_upgrade"
+    | "awaiting_agents"
+    | "summarizing"
+    | "error"
+    | "exhausted"
+    | "finished";
+  /**
+   * the model's last answer of the run (empty when it gave none)
+   */
+  answer: string;
+  /**
+   * what went wrong, why, and what to do (not on success)
+   */
+  error?: string;
+  model: string;
+  mode: Mode;
+  /**
+   * how many model responses the run took
+   */
+  turns: number;
+  usage?: TokenUsage1;
+  /**
+   * the approvals and upgrade requests denied for want of a person
+   */
+  denied: DeniedCall[];
+}
+/**
+ * What the requests cost: the latest one, and the conversation's total (its sub-agents included).
+ */
+export interface TokenUsage1 {
+  request?: TokenCounts;
+  total: TokenCounts;
+  subAgents: TokenCounts;
+  estimatedCost?: CostEstimate;
+}
+/**
+ * A call the run denied at once because nobody was there to approve it (REQ-RUN-006).
+ *
+ * This interface was referenced by `PhoenixProtocol`'s JSON-Schema
+ * via the `definition` "DeniedCall".
+ */
+export interface DeniedCall {
+  /**
+   * approval: a tool call the policy asks about; upgrade: the model's request for Unrestricted mode
+   */
+  kind: "approval" | "upgrade";
+  toolUseId: string;
+  toolName: string;
+  /**
+   * the call's arguments, as the model sent them (secrets replaced)
+   */
+  arguments: {
+    [k: string]: unknown;
+  };
+  /**
+   * the narrowest --allow rule that would let it run next time (approvals only)
+   */
+  allowRule?: string;
 }
 /**
  * A small DAG (REQ-AGENT-004/011). Validated: unique ids, dependencies on existing nodes, no cycle, and

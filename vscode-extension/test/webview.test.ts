@@ -252,6 +252,19 @@ test("pasted images are attached and sent as base64 with the message (REQ-VSC-00
   assert.equal($(".attachment"), null, "attachments go with the message");
 });
 
+test("an applied review kept for an undo has an Undo button that names its change set (REQ-BASH-041)", () => {
+  const { app, e, $, posted } = mount();
+  const send = (event: ReturnType<typeof e.next>) => app.receive({ type: "input", input: { type: "event", event } });
+  const told = "[phoenix-lsp: the command's changes to the workspace were reviewed and applied.]\n  modified a.txt\n" +
+    "[phoenix-lsp: change set 0123456789ab; the user can undo it.]";
+  send(e.next({ kind: "message", message: { seq: 1, messageId: "0", role: "assistant", content: [{ type: "toolUse", toolUseId: "t1", toolName: "bash", arguments: { command: "sed -i s/a/b/ a.txt" } }, { type: "toolUse", toolUseId: "t2", toolName: "bash", arguments: { command: "cat x" } }], createdAt: 0 } }));
+  // t2's output merely quotes the words (a file's content): no button
+  send(e.next({ kind: "message", message: { seq: 2, messageId: "1", role: "user", content: [{ type: "toolResult", toolUseId: "t1", content: told, isError: false }, { type: "toolResult", toolUseId: "t2", content: told + "\nmore", isError: false }], createdAt: 0 } }));
+  assert.equal($(".tool[data-tool-use-id=t2] .undo-changes"), null);
+  $(".tool[data-tool-use-id=t1] .undo-changes")!.click();
+  assert.deepEqual(posted.at(-1), { type: "undoChanges", conversationId: CID, changeSetId: "0123456789ab" });
+});
+
 test("tool cards show the command and output; sub-agents nest under the spawning call", () => {
   const { app, e, $ } = mount();
   const child = new Events("agent-1", CID);

@@ -79,6 +79,9 @@ function M.define()
   command("PhoenixReloadInstructions", conversation.reload_instructions,
     { desc = "Read AGENTS.md / CLAUDE.md again for this conversation" })
   command("PhoenixCancel", conversation.cancel, { desc = "Stop the current turn" })
+  command("PhoenixUndo", function(opts)
+    conversation.undo(opts.args ~= "" and opts.args or nil)
+  end, { nargs = "?", desc = "Take back the latest accepted change set (or the one whose id is given)" })
   command("PhoenixMode", function(opts)
     conversation.set_mode(opts.args)
   end, {

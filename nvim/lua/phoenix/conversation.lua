@@ -184,6 +184,33 @@ function M.set_style(style)
   end
 end
 
+-- Take back an accepted change set (REQ-BASH-041): the latest, or the one named by its id. The text files come as
+-- one workspace edit that Neovim applies (its own undo redoes it); the rest is the server's. The outcome is a
+-- note in the chat, each file kept because it changed since named.
+function M.undo(change_set)
+  rpc.async(function()
+    local cid = status.state.conversation
+    if not cid then
+      rpc.report("there is no conversation (:Phoenix starts one)", vim.log.levels.WARN)
+      return
+    end
+    local err, result = rpc.call("phoenix/undoChanges", { conversationId = cid, changeSetId = change_set or "latest" })
+    if err then
+      rpc.report("nothing was undone: " .. rpc.error_text(err), vim.log.levels.WARN)
+      return
+    end
+    local lines = { result.message }
+    for _, refused in ipairs(result.refused or {}) do
+      table.insert(lines, "  kept: " .. refused.path .. ": " .. refused.why)
+    end
+    if status.state.conversation == cid then
+      chat.note(table.concat(lines, "\n"))
+    end
+    rpc.report(result.message, (result.undone and #(result.refused or {}) == 0) and vim.log.levels.INFO
+      or vim.log.levels.WARN)
+  end)
+end
+
 -- Read the project instructions again for the active conversation (REQ-INSTR-002: between turns; they take
 -- effect from the next turn) and show the files now in effect.
 function M.reload_instructions()

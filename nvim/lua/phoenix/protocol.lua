@@ -110,5 +110,6 @@ return {
     "phoenix/setRoute",
     "phoenix/setStyle",
     "phoenix/triggerContinuation",
+    "phoenix/undoChanges",
   },
 }

@@ -8,6 +8,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
+import acp
 from acp import PROTOCOL_VERSION, RequestError
 from acp.schema import (
     AgentCapabilities,
@@ -26,7 +27,7 @@ from acp.schema import (
 
 from ...core.values import InstructionFile, Mode
 from ..adapter import Conversation, Conversations
-from ..usecases import choices, conversations
+from ..usecases import choices, conversations, undo
 from ..usecases import send_message as send
 from ..usecases.errors import Invalid, Refused, UseCaseError
 from ..usecases.warm import warm_up
@@ -165,6 +166,9 @@ class PhoenixAgent:
             parts = prompt_parts(prompt, send.deny(self.hub), conversation.state.working_directory)
         except prompt_error as exc:
             raise RequestError.invalid_params({"prompt": str(exc)}) from None
+        command, _, argument = parts.text.strip().partition(" ")
+        if command == "/undo" and not parts.images and not parts.attachments:
+            return await self._undo(session, conversation, argument.strip() or "latest")
         message = send.Message(
             text=parts.text,
             images=[send.ImageInput(raw, media, "prompt", prefix=f"image {i + 1}: ")
@@ -187,6 +191,19 @@ class PhoenixAgent:
         reason = await session.turn
         await self.client.sender.drained()  # every update of the turn before its answer
         return PromptResponse(stop_reason=reason)
+
+    async def _undo(self, session: Session, conversation: Conversation, change_set: str) -> PromptResponse:
+        """``/undo [ID]`` (REQ-BASH-041): the latest accepted change set (or ID) taken back, its text files through
+        ``fs/write_text_file`` and the rest by the server; the outcome is the turn's answer. A message while a turn
+        runs is refused the same way (the core says busy)."""
+        try:
+            done = await undo.undo_changes(conversation, self.client, self.hub.data_dir, change_set)
+            text = done.message
+        except UseCaseError as exc:
+            text = f"Nothing was undone: {exc.reason if isinstance(exc, Invalid) else str(exc)}"
+        self.client.update(session.id, acp.update_agent_message_text(text))
+        await self.client.sender.drained()
+        return PromptResponse(stop_reason="end_turn")
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
         """REQ-ACP-011: the turn stops at once; an open request answered ``cancelled`` runs nothing."""

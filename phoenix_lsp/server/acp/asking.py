@@ -9,10 +9,11 @@ a refusal: nothing runs.
 
 from __future__ import annotations
 
+import itertools
 import logging
-from typing import Any
+from typing import Any, Literal
 
-from acp.schema import AllowedOutcome, PermissionOption, ToolCallUpdate
+from acp.schema import AllowedOutcome, PermissionOption, ToolCallProgress, ToolCallStart, ToolCallUpdate
 
 from ...core.mcp_names import server_part
 from ...core.rules import AllowRule, scopes_for
@@ -27,6 +28,7 @@ log = logging.getLogger(__name__)
 ALLOW, ALWAYS, REJECT = "allow", "always", "reject"
 #: the client did not answer (it went away): the request stays open, asked again when the session is loaded
 UNANSWERED = "unanswered"
+_CONSENTS = itertools.count(1)  # numbers the consent questions' tool calls
 CANCELLED_REASON = "The user cancelled the turn while this call waited for approval: it did not run."
 
 
@@ -84,6 +86,30 @@ async def upgrade(client: Side, session: Session, conversation: Conversation, to
     text = "Switched to Unrestricted mode." if approved else "The user kept Restricted mode."
     for update in session.calls.end(tool_use_id, not approved, updates.text_content(text)):
         client.update(session.id, update)
+
+
+async def mcp_consent(client: Side, session: Session, question: Any) -> bool | None:
+    """A project's MCP server asks for the user's consent (REQ-MCP-009): shown as a tool call of kind
+    ``execute`` (a command) or ``fetch`` (a URL) with the exact command or URL, asked with ``allow_always`` /
+    ``reject_always`` (the answer is kept for this definition). None: no answer (asked again next turn)."""
+    call_id = f"mcp-consent-{question.name}-{next(_CONSENTS)}"
+    kind: Literal["fetch", "execute"] = "fetch" if question.url else "execute"
+    title = f"Start the project's MCP server {question.name}"
+    content = updates.text_content(question.text)
+    start = ToolCallStart(session_update="tool_call", tool_call_id=call_id, title=title, kind=kind,
+                          status="pending", content=content, raw_input={"server": question.name,
+                                                                        "start": question.shown})
+    client.update(session.id, start)
+    options = [PermissionOption(option_id=ALLOW, name=question.APPROVE, kind="allow_always"),
+               PermissionOption(option_id=REJECT, name=question.DECLINE, kind="reject_always")]
+    tool_call = ToolCallUpdate(tool_call_id=call_id, title=title, kind=kind, status="pending", content=content)
+    choice = await _ask(client, session, call_id, tool_call, options)
+    answer = None if choice is UNANSWERED or choice is None else choice == ALLOW
+    done = {True: "Started.", False: "Not started: you declined it.", None: "Not answered: asked again next turn."}
+    end = ToolCallProgress(session_update="tool_call_update", tool_call_id=call_id,
+                           status="completed" if answer else "failed", content=updates.text_content(done[answer]))
+    client.update(session.id, end)
+    return answer
 
 
 def _tool_call(call: ToolUse, root: str, content: list[Any] | None) -> ToolCallUpdate:

@@ -20,6 +20,7 @@ from ...core.values import ToolUse
 from ...protocol import events as ev
 from ...tools.shell_changes import ChangeKind
 from ...tools.shell_changes.edit import WRITE_KINDS, Review
+from ...tools.shell_changes.restore import Plan
 from ..adapter import Conversation, Conversations
 from ..config import ACP_READ_TIMEOUT_S
 from . import asking, files, updates
@@ -86,6 +87,16 @@ class AcpClient:
             return
         session.asks[tool_use_id] = self.spawn(asking.upgrade(self, session, conversation, tool_use_id, reason))
 
+    async def ask_mcp_consent(self, conversation: Conversation, question: Any) -> bool | None:
+        """A project's MCP server asks for consent as ``session/request_permission`` (REQ-MCP-009)."""
+        session = self.session_of(conversation) if self.hub is not None else None
+        if session is None or self.conn is None:
+            return None  # no client to ask: not started
+        return await asking.mcp_consent(self, session, question)
+
+    def mcp_notice(self, conversation: Conversation, text: str) -> None:
+        log.warning("%s", text)  # ACP has no message of the agent's own to the user outside a turn's text
+
     def withdraw(self, conversation: Conversation, tool_use_id: str) -> None:
         """Answered elsewhere (a cancel, a mode command): the client's request is answered by the client, and
         whatever it answers then changes nothing."""
@@ -148,6 +159,12 @@ class AcpClient:
 
     async def apply_review(self, conversation: Conversation, call_id: str, review: Review) -> str | None:
         return await files.write_review(self, conversation, call_id, review)
+
+    async def apply_undo(self, conversation: Conversation, plan: Plan) -> str | None:
+        return await files.write_undo(self, conversation, plan)
+
+    def undo_deletes(self) -> bool:
+        return False  # ACP has no delete: the server deletes the files an undo takes away
 
     def session_of(self, conversation: Conversation) -> Session | None:
         """The session a conversation belongs to (a sub-agent's is its parent's)."""

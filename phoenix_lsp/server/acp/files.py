@@ -10,6 +10,7 @@ through it (the editor's unsaved text wins); otherwise, or when it does not answ
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -23,6 +24,7 @@ from ...sandbox.denylist import deny_check
 from ...tools.patch import PatchError, prepare_patch, resolve_patch_path, target_identity, verify_before_sending
 from ...tools.paths import PathError, resolve_in_workspace
 from ...tools.shell_changes.edit import Review, TextChange
+from ...tools.shell_changes.restore import Plan, TextRestore
 from ..adapter import Conversation
 from ..patch_preview import read_disk
 from . import updates
@@ -214,3 +216,32 @@ async def _write_back(client: Side, session_id: str, review: Review, written: li
         except Exception:  # the client refused again: the file is named as left changed
             left.append(text.path)
     return left
+
+
+# ------------------------------------------------------------------------- undo afterwards (issue 36)
+
+async def write_undo(client: Side, conversation: Conversation, plan: Plan) -> str | None:
+    """An undo's text files given their old text by the editor, one ``fs/write_text_file`` each (REQ-BASH-041; the
+    server deleted those the change set had created). None when every write was made; else why not, after the
+    files already written were given back what they held."""
+    session = client.session_of(conversation)
+    if session is None:
+        return "no editor session holds this conversation now."
+    if not client.can_write:
+        return ("this editor does not let the agent write files (it does not announce the ACP capability "
+                "fs.writeTextFile).")
+    written: list[TextRestore] = []
+    for text in plan.texts:
+        assert text.before is not None  # a file to delete is the server's (undo_deletes)
+        path = str(plan.folder.joinpath(*text.path.split("/")))
+        try:
+            await client.conn.write_text_file(session_id=session.id, path=path, content=text.before)
+        except Exception as exc:  # the client refused or failed: what was written is given back
+            for done in reversed(written):
+                if done.now is not None:
+                    with contextlib.suppress(Exception):
+                        await client.conn.write_text_file(session_id=session.id, content=done.now,
+                                                          path=str(plan.folder.joinpath(*done.path.split("/"))))
+            return f"the editor did not write {text.path} ({exc})"
+        written.append(text)
+    return None

@@ -1,6 +1,7 @@
 """The MCP servers an ACP client passes in ``session/new`` and ``session/load``, as registry entries of the agent
 route (REQ-ACP-015): stdio and HTTP servers join it under the same capability manifest as the configured ones.
-Their environment's and headers' values are taken as secrets (a client passes tokens that way)."""
+Their environment's and headers' values are taken as secrets (a client passes tokens that way): handed to the MCP
+client as the server's inline secrets, like a resolved ``secretsRef`` (REQ-MCP-010)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from acp.schema import HttpMcpServer, McpServerStdio
+from pydantic import SecretStr
 
 from ...agent.agent_config import SERVER_NAME, HttpServer, StdioServer
 
@@ -32,12 +34,14 @@ def servers_of(given: Sequence[Any]) -> tuple[dict[str, StdioServer | HttpServer
             if isinstance(server, McpServerStdio):
                 env = {v.name: v.value for v in server.env}
                 secrets.extend(v for v in env.values() if len(v) >= 8)
-                servers[name] = StdioServer(command=(server.command,), args=tuple(server.args), env=env,
+                servers[name] = StdioServer(command=(server.command,), args=tuple(server.args),
+                                            inline_secrets={k: SecretStr(v) for k, v in env.items()},
                                             connect_timeout_s=CONNECT_TIMEOUT_S)
             elif isinstance(server, HttpMcpServer):
                 headers = {h.name: h.value for h in server.headers}
                 secrets.extend(v for v in headers.values() if len(v) >= 8)
-                servers[name] = HttpServer(url=server.url, headers=headers, connect_timeout_s=CONNECT_TIMEOUT_S)
+                servers[name] = HttpServer(url=server.url, inline_secrets={k: SecretStr(v) for k, v in headers.items()},
+                                           connect_timeout_s=CONNECT_TIMEOUT_S)
             else:
                 problems.append(f"the MCP server {name!r} was not added: phoenix-lsp takes stdio and HTTP servers "
                                 f"(not {getattr(server, 'type', type(server).__name__)})")

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from ...core.effects import Reject, UserCommand
+from ...core.effects import Reject, RestoreChanges, UserCommand
 from ...core.events import Event
 from ...core.state import ConversationState
 from ...core.tools import ToolKind
@@ -37,6 +37,7 @@ class Outcome:
 
     reject: Reject | None = None
     command: UserCommand | None = None
+    restore: RestoreChanges | None = None  # an undo the core allowed (REQ-BASH-041)
     suggestion: StyleSuggestion | None = None
 
 
@@ -85,6 +86,8 @@ class AgentRoutePort(Protocol):
     async def catalogue_text(self) -> str: ...
     def tools_for(self, runtime: AgentHost) -> AgentTools: ...
     def add_servers(self, servers: Mapping[str, Any], secrets: Sequence[str] = ()) -> list[str]: ...
+    async def project(self, folder: str, ask: Callable[[Any], Coroutine[Any, Any, bool | None]],
+                      notice: Callable[[str], None]) -> None: ...
     def sweep_artifacts(self, conversation_ids: Sequence[str]) -> None: ...
     def forget(self, conversation_id: str) -> None: ...
     def close(self) -> None: ...

@@ -14,7 +14,7 @@ from dataclasses import replace
 
 from ... import codec
 from ...core import machine
-from ...core.effects import Effect, PersistMessage, PersistState, Reject, UserCommand
+from ...core.effects import Effect, PersistMessage, PersistState, Reject, RestoreChanges, UserCommand
 from ...core.events import ApprovalAnswer, Cancel, Event, Stop, UpgradeAnswer
 from ...core.notifications import StyleSuggested
 from ...core.state import BUSY, ConversationState
@@ -122,6 +122,8 @@ class Runtime:
                     outcome = replace(outcome, reject=effect)
                 case UserCommand():
                     outcome = replace(outcome, command=effect)
+                case RestoreChanges():
+                    outcome = replace(outcome, restore=effect)
                 case StyleSuggested():
                     outcome = replace(outcome, suggestion=wire.suggestion_to_wire(effect))
             try:

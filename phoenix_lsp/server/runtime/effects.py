@@ -24,6 +24,7 @@ from ...core.effects import (
     ReportToParent,
     ReportUsage,
     RequestLlm,
+    RestoreChanges,
     RunTool,
     SetTitle,
     ShowAnswer,
@@ -132,7 +133,8 @@ def _show_answer(runtime: Owner, effect: ShowAnswer) -> None:
     runtime.turn.show(effect.request_id, effect.text)
 
 
-def _done_before(runtime: Owner, effect: PersistMessage | PersistState | Reject | UserCommand) -> None:
+def _done_before(runtime: Owner,
+                 effect: PersistMessage | PersistState | Reject | UserCommand | RestoreChanges) -> None:
     """Persisted first, or answered by the request that caused it."""
 
 
@@ -158,4 +160,5 @@ HANDLERS: dict[type[Effect], Callable[[Owner, Any], None]] = {
     PersistState: _done_before,
     Reject: _done_before,
     UserCommand: _done_before,
+    RestoreChanges: _done_before,  # carried out by the request that asked (usecases/undo.py)
 }

@@ -8,7 +8,7 @@ import json
 import time
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, cast
 
 from ...core.effects import RequestLlm
 from ...core.events import LlmDone, LlmFailed
@@ -63,6 +63,8 @@ class Turn:
                 state = conversation.state
             mcp: list[dict[str, Any]] = []
             if not state.is_subagent and route is not None:  # the MCP tools themselves, on both routes (issue 37)
+                # the workspace's own servers start only once the user approved them (REQ-MCP-009)
+                await route.project(state.working_directory, self._ask_consent, self._notice)
                 mcp = await route.direct.offered(state.settings.context_window)  # or their search
                 state = conversation.state
             request = build_request(  # cache breakpoints, summary tools and instruction: llm/cache.py
@@ -101,6 +103,13 @@ class Turn:
         content = tuple(self._block(b) for b in outcome.content if b.get("type") in ("text", "tool_use"))
         usage = Usage(**{k: int(v) for k, v in outcome.usage.items() if k in Usage.__dataclass_fields__})
         conversation.apply(LlmDone(effect.request_id, content, outcome.stop_reason, usage))
+
+    async def _ask_consent(self, question: Any) -> bool | None:
+        """Asks the user, through the conversation's client, whether a project's MCP server may start."""
+        return await self.hub.sink.ask_mcp_consent(cast(Any, self.conversation), question)
+
+    def _notice(self, text: str) -> None:
+        self.hub.sink.mcp_notice(cast(Any, self.conversation), text)
 
     def _withheld(self, findings: Sequence[Finding]) -> None:
         """The sink check replaced secrets in this conversation's request (REQ-SEC-012): the user is told where

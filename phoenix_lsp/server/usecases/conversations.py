@@ -80,6 +80,16 @@ def project_instructions(conversations: Conversations, working_directory: str, r
     return found.text, found.files
 
 
+def folder_instructions(conversations: Conversations, working_directory: str) -> Instructions:
+    """:func:`project_instructions` for a client that names a folder but no workspace roots (an ACP session, a
+    headless run): the repository around the folder (the nearest directory above it, itself included, with a
+    ``.git``) stands for the workspace root, else the folder itself. It reads files: an adapter on the event loop
+    calls it in a thread."""
+    here = Path(working_directory)
+    roots = [d for d in (here, *here.parents) if (d / ".git").exists()][:1] or [here]
+    return project_instructions(conversations, working_directory, roots)
+
+
 @dataclass(frozen=True)
 class Start:
     """A conversation to start in ``working_directory`` (already held to :func:`session_folder`), with its
@@ -125,3 +135,17 @@ def list_conversations(conversations: Conversations, include_subagents: bool = F
     rows = conversations.store.list_conversations(include_subagents=include_subagents)
     # the store orders by creation; sorted() is stable, so equal times keep that order
     return sorted(rows, key=lambda row: row.updated_at, reverse=True)
+
+
+def latest_in(conversations: Conversations, folder: str, looked_at: int = 50) -> Conversation | None:
+    """This folder's most recently updated conversation (not a sub-agent), among the ``looked_at`` latest of
+    all: what ``--continue`` goes on with (issue 38). None when there is none. It reads the store, on the thread
+    that opened it."""
+    for row in list_conversations(conversations)[:looked_at]:
+        try:
+            conversation = find(conversations, row.id)
+        except UseCaseError:
+            continue  # a damaged one is skipped here; --resume ID says why it cannot be read
+        if conversation.state.working_directory == folder:
+            return conversation
+    return None

@@ -64,6 +64,8 @@ export type ViewMessage =
   | { type: "answerUpgrade"; conversationId: string; toolUseId: string; approve: boolean }
   /** `path`: one file of a multi-file review (REQ-VSC-017) */
   | { type: "openDiff"; conversationId: string; toolUseId: string; path?: string }
+  /** the applied review's Undo button (REQ-BASH-041): the change set its result named */
+  | { type: "undoChanges"; conversationId: string; changeSetId: string }
   | { type: "togglePolicy" }
   | { type: "toggleMode" }
   | { type: "setStyle" }

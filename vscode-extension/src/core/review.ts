@@ -138,3 +138,12 @@ export function reviewHeadline(review: Review): string {
   const others = rest ? `, ${rest} other change${rest === 1 ? "" : "s"}` : "";
   return `${n} text file${n === 1 ? "" : "s"} (+${added} −${removed})${others}`;
 }
+
+/**
+ * The change set a bash call's result says was kept for an undo (REQ-BASH-040: "change set <12 hex>; the user can
+ * undo it"), or undefined: the applied review's Undo button takes back that one, never merely the latest.
+ */
+export function changeSetOf(output: string | undefined): string | undefined {
+  const found = /\[phoenix-lsp: change set ([0-9a-f]{12}); the user can undo it\.\]\s*$/.exec(output ?? "");
+  return found?.[1];
+}

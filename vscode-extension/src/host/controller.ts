@@ -220,6 +220,8 @@ export class Controller implements vscode.Disposable {
           return;
         case "openDiff":
           return await this.openDiff(m.conversationId, m.toolUseId, m.path);
+        case "undoChanges":
+          return await this.undoChanges(m.changeSetId, m.conversationId);
         case "togglePolicy":
           return await this.togglePolicy();
         case "toggleMode":
@@ -641,6 +643,17 @@ export class Controller implements vscode.Disposable {
         }
       }, 100);
     });
+  }
+
+  /**
+   * "Phoenix: Undo Last Change Set" (REQ-BASH-041): the server restores the rest and sends the text files as
+   * one workspace edit, which VS Code applies (Edit > Undo redoes the change); what was kept is said.
+   */
+  async undoChanges(changeSetId = "latest", conversationId?: string): Promise<void> {
+    const done = await this.need().undoChanges(conversationId ?? this.needView().conversationId, changeSetId);
+    const kept = done.refused.map((r) => `${r.path} (${r.why})`).join("; ");
+    if (done.undone && done.refused.length === 0) void vscode.window.showInformationMessage(done.message);
+    else void vscode.window.showWarningMessage(kept && !done.message.includes(kept) ? `${done.message} ${kept}` : done.message);
   }
 
   async manageAlwaysAllowed(): Promise<void> {

@@ -139,6 +139,11 @@ export class PhoenixClient {
   }
 
   /** Revoke one rule of the tool (`rule`), or every rule of it (REQ-PERM-021). */
+  /** Take back an accepted change set (REQ-BASH-041): `latest`, or its id. */
+  undoChanges(conversationId: string, changeSetId = "latest"): Promise<W.UndoChangesResult> {
+    return this.request("undoChanges", { conversationId, changeSetId });
+  }
+
   revokeAlwaysAllow(conversationId: string, toolName: string, rule?: string): Promise<W.RevokeAlwaysAllowResult> {
     const params: W.RevokeAlwaysAllowParams = { conversationId, toolName, ...(rule !== undefined ? { rule } : {}) };
     return this.request("revokeAlwaysAllow", params);

@@ -41,6 +41,7 @@ export type AlwaysAllowRule = G.AlwaysAllowRule;
 export type AlwaysAllowScope = G.AlwaysAllowScope;
 export type RevokeAlwaysAllowParams = G.RevokeAlwaysAllowParams;
 export type RevokeAlwaysAllowResult = G.RevokeAlwaysAllowResult;
+export type UndoChangesResult = G.UndoChangesResult;
 export type ErrorData = G.ErrorData;
 export type ListModelsResult = G.ListModelsResult;
 export type ModelView = G.ModelView;

@@ -6,7 +6,7 @@
 import { compactArguments } from "../core/dialog";
 import { settledLength, stripTerminalEscapes } from "../core/markdown";
 import type { ConversationView, Item, Notice, SubAgent, ToolCard } from "../core/reducer";
-import { reviewHeadline, reviewOf } from "../core/review";
+import { changeSetOf, reviewHeadline, reviewOf } from "../core/review";
 import { statusText } from "../core/status";
 import type { ToolName } from "../protocol/wire";
 import type { PartContext } from "./dom";
@@ -221,6 +221,12 @@ export class Timeline {
     else if (card.diff) dom.diff(body, card.diff.diff);
     const output = card.output ?? card.summary;
     if (output) dom.text(body, "pre", `output${card.state === "error" ? " error" : ""}`, output);
+    const changeSet = card.toolName === "bash" ? changeSetOf(card.output) : undefined;
+    if (changeSet) {  // the applied review, kept for an undo (REQ-BASH-041)
+      dom.button(body, "Undo these changes", "link undo-changes", () =>
+        this.c.post({ type: "undoChanges", conversationId: v.conversationId, changeSetId: changeSet }),
+        `Take back change set ${changeSet}: a file changed since is kept as it is`);
+    }
     if (card.agents.length > 0) {
       const agents = dom.add(body, "div", "agents");
       for (const id of card.agents) {

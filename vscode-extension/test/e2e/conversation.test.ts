@@ -325,6 +325,15 @@ test("a conversation with approvals through the extension's protocol client", { 
     assert.equal(readFileSync(path.join(work, "a.txt"), "utf8"), "one\ntwo\nfour\nfive\n", "policy auto ran the patch without asking");
     assert.ok(!events.some((e) => e.seq > seq && e.conversationId === view.conversationId && e.kind === "approvalRequested"));
   });
+
+  await t.test("Undo Last Change Set takes the last patch back through one workspace edit (REQ-BASH-041)", async () => {
+    const done = await client.undoChanges(view.conversationId);
+    assert.equal(done.undone, true, done.message);
+    assert.deepEqual(done.restored, ["a.txt"]);
+    assert.equal(readFileSync(path.join(work, "a.txt"), "utf8"), "one\ntwo\nfour\n", "the text before the last patch");
+    await assert.rejects(client.undoChanges(view.conversationId, done.changeSetId),
+      (e: unknown) => errorKind(e) === "invalidParams", "an undone set is no longer kept");
+  });
 });
 
 test("attachments reach the server; a refused one names the file and its index (REQ-VSC-011)", { timeout: 60_000 }, async () => {
