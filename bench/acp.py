@@ -11,6 +11,9 @@ starts the LSP server from a warm fork (the model SDK already imported), the ACP
   while a permission request is open (the client answers it ``cancelled`` right after the cancel, as ACP says)
   and while the model streams (the fake holds its stream open), baseline: the round trip of a trivial request
   on the same connection in the same run (``session/set_mode`` to the mode the session is already in).
+- ``session/new`` -> its answer (issue 38: it carries the config options, so it waits for the models use case's
+  list, 0.3 s at most), the first of the connection and the later ones apart, baseline: the same
+  ``session/set_mode`` round trip.
 """
 
 from __future__ import annotations
@@ -156,5 +159,42 @@ async def _cancel(quick: bool) -> list[dict[str, Any]]:
     return rows
 
 
+async def _new_rounds(fake: _Fake, tmp: Path, rounds: int) -> dict[str, list[float]]:
+    from tests.acp.harness import agent
+
+    times: dict[str, list[float]] = {"first": [], "new": [], "baseline": []}
+    async with agent(fake, tmp) as a:  # type: ignore[arg-type]
+        for i in range(rounds + 1):
+            t0 = time.perf_counter()
+            sid = (await a.new()).session_id
+            made = (time.perf_counter() - t0) * 1000
+            t0 = time.perf_counter()
+            await a.conn.set_session_mode(session_id=sid, mode_id="restricted")
+            times["baseline"].append((time.perf_counter() - t0) * 1000)
+            times["first" if i == 0 else "new"].append(made)
+    return times
+
+
+async def _new(quick: bool) -> list[dict[str, Any]]:
+    rounds = 5 if quick else 20
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        fake = _Fake({"loop": True, "replies": [REPLY]}, root)  # type: ignore[arg-type]
+        try:
+            times = await _new_rounds(fake, root, rounds)
+        finally:
+            fake.stop()
+    rows = [{"name": "the connection's first session/new -> answer (the model list waited for 0.3 s at most)",
+             "value": round(times["first"][0], 2), "unit": "ms",
+             "baseline_name": "session/set_mode round trip on the same connection, p50",
+             "baseline_value": round(_pct(times["baseline"], 0.5), 2)}]
+    for label, q in (("p50", 0.5), ("p90", 0.9)):
+        rows.append({"name": f"a later session/new -> answer, {label} ({rounds} rounds)",
+                     "value": round(_pct(times["new"], q), 2), "unit": "ms",
+                     "baseline_name": f"session/set_mode round trip on the same connection, {label}",
+                     "baseline_value": round(_pct(times["baseline"], q), 2)})
+    return rows
+
+
 def figures(quick: bool = False) -> list[dict[str, Any]]:
-    return asyncio.run(_first_chunk(quick)) + asyncio.run(_cancel(quick))
+    return asyncio.run(_first_chunk(quick)) + asyncio.run(_cancel(quick)) + asyncio.run(_new(quick))

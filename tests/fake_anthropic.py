@@ -64,6 +64,7 @@ import socket
 import sys
 import threading
 import time
+import urllib.parse
 from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -623,9 +624,12 @@ class _Handler(BaseHTTPRequestHandler):
                 self._send_json(fake.models_status, {"type": "error", "error": {"type": "api_error",
                                                                                 "message": "models unavailable"}})
             else:
-                data = [{"type": "model", "id": mid, "display_name": name, "created_at": "2026-01-01T00:00:00Z",
-                         "lifecycle": "active", **({"max_input_tokens": window} if window else {})}
-                        for mid, name, window in fake.models]
+                # as the API: active and deprecated models unless the lifecycle stages are named (retired ones
+                # only when asked for), in the brackets form the SDK sends (lifecycle[]=active&...)
+                query = urllib.parse.parse_qs(self.path.partition("?")[2])
+                stages = set(query.get("lifecycle[]", []) + query.get("lifecycle", [])) or {"active", "deprecated"}
+                fake.models_lifecycles_asked.append(sorted(stages))
+                data = [e for e in (FakeModel.of(m).entry() for m in fake.models) if e["lifecycle"] in stages]
                 self._send_json(200, {"data": data, "has_more": False,
                                       "first_id": data[0]["id"] if data else None,
                                       "last_id": data[-1]["id"] if data else None})
@@ -862,6 +866,36 @@ class _Server(ThreadingHTTPServer):
         super().handle_error(request, client_address)
 
 
+@dataclass(frozen=True)
+class FakeModel:
+    """One model of ``GET /v1/models`` with the fields of the SDK's ``ModelInfo``: its lifecycle stage (active,
+    deprecated, retired), its line (sonnet, opus...: None leaves the field out, as an older API did), its release
+    and its deprecation and retirement dates."""
+
+    id: str
+    name: str
+    window: int | None = None
+    created_at: str = "2026-01-01T00:00:00Z"
+    lifecycle: str = "active"
+    line: str | None = None
+    deprecated_at: str | None = None
+    retires_at: str | None = None
+
+    @staticmethod
+    def of(model: tuple[str, str, int | None] | FakeModel) -> FakeModel:
+        return model if isinstance(model, FakeModel) else FakeModel(*model)
+
+    def entry(self) -> dict[str, Any]:
+        entry: dict[str, Any] = {"type": "model", "id": self.id, "display_name": self.name,
+                                 "created_at": self.created_at, "lifecycle": self.lifecycle,
+                                 "deprecated_at": self.deprecated_at, "retires_at": self.retires_at}
+        if self.window:
+            entry["max_input_tokens"] = self.window
+        if self.line is not None:
+            entry["line"] = self.line
+        return entry
+
+
 class FakeAnthropic:
     """The fake Messages API server. Start with :meth:`start` (or use as a context manager).
 
@@ -890,8 +924,13 @@ class FakeAnthropic:
         self.prefill_s_per_token = 0.0
         self.decode_s_per_token = 0.0  # ... + output tokens x decode rate (benchmarks)
         self.count_output_tokens = False  # output tokens as bytes / 4 of the answer's blocks, like input
-        #: GET /v1/models: (id, display name, max input tokens or None); a status other than 200 fails it
-        self.models: list[tuple[str, str, int | None]] = [("claude-sonnet-4-6", "Claude Sonnet 4.6", 1_000_000)]
+        #: GET /v1/models, in this order: (id, display name, max input tokens or None), an active model released
+        #: 2026-01-01, or a :class:`FakeModel` for a model's lifecycle, line and dates; a status other than 200
+        #: fails the listing
+        self.models: list[tuple[str, str, int | None] | FakeModel] = [
+            ("claude-sonnet-4-6", "Claude Sonnet 4.6", 1_000_000)]
+        #: the lifecycle stages each listing asked for (the API's default: active and deprecated)
+        self.models_lifecycles_asked: list[list[str]] = []
         self.models_status = 200
         self.models_delay_s = 0.0
         self.model_list_calls = 0

@@ -23,7 +23,7 @@ from ..protocol.results import (
 from .conversation import Conversation, Question
 from .screen import Screen
 from .sessions import Found, folder_conversations, pick_line, picked
-from .wording import group_by_provider, usage_lines
+from .wording import group_by_provider, lifecycle_words, usage_lines
 
 HELP = """\
 Type a message and press Enter; the answer streams below. Commands:
@@ -200,7 +200,9 @@ class Commands:
                 mark = "*" if m.id == in_use else " "
                 unknown = m.context_window_known is False
                 window = f"{m.context_window:,} tokens" + (", assumed: set it in the providers file" if unknown else "")
-                self.screen.line(f"{mark} {m.id:<28} {m.name} ({window})", "dim")
+                stage = lifecycle_words(m)  # REQ-MODEL-014: a deprecated model says when it retires
+                self.screen.line(f"{mark} {m.id:<28} {m.name} ({window}{'; ' + stage if stage else ''})",
+                                 "yellow" if stage else "dim")
         if listed.reason:
             self.screen.line(listed.reason, "yellow")
         for listing in listed.providers or []:
@@ -249,6 +251,11 @@ class Commands:
                 self.conv.questions.remove(question)
             question.settle(title)
             return
+        if question.kind == "approval" and word in ("w", "whole") and question.whole:
+            for line in question.whole:  # the whole call, then the same question again
+                self.screen.line(line, "dim")
+            self.screen.prompt(question.ask, "bold+yellow")
+            return
         if question.kind == "approval":
             words = {"y": "allow", "yes": "allow", "n": "deny", "no": "deny", "a": "alwaysAllow",
                      "always": "alwaysAllow"}
@@ -273,6 +280,8 @@ class Commands:
                       "toolUseId": question.tool_use_id}
         if question in self.conv.questions:
             self.conv.questions.remove(question)
+        if question.diff and params.get("decision") in ("allow", "alwaysAllow"):
+            self.conv.approved.add(question.diff)
         try:
             await self.request(method, params)
         except JsonRpcException as exc:

@@ -20,6 +20,7 @@ from pygls.lsp.client import LanguageClient
 from ..protocol.converter import plain_converter
 from ..protocol.results import NewConversationResult
 from ..store import default_data_dir
+from .approval import ApprovedDiffs
 from .editor import apply_edit
 from .screen import Screen
 
@@ -50,6 +51,8 @@ class Connection:
         self.client = LanguageClient("phoenix-lsp chat", "1", converter_factory=plain_converter)
         self.gone = False
         self.stopping = False
+        #: the diffs the user approved (the chat's): their edits are written without drawing them again
+        self.approved: ApprovedDiffs | None = None
         self.stderr_tail: deque[str] = deque(maxlen=20)
         self._tasks: set[asyncio.Task[Any]] = set()
         self.on_choice = on_choice  # the server's window/showMessageRequest, asked at the chat's prompt
@@ -69,7 +72,7 @@ class Connection:
 
         @feature(types.WORKSPACE_APPLY_EDIT)
         def on_apply_edit(params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
-            return apply_edit(params, self.cwd, self.screen)
+            return apply_edit(params, self.cwd, self.screen, self.approved)
 
         @feature(types.WINDOW_SHOW_MESSAGE)
         def on_show_message(params: types.ShowMessageParams) -> None:

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from ..protocol.catch_up import EventSeq
 from ..protocol.statuses import StatusKind
+from .approval import ApprovedDiffs
 
 
 @dataclass
@@ -30,6 +31,20 @@ class Question:
         """A choice is answered (or dropped, with None)."""
         if self.answered is not None and not self.answered.done():
             self.answered.set_result(title)
+    #: the whole call, shown when the user answers ``w`` (an approval)
+    whole: list[str] = field(default_factory=list)
+    #: the diff the approval showed: once approved, the edit that makes it is not drawn again
+    diff: str | None = None
+
+    @property
+    def ask(self) -> str:
+        if self.kind == "choice":
+            return " / ".join(f"[{n}] {t}" for n, t in enumerate(self.choices, 1)) + ": "
+        if self.kind != "approval":
+            return "Approve? [y/n]: "
+        if len(self.scopes) > 1:
+            return "Allow? [y]es / [n]o / [a]lways / [t]ool: "
+        return "Allow? [y]es / [n]o / [a]lways: "
 
     @property
     def retry_prompt(self) -> str:
@@ -56,6 +71,8 @@ class Conversation:
     seq: EventSeq = field(default_factory=EventSeq)
     #: the status turned to ``error``; its ``error`` event (sent just after) is shown before the prompt
     error_pending: bool = False
+    #: the diffs the user approved, until their edits are written (then not drawn again)
+    approved: ApprovedDiffs = field(default_factory=ApprovedDiffs)
 
     def switch(self, conversation_id: str, mode: str, status: StatusKind = "idle", last_seq: int = 0) -> None:
         """The client now talks in another conversation (a new one, or one resumed): what it knew of the

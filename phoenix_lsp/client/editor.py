@@ -7,16 +7,23 @@ from pathlib import Path
 
 from lsprotocol import types
 
+from .approval import ApprovedDiffs
 from .screen import Screen
 from .workspace_edit import EditError, prepare_workspace_edit, write_prepared
 
 
-def apply_edit(params: types.ApplyWorkspaceEditParams, root: Path, screen: Screen) -> types.ApplyWorkspaceEditResult:
-    """``workspace/applyEdit``: show the change, write it, and say whether it was applied."""
+def apply_edit(params: types.ApplyWorkspaceEditParams, root: Path, screen: Screen,
+               approved: ApprovedDiffs | None = None) -> types.ApplyWorkspaceEditResult:
+    """``workspace/applyEdit``: show the change, write it, and say whether it was applied. A change whose diff
+    the user approved a moment ago (``approved``) is named, not drawn again (issue 38)."""
     label = params.label or "workspace edit"
     try:
         prepared = prepare_workspace_edit(params.edit, root=root)
         diff = prepared.diff(root)
+        if approved is not None and approved.take(diff):
+            write_prepared(prepared)
+            screen.line(f"[edit] {label}: written, the diff approved above", "cyan")
+            return types.ApplyWorkspaceEditResult(applied=True)
         screen.line(f"[edit] {label}", "cyan")
         for line in diff.splitlines()[:200]:
             style = None

@@ -17,10 +17,11 @@ from ..protocol import events as ev
 from ..protocol.results import GetConversationResult
 from ..protocol.statuses import RESTING, StatusKind
 from ..protocol.views import PendingApproval
+from .approval import WHOLE_HINT, approval_lines, whole_call_lines
 from .conversation import Conversation, Question
 from .review import review_lines, review_of
 from .screen import Screen
-from .wording import first_line, tool_summary, whole
+from .wording import first_line, tool_summary
 
 
 class EventView:
@@ -207,24 +208,22 @@ class EventView:
             self.changed()
 
     def open_approval(self, cid: str, event: ev.ApprovalRequested | PendingApproval) -> None:
-        description = first_line(event.description, 140)
         name = event.tool_name
         review = review_of(event.arguments, event.diff)
         if review is not None:  # several files: the command, the files, the summary, each diff (REQ-PROTO-065)
-            lines = review_lines(name, review)
+            lines = [*review_lines(name, review), WHOLE_HINT]
         else:
-            # All of the arguments and all of the diff: the user approves only what they saw (REQ-PERM-023); a
-            # long call scrolls the terminal, it is never cut.
-            lines = [f"[approval] {name}: {description}" if description else f"[approval] {name}",
-                     f"  arguments: {whole(event.arguments)}"]
-            if event.diff:
-                lines += ["  " + d for d in event.diff.splitlines()]
+            # The tool, the file or the command, the diff (issue 38): the user approves only what they saw
+            # (REQ-PERM-023), so nothing is cut; the whole call is one keypress away (w).
+            lines = approval_lines(name, event.arguments, event.diff)
         scopes = [(s.rule, s.label) for s in event.scopes]
         if len(scopes) > 1:
             lines.append(f"  always allow: [a] {scopes[0][1]}   [t] {scopes[-1][1]} (every call of the tool)")
         if cid != self.conv.id:
             lines[0] = f"[agent {cid[:8]}] " + lines[0]
-        self._add_question(Question("approval", cid, event.tool_use_id, lines, scopes=scopes))
+        whole = whole_call_lines(name, event.description, event.arguments)
+        self._add_question(Question("approval", cid, event.tool_use_id, lines, scopes=scopes, whole=whole,
+                                    diff=event.diff))
 
     def open_upgrade(self, cid: str, tool_use_id: str, reason: str) -> None:
         lines = [f"[upgrade] the agent asks for Unrestricted mode (it may change files): {reason.strip()}"]

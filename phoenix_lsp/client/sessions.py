@@ -2,9 +2,8 @@
 ``--continue``, ``--resume`` (the picker) and ``/conversations`` list them, and a resumed conversation's history
 in short.
 
-The server's listing (``phoenix/listConversations``) names no folder, so each summary's folder is read with
-``phoenix/getConversation`` (one message), for the :data:`SCAN_MAX` most recent conversations only: a store of
-thousands costs the same bounded number of requests."""
+This folder's conversations are one request: ``phoenix/listConversations`` filtered by the folder (the server
+holds it to the session-folder rule, so it compares with the folder the conversations were stored with)."""
 
 from __future__ import annotations
 
@@ -16,18 +15,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from ..protocol.results import ConversationSummary, GetConversationResult, ListConversationsResult
+from ..protocol.results import ConversationSummary, ListConversationsResult
 from ..protocol.views import ImageBlock, MessageView, TextBlock, ToolResultBlock, ToolUseBlock
 from ..safe_text import terminal_safe
 from .wording import first_line, tool_summary
 
 __all__ = [
-    "ANSWER", "SCAN_MAX", "Found", "folder_conversations", "full_id", "history_lines", "pick_by_keys", "pick_line",
+    "ANSWER", "Found", "folder_conversations", "full_id", "history_lines", "pick_by_keys", "pick_line",
     "picked",
 ]
 
-#: how many of the most recent conversations are looked at for this folder's
-SCAN_MAX = 50
 #: how many of this folder's conversations are offered
 OFFER_MAX = 20
 #: how many messages of a resumed conversation are shown (the latest ones; the server keeps them all)
@@ -51,21 +48,11 @@ class Found:
 
 
 async def folder_conversations(request: Request, folder: Path, limit: int = OFFER_MAX) -> list[Found]:
-    """This folder's conversations (not sub-agents), most recently updated first, at most ``limit``."""
-    listed = ListConversationsResult.model_validate(await request("phoenix/listConversations", {}))
-    found: list[Found] = []
-    for summary in listed.conversations[:SCAN_MAX]:
-        if len(found) >= limit:
-            break
-        try:
-            state = GetConversationResult.model_validate(
-                await request("phoenix/getConversation", {"conversationId": summary.conversation_id, "limit": 1})
-            )
-        except Exception:  # one unreadable conversation is left out of the list, not fatal
-            continue
-        if Path(state.working_directory) == folder:
-            found.append(Found(summary))
-    return found
+    """This folder's conversations (not sub-agents), most recently updated first, at most ``limit``: one
+    request, however many conversations the store keeps."""
+    listed = ListConversationsResult.model_validate(
+        await request("phoenix/listConversations", {"workingDirectory": str(folder)}))
+    return [Found(summary) for summary in listed.conversations[:limit]]
 
 
 async def full_id(request: Request, start: str) -> str:

@@ -77,6 +77,7 @@ class Chat:
         self.server = Connection(cwd, data_dir, screen, server_command,
                                  on_event=self._on_event, on_gone=lambda: self.ui.put_nowait(GONE),
                                  on_choice=self._choose)
+        self.server.approved = self.conv.approved  # an approved diff is not drawn again when written
         self.events = EventView(self.conv, screen, lambda: self.ui.put_nowait(CHANGED), self.server.request,
                                 self.server.spawn)
         self.opener = Opener(cwd, resume, stdin_fd, self.conv, screen, self.events, self.server.request,
@@ -198,14 +199,7 @@ class Chat:
             if not question.shown:
                 for text in question.text:
                     self.screen.line(text, "yellow")
-                if question.kind == "approval":
-                    ask = "Allow? [y]es / [n]o / [a]lways / [t]ool: " if len(question.scopes) > 1 else \
-                        "Allow? [y]es / [n]o / [a]lways: "
-                elif question.kind == "choice":
-                    ask = " / ".join(f"[{n}] {t}" for n, t in enumerate(question.choices, 1)) + ": "
-                else:
-                    ask = "Approve? [y/n]: "
-                self.screen.prompt(ask, "bold+yellow")
+                self.screen.prompt(question.ask, "bold+yellow")
                 question.shown = True
             if self.eof and not self.typeahead:
                 # Nobody is left to answer: cancel the turn rather than leave it hanging.

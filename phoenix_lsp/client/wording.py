@@ -18,6 +18,14 @@ def group_by_provider(models: list[Any]) -> list[tuple[str, list[Any]]]:
     return list(groups.items())
 
 
+def lifecycle_words(model: Any) -> str:
+    """A listed model's lifecycle as the pickers show it (REQ-MODEL-014): "deprecated, retires 2026-11-30";
+    nothing for an active model or one whose provider does not say."""
+    if model.lifecycle != "deprecated":
+        return ""
+    return f"deprecated, retires {model.retires_at}" if model.retires_at else "deprecated"
+
+
 def compact(value: Any, limit: int = 200) -> str:
     """Compact JSON of ``value``, cut to ``limit`` characters."""
     try:
@@ -25,14 +33,6 @@ def compact(value: Any, limit: int = 200) -> str:
     except (TypeError, ValueError):
         text = repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def whole(value: Any) -> str:
-    """All of ``value`` as compact JSON on one line (an approval's arguments: never cut)."""
-    try:
-        return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
-    except (TypeError, ValueError):
-        return repr(value)
 
 
 def first_line(text: str, limit: int = 120) -> str:

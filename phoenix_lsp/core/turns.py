@@ -58,7 +58,8 @@ def on_user_message(state: ConversationState, ev: UserMessage) -> Out:
             "conversation from its summary (phoenix/newConversation with continueFrom).",
         )
     if not ev.text.strip() and not ev.images and not ev.attachments:
-        return reject(state, "empty_message", "The message is empty: send some text, an image or an attachment.")
+        return reject(state, "empty_message", "The message is empty, so there is nothing to send to the model: "
+                      "send some text, an image or an attachment.")
     attached = tuple(Text(a) for a in ev.attachments)
     content: tuple[Text | Image, ...] = ((Text(ev.text),) if ev.text else ()) + attached + ev.images
     first = not any(m.role == "user" and not m.tag for m in state.history)

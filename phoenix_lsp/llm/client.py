@@ -40,11 +40,13 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from .. import bounded_http, limits
 from ..store.secrets import SecretGuard
+from .models import LIFECYCLES, ListedModel
 
 if TYPE_CHECKING:
     from anthropic import AsyncAnthropic
@@ -353,14 +355,15 @@ class LlmClient:
             await self._sdk.close()
             self._sdk = None
 
-    async def list_models(self, limit: int = 100) -> list[tuple[str, str, int | None]]:
-        """The models the API key can use, newest first: ``(id, display name, context window or None)``.
+    async def list_models(self, limit: int = 1000) -> list[ListedModel]:
+        """The models the API key can use, newest first, each with its lifecycle (retired ones included, so a
+        request naming one can be refused with the reason): the SDK's ``ModelInfo`` fields.
 
         Raises on any failure (no key, network, HTTP error): the caller falls back to its own list."""
         if not self._api_key:
             raise RuntimeError(f"no Anthropic API key is configured ({_API_KEY_HELP})")
-        page = await (await self._built()).models.list(limit=limit)
-        return [(m.id, m.display_name, getattr(m, "max_input_tokens", None)) for m in page.data]
+        page = await (await self._built()).models.list(limit=limit, lifecycle=list(LIFECYCLES))
+        return [_listed(m) for m in page.data]
 
     async def stream(self, request: LlmRequest, on_text: Callable[[str], None]) -> LlmSuccess | LlmFailure:
         """Run one streaming call; see the module docstring for the full contract."""
@@ -535,3 +538,22 @@ def _strip_url_credentials(text: str) -> str:
 
 def _safe_url(url: str | None) -> str | None:
     return _strip_url_credentials(url) if url else url
+
+
+def _day(value: object) -> str | None:
+    """A ``datetime`` of the API as ``YYYY-MM-DD``; None when absent."""
+    return value.date().isoformat() if isinstance(value, datetime) else None
+
+
+def _listed(m: Any) -> ListedModel:
+    """One ``ModelInfo`` as the server keeps it; a field an older API leaves out is None."""
+    created = getattr(m, "created_at", None)
+    lifecycle = getattr(m, "lifecycle", None)
+    line = getattr(m, "line", None)
+    return ListedModel(
+        id=m.id, name=m.display_name, context_window=getattr(m, "max_input_tokens", None),
+        created_at=created.timestamp() if isinstance(created, datetime) else None,
+        lifecycle=next((stage for stage in LIFECYCLES if stage == lifecycle), None),
+        line=line if isinstance(line, str) else None,
+        deprecated_at=_day(getattr(m, "deprecated_at", None)), retires_at=_day(getattr(m, "retires_at", None)),
+    )

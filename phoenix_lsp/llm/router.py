@@ -109,8 +109,8 @@ class LlmRouter:
         system, messages, tools = fixed
         return replace(request, system=system, messages=messages, tools=tools), findings
 
-    async def list_models(self, limit: int = 100) -> list[tuple[str, str, int | None]]:
-        """Anthropic's models (as before; the other providers are listed by :meth:`list_provider`)."""
+    async def list_models(self, limit: int = 1000) -> list[known.ListedModel]:
+        """Anthropic's models with their lifecycle (the other providers are listed by :meth:`list_provider`)."""
         return await self.anthropic.list_models(limit)
 
     async def aclose(self) -> None:

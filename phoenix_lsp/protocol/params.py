@@ -55,6 +55,10 @@ class NewConversationParams(Wire):
 
 class ListConversationsParams(Wire):
     include_sub_agents: bool = False
+    working_directory: str | None = Field(
+        default=None, min_length=1, max_length=PATH_MAX,
+        description="only the conversations of this folder (an absolute directory, as newConversation takes it)",
+    )
 
 
 class GetConversationParams(ConversationRef):

@@ -42,6 +42,7 @@ class ConversationSummary(Wire):
     created_at: float
     updated_at: float
     message_count: int
+    working_directory: str = Field(description="the conversation's folder, as newConversation held it")
     continued_from: str | None = None
     parent_conversation_id: str | None = None
 
@@ -138,6 +139,14 @@ class ModelView(Wire):
     context_window_known: bool | None = Field(
         default=None, description="false: nobody reported the window; contextWindow is a small assumed one (set "
         "it in the providers file); absent: known",
+    )
+    lifecycle: Literal["active", "deprecated", "retired"] | None = Field(
+        default=None, description="the provider's lifecycle stage (active; deprecated: still answers, retires on "
+        "retiresAt); absent: the provider does not say. Retired models are not listed",
+    )
+    deprecated_at: str | None = Field(default=None, description="YYYY-MM-DD, when a deprecated model was deprecated")
+    retires_at: str | None = Field(
+        default=None, description="YYYY-MM-DD, the scheduled retirement of a deprecated model (it may be revised)"
     )
 
 

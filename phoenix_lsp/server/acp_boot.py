@@ -40,10 +40,13 @@ async def _serve(data_dir: str | None) -> None:
         reader, writer = await stdio_streams(limit=READ_LIMIT)  # a longer line is read on in pieces
         asked = Asked()  # the agent's requests whose answers have bounds of their own (fs/read_text_file)
         lines = objects_only(reader, writer, settings.max_message_bytes, settings.max_message_tokens, asked)
-        await acp.run_agent(PhoenixAgent(client), watch(writer, asked), lines,  # type: ignore[arg-type]
-                            observers=[client.observe])  # the methods it does not serve (session/list, fork...)
-        # are answered "method not found" by the SDK; a line that is no JSON object is skipped (REQ-ACP-016), a
-        # line over PHOENIX_MAX_MESSAGE_BYTES is thrown away as it arrives (REQ-ACP-019)
+        # session/close is stable ACP (sessionCapabilities.close), but the SDK 0.12.1 still routes it only with
+        # its unstable flag; the other methods that flag routes (fork, resume) are not served: "method not found"
+        await acp.run_agent(PhoenixAgent(client), watch(writer, asked, hub.store.guard.redact),  # type: ignore[arg-type]
+                            lines, observers=[client.observe], use_unstable_protocol=True)
+        # the methods it does not serve are answered "method not found" by the SDK, shaped like every error
+        # (REQ-ACP-030); a line that is no JSON object is skipped (REQ-ACP-016), a line over
+        # PHOENIX_MAX_MESSAGE_BYTES is thrown away as it arrives (REQ-ACP-019)
     finally:
         hub.close()  # what runs beside the conversations (the turns, background commands, workers), then the store
 

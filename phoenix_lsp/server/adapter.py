@@ -22,6 +22,7 @@ from typing import Any, Protocol
 from ..core.events import Event
 from ..core.state import ConversationState
 from ..core.values import Decision, InstructionFile, Message, Policy, Style, ToolUse
+from ..llm.models import ListedModel
 from ..protocol import events as ev
 from ..tools.shell_changes import ChangeKind
 from ..tools.shell_changes.edit import Review
@@ -75,8 +76,8 @@ class ModelRouter(Protocol):
         """Why ``model`` cannot be used (what to do instead), or None when it can (REQ-MODEL-007)."""
         ...
     def context_window(self, model: str) -> int: ...
-    async def list_models(self, limit: int = 100) -> list[tuple[str, str, int | None]]:
-        """Anthropic's models: ``(id, name, context window or None)``."""
+    async def list_models(self, limit: int = 1000) -> list[ListedModel]:
+        """Anthropic's models, each with its lifecycle (retired ones too)."""
         ...
     def configured(self) -> list[str]:
         """The other providers whose models are listed."""
@@ -102,10 +103,12 @@ class Modelled(Protocol):
 
 
 class SightSettings(Protocol):
-    """The server's config an adapter reads (``HubConfig``'s fields of the same names): the default model, how
-    long the editor's sight waits, the deny-read list, the agent route."""
+    """The server's config an adapter reads (``HubConfig``'s fields of the same names): the default model (and
+    whether the user chose it, else the Models API's newest Sonnet replaces it), how long the editor's sight
+    waits, the deny-read list, the agent route."""
 
     model: str
+    model_chosen: bool
     sight_settle_ms: int
     sight_timeout_ms: int
     deny_read: tuple[Path, ...] | None

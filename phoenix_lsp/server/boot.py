@@ -86,15 +86,17 @@ def build_hub(raw: Any, given_dir: str | None, tell: Callable[[str], None], prob
         log.warning("%s", problem)
     llm = LlmRouter(anthropic, configured, guard, idle_timeout_s=settings.llm_idle_timeout_s)
     default_model = settings.model
+    chosen = "model" in settings.model_fields_set  # else the Models API's newest Sonnet, once it answers
     refused = llm.check(default_model)
     if refused is not None:  # REQ-MODEL-007: the model setting is validated like every other model id
         tell(f"phoenix-lsp: ignoring the model setting: {refused} Using the default {DEFAULT_MODEL}.")
-        default_model = DEFAULT_MODEL
+        default_model, chosen = DEFAULT_MODEL, False
     sandbox, fewer = config.read_sandbox_settings(settings, options.deny_read, store.path.parent)
     for problem in fewer:  # issue 12: the same rule for the sandbox settings
         tell(problem)
     hub_config = HubConfig(
         model=default_model,
+        model_chosen=chosen,
         retry_base_ms=settings.retry_base_ms,
         retry_after_max_ms=settings.retry_after_max_ms,
         event_coalesce_ms=settings.event_coalesce_ms,

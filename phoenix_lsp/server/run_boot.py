@@ -99,6 +99,10 @@ async def _open(hub: Conversations, options: RunOptions) -> Conversation:
         if parent:  # a sub-agent answers to its parent only (REQ-BED-018)
             raise RunError(exits.USAGE, f"--resume: {options.resume[:80]!r} is a sub-agent of the conversation "
                            f"{parent[:80]!r}, not a conversation of its own: resume that one.")
+        if found.state.working_directory != folder:  # its edits and commands belong to its own folder
+            raise RunError(exits.USAGE, f"--resume: the conversation {found.id[:8]} belongs to "
+                           f"{found.state.working_directory}, not to {folder}: run phoenix-lsp run --cwd "
+                           f"{found.state.working_directory} --resume {found.id} to go on with it there.")
         return found
     if options.latest:
         latest = conversations.latest_in(hub, folder)
@@ -111,6 +115,8 @@ async def _open(hub: Conversations, options: RunOptions) -> Conversation:
             models.check_model(hub.llm, options.model)
         except Invalid as exc:
             raise RunError(exits.USAGE, f"--model: {exc.reason}") from None
+    else:
+        await models.default_settled(hub, timeout=10.0)  # the prompt leaves at once: start on the listed default
     found_instructions = await asyncio.to_thread(conversations.folder_instructions, hub, folder)
     return conversations.start(hub, conversations.Start(folder, found_instructions, model=options.model))
 

@@ -180,15 +180,23 @@ class Conversations(Database):
             raise UnknownConversationError(conversation_id)
         return int(row[0])
 
-    def list_conversations(self, include_subagents: bool = False) -> list[ConversationSummary]:
-        """Summaries, newest (by ``created_at``) first; sub-agents only on request (REQ-BED-009)."""
+    def list_conversations(self, include_subagents: bool = False,
+                           working_directory: str | None = None) -> list[ConversationSummary]:
+        """Summaries, newest (by ``created_at``) first; sub-agents only on request (REQ-BED-009); only those of
+        ``working_directory`` (compared as stored) when it is given."""
         # message_count is a maintained column, so this is one index walk plus a primary-key join.
-        where = "" if include_subagents else "WHERE c.is_subagent = 0"
+        conditions = [] if include_subagents else ["c.is_subagent = 0"]
+        args: list[object] = []
+        if working_directory is not None:
+            conditions.append("c.working_directory = ?")
+            args.append(working_directory)
+        where = f"WHERE {' AND '.join(conditions)} " if conditions else ""
         rows = self._conn.execute(
             "SELECT c.id, c.title, s.status, c.model, c.created_at, COALESCE(s.updated_at, c.created_at), "
-            "c.message_count, c.parent_id, c.origin_id "
+            "c.message_count, c.parent_id, c.origin_id, c.working_directory "
             "FROM conversations AS c LEFT JOIN conversation_states AS s ON s.conversation_id = c.id "
-            f"{where} ORDER BY c.created_at DESC, c.id DESC"
+            f"{where}ORDER BY c.created_at DESC, c.id DESC",
+            args,
         ).fetchall()
         return [ConversationSummary(*row) for row in rows]
 

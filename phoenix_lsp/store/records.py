@@ -64,6 +64,7 @@ class ConversationSummary:
     message_count: int
     parent_id: str | None
     origin_id: str | None
+    working_directory: str
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,7 +31,7 @@ async def test_a_restricted_write_is_refused_by_the_kernel_and_shown(fake_anthro
         start = editor.call_updates("toolu_r1")[0]
         assert start.session_update == "tool_call" and start.kind == "read"
         assert start.locations[0].path == str(a.workdir / "notes.md")
-        assert editor.statuses("toolu_r1") == ["pending", "in_progress", "completed", "completed"]
+        assert editor.statuses("toolu_r1") == ["pending", "in_progress", "completed"]  # its final update once
         bash = editor.call_updates("toolu_b1")[0]
         assert bash.kind == "execute" and bash.title.startswith("Run `echo plan")
         assert editor.statuses("toolu_b1")[:2] == ["pending", "in_progress"]

@@ -167,3 +167,35 @@ def test_resume_of_another_folders_conversation_says_where_to_go_on_with_it(
         assert "resumed conversation" not in chat.out
     finally:
         chat.kill()
+
+
+def test_the_picker_finds_this_folders_conversation_behind_many_newer_ones_of_other_folders(
+    start_chat: StartChat, fake_anthropic: FakeAnthropic, tmp_path: Path
+) -> None:
+    """The list is the server's listing of this folder (one request), not a scan of the latest conversations
+    of every folder: 60 newer conversations elsewhere do not hide this folder's."""
+    import time
+
+    from phoenix_lsp.store import ConversationRecord, Store
+    from phoenix_lsp.store.paths import DB_FILE_NAME
+
+    fake_anthropic.enqueue(Reply.text_reply("Here."), Reply.text_reply("Here again."))
+    _talk(start_chat, "this folder's topic", "Here.")
+    later = time.time() + 60
+    with Store(tmp_path / "data" / DB_FILE_NAME) as store:
+        for n in range(60):
+            cid = f"elsewhere-{n:02d}"
+            store.create_conversation(ConversationRecord(
+                id=cid, parent_id=None, origin_id=None, is_subagent=False, working_directory=str(tmp_path / "other"),
+                model="claude-sonnet-4-6", title=f"elsewhere {n}", created_at=later + n))
+            store.save_state(cid, "{}", "idle", later + n)  # at rest: listed from its row, never loaded
+    chat = start_chat("--resume")
+    at = chat.wait_for("Resume which? [1-1, Enter = 1]: ")
+    assert "this folder's topic" in chat.out[:at] and "elsewhere" not in chat.out[:at]
+    chat.send("1")
+    at = chat.wait_for("> ", chat.wait_for("end of the history", at))
+    chat.send("still here?")
+    chat.wait_for("Here again.", at)
+    chat.close_stdin()
+    assert chat.wait() == 0
+    assert _user_texts(fake_anthropic, 1) == ["this folder's topic", "still here?"]

@@ -84,14 +84,16 @@ async def test_a_files_text_that_looks_like_a_header_adds_no_file_and_control_se
 
 
 @pytest.mark.req("REQ-PROTO-065")
-def test_a_one_file_patch_approval_is_shown_as_before() -> None:
+def test_a_one_file_patch_approval_is_shown_as_its_file_and_diff() -> None:
     client = Client()
     client.view.on_event({
         "kind": "approvalRequested", "conversationId": "c-1", "seq": 9, "time": 0, "toolUseId": "p1",
         "toolName": "patch", "description": "Change a file", "arguments": {"path": "f.py", "patches": []},
         "diff": "--- a/f.py\n+++ b/f.py\n@@ -1,1 +1,2 @@\n a\n+x\n", "scopes": []})
     lines = client.shown()
-    assert lines[:2] == ["[approval] patch: Change a file", '  arguments: {"path":"f.py","patches":[]}']
+    # the tool, the file and the diff (issue 38): not the description written for the model, not the raw JSON
+    assert lines[:3] == ["[approval] patch f.py", "  --- a/f.py", "  +++ b/f.py"]
+    assert not any("Change a file" in line or '"patches"' in line for line in lines)
 
 
 @pytest.mark.req("REQ-PROTO-065")

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.client.conftest import ROOT, ChatProcess
-from tests.fake_anthropic import FakeAnthropic, Reply, ToolUseBlock
+from tests.fake_anthropic import FakeAnthropic, FakeModel, Reply, ToolUseBlock
 from tests.fake_openai import FakeOpenAI
 from tests.waiting import wait_exited
 
@@ -126,7 +126,7 @@ def test_approval_answered_yes_runs_the_tool(
     at = chat.wait_for("> ", at)
     chat.send("please create made.txt")
     at = chat.wait_for("Allow? [y]es / [n]o / [a]lways: ", at)
-    assert "[approval] bash" in chat.out and '{"command":"echo approved > made.txt"}' in chat.out
+    assert "[approval] bash" in chat.out and "$ echo approved > made.txt" in chat.out
     assert not (tmp_path / "work" / "made.txt").exists()  # nothing ran before the answer
     chat.send("y")
     # the command ran; its change is shown as a diff and lands only on a second yes (issue 36)
@@ -295,10 +295,9 @@ def test_patch_is_applied_by_the_client_as_the_editor(
     chat.send("/execute")
     at = chat.wait_for("> ", chat.wait_for("[mode] unrestricted", at))
     chat.send("greet the world")
-    at = chat.wait_for("Allow? [y]es / [n]o / [a]lways: ", at)
+    at = chat.wait_for("Allow? [y]es / [n]o / [a]lways: ", chat.wait_for('+    return "hello, world"', at))
     chat.send("a")
-    at = chat.wait_for("[edit] ", at)
-    at = chat.wait_for('+    return "hello, world"', at)
+    at = chat.wait_for("[edit] phoenix: patch greet.py: written, the diff approved above", at)  # not drawn again
     at = chat.wait_for("Patched.", at)
     chat.wait_for("> ", at)
     assert target.read_text() == 'def greet():\n    return "hello, world"  # \U0001f600 emoji before the edit\n'
@@ -427,5 +426,33 @@ def test_chat_on_an_openai_compatible_server_without_an_anthropic_key_and_model_
     assert anthropic < shown.index("claude-sonnet-4-6") < openai < shown.index("* openai/gpt-4.1")
     assert "openai/meta-llama/llama-3.3-70b" in shown[openai:]
     assert fake_openai.requests[0].body["model"] == "gpt-4.1"
+    chat.close_stdin()
+    assert chat.wait() == 0
+
+
+@pytest.mark.req("REQ-MODEL-014", "REQ-MODEL-004")
+def test_model_list_shows_when_a_deprecated_model_retires_and_offers_no_retired_one(
+    start_chat: StartChat, fake_anthropic: FakeAnthropic
+) -> None:
+    fake_anthropic.models = [
+        FakeModel("claude-sonnet-9-0", "Claude Sonnet 9.0", 1_000_000, "2026-09-01T00:00:00Z", "active", "sonnet"),
+        FakeModel("claude-sonnet-8-0", "Claude Sonnet 8.0", 1_000_000, "2026-05-01T00:00:00Z", "deprecated", "sonnet",
+                  deprecated_at="2026-10-01T00:00:00Z", retires_at="2027-01-15T00:00:00Z"),
+        FakeModel("claude-sonnet-7-0", "Claude Sonnet 7.0", 1_000_000, "2026-01-01T00:00:00Z", "retired", "sonnet"),
+    ]
+    fake_anthropic.enqueue(Reply.text_reply("Hello there."))
+    chat = start_chat()
+    at = chat.wait_for("> ")
+    chat.send("hello")  # the conversation started meanwhile asked the Models API
+    at = chat.wait_for("> ", chat.wait_for("Hello there.", at))
+    chat.send("/model")
+    at_list = chat.wait_for("Switch with /model ID", at)
+    shown = chat.out[at:at_list]
+    assert "claude-sonnet-8-0" in shown and "deprecated, retires 2027-01-15" in shown
+    assert "claude-sonnet-7-0" not in shown  # retired: not offered
+    line = next(row for row in shown.splitlines() if "claude-sonnet-9-0" in row)
+    assert "deprecated" not in line
+    chat.send("/model claude-sonnet-7-0")
+    chat.wait_for("was retired", at_list)
     chat.close_stdin()
     assert chat.wait() == 0

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from phoenix_lsp.llm.models import DEFAULT_MODEL, context_window
 from tests.e2e.harness import Session, session
-from tests.fake_anthropic import FakeAnthropic, Reply
+from tests.fake_anthropic import FakeAnthropic, FakeModel, Reply
 
 pytestmark = pytest.mark.slow  # each test starts the real server as a subprocess
 
@@ -18,6 +19,18 @@ async def _warm(s: Session, fake: FakeAnthropic) -> None:
     1.5 s listModels waits), not the SDK's first import on a loaded machine."""
     fake.enqueue(Reply.text_reply("ready"))
     await _turn(s, await s.new(), "hello")
+
+
+async def _listed(s: Session, refresh: bool = False) -> dict[str, Any]:
+    """listModels' answer once it is the API's. Each call waits at most 1.5 s for the API and an answer later
+    than that fills the next call's list (REQ-MODEL-001), so on a loaded machine a call or two may come first
+    with the built-in list."""
+    for _ in range(20):
+        result: dict[str, Any] = await s.request("phoenix/listModels", {"refresh": True} if refresh else {})
+        if result["source"] == "api":
+            return result
+        refresh = False  # the refreshed listing is under way: the next call may have it
+    raise AssertionError(f"listModels never gave the API's list: {result.get('reason')}")
 
 
 async def _turn(s: Session, cid: str, text: str) -> None:
@@ -36,9 +49,10 @@ async def test_list_models_answers_the_apis_list_with_windows_and_keeps_it(fake_
         assert result["source"] == "api" and "reason" not in result
         assert result["defaultModel"] == DEFAULT_MODEL
         assert result["models"] == [
-            {"id": "claude-x-9", "name": "Claude X 9", "contextWindow": 300_000},
+            {"id": "claude-x-9", "name": "Claude X 9", "contextWindow": 300_000, "lifecycle": "active"},
             # no window reported: the smallest known one, as for any unknown model (REQ-BED-022)
-            {"id": "claude-y-1", "name": "Claude Y 1", "contextWindow": context_window("claude-y-1")},
+            {"id": "claude-y-1", "name": "Claude Y 1", "contextWindow": context_window("claude-y-1"),
+             "lifecycle": "active"},
         ]
         assert (await s.request("phoenix/listModels", {}))["models"] == result["models"]
         assert fake_anthropic.model_list_calls == 1  # kept, not asked again
@@ -151,3 +165,94 @@ def test_the_default_model_is_known_and_not_one_the_sdk_calls_deprecated() -> No
 
     assert DEFAULT_MODEL in {m.id for m in KNOWN_MODELS} and DEFAULT_MODEL in PRICES
     assert DEFAULT_MODEL not in DEPRECATED_MODELS
+
+
+#: a listing as the Models API gives it (issue 38): a newer Opus, Sonnets of three releases, a deprecated Sonnet
+#: and a retired one that is the newest of all
+LISTING = [
+    FakeModel("claude-opus-9-1", "Claude Opus 9.1", 1_000_000, "2026-10-01T00:00:00Z", "active", "opus"),
+    FakeModel("claude-sonnet-9-0", "Claude Sonnet 9.0", 1_000_000, "2026-09-01T00:00:00Z", "active", "sonnet"),
+    FakeModel("claude-sonnet-4-6", "Claude Sonnet 4.6", 1_000_000, "2026-02-17T00:00:00Z", "active", "sonnet"),
+    FakeModel("claude-sonnet-9-5-preview", "Claude Sonnet 9.5 (deprecated)", 1_000_000, "2026-09-20T00:00:00Z",
+              "deprecated", "sonnet", deprecated_at="2026-11-01T00:00:00Z", retires_at="2027-02-01T00:00:00Z"),
+    FakeModel("claude-sonnet-9-9", "Claude Sonnet 9.9 (retired)", 1_000_000, "2026-11-01T00:00:00Z", "retired",
+              "sonnet", deprecated_at="2026-11-10T00:00:00Z", retires_at="2026-11-20T00:00:00Z"),
+]
+
+
+@pytest.mark.req("REQ-MODEL-004", "REQ-MODEL-014")
+async def test_the_default_is_the_newest_generally_available_sonnet_the_api_lists(fake_anthropic: FakeAnthropic,
+                                                                                  tmp_path: Path) -> None:
+    """Not the newer Opus, not the deprecated or retired Sonnets released later: the newest active Sonnet
+    (REQ-MODEL-004). The conversation started while the API was asked moves to it (it had sent nothing: the
+    client is told with modelChanged); the next ones, and the default listModels names, start on it. The list
+    shows each lifecycle, retired ones left out (REQ-MODEL-014)."""
+    fake_anthropic.models = list(LISTING)
+    fake_anthropic.enqueue(Reply.text_reply("listed default"), Reply.text_reply("first one"))
+    async with session(fake_anthropic, tmp_path) as s:
+        first = await s.new()  # asks the Models API in the background
+        (changed,) = await s.wait_until(lambda: s.of("modelChanged", first), what="the first conversation moved")
+        assert (changed["model"], changed["previous"]) == ("claude-sonnet-9-0", DEFAULT_MODEL)
+        await _turn(s, first, "hello")
+        assert fake_anthropic.requests[-1].body["model"] == "claude-sonnet-9-0"
+        listed = await _listed(s)
+        assert listed["defaultModel"] == "claude-sonnet-9-0"
+        by_id = {m["id"]: m for m in listed["models"]}
+        assert "claude-sonnet-9-9" not in by_id  # retired: not offered
+        assert by_id["claude-sonnet-9-5-preview"]["lifecycle"] == "deprecated"
+        assert by_id["claude-sonnet-9-5-preview"]["retiresAt"] == "2027-02-01"
+        assert by_id["claude-sonnet-9-5-preview"]["deprecatedAt"] == "2026-11-01"
+        assert by_id["claude-opus-9-1"]["lifecycle"] == "active" and "retiresAt" not in by_id["claude-opus-9-1"]
+        assert fake_anthropic.models_lifecycles_asked[0] == ["active", "deprecated", "retired"]
+        cid = await s.new()
+        await _turn(s, cid, "hi")
+        assert fake_anthropic.requests[-1].body["model"] == "claude-sonnet-9-0"
+
+
+@pytest.mark.req("REQ-MODEL-004")
+async def test_a_chosen_model_stays_the_default_whatever_the_api_lists(fake_anthropic: FakeAnthropic,
+                                                                       tmp_path: Path) -> None:
+    fake_anthropic.models = list(LISTING)
+    async with session(fake_anthropic, tmp_path, env={"PHOENIX_MODEL": "claude-opus-4-6"}) as s:
+        await _warm(s, fake_anthropic)
+        assert fake_anthropic.model_list_calls == 0  # nothing to pick: not asked until a list is wanted
+        listed = await _listed(s)
+        assert listed["defaultModel"] == "claude-opus-4-6"
+        state = await s.request("phoenix/getConversation", {"conversationId": await s.new(), "limit": 1})
+        assert state["model"] == "claude-opus-4-6"
+
+
+@pytest.mark.req("REQ-MODEL-004", "REQ-MODEL-014")
+async def test_when_the_listing_fails_the_table_gives_the_default_and_the_lifecycle(fake_anthropic: FakeAnthropic,
+                                                                                    tmp_path: Path) -> None:
+    fake_anthropic.models = list(LISTING)
+    fake_anthropic.models_status = 500
+    async with session(fake_anthropic, tmp_path) as s:
+        await s.new()
+        await s.wait_until(lambda: fake_anthropic.model_list_calls >= 1, what="the Models API asked")
+        listed = await s.request("phoenix/listModels", {})
+        assert listed["source"] == "builtin" and listed["defaultModel"] == DEFAULT_MODEL
+        by_id = {m["id"]: m for m in listed["models"]}
+        assert by_id["claude-sonnet-4-5"]["lifecycle"] == "deprecated"
+        assert by_id["claude-sonnet-4-5"]["retiresAt"] == "2026-11-30"
+        assert by_id[DEFAULT_MODEL]["lifecycle"] == "active"
+        state = await s.request("phoenix/getConversation", {"conversationId": await s.new(), "limit": 1})
+        assert state["model"] == DEFAULT_MODEL
+
+
+@pytest.mark.req("REQ-MODEL-014", "REQ-MODEL-007")
+async def test_a_retired_model_is_refused_with_why_and_what_instead(fake_anthropic: FakeAnthropic,
+                                                                    tmp_path: Path) -> None:
+    fake_anthropic.models = list(LISTING)
+    async with session(fake_anthropic, tmp_path) as s:
+        cid = await s.new()
+        await _listed(s, refresh=True)
+        error = await s.error("phoenix/newConversation", {"workingDirectory": str(s.workdir),
+                                                          "model": "claude-sonnet-9-9"})
+        assert error.code == -32602 and error.data.get("field") == "model"
+        assert "claude-sonnet-9-9 was retired on 2026-11-20" in error.message
+        assert "such as claude-sonnet-9-0" in error.message
+        error = await s.error("phoenix/setModel", {"conversationId": cid, "model": "claude-sonnet-9-9"})
+        assert error.code == -32602 and "was retired" in error.message
+        chosen = await s.request("phoenix/setModel", {"conversationId": cid, "model": "claude-sonnet-9-5-preview"})
+        assert chosen["changed"]  # deprecated: still answers, so still chosen

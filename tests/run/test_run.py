@@ -336,3 +336,37 @@ def test_a_project_mcp_server_never_starts_without_a_person(run: Runner, fake_an
     assert starts(tmp_path) == 0
     assert "mcp__tracker__" not in json.dumps(fake_anthropic.requests[0].body.get("tools", []))
     assert "was not started" in done.stderr and "tracker" in done.stderr
+
+
+@pytest.mark.req("REQ-RUN-001")
+@pytest.mark.req("REQ-MODEL-004")
+def test_a_new_run_starts_on_the_newest_sonnet_the_api_lists(run: Runner, fake_anthropic: FakeAnthropic) -> None:
+    """No model chosen: the run's first (and only) request goes to the newest active Sonnet of the Models API's
+    list, not the built-in table's default, although it leaves right after the start."""
+    from tests.fake_anthropic import FakeModel
+
+    fake_anthropic.models = [
+        FakeModel("claude-opus-9-1", "Claude Opus 9.1", 1_000_000, "2026-10-01T00:00:00Z", "active", "opus"),
+        FakeModel("claude-sonnet-9-0", "Claude Sonnet 9.0", 1_000_000, "2026-09-01T00:00:00Z", "active", "sonnet"),
+        FakeModel("claude-sonnet-4-6", "Claude Sonnet 4.6", 1_000_000, "2026-02-17T00:00:00Z", "active", "sonnet"),
+    ]
+    fake_anthropic.enqueue(Reply.text_reply("On the listed default.", deltas=2))
+    done = run("--output-format", "json", "hello")
+    assert done.returncode == 0, done.stderr
+    assert fake_anthropic.requests[-1].body["model"] == "claude-sonnet-9-0"
+    assert result(done.stdout)["model"] == "claude-sonnet-9-0"
+
+
+@pytest.mark.req("REQ-RUN-008")
+def test_resume_refuses_another_folders_conversation(run: Runner, fake_anthropic: FakeAnthropic,
+                                                     tmp_path: Path) -> None:
+    """A conversation's edits and commands belong to its folder: resumed from another one it is refused as a usage
+    error naming the command that goes on with it there (as the terminal chat does), and nothing is sent."""
+    fake_anthropic.enqueue(Reply.text_reply("First answer."))
+    first = result(run("--output-format", "json", "first question").stdout)
+    other = tmp_path / "other"
+    other.mkdir()
+    done = run("--cwd", str(other), "--resume", first["sessionId"], "second question")
+    assert done.returncode == 2, done.stderr
+    assert f"--cwd {run.work}" in done.stderr and first["sessionId"] in done.stderr
+    assert len(fake_anthropic.requests) == 1

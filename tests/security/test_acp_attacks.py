@@ -86,7 +86,9 @@ async def test_an_editors_huge_answer_is_cut_as_a_disk_read_is(fake_anthropic: F
     fake_anthropic.enqueue(Reply.tool_reply(ToolUseBlock("read_file", {"path": "a.txt"}, id="toolu_r1")),
                            Reply.text_reply("read"))
     editor = Liar(huge)
-    async with agent(fake_anthropic, tmp_path, editor) as a:
+    # the answer is what is tested, not the wait for it: 50 MB on a loaded machine may take longer than the 5 s
+    # a read waits by default (REQ-ACP-020), and the disk's text would then be read instead
+    async with agent(fake_anthropic, tmp_path, editor, env={"PHOENIX_ACP_READ_TIMEOUT_S": "120"}) as a:
         (a.workdir / "a.txt").write_text("small\n")
         session = await a.new()
         assert (await a.prompt(session.session_id, "read it")).stop_reason == "end_turn"

@@ -29,6 +29,7 @@ from phoenix_lsp.core.notifications import Notification
 from phoenix_lsp.core.state import RESTING_KINDS
 from phoenix_lsp.core.values import Decision, Mode, Policy, Style, ToolUse
 from phoenix_lsp.llm.client import LlmFailure, LlmRequest, LlmSuccess
+from phoenix_lsp.llm.models import ListedModel
 from phoenix_lsp.llm.models import context_window as known_window
 from phoenix_lsp.protocol import events as ev
 from phoenix_lsp.protocol.base import to_wire
@@ -197,7 +198,7 @@ class ScriptedLlm:
     def check(self, model: str) -> str | None:
         return None
 
-    async def list_models(self, limit: int = 100) -> list[tuple[str, str, int | None]]:
+    async def list_models(self, limit: int = 1000) -> list[ListedModel]:
         return []
 
     def configured(self) -> list[str]:

@@ -142,6 +142,26 @@ def test_listing_excludes_subagents_unless_asked(store: Store, make_record: Make
     assert (sub.parent_id, sub.message_count) == (parent.id, 2)
 
 
+
+@pytest.mark.req("REQ-PROTO-005")
+def test_listing_names_each_folder_and_keeps_one_folders_on_request(store: Store, make_record: MakeRecord) -> None:
+    """The folder comes with each summary, and a folder given keeps its conversations only (sub-agents still only
+    on request): the terminal's resume list is one query, not one per conversation."""
+    here = make_record(working_directory="/p/here", created_at=1.0)
+    there = make_record(working_directory="/p/there", created_at=2.0)
+    prefix = make_record(working_directory="/p/here2", created_at=3.0)  # a longer name is another folder
+    for rec in (here, there, prefix):
+        store.create_conversation(rec)
+    child = make_record(parent_id=here.id, is_subagent=True, working_directory="/p/here", created_at=4.0)
+    store.create_conversation(child)
+    assert {s.id: s.working_directory for s in store.list_conversations()} == {
+        here.id: "/p/here", there.id: "/p/there", prefix.id: "/p/here2"}
+    assert [s.id for s in store.list_conversations(working_directory="/p/here")] == [here.id]
+    assert [s.id for s in store.list_conversations(include_subagents=True, working_directory="/p/here")] == [
+        child.id, here.id]
+    assert store.list_conversations(working_directory="/p/nowhere") == []
+
+
 @pytest.mark.req("REQ-BED-009")
 def test_subagent_needs_an_existing_parent(store: Store, make_record: MakeRecord) -> None:
     with pytest.raises(InvalidRecordError, match="sub-agent without a parent_id"):

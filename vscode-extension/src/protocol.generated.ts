@@ -297,6 +297,10 @@ export interface SandboxInfo {
  */
 export interface ListConversationsParams {
   includeSubAgents?: boolean;
+  /**
+   * only the conversations of this folder (an absolute directory, as newConversation takes it)
+   */
+  workingDirectory?: string | null;
 }
 /**
  * This interface was referenced by `PhoenixProtocol`'s JSON-Schema
@@ -330,6 +334,10 @@ export interface ConversationSummary {
   createdAt: number;
   updatedAt: number;
   messageCount: number;
+  /**
+   * the conversation's folder, as newConversation held it
+   */
+  workingDirectory: string;
   continuedFrom?: string;
   parentConversationId?: string;
 }
@@ -1283,6 +1291,18 @@ export interface ModelView {
    * false: nobody reported the window; contextWindow is a small assumed one (set it in the providers file); absent: known
    */
   contextWindowKnown?: boolean;
+  /**
+   * the provider's lifecycle stage (active; deprecated: still answers, retires on retiresAt); absent: the provider does not say. Retired models are not listed
+   */
+  lifecycle?: "active" | "deprecated" | "retired";
+  /**
+   * YYYY-MM-DD, when a deprecated model was deprecated
+   */
+  deprecatedAt?: string;
+  /**
+   * YYYY-MM-DD, the scheduled retirement of a deprecated model (it may be revised)
+   */
+  retiresAt?: string;
 }
 /**
  * How one OpenAI-compatible provider's models were listed (issue 27).

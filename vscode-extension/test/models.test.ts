@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { cleanNote, modelChoices, modelGroups, modelLabel, modelListNote, modelName, providerNotes, windowText } from "../src/core/models";
+import { cleanNote, lifecycleWords, modelChoices, modelGroups, modelLabel, modelListNote, modelName, providerNotes, windowText } from "../src/core/models";
 import { errorMessage, errorReason } from "../src/protocol/client";
 import type { ListModelsResult } from "../src/protocol/wire";
 
@@ -26,6 +26,24 @@ test("model choices list name and window, mark the model in use and the default 
   assert.equal(byHand[0].id, "my-proxy-model");
   assert.equal(byHand[0].current, true);
   assert.equal(byHand.filter((c) => c.current).length, 1);
+});
+
+test("a deprecated model says when it retires; an active one or one of unknown lifecycle says nothing (REQ-MODEL-014)", () => {
+  const listed: ListModelsResult = {
+    ...API,
+    models: [
+      { id: "claude-sonnet-9-0", name: "Claude Sonnet 9.0", contextWindow: 1_000_000, lifecycle: "active" },
+      { id: "claude-sonnet-4-5", name: "Claude Sonnet 4.5", contextWindow: 200_000, lifecycle: "deprecated",
+        retiresAt: "2026-11-30" },
+      { id: "claude-old", name: "Claude Old", contextWindow: 200_000, lifecycle: "deprecated" },
+      { id: "openai/gpt-4.1", name: "gpt-4.1", contextWindow: 1_047_576, provider: "openai" },
+    ],
+  };
+  const choices = modelChoices(listed, undefined);
+  assert.equal(choices[1].description, "claude-sonnet-4-5 · 200K tokens · deprecated, retires 2026-11-30");
+  assert.equal(choices[0].description, "claude-sonnet-9-0 · 1M tokens");
+  assert.equal(lifecycleWords(listed.models[2]), "deprecated");
+  assert.equal(lifecycleWords(listed.models[3]), "");
 });
 
 test("the built-in list says why; the API's list needs no note (REQ-VSC-010)", () => {

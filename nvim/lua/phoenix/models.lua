@@ -65,7 +65,8 @@ function M.group_models(models)
   return out, #order
 end
 
--- A picker entry: "Claude Haiku 4.5  claude-haiku-4-5 · 200K tokens  (in use)"; with several providers each
+-- A picker entry: "Claude Haiku 4.5  claude-haiku-4-5 · 200K tokens  (in use)", a deprecated model's with
+-- "(deprecated, retires 2026-11-30)"; with several providers each
 -- entry starts with its provider ("openai │ gpt-4.1 ..."), the list being grouped by provider.
 function M.model_label(m, current, default, with_provider)
   local marks = {}
@@ -74,6 +75,9 @@ function M.model_label(m, current, default, with_provider)
   end
   if m.id == default then
     table.insert(marks, "default")
+  end
+  if m.lifecycle == "deprecated" then -- REQ-MODEL-014: when it stops answering
+    table.insert(marks, type(m.retiresAt) == "string" and ("deprecated, retires " .. m.retiresAt) or "deprecated")
   end
   local window = m.contextWindow and (" · " .. status.window_text(m.contextWindow) .. " tokens") or ""
   if m.contextWindow and m.contextWindowKnown == false then

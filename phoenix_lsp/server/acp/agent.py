@@ -1,49 +1,55 @@
-"""The ACP methods an agent serves (REQ-ACP-001..003, REQ-ACP-011..013): initialize, sessions created and
-loaded, modes, prompts and cancel, each against the conversations of the hub the boot gave the client."""
+"""The ACP methods an agent serves (REQ-ACP-001..003, REQ-ACP-011..013, REQ-ACP-023..027): initialize, sessions
+created, loaded, listed and closed, modes and config options, prompts and cancel, each against the conversations
+of the hub the boot gave the client, through the use cases.
+
+Over 300 lines: the SDK's Agent interface is one class whose methods are each a short translation to a use case."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from pathlib import Path
 from typing import Any
 
 import acp
-from acp import PROTOCOL_VERSION, RequestError
+from acp import PROTOCOL_VERSION
 from acp.schema import (
     AgentCapabilities,
     ClientCapabilities,
+    CloseSessionResponse,
     Implementation,
     InitializeResponse,
+    ListSessionsResponse,
     LoadSessionResponse,
     McpCapabilities,
     NewSessionResponse,
     PromptCapabilities,
     PromptResponse,
-    SessionMode,
-    SessionModeState,
+    SessionCapabilities,
+    SessionCloseCapabilities,
+    SessionListCapabilities,
+    SetSessionConfigOptionResponse,
     SetSessionModeResponse,
 )
 
-from ...core.values import InstructionFile, Mode
+from ...core.values import InstructionFile, Mode, Route
+from ...protocol.params import Route as RouteName
 from ..adapter import Conversation, Conversations
-from ..usecases import choices, conversations, undo
+from ..usecases import choices, conversations, models, undo
+from ..usecases import route as routes
 from ..usecases import send_message as send
 from ..usecases.errors import Invalid, Refused, UseCaseError
 from ..usecases.warm import warm_up
-from . import mcp, prompt, updates
+from . import errors, listing, mcp, options, prompt, replay, updates
 from .client import AcpClient
 from .session import Session
 
 VERSION = "0.1.0"
+#: how long session/new and session/load wait for the model list before answering without it (REQ-ACP-023)
+MODELS_WAIT_S = 0.3
 
 log = logging.getLogger(__name__)
-
-
-def modes(conversation: Conversation) -> SessionModeState:
-    """The session modes (REQ-ACP-003): Restricted and Unrestricted, the conversation's current one."""
-    available = [SessionMode(id=mode, name=name, description=about) for mode, (name, about) in updates.MODES.items()]
-    return SessionModeState(current_mode_id=conversation.state.mode.value, available_modes=available)
 
 
 class PhoenixAgent:
@@ -69,6 +75,7 @@ class PhoenixAgent:
             load_session=True,
             prompt_capabilities=PromptCapabilities(image=True, embedded_context=True),
             mcp_capabilities=McpCapabilities(http=True, sse=False),
+            session_capabilities=SessionCapabilities(list=SessionListCapabilities(), close=SessionCloseCapabilities()),
         )
         return InitializeResponse(protocol_version=PROTOCOL_VERSION, agent_capabilities=capabilities,
                                   agent_info=Implementation(name="phoenix-lsp", title="Phoenix", version=VERSION))
@@ -83,47 +90,85 @@ class PhoenixAgent:
         working_directory = await self._folder(cwd)
         found = await asyncio.to_thread(self._instructions, working_directory)
         conversation = conversations.start(self.hub, conversations.Start(working_directory, found))
-        await self._attach_servers(mcp_servers)
+        await mcp.attach(self.hub, mcp_servers)
         self._attach(conversation)
-        return NewSessionResponse(session_id=conversation.id, modes=modes(conversation))
+        await self._choices()
+        # the slash commands are announced once this answer is out (client.observe): the client knows the session
+        return NewSessionResponse(session_id=conversation.id, modes=options.modes(conversation.state.mode.value),
+                                  config_options=self._options(conversation))
 
     async def load_session(self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None,
                            **kwargs: Any) -> LoadSessionResponse:
         try:
             conversation = conversations.find(self.hub, session_id)
         except conversations.Unknown:
-            raise RequestError.resource_not_found(session_id) from None
+            raise errors.not_found(f"There is no session {session_id[:80]!r} in this agent's store, so nothing was "
+                                   "loaded: session/list lists the sessions of a folder, session/new starts one.",
+                                   uri=session_id[:80]) from None
         except conversations.Unreadable as exc:
-            raise RequestError.internal_error({"message": str(exc)}) from None
+            raise errors.internal(str(exc), sessionId=session_id[:80]) from None
         await self._folder(cwd)  # REQ-URI-002: the folder a client names is held to the rule a new session's is
         parent = conversation.state.parent_id
         if parent:  # REQ-ACP-016: a sub-agent answers to its parent only (REQ-BED-018)
-            raise RequestError.invalid_params({"sessionId": f"{session_id[:120]!r} is a sub-agent of the session "
-                                               f"{parent[:80]!r}, not a session: load that one to see its work"})
+            why = (f"{session_id[:120]!r} is a sub-agent of the session {parent[:80]!r}, not a session, so it was "
+                   "not loaded: load that one to see its work")
+            raise errors.invalid_params(why, sessionId=why)
         warm_up()  # the SDK and the cgroup probes, once a session is in use
-        await self._attach_servers(mcp_servers)
+        await mcp.attach(self.hub, mcp_servers)
         session = self._attach(conversation)
-        for update in updates.replay(conversation.state.history, session.root):  # REQ-ACP-012: before the answer
+        await self._choices()
+        for update in replay.history(conversation.state.history, session.root):  # REQ-ACP-012: before the answer
             self.client.update(session.id, update)
         session.calls.announced.update(c.id for m in conversation.state.history for c in m.tool_uses())
+        session.calls.ended.update(r.tool_use_id for m in conversation.state.history for r in m.tool_results())
         await self.client.sender.drained()
-        return LoadSessionResponse(modes=modes(conversation))  # an open request is asked once this is sent
+        # an open request is asked, and the slash commands announced, once this is sent (client.observe)
+        return LoadSessionResponse(modes=options.modes(conversation.state.mode.value),
+                                   config_options=self._options(conversation))
 
-    async def _attach_servers(self, given: list[Any] | None) -> None:
-        """The session's MCP servers on the agent route (REQ-ACP-015); what cannot be used is logged."""
-        if not given:
-            return
-        servers, secrets, problems = mcp.servers_of(given)
-        route = self.hub.config.agent_route
-        if route is not None and servers:
-            problems += await asyncio.to_thread(route.add_servers, servers, secrets)
-        for problem in problems:
-            log.warning("%s", problem)
+    async def list_sessions(self, cwd: str | None = None, cursor: str | None = None,
+                            **kwargs: Any) -> ListSessionsResponse:
+        """This folder's sessions (``cwd``, else the folder the agent runs in), most recently updated first, a
+        page at a time (REQ-ACP-026)."""
+        folder = await self._folder(cwd if cwd is not None else os.getcwd())
+        return listing.page(self.hub, folder, cursor)
+
+    async def close_session(self, session_id: str, **kwargs: Any) -> CloseSessionResponse:
+        """What runs for the session ends (the turn, a command, an open request); the store keeps the
+        conversation, and session/load takes it up again (REQ-ACP-027)."""
+        session, conversation = self._session(session_id)
+        session.cancelled = True
+        conversations.cancel(conversation)
+        for asking in session.asks.values():
+            asking.cancel()
+        session.asks.clear()
+        session.end_turn("cancelled")
+        await self.client.sender.drained()  # what the cancel said goes out before the session is gone
+        self.client.sessions.pop(session_id, None)
+        return CloseSessionResponse()
+
+    async def _choices(self) -> None:
+        """The models the keys can use (the models use case) and the route the user chose last, for the config
+        options (REQ-ACP-023). The list is waited for ``MODELS_WAIT_S`` at most (the first listing imports the
+        providers' SDKs): later, it is told with ``config_option_update`` once the answer is out (client.py)."""
+        listing = self.hub.spawn(models.list_models(self.hub))
+        try:
+            listed = await asyncio.wait_for(asyncio.shield(listing), MODELS_WAIT_S)
+        except TimeoutError:
+            self.client.models_pending = listing
+        else:
+            self.client.choices.models = options.model_choices(listed.models)
+        self.client.choices.route = await asyncio.to_thread(routes.current_route, self.hub.data_dir)
+
+    def _options(self, conversation: Conversation) -> list[Any]:
+        state = conversation.state
+        return options.config_options(state.mode.value, state.model, self.client.choices)
 
     def _attach(self, conversation: Conversation) -> Session:
         session = self.client.sessions.get(conversation.id)
         if session is None:
             session = Session(conversation.id, conversation.state.working_directory)
+            session.calls.state = lambda: conversation.state  # where a call's whole output is read
             self.client.sessions[conversation.id] = session
         return session
 
@@ -131,7 +176,7 @@ class PhoenixAgent:
         try:
             return await asyncio.to_thread(conversations.session_folder, cwd, "cwd")
         except Invalid as exc:
-            raise RequestError.invalid_params({exc.field: exc.reason}) from None
+            raise errors.invalid_params(f"cwd: {exc.reason}", **{exc.field: exc.reason}) from None
 
     def _instructions(self, working_directory: str) -> tuple[str, tuple[InstructionFile, ...]]:
         """The project instructions (REQ-INSTR-001), the repository around the directory standing for the
@@ -143,20 +188,67 @@ class PhoenixAgent:
     def _session(self, session_id: str) -> tuple[Session, Conversation]:
         session = self.client.sessions.get(session_id)
         if session is None:
-            raise RequestError.invalid_params({"sessionId": f"no session {session_id[:80]!r} on this connection: "
-                                               "create one (session/new) or load it (session/load) first"})
+            raise errors.no_session(session_id)
         return session, self.hub.runtimes[session_id]
 
     async def set_session_mode(self, session_id: str, mode_id: str, **kwargs: Any) -> SetSessionModeResponse:
-        conversation = self._session(session_id)[1]
+        self._set_mode(self._session(session_id)[1], mode_id, "modeId")
+        return SetSessionModeResponse()
+
+    def _set_mode(self, conversation: Conversation, mode_id: str, field: str) -> None:
         if mode_id not in updates.MODES:
-            raise RequestError.invalid_params({"modeId": f"{mode_id[:40]!r} is not a mode: use "
-                                               f"{' or '.join(updates.MODES)}"})
+            why = (f"{mode_id[:40]!r} is not a mode of this agent, so the mode was not changed: use "
+                   f"{' or '.join(updates.MODES)}")
+            raise errors.invalid_params(why, **{field: why})
         try:  # the user's own choice, like /execute (REQ-ACP-003)
             choices.set_mode(conversation, Mode(mode_id))
         except Refused as exc:
-            raise RequestError.invalid_request({"message": exc.reject.message}) from None
-        return SetSessionModeResponse()
+            raise errors.invalid_request(exc.reject.message, status=exc.status) from None
+
+    async def set_config_option(self, config_id: str, session_id: str, value: str | bool,
+                                **kwargs: Any) -> SetSessionConfigOptionResponse:
+        """The mode, the model or the route, as the user picked it from the config options (REQ-ACP-024)."""
+        conversation = self._session(session_id)[1]
+        known = (options.MODE, options.MODEL, options.ROUTE)
+        if config_id not in known:
+            raise errors.invalid_params(f"{config_id[:40]!r} is not a config option of this agent, so nothing was "
+                                        f"changed: it has {', '.join(known)} (session/new and session/load list "
+                                        "them with their values).", configId=config_id[:40])
+        if not isinstance(value, str):
+            raise errors.invalid_params(f"The option {config_id!r} takes one of its values, not a boolean: nothing "
+                                        "was changed; pick one of the values session/new listed.", value=value)
+        if config_id == options.MODE:
+            self._set_mode(conversation, value, "value")
+        elif config_id == options.MODEL:
+            self._set_model(conversation, value)
+        else:
+            await self._set_route(session_id, value)
+        return SetSessionConfigOptionResponse(config_options=self._options(conversation))
+
+    def _set_model(self, conversation: Conversation, model: str) -> None:
+        try:  # REQ-MODEL-003, REQ-MODEL-007: the rules every adapter calls
+            models.choose_model(self.hub, conversation, model)
+        except Invalid as exc:
+            raise errors.invalid_params(f"The model {model[:80]!r} was not chosen: {exc.reason}",
+                                        value=model[:80]) from None
+        except Refused as exc:
+            raise errors.invalid_request(exc.reject.message, status=exc.status) from None
+
+    async def _set_route(self, session_id: str, value: str) -> None:
+        if value not in [r.value for r in Route]:
+            raise errors.invalid_params(f"{value[:40]!r} is not a route, so the route was not changed: use "
+                                        f"{' or '.join(r.value for r in Route)}.", value=value[:40])
+        route: RouteName = "agent" if value == Route.AGENT.value else "ask"
+        try:  # kept for every client (REQ-AGENT-001)
+            await asyncio.to_thread(routes.choose_route, self.hub.data_dir, route)
+        except routes.NotSaved as exc:
+            raise errors.internal(str(exc), path=str(exc.path)) from None
+        self.client.choices.route = route
+        for other in self.client.sessions.values():  # the route is every session's: each is told
+            conversation = self.hub.runtimes.get(other.id)
+            if other.id != session_id and conversation is not None:
+                state = conversation.state
+                self.client.update(other.id, options.changed(state.mode.value, state.model, self.client.choices))
 
     # ------------------------------------------------------------------------------------- prompts
 
@@ -165,7 +257,7 @@ class PhoenixAgent:
         try:
             parts = prompt_parts(prompt, send.deny(self.hub), conversation.state.working_directory)
         except prompt_error as exc:
-            raise RequestError.invalid_params({"prompt": str(exc)}) from None
+            raise errors.invalid_params(str(exc), prompt=str(exc)) from None
         command, _, argument = parts.text.strip().partition(" ")
         if command == "/undo" and not parts.images and not parts.attachments:
             return await self._undo(session, conversation, argument.strip() or "latest")
@@ -181,11 +273,15 @@ class PhoenixAgent:
         kept = session.cancelled, session.turn
         session.cancelled = False
         session.turn = asyncio.get_running_loop().create_future()
+        mode = conversation.state.mode
         try:
-            send.send_message(self.hub, conversation, message)
+            sent = send.send_message(self.hub, conversation, message)
         except UseCaseError as exc:
             session.cancelled, session.turn = kept
-            raise translated(exc) from None
+            raise errors.translated(exc) from None
+        if sent.outcome.command is not None:  # /execute, /plan: answered with a line (REQ-ACP-029)
+            said = options.said(mode, conversation.state.mode)
+            self.client.update(session.id, acp.update_agent_message_text(said))
         if not conversation.busy:  # a command (/execute, /plan) or a message that starts no turn
             session.end_turn("end_turn")
         reason = await session.turn
@@ -215,15 +311,6 @@ class PhoenixAgent:
         if conversation is not None:
             conversations.cancel(conversation)
         session.end_turn("cancelled")
-
-
-def translated(exc: UseCaseError) -> RequestError:
-    """A use case's error as ACP's: a refusal of the core is an invalid request (with the conversation's
-    status), anything else invalid params about the prompt."""
-    if isinstance(exc, Refused):
-        return RequestError.invalid_request({"message": exc.reject.message, "status": exc.status})
-    assert isinstance(exc, Invalid)
-    return RequestError.invalid_params({"prompt": exc.reason})
 
 
 prompt_parts = prompt.parts_of

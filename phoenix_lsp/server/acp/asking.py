@@ -82,10 +82,11 @@ async def upgrade(client: Side, session: Session, conversation: Conversation, to
     if choice is UNANSWERED or session.asks.pop(tool_use_id, None) is None:
         return
     approved = choice == ALLOW
-    conversation.answer_upgrade(approved)
     text = "Switched to Unrestricted mode." if approved else "The user kept Restricted mode."
+    # the call's one final update (REQ-ACP-028), before the answer stores its result (which would end it too)
     for update in session.calls.end(tool_use_id, not approved, updates.text_content(text)):
         client.update(session.id, update)
+    conversation.answer_upgrade(approved)
 
 
 async def mcp_consent(client: Side, session: Session, question: Any) -> bool | None:

@@ -23,7 +23,7 @@ from ...tools.shell_changes.edit import WRITE_KINDS, Review
 from ...tools.shell_changes.restore import Plan
 from ..adapter import Conversation, Conversations
 from ..config import ACP_READ_TIMEOUT_S
-from . import asking, files, updates
+from . import asking, files, options, results, updates
 from .sender import Sender
 from .session import Session
 
@@ -43,14 +43,17 @@ class AcpClient:
         self.sessions: dict[str, Session] = {}
         self.sender = Sender(self.spawn)
         self.loading: dict[Any, str] = {}  # session/load request id -> session id, until it is answered
+        self.choices = options.Choices()  # the models and the route the config options offer (REQ-ACP-023)
+        self.models_pending: asyncio.Task[Any] | None = None  # the model list a session was answered without
 
     def spawn(self, coro: Any) -> asyncio.Task[Any]:
         assert self.hub is not None
         return self.hub.spawn(coro)
 
     def update(self, session_id: str, update: Any) -> None:
-        """Send one ``session/update`` after everything sent before."""
-        self.sender.send(lambda: self.conn.session_update(session_id=session_id, update=update))
+        """Send one ``session/update`` after everything sent before (a ``results.Later`` made then)."""
+        self.sender.send(lambda: self.conn.session_update(
+            session_id=session_id, update=update.make() if isinstance(update, results.Later) else update))
 
     # ------------------------------------------------------------------------------- the runtime's User
 
@@ -72,8 +75,37 @@ class AcpClient:
             made = []
         for update in made:
             self.update(session.id, update)
+        if isinstance(event, ev.ModeChanged | ev.ModelChanged) and event.conversation_id == session.id:
+            self.options_changed(session, event)
         if isinstance(event, ev.Status) and event.status in RESTING_KINDS:
             session.end_turn("cancelled" if session.cancelled else "end_turn")
+
+    def options_changed(self, session: Session, event: ev.ModeChanged | ev.ModelChanged) -> None:
+        """The config options again, whoever changed the mode or the model (a command, an upgrade, set_mode, a
+        config option; REQ-ACP-024)."""
+        assert self.hub is not None
+        conversation = self.hub.runtimes.get(session.id)
+        if conversation is None:
+            return
+        state = conversation.state
+        mode = event.mode.value if isinstance(event, ev.ModeChanged) else state.mode.value
+        model = event.model if isinstance(event, ev.ModelChanged) else state.model
+        self.update(session.id, options.changed(mode, model, self.choices))
+
+    async def _models_listed(self, listing: asyncio.Task[Any]) -> None:
+        """The model list a session was answered without, told to every session once it is known."""
+        try:
+            listed = await listing
+        except Exception as exc:  # the use case answers the built-in list rather than fail; never the turn's
+            log.warning("the model list could not be read for the config options: %s", exc)
+            return
+        self.choices.models = options.model_choices(listed.models)
+        assert self.hub is not None
+        for session in list(self.sessions.values()):
+            conversation = self.hub.runtimes.get(session.id)
+            if conversation is not None:
+                state = conversation.state
+                self.update(session.id, options.changed(state.mode.value, state.model, self.choices))
 
     def ask_approval(self, conversation: Conversation, tool_use_id: str, call: ToolUse) -> None:
         session = self.session_of(conversation) if self.hub is not None else None  # a sub-agent's: its parent's
@@ -121,7 +153,8 @@ class AcpClient:
                 self.ask_upgrade(conversation, call.id, status.reason)
 
     def observe(self, event: StreamEvent) -> None:
-        """The connection's messages: once a ``session/load`` is answered, what it still waits for is asked."""
+        """The connection's messages: once a ``session/new`` or ``session/load`` is answered, the slash commands
+        are announced, and what a loaded session still waits for is asked."""
         message = event.message
         if event.direction is StreamDirection.INCOMING and message.get("method") == "session/load":
             params = message.get("params") or {}
@@ -129,8 +162,14 @@ class AcpClient:
                 self.loading[message["id"]] = str(params.get("sessionId"))
         elif event.direction is StreamDirection.OUTGOING and "method" not in message:
             session_id = self.loading.pop(message.get("id"), None)
-            session = self.sessions.get(session_id or "")
-            if session is not None and "result" in message:
+            result = message.get("result")
+            created = result.get("sessionId") if session_id is None and isinstance(result, dict) else None
+            session = self.sessions.get(session_id or (created if isinstance(created, str) else ""))
+            if session is not None and "result" in message:  # a session/load's or a session/new's answer
+                self.update(session.id, options.commands())  # REQ-ACP-025: once the client knows the session
+                if self.models_pending is not None:
+                    self.spawn(self._models_listed(self.models_pending))
+                    self.models_pending = None
                 self.ask_again(session)
 
     # ------------------------------------------------------------------------------ the runtime's Editor

@@ -21,6 +21,7 @@ from dataclasses import replace
 
 from ... import limits
 from ..transport import ID_WINDOW, message_id, request_id
+from . import errors
 
 log = logging.getLogger(__name__)
 
@@ -60,15 +61,20 @@ def refusal(msg_id: int | str, size: int, cap: int) -> bytes:
     message = (f"Message refused: it is {size:,}+ bytes, over the limit of {cap:,} bytes "
                "(PHOENIX_MAX_MESSAGE_BYTES sets the limit; a longer message could exhaust the agent's memory). It "
                "was not read: send less (e.g. fewer or smaller images or attachments), or raise the limit.")
-    answer = {"jsonrpc": "2.0", "id": msg_id, "error": {"code": INVALID_REQUEST, "message": message}}
+    return _error_line(msg_id, message)
+
+
+def _error_line(msg_id: int | str, message: str) -> bytes:
+    """An error answer written by the agent itself, in the shape of every other (REQ-ACP-030)."""
+    data = {"message": message, "error": message}
+    answer = {"jsonrpc": "2.0", "id": msg_id, "error": {"code": INVALID_REQUEST, "message": message, "data": data}}
     return (json.dumps(answer, separators=(",", ":")) + "\n").encode("utf-8")
 
 
 def bounds_refusal(msg_id: int | str, reason: str) -> bytes:
     """The error answer to a request over the line's bounds (nesting, tokens), as one line."""
     message = (f"Message refused: {reason}. The agent goes on serving; send the request again with less in it.")
-    answer = {"jsonrpc": "2.0", "id": msg_id, "error": {"code": INVALID_REQUEST, "message": message}}
-    return (json.dumps(answer, separators=(",", ":")) + "\n").encode("utf-8")
+    return _error_line(msg_id, message)
 
 
 #: the method of a request the agent writes, looked for in the first bytes of what it writes
@@ -100,14 +106,16 @@ class Asked:
         return None if method is None else limits.ACP_ANSWERS[method]
 
 
-def watch(writer: asyncio.StreamWriter, asked: Asked) -> asyncio.StreamWriter:
+def watch(writer: asyncio.StreamWriter, asked: Asked,
+          redact: Callable[[str], str] = lambda text: text) -> asyncio.StreamWriter:
     """``writer`` (the agent's stdout, which the SDK takes only as an asyncio StreamWriter) noting each request it
-    writes in :class:`Asked` first."""
+    writes in :class:`Asked` first, and giving an error answer the SDK made itself the shape of the agent's own
+    (``errors.shaped``, REQ-ACP-030)."""
     write = writer.write
 
     def noted(data: bytes | bytearray | memoryview) -> None:
         asked.sent(bytes(data[:ID_WINDOW]))
-        write(data)
+        write(errors.shaped(data, redact) if isinstance(data, bytes) else data)
 
     setattr(writer, "write", noted)  # noqa: B010  # the instance's own, in place of the class's
     return writer

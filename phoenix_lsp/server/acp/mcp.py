@@ -5,6 +5,8 @@ client as the server's inline secrets, like a resolved ``secretsRef`` (REQ-MCP-0
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -13,6 +15,9 @@ from acp.schema import HttpMcpServer, McpServerStdio
 from pydantic import SecretStr
 
 from ...agent.agent_config import SERVER_NAME, HttpServer, StdioServer
+from ..adapter import Conversations
+
+log = logging.getLogger(__name__)
 
 #: how long a session's server may take to start and list its tools (a client's server may be a slow npx)
 CONNECT_TIMEOUT_S = 60.0
@@ -48,3 +53,15 @@ def servers_of(given: Sequence[Any]) -> tuple[dict[str, StdioServer | HttpServer
         except ValueError as exc:
             problems.append(f"the MCP server {name!r} was not added: {str(exc)[:300]}")
     return servers, secrets, problems
+
+
+async def attach(hub: Conversations, given: list[Any] | None) -> None:
+    """The session's MCP servers on the agent route (REQ-ACP-015); what cannot be used is logged."""
+    if not given:
+        return
+    servers, secrets, problems = servers_of(given)
+    route = hub.config.agent_route
+    if route is not None and servers:
+        problems += await asyncio.to_thread(route.add_servers, servers, secrets)
+    for problem in problems:
+        log.warning("%s", problem)

@@ -1,8 +1,8 @@
 """Phoenix events, and a conversation's history, as ACP ``session/update`` notifications (REQ-ACP-004..006,
 REQ-ACP-012).
 
-Pure translation: what each tool call is (its kind and title), how a tool call's statuses go (pending, then
-in_progress, then completed or failed), and the history replayed on ``session/load``.
+Pure translation: what each tool call is (its kind and title) and how a tool call's statuses go (pending, then
+in_progress, then completed or failed, once); the history replayed on ``session/load`` is ``replay.py``'s.
 """
 
 from __future__ import annotations
@@ -15,10 +15,11 @@ import acp
 from acp.helpers import update_current_mode
 from acp.schema import ToolCallLocation, ToolCallStatus, ToolKind, UsageUpdate
 
-from ...core.values import Message, ToolResult, ToolUse
+from ...core.state import ConversationState
 from ...protocol import events as ev
 from ...protocol.kinds import MCP_FAMILY, Unknown, mcp_words, table_key
 from ...protocol.views import ToolResultBlock, ToolUseBlock
+from . import results
 
 #: the ACP kind of each phoenix tool (the client's icon and grouping); every tool is named (REQ-PROTO-055)
 KINDS: dict[str, ToolKind] = {
@@ -125,25 +126,47 @@ def status(call_id: str, value: ToolCallStatus, content: list[Any] | None = None
 
 
 class Calls:
-    """The tool calls of one session that the client was told about, so each starts once (``tool_call``) and
-    then only changes (``tool_call_update``)."""
+    """The tool calls of one session that the client was told about, so each starts once (``tool_call``), then
+    only changes (``tool_call_update``), and ends once: the first of its end, its refusal, its denial and its
+    stored result that comes ends it, and nothing is sent about it after that (REQ-ACP-028). ``state``: the
+    conversation's state now (set when the session is attached), where a call's whole output is read."""
 
     def __init__(self) -> None:
         self.announced: set[str] = set()
         self.ended: set[str] = set()
         self.results: dict[str, tuple[str, bool]] = {}  # a call's output and whether it failed, once known
         self.inputs: dict[str, dict[str, Any]] = {}  # a call's arguments, from the model's message
+        self.state: Callable[[], ConversationState | None] = lambda: None
 
     def announce(self, call_id: str, name: str, arguments: Mapping[str, Any], root: str,
                  content: list[Any] | None = None, access: str | None = None) -> list[Any]:
+        if call_id in self.ended:
+            return []
         if call_id in self.announced:
             return [status(call_id, "pending", content)] if content else []
         self.announced.add(call_id)
         return [start(call_id, name, arguments, root, content, access=access)]
 
     def end(self, call_id: str, failed: bool, content: list[Any] | None) -> list[Any]:
+        if call_id in self.ended:
+            return []
         self.ended.add(call_id)
         return [status(call_id, "failed" if failed else "completed", content)]
+
+    def end_with_output(self, call_id: str, failed: bool, summary: str) -> list[Any]:
+        """The call's one final update, with its whole output (the model's view) once the conversation holds it,
+        else the event's ``summary``."""
+        if call_id in self.ended:
+            return []
+        self.ended.add(call_id)
+
+        def make() -> Any:
+            state = self.state()
+            result = results.result_of(state, call_id) if state is not None else None
+            return status(call_id, "failed" if failed else "completed",
+                          text_content(result.content if result is not None else summary))
+
+        return [results.Later(make)]
 
 
 def _text(event: ev.TextDelta, calls: Calls, root: str) -> list[Any]:
@@ -156,12 +179,14 @@ def _approval(event: ev.ApprovalRequested, calls: Calls, root: str) -> list[Any]
 
 
 def _tool_start(event: ev.ToolStart, calls: Calls, root: str) -> list[Any]:
+    if event.tool_use_id in calls.ended:
+        return []
     started = calls.announce(event.tool_use_id, event.tool_name, event.arguments, root, access=event.access)
     return [*started, status(event.tool_use_id, "in_progress")]
 
 
 def _tool_end(event: ev.ToolEnd, calls: Calls, root: str) -> list[Any]:
-    return calls.end(event.tool_use_id, event.is_error, text_content(event.summary))
+    return calls.end_with_output(event.tool_use_id, event.is_error, event.summary)
 
 
 def _refused(event: ev.ToolRefused, calls: Calls, root: str) -> list[Any]:
@@ -212,11 +237,11 @@ LIVE: dict[str, Callable[[Any, Calls, str], list[Any]]] = {
     "toolEnd": _tool_end,
     "toolRefused": _refused,
     "diff": _none,  # the edit went through the client's fs/write_text_file, which shows it
-    "modeChanged": _mode,
+    "modeChanged": _mode,  # and a config_option_update, the client's (client.py)
     "styleChanged": _none,  # ACP has no style
     "styleSuggestion": _none,  # names the LSP clients' /execute and /plan; ACP switches modes itself
     "policyChanged": _none,  # an ACP session is interactive (session/request_permission); no update
-    "modelChanged": _none,  # an ACP session keeps the model it started with; ACP has no update for it
+    "modelChanged": _none,  # its config_option_update is the client's (client.py: it knows the model list)
     "approvalRequested": _approval,
     "approvalResolved": _resolved,
     "upgradeRequested": _none,  # asked by session/request_permission, the call shown by toolStart
@@ -246,8 +271,8 @@ def live(event: ev.EventKinds, calls: Calls, root: str) -> list[Any]:
 
 
 def _results(event: ev.MessageAdded, calls: Calls) -> Iterator[Any]:
-    """A tool result message: each call's whole output (the model's view) as its content, and its final status
-    for a call that did not end before (refused by the mode, denied)."""
+    """A tool result message: the final status, with the whole output (the model's view) as its content, of each
+    call that did not end before (refused by the mode, denied); the others' final update went out already."""
     message = event.message
     if message.role != "user":
         calls.inputs.update((b.tool_use_id, b.arguments) for b in message.content if isinstance(b, ToolUseBlock))
@@ -256,33 +281,5 @@ def _results(event: ev.MessageAdded, calls: Calls) -> Iterator[Any]:
         if not isinstance(block, ToolResultBlock):
             continue
         calls.results[block.tool_use_id] = (block.content, block.is_error)
-        if block.tool_use_id not in calls.announced:
-            continue
-        yield status(block.tool_use_id, "failed" if block.is_error else "completed", text_content(block.content))
-        calls.ended.add(block.tool_use_id)
-
-
-def replay(history: tuple[Message, ...], root: str) -> Iterator[Any]:
-    """The history as the updates a client shows (REQ-ACP-012): the user's messages, the agent's, and each tool
-    call with its arguments, final status and output. Notes and commands the model never sees are left out."""
-    results: dict[str, ToolResult] = {}
-    for message in history:
-        for result in message.tool_results():
-            results[result.tool_use_id] = result
-    for message in history:
-        if message.tag in ("note", "command"):
-            continue
-        text = message.text()
-        if message.role == "user" and text.strip():
-            yield acp.update_user_message_text(text)
-        elif message.role == "assistant":
-            if text:
-                yield acp.update_agent_message_text(text)
-            for call in message.tool_uses():
-                yield from _replayed_call(call, results.get(call.id), root)
-
-
-def _replayed_call(call: ToolUse, result: ToolResult | None, root: str) -> Iterator[Any]:
-    yield start(call.id, call.name, call.input, root)
-    if result is not None:
-        yield status(call.id, "failed" if result.is_error else "completed", text_content(result.content))
+        if block.tool_use_id in calls.announced:  # its final update, unless one went out (REQ-ACP-028)
+            yield from calls.end(block.tool_use_id, block.is_error, text_content(block.content))

@@ -122,7 +122,13 @@ def new_conversation(ls: PhoenixServer, p: p.NewConversationParams) -> res.NewCo
 
 
 def list_conversations(ls: PhoenixServer, p: p.ListConversationsParams) -> res.ListConversationsResult:
-    rows = usecase.list_conversations(hub(ls), include_subagents=p.include_sub_agents)
+    folder = None
+    if p.working_directory is not None:  # held as newConversation holds a conversation's folder (REQ-URI-002)
+        try:
+            folder = usecase.session_folder(p.working_directory, "workingDirectory")
+        except Invalid as exc:
+            raise invalid(exc.field, f"Invalid params: '{exc.field}': {exc.reason}") from None
+    rows = usecase.list_conversations(hub(ls), include_subagents=p.include_sub_agents, folder=folder)
     return res.ListConversationsResult(
         conversations=[
             res.ConversationSummary(
@@ -133,6 +139,7 @@ def list_conversations(ls: PhoenixServer, p: p.ListConversationsParams) -> res.L
                 created_at=row.created_at,
                 updated_at=row.updated_at,
                 message_count=row.message_count,
+                working_directory=row.working_directory,
                 continued_from=row.origin_id,
                 parent_conversation_id=row.parent_id,
             )

@@ -20,7 +20,7 @@ from ...core.state import ConversationState
 from ...core.tools import ToolKind
 from ...core.values import Message, Policy, Style, ToolUse
 from ...llm.cache import CacheSettings
-from ...llm.models import PRICES
+from ...llm.models import PRICES, ListedModel
 from ...llm.pricing import Price
 from ...protocol import events as ev
 from ...protocol.views import StyleSuggestion
@@ -53,7 +53,7 @@ class LlmLike(Protocol):
     def window_note(self, model: str) -> str: ...
     # what the model use cases ask of it (``adapter.ModelRouter``, the same members)
     def check(self, model: str) -> str | None: ...
-    async def list_models(self, limit: int = 100) -> list[tuple[str, str, int | None]]: ...
+    async def list_models(self, limit: int = 1000) -> list[ListedModel]: ...
     def configured(self) -> list[str]: ...
     async def probe_ollama(self) -> bool: ...
     async def list_provider(self, name: str) -> list[tuple[str, str, int, bool]]: ...
@@ -112,6 +112,9 @@ class HubConfig:
     agent_route: AgentRoutePort | None = None  # the agent route, or None: not set up
     sight_settle_ms: int = 1500  # after a patch, the longest wait for the editor's problems to change
     sight_timeout_ms: int = 1500  # how long beyond that the editor may take to answer (REQ-SIGHT-003)
+    # whether the user chose the default model (the model setting): if not, the newest generally available
+    # Sonnet the Models API lists replaces ``model`` once it has answered (issue 38, REQ-MODEL-004)
+    model_chosen: bool = True
 
 
 class NotFound(Exception):

@@ -21,6 +21,7 @@ from ...store.records import ConversationSummary
 from .. import instructions
 from ..adapter import Conversation, Conversations
 from ..runtime.base import NotFound
+from . import models
 from .errors import Invalid, UseCaseError
 from .warm import warm_up
 
@@ -105,11 +106,16 @@ class Start:
 
 
 def start(conversations: Conversations, given: Start) -> Conversation:
-    """Create the conversation; the model SDK and the sandbox's probes warm up in the background."""
+    """Create the conversation; the model SDK and the sandbox's probes warm up in the background, and the
+    Models API is asked for the default model when the user chose none (this conversation moves to it if it
+    has sent nothing by then; the next ones start on it)."""
     warm_up()
-    return conversations.create(working_directory=given.working_directory, model=given.model, style=given.style,
-                                policy=given.policy, origin_id=given.origin_id, seed=given.seed,
-                                instructions=given.instructions)
+    conversation = conversations.create(working_directory=given.working_directory, model=given.model,
+                                        style=given.style, policy=given.policy, origin_id=given.origin_id,
+                                        seed=given.seed, instructions=given.instructions)
+    # the Models API's default, for this conversation too while it has sent nothing (REQ-MODEL-004)
+    models.prefetch(conversations, conversation if given.model is None and given.seed is None else None)
+    return conversation
 
 
 @dataclass(frozen=True)
@@ -128,24 +134,49 @@ def cancel(conversation: Conversation) -> Cancelled:
     return Cancelled(cancelled=was_busy, status=conversation.state.status.kind)
 
 
-def list_conversations(conversations: Conversations, include_subagents: bool = False) -> list[ConversationSummary]:
+def list_conversations(conversations: Conversations, include_subagents: bool = False,
+                       folder: str | None = None) -> list[ConversationSummary]:
     """The stored conversations, most recently updated first (REQ-PROTO-005); sub-agents only when asked
-    (REQ-BED-009). The one listing an LSP client's phoenix/listConversations and a future ACP session/list
-    (issue 38) both translate."""
-    rows = conversations.store.list_conversations(include_subagents=include_subagents)
+    (REQ-BED-009); only those of ``folder`` (held to :func:`session_folder`) when it is given. The one listing an
+    LSP client's phoenix/listConversations and an ACP session/list (:func:`page`) both translate."""
+    rows = conversations.store.list_conversations(include_subagents=include_subagents, working_directory=folder)
     # the store orders by creation; sorted() is stable, so equal times keep that order
     return sorted(rows, key=lambda row: row.updated_at, reverse=True)
 
 
-def latest_in(conversations: Conversations, folder: str, looked_at: int = 50) -> Conversation | None:
-    """This folder's most recently updated conversation (not a sub-agent), among the ``looked_at`` latest of
-    all: what ``--continue`` goes on with (issue 38). None when there is none. It reads the store, on the thread
-    that opened it."""
-    for row in list_conversations(conversations)[:looked_at]:
+def latest_in(conversations: Conversations, folder: str) -> Conversation | None:
+    """This folder's most recently updated conversation (not a sub-agent): what ``--continue`` goes on with
+    (issue 38); ``folder`` held by :func:`session_folder`. None when there is none. It reads the store, on the
+    thread that opened it."""
+    for row in list_conversations(conversations, folder=folder):
         try:
             conversation = find(conversations, row.id)
         except UseCaseError:
             continue  # a damaged one is skipped here; --resume ID says why it cannot be read
-        if conversation.state.working_directory == folder:
-            return conversation
+        return conversation
     return None
+
+
+#: where a page of a listing starts: after the conversation with this (updated_at, id)
+After = tuple[float, str]
+
+
+@dataclass(frozen=True)
+class Page:
+    """One page of a folder's conversations; ``after``: where the next one starts (None: this is the last)."""
+
+    rows: list[ConversationSummary]
+    after: After | None
+
+
+def page(conversations: Conversations, folder: str, after: After | None, size: int) -> Page:
+    """Up to ``size`` of ``folder``'s conversations (not sub-agents), most recently updated first, from just
+    after ``after`` (an ACP session/list, REQ-ACP-026). The order is by (updated_at, id), so a conversation
+    updated meanwhile moves to the front rather than being listed twice or shifting the pages."""
+    rows = conversations.store.list_conversations(working_directory=folder)
+    rows.sort(key=lambda row: (row.updated_at, row.id), reverse=True)
+    if after is not None:
+        rows = [row for row in rows if (row.updated_at, row.id) < after]
+    taken = rows[:size]
+    more = len(rows) > size
+    return Page(taken, (taken[-1].updated_at, taken[-1].id) if more and taken else None)

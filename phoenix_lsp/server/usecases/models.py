@@ -1,5 +1,7 @@
 """Which model answers: the models the keys can use (listed with the API's and each provider's answers, or the
-built-in list when they are slow or fail), and the user's switch between turns (REQ-MODEL-003, REQ-MODEL-007).
+built-in list when they are slow or fail), each with its lifecycle, the default model (the newest generally
+available Sonnet the API lists, unless the user chose one), and the user's switch between turns (REQ-MODEL-003,
+REQ-MODEL-007, REQ-MODEL-014).
 
 Every adapter shares the rules here: a model id no provider can answer is refused (:class:`Invalid` about
 ``model``), and a model whose context window is too small for the context in use is refused by the core
@@ -31,29 +33,45 @@ LIST_TTL_S = 600.0
 
 
 class ModelList:
-    """The API's model list, kept for ``LIST_TTL_S``; the context windows it reports are used by a switch."""
+    """The API's model list, kept for ``LIST_TTL_S``: the models offered (retired ones left out), the retired
+    ones (refused when named), the newest generally available Sonnet (the default unless the user chose one);
+    the context windows it reports are used by a switch."""
 
     def __init__(self) -> None:
         self.models: list[res.ModelView] = []
+        self.retired: dict[str, str] = {}  # id -> the retirement's date (or "") of each retired model listed
+        self.newest_sonnet: str | None = None
         self.at = 0.0
         self.asking: asyncio.Task[None] | None = None
         self.failure: str | None = None  # why the last call to the API failed
+        #: conversations started on the table's default while the API was asked: moved to the listed default
+        #: if they have not sent a message yet (REQ-MODEL-004)
+        self.waiting: list[tuple[Conversations, Conversation]] = []
 
-    async def ask(self, router: ModelRouter) -> None:
-        """Ask the API (importing its SDK off the event loop first, the first time); never raises."""
+    async def ask(self, conversations: Conversations) -> None:
+        """Ask the API (importing its SDK off the event loop first, the first time); never raises. When it
+        answers and the user chose no model, its newest generally available Sonnet becomes the default."""
         self.failure = None
         try:
             await asyncio.to_thread(importlib.import_module, "anthropic")
-            listed = await router.list_models()
+            listed = await conversations.llm.list_models()
         except Exception as exc:  # no key, network, HTTP error
             self.failure = str(exc)
             return
-        views = [
-            res.ModelView(id=mid, name=name or mid, context_window=window or known.context_window(mid))
-            for mid, name, window in listed
-        ]
-        if views:
-            self.models, self.at = views, time.monotonic()
+        views = [_view(m) for m in listed if m.lifecycle != "retired"]
+        if not views:
+            return
+        self.models, self.at = views, time.monotonic()
+        self.retired = {m.id: m.retires_at or "" for m in listed if m.lifecycle == "retired"}
+        self.newest_sonnet = known.newest_sonnet(listed)
+        config = conversations.config
+        waiting, self.waiting = self.waiting, []
+        if not config.model_chosen and self.newest_sonnet and self.newest_sonnet != config.model:
+            log.info("default model: %s, the newest generally available Sonnet the Models API lists (was %s)",
+                     self.newest_sonnet, config.model)
+            previous, config.model = config.model, self.newest_sonnet
+            for owner, conversation in waiting:
+                _move_to_default(owner, conversation, previous, self.newest_sonnet)
 
     def window(self, model: str, router: ModelRouter) -> int:
         """The context window of ``model``: the API's figure when it gave one, else its provider's (issue 27),
@@ -62,6 +80,51 @@ class ModelList:
             if view.id == model:
                 return int(view.context_window)
         return int(router.context_window(model))
+
+
+def _view(m: known.ListedModel) -> res.ModelView:
+    """A listed Anthropic model as the clients get it; the table fills a date the API left out."""
+    table = known.known(m.id)
+    retires = m.retires_at or (table.retires_at if table is not None and m.lifecycle == "deprecated" else None)
+    return res.ModelView(id=m.id, name=m.name or m.id, context_window=m.context_window or known.context_window(m.id),
+                         lifecycle=m.lifecycle, deprecated_at=m.deprecated_at, retires_at=retires)
+
+
+def prefetch(conversations: Conversations, started: Conversation | None = None) -> None:
+    """Ask the Models API in the background, once, when the user chose no model (REQ-MODEL-004): the
+    conversations created once it has answered start on the newest generally available Sonnet, and ``started``
+    (a conversation just started on the table's default) moves to it if it has sent no message by then. Called
+    when a conversation starts (the SDK is being warmed up then anyway), not at start-up."""
+    if conversations.config.model_chosen or kept.models:
+        return
+    if started is not None and len(kept.waiting) < 100:
+        kept.waiting.append((conversations, started))
+    if kept.asking is None or (kept.asking.done() and kept.failure is not None):  # asked once, or after a failure
+        kept.asking = conversations.spawn(kept.ask(conversations))
+
+
+async def default_settled(conversations: Conversations, timeout: float = LIST_TIMEOUT_S) -> None:
+    """Wait, at most ``timeout`` seconds, for the Models API to name the default (REQ-MODEL-004), for a client
+    whose first message leaves at once (a headless run), so that its new conversation starts on the listed default
+    rather than the table's; never raises (on no answer the table's default stays)."""
+    prefetch(conversations)
+    asking = kept.asking
+    if asking is None or asking.done():
+        return
+    with contextlib.suppress(TimeoutError, asyncio.TimeoutError):
+        await asyncio.wait_for(asyncio.shield(asking), timeout)
+
+
+def _move_to_default(conversations: Conversations, conversation: Conversation, previous: str, model: str) -> None:
+    """A conversation started on the table's default moves to the listed default, through the core (the
+    clients get ``modelChanged``), when it still uses that model and has sent no message; never raises."""
+    state = conversation.state
+    if state.model != previous or state.history or conversation.busy:
+        return
+    try:
+        choose_model(conversations, conversation, model)
+    except Exception as exc:  # refused (a sub-agent, a status that takes no switch): it keeps its model
+        log.info("conversation %s keeps %s: %s", conversation.id[:8], previous, exc)
 
 
 class ProviderLists:
@@ -122,7 +185,9 @@ others = ProviderLists()
 
 
 def _builtin() -> list[res.ModelView]:
-    return [res.ModelView(id=m.id, name=m.name, context_window=m.context_window) for m in known.KNOWN_MODELS]
+    """The table's models, with the lifecycle the table records (the fallback: issue 38)."""
+    return [res.ModelView(id=m.id, name=m.name, context_window=m.context_window, lifecycle=m.lifecycle,
+                          retires_at=m.retires_at) for m in known.KNOWN_MODELS]
 
 
 async def list_models(conversations: Conversations, refresh: bool = False) -> res.ListModelsResult:
@@ -144,7 +209,7 @@ async def anthropic_models(conversations: Conversations, refresh: bool) -> res.L
     if kept.models and not refresh and time.monotonic() - kept.at < LIST_TTL_S:
         return res.ListModelsResult(models=kept.models, default_model=default, source="api")
     if kept.asking is None or kept.asking.done():
-        kept.asking = conversations.spawn(kept.ask(conversations.llm))
+        kept.asking = conversations.spawn(kept.ask(conversations))
     try:
         # shielded: an answer later than the client can wait still fills the list for the next call
         await asyncio.wait_for(asyncio.shield(kept.asking), LIST_TIMEOUT_S)
@@ -166,11 +231,16 @@ async def anthropic_models(conversations: Conversations, refresh: bool) -> res.L
 
 
 def check_model(router: ModelRouter, model: str) -> None:
-    """Refuse a model id no provider can answer (REQ-MODEL-007): :class:`Invalid` about ``model`` says why and
-    what to do."""
+    """Refuse a model id no provider can answer (REQ-MODEL-007), or one the Models API lists as retired
+    (REQ-MODEL-014): :class:`Invalid` about ``model`` says why and what to do."""
     problem = router.check(model)
     if problem is not None:
         raise Invalid("model", problem)
+    if model in kept.retired:
+        when = f" on {kept.retired[model]}" if kept.retired[model] else ""
+        instead = kept.newest_sonnet or known.DEFAULT_MODEL
+        raise Invalid("model", f"{model} was retired{when}: the API refuses every request that names it, so a "
+                      f"conversation cannot use it. Choose a model phoenix/listModels offers, such as {instead}.")
 
 
 @dataclass(frozen=True)

@@ -32,6 +32,12 @@ def message_route(requested: str | None, data_dir: Path, agent: AgentRouteView |
     return route
 
 
+def current_route(data_dir: Path) -> RouteName:
+    """The route the user chose last, kept for every client (REQ-AGENT-001). One small file read: an adapter on
+    the event loop calls it in a thread (REQ-READ-005)."""
+    return read_route(data_dir)
+
+
 class NotSaved(UseCaseError):
     """The route could not be kept: ``path`` could not be written."""
 

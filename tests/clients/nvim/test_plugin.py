@@ -12,7 +12,7 @@ import pytest
 
 from tests.e2e.harness import tool_results
 from tests.e2e.raw import route_of
-from tests.fake_anthropic import FakeAnthropic, Reply, ToolUseBlock
+from tests.fake_anthropic import FakeAnthropic, FakeModel, Reply, ToolUseBlock
 from tests.fake_openai import FakeOpenAI
 
 pytestmark = pytest.mark.slow
@@ -804,6 +804,37 @@ def test_phoenix_model_groups_the_models_by_provider(
     assert "openai │ meta-llama/llama-3.3-70b (openai)  openai/meta-llama/llama-3.3-70b · 131K tokens" in menu[-1], menu
     assert fake_openai.requests[-1].body["model"] == "meta-llama/llama-3.3-70b"
 
+
+
+@pytest.mark.req("REQ-NVIM-005", "REQ-MODEL-014")
+def test_phoenix_model_shows_when_a_deprecated_model_retires(fake_anthropic: FakeAnthropic, run_nvim: Any) -> None:
+    fake_anthropic.models = [
+        FakeModel("claude-sonnet-9-0", "Claude Sonnet 9.0", 1_000_000, "2026-09-01T00:00:00Z", "active", "sonnet"),
+        FakeModel("claude-sonnet-8-0", "Claude Sonnet 8.0", 1_000_000, "2026-05-01T00:00:00Z", "deprecated", "sonnet",
+                  retires_at="2027-01-15T00:00:00Z"),
+        FakeModel("claude-sonnet-7-0", "Claude Sonnet 7.0", 1_000_000, "2026-01-01T00:00:00Z", "retired", "sonnet"),
+    ]
+    run = run_nvim(
+        """
+        local phoenix = T.setup()
+        vim.cmd("Phoenix")
+        T.wait("a conversation", function() return phoenix.state.conversation ~= nil end)
+        T.wait("the API's model list", function()
+          local models = require("phoenix.models")
+          models.model_ids()
+          return models.models ~= nil and models.models.source == "api"
+        end)
+        T.pick("Claude Sonnet 8.0")  -- deprecated: still chosen
+        vim.cmd("PhoenixModel")
+        T.wait("the picked model", function() return phoenix.state.model == "claude-sonnet-8-0" end)
+        """
+    )
+    menu = run.data["menus"][0]
+    assert not any("claude-sonnet-7-0" in line for line in menu), menu  # retired: not offered
+    assert re.search(r"\(.*default\)$", next(line for line in menu if "claude-sonnet-9-0" in line)), menu
+    deprecated = next(line for line in menu if "claude-sonnet-8-0" in line)
+    assert "deprecated, retires 2027-01-15" in deprecated, menu
+    assert "deprecated" not in next(line for line in menu if "claude-sonnet-9-0" in line), menu
 
 @pytest.mark.req("REQ-NVIM-001", "REQ-PROTO-046", "REQ-URI-002")
 def test_a_project_at_the_root_directory_is_refused_with_the_servers_reason(

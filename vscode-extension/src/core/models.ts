@@ -28,7 +28,7 @@ export interface ModelChoice {
   id: string;
   /** the model's name */
   label: string;
-  /** id and window: "claude-sonnet-4-6 · 1M tokens" */
+  /** id, window and a deprecated model's retirement: "claude-sonnet-4-6 · 1M tokens" */
   description: string;
   /** the model the conversation uses now */
   current: boolean;
@@ -51,6 +51,21 @@ function windowWords(m: ModelView): string {
 }
 
 /**
+ * A model's lifecycle in words (REQ-MODEL-014): "deprecated, retires 2026-11-30" for a deprecated model,
+ * nothing for an active one or one whose provider does not say (the server lists no retired model).
+ */
+export function lifecycleWords(m: ModelView): string {
+  if (m.lifecycle !== "deprecated") return "";
+  return m.retiresAt ? `deprecated, retires ${m.retiresAt}` : "deprecated";
+}
+
+/** id, window and, for a deprecated model, when it retires: "claude-sonnet-4-5 · 200K tokens · deprecated, …". */
+function describe(m: ModelView): string {
+  const stage = lifecycleWords(m);
+  return `${m.id} · ${windowWords(m)}${stage ? ` · ${stage}` : ""}`;
+}
+
+/**
  * The picker's entries, in the server's order. The model in use is marked; when it is not in the list
  * (an id chosen by hand, or a model the API no longer lists) it comes first, so it is still shown.
  */
@@ -58,7 +73,7 @@ export function modelChoices(result: ListModelsResult, current: string | undefin
   const choices = result.models.map((m) => ({
     id: m.id,
     label: m.name || m.id,
-    description: `${m.id} · ${windowWords(m)}`,
+    description: describe(m),
     current: m.id === current,
     isDefault: m.id === result.defaultModel,
     provider: m.provider ?? providerOf(m.id),
