@@ -163,6 +163,15 @@ RejectCode = Literal[
 
 
 @dataclass(frozen=True, slots=True)
+class ShowAnswer:
+    """Show ``text`` to the clients as the reply to the turn, as if the model had streamed it in answer to
+    ``request_id`` (a plan's rendered answer, REQ-AGENT-039: no model request was sent for it)."""
+
+    request_id: int
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
 class Reject:
     """The event was refused; the state did not change. ``code`` is stable, ``message`` says what/why/next."""
 
@@ -188,6 +197,7 @@ Effect = (
     | Audit
     | SetTitle
     | UserCommand
+    | ShowAnswer
     | RestoreChanges
     | Reject
 )

@@ -49,6 +49,8 @@ class ToolDone:
     refused_by_sandbox: bool = False
     #: the images the tool returned (an MCP tool's, REQ-MCP-021), already in the store
     images: tuple[Image, ...] = ()
+    #: a plan's rendered answer (run_plan with ``answer``, REQ-AGENT-039): the turn's reply, no second request
+    answer: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

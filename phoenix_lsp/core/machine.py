@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .effects import Effect, PersistMessage, PersistState
+from .effects import Effect, PersistMessage, PersistState, ShowAnswer
 from .events import Event
 from .notifications import TOLD_BEFORE_STATUS, StatusChanged
 from .state import BUSY, ConversationState, Exhausted
@@ -69,8 +69,9 @@ def transition(state: ConversationState, event: Event) -> Out:
     # What already happened is told before the status it leads to: an error before the status that reports
     # it (a client that prompts on "error" has the message), a response's usage before the status the
     # response settles in (a client that acts on "idle" has the turn's tokens). The status goes after
-    # persistence but before anything that acts on the world.
-    told = tuple(e for e in effects if isinstance(e, TOLD_BEFORE_STATUS))
+    # persistence but before anything that acts on the world. A plan's rendered answer is shown before the
+    # idle status too, as the model's streamed text is.
+    told = tuple(e for e in effects if isinstance(e, (*TOLD_BEFORE_STATUS, ShowAnswer)))
     if told:
         effects = tuple(e for e in effects if e not in told)
         status = tuple(e for e in persistence if isinstance(e, StatusChanged))

@@ -138,7 +138,7 @@ _ROWS: dict[type, dict[type, _Row]] = {
                   # a retry asks again; a response runs its tools, goes on, settles, or needs a continuation
                   LlmDone: _go(on_llm_done, STAY, Idle, Summarizing, *DISPATCH),
                   LlmFailed: _go(on_llm_failed, STAY, Error, Finished)},
-    RunningTool: {**_BUSY, ToolDone: _go(on_tool_done, STAY, *DISPATCH),
+    RunningTool: {**_BUSY, ToolDone: _go(on_tool_done, STAY, Idle, *DISPATCH),  # Idle: a plan's answer
                   HostCall: _go(on_host_call, STAY, AwaitingApproval)},
     AwaitingApproval: {**_WAITING, ApprovalAnswer: _go(on_approval, STAY, *DISPATCH)},
     AwaitingUpgrade: {**_WAITING, UpgradeAnswer: _go(on_upgrade, *DISPATCH)},

@@ -8,7 +8,7 @@ from dataclasses import replace
 from . import texts
 from .changes import on_set_mode
 from .dispatch import dispatch
-from .effects import Audit, Effect, Reject, ReportUsage, RequestLlm, SetTitle, UserCommand
+from .effects import Audit, Effect, Reject, ReportUsage, RequestLlm, SetTitle, ShowAnswer, UserCommand
 from .events import LlmDone, LlmFailed, SetMode, ToolDone, TriggerContinuation, UserMessage
 from .notifications import (
     ContextExhausted,
@@ -188,7 +188,13 @@ def on_tool_done(state: ConversationState, ev: ToolDone) -> Out:
     effects: tuple[Effect, ...] = ()
     if ev.refused_by_sandbox:
         effects = (Audit(Actor.SYSTEM, "toolRefused", {"tool": call.name, "by": "sandbox"}),)
-    state, more = dispatch(state, status.batch.answer(ToolResult(call.id, ev.output, ev.is_error, images=ev.images)))
+    batch = status.batch.answer(ToolResult(call.id, ev.output, ev.is_error, images=ev.images))
+    if ev.answer is not None and not ev.is_error and batch.complete and not state.is_subagent:
+        # REQ-AGENT-039: the plan rendered the reply; it is the turn's answer, without a second model request
+        state, rid = new_request(close_batch(state, batch.results))
+        state = settle(append(state, Message("assistant", (Text(ev.answer),))), Idle())
+        return state, (*effects, ShowAnswer(rid, ev.answer))
+    state, more = dispatch(state, batch)
     return state, (*effects, *more)
 
 

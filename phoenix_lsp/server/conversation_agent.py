@@ -102,7 +102,9 @@ class ConversationAgent:
         hub = self.route.hub
         return hub.schema(uri), hub.output_schema(uri), self.tool_kind(uri)
 
-    async def run_plan(self, plan: RunPlanInput, call: ToolUse) -> tuple[str, bool]:
+    async def run_plan(self, plan: RunPlanInput, call: ToolUse) -> tuple[str, bool, str | None]:
+        """The plan's compact report for the model, whether it failed, and its rendered answer: with
+        ``answer`` set, the last node's ``answer`` string when every node succeeded (REQ-AGENT-039), else None."""
         route = self.route
         self.tool_use_id = call.id
         raw = _raw_plan(plan)
@@ -110,7 +112,7 @@ class ConversationAgent:
             prepared = await asyncio.to_thread(prepare, raw, self, route.settings.budgets)
         except PlanRefused as refused:
             error = refused.error
-            return route.redact(f"The plan was not run: {error.kind}/{error.code}: {error.message}"), True
+            return route.redact(f"The plan was not run: {error.kind}/{error.code}: {error.message}"), True, None
 
         cancelled = Cancellation()  # setting it kills a running unit's process tree at once
         try:
@@ -123,7 +125,9 @@ class ConversationAgent:
             raise
         log.info("agent run %s: plan %s, %s, %d nodes, %d tool calls, %.0f ms", call.id, report.plan_hash[:12],
                  report.outcome, len(report.nodes), report.totals.tool_calls, report.totals.wall_ms)
-        return route.redact(report.summary), report.outcome == "failed"
+        answer = rendered_answer(report) if plan.answer else None
+        return (route.redact(report.summary), report.outcome == "failed",
+                None if answer is None else route.redact(answer))
 
     # ------------------------------------------------------------------------------------------ Host
 
@@ -220,6 +224,26 @@ def why_write(hub: Any, tool: str) -> str:
     if info.kind != "write" or info.kind_source != "default":
         return ""
     return f" {bare} counts as a write only because nothing says it reads: {default_write_fix()}"
+
+
+#: the longest answer a plan may render (REQ-AGENT-039); a longer one goes to the model as results do
+MAX_ANSWER_CHARS = 16_000
+
+
+def rendered_answer(report: Any) -> str | None:
+    """A plan's rendered answer (REQ-AGENT-039): the ``answer`` string of its last node's result, when the run
+    succeeded as a whole, that node is a script that ran ok, and the string is non-blank and at most
+    ``MAX_ANSWER_CHARS``; else None (the model gets the results and writes the reply itself)."""
+    if report.outcome != "ok" or not report.nodes:
+        return None
+    last = report.nodes[-1]
+    envelope = last.envelope
+    if last.status != "ok" or envelope is None or not isinstance(envelope.result, dict):
+        return None
+    answer = envelope.result.get("answer")
+    if not isinstance(answer, str) or not answer.strip() or len(answer) > MAX_ANSWER_CHARS:
+        return None
+    return answer
 
 
 def _schema_text(schema: Any) -> str:

@@ -223,6 +223,9 @@ class RunPlanInput(ToolInput):
     goal: NotBlank
     constraints: list[str] = Field(default_factory=list)
     nodes: list[PlanNodeInput] = Field(min_length=1, max_length=50)
+    answer: bool = Field(default=False, description=(
+        "True when the last node's result holds 'answer', your whole reply as a string: it is shown to the user "
+        "and the turn ends there (no second request); on any failure you get the results as usual."))
 
 
 # ---------------------------------------------------------------------------------------------- schemas

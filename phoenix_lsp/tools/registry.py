@@ -74,7 +74,7 @@ class AgentTools(Protocol):
 
     async def describe(self, tools: list[str]) -> tuple[str, bool]: ...
 
-    async def run_plan(self, plan: inputs.RunPlanInput, call: ToolUse) -> tuple[str, bool]: ...
+    async def run_plan(self, plan: inputs.RunPlanInput, call: ToolUse) -> tuple[str, bool, str | None]: ...
 
 
 @dataclass(frozen=True)
@@ -105,6 +105,8 @@ class ToolOutcome:
     output: str
     is_error: bool
     refused_by_sandbox: bool = False
+    #: a plan's rendered answer (run_plan with ``answer``, REQ-AGENT-039): the reply itself, no second request
+    answer: str | None = None
 
 
 Runner = Callable[[Any, ToolUse, ToolContext], Awaitable[ToolOutcome]]
@@ -266,7 +268,8 @@ async def _run_describe(tool_input: inputs.DescribeToolsInput, call: ToolUse, ct
 async def _run_plan(tool_input: inputs.RunPlanInput, call: ToolUse, ctx: ToolContext) -> ToolOutcome:
     if ctx.agent is None:
         return ToolOutcome(f"run_plan is not available: {ctx.agent_unavailable}. Nothing was run.", True)
-    return ToolOutcome(*await ctx.agent.run_plan(tool_input, call))
+    text, is_error, answer = await ctx.agent.run_plan(tool_input, call)
+    return ToolOutcome(text, is_error, answer=answer)
 
 
 #: a sight tool called where no editor answers it (the conversation was resumed in a client without the sight)

@@ -27,6 +27,7 @@ from ...core.effects import (
     RestoreChanges,
     RunTool,
     SetTitle,
+    ShowAnswer,
     SpawnAgents,
     StopAgents,
     UserCommand,
@@ -128,6 +129,10 @@ def _report_usage(runtime: Owner, effect: ReportUsage) -> None:
         runtime.hub.get(effect.parent_id).apply(AgentUsage(effect.agent_id, effect.usage))
 
 
+def _show_answer(runtime: Owner, effect: ShowAnswer) -> None:
+    runtime.turn.show(effect.request_id, effect.text)
+
+
 def _done_before(runtime: Owner,
                  effect: PersistMessage | PersistState | Reject | UserCommand | RestoreChanges) -> None:
     """Persisted first, or answered by the request that caused it."""
@@ -150,6 +155,7 @@ HANDLERS: dict[type[Effect], Callable[[Owner, Any], None]] = {
     StopAgents: _stop_agents,
     ReportToParent: _report_to_parent,
     ReportUsage: _report_usage,
+    ShowAnswer: _show_answer,
     PersistMessage: _done_before,
     PersistState: _done_before,
     Reject: _done_before,

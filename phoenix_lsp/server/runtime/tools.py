@@ -68,12 +68,13 @@ class Tools:
         self.conversation.emit(ev.ToolStart(tool_use_id=call.id, tool_name=call.name, arguments=dict(call.input),
                                mode=effect.mode, access=call.mcp_kind))
         pictures: list[Picture] = []
+        answer: str | None = None  # a plan's rendered answer (REQ-AGENT-039)
         try:
             if is_mcp(call.name) and (route := self.hub.config.agent_route) is not None:  # issue 37
                 mcp = await route.direct.run(call, self.conversation.id)
                 output, is_error, refused, pictures = mcp.text, mcp.is_error, False, mcp.pictures
             else:
-                output, is_error, refused = await self._run_tool(call, effect.mode)
+                output, is_error, refused, answer = await self._run_tool(call, effect.mode)
         except asyncio.CancelledError:
             self.conversation.emit(ev.ToolEnd(tool_use_id=call.id, is_error=True, summary="cancelled"))
             return
@@ -86,7 +87,9 @@ class Tools:
         images, output = self._keep_images(pictures, output)
         shown = "".join(f"{p.shown()}\n" for p in pictures[:len(images)])  # what every client shows of them
         self.conversation.emit(ev.ToolEnd(tool_use_id=call.id, is_error=is_error, summary=(shown + output)[:200]))
-        self.conversation.apply(ToolDone(call.id, output, is_error, refused, images))
+        if answer is not None:
+            answer = self.hub.store.guard.redact(answer)
+        self.conversation.apply(ToolDone(call.id, output, is_error, refused, images, answer))
 
     def _keep_images(self, pictures: list[Picture], output: str) -> tuple[tuple[Image, ...], str]:
         """An MCP result's images in the store, like an attachment's (the conversation's rows hold their ids;
@@ -101,7 +104,7 @@ class Tools:
                 break
         return tuple(kept), output
 
-    async def _run_tool(self, call: ToolUse, mode: Mode) -> tuple[str, bool, bool]:
+    async def _run_tool(self, call: ToolUse, mode: Mode) -> tuple[str, bool, bool, str | None]:
         # the editor's text of the files this call reads, asked first (an ACP client's, REQ-ACP-010)
         conversation, state = self.conversation, self.conversation.state
         asked: Mapping[Path, str] = dict(await self.hub.sink.documents_for(conversation, call))
@@ -125,7 +128,7 @@ class Tools:
             **self._agent_context(),
         )
         done = await registry.run(call, context)
-        return done.output, done.is_error, done.refused_by_sandbox
+        return done.output, done.is_error, done.refused_by_sandbox, done.answer
 
     def _capture(self, call: ToolUse) -> ShellCapture:
         """The review of an Unrestricted bash call's changes (REQ-BASH-032, ``shell_review.py``)."""

@@ -43,6 +43,11 @@ class Turn:
         if task := self.llm_tasks.pop(request_id, None):
             task.cancel()
 
+    def show(self, request_id: int, text: str) -> None:
+        """A reply the core rendered without the model (``ShowAnswer``, REQ-AGENT-039) reaches the clients as the
+        model's text does: a textDelta of ``request_id``, redacted, stored with its seq."""
+        self.hub.outbox.queue_text(self.conversation, request_id, text)
+
     async def _llm(self, effect: RequestLlm) -> None:
         conversation = self.conversation
         try:
