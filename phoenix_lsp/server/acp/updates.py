@@ -163,8 +163,12 @@ class Calls:
         def make() -> Any:
             state = self.state()
             result = results.result_of(state, call_id) if state is not None else None
+            if result is None:
+                return status(call_id, "failed" if failed else "completed", text_content(summary))
+            # the images the model got are named as the summary names them ("image (PNG, 12 KB)", REQ-MCP-021)
+            named = [line for line in summary.splitlines() if line.startswith("image (")][:len(result.images)]
             return status(call_id, "failed" if failed else "completed",
-                          text_content(result.content if result is not None else summary))
+                          text_content("\n".join([*named, result.content])))
 
         return [results.Later(make)]
 
