@@ -391,6 +391,8 @@ def test_a_multi_file_review(npm_test: NpmTest) -> None:
         "hostile paths and summary lines in a review stay text",
         "the bash card keeps the diff of every file the review applied, listed by file",
         "the server's own review event (tests/clients/shell_review_event.json) is read file by file",
+        "a review's card, once allowed, is done and shows the command, not its arguments as JSON",
+        "a denied review's card says denied",
     )
 
 
