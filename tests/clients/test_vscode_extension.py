@@ -391,4 +391,17 @@ def test_a_multi_file_review(npm_test: NpmTest) -> None:
         "hostile paths and summary lines in a review stay text",
         "the bash card keeps the diff of every file the review applied, listed by file",
         "the server's own review event (tests/clients/shell_review_event.json) is read file by file",
+        "a review's card, once allowed, is done and shows the command, not its arguments as JSON",
+        "a denied review's card says denied",
+    )
+
+
+@pytest.mark.req("REQ-VSC-018")
+def test_accepted_shell_changes_are_saved(npm_test: NpmTest) -> None:
+    """Issue 36: a review's or an undo's documents are saved after VS Code applied the edit; a patch is not."""
+    assert_passed(
+        npm_test,
+        "a review's and an undo's documents are saved once applied: created, renamed to and edited, once each",
+        "a patch, or an edit labelled almost alike, stays unsaved",
+        "a document created then deleted, or renamed away, is not saved",
     )

@@ -161,3 +161,24 @@ test("the server's own review event (tests/clients/shell_review_event.json) is r
   ask(event);
   assert.equal($$("[data-testid=approval-dialog] [data-testid=review-file]").length, 5);
 });
+
+test("a review's card, once allowed, is done and shows the command, not its arguments as JSON (REQ-VSC-017)", () => {
+  // seen in the real VS Code: the card of an allowed review said "waiting" for good, above a JSON dump
+  const { ask, send, window } = mount();
+  const approval = shellReview(3, "b1.review");
+  ask(approval);
+  send({ kind: "approvalResolved", toolUseId: "b1.review", decision: "allow" });
+  const card = window.document.querySelector("[data-tool-use-id='b1.review']")!;
+  assert.equal(card.querySelector(".tool-state")!.textContent, "done");
+  assert.equal(card.querySelector("pre.command")!.textContent, `$ ${String(approval.arguments.command)}`);
+  assert.equal(card.querySelector("pre.arguments"), null, "no JSON of the arguments");
+  assert.equal(card.querySelectorAll("[data-testid=review-file]").length, 3);
+});
+
+test("a denied review's card says denied (REQ-VSC-017)", () => {
+  const { ask, send, window } = mount();
+  ask(shellReview(2, "b2.review"));
+  send({ kind: "approvalResolved", toolUseId: "b2.review", decision: "deny" });
+  const card = window.document.querySelector("[data-tool-use-id='b2.review']")!;
+  assert.equal(card.querySelector(".tool-state")!.textContent, "denied");
+});

@@ -25,6 +25,7 @@ import type {
   UpgradeRequest,
   WireMessage,
 } from "../protocol/wire";
+import { isReviewCall } from "./review";
 import { seqVerdict } from "./sequence";
 
 /** The share of the context window from which the view warns and offers a continuation (REQ-BED-023). */
@@ -364,6 +365,10 @@ function applyEvent(view: ConversationView, e: PhoenixEvent): void {
         card.decision = e.decision;
         if (e.decision === "deny") card.state = "denied";
         if (e.decision === "cancelled") card.state = "cancelled";
+        // a review's question has no toolStart / toolEnd of its own (the bash card carries the outcome)
+        if ((e.decision === "allow" || e.decision === "alwaysAllow") && card.state === "pending" && isReviewCall(card.arguments)) {
+          card.state = "done";
+        }
         card.rev++;
       }
       if (view.pendingApproval?.toolUseId === e.toolUseId) view.pendingApproval = undefined;

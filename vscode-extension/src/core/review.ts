@@ -107,6 +107,16 @@ export function splitDiff(diff: string): { files: ReviewFile[]; notes: string[] 
  * The review an approval asks about, or undefined when it is not one: a bash command's changes (the arguments'
  * `command` and `files`), or any approval whose diff spans more than one file.
  */
+/**
+ * Whether a call's arguments are those of a review's question (the server's host call of a bash command, named
+ * like the patch tool: the `command` and the changed `files`). Such a call has no start or end of its own: the
+ * bash call it belongs to carries the outcome, so its card is done once allowed and shows the command, never
+ * its arguments as JSON.
+ */
+export function isReviewCall(args: Record<string, unknown> | undefined): boolean {
+  return !!args && typeof args.command === "string" && Array.isArray(args.files);
+}
+
 export function reviewOf(approval: Pick<ApprovalRequest, "arguments" | "diff">): Review | undefined {
   const args = approval.arguments ?? {};
   const listed = Array.isArray(args.files) ? args.files.filter((f): f is string => typeof f === "string") : undefined;

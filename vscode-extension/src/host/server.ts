@@ -9,6 +9,10 @@ import * as vscode from "vscode";
 import {
   LanguageClient,
   State,
+  type ApplyWorkspaceEditParams,
+  type ApplyWorkspaceEditRequest,
+  type ApplyWorkspaceEditResult,
+  ResponseError,
   type ClientCapabilities,
   type LanguageClientOptions,
   type ServerOptions,
@@ -23,6 +27,7 @@ import { busyPercent, parseCpuTicks, parseSchedstat, readyLine, schedSince } fro
 import { launchServer, readProc, type Launch } from "./launch";
 import { openSettings } from "./settings";
 import { Sight } from "./sight";
+import { urisToSave, type EditShape } from "../core/landing";
 
 /** Announces the phoenix protocol in `initialize`, so the server sends `phoenix/event`s (REQ-PROTO-001). */
 class PhoenixFeature implements StaticFeature {
@@ -130,6 +135,7 @@ export class ServerManager implements vscode.Disposable {
       traceOutputChannel: this.logs.trace,
       // the chat view tells the user; the client's own popups would say it twice
       revealOutputChannelOn: 4,
+      middleware: { workspace: { handleApplyEdit: (params, next) => saveWhatLands(params, next, this.logs) } },
     };
     const client = new LanguageClient("phoenix", "Phoenix", serverOptions, clientOptions);
     client.registerFeature(new PhoenixFeature());
@@ -214,4 +220,29 @@ export class ServerManager implements vscode.Disposable {
     void this.stop();
     this.sight?.dispose();
   }
+}
+
+/**
+ * Applies the server's workspace edit, then saves the documents of a bash command's accepted changes or of an
+ * undo (REQ-VSC-018, core/landing.ts) before answering, so the server's "applied" means the disk holds them. A
+ * document the user had unsaved changes in before the edit is left unsaved (the server refuses such a file
+ * anyway); a save that fails is logged and leaves the buffer to the user, the edit stays applied.
+ */
+async function saveWhatLands(
+  params: ApplyWorkspaceEditParams,
+  next: ApplyWorkspaceEditRequest.HandlerSignature,
+  logs: Logs,
+): Promise<ApplyWorkspaceEditResult> {
+  const uris = urisToSave(params.label, params.edit as EditShape);
+  const dirty = new Set(vscode.workspace.textDocuments.filter((d) => d.isDirty).map((d) => d.uri.toString()));
+  const answer = await next(params, new vscode.CancellationTokenSource().token);
+  if (answer instanceof ResponseError) throw answer;
+  const result = answer;
+  if (!result.applied || uris.length === 0) return result;
+  for (const uri of uris) {
+    const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === vscode.Uri.parse(uri).toString());
+    if (!doc || !doc.isDirty || dirty.has(doc.uri.toString())) continue;
+    if (!(await doc.save())) logs.error(`${doc.uri.fsPath} was changed by the accepted edit but could not be saved; save it yourself.`);
+  }
+  return result;
 }

@@ -6,7 +6,7 @@
 import { compactArguments } from "../core/dialog";
 import { settledLength, stripTerminalEscapes } from "../core/markdown";
 import type { ConversationView, Item, Notice, SubAgent, ToolCard } from "../core/reducer";
-import { changeSetOf, reviewHeadline, reviewOf } from "../core/review";
+import { changeSetOf, isReviewCall, reviewHeadline, reviewOf } from "../core/review";
 import { statusText } from "../core/status";
 import type { ToolName } from "../protocol/wire";
 import type { PartContext } from "./dom";
@@ -209,7 +209,7 @@ export class Timeline {
     dom.add(summary, "span", "tool-brief dim").textContent = ` ${toolBrief(card)}`;
     dom.add(summary, "span", `tool-state state-${card.state}`).textContent = stateText(card);
     const body = dom.add(el, "div", "tool-body");
-    if (card.toolName === "bash" && typeof card.arguments.command === "string") {
+    if ((card.toolName === "bash" || isReviewCall(card.arguments)) && typeof card.arguments.command === "string") {
       dom.add(body, "pre", "command").textContent = `$ ${stripTerminalEscapes(card.arguments.command)}`;
     } else if (card.toolName !== "spawn_agents") {
       dom.text(body, "pre", "arguments", compactArguments(card.arguments));
