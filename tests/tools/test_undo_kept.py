@@ -45,3 +45,23 @@ def test_what_is_kept_is_readable_by_the_server_alone_and_loads_back(tmp_path: P
     assert kept.id == set_id and kept.label == "patch src/a.txt" and [e.path for e in kept.entries] == ["src/a.txt"]
     for path in [conversation_dir(tmp_path, "c1"), *conversation_dir(tmp_path, "c1").rglob("*")]:
         assert os.lstat(path).st_mode & 0o777 == (0o700 if path.is_dir() else 0o600), path
+
+
+@pytest.mark.req("REQ-BASH-041")
+def test_a_file_gone_from_disk_is_refused_by_name_even_while_the_editor_holds_its_text(tmp_path: Path) -> None:
+    """VS Code's own Undo of an accepted change takes the created file off the disk but keeps a document of it with
+    the text the set left: the file is gone since the set landed, so the undo refuses it by name instead of asking
+    the editor to delete a file that no longer exists (which the real VS Code refused, failing the whole undo)."""
+    from phoenix_lsp.tools.shell_changes.restore import plan
+
+    folder = tmp_path / "w"
+    folder.mkdir()
+    (folder / "made.txt").write_text("made\n", encoding="utf-8")
+    assert keep_patch(tmp_path, "c1", folder, "made.txt", None, "made\n") is not None
+    kept = load(tmp_path, "c1", "latest")
+    held = {folder / "made.txt": "made\n"}
+    assert plan(kept, held).refused == ()  # as the set left it: undone by deleting it
+    (folder / "made.txt").unlink()  # the editor's own undo took it off the disk; its document stays open
+    made = plan(kept, held)
+    assert [path for path, _why in made.refused] == ["made.txt"] and made.texts == ()
+    assert "deleted since" in made.refused[0][1]
