@@ -259,8 +259,9 @@ class Commands:
         if question.kind == "approval":
             words = {"y": "allow", "yes": "allow", "n": "deny", "no": "deny", "a": "alwaysAllow",
                      "always": "alwaysAllow"}
+            wide = (question.wide_key, "server" if question.wide_key == "s" else "tool")
             if len(question.scopes) > 1:
-                words |= {"t": "alwaysAllow", "tool": "alwaysAllow"}
+                words |= dict.fromkeys(wide, "alwaysAllow")
             decision = words.get(word)
             if decision is None:
                 self.screen.prompt(question.retry_prompt, "bold+yellow")
@@ -269,7 +270,7 @@ class Commands:
             params = {"conversationId": question.conversation_id, "toolUseId": question.tool_use_id,
                       "decision": decision}
             if decision == "alwaysAllow" and question.scopes:  # REQ-PERM-020: the scope the user chose
-                params["rule"] = question.scopes[-1 if word in ("t", "tool") else 0][0]
+                params["rule"] = question.scopes[-1 if word in wide else 0][0]
         else:
             approve = {"y": True, "yes": True, "n": False, "no": False}.get(word)
             if approve is None:

@@ -6,9 +6,11 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 
+from ..core.mcp_names import server_part
 from ..protocol.catch_up import EventSeq
 from ..protocol.statuses import StatusKind
 from .approval import ApprovedDiffs
+from .wording import scope_words
 
 
 @dataclass
@@ -21,7 +23,8 @@ class Question:
     tool_use_id: str
     text: list[str] = field(default_factory=list)
     shown: bool = False
-    #: Always Allow's scopes as (rule, label), narrowest first: `a` takes the first, `t` the whole tool
+    #: Always Allow's scopes as (rule, label), narrowest first: `a` takes the first, `t` the whole tool (`s`
+    #: the whole server, for an MCP tool)
     scopes: list[tuple[str, str]] = field(default_factory=list)
     #: a choice's titles, and where the one the user picks goes (None: no answer)
     choices: list[str] = field(default_factory=list)
@@ -43,14 +46,25 @@ class Question:
         if self.kind != "approval":
             return "Approve? [y/n]: "
         if len(self.scopes) > 1:
-            return "Allow? [y]es / [n]o / [a]lways / [t]ool: "
+            return f"Allow? [y]es / [n]o / [a]lways / [{self.wide_key}]{self.wide_word}: "
         return "Allow? [y]es / [n]o / [a]lways: "
+
+    @property
+    def wide_key(self) -> str:
+        """The key of the widest Always Allow: ``s`` for an MCP tool's whole server, else ``t`` (the whole tool)."""
+        return "s" if self.scopes and server_part(self.scopes[-1][0]) is not None else "t"
+
+    @property
+    def wide_word(self) -> str:
+        return "erver" if self.wide_key == "s" else "ool"
 
     @property
     def retry_prompt(self) -> str:
         if len(self.scopes) > 1:
-            return (f"Please answer y (allow), n (deny), a (always allow {self.scopes[0][1]}) or t (always allow "
-                    f"{self.scopes[-1][1]}, every call): ")
+            narrow, wide = (scope_words(label) for _, label in (self.scopes[0], self.scopes[-1]))
+            every = "" if self.wide_key == "s" else ", every call"
+            return (f"Please answer y (allow), n (deny), a (always allow {narrow}) or {self.wide_key} (always allow "
+                    f"{wide}{every}): ")
         return "Please answer y (allow), n (deny) or a (always allow): "
 
 

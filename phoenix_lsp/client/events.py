@@ -13,6 +13,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from ..core.mcp_names import server_part
 from ..protocol import events as ev
 from ..protocol.results import GetConversationResult
 from ..protocol.statuses import RESTING, StatusKind
@@ -21,7 +22,7 @@ from .approval import WHOLE_HINT, approval_lines, whole_call_lines
 from .conversation import Conversation, Question
 from .review import review_lines, review_of
 from .screen import Screen
-from .wording import first_line, tool_summary
+from .wording import first_line, scope_words, tool_summary, tool_words
 
 
 class EventView:
@@ -83,10 +84,11 @@ class EventView:
 
     def _tool_start(self, event: ev.ToolStart) -> None:
         self.conv.tool_names[event.tool_use_id] = event.tool_name
-        self.screen.line(f"[tool] {event.tool_name} {tool_summary(event.tool_name, event.arguments)}", "cyan")
+        self.screen.line(f"[tool] {tool_words(event.tool_name)} {tool_summary(event.tool_name, event.arguments)}",
+                         "cyan")
 
     def _tool_end(self, event: ev.ToolEnd) -> None:
-        name = self.conv.tool_names.pop(event.tool_use_id, "tool")
+        name = tool_words(self.conv.tool_names.pop(event.tool_use_id, "tool"))
         summary = first_line(event.summary)
         if event.is_error:
             self.screen.line(f"[tool] {name} failed: {summary}", "red")
@@ -94,8 +96,9 @@ class EventView:
             self.screen.line(f"[tool] {name} done{': ' + summary if summary else ''}", "dim")
 
     def _tool_refused(self, event: ev.ToolRefused) -> None:
-        self.screen.line(f"[tool] {event.tool_name} refused: not allowed in {self.conv.mode or 'this'} mode",
-                         "yellow")
+        hint = " (/execute switches to Unrestricted)" if self.conv.mode == "restricted" else ""
+        self.screen.line(f"[tool] {tool_words(event.tool_name)} refused: not allowed in {self.conv.mode or 'this'} "
+                         f"mode{hint}", "yellow")
 
     def _mode_changed(self, event: ev.ModeChanged) -> None:
         self.conv.mode = event.mode.value
@@ -127,7 +130,7 @@ class EventView:
 
     def _always_allow(self, event: ev.AlwaysAllowChanged) -> None:
         verb = "always allowed" if event.allowed else "asks again"
-        what = event.tool_name
+        what = scope_words(event.tool_name)
         if event.scope == "prefix" and event.rule:
             what = f"{event.tool_name}: {event.rule}"
         self.screen.line(f"[approvals] {what} {verb} in this conversation", "dim")
@@ -208,7 +211,7 @@ class EventView:
             self.changed()
 
     def open_approval(self, cid: str, event: ev.ApprovalRequested | PendingApproval) -> None:
-        name = event.tool_name
+        name = tool_words(event.tool_name)
         review = review_of(event.arguments, event.diff)
         if review is not None:  # several files: the command, the files, the summary, each diff (REQ-PROTO-065)
             lines = [*review_lines(name, review), WHOLE_HINT]
@@ -218,7 +221,11 @@ class EventView:
             lines = approval_lines(name, event.arguments, event.diff)
         scopes = [(s.rule, s.label) for s in event.scopes]
         if len(scopes) > 1:
-            lines.append(f"  always allow: [a] {scopes[0][1]}   [t] {scopes[-1][1]} (every call of the tool)")
+            narrow, wide = scope_words(scopes[0][1]), scope_words(scopes[-1][0])
+            if server_part(scopes[-1][0]) is not None:  # an MCP tool: the tool, or every tool of its server
+                lines.append(f"  always allow: [a] {narrow}   [s] {wide}")
+            else:
+                lines.append(f"  always allow: [a] {narrow}   [t] {wide} (every call of the tool)")
         if cid != self.conv.id:
             lines[0] = f"[agent {cid[:8]}] " + lines[0]
         whole = whole_call_lines(name, event.description, event.arguments)

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ..core.mcp_names import server_part
+from ..protocol.kinds import mcp_words
 from ..protocol.results import GetConversationResult, NewConversationResult
 from ..protocol.views import TokenUsage
 
@@ -60,6 +62,22 @@ def usage_lines(usage: TokenUsage) -> list[str]:
     else:
         lines.append("[usage] estimated cost: unknown for this model (set modelPrices to get an estimate)")
     return lines
+
+
+def tool_words(name: str) -> str:
+    """A tool's name as shown: an MCP tool as ``create_issue on tracker`` (as the ACP and plain clients word it),
+    any other tool by its name."""
+    return mcp_words(name)
+
+
+def scope_words(rule: str) -> str:
+    """What an Always Allow scope covers, as shown: an MCP tool's rule as the tool (``create_issue``) or its
+    whole server (``every tool of tracker``), any other rule as itself."""
+    server = server_part(rule)
+    if server is None:
+        return rule
+    tool = rule[len(f"mcp__{server}__"):]
+    return f"every tool of {server}" if tool == "*" else tool
 
 
 def tool_summary(name: str, arguments: Any) -> str:

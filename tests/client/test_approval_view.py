@@ -111,7 +111,7 @@ def test_an_mcp_tool_approval_shows_the_tool_and_its_arguments_and_the_servers_w
     tty.type(b"open an issue\r")
     at = tty.wait_for(ALLOW, start, timeout=120)
     asked = _plain(tty.out[start:at])
-    assert "[approval] mcp__tracker__create_issue" in asked, asked
+    assert "[approval] create_issue on tracker" in asked, asked
     assert 'title: "the docs are stale"' in asked, asked
     assert "Open a new issue" not in asked and '{"title"' not in asked, asked  # the server's own words: on request
     tty.type(b"w\r")

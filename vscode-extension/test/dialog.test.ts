@@ -2,6 +2,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { approvalDialog, compactArguments, handleKey, shortcutHint, upgradeDialog, wholeArguments } from "../src/core/dialog";
 import type { ApprovalRequest } from "../src/protocol/wire";
+import { scopeWords, toolWords } from "../src/core/toolNames";
 
 const request: ApprovalRequest = {
   toolUseId: "t1",
@@ -87,4 +88,21 @@ test("the hint names the shortcuts; arguments are compact JSON with long values 
   assert.equal(compactArguments({ command: "ls -la", n: [1, 2] }), '{"command":"ls -la","n":[1,2]}');
   const long = compactArguments({ text: "x".repeat(1000) }, 10);
   assert.match(long, /^\{"text":"x{10}… \(990 more characters\)"\}$/);
+});
+
+test("an MCP write's Always Allow names the tool (A) and every tool of its server (S) (REQ-MCP-023)", () => {
+  const mcp = {
+    toolUseId: "m1", toolName: "mcp__tracker__create_issue", description: "Open a new issue.", arguments: { title: "x" },
+    scopes: [{ kind: "tool" as const, rule: "mcp__tracker__create_issue", label: "mcp__tracker__create_issue" }, { kind: "tool" as const, rule: "mcp__tracker__*", label: "mcp__tracker__*" }],
+  };
+  const d = approvalDialog(mcp);
+  assert.deepEqual(d.choices.map((c) => c.label), ["Allow", "Deny", "Always Allow create_issue", "Always Allow every tool of tracker"]);
+  assert.deepEqual(handleKey(d, { key: "a" }).answer, { kind: "approval", toolUseId: "m1", decision: "alwaysAllow", rule: "mcp__tracker__create_issue" });
+  assert.deepEqual(handleKey(d, { key: "s" }).answer, { kind: "approval", toolUseId: "m1", decision: "alwaysAllow", rule: "mcp__tracker__*" });
+  assert.equal(shortcutHint(d), "↑/↓ move · Enter confirm · Y Allow · N Deny · A Always Allow create_issue · S Always Allow every tool of tracker · Esc deny");
+  assert.equal(toolWords("mcp__tracker__create_issue"), "create_issue on tracker");
+  assert.equal(toolWords("bash"), "bash");
+  assert.equal(toolWords("mcp__bad"), "mcp__bad");
+  assert.equal(scopeWords("mcp__tracker__*"), "every tool of tracker");
+  assert.equal(scopeWords("git status *"), "git status *");
 });

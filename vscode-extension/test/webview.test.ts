@@ -664,3 +664,26 @@ test("a streamed answer is drawn in place: settled blocks are kept, only the blo
   assert.equal(el.textContent!.replace(/\s+/g, " ").trim(), "First paragraph. Second paragraph, still <script>window.__pwned = 1</script> written Third.");
   assert.equal(el.dataset.role, "assistant");
 });
+
+test("an MCP call is shown as 'create_issue on tracker'; its approval offers the tool's and the server's Always Allow, S posting the server's rule; a refused write says how to let it run (REQ-MCP-023)", () => {
+  const { app, e, key, posted, $, root } = mount({ mode: "unrestricted" });
+  const send = (event: ReturnType<typeof e.next>) => app.receive({ type: "input", input: { type: "event", event } });
+  send(e.next({ kind: "message", message: { seq: 1, messageId: "0", role: "assistant", content: [{ type: "toolUse", toolUseId: "r1", toolName: "mcp__tracker__list_issues", arguments: {} }], createdAt: 0 } }));
+  send(e.next({ kind: "message", message: { seq: 2, messageId: "1", role: "user", content: [{ type: "toolResult", toolUseId: "r1", content: "#1 the build is red", isError: false }], createdAt: 0 } }));
+  assert.equal($(".tool[data-tool-use-id=r1] .tool-name")!.textContent, " list_issues on tracker");
+  assert.equal($(".tool[data-tool-use-id=r1] pre.output")!.textContent, "#1 the build is red");
+  send(e.next({ kind: "toolRefused", toolUseId: "w0", toolName: "mcp__tracker__create_issue", by: "mode" }));
+  assert.equal($(".tool[data-tool-use-id=w0] .tool-name")!.textContent, " create_issue on tracker");
+  assert.match($(".tool[data-tool-use-id=w0] .tool-state")!.textContent!, /switch to Unrestricted/);
+  send(e.next({
+    kind: "approvalRequested", toolUseId: "w1", toolName: "mcp__tracker__create_issue", description: "Open a new issue.", arguments: { title: "flaky" },
+    scopes: [{ kind: "tool", rule: "mcp__tracker__create_issue", label: "mcp__tracker__create_issue" }, { kind: "tool", rule: "mcp__tracker__*", label: "mcp__tracker__*" }],
+  }));
+  assert.equal($("[data-testid=dialog-title]")!.textContent, "create_issue on tracker");
+  const choices = [...root.querySelectorAll(".choice")].map((c) => (c as HTMLElement).textContent);
+  assert.deepEqual(choices.slice(2).map((c) => c!.replace(/[AS]$/, "")), ["Always Allow create_issue", "Always Allow every tool of tracker"]);
+  key("s");
+  assert.deepEqual(posted.filter((m) => m.type === "answerApproval"), [
+    { type: "answerApproval", conversationId: CID, toolUseId: "w1", decision: "alwaysAllow", rule: "mcp__tracker__*" },
+  ]);
+});

@@ -2,13 +2,15 @@
 local compat = require("phoenix.compat")
 local config = require("phoenix.config")
 local dialog = require("phoenix.dialog")
+local names = require("phoenix.names")
 local review = require("phoenix.review")
 local rpc = require("phoenix.rpc")
 
 local M = {}
 
 -- The Always Allow choices: one per scope the approval offers (REQ-PERM-020), each naming the rule it adds, the
--- narrowest first (A) and the whole tool last (T), as the VS Code dialog does (REQ-PERM-024).
+-- narrowest first (A) and the whole tool last (T), as the VS Code dialog does (REQ-PERM-024). An MCP tool's are
+-- the tool (A) and every tool of its server (S), named so (REQ-MCP-023).
 function M.always_choices(scopes)
   scopes = scopes or {}
   if #scopes == 0 then
@@ -17,9 +19,11 @@ function M.always_choices(scopes)
   local choices = {}
   for i, scope in ipairs(scopes) do
     local last = i == #scopes and i > 1
-    local label = scope.kind == "tool" and ("Always Allow every " .. scope.rule .. " call")
+    local mcp = names.is_mcp(scope.rule)
+    local label = (mcp and ("Always Allow " .. names.scope(scope.rule)))
+      or (scope.kind == "tool" and ("Always Allow every " .. scope.rule .. " call"))
       or ("Always Allow " .. scope.label)
-    local key = (i == 1 and "a") or (last and "t") or tostring(i)
+    local key = (i == 1 and "a") or (last and (mcp and "s" or "t")) or tostring(i)
     table.insert(choices, { label = label, value = { decision = "alwaysAllow", rule = scope.rule }, key = key })
   end
   return choices
@@ -56,7 +60,7 @@ function M.ask(ev)
   dialog.open({
     id = ev.toolUseId,
     ui = config.options.ui,
-    title = ev.toolName,
+    title = names.tool(ev.toolName),
     description = vim.split(ev.description or "", "\n\n", { plain = true })[1],
     arguments = args,
     summary = summary,

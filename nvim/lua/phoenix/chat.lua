@@ -4,6 +4,8 @@
 -- The buffer is three parts: a header (the project instructions in effect), the conversation (the body), and
 -- a footer (the attachments that go with the next message, as chips). Each part is replaced on its own; the
 -- body's line numbers (stream_start) count from the body's first line, so a new header moves nothing.
+local names = require("phoenix.names")
+
 local M = {}
 
 local buf = nil
@@ -156,7 +158,7 @@ local function block_lines(block)
   elseif block.type == "text" and block.text and block.text ~= "" then
     vim.list_extend(lines, split(block.text))
   elseif block.type == "toolUse" then
-    table.insert(lines, string.format("● %s %s", block.toolName, compact(block.arguments)))
+    table.insert(lines, string.format("● %s %s", names.tool(block.toolName), compact(block.arguments)))
   elseif block.type == "toolResult" then
     local content = split(block.content or "")
     local mark = block.isError and "  ✗ " or "  ⎿ "

@@ -4,6 +4,7 @@ local approval = require("phoenix.approval")
 local chat = require("phoenix.chat")
 local dialog = require("phoenix.dialog")
 local header = require("phoenix.header")
+local names = require("phoenix.names")
 local rpc = require("phoenix.rpc")
 local sequence = require("phoenix.sequence")
 local status = require("phoenix.status")
@@ -92,7 +93,7 @@ end
 
 -- Which rule was granted (or revoked), in words: the user sees what Always Allow added (REQ-PERM-024).
 function handle.alwaysAllowChanged(ev)
-  local what = ev.toolName
+  local what = names.scope(ev.toolName)
   if ev.scope == "prefix" and ev.rule and ev.rule ~= "" then
     what = ev.toolName .. ": " .. ev.rule
   end
@@ -128,7 +129,9 @@ function handle.secretWithheld(ev)
 end
 
 function handle.toolRefused(ev)
-  chat.note(ev.toolName .. " refused in " .. (status.state.mode or "this") .. " mode")
+  local mode = status.state.mode or "this"
+  local hint = mode == "restricted" and " (:PhoenixMode unrestricted switches to Unrestricted)" or ""
+  chat.note(names.tool(ev.toolName) .. " refused in " .. mode .. " mode" .. hint)
 end
 
 -- The kinds this plugin shows nothing for, and why (REQ-PROTO-055): with M.handle they name every event kind of

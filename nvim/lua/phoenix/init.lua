@@ -18,6 +18,7 @@
 --   approval      approvals and upgrade requests in the dialog
 --   review        a multi-file review (a bash command's captured changes) read and laid out for the dialog
 --   models, route the model and the route pickers
+--   names         tool names as people read them (an MCP tool as "create_issue on tracker")
 --   header        the chat's header lines
 --   commands      the :Phoenix* commands and the chat's keys
 --   chat, dialog, status, attach, refusal, sight, health, compat: the chat buffer, the dialog window, the

@@ -60,7 +60,37 @@ WARM_TS = "export const warm = 1;\n"
 ASK_DEFINITION = "Where is area defined?"
 DEFINITION_ANSWER = "It is defined in lib.ts."
 
+# MCP tools (issue 37): the tests' tracker server, from the user's registry (tests/tools/tracker.py)
+ASK_MCP_RESTRICTED = "What is open in the tracker?"
+MCP_RESTRICTED_ANSWER = "Two issues are open; filing one needs Unrestricted."
+ASK_MCP_UNRESTRICTED = "File the flaky test and close issue 2."
+MCP_UNRESTRICTED_ANSWER = "Filed and closed."
+
+# a project's server (.mcp.json written into the workspace): asked about in VS Code's notification first
+ASK_MCP_PROJECT = "What does the project's board say?"
+MCP_PROJECT_ANSWER = "The board lists two issues."
+
+
+def _mcp(tool: str, arguments: dict[str, Any]) -> ToolUseBlock:
+    return ToolUseBlock(f"mcp__tracker__{tool}", arguments)
+
+
 SCRIPTS: dict[str, list[Callable[[], Reply]]] = {
+    ASK_MCP_PROJECT: [
+        lambda: Reply.tool_reply(ToolUseBlock("mcp__board__list_issues", {})),
+        lambda: Reply.text_reply(MCP_PROJECT_ANSWER),
+    ],
+    ASK_MCP_RESTRICTED: [  # a read runs without a dialog; the write is refused by the mode
+        lambda: Reply.tool_reply(_mcp("list_issues", {})),
+        lambda: Reply.tool_reply(_mcp("create_issue", {"title": "refused in restricted"})),
+        lambda: Reply.text_reply(MCP_RESTRICTED_ANSWER),
+    ],
+    ASK_MCP_UNRESTRICTED: [  # denied (N), then Always Allow for the server (S), which covers close_issue
+        lambda: Reply.tool_reply(_mcp("create_issue", {"title": "denied one"})),
+        lambda: Reply.tool_reply(_mcp("create_issue", {"title": "flaky test"})),
+        lambda: Reply.tool_reply(_mcp("close_issue", {"id": 2})),
+        lambda: Reply.text_reply(MCP_UNRESTRICTED_ANSWER),
+    ],
     ASK_DEFINITION: [
         lambda: Reply.tool_reply(ToolUseBlock("find_definition", {"path": "main.ts", "line": 3, "symbol": "area"}),
                                  text="Asking the editor."),

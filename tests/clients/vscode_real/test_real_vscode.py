@@ -34,6 +34,15 @@ One journey, in order, as a user would take it:
 11. a definition lookup on a TypeScript file the editor never loaded is answered by VS Code's own
    TypeScript provider (the extension opens the file and asks again while the TypeScript server loads its
    project; the server itself started with a file opened at the beginning).
+12. MCP tools (issue 37), the tests' own stdio MCP server from the user's registry, its log of the calls it
+   received the witness: in Restricted a read runs without a dialog and its card shows "list_issues on tracker"
+   and the result, a write's card is refused and says how to let it run; in Unrestricted the write's dialog is
+   titled "create_issue on tracker" and offers Always Allow for the tool (A) and for every tool of the server
+   (S); N denies it (the server never sees it), S on the next covers the server's other write.
+13. a project's MCP server (a .mcp.json written into the workspace) is asked about in VS Code's own
+   notification (the server's window/showMessageRequest), naming its command; nothing runs before "Start it"
+   is clicked (the server's witness file), and its tool (a write for the manifest, so asked about) runs in that
+   turn.
 The project's AGENTS.md is named in the instructions line at the top of the conversation, also after the reload.
 Screenshots of each step land in the artifacts directory printed at the start; with
 PHOENIX_UPDATE_SCREENSHOTS=1 the open-approval screenshot also replaces docs/images/vscode-approval.png.
@@ -53,6 +62,8 @@ import pytest
 from tests.clients.vscode_real import scenario
 from tests.clients.vscode_real.chat import (
     CHIP,
+    DIALOG_OPEN,
+    DIALOG_TITLE,
     FILE_OPTION,
     INPUT,
     INSTRUCTION_FILE,
@@ -73,6 +84,7 @@ from tests.clients.vscode_real.chat import (
 from tests.clients.vscode_real.rig import ROOT, Deps, extension_id, package_extension, start_rig
 from tests.e2e.raw import route_of
 from tests.fake_anthropic import FakeAnthropic
+from tests.tools.tracker import TOKEN, project_server, received, starts, tracker_env
 
 API_KEY = "sk-ant-real-vscode-test-0123456789"
 # the proposed diff's tab ("hello.py ↔ proposed by Phoenix (waiting for your approval)")
@@ -114,8 +126,9 @@ def _watch_streaming(chat: Chat) -> None:
     "REQ-PERM-009", "REQ-PERM-011", "REQ-PERM-012", "REQ-PERM-013", "REQ-PERM-014", "REQ-PERM-020",
     "REQ-PERM-021", "REQ-VSC-007", "REQ-VSC-010", "REQ-VSC-011", "REQ-VSC-012", "REQ-PROTO-051", "REQ-PROTO-052",
     "REQ-SIGHT-005", "REQ-PERM-025", "REQ-VSC-013", "REQ-VSC-014", "REQ-VSC-015",
+    "REQ-MCP-003", "REQ-MCP-004", "REQ-MCP-006", "REQ-MCP-009", "REQ-MCP-023",
 )
-def test_the_extension_in_a_real_vscode(vscode_deps: Deps, fake_anthropic: FakeAnthropic) -> None:
+def test_the_extension_in_a_real_vscode(vscode_deps: Deps, fake_anthropic: FakeAnthropic, tmp_path: Path) -> None:
     vsix = package_extension(vscode_deps)
     fake_anthropic.handler = scenario.handler
     fake_anthropic.models = list(MODELS)
@@ -124,7 +137,7 @@ def test_the_extension_in_a_real_vscode(vscode_deps: Deps, fake_anthropic: FakeA
         extension_id=extension_id(),
         settings=phoenix_settings,
         # a loaded machine may keep the extension host busy for more than the default 1.5 s
-        env={**fake_anthropic.env(API_KEY), "PHOENIX_SIGHT_TIMEOUT_MS": "30000"},
+        env={**fake_anthropic.env(API_KEY), "PHOENIX_SIGHT_TIMEOUT_MS": "30000", **tracker_env(tmp_path)},
         files={"hello.py": HELLO, "notes.md": NOTES, "AGENTS.md": AGENTS, "config.json": scenario.CONFIG,
                "lib.ts": scenario.LIB_TS, "main.ts": scenario.MAIN_TS, "tsconfig.json": scenario.TSCONFIG,
                scenario.WARM_TS_PATH: scenario.WARM_TS},
@@ -475,6 +488,71 @@ def test_the_extension_in_a_real_vscode(vscode_deps: Deps, fake_anthropic: FakeA
         assert len(told) == 1 and told[0].startswith("The editor found 1 definition of area:"), told
         assert "lib.ts:1:17  export function area(r: number): number {" in told[0], told
         d.screenshot("sight-ts-definition")
+
+        # 12. MCP tools: a read in Restricted, a refused write, then Unrestricted's dialog and the server's rule ---
+        d.call("command", title="Phoenix: Restrict (/plan)")
+        chat.statusbar(RESTRICTED)
+        cards = d.call("inspect", **chat.wv, selector=TOOL_CARD)["count"]
+        chat.send(scenario.ASK_MCP_RESTRICTED)
+        chat.wait_answer(scenario.MCP_RESTRICTED_ANSWER)
+        chat.wait_idle()
+        # the cards' whole text, their folded bodies (arguments, result) included
+        every_card = d.call("evaluate", **chat.wv, selector=TIMELINE, fn="""(timeline) => [...timeline.querySelectorAll(
+            '[data-testid=message][data-role=tool]')].map((card) => card.textContent)""")
+        new_cards = every_card[cards:]
+        assert len(new_cards) == 2, new_cards
+        assert "list_issues on tracker" in new_cards[0] and "#1 the build is red" in new_cards[0], new_cards
+        assert "create_issue on tracker" in new_cards[1] and "switch to Unrestricted" in new_cards[1], new_cards
+        assert received(tmp_path) == ["list_issues"], "the read ran unasked; the refused write reached nothing"
+        d.screenshot("mcp-restricted")
+        d.call("command", title="Phoenix: Unrestrict (/execute)")
+        chat.statusbar(UNRESTRICTED)
+        chat.send(scenario.ASK_MCP_UNRESTRICTED)
+        first = chat.dialog("approval")
+        title = d.call("inspect", **chat.wv, selector=DIALOG_TITLE)["items"][0]["text"]
+        assert title == "create_issue on tracker", title
+        assert "denied one" in first["text"], first["text"]
+        choices = chat.choices()
+        assert [(c["attrs"].get("data-key"), c["attrs"].get("data-scope")) for c in choices] == [
+            ("y", None), ("n", None), ("a", "narrow"), ("s", "server")
+        ], choices
+        assert "Always Allow create_issue" in choices[2]["text"], choices
+        assert "Always Allow every tool of tracker" in choices[3]["text"], choices
+        d.screenshot("mcp-approval")
+        chat.key("n")
+        # the next call's dialog follows at once (the closed state may never be seen): wait for its arguments
+        d.call("waitFor", **chat.wv, selector=f"{DIALOG_OPEN}[data-kind=approval]", hasText="flaky test", timeout=60)
+        chat.key("s")
+        chat.dialog_closed()
+        chat.wait_answer(scenario.MCP_UNRESTRICTED_ANSWER)
+        chat.wait_idle()
+        # the denied call never reached the server; the server's rule covered close_issue without a dialog
+        assert received(tmp_path) == ["list_issues", "create_issue", "close_issue"]
+        assert _approval_decisions(rig.data_dir)[-2:] == [
+            ("mcp__tracker__create_issue", "deny"), ("mcp__tracker__create_issue", "alwaysAllow")]
+        shown = d.call("inspect", **chat.wv, selector=TIMELINE)["items"][0]["text"]
+        assert "close_issue on tracker" in shown and TOKEN not in shown
+
+        # 13. a project's .mcp.json server: VS Code's notification asks before it starts ---------------------------
+        board = tmp_path / "board"
+        board.mkdir()
+        (rig.workspace / ".mcp.json").write_text(json.dumps({"mcpServers": {"board": project_server(board)}}))
+        chat.send(scenario.ASK_MCP_PROJECT)
+        toast = ".notifications-toasts .notification-toast"
+        d.call("waitFor", selector=toast, hasText="MCP server 'board'", timeout=90)
+        asked = d.call("inspect", selector=toast)["items"]
+        assert any("--label one" in t["text"] and TOKEN not in t["text"] for t in asked), asked
+        assert starts(board) == 0, "nothing ran before the answer"
+        d.screenshot("mcp-consent")
+        d.call("click", selector=f"{toast} .monaco-button", hasTextRegex=r"^\s*Start it", first=True)
+        # the manifest names the tracker's reads only: the board's tool is a write, asked about in Unrestricted
+        d.call("waitFor", **chat.wv, selector=DIALOG_TITLE, hasText="list_issues on board", timeout=90)
+        chat.refocus_dialog()  # the click on the notification left the keyboard in the workbench (REQ-PERM-025)
+        chat.key("y")
+        chat.wait_answer(scenario.MCP_PROJECT_ANSWER, timeout=90)
+        chat.wait_idle()
+        assert starts(board) == 1
+        assert received(board) == ["list_issues"]
         assert fake_anthropic.unexpected == 0 and not fake_anthropic.handler_errors
 
 

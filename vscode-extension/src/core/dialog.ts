@@ -5,6 +5,7 @@
  */
 
 import type { ApprovalRequest, UpgradeRequest } from "../protocol/wire";
+import { mcpParts, scopeWords } from "./toolNames";
 
 export type Answer =
   | { kind: "approval"; toolUseId: string; decision: "allow" | "deny" | "alwaysAllow"; rule?: string }
@@ -15,8 +16,9 @@ export interface Choice {
   /** the shortcut letter shown next to the label (lower case) */
   key?: string;
   answer: Answer;
-  /** Always Allow's scope: a command prefix (`narrow`) or the whole tool */
-  scope?: "narrow" | "tool";
+  /** Always Allow's scope: a command prefix or an MCP tool (`narrow`), the whole tool, or an MCP tool's whole
+   * server (`server`) */
+  scope?: "narrow" | "tool" | "server";
 }
 
 export interface DialogState {
@@ -45,7 +47,9 @@ export interface KeyResult {
 /**
  * The dialog for an approval: Allow, Deny, Always Allow. Always Allow offers the server's scopes
  * (REQ-PERM-020): the narrowest first (A, e.g. `git status *`), the whole tool as the other choice (T).
- * A call with one scope (a patch, an unparsable command) gets the single "Always Allow".
+ * A call with one scope (a patch, an unparsable command) gets the single "Always Allow". An MCP tool's are the
+ * tool (A, "Always Allow create_issue") and every tool of its server (S, "Always Allow every tool of tracker"),
+ * REQ-MCP-023.
  */
 export function approvalDialog(request: ApprovalRequest): DialogState {
   const id = request.toolUseId;
@@ -56,8 +60,19 @@ export function approvalDialog(request: ApprovalRequest): DialogState {
     decision: "alwaysAllow",
     ...(rule !== undefined ? { rule } : {}),
   });
+  const wide = scopes[scopes.length - 1]?.rule ?? "";
   const alwaysChoices: Choice[] =
-    scopes.length > 1
+    scopes.length > 1 && mcpParts(wide)
+      ? [
+          {
+            label: `Always Allow ${scopeWords(scopes[0].rule)}`,
+            key: "a",
+            answer: always(scopes[0].rule),
+            scope: "narrow",
+          },
+          { label: `Always Allow ${scopeWords(wide)}`, key: "s", answer: always(wide), scope: "server" },
+        ]
+      : scopes.length > 1
       ? [
           { label: `Always Allow ${scopes[0].rule}`, key: "a", answer: always(scopes[0].rule), scope: "narrow" },
           {

@@ -27,6 +27,7 @@ import type {
 } from "../protocol/wire";
 import { isReviewCall } from "./review";
 import { seqVerdict } from "./sequence";
+import { scopeWords } from "./toolNames";
 
 /** The share of the context window from which the view warns and offers a continuation (REQ-BED-023). */
 export const CONTEXT_WARNING_FRACTION = 0.8;
@@ -394,7 +395,9 @@ function applyEvent(view: ConversationView, e: PhoenixEvent): void {
       // the chat says which rule was granted, not only that one was (REQ-PERM-024)
       notice(view, e.seq, {
         level: "info",
-        text: e.allowed ? `Always allowed in this conversation: ${label}` : `Asks again in this conversation: ${label}`,
+        text: e.allowed
+          ? `Always allowed in this conversation: ${scopeWords(label)}`
+          : `Asks again in this conversation: ${scopeWords(label)}`,
       });
       return;
     }

@@ -16,6 +16,7 @@ import {
 import { stripTerminalEscapes } from "../core/markdown";
 import { openRequest, type OpenRequest } from "../core/reducer";
 import { reviewHeadline, reviewOf, type Review } from "../core/review";
+import { toolWords } from "../core/toolNames";
 import { Memo, type PartContext } from "./dom";
 import { DialogFocus } from "./focus";
 
@@ -119,7 +120,7 @@ export class Dialog {
       if (r.conversationId !== this.c.view()?.conversationId) {
         dom.add(box, "div", "dialog-agent dim").textContent = "A sub-agent asks:";
       }
-      const title = dom.text(box, "div", "dialog-title tool-name", a.toolName);
+      const title = dom.text(box, "div", "dialog-title tool-name", toolWords(a.toolName));
       title.dataset.testid = "dialog-title";
       if (a.description) this.renderDescription(box, stripTerminalEscapes(a.description));
       if (this.review) {

@@ -8,6 +8,7 @@ import { settledLength, stripTerminalEscapes } from "../core/markdown";
 import type { ConversationView, Item, Notice, SubAgent, ToolCard } from "../core/reducer";
 import { changeSetOf, isReviewCall, reviewHeadline, reviewOf } from "../core/review";
 import { statusText } from "../core/status";
+import { toolWords } from "../core/toolNames";
 import type { ToolName } from "../protocol/wire";
 import type { PartContext } from "./dom";
 
@@ -201,7 +202,7 @@ export class Timeline {
     const summary = dom.add(el, "summary", "tool-head");
     const icon = toolIcon(card.toolName);
     dom.icon(summary, icon ?? "question");
-    dom.text(summary, "span", "tool-name", ` ${card.toolName}`);
+    dom.text(summary, "span", "tool-name", ` ${toolWords(card.toolName)}`);
     if (icon === undefined) {
       // a tool this version does not know (a newer server): shown, and said (REQ-PROTO-055)
       dom.add(summary, "span", "tool-unknown dim").textContent = " (a tool this extension does not know: update it)";
@@ -314,7 +315,7 @@ function stateText(card: ToolCard): string {
     case "error":
       return "failed";
     case "refused":
-      return "refused by the mode";
+      return "refused by the mode: Restricted runs reads only; switch to Unrestricted to let it run";
     case "denied":
       return "denied";
     case "cancelled":
