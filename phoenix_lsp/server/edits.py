@@ -256,13 +256,18 @@ async def apply_review(ls: LanguageServer, review: Review) -> str | None:
     if not review.texts:
         return None
     edit = review_edit(ls, review)
-    label = f"phoenix: a bash command's changes ({len(review.texts)} file(s))"
+    why = await _send_edit(ls, edit, f"phoenix: a bash command's changes ({len(review.texts)} file(s))")
+    return None if why is None else f"{why}."
+
+
+async def _send_edit(ls: LanguageServer, edit: types.WorkspaceEdit, label: str) -> str | None:
+    """One ``workspace/applyEdit``: None when the editor applied it, else why not (nothing of it landed)."""
     try:
         result = await ls.workspace_apply_edit_async(types.ApplyWorkspaceEditParams(edit=edit, label=label))
     except Exception as exc:  # the client went away or answered with an error
-        return f"the editor did not answer the edit ({exc})."
+        return f"the editor did not answer the edit ({exc})"
     if not result.applied:
-        return f"the editor did not apply the edit ({result.failure_reason or 'the user or the editor rejected it'})."
+        return f"the editor did not apply the edit ({result.failure_reason or 'the user or the editor rejected it'})"
     return None
 
 
@@ -326,11 +331,4 @@ async def apply_undo(ls: LanguageServer, plan: Plan) -> str | None:
     edit = undo_edit(ls, plan)
     if isinstance(edit, str):
         return edit
-    label = f"phoenix: undo {plan.kept.label[:80]} ({len(plan.texts)} file(s))"
-    try:
-        result = await ls.workspace_apply_edit_async(types.ApplyWorkspaceEditParams(edit=edit, label=label))
-    except Exception as exc:  # the client went away or answered with an error
-        return f"the editor did not answer the edit ({exc})"
-    if not result.applied:
-        return f"the editor did not apply the edit ({result.failure_reason or 'the user or the editor rejected it'})"
-    return None
+    return await _send_edit(ls, edit, f"phoenix: undo {plan.kept.label[:80]} ({len(plan.texts)} file(s))")
