@@ -40,6 +40,33 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("tools/shell_changes/accept.py", "os.readlink"): "a symlink of the layer, recreated as a symlink (never "
                                                       "followed)",
     ("tools/shell_changes/accept.py", "os.fdopen"): "wraps the two descriptors of that copy",
+    # undo afterwards (REQ-BASH-040/041): the before copies live in the server's own data directory (undo/, 0700,
+    # ids the server made and checks); the workspace is read beneath directory descriptors, O_NOFOLLOW. What is
+    # read goes back to the disk or to the editor, never to the model (it is told the paths only)
+    ("tools/shell_changes/kept.py", "os.walk"): "walks a before copy just moved into the data directory's undo/ "
+                                                "folder (no symlinked directory followed)",
+    ("tools/shell_changes/kept.py", "os.open"): "digests and writes the server's own kept copies, O_NOFOLLOW",
+    ("tools/shell_changes/kept.py", "os.fdopen"): "wraps the descriptor of a kept copy or manifest it creates "
+                                                  "(O_CREAT | O_EXCL, 0600)",
+    ("tools/shell_changes/kept.py", "os.readlink"): "a symlink among the kept copies, recorded (never followed)",
+    ("tools/shell_changes/kept.py", "home.iterdir"): "lists a conversation's kept sets (its undo/ folder) to keep "
+                                                     "them within the bound",
+    ("tools/shell_changes/record.py", "os.readlink"): "what a symlink the accepted set left points to, recorded "
+                                                      "(never followed); the undo checks it again through "
+                                                      "descriptors",
+    ("tools/shell_changes/restore.py", "os.open"): "a folder beneath the workspace's descriptor, O_NOFOLLOW, to "
+                                                   "list it or write a restored file into it",
+    ("tools/shell_changes/restore.py", "os.listdir"): "names in a folder the set made, through its descriptor, to "
+                                                      "see that nothing else was put there since",
+    ("tools/shell_changes/restore.py", "os.fdopen"): "wraps the descriptor of a restored file's temporary copy it "
+                                                     "creates (O_CREAT | O_EXCL | O_NOFOLLOW)",
+    ("tools/shell_changes/restore.py", "os.readlink"): "a symlink in the workspace beneath a descriptor, compared "
+                                                       "with what the set left (never followed)",
+    # leftover layers swept (REQ-BASH-042): the server's own layers directory, never through a symlink
+    ("sandbox/overlay.py", "os.open"): "the layers directory it made, as a descriptor (O_NOFOLLOW) to flock it",
+    ("sandbox/layer_sweep.py", "os.scandir"): "lists the layers directory through that descriptor: names only",
+    ("sandbox/layer_sweep.py", "os.open"): "a layer beneath that descriptor (O_NOFOLLOW) and its held file, to "
+                                           "try the flock a live server holds",
     # the sandbox: it builds and runs the kernel's rules; every path here is the system's, not steered
     ("sandbox/launcher/restrict.py", "os.open"): "opens each Landlock rule's path (O_PATH) to make the rule, and "
                                                  "the private /tmp's kept directories to bind them",
@@ -80,6 +107,8 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("client/workspace_edit.py", "open"): "the terminal client plays the editor: it reads the file a workspace "
                                           "edit the user approved changes, as any editor does; not the server",
     ("client/workspace_edit.py", "os.fdopen"): "the terminal client writes an edited file through mkstemp",
+    ("client/workspace_edit.py", "Path('/proc/self/status').read_text"): "the terminal client's own umask, a "
+                                                                          "fixed path",
     ("llm/images.py", "PILImage.open"): "decodes image bytes already in memory (io.BytesIO), not a path",
     ("agent/artifacts.py", "self.directory.iterdir"): "lists the artifact directory's own scope folders (c-<hash>) "
                                                       "to delete those of gone conversations; reads no content "

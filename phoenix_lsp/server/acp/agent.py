@@ -167,8 +167,9 @@ class PhoenixAgent:
     def _attach(self, conversation: Conversation) -> Session:
         session = self.client.sessions.get(conversation.id)
         if session is None:
-            session = Session(conversation.id, conversation.state.working_directory)
-            session.calls.state = lambda: conversation.state  # where a call's whole output is read
+            # the calls read a call's whole output from the conversation's state
+            session = Session(conversation.id, conversation.state.working_directory,
+                              calls=updates.Calls(lambda: conversation.state))
             self.client.sessions[conversation.id] = session
         return session
 

@@ -129,14 +129,14 @@ class Calls:
     """The tool calls of one session that the client was told about, so each starts once (``tool_call``), then
     only changes (``tool_call_update``), and ends once: the first of its end, its refusal, its denial and its
     stored result that comes ends it, and nothing is sent about it after that (REQ-ACP-028). ``state``: the
-    conversation's state now (set when the session is attached), where a call's whole output is read."""
+    conversation's state now (given when the session is attached), where a call's whole output is read."""
 
-    def __init__(self) -> None:
+    def __init__(self, state: Callable[[], ConversationState | None] = lambda: None) -> None:
         self.announced: set[str] = set()
         self.ended: set[str] = set()
         self.results: dict[str, tuple[str, bool]] = {}  # a call's output and whether it failed, once known
         self.inputs: dict[str, dict[str, Any]] = {}  # a call's arguments, from the model's message
-        self.state: Callable[[], ConversationState | None] = lambda: None
+        self.state = state
 
     def announce(self, call_id: str, name: str, arguments: Mapping[str, Any], root: str,
                  content: list[Any] | None = None, access: str | None = None) -> list[Any]:
