@@ -186,6 +186,32 @@ class ChangesUndone:
 
 
 @dataclass(frozen=True, slots=True)
+class ReviewBackground:
+    """A captured background command ended while no turn runs (REQ-BASH-044): the server asks to review its
+    changes now. ``job`` names it (unique in the server's run); allowed at rest only, one review at a time."""
+
+    job: str
+    command: str
+
+
+@dataclass(frozen=True, slots=True)
+class BackgroundReviewed:
+    """The review of ``job`` allowed by ReviewBackground is over; ``told`` is what the model learns of it (its
+    bash result would have said the same), empty when the command changed nothing."""
+
+    job: str
+    told: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ChangesDiscarded:
+    """A background command's layer was discarded unreviewed (its conversation or the server ended, REQ-BASH-046):
+    ``told`` names the command and what was thrown away, for the user and the model."""
+
+    told: str
+
+
+@dataclass(frozen=True, slots=True)
 class Restore:
     """The server restarted and loaded this conversation from the store (REQ-BED-007)."""
 
@@ -212,5 +238,8 @@ Event = (
     | AgentUsage
     | UndoChanges
     | ChangesUndone
+    | ReviewBackground
+    | BackgroundReviewed
+    | ChangesDiscarded
     | Restore
 )

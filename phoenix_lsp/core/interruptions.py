@@ -22,7 +22,7 @@ from .state import (
 )
 from .steps import Out, close_batch, fill, finish_agent, reject, settle
 from .subagents import agents_result
-from .undo import interrupted
+from .undo import interrupted, review_interrupted
 from .values import AgentSlot
 
 
@@ -66,13 +66,9 @@ def on_cancel(state: ConversationState, ev: Cancel | Stop) -> Out:
     return settle(state, Idle()), tuple(effects)
 
 
-def on_idle_cancel(state: ConversationState, ev: Cancel) -> Out:
-    return state, ()  # nothing runs: cancelling is a harmless no-op
-
-
 def on_restore(state: ConversationState, ev: Restore) -> Out:
     """After a restart nothing is running any more; only requests waiting for the user survive."""
-    state = interrupted(state)
+    state = review_interrupted(interrupted(state))
     status = state.status
     if state.is_subagent:  # its parent was restored too and no longer waits for it (issue 6)
         if isinstance(status, Finished):

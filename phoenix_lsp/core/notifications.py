@@ -92,7 +92,9 @@ class ErrorReported:
     """The turn ended in an error the user must see (the LLM request failed for good)."""
 
     message: str
-    error_kind: Literal["llm"] = "llm"
+    #: ``llm``: the model's request failed for good; ``discarded``: a background command's changes were thrown
+    #: away unreviewed (REQ-BASH-046)
+    error_kind: Literal["llm", "discarded"] = "llm"
 
 
 @dataclass(frozen=True, slots=True)

@@ -214,3 +214,8 @@ class ConversationState:
     editor_sight: bool = False
     #: the change set an undo is restoring (REQ-BASH-041): no turn starts until it is done
     undoing: str | None = None
+    #: the ended background command whose changes are being reviewed at rest (REQ-BASH-044): no turn starts
+    #: until it is done
+    reviewing: str | None = None
+    #: the question of that review, while it waits for the user's answer (a host call outside a turn)
+    review_question: ToolUse | None = None

@@ -14,6 +14,14 @@ from dataclasses import dataclass, fields
 from typing import get_args
 
 from .approvals import on_approval, on_host_call, on_upgrade
+from .background import (
+    on_approval_at_rest,
+    on_background_reviewed,
+    on_changes_discarded,
+    on_rest_cancel,
+    on_rest_host_call,
+    on_review_background,
+)
 from .changes import (
     on_revoke,
     on_set_instructions,
@@ -27,12 +35,15 @@ from .events import (
     AgentEnded,
     AgentUsage,
     ApprovalAnswer,
+    BackgroundReviewed,
     Cancel,
+    ChangesDiscarded,
     ChangesUndone,
     HostCall,
     LlmDone,
     LlmFailed,
     Restore,
+    ReviewBackground,
     RevokeAlwaysAllow,
     SetInstructions,
     SetMode,
@@ -47,7 +58,7 @@ from .events import (
     UserMessage,
     WindowReported,
 )
-from .interruptions import on_cancel, on_idle_cancel, on_restore
+from .interruptions import on_cancel, on_restore
 from .state import (
     AwaitingAgents,
     AwaitingApproval,
@@ -110,16 +121,25 @@ _ALWAYS: dict[type, _Row] = {
     AgentUsage: _go(on_agent_usage, STAY),
     WindowReported: _go(on_window_reported, STAY),
     ChangesUndone: _go(on_undone, STAY),
+    BackgroundReviewed: _go(on_background_reviewed, STAY),
+    ChangesDiscarded: _go(on_changes_discarded, STAY),  # REQ-BASH-046: the user and the model are told
+}
+#: At rest: an ended background command's review (REQ-BASH-044), its question and its answer, outside a turn.
+_REVIEW_AT_REST: dict[type, _Row] = {
+    ReviewBackground: _go(on_review_background, STAY),
+    HostCall: _go(on_rest_host_call, STAY),
+    ApprovalAnswer: _go(on_approval_at_rest, STAY),
+    Cancel: _go(on_rest_cancel, STAY),
 }
 #: Idle and error: a new turn, a continuation summary, another model or instructions.
 _RESTING: dict[type, _Row] = {
     **_ALWAYS,
-    Cancel: _go(on_idle_cancel, STAY),
     UserMessage: _go(on_user_message, STAY, AwaitingLlm),
     TriggerContinuation: _go(on_continuation, STAY, Summarizing),
     SetModel: _go(on_set_model, STAY),
     SetInstructions: _go(on_set_instructions, STAY),
     UndoChanges: _go(on_undo, STAY),  # REQ-BASH-041: never while a turn runs
+    **_REVIEW_AT_REST,
 }
 #: Working: cancelling reaches idle (REQ-BED-005).
 _BUSY: dict[type, _Row] = {**_ALWAYS, Cancel: _go(on_cancel, Idle)}
@@ -146,10 +166,10 @@ _ROWS: dict[type, dict[type, _Row]] = {
     Summarizing: {**_BUSY, LlmDone: _go(on_llm_done, STAY, Exhausted),
                   LlmFailed: _go(on_llm_failed, STAY, Exhausted)},
     Error: {**_RESTING, Restore: _go(on_restore, Idle, Finished)},
-    Exhausted: {**_ALWAYS, Cancel: _go(on_idle_cancel, STAY), Restore: _go(on_restore, STAY, Finished),
-                UndoChanges: _go(on_undo, STAY)},
+    Exhausted: {**_ALWAYS, Restore: _go(on_restore, STAY, Finished), UndoChanges: _go(on_undo, STAY),
+                **_REVIEW_AT_REST},
     Finished: {Restore: _go(on_restore, STAY), Stop: _go(on_cancel, STAY), SetStyle: _go(on_set_style, STAY),
-               AgentUsage: _go(on_agent_usage, STAY)},
+               AgentUsage: _go(on_agent_usage, STAY), ChangesDiscarded: _go(on_changes_discarded, STAY)},
 }
 
 

@@ -30,6 +30,16 @@ UNDOING = (
     "message again."
 )
 
+REVIEWING = (
+    "The changes of a background command that ended are being reviewed; answer or cancel that review, then send "
+    "your message again."
+)
+REVIEW_INTERRUPTED = (
+    "[system] The server restarted while the changes of a background command that had ended were under review; "
+    "they were discarded, nothing of them landed."
+)
+CANCELLED = "Cancelled by the user."
+
 ALREADY_UNRESTRICTED = "Already in Unrestricted mode: you can use every tool; no upgrade is needed."
 UPGRADE_APPROVED = "The user approved the upgrade. The conversation is now in Unrestricted mode."
 UPGRADE_DENIED = (

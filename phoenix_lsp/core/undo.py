@@ -24,8 +24,8 @@ NOTE_PATHS = 30
 
 
 def on_undo(state: ConversationState, ev: UndoChanges) -> Out:
-    if state.undoing is not None:
-        return reject(state, "busy", texts.UNDOING.format(change_set=state.undoing))
+    if (busy := undoing_refusal(state)) is not None:
+        return busy
     state = replace(state, undoing=ev.change_set)
     return state, (RestoreChanges(ev.change_set), Audit(Actor.USER, "undoRequested", {"changeSet": ev.change_set}))
 
@@ -57,10 +57,13 @@ def on_undone(state: ConversationState, ev: ChangesUndone) -> Out:
 
 
 def undoing_refusal(state: ConversationState) -> Out | None:
-    """The busy refusal of a message or a continuation while an undo runs, else None."""
-    if state.undoing is None:
-        return None
-    return reject(state, "busy", texts.UNDOING.format(change_set=state.undoing))
+    """The busy refusal of a message, a continuation, an undo or a background review while an undo or a
+    background command's review (REQ-BASH-044) is under way, else None."""
+    if state.undoing is not None:
+        return reject(state, "busy", texts.UNDOING.format(change_set=state.undoing))
+    if state.reviewing is not None:
+        return reject(state, "busy", texts.REVIEWING)
+    return None
 
 
 def interrupted(state: ConversationState) -> ConversationState:
@@ -69,3 +72,11 @@ def interrupted(state: ConversationState) -> ConversationState:
         return state
     return replace(state, undoing=None,
                    notes=(*state.notes, texts.UNDO_INTERRUPTED.format(change_set=state.undoing)))
+
+
+def review_interrupted(state: ConversationState) -> ConversationState:
+    """After a restart a background command's review under way is over (REQ-BASH-044): its layer went with the
+    server that held it, and the model is told."""
+    if state.reviewing is None:
+        return state
+    return replace(state, reviewing=None, review_question=None, notes=(*state.notes, texts.REVIEW_INTERRUPTED))

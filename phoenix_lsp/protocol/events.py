@@ -214,8 +214,10 @@ class SubAgentFinished(EventBase):
 class Error(EventBase):
     kind: Literal["error"] = "error"
     message: str
-    #: ``llm``: the model's request failed; ``store``: a change could not be saved and was not made
-    error_kind: Literal["llm", "store"]
+    #: ``llm``: the model's request failed; ``store``: a change could not be saved and was not made;
+    #: ``discarded``: a background command's changes were thrown away unreviewed (its conversation or the server
+    #: ended first)
+    error_kind: Literal["llm", "store", "discarded"]
 
 
 class SecretWithheld(EventBase):
