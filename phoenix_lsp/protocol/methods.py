@@ -39,6 +39,7 @@ _ALL = (
     Method("phoenix/setRoute", p.SetRouteParams, r.SetRouteResult),
     Method("phoenix/getArtifact", p.GetArtifactParams, r.GetArtifactResult),
     Method("phoenix/undoChanges", p.UndoChangesParams, r.UndoChangesResult),
+    Method("phoenix/reviewBackground", p.ReviewBackgroundParams, r.ReviewBackgroundResult),
 )
 
 #: method name -> its models, in the order specs/protocol.md lists them

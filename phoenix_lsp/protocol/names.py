@@ -31,6 +31,7 @@ METHOD_NAMES: tuple[str, ...] = (
     "phoenix/setRoute",
     "phoenix/getArtifact",
     "phoenix/undoChanges",
+    "phoenix/reviewBackground",
 )
 
 #: The commands of editors without the phoenix protocol (``workspace/executeCommand``, REQ-PROTO-038), in the

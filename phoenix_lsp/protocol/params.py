@@ -168,6 +168,15 @@ class UndoChangesParams(Wire):
         "the accepted change set to take back (its id, as the tool's result named it), or `latest`"))
 
 
+class ReviewBackgroundParams(Wire):
+    conversation_id: str = Field(min_length=1, max_length=200)
+    pid: int | None = Field(default=None, ge=1, le=2**31 - 1, description=(
+        "the running background command (its PID, as its result named it); none: every one of the conversation"))
+    stop: bool = Field(default=False, description=(
+        "stop the command(s), whose changes are then reviewed as an ended command's; false: only show what they "
+        "changed so far, read-only"))
+
+
 class GetAuditLogParams(Wire):
     conversation_id: str | None = Field(default=None, min_length=1, max_length=200)
     after_id: int = Field(default=0, ge=0, le=STORE_INT_MAX)

@@ -206,6 +206,21 @@ class UndoChangesResult(Wire):
     message: str = Field(description="what happened, for the user")
 
 
+class BackgroundChanges(Wire):
+    pid: int
+    command: str
+    running: bool = Field(description="false: it ended while its changes were read")
+    files: list[str] = Field(description="the paths it changed so far, relative to the conversation's folder")
+    summary: str = Field(description="counts, sizes and the changes that are no editor edit")
+    diff: str = Field(description="the unified diff of its text files so far (redacted), the summary's lines first")
+
+
+class ReviewBackgroundResult(Wire):
+    commands: list[BackgroundChanges] = Field(description="what each command changed so far, read-only")
+    stopped: list[int] = Field(description="the PIDs stopped by this request (their review follows)")
+    message: str = Field(description="what happened, for the user")
+
+
 class SetRouteResult(Wire):
     route: Route
     previous: Route = Field(description="the route persisted before this call")

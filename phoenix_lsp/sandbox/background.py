@@ -9,10 +9,12 @@ import concurrent.futures
 import contextlib
 import logging
 import os
+import secrets
 import signal
 import subprocess
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -44,6 +46,9 @@ class BackgroundJob:
     # time (tools.shell_changes.scan: a snapshot while it runs) and are accepted or discarded once it ended.
     layer: overlay.Layer | None = None
     discarded: bool = False  # its layer was thrown away (its conversation or the server ended)
+    #: names it in the server's run (a pid is reused): the core's review of it (REQ-BASH-044) is asked by it
+    key: str = field(default_factory=lambda: f"background-{secrets.token_hex(6)}")
+    ending: bool = False  # killed with its conversation or the server: its layer is discarded, never reviewed
 
     def alive(self) -> bool:
         return not self.finished.is_set()
@@ -64,6 +69,50 @@ _jobs_lock = threading.Lock()
 _ended: dict[str, list[BackgroundJob]] = {}
 
 
+#: REQ-BASH-044: told, from the job's watcher thread, that a captured job ended and waits for its review
+_ended_listeners: list[Callable[[BackgroundJob], None]] = []
+#: REQ-BASH-046: what a layer discarded unreviewed held, in words ("2 created, 1 modified: a.txt, ..."); the server
+#: sets it (the change set is read by ``tools/shell_changes``, which the sandbox does not import)
+describe_layer: list[Callable[[overlay.Layer], str]] = []
+#: the captured jobs discarded unreviewed, with what they held, until the server tells their conversations
+_discarded: list[tuple[BackgroundJob, str]] = []
+
+
+def on_ended(listener: Callable[[BackgroundJob], None]) -> None:
+    """``listener`` is called (in the job's watcher thread) when a captured job has ended and waits for its review."""
+    _ended_listeners.append(listener)
+
+
+def take_discarded(conversation_id: str | None = None) -> list[tuple[BackgroundJob, str]]:
+    """The captured jobs discarded unreviewed (of one conversation, or all), each with what its layer held, taken:
+    the caller tells the user and the model (REQ-BASH-046)."""
+    with _jobs_lock:
+        taken = [d for d in _discarded if conversation_id in (None, d[0].conversation_id)]
+        _discarded[:] = [d for d in _discarded if d not in taken]
+    return taken
+
+
+def note_discarded(job: BackgroundJob, what: str) -> None:
+    """A captured job's layer discarded unreviewed elsewhere (its review at rest cut by the server's stop): told
+    like the others (``take_discarded``)."""
+    job.discarded = True
+    with _jobs_lock:
+        _discarded.append((job, what))
+
+
+def requeue(jobs: list[BackgroundJob]) -> None:
+    """Ended captured jobs taken for a review that could not start now (a turn runs): they wait again."""
+    with _jobs_lock:
+        for job in jobs:
+            if not job.discarded:
+                _ended.setdefault(job.conversation_id, []).append(job)
+
+
+def find_job(conversation_id: str, pid: int | None) -> list[BackgroundJob]:
+    """The conversation's live captured jobs (the one of ``pid`` when given)."""
+    return [j for j in background_jobs(conversation_id) if j.layer is not None and pid in (None, j.pid)]
+
+
 def ended_captured(conversation_id: str) -> list[BackgroundJob]:
     """The conversation's captured background jobs that ended since the last call, taken: the caller reviews
     their layers (or discards them)."""
@@ -82,11 +131,19 @@ def launcher_exited(job: BackgroundJob) -> bool:
 
 def _discard_layers(jobs: list[BackgroundJob]) -> list[BackgroundJob]:
     """Throw away the layers of `jobs` (their trees are gone): nothing of them lands. Returns those with one."""
-    captured = [j for j in jobs if j.layer is not None and not j.discarded]
+    captured = list({id(j): j for j in jobs if j.layer is not None and not j.discarded}.values())  # each once
     for job in captured:
         job.discarded = True
         assert job.layer is not None
+        held = ""
+        for describe in describe_layer:
+            try:
+                held = describe(job.layer)
+            except Exception as exc:  # what it held is not known: the discard is told all the same
+                held = f"what it held could not be read ({type(exc).__name__})"
         overlay.discard(job.layer)
+        with _jobs_lock:
+            _discarded.append((job, held))
     return captured
 
 
@@ -101,6 +158,8 @@ def kill_background_jobs(conversation_id: str | None = None) -> int:
     """Kill every live background tree (of one conversation, or all: server shutdown, which also deletes
     every background log this process wrote). Returns how many trees were killed."""
     jobs = background_jobs(conversation_id)
+    for job in jobs:
+        job.ending = True
     for job in jobs:
         job.terminate()
     # REQ-BASH-043: a captured job's layer is never applied half: with its conversation or the server, it goes
@@ -206,6 +265,12 @@ def _watch(job_future: concurrent.futures.Future[tuple[int, SetupFailure | None]
             _ended.setdefault(job.conversation_id, []).append(job)
     if job is not None:
         job.finished.set()
+        if job.layer is not None and not job.discarded and not job.ending:
+            for listener in _ended_listeners:
+                try:
+                    listener(job)
+                except Exception:
+                    log.exception("a listener of the end of background command %d failed", job.pid)
 
 
 async def start_background(req: SpawnRequest, output_path: Path, command: str,

@@ -48,6 +48,8 @@ async def _serve(data_dir: str | None) -> None:
         # (REQ-ACP-030); a line that is no JSON object is skipped (REQ-ACP-016), a line over
         # PHOENIX_MAX_MESSAGE_BYTES is thrown away as it arrives (REQ-ACP-019)
     finally:
+        hub.stop()
+        await hub.background.settle()  # REQ-BASH-046: stored for the model (the client is gone)
         hub.close()  # what runs beside the conversations (the turns, background commands, workers), then the store
 
 

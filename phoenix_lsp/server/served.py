@@ -14,7 +14,7 @@ from lsprotocol import types
 
 from . import commands, confirm, requests
 from .capabilities import OPTIONS
-from .features import audit, conversations, messages, models, modes, route, undo
+from .features import audit, background, conversations, messages, models, modes, route, undo
 from .lsp import PhoenixServer
 from .plain import PlainClient
 
@@ -23,7 +23,7 @@ from .plain import PlainClient
 #: editor says it applied (confirm.py)
 FEATURES: dict[str, Callable[..., Any]] = {
     **{name: requests.serve(name, handler)
-       for feature in (conversations, messages, modes, models, audit, route, undo)
+       for feature in (conversations, messages, modes, models, audit, route, undo, background)
        for name, handler in feature.HANDLERS.items()},
     types.TEXT_DOCUMENT_CODE_ACTION: commands.code_actions,
     types.TEXT_DOCUMENT_DID_SAVE: commands.did_save,

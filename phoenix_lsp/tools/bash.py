@@ -80,8 +80,9 @@ user changed the file meanwhile. The command itself sees its own changes while i
 capture: renaming a folder that existed before fails with EXDEV ("Invalid cross-device link"; `mv` copes by \
 copying); hard links are split (the other name keeps the old content); writes outside the working directory \
 (home caches, /tmp) are not captured and land at once. A background command's changes are held back in a \
-layer of its own while it runs and reviewed once it has ended, at your next bash call (before that call's \
-command runs); they are discarded if the conversation or the server ends first."""
+layer of its own while it runs and reviewed once it has ended: at once when you are not working (you are told \
+at the next turn), else at your next bash call (before that call's command runs); they are discarded if the \
+conversation or the server ends first."""
 
 def _default_background_dir() -> Path:
     return Path(tempfile.gettempdir()) / f"phoenix-lsp-{os.getuid()}" / "background"
@@ -297,8 +298,9 @@ async def _background(command: str, ctx: BashContext, support: SandboxSupport) -
               f"it with `tail -n 50 {path}`; {stop}. It is stopped after {ctx.background_timeout_s:g} s"
               + (" or when the conversation leaves Restricted" if ctx.restricted else "") + ".")
     if layer is not None:
-        output += (" What it changes in the working directory is held back and reviewed when it has ended, at "
-                   "your next bash call; it is discarded if the conversation or the server ends first.")
+        output += (" What it changes in the working directory is held back and reviewed when it has ended (at "
+                   "your next bash call if you are still working); it is discarded if the conversation or the "
+                   "server ends first.")
     if note:
         output = f"{note}\n{output}"
     return BashResult(output, False, None, "background", None, False, ctx.restricted, started.pid,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -77,16 +78,40 @@ async def started_and_ended(s: Session, cid: str) -> None:
 
 @pytest.mark.req("REQ-BASH-043")
 @pytest.mark.parametrize("decision", ["allow", "deny"])
-async def test_a_background_commands_changes_are_reviewed_once_it_ended(
+async def test_a_background_command_that_ends_during_a_turn_is_reviewed_by_its_next_bash_call(
         fake_anthropic: FakeAnthropic, tmp_path: Path, decision: str) -> None:
     async with session(fake_anthropic, tmp_path) as s:
         w = s.workdir
         (w / "a.txt").write_text("zero\none\n")
         before = tree_digest(w)
         s.on_apply_edit = Buffers(s).apply
-        cid = await unrestricted(s, policy="interactive")
-        await started_and_ended(s, cid)
-        told = await call(s, cid, {"command": "true"}, decision)
+        cid = await unrestricted(s, policy="auto")
+        await s.request("phoenix/setApprovalPolicy", {"conversationId": cid, "policy": "interactive"})
+        # one turn: the command starts in the background, a foreground wait outlasts it, then one more call; the
+        # command ends while the turn runs, so one of the turn's next bash calls reviews it, before its command
+        started = ToolUseBlock("bash", {"command": BACKGROUND, "run": "background"})
+        wait = ToolUseBlock("bash", {"command": "sleep 2"})
+        last = ToolUseBlock("bash", {"command": "true"})
+        mark = await start(s, cid, Reply.tool_reply(started), Reply.tool_reply(wait), Reply.tool_reply(last),
+                           Reply.text_reply("done"))
+        seen = mark
+        asked: dict[str, Any] | None = None
+        while True:
+            question = await s.wait_event(lambda e: e["conversationId"] == cid and e["seq"] > seen
+                                          and e["kind"] in ("approvalRequested", "status") and
+                                          (e["kind"] == "approvalRequested" or e["status"] == "idle"))
+            if question["kind"] == "status":
+                break
+            seen = question["seq"]
+            if question["toolName"] == "patch":
+                asked = question
+                assert question["arguments"]["command"] == BACKGROUND
+                assert "+bg\n" in question["diff"] and "-one\n+ONE\n" in question["diff"]
+                assert tree_digest(w) == before, "nothing of it lands before the answer"
+            await answer(s, cid, question["toolUseId"], decision if question["toolName"] == "patch" else "allow")
+        assert asked is not None, "its review was asked during the turn"
+        results = tool_results(s.fake.requests[-1]) | tool_results(s.fake.requests[-2])
+        told = str(results.get(wait.id, {}).get("content", "")) + str(results.get(last.id, {}).get("content", ""))
         assert f"the background command `{BACKGROUND}`" in told
         if decision == "allow":
             assert (w / "bg.txt").read_text() == "bg\n" and (w / "a.txt").read_text() == "zero\nONE\n"
@@ -111,7 +136,7 @@ async def test_a_background_commands_layer_is_discarded_when_the_server_stops(
 
 
 @pytest.mark.req("REQ-BASH-043")
-async def test_a_stopped_background_command_is_reviewed_at_the_next_call(
+async def test_a_background_command_stopped_by_the_model_is_reviewed_when_the_turn_ends(
         fake_anthropic: FakeAnthropic, tmp_path: Path) -> None:
     async with session(fake_anthropic, tmp_path) as s:
         w = s.workdir
@@ -128,9 +153,13 @@ async def test_a_stopped_background_command_is_reviewed_at_the_next_call(
         await wait_idle(s, cid, mark)
         await eventually(lambda: not launchers(s.pid), "the stopped command's launcher is gone", timeout=30)
         assert not (w / "partial.txt").exists()
+        # it ended as the turn came to rest: reviewed then (auto: applied), the model told in the history
+        await s.wait_until(lambda: (w / "partial.txt").exists(), what="its changes reviewed and applied")
+        await s.wait_until(lambda: any("reviewed and applied" in str(e["message"]) for e in s.of("message", cid)),
+                           what="what the model is told, in the history")
         after = ToolUseBlock("bash", {"command": "cat partial.txt"})
         mark = await start(s, cid, Reply.tool_reply(after), Reply.text_reply("done"))
         await wait_idle(s, cid, mark)
         told = str(tool_results(s.fake.requests[-1])[after.id]["content"])
-        assert "reviewed and applied" in told and told.rstrip().endswith("so far")
+        assert told.rstrip().endswith("so far")
         assert (w / "partial.txt").read_text() == "so far\n"

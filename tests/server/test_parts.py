@@ -16,6 +16,7 @@ import pytest
 
 from phoenix_lsp.server.runtime import Hub, Runtime
 from phoenix_lsp.server.runtime.agents import Agents
+from phoenix_lsp.server.runtime.background import Background
 from phoenix_lsp.server.runtime.notify import Notes
 from phoenix_lsp.server.runtime.outbox import Outbox
 from phoenix_lsp.server.runtime.tools import Tools
@@ -28,7 +29,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "phoenix_lsp"
 RUNTIME = PACKAGE / "server" / "runtime"
 #: the conversation's parts and the hub's, with the whole they belong to
 PARTS: dict[type, type] = {Turn: Runtime, Tools: Runtime, Agents: Runtime, Notes: Runtime, Outbox: Hub,
-                           Windows: Hub}
+                           Windows: Hub, Background: Hub}
 OWNERS = [Runtime, Hub, *PARTS]
 
 
@@ -108,7 +109,7 @@ def test_no_one_else_writes_a_parts_state() -> None:
     by writing its seq, an adapter does not replace the tools' clipboards, a parent does not set its
     sub-agent's deadline."""
     owner_of: dict[str, list[type]] = {}
-    parts = {"turn", "tools", "agents", "notes", "outbox", "windows"}  # set once (above); common words elsewhere
+    parts = {"turn", "tools", "agents", "notes", "outbox", "windows", "background"}  # set once (above); common words elsewhere
     for cls in OWNERS:
         for name in _state(cls) - parts:
             owner_of.setdefault(name, []).append(cls)

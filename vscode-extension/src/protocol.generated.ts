@@ -219,6 +219,10 @@ export interface PhoenixProtocol {
       params: UndoChangesParams;
       result: UndoChangesResult;
     };
+    "phoenix/reviewBackground": {
+      params: ReviewBackgroundParams;
+      result: ReviewBackgroundResult;
+    };
   };
   clientRequests: {
     "phoenix/editorDiagnostics": {
@@ -1558,6 +1562,63 @@ export interface RefusedPath {
 }
 /**
  * This interface was referenced by `PhoenixProtocol`'s JSON-Schema
+ * via the `definition` "ReviewBackgroundParams".
+ */
+export interface ReviewBackgroundParams {
+  conversationId: string;
+  /**
+   * the running background command (its PID, as its result named it); none: every one of the conversation
+   */
+  pid?: number | null;
+  /**
+   * stop the command(s), whose changes are then reviewed as an ended command's; false: only show what they changed so far, read-only
+   */
+  stop?: boolean;
+}
+/**
+ * This interface was referenced by `PhoenixProtocol`'s JSON-Schema
+ * via the `definition` "ReviewBackgroundResult".
+ */
+export interface ReviewBackgroundResult {
+  /**
+   * what each command changed so far, read-only
+   */
+  commands: BackgroundChanges[];
+  /**
+   * the PIDs stopped by this request (their review follows)
+   */
+  stopped: number[];
+  /**
+   * what happened, for the user
+   */
+  message: string;
+}
+/**
+ * This interface was referenced by `PhoenixProtocol`'s JSON-Schema
+ * via the `definition` "BackgroundChanges".
+ */
+export interface BackgroundChanges {
+  pid: number;
+  command: string;
+  /**
+   * false: it ended while its changes were read
+   */
+  running: boolean;
+  /**
+   * the paths it changed so far, relative to the conversation's folder
+   */
+  files: string[];
+  /**
+   * counts, sizes and the changes that are no editor edit
+   */
+  summary: string;
+  /**
+   * the unified diff of its text files so far (redacted), the summary's lines first
+   */
+  diff: string;
+}
+/**
+ * This interface was referenced by `PhoenixProtocol`'s JSON-Schema
  * via the `definition` "EditorDiagnosticsParams".
  */
 export interface EditorDiagnosticsParams {
@@ -2310,7 +2371,7 @@ export interface Error {
   time: number;
   kind: "error";
   message: string;
-  errorKind: "llm" | "store";
+  errorKind: "llm" | "store" | "discarded";
 }
 /**
  * The sink check replaced secrets in a request before it left for the model (REQ-SEC-012): where they came

@@ -102,6 +102,7 @@ return {
     "phoenix/reloadInstructions",
     "phoenix/respondToApproval",
     "phoenix/respondToModeUpgrade",
+    "phoenix/reviewBackground",
     "phoenix/revokeAlwaysAllow",
     "phoenix/sendMessage",
     "phoenix/setApprovalPolicy",

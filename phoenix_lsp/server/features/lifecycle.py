@@ -103,6 +103,7 @@ async def shutdown(ls: PhoenixServer, params: None) -> None:
     servers), waited for off the event loop."""
     if ls.hub is not None:
         await asyncio.to_thread(ls.hub.stop)
+        await ls.hub.background.settle()  # REQ-BASH-046: the user and the model, before the answer
 
 
 def setup(server: PhoenixServer) -> None:

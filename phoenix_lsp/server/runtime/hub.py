@@ -25,6 +25,7 @@ from ...sandbox.background import kill_background_jobs
 from ...store import ConversationRecord, Store
 from ...tools import registry
 from ..adapter import Client, Modelled
+from .background import Background
 from .base import HubConfig, LlmLike, NotFound
 from .conversation import Runtime
 from .outbox import Outbox
@@ -47,6 +48,11 @@ class Hub:
         self.tasks: set[asyncio.Task[Any]] = set()  # what the conversations run in the background
         self.outbox = Outbox(store, config, sink)  # text deltas gathered, stored, then sent
         self.windows = Windows(llm, sink, self.spawn)  # the context windows learned from the models' servers
+        try:
+            loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:  # built off a loop (a test): ended background commands wait for a bash call
+            loop = None
+        self.background = Background(self, loop)  # captured background commands reviewed at rest, or told discarded
 
     @property
     def data_dir(self) -> Path:
@@ -150,7 +156,9 @@ class Hub:
         """End what runs beside the conversations: the tasks they started (cancelled), the bash tool's
         background commands (killed, their logs deleted) and the agent route's warm engine workers and MCP
         servers (REQ-PROTO-050). Blocking: each is waited for. Idempotent: at shutdown, and again (then at
-        once) at exit. Called off the event loop, the tasks are cancelled on it."""
+        once) at exit. Called off the event loop, the tasks are cancelled on it. The conversations whose captured
+        background commands were discarded are told afterwards, on the loop (``background.tell_discarded``)."""
+        self.background.close()
         for task in list(self.tasks):
             _cancel(task)
         kill_background_jobs()

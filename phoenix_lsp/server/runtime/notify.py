@@ -41,8 +41,11 @@ class Notes:
                 self.hub.sink.withdraw(conversation, effect.tool_use_id)
             case StatusChanged(status="finished"):
                 end_conversation_jobs(conversation.id)  # its background jobs and their logs end with it
+                self.hub.background.tell_discarded(conversation.id)  # REQ-BASH-046: what was thrown away
                 if self.hub.config.agent_route is not None:
                     self.hub.config.agent_route.forget(conversation.id)  # and its artifacts
+            case StatusChanged(status="idle" | "error" | "exhausted"):
+                self.hub.background.kick(conversation.id)  # REQ-BASH-044: ended while the turn ran
             case ModeChanged(previous=Mode.RESTRICTED, mode=mode) if mode is not Mode.RESTRICTED:
                 end_restricted_jobs(conversation.id)  # no lock or lease taken while Restricted outlives it
 
