@@ -52,7 +52,7 @@ def test_at_rest_the_review_is_allowed_and_its_question_asked_under_the_interact
     # the user's yes lets it land; a no does not
     yes, effects = transition(new, ApprovalAnswer(QUESTION.id, Decision.ALLOW))
     assert of(effects, AnswerHostCall) == [AnswerHostCall(QUESTION.id, True)] and yes.review_question is None
-    no, effects = transition(new, ApprovalAnswer(QUESTION.id, Decision.DENY))
+    _, effects = transition(new, ApprovalAnswer(QUESTION.id, Decision.DENY))
     assert [a.allowed for a in of(effects, AnswerHostCall)] == [False]
     assert of(effects, ApprovalResolved)[0].decision is Decision.DENY
 

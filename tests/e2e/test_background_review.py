@@ -97,9 +97,9 @@ async def test_a_background_command_that_ends_during_a_turn_is_reviewed_by_its_n
         seen = mark
         asked: dict[str, Any] | None = None
         while True:
-            question = await s.wait_event(lambda e: e["conversationId"] == cid and e["seq"] > seen
-                                          and e["kind"] in ("approvalRequested", "status") and
-                                          (e["kind"] == "approvalRequested" or e["status"] == "idle"))
+            question = await s.wait_event(lambda e, after=seen: e["conversationId"] == cid and e["seq"] > after
+                                          and (e["kind"] == "approvalRequested" or
+                                               (e["kind"] == "status" and e["status"] == "idle")))
             if question["kind"] == "status":
                 break
             seen = question["seq"]

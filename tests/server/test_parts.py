@@ -109,7 +109,8 @@ def test_no_one_else_writes_a_parts_state() -> None:
     by writing its seq, an adapter does not replace the tools' clipboards, a parent does not set its
     sub-agent's deadline."""
     owner_of: dict[str, list[type]] = {}
-    parts = {"turn", "tools", "agents", "notes", "outbox", "windows", "background"}  # set once (above); common words elsewhere
+    # set once (above); common words elsewhere
+    parts = {"turn", "tools", "agents", "notes", "outbox", "windows", "background"}
     for cls in OWNERS:
         for name in _state(cls) - parts:
             owner_of.setdefault(name, []).append(cls)
