@@ -39,21 +39,19 @@ async def test_a_background_command_that_keeps_writing_lands_only_what_was_revie
         first = ToolUseBlock("bash", {"command": LINGERING, "run": "background"})
         mark = await start(s, cid, Reply.tool_reply(first), Reply.text_reply("started"))
         await answer(s, cid, (await approval_after(s, cid, mark))["toolUseId"], "allow")
-        await wait_idle(s, cid, mark)
+        idle = await wait_idle(s, cid, mark)
         told = str(tool_results(s.fake.requests[-1])[first.id]["content"])
         log = Path(re.search(r"output goes to (\S+);", told).group(1))  # type: ignore[union-attr]
         await eventually(lambda: log.exists() and log.read_text().strip(), "the background command ended", 30)
         await eventually(lambda: not launchers(s.pid), "its launcher is gone", 30)
         assert not (w / "late.txt").exists(), "nothing lands before the review"
-        then = ToolUseBlock("bash", {"command": "true"})
-        mark = await start(s, cid, Reply.tool_reply(then), Reply.text_reply("done"))
-        asked_bash = await approval_after(s, cid, mark)
-        await answer(s, cid, asked_bash["toolUseId"], "allow")
-        review = await approval_after(s, cid, asked_bash["seq"])
+        # it ended at rest: its review is asked at once (REQ-BASH-044)
+        review = await approval_after(s, cid, int(idle["seq"]))
+        assert review["toolName"] == "patch"
         shown = review["diff"].count("+more\n")
         assert shown > 0
         await answer(s, cid, review["toolUseId"], "allow")
-        await wait_idle(s, cid, mark)
+        await s.wait_event(lambda e: e["conversationId"] == cid and e["seq"] > review["seq"] and e["kind"] == "message")
         # what landed is what the user saw: the writer was gone before the review was read, and stays gone
         assert (w / "late.txt").read_text() == "more\n" * shown
         mark = await start(s, cid, Reply.tool_reply(ToolUseBlock("bash", {"command": "true"})),
