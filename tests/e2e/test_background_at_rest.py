@@ -28,7 +28,8 @@ SUPPORT = overlay.overlay_support()
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(SUPPORT is not None, reason=f"no overlay here: {SUPPORT}")]
 
 ENDS = "sleep 1; echo bg > bg.txt && sed -i s/one/ONE/ a.txt"
-RUNS = "echo so far > partial.txt && sleep 300"
+RUNS_FIRST = "echo so far > partial.txt"
+RUNS = f"{RUNS_FIRST} && sleep 300"
 
 
 async def background(s: Session, cid: str, command: str) -> tuple[str, int]:
@@ -149,17 +150,14 @@ async def test_a_discard_at_the_servers_stop_is_told_to_the_user_and_after_a_res
         w = s.workdir
         before = tree_digest(w)
         cid = await unrestricted(s, policy="auto")
-        await background(s, cid, RUNS)
-        shown: dict[str, Any] = {}
-        for _ in range(300):
-            shown = await s.request("phoenix/reviewBackground", {"conversationId": cid})
-            if shown["commands"][0]["files"]:
-                break
+        outside = tmp_path / "wrote"  # outside the workspace: not captured, a witness that it wrote
+        await background(s, cid, f"{RUNS_FIRST} && touch {outside} && sleep 300")
+        await s.wait_until(outside.exists, what="it wrote into its layer")
         events = s.events
     told = [e for e in events if e["kind"] == "error" and e.get("errorKind") == "discarded"]
     assert len(told) == 1, "the user is told once, before the server is gone"
-    assert f"`{RUNS}`" in told[0]["message"] and "1 created (partial.txt)" in told[0]["message"]
+    assert f"`{RUNS_FIRST} && touch" in told[0]["message"] and "1 created (partial.txt)" in told[0]["message"]
     assert tree_digest(w) == before
     async with session(fake_anthropic, tmp_path, data_dir=data) as s:
         said = await next_turn_told(s, cid)
-    assert f"`{RUNS}`" in said and "discarded unreviewed" in said and "1 created (partial.txt)" in said
+    assert f"`{RUNS_FIRST} && touch" in said and "discarded unreviewed" in said and "1 created (partial.txt)" in said
