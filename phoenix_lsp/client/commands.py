@@ -14,6 +14,7 @@ from ..protocol.results import (
     GetConversationResult,
     GetRouteResult,
     ListModelsResult,
+    ReviewBackgroundResult,
     SendMessageResult,
     SetModelResult,
     SetRouteResult,
@@ -38,6 +39,8 @@ Type a message and press Enter; the answer streams below. Commands:
   /conversations [N] list this folder's conversations, or switch to number N of that list
   /undo [ID]        take back the latest accepted change set (a command's reviewed changes, a patch), or
                     the one named ID; a file changed since is kept as it is
+  /background [PID] [stop]  what a running background command changed so far (read-only), or with
+                    stop: stop it, then review all it changed like any command's changes
   /usage            tokens used so far (sub-agents included), how much came from the cache, estimated cost
   /help             this text
   /quit             leave (Ctrl-D at the prompt does the same)
@@ -110,6 +113,8 @@ class Commands:
             await self.conversations(argument)
         elif command == "/undo":
             await self.undo(argument)
+        elif command == "/background":
+            await self.background(argument)
         elif command == "/usage":
             result = await self.call("phoenix/getConversation", limit=1)
             if result is not None:
@@ -137,6 +142,30 @@ class Commands:
         self.screen.line(f"[undo] {done.message}", "green" if done.undone and not done.refused else "yellow")
         for refused in done.refused:
             self.screen.line(f"  kept: {refused.path}: {refused.why}", "yellow")
+
+    async def background(self, argument: str) -> None:
+        """``/background [PID] [stop]``: a running background command's changes so far, read-only, or the command
+        stopped so that all it changed is reviewed (REQ-BASH-045)."""
+        words = argument.split()
+        stop = "stop" in words
+        rest = [w for w in words if w != "stop"]
+        if len(rest) > 1 or (rest and not rest[0].isdigit()):
+            self.screen.line("Usage: /background [PID] [stop] (the PID its result named).", "yellow")
+            return
+        params: dict[str, object] = {"stop": stop}
+        if rest:
+            params["pid"] = int(rest[0])
+        result = await self.call("phoenix/reviewBackground", **params)
+        if result is None:
+            return
+        done = ReviewBackgroundResult.model_validate(result)
+        self.screen.line(f"[background] {done.message}", "green")
+        for command in done.commands:
+            self.screen.line(f"  PID {command.pid} `{command.command[:80]}`: {command.summary.splitlines()[0]}")
+            for path in command.files[:40]:
+                self.screen.line(f"    {path}")
+            if command.diff and not stop:
+                self.screen.line(command.diff.rstrip("\n"))
 
     async def route(self, route: str) -> None:
         """``/route``: the route in use; ``/route ask|agent``: switch to it (REQ-PROTO-051, REQ-PROTO-052)."""
