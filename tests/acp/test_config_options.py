@@ -135,7 +135,7 @@ async def test_the_slash_commands_are_announced_after_new_and_load(fake_anthropi
         announced = await a.editor.wait_until(lambda: [u for u in a.editor.updates
                                                        if u.session_update == "available_commands_update"])
         names = [c.name for c in announced[0].available_commands]
-        assert names == ["execute", "plan", "undo"]  # undo: REQ-BASH-041, answered by the adapter
+        assert names == ["execute", "plan", "undo", "background"]  # REQ-BASH-041/045: answered by the adapter
         assert all(c.description for c in announced[0].available_commands)
     async with agent(fake_anthropic, tmp_path) as b:
         loaded = await asyncio.wait_for(b.conn.load_session(cwd=str(b.workdir), session_id=sid, mcp_servers=[]),

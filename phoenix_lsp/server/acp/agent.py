@@ -36,7 +36,7 @@ from acp.schema import (
 from ...core.values import InstructionFile, Mode, Route
 from ...protocol.params import Route as RouteName
 from ..adapter import Conversation, Conversations
-from ..usecases import choices, conversations, models, undo
+from ..usecases import background, choices, conversations, models, undo
 from ..usecases import route as routes
 from ..usecases import send_message as send
 from ..usecases.errors import Invalid, Refused, UseCaseError
@@ -262,6 +262,8 @@ class PhoenixAgent:
         command, _, argument = parts.text.strip().partition(" ")
         if command == "/undo" and not parts.images and not parts.attachments:
             return await self._undo(session, conversation, argument.strip() or "latest")
+        if command == "/background" and not parts.images and not parts.attachments:
+            return await self._background(session, conversation, argument.split())
         message = send.Message(
             text=parts.text,
             images=[send.ImageInput(raw, media, "prompt", prefix=f"image {i + 1}: ")
@@ -298,6 +300,28 @@ class PhoenixAgent:
             text = done.message
         except UseCaseError as exc:
             text = f"Nothing was undone: {exc.reason if isinstance(exc, Invalid) else str(exc)}"
+        self.client.update(session.id, acp.update_agent_message_text(text))
+        await self.client.sender.drained()
+        return PromptResponse(stop_reason="end_turn")
+
+    async def _background(self, session: Session, conversation: Conversation, words: list[str]) -> PromptResponse:
+        """``/background [PID] [stop]`` (REQ-BASH-045): what a running background command changed so far, read-only,
+        or the command stopped so that all it changed is reviewed (its question then comes as any review's); the
+        outcome is the turn's answer."""
+        stop = "stop" in words
+        rest = [w for w in words if w != "stop"]
+        if len(rest) > 1 or (rest and not rest[0].isdigit()):
+            text = "Usage: /background [PID] [stop] (the PID the command's result named). Nothing was changed."
+        else:
+            try:
+                done = await background.review_background(self.hub, conversation.id,
+                                                          int(rest[0]) if rest else None, stop)
+                text = done.message + "".join(
+                    f"\n\nPID {c.pid} `{c.command[:120]}`:\n{c.summary}" + (f"\n```diff\n{c.diff}\n```" if c.diff and
+                                                                           not stop else "")
+                    for c in done.commands)
+            except UseCaseError as exc:
+                text = f"Nothing was shown: {exc.reason if isinstance(exc, Invalid) else str(exc)}"
         self.client.update(session.id, acp.update_agent_message_text(text))
         await self.client.sender.drained()
         return PromptResponse(stop_reason="end_turn")

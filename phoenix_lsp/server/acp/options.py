@@ -102,4 +102,8 @@ def commands() -> AvailableCommandsUpdate:
         name="undo", description="Take back the latest accepted change set of this conversation (or the one named): "
         "its files as they were before it landed; a file changed since is kept and named.",
         input=AvailableCommandInput(root=UnstructuredCommandInput(hint="change set id (default: the latest)"))))
+    made.append(AvailableCommand(  # a running background command's review (REQ-BASH-045): the adapter's, too
+        name="background", description="Show what a running background command changed so far (nothing lands), or "
+        "with stop: stop it, then review all it changed like any command's changes.",
+        input=AvailableCommandInput(root=UnstructuredCommandInput(hint="[PID] [stop]"))))
     return AvailableCommandsUpdate(session_update="available_commands_update", available_commands=made)
