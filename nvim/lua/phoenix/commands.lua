@@ -82,6 +82,20 @@ function M.define()
   command("PhoenixUndo", function(opts)
     conversation.undo(opts.args ~= "" and opts.args or nil)
   end, { nargs = "?", desc = "Take back the latest accepted change set (or the one whose id is given)" })
+  command("PhoenixBackground", function(opts)
+    local pid, stop = nil, false
+    for _, word in ipairs(opts.fargs) do
+      if word == "stop" then
+        stop = true
+      elseif tonumber(word) then
+        pid = tonumber(word)
+      else
+        vim.notify("Usage: :PhoenixBackground [PID] [stop]", vim.log.levels.WARN)
+        return
+      end
+    end
+    conversation.background(pid, stop)
+  end, { nargs = "*", desc = "Show what a running background command changed so far; with stop: stop it and review" })
   command("PhoenixMode", function(opts)
     conversation.set_mode(opts.args)
   end, {

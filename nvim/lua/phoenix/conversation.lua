@@ -211,6 +211,38 @@ function M.undo(change_set)
   end)
 end
 
+-- A running background command's changes (REQ-BASH-045): what it changed so far, read-only, shown in the chat as
+-- its paths and diff; with stop, the command is stopped and all it changed is reviewed like any command's changes
+-- (its question comes as any review's). `pid` picks one command (nil: every running one).
+function M.background(pid, stop)
+  rpc.async(function()
+    local cid = status.state.conversation
+    if not cid then
+      rpc.report("there is no conversation (:Phoenix starts one)", vim.log.levels.WARN)
+      return
+    end
+    local err, result = rpc.call("phoenix/reviewBackground", { conversationId = cid, pid = pid, stop = stop or false })
+    if err then
+      rpc.report("no background changes shown: " .. rpc.error_text(err), vim.log.levels.WARN)
+      return
+    end
+    local lines = { result.message }
+    for _, command in ipairs(result.commands or {}) do
+      table.insert(lines, "PID " .. command.pid .. " `" .. command.command:sub(1, 80) .. "`:")
+      for _, path in ipairs(command.files or {}) do
+        table.insert(lines, "  " .. path)
+      end
+      if not stop and command.diff ~= "" then
+        table.insert(lines, command.diff)
+      end
+    end
+    if status.state.conversation == cid then
+      chat.note(table.concat(lines, "\n"))
+    end
+    rpc.report(result.message, vim.log.levels.INFO)
+  end)
+end
+
 -- Read the project instructions again for the active conversation (REQ-INSTR-002: between turns; they take
 -- effect from the next turn) and show the files now in effect.
 function M.reload_instructions()
