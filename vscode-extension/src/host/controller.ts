@@ -28,6 +28,7 @@ import {
 import { FrameOutbox, nodeTimer } from "../core/outbox";
 import { snapshotMessages, type HostMessage, type ImageAttachment, type ServerState, type ViewMessage } from "../core/messages";
 import { errorField, errorKind, errorMessage, errorReason, type PhoenixClient } from "../protocol/client";
+import { reviewBackground } from "../core/background";
 import { ConversationSession } from "../protocol/session";
 import type {
   AlwaysAllowRule,
@@ -654,6 +655,24 @@ export class Controller implements vscode.Disposable {
     const kept = done.refused.map((r) => `${r.path} (${r.why})`).join("; ");
     if (done.undone && done.refused.length === 0) void vscode.window.showInformationMessage(done.message);
     else void vscode.window.showWarningMessage(kept && !done.message.includes(kept) ? `${done.message} ${kept}` : done.message);
+  }
+
+  /**
+   * "Phoenix: Review Background Command" (REQ-BASH-045): a running background command's changes so far in a diff
+   * document, then stop it for their review or keep it running (core/background.ts is the flow).
+   */
+  async reviewBackground(): Promise<void> {
+    const client = this.need();
+    await reviewBackground(client, {
+      pick: async (items) => (await vscode.window.showQuickPick(items, { title: "Which background command?" }))?.pid,
+      show: async (document) => {
+        const doc = await vscode.workspace.openTextDocument({ language: "diff", content: document });
+        await vscode.window.showTextDocument(doc, { preview: true, preserveFocus: true });
+      },
+      ask: (message, choices) => Promise.resolve(vscode.window.showInformationMessage(message, ...choices)),
+      info: (message) => void vscode.window.showInformationMessage(message),
+      warn: (message) => void vscode.window.showWarningMessage(message),
+    }, this.needView().conversationId, errorMessage);
   }
 
   async manageAlwaysAllowed(): Promise<void> {

@@ -144,6 +144,14 @@ export class PhoenixClient {
     return this.request("undoChanges", { conversationId, changeSetId });
   }
 
+  /**
+   * A running background command's changes so far, read-only, or (`stop`) the command stopped so that all it
+   * changed is reviewed (REQ-BASH-045); `pid` picks one, none: every running one.
+   */
+  reviewBackground(conversationId: string, pid?: number, stop = false): Promise<W.ReviewBackgroundResult> {
+    return this.request("reviewBackground", { conversationId, ...(pid !== undefined ? { pid } : {}), stop });
+  }
+
   revokeAlwaysAllow(conversationId: string, toolName: string, rule?: string): Promise<W.RevokeAlwaysAllowResult> {
     const params: W.RevokeAlwaysAllowParams = { conversationId, toolName, ...(rule !== undefined ? { rule } : {}) };
     return this.request("revokeAlwaysAllow", params);
