@@ -51,3 +51,32 @@ def test_background_shows_the_changes_so_far_and_stop_leads_to_their_review(
     chat.wait_for("no running background command", at)
     chat.close_stdin()
     assert chat.wait() == 0, chat.err
+
+
+@pytest.mark.req("REQ-BASH-044")
+def test_a_background_command_that_ends_at_the_prompt_is_asked_about_there(
+        start_chat: Callable[..., ChatProcess], fake_anthropic: FakeAnthropic, tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    command = "sleep 1; echo late > late.txt"
+    fake_anthropic.enqueue(Reply.tool_reply(ToolUseBlock("bash", {"command": command, "run": "background"})),
+                           Reply.text_reply("Started."))
+    chat = start_chat()
+    at = chat.wait_for("> ")
+    chat.send("/policy auto")
+    chat.send("/execute")
+    at = chat.wait_for("[mode] unrestricted", at)
+    chat.send("/policy interactive")
+    at = chat.wait_for("> ", at)
+    chat.send("start it")
+    at = chat.wait_for("Allow? [y]es / [n]o", at)
+    chat.send("y")
+    at = chat.wait_for("Started.", at)
+    # it ends while the chat waits at its prompt: the review's question comes there, with the diff
+    at = chat.wait_for("+late", at)
+    at = chat.wait_for("Allow? [y]es / [n]o", at)
+    assert not (work / "late.txt").exists(), "nothing lands before the answer"
+    chat.send("y")
+    asyncio.run(eventually((work / "late.txt").exists, "its changes applied", 30))
+    assert (work / "late.txt").read_text() == "late\n"
+    chat.close_stdin()
+    assert chat.wait() == 0, chat.err

@@ -114,6 +114,8 @@ class Runtime:
             self.state = before
             return self._unsaved(event, exc)
         outcome = Outcome()
+        if (before.undoing or before.reviewing) and not (self.state.undoing or self.state.reviewing):
+            self.hub.background.kick(self.id)  # REQ-BASH-044: a command that ended meanwhile is reviewed now
         for effect in effects:
             match effect:
                 case PersistMessage() | PersistState():
