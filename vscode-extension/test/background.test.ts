@@ -1,7 +1,9 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { KEEP, STOP, reviewBackground, type BackgroundClient, type BackgroundUi } from "../src/core/background";
+import { apply, emptyView, openRequest } from "../src/core/reducer";
 import type { ReviewBackgroundResult } from "../src/protocol/wire";
+import { CID, Events, snapshot } from "./fixtures";
 
 /** "Phoenix: Review Background Command" (REQ-BASH-045): the requests that go out and what the user is shown. */
 
@@ -60,4 +62,18 @@ test("the server's refusal (no running command) is shown as a warning", async ()
   await reviewBackground(f.client, f.ui, "c1", (e) => (e as Error).message);
   assert.equal(f.shown.length, 0);
   assert.deepEqual(f.said, ["warn: Invalid params: 'pid': this conversation has no running background command"]);
+});
+
+test("a background command's review asked while the conversation is idle opens the dialog, and its answer closes it (REQ-BASH-044)", () => {
+  const v = apply(emptyView(CID), { type: "snapshot", snapshot: snapshot({}), merge: false });
+  const e = new Events();
+  for (const event of [
+    e.next({ kind: "status", status: "idle", previous: "awaiting_llm", mode: "unrestricted" }),
+    e.next({ kind: "approvalRequested", toolUseId: "background-ab12.review", toolName: "patch", description: "Apply",
+      arguments: { command: "make watch", files: ["out/a.js"] }, diff: "+built\n", scopes: [] }),
+  ]) apply(v, { type: "event", event });
+  assert.equal(v.status, "idle");
+  assert.equal(openRequest(v)?.approval?.toolUseId, "background-ab12.review");
+  apply(v, { type: "event", event: e.next({ kind: "approvalResolved", toolUseId: "background-ab12.review", decision: "allow" }) });
+  assert.equal(openRequest(v), undefined);
 });
