@@ -140,6 +140,10 @@ class Hub:
             state = registry.restore_pending(state)
         runtime = Runtime(self, state, last_seq=self.store.last_seq(conversation_id) or 0)
         self.runtimes[conversation_id] = runtime
+        if state.reviewing is not None and state.status.kind in RESTING_KINDS:
+            # REQ-BASH-044: a review at rest that a stop cut short is over (its layer went with that server);
+            # ``restore`` reaches only the busy ones
+            runtime.apply(Restore())
         return runtime
 
     def restore(self) -> int:
