@@ -1,5 +1,8 @@
 """What the terminal client does with a line typed at the prompt (a message or a ``/command``) and with the
-answer to an open question (REQ-PROTO-035)."""
+answer to an open question (REQ-PROTO-035).
+
+Over 300 lines: one dispatcher of the chat's slash commands, each a short translation to one request and its answer.
+"""
 
 from __future__ import annotations
 

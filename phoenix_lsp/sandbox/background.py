@@ -1,5 +1,8 @@
 """Background jobs: commands started in ``background`` mode, owned by this server process, with their output
 in a log file of the conversation (REQ-BASH-023, REQ-BASH-024).
+
+Over 300 lines: the registry of jobs, their watcher threads and the hand-offs of a captured job's layer (ended,
+requeued, discarded and told, REQ-BASH-043..046) share one lock and one table of jobs.
 """
 
 from __future__ import annotations
