@@ -21,6 +21,10 @@ packaged extension, this checkout's server), each beside a baseline measured in 
   (vscode-extension/test/review.bench.ts, jsdom), beside a one-file patch approval opened the same way in the
   same run. Goal: under 1 s.
 
+- the host's outbox (issue 35): how long the extension host holds each delta before posting it to the chat view,
+  over the bare LSP run's own arrival times replayed with Node's timers (vscode-extension/test/outbox.bench.ts),
+  beside the outbox that kept to one post a frame, over the same arrivals in the same run.
+
 Needs the tools of scripts/install-vscode-test-deps.sh (not the render figure: ``--render-only``).
 Run: ``python -m bench.vscode [--quick] [--render-only]``.
 The fake Anthropic server runs as its own process (its own GIL), as in bench/server.py.
@@ -30,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import json
 import os
 import re
@@ -103,8 +108,9 @@ def _clock_offset_ns() -> int:
 # ------------------------------------------------------------------------------------------ baselines
 
 
-async def _lsp_latencies(fake: _Fake, tag: str) -> list[float]:
-    """The stamped stream as phoenix/event over a bare LSP connection (ms from send to arrival)."""
+async def _lsp_latencies(fake: _Fake, tag: str) -> tuple[list[float], list[float]]:
+    """The stamped stream as phoenix/event over a bare LSP connection: ms from send to arrival per delta, and ms
+    between the arrivals of its textDelta events (replayed into the host's outbox by :func:`_outbox_costs`)."""
     from tests.e2e.harness import session
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -116,11 +122,13 @@ async def _lsp_latencies(fake: _Fake, tag: str) -> list[float]:
             mark = s.last_seq(cid)
             await s.request("phoenix/sendMessage", {"conversationId": cid, "text": tag})
             await s.wait_status(cid, "idle", timeout=300, since=mark)
-            out = []
+            out: list[float] = []
+            times: list[int] = []
             for event, arrived in zip(s.events[first:], s.arrivals[first:], strict=True):
                 if event["kind"] == "textDelta":
                     out += [(arrived - int(st)) / 1e6 for st in filter(None, event["text"].split(";"))]
-            return out
+                    times.append(arrived)
+            return out, [(b - a) / 1e6 for a, b in itertools.pairwise(times)]
 
 
 def _sched_run_ms(pid: int) -> float | None:
@@ -394,6 +402,34 @@ def _review_costs(files: int, runs: int) -> dict[str, float]:
     return result
 
 
+def _outbox_costs(gaps: list[float]) -> dict[str, float]:
+    """The host's hold of each delta in its outbox over these arrivals (vscode-extension/test/outbox.bench.ts,
+    after _render_costs compiled it), beside the outbox that kept to one post a frame."""
+    with tempfile.NamedTemporaryFile("w", suffix=".json") as f:
+        json.dump(gaps, f)
+        f.flush()
+        out = subprocess.run(
+            ["node", "out-test/test/outbox.bench.js", f.name],
+            cwd=ROOT / "vscode-extension", check=True, capture_output=True, text=True, timeout=300,
+        )
+    result: dict[str, float] = json.loads(out.stdout.strip().splitlines()[-1])
+    return result
+
+
+def outbox_figures(gaps: list[float]) -> list[dict[str, Any]]:
+    """Issue 35: the host holds no delta back (a burst is one post), beside the hold to one post a frame."""
+    r = _outbox_costs(gaps)
+    return [{
+        "name": f"the host's outbox: a delta's hold before its post, p50 / p99 ({r['deltas']:.0f} deltas arriving as "
+        f"the bare LSP run's did, {r['within_frame']:.0f} of them within 16 ms of the one before; Node's timers; "
+        f"{r['posts']:.0f} posts against {r['baseline_posts']:.0f})",
+        "value": f"{r['hold_p50_ms']:.2f} / {r['hold_p99_ms']:.2f}",
+        "unit": "ms",
+        "baseline_name": "one post a frame, what comes within it held to its end (before), p50 / p99",
+        "baseline_value": f"{r['baseline_hold_p50_ms']:.2f} / {r['baseline_hold_p99_ms']:.2f}",
+    }]
+
+
 def review_figures(quick: bool = False) -> list[dict[str, Any]]:
     """Issue 36's figure: the review of 200 changed files opens under a second (after _render_costs compiled)."""
     r = _review_costs(200, 5 if quick else 15)
@@ -447,7 +483,7 @@ def figures(quick: bool = False, delay_ms: float = 25.0, deltas: int | None = No
     _compile_server_package()
     fake = _Fake()
     try:
-        base = asyncio.run(_lsp_latencies(fake, tag))
+        base, gaps = asyncio.run(_lsp_latencies(fake, tag))
         rendered, arrived, posted, hop, activations, parts = _vscode(fake, tag, reloads)
     finally:
         fake.stop()
@@ -498,6 +534,7 @@ def figures(quick: bool = False, delay_ms: float = 25.0, deltas: int | None = No
         *_part_figures(parts, alone_cpu),
         *_floor_figures(activations, parts, alone_cpu),
         *render_figures(quick),
+        *outbox_figures(gaps),
     ]
 
 
