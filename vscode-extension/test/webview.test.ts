@@ -376,6 +376,23 @@ test("a batch of host messages is applied in order and rendered once", () => {
   assert.match(root.querySelector("[data-role=assistant]")!.textContent!, /w0 w1 w2 .* w48 w49/);
 });
 
+test("posts that come one by one within a frame are drawn in that frame's one render, in order, no text lost (issue 35: the host posts each burst at once)", () => {
+  const dom = new JSDOM('<!DOCTYPE html><body><div id="root"></div></body>');
+  const root = dom.window.document.getElementById("root")!;
+  const frames: (() => void)[] = [];
+  const app = new ChatApp(root as unknown as HTMLElement, () => undefined, { sanitize: (html) => html, schedule: (render) => frames.push(render) });
+  const e = new Events();
+  const view = apply(emptyView(CID), { type: "snapshot", snapshot: snapshot({ lastSeq: 0 }), merge: false });
+  app.receive({ type: "batch", messages: [{ type: "server", state: "ready" }, { type: "reset", view }] });
+  frames.shift()!();
+  const delta = (text: string) => ({ type: "input" as const, input: { type: "event" as const, event: e.next({ kind: "textDelta", text, requestId: 1 }) } });
+  for (let i = 0; i < 30; i++) app.receive({ type: "batch", messages: [delta(`w${i} `)], at: i });
+  assert.equal(frames.length, 1, "thirty posts before the frame: one render");
+  frames.shift()!();
+  const words = root.querySelector("[data-role=assistant]")!.textContent!.trim().split(/\s+/);
+  assert.deepEqual(words, Array.from({ length: 30 }, (_, i) => `w${i}`));
+});
+
 const MODELS = {
   models: [
     { id: "claude-sonnet-4-6", name: "Claude Sonnet 4.6", contextWindow: 1_000_000 },

@@ -32,7 +32,7 @@ export type HostMessage =
   /** the workspace folders' paths (and the home directory) that paths are shown relative to */
   | { type: "workspace"; folders: string[]; home?: string }
   /**
-   * several messages in one postMessage (the host batches per frame, core/outbox.ts: one IPC hop, one render);
+   * several messages in one postMessage (the host batches per burst of events, core/outbox.ts: one IPC hop);
    * `at`: Date.now() at the post, so bench/vscode.py can tell the host's part of a delta's way from the hop
    */
   | { type: "batch"; messages: HostMessage[]; at?: number };

@@ -1,25 +1,27 @@
 /**
- * The host's messages to the chat webview, paced by the webview's frame (issue 35). A message after a quiet
- * frame goes with no wait (`nodeTimer` runs it right after the I/O that brought it, with whatever the same
- * burst of events adds: one postMessage, one IPC hop);
- * messages that come within a frame of the last post wait for that frame's end and go together. So a delta
- * of a stream that arrives every 25 ms waits for no timer, and a faster stream costs at most one post a frame
- * (the webview renders once a frame anyway). The pacing is pure: the clock and the timer are passed in.
+ * The host's messages to the chat webview, one post per burst (issue 35): a message goes right after the I/O
+ * that brought it is handled (`nodeTimer`: a setImmediate), with whatever the same burst of events adds, so a
+ * burst costs one postMessage (one IPC hop) and no delta waits for a timer in the host.
+ *
+ * The host no longer holds a message back to keep to one post a frame: the webview draws once a frame anyway
+ * (webview/app.ts folds every message that came since into one requestAnimationFrame render), so the hold
+ * saved IPC messages, not frames, and cost a delta that came within 16 ms of the last post the rest of that
+ * frame in the host and, often, the webview's next frame too. A fast stream is gathered upstream already (the
+ * server's outbox sends its deltas at most once per `event_coalesce_ms`, one event per flush). The pacing is
+ * pure: the timer is passed in.
  */
 
 export interface Timer {
-  now(): number;
   set(run: () => void, ms: number): unknown;
   clear(handle: unknown): void;
 }
 
 /**
- * Node's clock and timers for the outbox: no wait is a setImmediate, which runs as soon as the I/O that
- * brought the event is handled; a 0 ms setTimeout waits for the event loop to come round to its timers, 1 ms at least
- * (and behind any I/O that comes meanwhile). A wait is a setTimeout to the frame's end.
+ * Node's timers for the outbox: no wait is a setImmediate, which runs as soon as the I/O that brought the
+ * event is handled; a 0 ms setTimeout waits for the event loop to come round to its timers, 1 ms at least
+ * (and behind any I/O that comes meanwhile).
  */
 export const nodeTimer: Timer = {
-  now: () => performance.now(),
   set: (run, ms) => (ms <= 0 ? { immediate: setImmediate(run) } : { timeout: setTimeout(run, ms) }),
   clear: (handle) => {
     const h = handle as { immediate?: ReturnType<typeof setImmediate>; timeout?: ReturnType<typeof setTimeout> };
@@ -28,13 +30,9 @@ export const nodeTimer: Timer = {
   },
 };
 
-/** ~one frame at 60 Hz */
-export const FRAME_MS = 16;
-
-export class FrameOutbox<M> {
+export class BurstOutbox<M> {
   private queue: M[] = [];
   private handle: unknown;
-  private lastSent = Number.NEGATIVE_INFINITY;
 
   constructor(
     /** posts what is queued (one message or several), in order */
@@ -44,9 +42,7 @@ export class FrameOutbox<M> {
 
   push(message: M): void {
     this.queue.push(message);
-    if (this.handle !== undefined) return;
-    const wait = Math.max(0, this.lastSent + FRAME_MS - this.timer.now());
-    this.handle = this.timer.set(() => this.flush(), wait);
+    this.handle ??= this.timer.set(() => this.flush(), 0);
   }
 
   /** Removes queued messages that a newer one makes moot (a reset replaces the inputs before it). */
@@ -60,7 +56,6 @@ export class FrameOutbox<M> {
     const messages = this.queue;
     this.queue = [];
     if (messages.length === 0) return;
-    this.lastSent = this.timer.now();
     this.send(messages);
   }
 

@@ -25,7 +25,7 @@ import {
   type Chip,
   type WorkspaceFile,
 } from "../core/attachments";
-import { FrameOutbox, nodeTimer } from "../core/outbox";
+import { BurstOutbox, nodeTimer } from "../core/outbox";
 import { snapshotMessages, type HostMessage, type ImageAttachment, type ServerState, type ViewMessage } from "../core/messages";
 import { errorField, errorKind, errorMessage, errorReason, type PhoenixClient } from "../protocol/client";
 import { reviewBackground } from "../core/background";
@@ -60,8 +60,8 @@ export class Controller implements vscode.Disposable {
   private sandbox: SandboxInfo | undefined;
   private conversations: ConversationSummary[] = [];
   private listTimer: ReturnType<typeof setTimeout> | undefined;
-  /** messages to the chat view, paced by its frame (core/outbox.ts) */
-  private readonly outbox = new FrameOutbox<HostMessage>((messages) => this.flush(messages), nodeTimer);
+  /** messages to the chat view, one post per burst of events (core/outbox.ts) */
+  private readonly outbox = new BurstOutbox<HostMessage>((messages) => this.flush(messages), nodeTimer);
   private statusBarDirty = false;
   /** the last model list the server gave (names for the status bar; the picker asks again each time) */
   private models: ListModelsResult | undefined;
@@ -182,8 +182,8 @@ export class Controller implements vscode.Disposable {
   }
 
   /**
-   * Messages to the webview are queued and sent together: one postMessage (one IPC hop through the workbench,
-   * one render in the webview) per burst of events, at most one a frame (core/outbox.ts).
+   * Messages to the webview are queued and sent together: one postMessage (one IPC hop through the workbench)
+   * per burst of events, right after the I/O that brought them (core/outbox.ts); the webview draws once a frame.
    */
   private post(message: HostMessage): void {
     if (message.type === "reset") this.outbox.drop((m) => m.type === "input" || m.type === "reset");
