@@ -12,6 +12,8 @@ what happened, why, and what to do; nothing is ever sent as it lies on the disk.
 
 from __future__ import annotations
 
+import asyncio
+import base64
 import hashlib
 import re
 from dataclasses import dataclass
@@ -21,7 +23,7 @@ from ... import limits
 from ...core.state import ConversationState
 from ...core.values import Image, ToolResult
 from ...llm.images import ImageError, prepare_image
-from ...protocol.views import IMAGE_HANDLE
+from ...protocol.views import IMAGE_HANDLE, image_label
 from .errors import Invalid
 
 _HANDLE = re.compile(r"image://(?P<id>[0-9a-f]{64})")
@@ -34,6 +36,10 @@ class KeptImage:
     image_id: str
     data: bytes
     media_type: str
+
+    def encoded(self) -> str:
+        """Its bytes as base64 text, as JSON protocols carry an image."""
+        return base64.b64encode(self.data).decode("ascii")
 
 
 class NotServed(Invalid):
@@ -103,3 +109,43 @@ def through_gate(image: KeptImage) -> KeptImage:
     except ImageError as exc:
         raise NotServed(f"{handle} was not sent: {exc.reason}; the image cannot be shown") from None
     return KeptImage(image.image_id, out, out_media)
+
+
+#: the most bytes of images one replay of a history sends (ACP's session/load, REQ-ACP-031); the images past it are
+#: replayed as their labels, with a note
+REPLAY_ROOM = 16 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Replayed:
+    """An image of a history as a replay shows it: its label (the live words), and its pixels through the gate,
+    or why they are not sent (``missing``)."""
+
+    label: str
+    image: KeptImage | None
+    missing: str = ""
+
+
+async def for_replay(store: Any, state: ConversationState) -> dict[str, Replayed]:
+    """Every image of a conversation's history, each through the gate (decoded in a thread, one at a time), for a
+    replay: by image id. At most :data:`REPLAY_ROOM` bytes of them in all; an image that does not pass, or past the
+    room, keeps its label and says why it is not shown. The store is read on the calling (the event) loop."""
+    out: dict[str, Replayed] = {}
+    room = REPLAY_ROOM
+    for image in images_of(state):
+        if image.image_id in out:
+            continue
+        size = store.image_size(image.image_id)
+        label = image_label(image.media_type, size)
+        if size is not None and size > room:
+            out[image.image_id] = Replayed(label, None, f"not replayed: this replay's room for images "
+                                                        f"({REPLAY_ROOM:,} bytes) is used up")
+            continue
+        try:
+            kept = await asyncio.to_thread(through_gate, stored(store, image.image_id))
+        except NotServed as exc:
+            out[image.image_id] = Replayed(label, None, f"not shown: {exc.reason}")
+            continue
+        room -= len(kept.data)
+        out[image.image_id] = Replayed(label, kept)
+    return out
