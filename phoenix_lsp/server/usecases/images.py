@@ -111,9 +111,10 @@ def through_gate(image: KeptImage) -> KeptImage:
     return KeptImage(image.image_id, out, out_media)
 
 
-#: the most bytes of images one replay of a history sends (ACP's session/load, REQ-ACP-031); the images past it are
-#: replayed as their labels, with a note
+#: the most bytes of images, and the most images, one replay of a history sends (ACP's session/load,
+#: REQ-ACP-031), the newest first; the older ones are replayed as their labels, with a note
 REPLAY_ROOM = 16 * 1024 * 1024
+REPLAY_IMAGES = 20
 
 
 @dataclass(frozen=True)
@@ -127,25 +128,26 @@ class Replayed:
 
 
 async def for_replay(store: Any, state: ConversationState) -> dict[str, Replayed]:
-    """Every image of a conversation's history, each through the gate (decoded in a thread, one at a time), for a
-    replay: by image id. At most :data:`REPLAY_ROOM` bytes of them in all; an image that does not pass, or past the
-    room, keeps its label and says why it is not shown. The store is read on the calling (the event) loop."""
+    """Every image of a conversation's history, by image id, for a replay: the newest first, each through the gate
+    (decoded in a thread, one at a time), at most :data:`REPLAY_IMAGES` of them and :data:`REPLAY_ROOM` bytes in
+    all; an image that does not pass, or past those bounds, keeps its label and says why it is not shown. The store
+    is read on the calling (the event) loop."""
     out: dict[str, Replayed] = {}
-    room = REPLAY_ROOM
-    for image in images_of(state):
+    room, count = REPLAY_ROOM, REPLAY_IMAGES
+    for image in reversed(images_of(state)):
         if image.image_id in out:
             continue
         size = store.image_size(image.image_id)
         label = image_label(image.media_type, size)
-        if size is not None and size > room:
-            out[image.image_id] = Replayed(label, None, f"not replayed: this replay's room for images "
-                                                        f"({REPLAY_ROOM:,} bytes) is used up")
+        if count <= 0 or (size is not None and size > room):
+            out[image.image_id] = Replayed(label, None, f"not replayed: one replay sends at most {REPLAY_IMAGES} "
+                                                        f"images and {REPLAY_ROOM:,} bytes of them, the newest first")
             continue
         try:
             kept = await asyncio.to_thread(through_gate, stored(store, image.image_id))
         except NotServed as exc:
             out[image.image_id] = Replayed(label, None, f"not shown: {exc.reason}")
             continue
-        room -= len(kept.data)
+        room, count = room - len(kept.data), count - 1
         out[image.image_id] = Replayed(label, kept)
     return out
