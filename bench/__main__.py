@@ -12,7 +12,7 @@ import sys
 
 MODULES = ["core", "store", "patch", "reading", "sandbox", "server", "cache", "fuzz", "streams", "agent_engine",
            "agent_route", "providers", "agent_tasks", "acp", "redaction", "sink",
-           "hostile", "capture", "bounded_http", "terminal", "mcp_tools", "run"]
+           "hostile", "capture", "bounded_http", "terminal", "mcp_tools", "run", "images"]
 
 
 def print_table(rows: list[dict[str, object]]) -> None:

@@ -18,7 +18,7 @@ from typing import Any, TextIO
 from ..protocol.results import ConversationSummary, ListConversationsResult
 from ..protocol.views import ImageBlock, MessageView, TextBlock, ToolResultBlock, ToolUseBlock
 from ..safe_text import terminal_safe
-from .wording import first_line, tool_summary
+from .wording import first_line, tool_summary, tool_words
 
 __all__ = [
     "ANSWER", "Found", "folder_conversations", "full_id", "history_lines", "pick_by_keys", "pick_line",
@@ -103,17 +103,19 @@ def history_lines(messages: list[MessageView]) -> list[tuple[str, str | None]]:
                 else:
                     lines.append((block.text.strip(), ANSWER))
             elif isinstance(block, ToolUseBlock):
-                names[block.tool_use_id] = block.tool_name
-                lines.append((f"[tool] {block.tool_name} {tool_summary(block.tool_name, block.arguments)}", "cyan"))
+                names[block.tool_use_id] = tool_words(block.tool_name)
+                lines.append((f"[tool] {names[block.tool_use_id]} {tool_summary(block.tool_name, block.arguments)}",
+                              "cyan"))
             elif isinstance(block, ToolResultBlock):
                 name = names.get(block.tool_use_id, "tool")
-                summary = first_line(block.content)
+                # its images first, as the live call's summary named them (REQ-MCP-024)
+                summary = first_line("\n".join([*(image.label for image in block.images), block.content]))
                 if block.is_error:
                     lines.append((f"[tool] {name} failed: {summary}", "red"))
                 else:
                     lines.append((f"[tool] {name} done{': ' + summary if summary else ''}", "dim"))
             elif isinstance(block, ImageBlock):
-                lines.append((f"[image] {block.media_type}", "dim"))
+                lines.append((f"[image] {block.label}", "dim"))
     return lines
 
 

@@ -159,7 +159,9 @@ class SetRouteParams(Wire):
 class GetArtifactParams(Wire):
     conversation_id: str = Field(min_length=1, max_length=200, description=(
         "the conversation whose plan made the artifact: a handle is served only to its own conversation"))
-    handle: str = Field(min_length=1, max_length=200, description="an `artifact://` handle from a plan's result")
+    handle: str = Field(min_length=1, max_length=200, description=(
+        "an `artifact://` handle from a plan's result, or an `image://` handle of an image of the conversation's "
+        "history (REQ-PROTO-072)"))
 
 
 class UndoChangesParams(Wire):

@@ -186,9 +186,10 @@ class GetRouteResult(Wire):
 
 class GetArtifactResult(Wire):
     handle: str
-    type: str = Field(description="`json`, `table` (a list of objects) or `text`")
+    type: str = Field(description="`json`, `table` (a list of objects), `text`, or `image` (REQ-PROTO-072)")
     size: int = Field(ge=0, description="bytes of the artifact")
-    media_type: str = Field(description="`application/json` or `text/plain; charset=utf-8`")
+    media_type: str = Field(description="`application/json`, `text/plain; charset=utf-8`, or an image's (`image/png`): "
+                            "an image is sent as its pixels encoded again, never as the store's file holds it")
     data: str = Field(description="the artifact's bytes, base64")
 
 

@@ -16,12 +16,27 @@ class TextBlock(Wire):
     text: str
 
 
+#: how an image handle starts: ``image://<imageId>``, served by phoenix/getArtifact to its own conversation
+IMAGE_HANDLE = "image://"
+
+
+def image_label(media_type: str, size: int | None) -> str:
+    """What every client shows of an image, live and in a reopened history: ``image (PNG, 12 KB)`` (REQ-MCP-021);
+    ``image (PNG)`` when its size is not known (the store no longer holds it)."""
+    kind = media_type.removeprefix("image/").upper()[:20] or "unknown type"
+    return f"image ({kind}, {max(1, round(size / 1024)):,} KB)" if size is not None else f"image ({kind})"
+
+
 class ImageBlock(Wire):
-    """An image kept by the server; the bytes are not sent again."""
+    """An image kept by the server (one the user attached, or an MCP tool's, REQ-MCP-021); the bytes are not sent
+    again: phoenix/getArtifact serves them by ``handle``, through the image gate (REQ-PROTO-072)."""
 
     type: Literal["image"] = "image"
     image_id: str
     media_type: str
+    size: int | None = Field(ge=0, description="the bytes the server keeps; null when the store no longer holds it")
+    label: str = Field(description="what every client shows of it: `image (PNG, 12 KB)`")
+    handle: str = Field(description="`image://<imageId>`: phoenix/getArtifact serves it to this conversation")
 
 
 class ToolUseBlock(Wire):
@@ -36,6 +51,9 @@ class ToolResultBlock(Wire):
     tool_use_id: str
     content: str
     is_error: bool
+    images: list[ImageBlock] = Field(default_factory=list, description=(
+        "the images the tool returned that the model was given (an MCP tool's, REQ-MCP-021), each as its summary "
+        "and handle: a client shows each label before the content, as the live `toolEnd` summary did"))
 
 
 Block = Annotated[TextBlock | ImageBlock | ToolUseBlock | ToolResultBlock, Field(discriminator="type")]

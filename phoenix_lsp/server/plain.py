@@ -486,7 +486,8 @@ class PlainView:
             draft = self._draft(path)
             if draft and draft == self.sent_drafts.get(runtime.id):
                 draft = ""
-        text = transcript.render(runtime.state, title_of(runtime), draft)
+        assert self.ls.hub is not None
+        text = transcript.render(runtime.state, title_of(runtime), draft, self.ls.hub.store.image_size)
         transcript.write(path, text)
         return path, text
 

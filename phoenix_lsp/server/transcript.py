@@ -9,13 +9,14 @@ it is kept when the file is rewritten, and saving the file with text there sends
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from .. import confined
 from ..atomic import write_bytes
 from ..core.state import ConversationState
 from ..core.values import Image, Message, Text, ToolResult, ToolUse
+from ..protocol.views import image_label
 
 DRAFT_MARKER = "<!-- phoenix: write your next message below this line, then save the file to send it -->"
 
@@ -58,12 +59,12 @@ def _quote(text: str, limit: int = 1500) -> str:
     return f"{fence}\n{text.rstrip()}\n{fence}"
 
 
-def _blocks(message: Message) -> Iterable[str]:
+def _blocks(message: Message, size: Callable[[str], int | None]) -> Iterable[str]:
     for block in message.content:
         if isinstance(block, Text) and block.text.strip():
             yield block.text.strip()
         elif isinstance(block, Image):
-            yield f"*(image {block.media_type})*"
+            yield f"*({image_label(block.media_type, size(block.image_id))})*"
         elif isinstance(block, ToolUse):
             args = json.dumps(dict(block.input), separators=(",", ":"), ensure_ascii=False)
             if len(args) > 300:
@@ -71,11 +72,15 @@ def _blocks(message: Message) -> Iterable[str]:
             yield f"**Tool call** `{block.name}` `{args}`"
         elif isinstance(block, ToolResult):
             label = "**Tool error**" if block.is_error else "**Tool result**"
-            yield f"{label}\n\n{_quote(block.content or '(no output)')}"
+            # the images the model got, named as every client names them (REQ-MCP-024)
+            named = "".join(f"*({image_label(i.media_type, size(i.image_id))})*\n\n" for i in block.images)
+            yield f"{label}\n\n{named}{_quote(block.content or '(no output)')}"
 
 
-def render(state: ConversationState, title: str, draft: str = "") -> str:
-    """The whole transcript: a header, the status in words, every message, then the user's draft."""
+def render(state: ConversationState, title: str, draft: str = "",
+           size: Callable[[str], int | None] = lambda image_id: None) -> str:
+    """The whole transcript: a header, the status in words, every message, then the user's draft. ``size``: how
+    many bytes the store holds of an image (its label's size)."""
     lines = [
         f"# Phoenix: {title or 'new conversation'}",
         "",
@@ -88,7 +93,7 @@ def render(state: ConversationState, title: str, draft: str = "") -> str:
     if state.status.kind == "error":
         lines += [f"> **Error:** {getattr(state.status, 'message', '')}", ""]
     for message in state.history:
-        parts = list(_blocks(message))
+        parts = list(_blocks(message, size))
         if not parts:
             continue
         if message.tag == "continuation":

@@ -62,23 +62,36 @@ def history_to_api(
     return out
 
 
-def block_to_wire(block: Block) -> views.Block:
-    """A content block for phoenix/event and phoenix/getConversation (images as references)."""
+#: how many bytes the store holds for an image (``Store.image_size``); None when it holds none
+ImageSize = Callable[[str], int | None]
+
+
+def image_to_wire(image: Image, size: ImageSize) -> views.ImageBlock:
+    """An image as its summary and handle, never its bytes (REQ-MCP-021, REQ-PROTO-072)."""
+    held = size(image.image_id)
+    return views.ImageBlock(image_id=image.image_id, media_type=image.media_type, size=held,
+                            label=views.image_label(image.media_type, held),
+                            handle=views.IMAGE_HANDLE + image.image_id)
+
+
+def block_to_wire(block: Block, size: ImageSize) -> views.Block:
+    """A content block for phoenix/event and phoenix/getConversation (images as references, with their sizes)."""
     if isinstance(block, Text):
         return views.TextBlock(text=block.text)
     if isinstance(block, Image):
-        return views.ImageBlock(image_id=block.image_id, media_type=block.media_type)
+        return image_to_wire(block, size)
     if isinstance(block, ToolUse):
         return views.ToolUseBlock(tool_use_id=block.id, tool_name=block.name, arguments=dict(block.input))
-    return views.ToolResultBlock(tool_use_id=block.tool_use_id, content=block.content, is_error=block.is_error)
+    return views.ToolResultBlock(tool_use_id=block.tool_use_id, content=block.content, is_error=block.is_error,
+                                 images=[image_to_wire(picture, size) for picture in block.images])
 
 
-def message_to_wire(message: Message, seq: int, index: int, time: float) -> views.MessageView:
+def message_to_wire(message: Message, seq: int, index: int, time: float, size: ImageSize) -> views.MessageView:
     return views.MessageView(
         seq=seq,
         message_id=str(index),
         role=message.role,
-        content=[block_to_wire(b) for b in message.content],
+        content=[block_to_wire(b, size) for b in message.content],
         created_at=time,
         tag=message.tag,
     )

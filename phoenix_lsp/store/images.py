@@ -35,3 +35,9 @@ class Images(Database):
         if row is None:
             raise ImageNotFoundError(image_id)
         return bytes(row[0]), str(row[1])
+
+    def image_size(self, image_id: str) -> int | None:
+        """How many bytes the store holds for an image (read from the row, not its data): what a history shows
+        and what a reader checks before it reads them; None if unknown."""
+        row = self._conn.execute("SELECT length(data) FROM images WHERE id = ?", (image_id,)).fetchone()
+        return None if row is None else int(row[0])

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from .. import limits
 from ..llm.images import ImageError, prepare_image
+from ..protocol.views import image_label
 
 
 @dataclass(frozen=True)
@@ -28,8 +29,7 @@ class Picture:
 
     def shown(self) -> str:
         """How a client shows that it came back: ``image (PNG, 12 KB)``."""
-        kind = self.media_type.removeprefix("image/").upper()
-        return f"image ({kind}, {max(1, round(len(self.data) / 1024)):,} KB)"
+        return image_label(self.media_type, len(self.data))  # the words a reopened history uses too
 
 
 def _decoded_size(b64: str) -> int:

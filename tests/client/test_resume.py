@@ -199,3 +199,27 @@ def test_the_picker_finds_this_folders_conversation_behind_many_newer_ones_of_ot
     chat.close_stdin()
     assert chat.wait() == 0
     assert _user_texts(fake_anthropic, 1) == ["this folder's topic", "still here?"]
+
+
+@pytest.mark.req("REQ-MCP-024")
+def test_continue_shows_a_tools_image_and_the_users_as_they_were_shown_live(
+    start_chat: StartChat, chat_env: dict[str, str], fake_anthropic: FakeAnthropic, tmp_path: Path
+) -> None:
+    """Issue 37: an MCP tool's image is named in the resumed history as the live call named it."""
+    from tests.tools.tracker import tracker_env
+
+    env = {**chat_env, **tracker_env(tmp_path)}
+    fake_anthropic.enqueue(Reply.tool_reply(ToolUseBlock("mcp__tracker__picture", {"kind": "png"}, id="toolu_i1")),
+                           Reply.text_reply("A gradient."))
+    chat = start_chat(env=env)
+    at = chat.wait_for("> ")
+    chat.send("show me the chart")
+    at = chat.wait_for("A gradient.", at)
+    live = next(line for line in chat.out.splitlines() if "picture on tracker done" in line)
+    assert "done: image (PNG, " in live, chat.out
+    chat.wait_for("> ", at)
+    chat.close_stdin()
+    assert chat.wait() == 0, chat.err
+    again = start_chat("--continue", env=env)
+    at = again.wait_for("end of the history")
+    assert live.strip() in again.out[:at], again.out

@@ -152,7 +152,7 @@ def check_wire(effect: Effect) -> None:
                             reason=None if effect.ok else effect.result)
         assert effect.ok or effect.result.strip(), "a failure says why"
     elif isinstance(effect, PersistMessage):
-        ev.MessageAdded(message=wire.message_to_wire(effect.message, 1, effect.index, 0.0))
+        ev.MessageAdded(message=wire.message_to_wire(effect.message, 1, effect.index, 0.0, lambda _: 1024))
     elif isinstance(effect, Reject):
         assert effect.code in get_args(RejectCode) and effect.message.strip()
     elif isinstance(effect, Audit):

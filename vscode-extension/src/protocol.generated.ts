@@ -514,7 +514,8 @@ export interface TextBlock {
   text: string;
 }
 /**
- * An image kept by the server; the bytes are not sent again.
+ * An image kept by the server (one the user attached, or an MCP tool's, REQ-MCP-021); the bytes are not sent
+ * again: phoenix/getArtifact serves them by ``handle``, through the image gate (REQ-PROTO-072).
  *
  * This interface was referenced by `PhoenixProtocol`'s JSON-Schema
  * via the `definition` "ImageBlock".
@@ -523,6 +524,18 @@ export interface ImageBlock {
   type: "image";
   imageId: string;
   mediaType: string;
+  /**
+   * the bytes the server keeps; null when the store no longer holds it
+   */
+  size?: number;
+  /**
+   * what every client shows of it: `image (PNG, 12 KB)`
+   */
+  label: string;
+  /**
+   * `image://<imageId>`: phoenix/getArtifact serves it to this conversation
+   */
+  handle: string;
 }
 /**
  * This interface was referenced by `PhoenixProtocol`'s JSON-Schema
@@ -545,6 +558,10 @@ export interface ToolResultBlock {
   toolUseId: string;
   content: string;
   isError: boolean;
+  /**
+   * the images the tool returned that the model was given (an MCP tool's, REQ-MCP-021), each as its summary and handle: a client shows each label before the content, as the live `toolEnd` summary did
+   */
+  images: ImageBlock[];
 }
 /**
  * An approval waiting for the user (the same fields as the `approvalRequested` event).
@@ -1484,7 +1501,7 @@ export interface GetArtifactParams {
    */
   conversationId: string;
   /**
-   * an `artifact://` handle from a plan's result
+   * an `artifact://` handle from a plan's result, or an `image://` handle of an image of the conversation's history (REQ-PROTO-072)
    */
   handle: string;
 }
@@ -1495,7 +1512,7 @@ export interface GetArtifactParams {
 export interface GetArtifactResult {
   handle: string;
   /**
-   * `json`, `table` (a list of objects) or `text`
+   * `json`, `table` (a list of objects), `text`, or `image` (REQ-PROTO-072)
    */
   type: string;
   /**
@@ -1503,7 +1520,7 @@ export interface GetArtifactResult {
    */
   size: number;
   /**
-   * `application/json` or `text/plain; charset=utf-8`
+   * `application/json`, `text/plain; charset=utf-8`, or an image's (`image/png`): an image is sent as its pixels encoded again, never as the store's file holds it
    */
   mediaType: string;
   /**

@@ -34,7 +34,7 @@ test("tool calls become cards: command, output, diff and the end state", () => {
   feed(
     v,
     e.next({ kind: "toolEnd", toolUseId: "t1", isError: false, summary: "a\nb" }),
-    e.next({ kind: "message", message: { seq: 4, messageId: "1", role: "user", content: [{ type: "toolResult", toolUseId: "t1", content: "a\nb\n", isError: false }], createdAt: 0 } }),
+    e.next({ kind: "message", message: { seq: 4, messageId: "1", role: "user", content: [{ type: "toolResult", toolUseId: "t1", content: "a\nb\n", isError: false, images: [] }], createdAt: 0 } }),
     e.next({ kind: "diff", toolUseId: "t1", path: "x", diff: "--- a/x\n+++ b/x\n" }),
   );
   assert.equal(v.tools.t1.state, "done");

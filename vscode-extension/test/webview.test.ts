@@ -218,7 +218,7 @@ test("hostile model and tool output never runs script in the webview (REQ-VSC-00
   send({ kind: "textDelta", text: HOSTILE, requestId: 1 });
   send({ kind: "message", message: { seq: 2, messageId: "1", role: "assistant", content: [{ type: "text", text: HOSTILE }, { type: "toolUse", toolUseId: "t1", toolName: "bash", arguments: { command: HOSTILE } }], createdAt: 0 } });
   send({ kind: "toolStart", toolUseId: "t1", toolName: "bash", arguments: { command: HOSTILE }, mode: "unrestricted" });
-  send({ kind: "message", message: { seq: 4, messageId: "2", role: "user", content: [{ type: "toolResult", toolUseId: "t1", content: HOSTILE, isError: false }, { type: "text", text: HOSTILE }], createdAt: 0 } });
+  send({ kind: "message", message: { seq: 4, messageId: "2", role: "user", content: [{ type: "toolResult", toolUseId: "t1", content: HOSTILE, isError: false, images: [] }, { type: "text", text: HOSTILE }], createdAt: 0 } });
   send({ kind: "toolEnd", toolUseId: "t1", isError: false, summary: HOSTILE });
   send({ kind: "error", message: HOSTILE, errorKind: "llm" });
   send({ kind: "approvalRequested", toolUseId: "t2", toolName: HOSTILE, description: HOSTILE, arguments: { x: HOSTILE }, scopes: [{ kind: "prefix", rule: HOSTILE, label: HOSTILE }, { kind: "tool", rule: HOSTILE, label: HOSTILE }], diff: `--- a/f\n+++ b/f\n@@ -1,1 +1,1 @@\n-${HOSTILE.split("\n")[0]}\n+${HOSTILE.split("\n")[2]}\n` });
@@ -259,7 +259,7 @@ test("an applied review kept for an undo has an Undo button that names its chang
     "[phoenix-lsp: change set 0123456789ab; the user can undo it.]";
   send(e.next({ kind: "message", message: { seq: 1, messageId: "0", role: "assistant", content: [{ type: "toolUse", toolUseId: "t1", toolName: "bash", arguments: { command: "sed -i s/a/b/ a.txt" } }, { type: "toolUse", toolUseId: "t2", toolName: "bash", arguments: { command: "cat x" } }], createdAt: 0 } }));
   // t2's output merely quotes the words (a file's content): no button
-  send(e.next({ kind: "message", message: { seq: 2, messageId: "1", role: "user", content: [{ type: "toolResult", toolUseId: "t1", content: told, isError: false }, { type: "toolResult", toolUseId: "t2", content: told + "\nmore", isError: false }], createdAt: 0 } }));
+  send(e.next({ kind: "message", message: { seq: 2, messageId: "1", role: "user", content: [{ type: "toolResult", toolUseId: "t1", content: told, isError: false, images: [] }, { type: "toolResult", toolUseId: "t2", content: told + "\nmore", isError: false, images: [] }], createdAt: 0 } }));
   assert.equal($(".tool[data-tool-use-id=t2] .undo-changes"), null);
   $(".tool[data-tool-use-id=t1] .undo-changes")!.click();
   assert.deepEqual(posted.at(-1), { type: "undoChanges", conversationId: CID, changeSetId: "0123456789ab" });
@@ -270,7 +270,7 @@ test("tool cards show the command and output; sub-agents nest under the spawning
   const child = new Events("agent-1", CID);
   const send = (event: ReturnType<typeof e.next>) => app.receive({ type: "input", input: { type: "event", event } });
   send(e.next({ kind: "message", message: { seq: 1, messageId: "0", role: "assistant", content: [{ type: "toolUse", toolUseId: "t1", toolName: "bash", arguments: { command: "ls -la" } }, { type: "toolUse", toolUseId: "sp", toolName: "spawn_agents", arguments: {} }], createdAt: 0 } }));
-  send(e.next({ kind: "message", message: { seq: 2, messageId: "1", role: "user", content: [{ type: "toolResult", toolUseId: "t1", content: "total 0\n", isError: false }], createdAt: 0 } }));
+  send(e.next({ kind: "message", message: { seq: 2, messageId: "1", role: "user", content: [{ type: "toolResult", toolUseId: "t1", content: "total 0\n", isError: false, images: [] }], createdAt: 0 } }));
   send(e.next({ kind: "subAgentsSpawned", toolUseId: "sp", agents: [{ conversationId: "agent-1", task: "count the files" }] }));
   send(child.next({ kind: "textDelta", text: "counting", requestId: 1 }));
   assert.equal($(".tool[data-tool-use-id=t1] pre.command")!.textContent, "$ ls -la");
@@ -686,7 +686,7 @@ test("an MCP call is shown as 'create_issue on tracker'; its approval offers the
   const { app, e, key, posted, $, root } = mount({ mode: "unrestricted" });
   const send = (event: ReturnType<typeof e.next>) => app.receive({ type: "input", input: { type: "event", event } });
   send(e.next({ kind: "message", message: { seq: 1, messageId: "0", role: "assistant", content: [{ type: "toolUse", toolUseId: "r1", toolName: "mcp__tracker__list_issues", arguments: {} }], createdAt: 0 } }));
-  send(e.next({ kind: "message", message: { seq: 2, messageId: "1", role: "user", content: [{ type: "toolResult", toolUseId: "r1", content: "#1 the build is red", isError: false }], createdAt: 0 } }));
+  send(e.next({ kind: "message", message: { seq: 2, messageId: "1", role: "user", content: [{ type: "toolResult", toolUseId: "r1", content: "#1 the build is red", isError: false, images: [] }], createdAt: 0 } }));
   assert.equal($(".tool[data-tool-use-id=r1] .tool-name")!.textContent, " list_issues on tracker");
   assert.equal($(".tool[data-tool-use-id=r1] pre.output")!.textContent, "#1 the build is red");
   send(e.next({ kind: "toolRefused", toolUseId: "w0", toolName: "mcp__tracker__create_issue", by: "mode" }));
@@ -703,4 +703,17 @@ test("an MCP call is shown as 'create_issue on tracker'; its approval offers the
   assert.deepEqual(posted.filter((m) => m.type === "answerApproval"), [
     { type: "answerApproval", conversationId: CID, toolUseId: "w1", decision: "alwaysAllow", rule: "mcp__tracker__*" },
   ]);
+});
+
+test("a reopened conversation shows a tool's image under its call and the user's image by label, as the live call did (REQ-MCP-024)", () => {
+  const image = (id: string, label: string) => ({ type: "image" as const, imageId: id, mediaType: "image/png", size: 3000, label, handle: `image://${id}` });
+  const history = [
+    { seq: 1, messageId: "0", role: "user" as const, content: [{ type: "text" as const, text: "show me the chart" }, image("a".repeat(64), "image (PNG, 2 KB)")], createdAt: 0 },
+    { seq: 3, messageId: "1", role: "assistant" as const, content: [{ type: "toolUse" as const, toolUseId: "p1", toolName: "mcp__tracker__picture", arguments: { kind: "png" } }], createdAt: 0 },
+    { seq: 5, messageId: "2", role: "user" as const, content: [{ type: "toolResult" as const, toolUseId: "p1", content: "here is png", isError: false, images: [image("b".repeat(64), "image (PNG, 3 KB)")] }], createdAt: 0 },
+  ];
+  const { $, root } = mount({ messages: history, lastSeq: 6 });
+  assert.equal($(".tool[data-tool-use-id=p1] .tool-name")!.textContent, " picture on tracker");
+  assert.equal($(".tool[data-tool-use-id=p1] pre.output")!.textContent, "image (PNG, 3 KB)\nhere is png");
+  assert.equal(root.querySelector(".image-ref")!.textContent, " image (PNG, 2 KB)");
 });

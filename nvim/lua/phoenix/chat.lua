@@ -160,7 +160,12 @@ local function block_lines(block)
   elseif block.type == "toolUse" then
     table.insert(lines, string.format("● %s %s", names.tool(block.toolName), compact(block.arguments)))
   elseif block.type == "toolResult" then
-    local content = split(block.content or "")
+    -- the images the model got first, by the label the server words for every client ("image (PNG, 12 KB)")
+    local content = {}
+    for _, image in ipairs(block.images or {}) do
+      table.insert(content, image.label)
+    end
+    vim.list_extend(content, split(block.content or ""))
     local mark = block.isError and "  ✗ " or "  ⎿ "
     for i, line in ipairs(content) do
       if i > 6 then
@@ -170,7 +175,7 @@ local function block_lines(block)
       table.insert(lines, (i == 1 and mark or "    ") .. line)
     end
   elseif block.type == "image" then
-    table.insert(lines, "[image " .. (block.mediaType or "") .. "]")
+    table.insert(lines, "[" .. (block.label or ("image " .. (block.mediaType or ""))) .. "]")
   end
   return lines
 end

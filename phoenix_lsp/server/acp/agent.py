@@ -36,7 +36,7 @@ from acp.schema import (
 from ...core.values import InstructionFile, Mode, Route
 from ...protocol.params import Route as RouteName
 from ..adapter import Conversation, Conversations
-from ..usecases import background, choices, conversations, models, undo
+from ..usecases import background, choices, conversations, images, models, undo
 from ..usecases import route as routes
 from ..usecases import send_message as send
 from ..usecases.errors import Invalid, Refused, UseCaseError
@@ -117,7 +117,8 @@ class PhoenixAgent:
         await mcp.attach(self.hub, mcp_servers)
         session = self._attach(conversation)
         await self._choices()
-        for update in replay.history(conversation.state.history, session.root):  # REQ-ACP-012: before the answer
+        pictures = await images.for_replay(self.hub.store, conversation.state)  # REQ-ACP-031: through the gate
+        for update in replay.history(conversation.state.history, session.root, pictures):  # before the answer
             self.client.update(session.id, update)
         session.calls.announced.update(c.id for m in conversation.state.history for c in m.tool_uses())
         session.calls.ended.update(r.tool_use_id for m in conversation.state.history for r in m.tool_results())

@@ -157,7 +157,8 @@ async def get_conversation(ls: PhoenixServer, p: p.GetConversationParams) -> res
     messages = []
     for index, text in page[: p.limit]:
         body = json.loads(text)
-        messages.append(wire.message_to_wire(runtime.state.history[index], body["seq"], index, body["time"]))
+        messages.append(wire.message_to_wire(runtime.state.history[index], body["seq"], index, body["time"],
+                                               store.image_size))
         if len(messages) % 200 == 0:
             await asyncio.sleep(0)  # let $/cancelRequest in on huge histories
     state = runtime.state

@@ -180,7 +180,8 @@ class Runtime:
         if state_json is not None:
             self.hub.store.save_state(self.id, state_json, self.state.status.kind, now)
         for e in messages:
-            self.emit(ev.MessageAdded(message=wire.message_to_wire(e.message, self.seq + 1, e.index, now)))
+            view = wire.message_to_wire(e.message, self.seq + 1, e.index, now, self.hub.store.image_size)
+            self.emit(ev.MessageAdded(message=view))
 
     # ------------------------------------------------------------------------------------ answers
 

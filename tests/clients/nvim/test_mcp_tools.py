@@ -83,3 +83,41 @@ def test_neovim_runs_shows_refuses_and_asks_about_mcp_tools(fake_anthropic: Fake
     # the denied call never reached the server; the allowed one and the one the server's rule covered did
     assert received(tmp_path) == ["list_issues", "create_issue", "close_issue"]
     assert TOKEN not in chat + first
+
+
+@pytest.mark.req("REQ-MCP-024")
+def test_neovim_shows_a_tools_image_live_and_when_the_conversation_is_opened_again(
+        fake_anthropic: FakeAnthropic, run_nvim: Any, tmp_path: Path) -> None:
+    """Issue 37: the chat names the image an MCP tool returned ("image (PNG, n KB)") under its call, and a new
+    Neovim (a new server) that opens the conversation again shows the same lines."""
+    fake_anthropic.enqueue(Reply.tool_reply(ToolUseBlock("mcp__tracker__picture", {"kind": "png"}, id="toolu_i1")),
+                           Reply.text_reply("A gradient."))
+    first = run_nvim(
+        """
+        local phoenix = T.setup()
+        vim.cmd("Phoenix")
+        T.wait("a conversation", function() return phoenix.state.conversation ~= nil end)
+        phoenix.send("show me the chart")
+        T.wait("the answer", function()
+          return phoenix.state.status == "idle" and T.chat_text():find("A gradient.", 1, true) ~= nil
+        end)
+        T.data.cid = phoenix.state.conversation
+        T.data.chat = T.chat_text()
+        """,
+        env=tracker_env(tmp_path),
+    )
+    live = first.data["chat"]
+    lines = [line for line in live.splitlines() if "image (PNG, " in line]
+    assert len(lines) == 1 and "here is png" in live.split(lines[0], 1)[1], live
+    again = run_nvim(
+        f"""
+        local phoenix = T.setup()
+        vim.cmd("Phoenix")
+        T.wait("a conversation", function() return phoenix.state.conversation ~= nil end)
+        phoenix.open_conversation("{first.data['cid']}")
+        T.wait("the history", function() return T.chat_text():find("A gradient.", 1, true) ~= nil end)
+        T.data.chat = T.chat_text()
+        """,
+        env=tracker_env(tmp_path),
+    )
+    assert lines[0] in again.data["chat"].splitlines(), again.data["chat"]

@@ -59,7 +59,7 @@ export interface Notice {
 
 export type Item = { key: string; seq: number; rev: number } & (
   | { type: "text"; role: "user" | "assistant"; text: string; tag?: string }
-  | { type: "image"; role: "user" | "assistant"; mediaType: string }
+  | { type: "image"; role: "user" | "assistant"; mediaType: string; label?: string }
   /** an attachment the user sent (REQ-ATTACH-003): its label and the text the model saw */
   | { type: "attachment"; path: string; label: string; body: string }
   | { type: "tool"; toolUseId: string }
@@ -554,7 +554,7 @@ function addBlock(view: ConversationView, m: WireMessage, block: ContentBlock, i
       return;
     }
     case "image":
-      insert(view, { key, seq: m.seq, rev: 0, type: "image", role: m.role, mediaType: block.mediaType });
+      insert(view, { key, seq: m.seq, rev: 0, type: "image", role: m.role, mediaType: block.mediaType, label: block.label });
       return;
     case "toolUse":
       tool(view, block.toolUseId, block.toolName, block.arguments, m.seq);
@@ -562,7 +562,8 @@ function addBlock(view: ConversationView, m: WireMessage, block: ContentBlock, i
     case "toolResult": {
       const card = view.tools[block.toolUseId];
       if (!card) return;
-      card.output = block.content;
+      // the images the model got first, by the server's label, as the live toolEnd summary named them (REQ-MCP-024)
+      card.output = [...(block.images ?? []).map((image) => image.label), block.content].join("\n");
       if (card.state === "running" || card.state === "pending" || card.state === "done") {
         card.state = block.isError ? "error" : "done";
       }

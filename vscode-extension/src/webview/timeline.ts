@@ -142,7 +142,7 @@ export class Timeline {
       case "image": {
         const el = dom.node("div", `msg ${item.role} image-ref dim`);
         dom.icon(el, "file-media");
-        dom.add(el, "span", "").textContent = ` image (${item.mediaType})`;
+        dom.add(el, "span", "").textContent = ` ${item.label ?? `image (${item.mediaType})`}`;
         return el;
       }
       case "stream": {

@@ -1,0 +1,105 @@
+"""Images read back (issue 37, REQ-PROTO-072, REQ-ACP-031): what the gate costs, and what a history's image
+summaries cost.
+
+Run ``python -m bench images [--quick]``. Each figure beside a baseline measured in the same run, on the same
+store file:
+
+- one image read back through the gate (``usecases/images``: the row measured, the bytes read, their sha256
+  checked, decoded and encoded again), a 1568 x 980 screenshot-like PNG, against reading its bytes from the store
+  alone (what was sent before the gate existed: nothing, or the raw file);
+- a history of 200 messages, 50 of them with an image, made into getConversation's views (``wire.message_to_wire``
+  with the store's sizes), against the same history with the images left out.
+"""
+
+from __future__ import annotations
+
+import io
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+if __package__ in (None, ""):
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from PIL import Image as PILImage
+from PIL import ImageDraw
+
+from phoenix_lsp.core.values import Image, Message, Text, ToolResult, ToolUse
+from phoenix_lsp.server import wire
+from phoenix_lsp.server.usecases import images
+from phoenix_lsp.store import Store
+
+
+def _screenshot() -> bytes:
+    """A PNG like a screenshot: flat areas, lines of 'text', a gradient band."""
+    picture = PILImage.new("RGB", (1568, 980), (250, 250, 250))
+    draw = ImageDraw.Draw(picture)
+    for row in range(0, 980, 18):
+        draw.rectangle((40, row + 4, 40 + (row * 37) % 1200, row + 12), fill=(40, 40, 60))
+    for x in range(1568):
+        draw.line((x, 900, x, 980), fill=(x % 256, 128, 255 - x % 256))
+    out = io.BytesIO()
+    picture.save(out, "PNG", optimize=True)
+    return out.getvalue()
+
+
+def _median_ms(fn: Callable[[], object], reps: int) -> float:
+    samples = []
+    for _ in range(reps):
+        start = time.perf_counter()
+        fn()
+        samples.append((time.perf_counter() - start) * 1000)
+    return statistics.median(samples)
+
+
+def _figure(name: str, value: float, baseline_name: str, baseline: float, goal: str) -> dict[str, object]:
+    return {"name": name, "value": round(value, 4), "unit": "ms", "baseline_name": baseline_name,
+            "baseline_value": round(baseline, 4), "goal": goal}
+
+
+def _history(ids: list[str], with_images: bool) -> list[Message]:
+    out: list[Message] = []
+    for n in range(100):
+        call = ToolUse(f"t{n}", "mcp__tracker__picture", {"kind": "png"})
+        out.append(Message("assistant", (Text(f"step {n}"), call)))
+        pictures = (Image(ids[n % len(ids)], "image/png"),) if with_images and n % 2 == 0 else ()
+        out.append(Message("user", (ToolResult(call.id, f"here is picture {n}", images=pictures),)))
+    return out
+
+
+def figures(quick: bool = False) -> list[dict[str, object]]:
+    reps = 5 if quick else 30
+    with tempfile.TemporaryDirectory(prefix="phoenix-images-bench-") as tmp, Store(Path(tmp) / "p.db") as store:
+        data = _screenshot()
+        image_id = store.put_image(data, "image/png")
+        gated = _median_ms(lambda: images.through_gate(images.stored(store, image_id)), reps)
+        raw = _median_ms(lambda: store.get_image(image_id), reps)
+        ids = [image_id, *(store.put_image(_tiny(n), "image/png") for n in range(49))]
+        full, bare = _history(ids, True), _history(ids, False)
+
+        def views(history: list[Message]) -> Callable[[], object]:
+            return lambda: [wire.message_to_wire(m, i, i, 0.0, store.image_size) for i, m in enumerate(history)]
+
+        with_images = _median_ms(views(full), reps)
+        without = _median_ms(views(bare), reps)
+    return [
+        _figure(f"one image read back through the gate ({len(data):,}-byte 1568x980 PNG, median)", gated,
+                "its bytes read from the store alone", raw, "well under the model's own time for an image"),
+        _figure("getConversation's views of 200 messages, 50 with an image (median)", with_images,
+                "the same 200 messages without images", without, "the images add under 1 ms each"),
+    ]
+
+
+def _tiny(n: int) -> bytes:
+    out = io.BytesIO()
+    PILImage.new("RGB", (8, 8), (n, n, n)).save(out, "PNG")
+    return out.getvalue()
+
+
+if __name__ == "__main__":
+    from bench.__main__ import print_table
+
+    print_table(figures("--quick" in sys.argv))
