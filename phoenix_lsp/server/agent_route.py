@@ -50,7 +50,7 @@ class AgentRoute:
     def __init__(self, *, engine: EngineName, settings: Any, problem: str | None, redact: Callable[[str], str],
                  add_secret: Callable[..., None], sample_rate: float = 0.1,
                  catalogue_inline_max: int = CATALOGUE_INLINE_MAX, mcp_call_timeout_s: float = 60.0,
-                 consents: ConsentStore | None = None) -> None:
+                 consents: ConsentStore | None = None, ask_prompt: bool = False) -> None:
         self.engine = engine
         self.catalogue_inline_max = catalogue_inline_max  # bytes; above it the catalogue is an index (REQ-AGENT-038)
         self.settings = settings  # agent.settings.AgentConfig, or None when ``problem`` says why not
@@ -58,6 +58,9 @@ class AgentRoute:
         self.redact = redact
         self.add_secret = add_secret
         self.sample_rate = sample_rate
+        #: measurement only (PHOENIX_AGENT_ASK_PROMPT): the route's requests carry the ask route's prompt and tools
+        #: as before REQ-AGENT-040, so the bench prints that lever on and off in one run
+        self.ask_prompt = ask_prompt
         self._catalogue: str | None = None
         self._lock = asyncio.Lock()
         self._started = threading.Lock()
@@ -295,6 +298,7 @@ def setup_route(settings: Any, data_dir: Path, guard: Any) -> AgentRoute:
     route = AgentRoute(engine=settings.agent_engine, settings=loaded, problem=None, redact=guard.redact,
                        add_secret=guard.add_secret, sample_rate=settings.agent_trace_sample,
                        catalogue_inline_max=settings.agent_catalogue_inline_max,
-                       mcp_call_timeout_s=settings.mcp_call_timeout_s, consents=consents)
+                       mcp_call_timeout_s=settings.mcp_call_timeout_s, consents=consents,
+                       ask_prompt=settings.agent_ask_prompt)
     route.sources.add_user(config_dir(getattr(settings, "config_dir", None)))
     return route
