@@ -157,8 +157,8 @@ class Registry:
     def definitions(self, is_subagent: bool, working_directory: str, route: Route = Route.ASK,
                     catalogue: str = "", sight: bool = False) -> list[dict[str, Any]]:
         """The conversation's tool definitions on ``route``, in the core's order; fresh dicts, equal on every
-        call of the same route (the agent route's are the ask route's plus two, REQ-AGENT-002). ``sight``:
-        the conversation has the editor's tools (REQ-SIGHT-002)."""
+        call of the same route (the agent route's are its own, compact, REQ-AGENT-040). ``sight``: the
+        conversation has the editor's tools (REQ-SIGHT-002)."""
         compact = route is Route.AGENT and not is_subagent  # sent with every agent-route request (REQ-AGENT-040)
         return [self.tools[name].definition(working_directory, catalogue, compact)
                 for name in tools_for(is_subagent, route, sight)]
