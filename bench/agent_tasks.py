@@ -9,9 +9,14 @@ decide, post a comment) and one where the ask route needs four model turns (find
 author's team, post on it). Arms, each replayed by one fake model server scripted as a capable model would act
 on that route:
 
-- **agent**: the real server on the agent route: one ``run_plan`` written from the catalogue's signatures,
-  its scripts using the helpers (REQ-AGENT-036), run on warm engine workers (REQ-AGENT-037), whose last node
-  renders the answer (``answer: true``, REQ-AGENT-039): one model request per task;
+- **agent**: the real server on the agent route, its requests carrying only what planning needs (the planning
+  prompt and the route's tools, REQ-AGENT-040): on a multi-tool flow one ``run_plan`` written from the
+  catalogue's signatures, its scripts using the helpers (REQ-AGENT-036), run on warm engine workers
+  (REQ-AGENT-037), whose last node renders the answer (``answer: true``, REQ-AGENT-039): one model request per
+  task; on a single-call task the one tool called directly (``call_tool``, REQ-AGENT-041), then the reply;
+- **rendered**: the agent arm with a rendered plan on every task, the single-call ones too (the direct call off);
+- **full**: the rendered arm with the route's own requests off (``PHOENIX_AGENT_ASK_PROMPT=1``: the ask route's
+  system prompt and tools in every request, as before REQ-AGENT-040) and so a rendered plan for every task;
 - **plan**: the same with the lever off: the plan's results go back to the model, which writes the reply (the
   route before issue 37: two requests);
 - **ask**: the baseline of criteria 3 and 4: the real server on the ask route with the same MCP tools offered
@@ -63,9 +68,10 @@ from phoenix_lsp.server.agent_route import CATALOGUE_INLINE_MAX  # noqa: E402
 
 ISSUES = 1000
 #: the arms: the agent route (catalogue inline), the agent route with its catalogue on demand, the two direct ones
-ARMS = ("agent", "plan", "ask", "demand", "naive", "fair")
+ARMS = ("agent", "rendered", "plan", "ask", "demand", "full", "naive", "fair")
 #: the arms that run through the real server, with the environment they need beside the registry's
-SERVED = (("agent", "plan", "ask"), ("demand",))
+SERVED = (("agent", "rendered", "plan", "ask"), ("demand",), ("full",))
+EXTRA_ENV = ({}, {"PHOENIX_AGENT_CATALOGUE_INLINE_MAX": "0"}, {"PHOENIX_AGENT_ASK_PROMPT": "1"})
 SERVER = ROOT / "tests" / "agent" / "issues_server.py"
 Call = tuple[str, dict[str, Any]]  # (function name, arguments)
 
@@ -82,6 +88,11 @@ class Task:
     answer: str
     rendered: str = ""  # the plan's script when it renders the answer (REQ-AGENT-039): the same nodes, 'answer' last
     posts: int = 0  # the issue the task comments on (0: none); the comment is ``answer`` up to its "; "
+
+    @property
+    def single(self) -> bool:
+        """A single-call task: the agent arm calls its one tool directly (REQ-AGENT-041)."""
+        return not self.name.startswith(MULTI)
 
 
 def _data() -> dict[str, Any]:
@@ -204,7 +215,12 @@ class Model:
             if turn == 0:
                 return Reply.tool_reply(ToolUseBlock("describe_tools", {"tools": list(task.tools)}))
             turn -= 1
-        if self.arm == "agent":  # the lever (REQ-AGENT-039): the plan renders the answer, no second turn
+        if self.arm == "agent" and task.single:  # one call, directly (REQ-AGENT-041): the call, then the reply
+            if turn == 0:
+                ((name, args),) = task.naive[0]
+                return Reply.tool_reply(ToolUseBlock("call_tool", {name: args}))
+            return Reply.text_reply(task.answer)
+        if self.arm in ("agent", "rendered", "full"):  # REQ-AGENT-039: the plan renders the reply
             if turn == 0:
                 return Reply.tool_reply(ToolUseBlock("run_plan", {"goal": task.prompt, "answer": True, "nodes": [
                     {"id": "n", "code": task.rendered, "tools": list(task.tools), "outputs": []}]}))
@@ -346,8 +362,8 @@ async def _run(quick: bool) -> list[dict[str, Any]]:
             for task in tasks():
                 model.task = task
                 per: dict[str, list[tuple[float, tuple[int, float]]]] = {arm: [] for arm in ARMS}
-                for arms, arm_env in zip(SERVED, (env, {**env, "PHOENIX_AGENT_CATALOGUE_INLINE_MAX": "0"}),
-                                         strict=True):
+                for arms, extra in zip(SERVED, EXTRA_ENV, strict=True):
+                    arm_env = {**env, **extra}
                     base = tmp / f"{arms[0]}-{len(results)}"
                     base.mkdir()
                     # a fresh server: the first run of its first arm is cold (its MCP servers start)
@@ -358,8 +374,8 @@ async def _run(quick: bool) -> list[dict[str, Any]]:
                                 reset(data)
                                 per[arm].append(await served(arm, task, fake, s))
                                 _check(task, data, arm)
-                                if arm == "agent" and task.name == first.name:
-                                    fixed.update(_fixed(fake.requests[-1].body))
+                                if arm in ("agent", "full") and task.name == first.name:
+                                    fixed.update({f"{arm} {k}": v for k, v in _fixed(fake.requests[-1].body).items()})
                 hub = McpHub(McpRegistry.model_validate({"servers": servers}), environ=dict(os.environ),
                              connect_timeout_s=60)
                 try:
@@ -387,26 +403,26 @@ def _tokens(value: Any) -> float:
 
 
 def _fixed(body: dict[str, Any]) -> dict[str, float]:
-    """The parts of an agent-route request that every request pays (the plan's request of the simplest task)."""
-    tools = body["tools"]
-    route = [t for t in tools if t["name"] in ("describe_tools", "run_plan")]
-    plan = next(t for t in route if t["name"] == "run_plan")
+    """The parts of an agent-route request that every request pays: the system prompt and the tools without
+    run_plan's catalogue, and the catalogue."""
+    plan = next(t for t in body["tools"] if t["name"] == "run_plan")
     catalogue = plan["description"].split("\n\n", 1)[1] if "\n\n" in plan["description"] else ""
-    return {"ask": sum(_tokens(t) for t in tools if t not in route) + _tokens(body.get("system", "")),
-            "route": sum(_tokens(t) for t in route) - len(catalogue.encode()) / 4,
-            "catalogue": len(catalogue.encode()) / 4}
+    return {"fixed": sum(_tokens(t) for t in body["tools"]) + _tokens(body.get("system", ""))
+            - len(catalogue.encode()) / 4, "catalogue": len(catalogue.encode()) / 4}
 
 
 def _fixed_rows(fixed: dict[str, float]) -> list[dict[str, Any]]:
     """What every agent-route request carries, raw (a cached read bills 0.1x of it)."""
-    if not fixed:
+    if "agent fixed" not in fixed or "full fixed" not in fixed:
         return []
-    return [{"name": "fixed per request: the route's two definitions without the catalogue", "unit": "tokens",
-             "value": round(fixed["route"]), "baseline_name": "the ask route's tools and system prompt",
-             "baseline_value": round(fixed["ask"])},
+    before = ("before REQ-AGENT-040 (PHOENIX_AGENT_ASK_PROMPT=1): the ask route's system prompt and tools, the "
+              "route's two")
+    return [{"name": "fixed per request: the planning prompt and the route's tools without the catalogue "
+                     "(REQ-AGENT-040)", "unit": "tokens", "value": round(fixed["agent fixed"]),
+             "baseline_name": before, "baseline_value": round(fixed["full fixed"])},
             {"name": "fixed per request: the catalogue inline (REQ-AGENT-038: on demand above "
-                     f"{CATALOGUE_INLINE_MAX} bytes)", "unit": "tokens", "value": round(fixed["catalogue"]),
-             "baseline_name": "the ask route's tools and system prompt", "baseline_value": round(fixed["ask"])}]
+                     f"{CATALOGUE_INLINE_MAX} bytes)", "unit": "tokens", "value": round(fixed["agent catalogue"]),
+             "baseline_name": before, "baseline_value": round(fixed["full fixed"])}]
 
 
 #: the multi-tool flows the goals of REQ-AGENT-024/025 are about (issue 37): the rest are single-call tasks
@@ -446,9 +462,20 @@ def _rows(results: dict[str, dict[str, list[tuple[float, tuple[int, float]]]]]) 
         rows.append({"name": f"{name}: latency warm, agent route", "value": round(warm["agent"], 2), "unit": "s",
                      "baseline_name": f"(naive {warm['naive']:.2f}, fair {warm['fair']:.2f}) the ask route",
                      "baseline_value": round(warm["ask"], 2), "goal": f"criterion 4: {c4}"})
-        rows.append({"name": f"{name}: the lever (REQ-AGENT-039) on: raw, billed, warm s",
-                     "value": f"{raw['agent']}, {billed['agent']}, {warm['agent']:.2f}", "unit": "",
-                     "baseline_name": "off (the plan's results go back to the model, which writes the reply)",
+        rows.append({"name": f"{name}: the route's own requests (REQ-AGENT-040) on, a rendered plan: raw, billed, "
+                             "warm s", "value": f"{raw['rendered']}, {billed['rendered']}, {warm['rendered']:.2f}",
+                     "unit": "", "baseline_name": "off (PHOENIX_AGENT_ASK_PROMPT=1: the ask route's prompt and tools "
+                                                  "in every request)",
+                     "baseline_value": f"{raw['full']}, {billed['full']}, {warm['full']:.2f}"})
+        if not multi:
+            rows.append({"name": f"{name}: the direct call (REQ-AGENT-041) on: raw, billed, warm s",
+                         "value": f"{raw['agent']}, {billed['agent']}, {warm['agent']:.2f}", "unit": "",
+                         "baseline_name": "off (a rendered plan, the route's own requests on)",
+                         "baseline_value": f"{raw['rendered']}, {billed['rendered']}, {warm['rendered']:.2f}"})
+        rows.append({"name": f"{name}: the rendered answer (REQ-AGENT-039) on: raw, billed, warm s",
+                     "value": f"{raw['rendered']}, {billed['rendered']}, {warm['rendered']:.2f}", "unit": "",
+                     "baseline_name": "off (the plan's results go back to the model, which writes the reply; "
+                                      "the route's own requests on)",
                      "baseline_value": f"{raw['plan']}, {billed['plan']}, {warm['plan']:.2f}"})
         rows.append({"name": f"{name}: the catalogue on demand (lever off, a describe_tools turn first): raw, "
                              "billed, warm s",

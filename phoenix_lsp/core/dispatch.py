@@ -12,8 +12,8 @@ from .permissions import Allow, Ask, Refuse, decide
 from .rules import scopes_for
 from .state import AwaitingAgents, AwaitingApproval, AwaitingUpgrade, Batch, ConversationState, RunningTool
 from .steps import Out, close_batch, finish_agent, request_turn
-from .tools import MAX_AGENTS_PER_CALL, REQUEST_MODE_UPGRADE, SPAWN_AGENTS, SUBMIT_RESULT
-from .values import Actor, AgentSlot, AgentSpec, Mode, ToolResult, ToolUse
+from .tools import MAX_AGENTS_PER_CALL, REQUEST_MODE_UPGRADE, SPAWN_AGENTS, SUBMIT_RESULT, USE_ASK_ROUTE
+from .values import Actor, AgentSlot, AgentSpec, Mode, Route, ToolResult, ToolUse
 
 
 def dispatch(state: ConversationState, batch: Batch) -> Out:
@@ -30,6 +30,11 @@ def dispatch(state: ConversationState, batch: Batch) -> Out:
             continue
         if call.input_error is not None:  # REQ-CORE-007: never run, never asked about, never handled
             batch = batch.answer(ToolResult(call.id, call.input_error, is_error=True))
+            continue
+        if call.name == USE_ASK_ROUTE:  # REQ-AGENT-042: the rest of this message's turn takes the ask route
+            state = replace(state, route=Route.ASK)
+            batch = batch.answer(ToolResult(call.id, texts.ASK_ROUTE_TAKEN))
+            effects.append(Audit(Actor.AGENT, "routeHandedOver", {"reason": str(call.input.get("reason", ""))}))
             continue
         if call.name == REQUEST_MODE_UPGRADE:
             reason = call.input.get("reason")

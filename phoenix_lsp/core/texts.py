@@ -40,6 +40,10 @@ REVIEW_INTERRUPTED = (
 )
 CANCELLED = "Cancelled by the user."
 
+ASK_ROUTE_TAKEN = (
+    "Handed to the ask route: from your next response on, this message has the ask route's tools (files, bash, "
+    "patch, the editor's) and its system prompt. Go on with the user's message there."
+)
 ALREADY_UNRESTRICTED = "Already in Unrestricted mode: you can use every tool; no upgrade is needed."
 UPGRADE_APPROVED = "The user approved the upgrade. The conversation is now in Unrestricted mode."
 UPGRADE_DENIED = (

@@ -29,6 +29,8 @@ SPAWN_AGENTS = "spawn_agents"
 SUBMIT_RESULT = "submit_result"
 DESCRIBE_TOOLS = "describe_tools"
 RUN_PLAN = "run_plan"
+CALL_TOOL = "call_tool"
+USE_ASK_ROUTE = "use_ask_route"
 EDITOR_PROBLEMS = "editor_problems"
 FIND_DEFINITION = "find_definition"
 FIND_REFERENCES = "find_references"
@@ -44,6 +46,10 @@ TOOL_KINDS: dict[str, ToolKind] = {
     SUBMIT_RESULT: ToolKind.CONTROL,
     DESCRIBE_TOOLS: ToolKind.READ,
     RUN_PLAN: ToolKind.PLAN,
+    # the server turns a call_tool call into the MCP tool's own call (``mcp__<server>__<tool>``) before the core
+    # sees it; what reaches the core by this name is a call that names no tool, answered with its input error
+    CALL_TOOL: ToolKind.CONTROL,
+    USE_ASK_ROUTE: ToolKind.CONTROL,
     EDITOR_PROBLEMS: ToolKind.READ,
     FIND_DEFINITION: ToolKind.READ,
     FIND_REFERENCES: ToolKind.READ,
@@ -54,16 +60,18 @@ _STANDARD = (READ_FILE, LIST_DIRECTORY, SEARCH_FILES, BASH, PATCH)
 #: The tools a user conversation offers the model. Fixed for the life of the conversation (REQ-BED-017).
 CONVERSATION_TOOLS: tuple[str, ...] = (*_STANDARD, REQUEST_MODE_UPGRADE, SPAWN_AGENTS)
 
-#: The agent route's tools: the conversation's, then the two that reach MCP tools through plans (seed 004).
-#: Appended, so the ask route's definitions are a prefix and never change (REQ-AGENT-002).
-AGENT_TOOLS: tuple[str, ...] = (*CONVERSATION_TOOLS, DESCRIBE_TOOLS, RUN_PLAN)
+#: The agent route's own tools (issue 37, REQ-AGENT-040): only what planning needs, not the ask route's built-in
+#: tools: the catalogue's schemas, the plan, one MCP tool called directly (REQ-AGENT-041), the upgrade request a
+#: refused write names (REQ-AGENT-033), and the hand-over to the ask route for a message that needs the workspace
+#: (files, commands, edits, the editor's tools: REQ-AGENT-042).
+AGENT_TOOLS: tuple[str, ...] = (DESCRIBE_TOOLS, RUN_PLAN, CALL_TOOL, REQUEST_MODE_UPGRADE, USE_ASK_ROUTE)
 
 #: The tools a sub-agent gets: the standard ones plus result submission; no nesting, no upgrade (REQ-BED-009/018).
 SUBAGENT_TOOLS: tuple[str, ...] = (*_STANDARD, SUBMIT_RESULT)
 
 #: The editor's sight (REQ-SIGHT-002): read tools answered by the editor client, offered only to conversations
-#: whose client announced ``editorSight`` when they started. They come right after a conversation's own
-#: tools, before the agent route's two, so the ask route's list stays a prefix of the agent route's.
+#: whose client announced ``editorSight`` when they started, on the ask route (the agent route hands a message
+#: that needs them to the ask route, REQ-AGENT-042).
 SIGHT_TOOLS: tuple[str, ...] = (EDITOR_PROBLEMS, FIND_DEFINITION, FIND_REFERENCES)
 
 #: The most sub-agents one spawn_agents call may start.
@@ -78,7 +86,7 @@ def tools_for(is_subagent: bool, route: Route = Route.ASK, sight: bool = False) 
     if is_subagent:
         return (*SUBAGENT_TOOLS, *extra)
     if route is Route.AGENT:
-        return (*CONVERSATION_TOOLS, *extra, DESCRIBE_TOOLS, RUN_PLAN)
+        return AGENT_TOOLS
     return (*CONVERSATION_TOOLS, *extra)
 
 #: REQ-MCP-001: an MCP tool is named mcp__<server>__<tool> (``mcp_names.py``), a family no built-in tool is in,

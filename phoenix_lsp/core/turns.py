@@ -192,7 +192,8 @@ def on_tool_done(state: ConversationState, ev: ToolDone) -> Out:
     if ev.answer is not None and not ev.is_error and batch.complete and not state.is_subagent:
         # REQ-AGENT-039: the plan rendered the reply; it is the turn's answer, without a second model request
         state, rid = new_request(close_batch(state, batch.results))
-        state = settle(append(state, Message("assistant", (Text(ev.answer),))), Idle())
+        # kept as the reply, marked: its words are tool data, never the model's own (REQ-AGENT-043)
+        state = settle(append(state, Message("assistant", (Text(ev.answer),), tag="rendered")), Idle())
         return state, (*effects, ShowAnswer(rid, ev.answer))
     state, more = dispatch(state, batch)
     return state, (*effects, *more)

@@ -127,8 +127,12 @@ class InstructionFile:
 
 #: Why a message exists when it is not plain conversation: ``note`` (synthetic system message, e.g. a mode
 #: change), ``command`` (a user command such as /execute that never reaches the model), ``continuation``
-#: (the continuation summary).
-MessageTag = Literal["note", "command", "continuation"]
+#: (the continuation summary). The clients see these.
+WireTag = Literal["note", "command", "continuation"]
+#: ... and ``rendered``: an assistant message whose text a plan rendered from tool data (REQ-AGENT-039), shown
+#: to the user as the reply but sent to the model as quoted data, never as its own words (REQ-AGENT-043); to
+#: the clients it is a plain assistant message.
+MessageTag = Literal["note", "command", "continuation", "rendered"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from ..core.state import StatusKind
-from ..core.values import MessageTag
+from ..core.values import WireTag
 from .base import Wire
 
 
@@ -67,7 +67,7 @@ class MessageView(Wire):
     role: Literal["user", "assistant"]
     content: list[Block]
     created_at: float = Field(description="seconds since the Unix epoch")
-    tag: MessageTag | None = None
+    tag: WireTag | None = None
 
 
 class SandboxInfo(Wire):

@@ -45,19 +45,19 @@ CATALOGUE_TIMEOUT_S = 20.0
 
 class AgentRoute:
     """The agent route of one server. ``unavailable`` says why the route cannot run (an invalid settings file,
-    REQ-AGENT-022); the ask route never depends on any of this."""
+    REQ-AGENT-022); the ask route never depends on any of this. ``ask_prompt``: measurement only (REQ-AGENT-040)."""
 
     def __init__(self, *, engine: EngineName, settings: Any, problem: str | None, redact: Callable[[str], str],
                  add_secret: Callable[..., None], sample_rate: float = 0.1,
                  catalogue_inline_max: int = CATALOGUE_INLINE_MAX, mcp_call_timeout_s: float = 60.0,
-                 consents: ConsentStore | None = None) -> None:
+                 consents: ConsentStore | None = None, ask_prompt: bool = False) -> None:
         self.engine = engine
         self.catalogue_inline_max = catalogue_inline_max  # bytes; above it the catalogue is an index (REQ-AGENT-038)
         self.settings = settings  # agent.settings.AgentConfig, or None when ``problem`` says why not
         self.unavailable = problem
         self.redact = redact
         self.add_secret = add_secret
-        self.sample_rate = sample_rate
+        self.sample_rate, self.ask_prompt = sample_rate, ask_prompt
         self._catalogue: str | None = None
         self._lock = asyncio.Lock()
         self._started = threading.Lock()
@@ -294,7 +294,7 @@ def setup_route(settings: Any, data_dir: Path, guard: Any) -> AgentRoute:
         log.warning("agent route: %s", warning)
     route = AgentRoute(engine=settings.agent_engine, settings=loaded, problem=None, redact=guard.redact,
                        add_secret=guard.add_secret, sample_rate=settings.agent_trace_sample,
-                       catalogue_inline_max=settings.agent_catalogue_inline_max,
+                       catalogue_inline_max=settings.agent_catalogue_inline_max, ask_prompt=settings.agent_ask_prompt,
                        mcp_call_timeout_s=settings.mcp_call_timeout_s, consents=consents)
     route.sources.add_user(config_dir(getattr(settings, "config_dir", None)))
     return route

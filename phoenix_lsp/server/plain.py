@@ -93,6 +93,8 @@ TOOL_WORDS: dict[str, Callable[[dict[str, Any]], str]] = {
     "submit_result": lambda a: "Handing in the result",
     "describe_tools": lambda a: "Looking up tools",
     "run_plan": lambda a: "Running a plan",
+    "call_tool": lambda a: "Calling a tool",  # only a call that names no tool: the rest become the tool's own
+    "use_ask_route": lambda a: "Taking the ask route",
     "editor_problems": lambda a: f"Reading the editor's problems in {_path(a)}",
     "find_definition": lambda a: f"Finding a definition in {_path(a)}",
     "find_references": lambda a: f"Finding references in {_path(a)}",

@@ -36,6 +36,7 @@ __all__ = [
     "OPERATIONS",
     "RUNS",
     "BashInput",
+    "CallToolInput",
     "DescribeToolsInput",
     "ListDirectoryInput",
     "PatchInput",
@@ -49,6 +50,7 @@ __all__ = [
     "SpawnAgentsInput",
     "SubmitResultInput",
     "ToolInput",
+    "UseAskRouteInput",
     "explain",
     "input_schema",
     "invalid_json",
@@ -226,6 +228,24 @@ class RunPlanInput(ToolInput):
     answer: bool = Field(default=False, description=(
         "True when the last node's result holds 'answer', your whole reply as a string: it is shown to the user "
         "and the turn ends there (no second request); on any failure you get the results as usual."))
+
+
+class CallToolInput(ToolInput):
+    # one catalogue tool called directly (REQ-AGENT-041): {"server_tool": {arguments}}, the function name of the
+    # catalogue as the key (or its mcp:// URI); the server turns it into the MCP tool's own call
+    model_config = ConfigDict(extra="allow", strict=True, frozen=True, json_schema_extra={
+        "minProperties": 1, "maxProperties": 1, "additionalProperties": {"type": "object"}})
+
+    @model_validator(mode="after")
+    def _one_call(self) -> CallToolInput:
+        calls = self.model_extra or {}
+        if len(calls) != 1 or not isinstance(next(iter(calls.values())), dict):
+            raise ValueError('must be one catalogue tool and its arguments: {"server_tool": {...}}')
+        return self
+
+
+class UseAskRouteInput(ToolInput):
+    reason: NotBlank
 
 
 # ---------------------------------------------------------------------------------------------- schemas

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from .. import safe_json
-from ..agent.contracts import ToolFailure
+from ..agent.contracts import ToolFailure, function_name
 from ..core.mcp_names import is_mcp, server_names, tool_names
 from ..core.tools import DESCRIBE_TOOLS
 from ..core.values import ToolUse
@@ -130,6 +130,26 @@ class McpDirect:
     def uri(self, name: str) -> str | None:
         """The tool offered as ``name``, as the agent route names it (``mcp://server/tool``), or None."""
         return self._uris.get(name)
+
+    def direct_call(self, call_id: str, tool_input: object) -> ToolUse | str:
+        """A ``call_tool`` call of the agent route (REQ-AGENT-041) as the MCP tool's own call, ``mcp__<server>__<tool>``
+        with the tool's arguments and kind, so the core decides it, every client shows it and it runs exactly as the
+        ask route's direct call does; or why it cannot be (the model's input error). ``tool_input`` is
+        ``{"server_tool": {arguments}}``, the key the catalogue's function name, its ``mcp://`` URI or the direct
+        name."""
+        if not isinstance(tool_input, dict) or len(tool_input) != 1:
+            return ('Invalid call_tool input: it must be one catalogue tool and its arguments, {"server_tool": '
+                    "{...}}. The call was not run; send it again fixed, or plan several calls with run_plan.")
+        ((key, arguments),) = tool_input.items()
+        if not isinstance(arguments, dict):
+            return (f"Invalid call_tool input: the arguments of {str(key)[:100]!r} must be an object. The call was "
+                    "not run; send it again fixed.")
+        found = [name for name, uri in self._uris.items() if key in (name, uri, function_name(uri))]
+        if len(found) != 1:
+            why = "names no tool of the catalogue" if not found else "names more than one tool: use its mcp:// URI"
+            return (f"call_tool: {str(key)[:100]!r} {why}. The call was not run; use a tool of run_plan's catalogue "
+                    "(server_tool or mcp://server/tool).")
+        return ToolUse(call_id, found[0], arguments, mcp_kind=self._kinds[found[0]])
 
     def describe(self, name: str) -> str:
         """The description of the tool offered as ``name`` (for its approval question), or ""."""

@@ -34,6 +34,7 @@ from ..agent.helpers import SIGNATURES
 from ..core.state import AwaitingAgents, AwaitingApproval, AwaitingUpgrade, Batch, ConversationState, RunningTool
 from ..core.tools import (
     BASH,
+    CALL_TOOL,
     DESCRIBE_TOOLS,
     EDITOR_PROBLEMS,
     FIND_DEFINITION,
@@ -47,6 +48,7 @@ from ..core.tools import (
     SPAWN_AGENTS,
     SUBMIT_RESULT,
     TOOL_KINDS,
+    USE_ASK_ROUTE,
     ToolKind,
     tools_for,
 )
@@ -125,16 +127,17 @@ class Tool:
     def kind(self) -> ToolKind:
         return TOOL_KINDS[self.name]
 
-    def definition(self, working_directory: str, catalogue: str = "") -> dict[str, Any]:
+    def definition(self, working_directory: str, catalogue: str = "", compact: bool = False) -> dict[str, Any]:
         """The tool definition the model is given: name, description and the generated input schema.
-        ``catalogue``: run_plan's list of the MCP tools scripts may call."""
+        ``catalogue``: run_plan's list of the MCP tools scripts may call. ``compact``: the schema without
+        validation-only keywords (the agent route's tools, REQ-AGENT-040)."""
         description = self.description
         if self.name == RUN_PLAN and catalogue:
             description += "\n\n" + catalogue
         if self.states_working_directory:
             description += f"\n\nWorking directory: {working_directory}"
         schema = inputs.input_schema(self.input_model)
-        if self.name in (DESCRIBE_TOOLS, RUN_PLAN):  # sent with every agent-route request: only what guides
+        if compact or self.name in (DESCRIBE_TOOLS, RUN_PLAN):  # every agent-route request: only what guides
             schema = _compact(schema)
         return {"name": self.name, "description": description, "input_schema": schema}
 
@@ -154,10 +157,16 @@ class Registry:
     def definitions(self, is_subagent: bool, working_directory: str, route: Route = Route.ASK,
                     catalogue: str = "", sight: bool = False) -> list[dict[str, Any]]:
         """The conversation's tool definitions on ``route``, in the core's order; fresh dicts, equal on every
-        call of the same route (the agent route's are the ask route's plus two, REQ-AGENT-002). ``sight``:
-        the conversation has the editor's tools (REQ-SIGHT-002)."""
-        return [self.tools[name].definition(working_directory, catalogue)
+        call of the same route (the agent route's are its own, compact, REQ-AGENT-040). ``sight``: the
+        conversation has the editor's tools (REQ-SIGHT-002)."""
+        compact = route is Route.AGENT and not is_subagent  # sent with every agent-route request (REQ-AGENT-040)
+        return [self.tools[name].definition(working_directory, catalogue, compact)
                 for name in tools_for(is_subagent, route, sight)]
+
+    def definitions_of(self, names: tuple[str, ...], working_directory: str,
+                       catalogue: str = "") -> list[dict[str, Any]]:
+        """The definitions of ``names``, in that order (fresh dicts)."""
+        return [self.tools[name].definition(working_directory, catalogue) for name in names]
 
     def describe(self, name: str) -> str:
         tool = self.tools.get(name)
@@ -313,6 +322,9 @@ def _compact(schema: Any) -> Any:
     return {key: ({name: _compact(sub) for name, sub in value.items()} if key == "properties" else _compact(value))
             for key, value in schema.items() if key not in _VALIDATION_ONLY or key == "properties"}
 
+_CALL = 'One catalogue tool called directly, {"server_tool": {arguments}}: for one call whose result you read.'
+_ASK_ROUTE = "The ask route's tools (files, bash, patch) for the rest of this turn."
+
 _UPGRADE = (
     "Request upgrade from Restricted to Unrestricted mode. Only available in Restricted mode. User must approve "
     "the request."
@@ -356,6 +368,8 @@ REGISTRY = Registry(
         Tool(SUBMIT_RESULT, _SUBMIT, inputs.SubmitResultInput),
         Tool(DESCRIBE_TOOLS, _DESCRIBE, inputs.DescribeToolsInput, _run_describe),
         Tool(RUN_PLAN, _RUN_PLAN, inputs.RunPlanInput, _run_plan),
+        Tool(CALL_TOOL, _CALL, inputs.CallToolInput),
+        Tool(USE_ASK_ROUTE, _ASK_ROUTE, inputs.UseAskRouteInput),
         Tool(EDITOR_PROBLEMS, sight.EDITOR_PROBLEMS_DESCRIPTION, sight.EditorProblemsInput, _run_problems),
         Tool(FIND_DEFINITION, sight.FIND_DEFINITION_DESCRIPTION, sight.SymbolInput, _locations("definition")),
         Tool(FIND_REFERENCES, sight.FIND_REFERENCES_DESCRIPTION, sight.SymbolInput, _locations("references")),
@@ -369,6 +383,7 @@ for _tool in REGISTRY.tools.values():
         raise RuntimeError(f"{_tool.name}: a control tool has no runner, every other tool has one")
 
 definitions = REGISTRY.definitions
+definitions_of = REGISTRY.definitions_of
 describe = REGISTRY.describe
 check = REGISTRY.check
 run = REGISTRY.run

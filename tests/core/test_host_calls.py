@@ -53,7 +53,8 @@ def test_the_route_of_a_message_chooses_the_tools_of_its_turns() -> None:
     assert state.route is Route.ASK and tools_for(False, state.route) == CONVERSATION_TOOLS
     state = run(state, reply(1, text="hello"), UserMessage("now plan", route=Route.AGENT))[0]
     assert state.route is Route.AGENT and tools_for(False, state.route) == AGENT_TOOLS
-    assert AGENT_TOOLS[: len(CONVERSATION_TOOLS)] == CONVERSATION_TOOLS  # the ask route's definitions are a prefix
+    # the route's own tools, none of the ask route's built-in ones but the upgrade request (REQ-AGENT-040)
+    assert set(AGENT_TOOLS) & set(CONVERSATION_TOOLS) == {"request_mode_upgrade"}
     assert tools_for(True, Route.AGENT) == tools_for(True, Route.ASK)  # sub-agents take the ask route
 
 
@@ -144,8 +145,9 @@ def test_a_host_call_for_another_tool_call_is_stale() -> None:
     state = planning(fresh())
     _, effects = transition(state, HostCall("t9", ToolUse("h1", UPDATE, {}), ToolKind.READ))
     assert of(effects, Reject)[0].code == "stale"
-    bash = run(fresh(), UserMessage("hi", route=Route.AGENT), reply(1, tool(1, "bash", command="ls")))[0]
-    _, effects = transition(bash, HostCall("t1", ToolUse("h1", UPDATE, {}), ToolKind.READ))
+    describe = run(fresh(), UserMessage("hi", route=Route.AGENT),
+                   reply(1, tool(1, "describe_tools", tools=["mcp://records/list_records"])))[0]
+    _, effects = transition(describe, HostCall("t1", ToolUse("h1", UPDATE, {}), ToolKind.READ))
     assert of(effects, Reject)[0].code == "stale"  # only a running plan makes host calls
 
 

@@ -44,6 +44,6 @@ def test_the_answer_ends_the_turn_shown_before_the_idle_status_and_kept_in_the_h
 def test_an_error_or_a_call_still_to_run_sends_the_results_to_the_model() -> None:
     _, effects = transition(planning(PLAN), ToolDone("p1", "failed", is_error=True, answer="3"))
     assert any(isinstance(e, RequestLlm) for e in effects)
-    read = ToolUse("r1", "read_file", {"path": "a"})
+    read = ToolUse("r1", "describe_tools", {"tools": ["mcp://issues/get_issue"]})
     state, effects = transition(planning(PLAN, read), ToolDone("p1", "ok", answer="3"))
     assert isinstance(state.status, RunningTool) and not any(isinstance(e, ShowAnswer) for e in effects)

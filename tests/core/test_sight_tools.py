@@ -23,15 +23,14 @@ from phoenix_lsp.core.values import Mode, Policy, Route, ToolUse
 pytestmark = pytest.mark.req("REQ-SIGHT-002")
 
 
-def test_the_sight_tools_come_after_the_conversations_own_and_before_the_agent_routes() -> None:
+def test_the_sight_tools_come_after_the_conversations_own_on_the_ask_route() -> None:
     assert tools_for(False) == CONVERSATION_TOOLS
     assert tools_for(False, Route.ASK, True) == (*CONVERSATION_TOOLS, *SIGHT_TOOLS)
-    assert tools_for(False, Route.AGENT, False) == AGENT_TOOLS
-    assert tools_for(False, Route.AGENT, True) == (*CONVERSATION_TOOLS, *SIGHT_TOOLS, "describe_tools", "run_plan")
+    # the agent route has its own tools (REQ-AGENT-040): a message that needs the editor's is handed to the ask
+    # route (use_ask_route, REQ-AGENT-042)
+    assert tools_for(False, Route.AGENT, False) == tools_for(False, Route.AGENT, True) == AGENT_TOOLS
+    assert not set(SIGHT_TOOLS) & set(AGENT_TOOLS)
     assert tools_for(True, Route.ASK, True) == (*SUBAGENT_TOOLS, *SIGHT_TOOLS)
-    # the ask route's list is a prefix of the agent route's (REQ-AGENT-002)
-    ask, agent = tools_for(False, Route.ASK, True), tools_for(False, Route.AGENT, True)
-    assert agent[: len(ask)] == ask
     assert all(TOOL_KINDS[name] is ToolKind.READ for name in SIGHT_TOOLS)
 
 

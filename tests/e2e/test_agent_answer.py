@@ -43,7 +43,7 @@ def stored(tmp_path: Path, cid: str) -> list[Any]:
             "SELECT json FROM messages WHERE conversation_id = ? ORDER BY idx", (cid,))]
 
 
-@pytest.mark.req("REQ-AGENT-039")
+@pytest.mark.req("REQ-AGENT-039", "REQ-AGENT-043")
 async def test_a_plan_that_renders_its_answer_ends_the_turn_with_one_model_request(
         fake_anthropic: FakeAnthropic, tmp_path: Path) -> None:
     async with session(fake_anthropic, tmp_path, env=issues_files(tmp_path)) as s:
@@ -55,11 +55,14 @@ async def test_a_plan_that_renders_its_answer_ends_the_turn_with_one_model_reque
         assert shown(s, cid) == "Open issues among the 5 newest: 5"
         history = await s.request("phoenix/getConversation", {"conversationId": cid})
         assert [m["role"] for m in history["messages"]][-3:] == ["assistant", "user", "assistant"]
-        # the next turn's request carries the plan, its result and the rendered reply, as the model's own
+        # the next turn's request carries the plan, its result and the rendered reply, quoted as data in the
+        # user's turn (its words came from tool data, REQ-AGENT-043), before the next message
         s.fake.enqueue(Reply.text_reply("yes"))
         await agent_turn(s, cid, text="sure?")
         last = s.fake.requests[-1].messages
-        assert last[-2]["role"] == "assistant" and "Open issues among the 5 newest: 5" in json.dumps(last[-2])
+        assert last[-2]["role"] == "assistant" and "run_plan" in json.dumps(last[-2])
+        assert last[-1]["role"] == "user" and "Open issues among the 5 newest: 5" in json.dumps(last[-1])
+        assert "sure?" in json.dumps(last[-1]["content"][-1])
         assert "SECOND TURN" not in json.dumps(last)
     # the store holds the turn: the plan's call, its result, the rendered reply as the assistant's message
     rows = [json.dumps(row) for row in stored(tmp_path, cid)]

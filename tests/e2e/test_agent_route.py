@@ -72,10 +72,10 @@ async def test_a_plan_reads_filters_and_updates_inside_the_engine(fake_anthropic
         requests = await agent_turn(s, cid, Reply.tool_reply(describe), Reply.tool_reply(run),
                                     Reply.text_reply("Triaged the urgent open records."))
         assert len(requests) == 3
-        # the agent route's tools: the ask route's, then describe_tools and run_plan, whose catalogue lists the
-        # MCP tools by name and description only (schemas come with describe_tools)
+        # the agent route's own tools (REQ-AGENT-040), run_plan's catalogue listing the MCP tools by their call and
+        # description only (schemas come with describe_tools)
         names = requests[0].tool_names
-        assert names is not None and names[-2:] == ["describe_tools", "run_plan"]
+        assert names == ["describe_tools", "run_plan", "call_tool", "request_mode_upgrade", "use_ask_route"]
         catalogue = next(t for t in requests[0].body["tools"] if t["name"] == "run_plan")["description"]
         assert f"{LIST} [read] records_list_records() -> dict: All records" in catalogue  # its call, in one line
         assert f"{UPDATE} [write] records_update_record(id: int, fields: dict) -> dict: Change" in catalogue

@@ -124,19 +124,20 @@ async def test_a_denied_write_never_reaches_the_server(fake_anthropic: FakeAnthr
         assert received(tmp_path) == [], "a denied call reached the server"
 
 
-@pytest.mark.req("REQ-MCP-002", "REQ-MCP-005")
+@pytest.mark.req("REQ-MCP-002", "REQ-MCP-005", "REQ-AGENT-041")
 async def test_the_agent_route_offers_them_too_and_a_structured_result_is_unwrapped(
         fake_anthropic: FakeAnthropic, tmp_path: Path) -> None:
     async with session(fake_anthropic, tmp_path, env=tracker_env(tmp_path)) as s:
         cid = await s.new()
-        call = ToolUseBlock("mcp__tracker__structured", {})
+        call = ToolUseBlock("call_tool", {"tracker_structured": {}})  # through call_tool (REQ-AGENT-041)
         s.fake.enqueue(Reply.tool_reply(call), Reply.text_reply("1, 2, 3."))
         mark = last_seq(s, cid)
         await s.request("phoenix/sendMessage", {"conversationId": cid, "text": "numbers", "route": "agent"})
         await wait_idle(s, cid, mark, timeout=120)
         names = s.fake.requests[0].tool_names
-        assert names is not None and names[-2:] == ["describe_tools", "run_plan"]  # the ask route's list is a prefix
-        assert "mcp__tracker__structured" in names
+        # the route's own tools (REQ-AGENT-040): the tool's definition is not sent, call_tool reaches it
+        assert names is not None and "call_tool" in names and "mcp__tracker__structured" not in names
+        assert [e["toolName"] for e in s.of("toolStart", cid)] == ["mcp__tracker__structured"]
         assert tool_results(s.fake.requests[-1])[call.id]["content"] == "[1, 2, 3]"  # {"result": [...]} unwrapped
 
 

@@ -56,7 +56,7 @@ TOOL_TABLES: dict[str, Collection[str]] = {
 def test_the_python_lists_are_the_schemas() -> None:
     assert sorted(EVENT_KINDS) == schema_event_kinds(SCHEMA)  # the mapping is sorted
     assert list(TOOL_NAMES) == schema_tool_names(SCHEMA)
-    assert len(EVENT_KINDS) == 26 and len(TOOL_NAMES) == 14  # 13 tools and the MCP tools' family
+    assert len(EVENT_KINDS) == 26 and len(TOOL_NAMES) == 16  # 15 tools and the MCP tools' family
 
 
 @pytest.mark.req("REQ-PROTO-055")

@@ -118,6 +118,8 @@ export type ToolName =
   | "submit_result"
   | "describe_tools"
   | "run_plan"
+  | "call_tool"
+  | "use_ask_route"
   | "editor_problems"
   | "find_definition"
   | "find_references"

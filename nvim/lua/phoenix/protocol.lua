@@ -63,6 +63,7 @@ return {
   },
   ToolName = {
     "bash",
+    "call_tool",
     "describe_tools",
     "editor_problems",
     "find_definition",
@@ -76,6 +77,7 @@ return {
     "search_files",
     "spawn_agents",
     "submit_result",
+    "use_ask_route",
   },
   ErrorDataKind = {
     "agentBusy",

@@ -33,6 +33,8 @@ KINDS: dict[str, ToolKind] = {
     "submit_result": "other",
     "describe_tools": "other",
     "run_plan": "execute",
+    "call_tool": "other",  # only a call that names no tool: the rest become the MCP tool's own call
+    "use_ask_route": "switch_mode",
     "editor_problems": "read",
     "find_definition": "search",
     "find_references": "search",
@@ -70,6 +72,8 @@ TITLES: dict[str, Callable[[Mapping[str, Any]], str]] = {
     "submit_result": lambda a: "Submit the result",
     "describe_tools": lambda a: "Describe tools",
     "run_plan": lambda a: "Run a plan",
+    "call_tool": lambda a: "Call a tool",
+    "use_ask_route": lambda a: "Take the ask route",
     "editor_problems": lambda a: f"Read the editor's problems in {_path(a)}",
     "find_definition": lambda a: f"Find the definition in {_path(a)}",
     "find_references": lambda a: f"Find the references in {_path(a)}",

@@ -12,6 +12,7 @@ from typing import Any, cast
 
 from ...core.effects import RequestLlm
 from ...core.events import LlmDone, LlmFailed
+from ...core.tools import CALL_TOOL, DESCRIBE_TOOLS, RUN_PLAN
 from ...core.values import Actor, Mode, Route, Text, ToolUse, Usage
 from ...llm.cache import build_request
 from ...llm.client import TOOL_INPUT_ERROR_KEY, LlmFailure
@@ -67,13 +68,12 @@ class Turn:
                 await route.project(state.working_directory, self._ask_consent, self._notice)
                 mcp = await route.direct.offered(state.settings.context_window)  # or their search
                 state = conversation.state
+            system, tools = self._prompt(state, catalogue, mcp)
             request = build_request(  # cache breakpoints, summary tools and instruction: llm/cache.py
                 model=state.model,
-                system=prompts.system_prompt(state.style, state.working_directory, state.is_subagent,
-                                             self._started_restricted(), state.instructions),
+                system=system,
                 messages=wire.history_to_api(state.history, self.hub.store.get_image),
-                tools=with_mcp(registry.definitions(state.is_subagent, state.working_directory, state.route,
-                                                    catalogue, state.editor_sight), mcp),
+                tools=tools,
                 cache=self.hub.config.cache,
                 summary=effect.purpose == "summary",
                 instruction=effect.instruction,
@@ -104,6 +104,24 @@ class Turn:
         usage = Usage(**{k: int(v) for k, v in outcome.usage.items() if k in Usage.__dataclass_fields__})
         conversation.apply(LlmDone(effect.request_id, content, outcome.stop_reason, usage))
 
+    def _prompt(self, state: Any, catalogue: str, mcp: list[dict[str, Any]]) -> tuple[str, list[dict[str, Any]]]:
+        """The request's system prompt and tools. The agent route's are its own (REQ-AGENT-040): the planning
+        prompt and the route's tools, the catalogue in run_plan's description, the MCP tools' definitions not
+        sent (call_tool reaches one directly, REQ-AGENT-041); each byte-stable for the server's life, a cache
+        prefix of their own. The ask route's (and a sub-agent's) as they always were."""
+        route = self.hub.config.agent_route
+        restricted = self._started_restricted()
+        if state.route is Route.AGENT and not state.is_subagent and route is not None and not route.ask_prompt:
+            return (prompts.planning_prompt(restricted, state.instructions),
+                    registry.definitions(False, state.working_directory, Route.AGENT, catalogue))
+        system = prompts.system_prompt(state.style, state.working_directory, state.is_subagent, restricted,
+                                       state.instructions)
+        tools = registry.definitions(state.is_subagent, state.working_directory, Route.ASK if
+                                     state.route is Route.AGENT else state.route, catalogue, state.editor_sight)
+        if state.route is Route.AGENT and not state.is_subagent:  # measurement only: the route as it was before
+            tools += registry.definitions_of((DESCRIBE_TOOLS, RUN_PLAN), state.working_directory, catalogue)
+        return system, with_mcp(tools, mcp)
+
     async def _ask_consent(self, question: Any) -> bool | None:
         """Asks the user, through the conversation's client, whether a project's MCP server may start."""
         return await self.hub.sink.ask_mcp_consent(cast(Any, self.conversation), question)
@@ -133,6 +151,14 @@ class Turn:
             return Text(guard.redact(block.get("text", "")))
         tool_input = block.get("input")
         name = str(block["name"])
+        route = self.hub.config.agent_route
+        if name == CALL_TOOL and route is not None and block.get(TOOL_INPUT_ERROR_KEY) is None:
+            # REQ-AGENT-041: one catalogue tool called directly becomes that MCP tool's own call
+            direct = route.direct.direct_call(str(block["id"]), tool_input)
+            if isinstance(direct, ToolUse):
+                return direct
+            return ToolUse(str(block["id"]), name, tool_input if isinstance(tool_input, dict) else {},
+                           input_error=direct)
         error = registry.check(name, tool_input, block.get(TOOL_INPUT_ERROR_KEY))  # REQ-CORE-007
         arguments = tool_input if isinstance(tool_input, dict) else {}
         commands = None

@@ -285,6 +285,8 @@ export const TOOL_ICONS: Record<ToolName, string> = {
   submit_result: "pass",
   describe_tools: "book",
   run_plan: "play",
+  call_tool: "plug",
+  use_ask_route: "arrow-swap",
   editor_problems: "warning",
   find_definition: "symbol-method",
   find_references: "references",
