@@ -25,19 +25,21 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 import acp
 import pytest
 
 from phoenix_lsp.llm.models import DEFAULT_MODEL
-from tests.acp.harness import TIMEOUT, agent
+from tests.acp.harness import TIMEOUT, agent, tool_result
 from tests.client.conftest import ChatProcess
 from tests.e2e.harness import Session, session
-from tests.fake_anthropic import FakeAnthropic, Reply
+from tests.fake_anthropic import FakeAnthropic, Reply, ToolUseBlock
 from tests.run.harness import Runner
 
 SECRET = "shared-rule-secret-3f9a1c77e2b64d0d"
@@ -311,3 +313,28 @@ async def test_another_folders_conversation_is_refused_to_an_lsp_client_that_nam
         viewed = await s.request("phoenix/getConversation", {"conversationId": cid})  # a view names no folder
         assert own["conversationId"] == viewed["conversationId"] == cid
     assert len(fake_anthropic.requests) == 1
+
+
+@pytest.mark.req("REQ-PROTO-006", "REQ-RUN-008", "REQ-BED-018")
+async def test_a_subagent_is_refused_to_an_lsp_client_that_names_its_folder(
+        fake_anthropic: FakeAnthropic, tmp_path: Path) -> None:
+    """A sub-agent answers to its parent only: a client that goes on in a folder is refused it, naming the parent,
+    even in the sub-agent's own folder; a view (no folder named) still reads it."""
+    def route(body: dict[str, Any]) -> Reply | None:
+        first = body["messages"][0]["content"]
+        text = first if isinstance(first, str) else first[0].get("text", "")
+        if text == "look around":  # the sub-agent
+            return Reply.tool_reply(ToolUseBlock("submit_result", {"result": "looked"}, id="toolu_submit"))
+        if len(body["messages"]) == 1:
+            return Reply.tool_reply(ToolUseBlock("spawn_agents", {"tasks": ["look around"]}, id="toolu_spawn"))
+        return Reply.text_reply("all done")
+
+    fake_anthropic.handler = route
+    async with session(fake_anthropic, tmp_path) as s:
+        cid = await s.new()
+        await _lsp_turn(s, cid, "delegate")
+        [child] = re.findall(r"Sub-agent 1 \(([^)\s]+)\)", str(tool_result(fake_anthropic, "toolu_spawn")["content"]))
+        error = await s.error("phoenix/getConversation", {"conversationId": child, "workingDirectory": str(s.workdir)})
+        assert error.data.get("reason") == "subAgent" and cid in error.message, error
+        viewed = await s.request("phoenix/getConversation", {"conversationId": child})
+        assert viewed["isSubAgent"] is True
