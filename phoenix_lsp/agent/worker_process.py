@@ -158,7 +158,7 @@ class Worker:
                     break
             self.pidfd = os.pidfd_open(pid)
             return _parent(pid) == self.launcher.pid
-        except (TimeoutError, Violation, ValueError, OSError):
+        except (TimeoutError, Violation, ValueError, IndexError, OSError):
             return False
         finally:
             self.status += pending
