@@ -97,7 +97,8 @@ ALLOWED: dict[tuple[str, str], str] = {
                                            "and types only, never contents",
     ("sandbox/build.py", "HELPER_SOURCE.read_bytes"): "the sandbox helper's C source, shipped in the package",
     # the agent route's hermetic engine: its own scratch files, made by the server
-    ("agent/worker_process.py", "os.open"): "opens the reply FIFO it made itself (O_NONBLOCK) in its scratch dir",
+    ("agent/worker_process.py", "os.open"): "opens the reply FIFO it made itself (O_NONBLOCK) in its scratch dir, "
+                                            "and /proc/<pid>/stat of the worker its launcher reported (its parent)",
     ("agent/worker.py", "os.open"): "the sandboxed worker opens /dev/null",
     ("agent/worker.py", "os.fdopen"): "the worker wraps its own stdout descriptor",
     ("agent/worker.py", "open"): "the sandboxed worker reads the unit and FIFO the engine made in its scratch dir",

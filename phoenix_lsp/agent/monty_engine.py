@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
+import logging
 import math
 import os
 import signal
@@ -62,6 +63,8 @@ from .worker_process import (
 
 __all__ = ["ADDRESS_SPACE", "CANCEL_POLL_S", "MAX_LINE_BYTES", "MEMORY_OVERHEAD", "STARTUP_GRACE_S",
            "WATCHDOG_GRACE_S", "MontyEngine", "WarmPool", "is_worker", "limits_for", "worker_argv"]
+
+log = logging.getLogger(__name__)
 
 #: how often a plain threading.Event cancel flag is looked at while a unit runs (a Cancellation is immediate)
 CANCEL_POLL_S = 0.05
@@ -130,8 +133,14 @@ class MontyEngine:
     def _run(self, unit: ExecutionUnit) -> ResultEnvelope:
         limits = self._limits(unit)
         worker = self._pool.take(self._restricted, limits) if self._pool is not None else None
-        if worker is None:
-            worker = Worker.start(self._restricted, limits, unit)
+        if worker is not None:
+            try:
+                return self._run_on(worker, unit)
+            except _NeverTook:  # alive when handed out, dead before it read its go line: the unit never ran
+                log.info("agent: a warm engine worker died before it took its unit; the unit runs on a fresh one")
+        return self._run_on(Worker.start(self._restricted, limits, unit), unit)
+
+    def _run_on(self, worker: Worker, unit: ExecutionUnit) -> ResultEnvelope:
         forget: Callable[[], None] = _nothing
         try:
             if worker.warm:  # a warm worker reads its unit once it is told to go, never before
@@ -139,13 +148,14 @@ class MontyEngine:
             on_cancel = getattr(self._cancelled, "on_cancel", None)
             if callable(on_cancel):  # a cancel ends the tree now: the launcher kills it on SIGTERM
                 forget = on_cancel(functools.partial(terminate, worker.launcher))
-            return self._converse(unit, worker.launcher, worker.replies, worker.buffer)
+            return self._converse(unit, worker.launcher, worker.replies, worker.buffer, worker if worker.warm else None)
         finally:
             forget()
             worker.end()
 
     def _converse(self, unit: ExecutionUnit, launcher: subprocess.Popen[bytes], replies: int,
-                  buffer: bytearray | None = None) -> ResultEnvelope:
+                  buffer: bytearray | None = None, warm: Worker | None = None) -> ResultEnvelope:
+        """The unit's exchange with its worker; `warm`: the warm worker it was handed to (None: a cold one)."""
         assert launcher.stdout is not None
         out = launcher.stdout.fileno()
         os.set_blocking(out, False)
@@ -168,7 +178,9 @@ class MontyEngine:
             if line is None:
                 if self._cancelled is not None and self._cancelled.is_set():
                     return _cancelled_envelope(calls)
-                return _ended(launcher, calls)
+                if warm is not None and calls == 0 and warm.never_took_unit():
+                    raise _NeverTook
+                return _ended(launcher, calls, b"" if warm is None else bytes(warm.status))
             try:
                 message = safe_json.loads(line, what="a line of the worker")
             except safe_json.TooDeep as exc:
@@ -229,6 +241,10 @@ class MontyEngine:
 _CANCELLED = "the run was cancelled while this unit ran; its process tree was killed"
 
 
+class _NeverTook(Exception):
+    """A warm worker ended before it read its go line: its unit never ran and may go to another worker."""
+
+
 class _RunEnded(Exception):
     """The run (not the unit) ends the unit: cancelled, or out of wall-clock time."""
 
@@ -254,15 +270,16 @@ def _protocol(what: str, calls: int) -> ResultEnvelope:
                                   f"the engine worker sent {what}; it was killed", Metrics(tool_calls=calls))
 
 
-def _ended(launcher: subprocess.Popen[bytes], calls: int) -> ResultEnvelope:
-    """The worker closed its output without an envelope: killed by an rlimit, or crashed."""
+def _ended(launcher: subprocess.Popen[bytes], calls: int, read: bytes = b"") -> ResultEnvelope:
+    """The worker closed its output without an envelope: killed by an rlimit, or crashed. `read`: the
+    launcher's status lines read before (a warm worker's "started")."""
     assert launcher.stderr is not None
     with contextlib.suppress(subprocess.TimeoutExpired):
         launcher.wait(TERMINATE_GRACE_S)
     status = RunResult(capture=OutputCapture())
     with contextlib.suppress(OSError, ValueError):
         os.set_blocking(launcher.stderr.fileno(), False)
-        parse_status((launcher.stderr.read() or b"").decode("utf-8", "replace"), status)
+        parse_status((read + (launcher.stderr.read() or b"")).decode("utf-8", "replace"), status)
     metrics = Metrics(tool_calls=calls)
     if status.memory_limit_hits:  # before the signal: the memory cgroup's OOM kill is a SIGKILL too
         return ResultEnvelope.failure(ErrorKind.BUDGET, ErrorCode.MEM_LIMIT, "the worker hit its memory limit",

@@ -73,15 +73,16 @@ class WarmPool:
         """An idle warm worker for these limits, or one that is starting (waited for), else None."""
         key = (restricted, limits)
         worker: Worker | None = None
+        unusable: list[Worker] = []
         with self._cond:
             while not self._closed:
                 idle = self._idle.get(key, [])
                 while idle and worker is None:
                     candidate = idle.pop(0)
-                    if candidate.idle():
+                    if candidate.idle():  # its own process looked at: a worker dead is never handed out
                         worker = candidate
                     else:
-                        candidate.end()
+                        unusable.append(candidate)
                 if worker is not None or not self._starting.get(key):
                     break
                 self._cond.wait(self._startup_s)
@@ -89,6 +90,8 @@ class WarmPool:
                 self.misses += 1
             else:
                 self.hits += 1
+        for candidate in unusable:  # outside the lock: ending one waits for its launcher
+            candidate.end()
         self.warm(restricted, limits)  # its replacement (or, after a miss, one for the next such unit)
         return worker
 

@@ -1,11 +1,17 @@
 """One engine worker process (REQ-AGENT-008/013), host side: started by the project's sandbox launcher in
 Restricted mode with the kernel's limits of its unit's budgets (``limits_for``), cold (its unit written before it
 starts) or warm (it prepares, says it is ready, and waits for one unit); ended with its whole tree and its scratch
-directory. The launcher's stdin is the lifeline: if the server dies the tree dies."""
+directory. The launcher's stdin is the lifeline: if the server dies the tree dies.
+
+A warm worker is watched through a pidfd of its own process (the pid its launcher reports), not only through
+its launcher: the launcher learns of the worker's death only when it next runs, which on a loaded machine can be
+after the next unit was handed out (REQ-AGENT-037)."""
 
 from __future__ import annotations
 
+import array
 import contextlib
+import fcntl
 import functools
 import json
 import math
@@ -15,6 +21,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import termios
 from pathlib import Path
 
 from ..sandbox import spawn
@@ -70,6 +77,7 @@ def stop(launcher: subprocess.Popen[bytes]) -> None:
     if launcher.poll() is None:
         with contextlib.suppress(ProcessLookupError):
             launcher.send_signal(signal.SIGTERM)
+            launcher.send_signal(signal.SIGCONT)  # a stopped launcher (SIGSTOP, a debugger) kills its tree too
         try:
             launcher.wait(TERMINATE_GRACE_S)
         except subprocess.TimeoutExpired:
@@ -88,6 +96,8 @@ class Worker:
     def __init__(self, scratch: Path, replies: int, launcher: subprocess.Popen[bytes], warm: bool) -> None:
         self.scratch, self.replies, self.launcher, self.warm = scratch, replies, launcher, warm
         self.buffer = bytearray()  # read from the worker before its unit (nothing, once it said it is ready)
+        self.status = bytearray()  # the launcher's status lines read before the unit (its "started <pid>")
+        self.pidfd = -1  # a warm worker's own process, once it is ready
 
     @classmethod
     def start(cls, restricted: bool, limits: Limits, unit: ExecutionUnit | None) -> Worker:
@@ -123,14 +133,46 @@ class Worker:
         out = self.launcher.stdout.fileno()
         os.set_blocking(out, False)
         try:
-            line, _ = read_line(out, self.buffer, timeout_s)
+            line, left = read_line(out, self.buffer, timeout_s)
         except (TimeoutError, Violation):
             return False
-        return line == READY_LINE
+        return line == READY_LINE and self._watch(left)
+
+    def _watch(self, timeout_s: float) -> bool:
+        """Open a pidfd of the worker's own process: the pid is the launcher's "started <pid>" line (every line
+        read is kept for the outcome), and the process must be the launcher's child (so not another that took
+        the pid of a worker already gone). False when it cannot be watched: then it is not used warm."""
+        assert self.launcher.stderr is not None
+        err = self.launcher.stderr.fileno()
+        os.set_blocking(err, False)
+        pending = bytearray()
+        try:
+            while True:
+                line, timeout_s = read_line(err, pending, timeout_s)
+                if line is None:
+                    return False
+                self.status += line + b"\n"
+                word, _, rest = line.partition(b" ")
+                if word == b"started":
+                    pid = int(rest)
+                    break
+            self.pidfd = os.pidfd_open(pid)
+            return _parent(pid) == self.launcher.pid
+        except (TimeoutError, Violation, ValueError, IndexError, OSError):
+            return False
+        finally:
+            self.status += pending
+
+    def alive(self) -> bool:
+        """Whether the worker's own process still runs (its pidfd is readable once it ended, reaped or not)."""
+        if self.pidfd < 0:
+            return False
+        readable, _, _ = select.select([self.pidfd], [], [], 0)
+        return not readable
 
     def idle(self) -> bool:
         """A warm worker that is still alive and has said nothing since it was ready."""
-        if self.launcher.poll() is not None or self.launcher.stdout is None:
+        if not self.alive() or self.launcher.poll() is not None or self.launcher.stdout is None:
             return False
         readable, _, _ = select.select([self.launcher.stdout.fileno()], [], [], 0)
         return not readable  # anything (even the end of its output) before its unit: not usable
@@ -140,13 +182,34 @@ class Worker:
         write_unit(self.scratch, unit)
         write_all(self.replies, GO_LINE + b"\n", STARTUP_GRACE_S)
 
+    def never_took_unit(self) -> bool:
+        """After a warm worker ended without a word: whether it died before it read its go line (the line is
+        still in its FIFO, so the unit never ran)."""
+        unread = array.array("i", [0])
+        try:
+            fcntl.ioctl(self.replies, termios.FIONREAD, unread)
+        except OSError:
+            return False
+        return unread[0] == len(GO_LINE) + 1
+
     def end(self) -> None:
         stop(self.launcher)
-        if self.replies >= 0:
-            with contextlib.suppress(OSError):
-                os.close(self.replies)
-            self.replies = -1
+        for fd in (self.replies, self.pidfd):
+            if fd >= 0:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+        self.replies = self.pidfd = -1
         remove_tree(self.scratch)
+
+
+def _parent(pid: int) -> int:
+    """The parent of a process (from ``/proc/<pid>/stat``: the fields after the name's closing parenthesis)."""
+    fd = os.open(f"/proc/{pid}/stat", os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        text = os.read(fd, 4096)
+    finally:
+        os.close(fd)
+    return int(text.rsplit(b")", 1)[1].split()[1])
 
 
 WORKER_MODULE = "phoenix_lsp.agent.worker"

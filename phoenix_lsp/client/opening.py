@@ -163,7 +163,10 @@ class Opener:
         state: GetConversationResult | None = None
         try:
             for _ in range(HISTORY_PAGES):
-                params: dict[str, Any] = {"conversationId": conversation_id, "limit": 1000}
+                # the folder this chat goes on in: the server's resume rule refuses another folder's conversation
+                # (this chat writes the edits of its own folder) and a sub-agent
+                params: dict[str, Any] = {"conversationId": conversation_id, "limit": 1000,
+                                          "workingDirectory": str(self.cwd)}
                 if after is not None:
                     params["afterSeq"] = after
                 state = GetConversationResult.model_validate(
@@ -173,16 +176,9 @@ class Opener:
                     break
                 after = state.messages[-1].seq
         except JsonRpcException as exc:
-            self.screen.line(f"[resume] {exc.message}", "red")
+            self.screen.line(f"[resume] {exc.message}{_go_there(exc, conversation_id)}", "red")
             return False
         assert state is not None
-        if Path(state.working_directory) != self.cwd:
-            # This chat writes the edits of its own folder: another folder's conversation goes on from there.
-            self.screen.line(
-                f"[resume] conversation {state.conversation_id[:8]} belongs to {state.working_directory}, not to "
-                f"{self.cwd}: run phoenix-lsp chat --cwd {state.working_directory} --resume "
-                f"{state.conversation_id[:8]} to go on with it there.", "red")
-            return False
         self.conv.switch(state.conversation_id, state.mode.value, state.status, state.last_seq)
         self.screen.line(f"phoenix-lsp chat · resumed conversation {self.conv.id[:8]} · {state.working_directory}",
                          "bold")
@@ -201,3 +197,12 @@ class Opener:
             self.events.open_upgrade(self.conv.id, state.pending_upgrade.tool_use_id, state.pending_upgrade.reason)
         self.screen.line("Type a message; /help lists the commands; Ctrl-C cancels a turn; Ctrl-D quits.", "dim")
         return True
+
+
+def _go_there(refused: JsonRpcException, conversation_id: str) -> str:
+    """The command that goes on with a conversation the server refused as another folder's, or nothing."""
+    data = refused.data if isinstance(refused.data, dict) else {}
+    folder = data.get("workingDirectory")
+    if data.get("reason") != "otherFolder" or not isinstance(folder, str):
+        return ""
+    return f" Run phoenix-lsp chat --cwd {folder} --resume {conversation_id[:8]} to go on with it there."

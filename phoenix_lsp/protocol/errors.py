@@ -48,6 +48,8 @@ class NotAllowedData(Wire):
     kind: Literal["notAllowed"] = "notAllowed"
     reason: str
     status: StatusKind | None = None
+    working_directory: str | None = Field(
+        default=None, description="reason otherFolder: the conversation's own folder, where it goes on")
 
 
 class NotInitializedData(Wire):

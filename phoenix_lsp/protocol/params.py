@@ -64,6 +64,11 @@ class ListConversationsParams(Wire):
 class GetConversationParams(ConversationRef):
     after_seq: int | None = Field(default=None, ge=0, le=STORE_INT_MAX)
     limit: int = Field(default=100, ge=1, le=1000)
+    working_directory: str | None = Field(
+        default=None, min_length=1, max_length=PATH_MAX,
+        description="the folder the client goes on with the conversation in (the terminal chat's --cwd): given, a "
+                    "conversation of another folder, or a sub-agent, is refused (the resume rule, REQ-TERM-001)",
+    )
 
 
 class LineRange(Wire):

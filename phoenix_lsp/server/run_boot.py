@@ -88,22 +88,18 @@ async def _open(hub: Conversations, options: RunOptions) -> Conversation:
         raise RunError(exits.USAGE, f"{exc.field}: {exc.reason}") from None
     if options.resume is not None:
         try:
-            found = conversations.find(hub, options.resume)
+            return conversations.resume(hub, options.resume, folder)
         except conversations.Unknown:
             raise RunError(exits.USAGE, f"--resume: no conversation {options.resume[:80]!r} is stored in "
                            f"{hub.data_dir}: use an id a run printed (its sessionId), or --continue for this "
                            "folder's latest.") from None
         except conversations.Unreadable as exc:
             raise RunError(exits.FAILED, str(exc)) from None
-        parent = found.state.parent_id
-        if parent:  # a sub-agent answers to its parent only (REQ-BED-018)
-            raise RunError(exits.USAGE, f"--resume: {options.resume[:80]!r} is a sub-agent of the conversation "
-                           f"{parent[:80]!r}, not a conversation of its own: resume that one.")
-        if found.state.working_directory != folder:  # its edits and commands belong to its own folder
-            raise RunError(exits.USAGE, f"--resume: the conversation {found.id[:8]} belongs to "
-                           f"{found.state.working_directory}, not to {folder}: run phoenix-lsp run --cwd "
-                           f"{found.state.working_directory} --resume {found.id} to go on with it there.")
-        return found
+        except conversations.SubAgent as exc:
+            raise RunError(exits.USAGE, f"--resume: {exc}: resume that one.") from None
+        except conversations.OtherFolder as exc:
+            raise RunError(exits.USAGE, f"--resume: {exc}: run phoenix-lsp run --cwd {exc.folder} --resume "
+                           f"{exc.conversation_id} to go on with it there.") from None
     if options.latest:
         latest = conversations.latest_in(hub, folder)
         if latest is None:

