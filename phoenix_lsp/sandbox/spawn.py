@@ -181,6 +181,8 @@ async def run(req: SpawnRequest, timeout: float | None = None) -> RunResult:
             raise
         finally:
             launcher.reap()  # the launcher has ended by now; this closes the lifeline too
+            if req.layer is not None and result.clock_ns is not None:
+                req.layer.mark_started(result.clock_ns)  # REQ-BASH-031: the tick the command started in
         if result.pid is None and result.setup_failure is None and launcher.returncode not in (None, 0):
             result.setup_failure = SetupFailure("spawn", 0, f"launcher exited with {launcher.returncode}")
         return result
