@@ -12,6 +12,8 @@
  * Process layout:
  *   server --exec--> helper (H: child subreaper, stays outside the sandbox)
  *                      `--fork--> command (C: setsid, limits, Landlock, seccomp, then exec bash -c ...)
+ * With -O, H makes the mount namespace (the overlay) before the fork and holds it, so C's exit does not wait for its
+ * teardown; H closes its pipes once it has told the end, before its own exit tears the namespace down.
  * H kills the whole tree of C (every descendant: setsid'd, double-forked, re-grouped) when C exits, when
  * it receives SIGTERM/SIGINT/SIGHUP, when its stdin (the "lifeline" pipe held by the server) reaches EOF
  * because the server went away, or when the tree grows beyond the process limit (-m).
@@ -218,10 +220,17 @@ static void parse_filter(const char *hex, struct p_sock_filter **out, unsigned s
 
 /* ---------------------------------------------------------------- the child: restrict, then exec -- */
 
-static int err_fd = -1;
+static int err_fd = -1; /* C's set-up pipe to H; -1 in H itself (which makes a captured command's namespace) */
+static int ns_made; /* H made the mount namespace before the fork (-O): C is in it already */
+static void remove_cgroup(void);
 
 static void child_fail(const char *stage) {
     int e = errno;
+    if (err_fd < 0) { /* in H, before the fork: nothing ran */
+        status("error %s %d\n", stage, e);
+        remove_cgroup();
+        _exit(125);
+    }
     char buf[96];
     int n = snprintf(buf, sizeof buf, "%s %d", stage, e);
     if (n > 0) {
@@ -457,7 +466,7 @@ static void run_child(pid_t helper_pid, char **argv) {
        needs the capabilities that are dropped next), then the rules are enforced. With an overlay (-O) the
        rules are opened after the mount: a rule opened before it would name the hidden folder beneath. */
     int rfd = opt_landlock && !opt_overlay ? build_landlock() : -1;
-    if (n_keep > 0 || opt_overlay) mount_namespace();
+    if ((n_keep > 0 || opt_overlay) && !ns_made) mount_namespace();
     if (opt_landlock && opt_overlay) rfd = build_landlock();
     if (opt_nnp && prctl(P_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) child_fail("no-new-privs");
     if (opt_dropcaps) drop_capabilities();
@@ -898,6 +907,17 @@ int main(int argc, char **argv) {
         return 125;
     }
 
+    /* A captured command's namespace (the overlay) is made here, before the fork, so that H holds it too: when the
+       command ends, its exit does not tear the overlay down (an unmount waits for an RCU grace period: 3.7 ms at
+       the median, 15 ms at p90 on the loaded 2-core machine). H reports the end first and closes its output and
+       status pipes; the teardown then comes with H's own exit, after the server has the result. H stays out of
+       the sandbox (an Unrestricted command's overlay is all there is of it); it sees the merged folder, and the
+       layer's upper directory, which the disk quota walks, lies outside it. */
+    if (opt_overlay) {
+        mount_namespace();
+        ns_made = 1;
+    }
+
     pid_t child = fork();
     if (child < 0) {
         status("error fork %d\n", errno);
@@ -1049,5 +1069,10 @@ int main(int argc, char **argv) {
             (void)ignored;
         }
     }
+    /* The end is told: the server has it once these close. Closed here, not by exit, which closes them only after
+       it has torn the mount namespace down (a captured command's overlay, held by H). */
+    close(0);
+    close(1);
+    close(2);
     return code;
 }
