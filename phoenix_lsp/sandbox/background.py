@@ -236,7 +236,7 @@ def remove_background_logs() -> None:
 
 
 def _watch(job_future: concurrent.futures.Future[tuple[int, SetupFailure | None]],
-           popen: subprocess.Popen[bytes], scratch: Path | None) -> None:
+           popen: subprocess.Popen[bytes], scratch: Path | None, layer: overlay.Layer | None = None) -> None:
     """Thread body: report the start, then wait for the end and clean up."""
     assert popen.stderr is not None
     result = RunResult(capture=OutputCapture())
@@ -246,6 +246,8 @@ def _watch(job_future: concurrent.futures.Future[tuple[int, SetupFailure | None]
         if not first:
             break
         parse_status(first, result)
+    if layer is not None and result.clock_ns is not None:
+        layer.mark_started(result.clock_ns)  # REQ-BASH-031: the tick the command started in
     if result.pid is None and result.setup_failure is None:
         result.setup_failure = SetupFailure("spawn", 0, f"launcher said {first.strip()!r}")
     job_future.set_result((result.pid or 0, result.setup_failure))
@@ -295,7 +297,7 @@ async def start_background(req: SpawnRequest, output_path: Path, command: str,
         remove_scratch(scratch)
         raise
     fut: concurrent.futures.Future[tuple[int, SetupFailure | None]] = concurrent.futures.Future()
-    thread = threading.Thread(target=_watch, args=(fut, popen, scratch), daemon=True,
+    thread = threading.Thread(target=_watch, args=(fut, popen, scratch, req.layer), daemon=True,
                               name=f"phoenix-bg-{popen.pid}")
     job = BackgroundJob(pid=0, pgid=0, output_path=output_path, command=command,
                         conversation_id=conversation_id, started_at=time.time(), _popen=popen,

@@ -120,6 +120,8 @@ class RunResult:
     #: None when the launcher ended normally (it killed the tree itself); otherwise what the server's
     #: backstop found: True when every process of the tree is gone, False when some may survive.
     backstop_stopped: bool | None = None
+    #: with a layer (-w): the coarse clock's reading the command was started after (overlay.Layer.mark_started)
+    clock_ns: int | None = None
 
 
 def parse_status(text: str, result: RunResult) -> None:
@@ -127,6 +129,8 @@ def parse_status(text: str, result: RunResult) -> None:
         word, _, rest = line.partition(" ")
         if word == "started":
             result.pid = int(rest)
+        elif word == "clock":
+            result.clock_ns = int(rest)
         elif word == "error":
             stage, _, num = rest.partition(" ")
             number, _, detail = num.partition(" ")

@@ -22,7 +22,7 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from .private_tmp import NAMESPACE_PROBE
@@ -84,17 +84,40 @@ def overlay_support(base: Path | None = None) -> str | None:
     return f"this system does not let the server mount an overlay in a namespace of its own ({why})"
 
 
+@dataclass
+class _Start:
+    ns: int | None = None
+
+
 @dataclass(frozen=True)
 class Layer:
     """The upper and work directories of one captured command (or of a turn's commands, stacked later).
-    `started_ns` is the wall clock (coarse, as file times are) just before the command: a file of the real
-    folder whose status changed since was changed by someone else (the command cannot write it)."""
+    `started_ns` is the wall clock (coarse, as file times are) the command started in: a file of the real folder
+    whose status changed since was changed by someone else (the command cannot write it)."""
 
     folder: Path  # the workspace folder, as the command sees it (absolute, resolved)
     root: Path  # the layer's own directory: upper/, work/ and, after an accept, before/
     cap_bytes: int
-    started_ns: int
+    #: the coarse clock's reading when the layer was made: its command starts in a later tick (the launcher's -w)
+    called_ns: int
     same_fs: bool  # the layer is on the folder's file system: accepting moves files with rename(2)
+    _start: _Start = field(default_factory=_Start, compare=False, repr=False)
+
+    @property
+    def started_ns(self) -> int:
+        """The first file time that counts as changed while the command ran: the launcher's reading of the coarse
+        clock just before it exec'd the command (mark_started), a later tick than `called_ns`. Until a launcher
+        reported one (none ran, or it failed before exec), the tick after `called_ns` at the latest: every
+        change from `called_ns`'s reading on counts, so a change in that very tick just before counts too (the safe
+        side)."""
+        start = self._start.ns
+        return start if start is not None else self.called_ns + 1
+
+    def mark_started(self, clock_ns: int) -> None:
+        """Its command started after the coarse clock read `clock_ns` (the launcher's `clock` line). The first
+        report stands: a later command over the same layer does not move its start."""
+        if self._start.ns is None:
+            self._start.ns = clock_ns
 
     @property
     def upper(self) -> Path:
@@ -135,9 +158,10 @@ def layers_dir(folder: Path, data_dir: Path) -> Path:
 
 
 def make_layer(folder: Path, data_dir: Path, cap_bytes: int = DEFAULT_LAYER_CAP) -> Layer:
-    """A fresh, empty layer for `folder` (made 0700: only the server reads what the command wrote). Its start is
-    the coarse clock's first tick after the call began: the wait for it (half a tick on average, 2 ms at 250 Hz)
-    runs on while the layer is made, instead of after."""
+    """A fresh, empty layer for `folder` (made 0700: only the server reads what the command wrote). Its command
+    starts in a later tick of the coarse clock than the call's (overlay_args' -w): the launcher waits for that tick
+    (half a tick on average, 2 ms at 250 Hz) last before its exec, so that the wait overlaps the layer's making, the
+    launcher's start and the mount instead of adding to them."""
     called = time.clock_gettime_ns(_CLOCK_REALTIME_COARSE)
     folder = folder.resolve()
     parent = layers_dir(folder, data_dir)
@@ -155,7 +179,7 @@ def make_layer(folder: Path, data_dir: Path, cap_bytes: int = DEFAULT_LAYER_CAP)
         raise
     with _holds_lock:
         _holds[root] = hold
-    return Layer(folder=folder, root=root, cap_bytes=cap_bytes, started_ns=_tick_after(called), same_fs=same_fs)
+    return Layer(folder=folder, root=root, cap_bytes=cap_bytes, called_ns=called, same_fs=same_fs)
 
 
 @contextlib.contextmanager
@@ -179,21 +203,16 @@ def release(layer: Layer) -> None:
         os.close(hold)
 
 
-def _tick_after(called: int) -> int:
-    """The coarse clock's first tick after `called` (a reading of it; a few ms at most): every file changed before
-    that reading has a time below it, every file changed after the return has one at or above it. Taking the
-    current tick instead would count a file written in the same tick just before the command (an editor's save, a
-    test's set-up) as changed meanwhile; a file time stamped from the fine clock (multigrain timestamps) is below
-    the next tick too."""
-    while (tick := time.clock_gettime_ns(_CLOCK_REALTIME_COARSE)) == called:
-        time.sleep(0.0002)
-    return tick
-
-
 def overlay_args(layer: Layer) -> list[str]:
-    """The launcher options that mount `layer` over its folder, and the disk quota that bounds it."""
+    """The launcher options that mount `layer` over its folder, the disk quota that bounds it, and the clock
+    reading its command must start after (-w; the launcher reports the tick it started in, `mark_started`).
+
+    Why a later tick (REQ-BASH-031): every file changed before the layer was made has a time at or below `called_ns`
+    (a time stamped from the fine clock, multigrain timestamps, is below the next tick too), every file changed
+    after the command started has one at or above the reported tick. Starting in the same tick would count a file
+    written just before the command (an editor's save, a test's set-up) as changed meanwhile."""
     return ["-O", str(layer.folder), "-U", str(layer.upper), "-W", str(layer.work),
-            "-Q", f"{layer.cap_bytes}:{layer.upper}"]
+            "-Q", f"{layer.cap_bytes}:{layer.upper}", "-w", str(layer.called_ns)]
 
 
 def discard(layer: Layer, wait: bool = False) -> None:

@@ -168,7 +168,7 @@ async def run(req: SpawnRequest, timeout: float | None = None) -> RunResult:
             return result
         launcher = WatchedLauncher(popen, capture)
         try:
-            if not await launcher.drain(launcher.exited, timeout):
+            if not await launcher.drain(launcher.ended, timeout):
                 result.timed_out = True
                 await launcher.terminate()
             await _finish(launcher, result)
@@ -180,7 +180,9 @@ async def run(req: SpawnRequest, timeout: float | None = None) -> RunResult:
                     await asyncio.shield(killer)
             raise
         finally:
-            launcher.reap()  # the launcher has ended by now; this closes the lifeline too
+            launcher.reap()  # the launcher has ended (or told the end) by now; this closes the lifeline too
+            if req.layer is not None and result.clock_ns is not None:
+                req.layer.mark_started(result.clock_ns)  # REQ-BASH-031: the tick the command started in
         if result.pid is None and result.setup_failure is None and launcher.returncode not in (None, 0):
             result.setup_failure = SetupFailure("spawn", 0, f"launcher exited with {launcher.returncode}")
         return result

@@ -39,15 +39,20 @@ class WatchedLauncher:
         self.out_eof: asyncio.Future[None] = self.loop.create_future()
         self.err_eof: asyncio.Future[None] = self.loop.create_future()
         self.exited: asyncio.Future[None] = self.loop.create_future()
+        #: the launcher has ended (exited), or has told the end and closed its pipes (told_end): the result is known
+        self.ended: asyncio.Future[None] = self.loop.create_future()
         self.returncode: int | None = None
         self._pidfd = -1
         self._reaped = False
         for fd in (self.out_fd, self.err_fd):
             os.set_blocking(fd, False)
         self.loop.add_reader(self.out_fd, self._on_readable, self.out_fd, capture.feed, self.out_eof)
-        # The status lines are read once the launcher has ended (_on_exit), not as each comes: no line is needed
-        # before (the server parses them after the end), a few lines never fill the pipe, and the loop then
-        # wakes once at the end instead of once more for "started".
+        # The status lines are read as they come ("clock" and "started" at the start, the end's lines in one write):
+        # the launcher of a captured command tells the end and closes its pipes before it exits, and its exit then
+        # waits for the overlay's teardown (helper.c): the result is the server's without waiting for that.
+        self.loop.add_reader(self.err_fd, self._on_readable, self.err_fd, self.status.extend, self.err_eof)
+        for eof in (self.out_eof, self.err_eof):
+            eof.add_done_callback(self._on_eof)
         try:
             self._pidfd = os.pidfd_open(self.pid)
         except (OSError, AttributeError):
@@ -69,6 +74,19 @@ class WatchedLauncher:
         if not eof.done():
             eof.set_result(None)
 
+    @property
+    def told_end(self) -> bool:
+        """The launcher closed its output and status pipes after a status line saying how the command ended (`exit`
+        or `signal`, written with the end's other lines at once): it did its whole work (the tree is gone, its
+        cgroups removed), whether or not it has exited yet. A launcher killed halfway says no such line."""
+        if not (self.out_eof.done() and self.err_eof.done()):
+            return False
+        return any(line.startswith((b"exit ", b"signal ")) for line in bytes(self.status).splitlines())
+
+    def _on_eof(self, _done: asyncio.Future[None]) -> None:
+        if self.told_end and not self.ended.done():
+            self.ended.set_result(None)
+
     def _on_exit(self) -> None:
         if self._pidfd >= 0:
             self.loop.remove_reader(self._pidfd)
@@ -79,16 +97,18 @@ class WatchedLauncher:
                 try:
                     data = os.read(self.err_fd, 65536)
                 except BlockingIOError:
-                    self.loop.add_reader(self.err_fd, self._on_readable, self.err_fd, self.status.extend, self.err_eof)
                     break
                 except OSError:
                     data = b""
                 if not data:
+                    self.loop.remove_reader(self.err_fd)
                     self.err_eof.set_result(None)
                     break
                 self.status.extend(data)
         if not self.exited.done():
             self.exited.set_result(None)
+        if not self.ended.done():
+            self.ended.set_result(None)
 
     def _wait_thread(self) -> None:
         with contextlib.suppress(ChildProcessError):
@@ -130,11 +150,14 @@ class WatchedLauncher:
         return future.done()
 
     def reap(self) -> None:
-        """Reap the launcher (waiting if it still runs) and let go of every descriptor, the lifeline
-        included. Idempotent."""
+        """Reap the launcher and let go of every descriptor, the lifeline included. A launcher that told the end
+        (told_end) and is still tearing a captured command's namespace down is reaped when it exits, without
+        waiting here; any other that still runs is killed first (only after an unexpected error: never leave a
+        launcher and its tree behind). Idempotent."""
         if self._reaped:
             return
-        if not self.exited.done():  # only after an unexpected error: never leave a launcher (and tree) behind
+        later = not self.exited.done() and self.told_end
+        if not self.exited.done() and not later:
             self.signal(signal.SIGKILL)
             with contextlib.suppress(ChildProcessError):
                 os.waitid(os.P_PID, self.pid, os.WEXITED | os.WNOWAIT)
@@ -142,14 +165,20 @@ class WatchedLauncher:
         self._reaped = True
         for fd in (self.out_fd, self.err_fd):
             self.loop.remove_reader(fd)
+        for stream in (self.popen.stdin, self.popen.stdout, self.popen.stderr):
+            if stream is not None:
+                with contextlib.suppress(OSError):
+                    stream.close()
+        if later:
+            self.exited.add_done_callback(lambda _done: self._wait())
+        else:
+            self._wait()
+
+    def _wait(self) -> None:
         if self._pidfd >= 0:
             self.loop.remove_reader(self._pidfd)
             with contextlib.suppress(OSError):
                 os.close(self._pidfd)
             self._pidfd = -1
-        for stream in (self.popen.stdin, self.popen.stdout, self.popen.stderr):
-            if stream is not None:
-                with contextlib.suppress(OSError):
-                    stream.close()
         self.popen.wait()
         self.returncode = self.popen.returncode

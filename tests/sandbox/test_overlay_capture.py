@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import asyncio
 import os
+import sys
 from pathlib import Path
 
 import pytest
 
 from phoenix_lsp.sandbox import cli, overlay, scratch, spawn
 from tests.sandbox import conftest as sandbox_fixtures
-from tests.sandbox.capture import run_captured, tree_digest
+from tests.sandbox.capture import next_tick, run_captured, tree_digest
 from tests.waiting import eventually
 
 SUPPORT = overlay.overlay_support()
@@ -122,5 +123,64 @@ async def test_a_background_command_keeps_its_own_layer_and_can_be_read_while_it
     assert background.ended_captured("") == [job]  # it waits for its review (REQ-BASH-043): taken here
     final = shell_changes.scan(layer)
     assert [c.path for c in final.changes] == ["early.txt", "late.txt"]
+    assert layer.started_ns > layer.called_ns + 1  # the launcher reported the tick it started the command in
     shell_changes.accept(layer, final)
     assert (ws / "late.txt").read_text() == "late\n"
+
+
+@pytest.mark.req("REQ-BASH-031")
+async def test_the_command_starts_in_a_later_clock_tick_than_the_layer_and_the_launcher_says_which(
+        ws: Path, tmp_path: Path) -> None:
+    """The wait for the file clock's next tick is the launcher's, last before its exec (it overlaps the launcher's
+    start): the command's own reading of that clock, and the time of the file it writes, are at or after the start
+    the launcher reported, which is later than the clock's reading when the layer was made."""
+    layer = overlay.make_layer(ws, tmp_path / "data")
+    reading = "import time; print(time.clock_gettime_ns(5))"
+    result = await spawn.run(spawn.SpawnRequest(
+        argv=("bash", "-c", f"{sys.executable} -c '{reading}' && echo new > new.txt"), cwd=ws, restricted=False,
+        layer=layer), timeout=30)
+    output = result.capture.parts()[0].decode()
+    assert result.exit_code == 0, output
+    assert result.clock_ns is not None and result.clock_ns > layer.called_ns
+    assert layer.started_ns == result.clock_ns
+    assert int(output.split()[0]) >= layer.started_ns  # the command's own reading, in its own process
+    assert os.stat(layer.upper / "new.txt").st_ctime_ns >= layer.started_ns
+    overlay.discard(layer, wait=True)
+
+
+@pytest.mark.req("REQ-BASH-031")
+async def test_a_file_saved_in_the_same_clock_tick_just_before_the_layer_is_not_a_conflict(
+        ws: Path, tmp_path: Path) -> None:
+    """A save just before the command (an editor's, a set-up's) is no change made meanwhile, even in the tick the
+    layer is made in: the command starts in a later one. The witness is the real file after the accept."""
+    from phoenix_lsp.tools import shell_changes
+
+    target = ws / "saved.txt"
+    same_tick = 0
+    for attempt in range(20):
+        next_tick()
+        target.write_text(f"saved {attempt}\n")  # the save...
+        layer = overlay.make_layer(ws, tmp_path / "data")  # ...and the layer, moments later
+        same_tick += os.stat(target).st_ctime_ns >= layer.called_ns
+        result = await spawn.run(spawn.SpawnRequest(argv=("bash", "-c", "echo command >> saved.txt"), cwd=ws,
+                                                    restricted=False, layer=layer), timeout=30)
+        assert result.exit_code == 0
+        changes = shell_changes.scan(layer)
+        assert not changes.conflicts, changes.conflicts
+        shell_changes.accept(layer, changes)
+        overlay.discard(layer)
+        assert target.read_text() == f"saved {attempt}\ncommand\n"
+        if same_tick >= 3:
+            break
+    assert same_tick >= 3, "the save and the layer never fell in the same clock tick"
+
+
+@pytest.mark.req("REQ-BASH-031")
+def test_a_layer_whose_command_never_reported_a_start_counts_every_change_since_it_was_made(
+        ws: Path, tmp_path: Path) -> None:
+    layer = overlay.make_layer(ws, tmp_path / "data")
+    assert layer.started_ns == layer.called_ns + 1  # the safe side: nothing made since is taken for earlier
+    layer.mark_started(layer.called_ns + 4_000_000)
+    layer.mark_started(layer.called_ns + 8_000_000)  # a later command over the same layer does not move its start
+    assert layer.started_ns == layer.called_ns + 4_000_000
+    overlay.discard(layer, wait=True)

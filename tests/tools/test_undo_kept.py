@@ -22,7 +22,7 @@ def review_replacing(folder: Path, size: int) -> Review:
     change = Change("big.bin", ChangeKind.MODIFIED, Entry.FILE, False, "binary", 1,
                     before=Identity(1, size, 0, 0))
     changes = ChangeSet(folder, (change,))
-    layer = Layer(folder=folder, root=folder / "layer", cap_bytes=1, started_ns=0, same_fs=True)
+    layer = Layer(folder=folder, root=folder / "layer", cap_bytes=1, called_ns=0, same_fs=True)
     return Review(layer, changes, (), changes)
 
 

@@ -10,6 +10,7 @@ import errno
 import os
 import resource
 import signal
+import time
 
 from .kernel import (
     CLOSE_RANGE_CLOEXEC,
@@ -24,6 +25,21 @@ from .kernel import (
 )
 from .options import Options
 from .restrict import drop_capabilities, install_filter, landlock, mount_namespace
+
+#: Linux's CLOCK_REALTIME_COARSE, the clock file times are stamped from (Python names it from 3.13 on)
+CLOCK_REALTIME_COARSE = 5
+
+
+def wait_for_tick(after: int, err_w: int) -> None:
+    """-w (as helper.c's wait_for_tick): exec only once the coarse clock file times come from reads later than
+    `after`, and tell the launcher that reading (REQ-BASH-031's conflict rule). Bounded at 50 ms."""
+    now = time.clock_gettime_ns(CLOCK_REALTIME_COARSE)
+    for _ in range(250):
+        if now > after:
+            break
+        time.sleep(0.0002)
+        now = time.clock_gettime_ns(CLOCK_REALTIME_COARSE)
+    os.write(err_w, f"clock {now}\n".encode())
 
 
 def child(o: Options, helper_pid: int, err_w: int, cgroups: list[str], memcg_ok: bool) -> None:
@@ -81,6 +97,9 @@ def child(o: Options, helper_pid: int, err_w: int, cgroups: list[str], memcg_ok:
             install_filter(o.filter)
         if o.fallback_filter and not memcg_ok:
             install_filter(o.fallback_filter)
+        if o.tick_after >= 0:
+            stage = "clock"
+            wait_for_tick(o.tick_after, err_w)
         stage = "exec"
         os.execvp(o.argv[0], o.argv)
     except Fail as f:

@@ -28,6 +28,7 @@ class Options:
         self.overlay: str | None = None  # -O/-U/-W: the folder captured in an overlay, its upper and work dirs
         self.upper: str | None = None
         self.work: str | None = None
+        self.tick_after = -1  # -w: the command starts in a later tick of the coarse clock than this
         self.argv: list[str] = []
 
 
@@ -93,6 +94,10 @@ def parse(argv: list[str]) -> Options:
             o.upper = v
         elif a == "-W":
             o.work = v
+        elif a == "-w":
+            o.tick_after = int(v)
+            if o.tick_after < 0:
+                raise Fail("usage", errno.EINVAL)
         else:
             raise Fail("usage", errno.EINVAL)
     o.argv = argv[i:]

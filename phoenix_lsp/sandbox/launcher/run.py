@@ -74,8 +74,14 @@ def _run(o: Options, self_pid: int, cgroup: Cgroup | None, cgroups: list[Cgroup]
         run_child(o, self_pid, err_w, [c.path for c in cgroups], memcg is not None)
     os.close(err_w)
     tree = Tree(child, cgroups)
-    report = os.read(err_r, 128)
+    # Until exec closes it: the clock line of -w, then a failure's "<stage> <errno>" if there is one.
+    report = b""
+    while len(report) < 160 and (chunk := os.read(err_r, 160 - len(report))):
+        report += chunk
     os.close(err_r)
+    if report.startswith(b"clock ") and b"\n" in report:
+        clock_line, _, report = report.partition(b"\n")
+        status(f"{clock_line.decode(errors='replace')}\n")
     if report:
         tree.kill_all(self_pid)
         status(f"error {report.decode(errors='replace')}\n")
