@@ -30,6 +30,7 @@ from ..store.secrets import CREDENTIAL_PARAMETER, url_secrets
 from ..tools.mcp_direct import McpDirect
 from .config import CATALOGUE_INLINE_MAX
 from .conversation_agent import CALL_TIMEOUT_S, ConversationAgent, default_write_fix, why_write
+from .early_plans import EarlyPlans
 from .instructions import config_dir
 from .mcp_consents import McpSources
 from .runtime.base import AgentHost
@@ -50,7 +51,7 @@ class AgentRoute:
     def __init__(self, *, engine: EngineName, settings: Any, problem: str | None, redact: Callable[[str], str],
                  add_secret: Callable[..., None], sample_rate: float = 0.1,
                  catalogue_inline_max: int = CATALOGUE_INLINE_MAX, mcp_call_timeout_s: float = 60.0,
-                 consents: ConsentStore | None = None) -> None:
+                 consents: ConsentStore | None = None, early_start: bool = True) -> None:
         self.engine = engine
         self.catalogue_inline_max = catalogue_inline_max  # bytes; above it the catalogue is an index (REQ-AGENT-038)
         self.settings = settings  # agent.settings.AgentConfig, or None when ``problem`` says why not
@@ -66,6 +67,10 @@ class AgentRoute:
         self.gate: Any = None
         self.artifacts: Any = None
         self.pool: Any = None  # warm engine workers (REQ-AGENT-037), from the first agent turn
+        #: plans' nodes started while the model writes them (REQ-AGENT-041): run_plan's call id -> (the
+        #: conversation, its EarlyStart), until the call runs (``ConversationAgent.run_plan``) or is dropped
+        self.early_start = early_start
+        self.early: dict[str, tuple[str, Any]] = {}
         #: the same servers' tools offered in the conversation itself, on both routes (issue 37, specs/mcp.md)
         self.direct = McpDirect(self, call_timeout_s=mcp_call_timeout_s)
         #: servers of the files other tools read (and ACP sessions'), which have no capability manifest: every
@@ -239,9 +244,27 @@ class AgentRoute:
         self.start()  # already done by the turn's catalogue, unless the conversation was restored mid-turn
         return ConversationAgent(self, runtime)
 
+    def early_plans(self, runtime: AgentHost) -> EarlyPlans | None:
+        """What starts the nodes of the ``run_plan`` calls of one model answer as they stream (REQ-AGENT-041),
+        or None: turned off (``PHOENIX_AGENT_EARLY_START``), the route cannot run, or no engine runs scripts."""
+        if not self.early_start or self.settings is None or self.hub is None or self.engine == "null":
+            return None
+        return EarlyPlans(self, runtime)
+
+    def drop_early(self, conversation_id: str, call_id: str | None = None) -> None:
+        """Stop the early nodes of a conversation's plans (one call's, or all) that no run took: the turn moved
+        on, or the call was cancelled before it ran."""
+        for key, (owner, early) in list(self.early.items()):
+            if owner == conversation_id and call_id in (None, key):
+                del self.early[key]
+                early.stop()
+
     def close(self) -> None:
         """End the warm engine workers and the MCP servers (the server is shutting down): a start under way
         finishes first, and none comes after. Blocking; idempotent."""
+        for _owner, early in list(self.early.values()):
+            early.stop()
+        self.early.clear()
         with self._started:
             self._closed = True
             if self.pool is not None:
@@ -295,6 +318,7 @@ def setup_route(settings: Any, data_dir: Path, guard: Any) -> AgentRoute:
     route = AgentRoute(engine=settings.agent_engine, settings=loaded, problem=None, redact=guard.redact,
                        add_secret=guard.add_secret, sample_rate=settings.agent_trace_sample,
                        catalogue_inline_max=settings.agent_catalogue_inline_max,
-                       mcp_call_timeout_s=settings.mcp_call_timeout_s, consents=consents)
+                       mcp_call_timeout_s=settings.mcp_call_timeout_s, consents=consents,
+                       early_start=settings.agent_early_start)
     route.sources.add_user(config_dir(getattr(settings, "config_dir", None)))
     return route

@@ -102,6 +102,10 @@ class Config(BaseSettings):
         default=CATALOGUE_INLINE_MAX, ge=0, description="the largest catalogue of MCP tools sent inline in "
         "run_plan's definition, in bytes; above it, an index and describe_tools (0: always on demand, REQ-AGENT-038)"
     )
+    agent_early_start: bool = Field(
+        default=True, description="start a plan's read-only nodes while the model still writes the plan "
+        "(REQ-AGENT-041); false waits for the whole plan"
+    )
     mcp_call_timeout_s: float = Field(
         default=60.0, gt=0, le=3600, description="the longest one call of an MCP tool in the conversation may take "
         "before it is a tool error (issue 37, REQ-MCP-005)"
