@@ -90,12 +90,13 @@ class Turn:
                 # redacted across pieces (REQ-SEC-041)
                 self.hub.outbox.queue_text(conversation, effect.request_id, text)
 
-            on_tool = plans.on_tool if plans is not None else None
             if state.is_subagent:
                 async with self.hub.subagent_slots:
                     outcome = await self.hub.llm.stream(request, on_text, self._withheld)
+            elif plans is not None:  # the agent route: run_plan's input is told as it streams
+                outcome = await self.hub.llm.stream(request, on_text, self._withheld, on_tool=plans.on_tool)
             else:
-                outcome = await self.hub.llm.stream(request, on_text, self._withheld, on_tool)
+                outcome = await self.hub.llm.stream(request, on_text, self._withheld)
         except asyncio.CancelledError:
             if plans is not None:
                 plans.stop()  # the nodes started early stop with the turn
