@@ -11,7 +11,11 @@ on that route:
 
 - **agent**: the real server on the agent route: one ``run_plan`` written from the catalogue's signatures,
   its scripts using the helpers (REQ-AGENT-036), run on warm engine workers (REQ-AGENT-037), whose last node
-  renders the answer (``answer: true``, REQ-AGENT-039): one model request per task;
+  renders the answer (``answer: true``, REQ-AGENT-039): one model request per task. On the multi-tool flows the
+  model writes the reads first, each a node of its own (``bench/agent_staged.py``), so they start while it still
+  writes the rest (REQ-AGENT-041);
+- **late**: the same plans with the nodes started only once the whole plan is decoded
+  (``PHOENIX_AGENT_EARLY_START=false``, the route before REQ-AGENT-041);
 - **plan**: the same with the lever off: the plan's results go back to the model, which writes the reply (the
   route before issue 37: two requests);
 - **ask**: the baseline of criteria 3 and 4: the real server on the ask route with the same MCP tools offered
@@ -30,12 +34,15 @@ and leaves the same final state. Tokens are counted by the fake server for every
 (bytes / 4; tools, system, messages, output): *raw* is all of them; *billed* prices cached reads and cache
 writes as the product does (``llm/pricing.py``: 0.1x and 1.25x of uncached input), output at 1x. Latency: one
 modelled model, the same for every arm: time to first token (0.4 s) + uncached input tokens x 1/20,000 s +
-output tokens x 1/80 s, the whole reply decoded before it is sent (``bench/agent_route.py``'s rates, x0.25 with
-``--quick``), so a model turn costs what it would, not nothing. *Cold* is the first run of a fresh server (its
-MCP servers start), *warm* the median of the later runs. Goals (issue 37), judged against the ask route: on the
-multi-tool flows (the join, the aggregate, issue 25's task, the four-turn task) >= 85 % fewer raw tokens
-(criterion 3) and >= 30 % lower warm latency (criterion 4); on the single-call tasks never more than 5 % worse.
-The lever's effect is printed beside it (on / off, same run).
+output tokens x 1/80 s (``bench/agent_route.py``'s rates, x0.25 with ``--quick``), so a model turn costs what it
+would, not nothing. The reply streams as a real model's does, for every arm alike: the first token after the time
+to first token and the prefill, then deltas of 16 characters (about 4 tokens), each sent when its tokens are
+decoded (``stream_decode`` of the fake), so a client that acts on a partial reply gains what it would with a real
+model (the ask route's text too; its tool calls run once complete, as the route does). *Cold* is the first run
+of a fresh server (its MCP servers start), *warm* the median of the later runs. Goals (issue 37), judged against
+the ask route: on the multi-tool flows (the join, the aggregate, issue 25's task, the four-turn task) >= 85 %
+fewer raw tokens (criterion 3) and >= 30 % lower warm latency (criterion 4); on the single-call tasks never more
+than 5 % worse. Each lever's effect is printed beside it (on / off, same run).
 
 Run: python -m bench agent_tasks [--quick]
 """
@@ -58,14 +65,17 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.agent_route import DECODE_S_PER_TOKEN, PREFILL_S_PER_TOKEN, QUICK_SCALE, TTFT_S  # noqa: E402
+from bench.agent_staged import staged  # noqa: E402
 from phoenix_lsp.llm.pricing import READ, WRITE_5M  # noqa: E402
 from phoenix_lsp.server.agent_route import CATALOGUE_INLINE_MAX  # noqa: E402
 
 ISSUES = 1000
 #: the arms: the agent route (catalogue inline), the agent route with its catalogue on demand, the two direct ones
-ARMS = ("agent", "plan", "ask", "demand", "naive", "fair")
+ARMS = ("agent", "plan", "ask", "demand", "late", "naive", "fair")
 #: the arms that run through the real server, with the environment they need beside the registry's
-SERVED = (("agent", "plan", "ask"), ("demand",))
+SERVED = (("agent", "plan", "ask"), ("demand",), ("late",))
+#: the fake model's deltas when it streams at the decode rate (about 4 tokens each)
+CHUNK_BYTES = 16
 SERVER = ROOT / "tests" / "agent" / "issues_server.py"
 Call = tuple[str, dict[str, Any]]  # (function name, arguments)
 
@@ -204,10 +214,11 @@ class Model:
             if turn == 0:
                 return Reply.tool_reply(ToolUseBlock("describe_tools", {"tools": list(task.tools)}))
             turn -= 1
-        if self.arm == "agent":  # the lever (REQ-AGENT-039): the plan renders the answer, no second turn
+        if self.arm in ("agent", "late"):  # the lever (REQ-AGENT-039): the plan renders the answer, no second turn
             if turn == 0:
-                return Reply.tool_reply(ToolUseBlock("run_plan", {"goal": task.prompt, "answer": True, "nodes": [
-                    {"id": "n", "code": task.rendered, "tools": list(task.tools), "outputs": []}]}))
+                return Reply.tool_reply(ToolUseBlock("run_plan", {"goal": task.prompt, "answer": True, "nodes": (
+                    staged(task.name) or [{"id": "n", "code": task.rendered, "tools": list(task.tools),
+                                           "outputs": []}])}))
             return Reply.text_reply("A SECOND TURN: the plan's answer was not rendered")  # fails the text check
         if self.arm in ("plan", "demand"):  # the catalogue shows each call's signature: no describe_tools turn
             if turn == 0:
@@ -331,6 +342,7 @@ async def _run(quick: bool) -> list[dict[str, Any]]:
     fake.handler = model
     fake.ttft_base_s, fake.prefill_s_per_token = TTFT_S * scale, PREFILL_S_PER_TOKEN * scale
     fake.decode_s_per_token, fake.count_output_tokens = DECODE_S_PER_TOKEN * scale, True
+    fake.stream_decode, fake.stream_chunk_bytes = True, CHUNK_BYTES  # streamed as a real model streams
     results: dict[str, dict[str, list[tuple[float, tuple[int, float]]]]] = {}
     fixed: dict[str, float] = {}
     first = tasks()[0]
@@ -346,8 +358,8 @@ async def _run(quick: bool) -> list[dict[str, Any]]:
             for task in tasks():
                 model.task = task
                 per: dict[str, list[tuple[float, tuple[int, float]]]] = {arm: [] for arm in ARMS}
-                for arms, arm_env in zip(SERVED, (env, {**env, "PHOENIX_AGENT_CATALOGUE_INLINE_MAX": "0"}),
-                                         strict=True):
+                for arms, arm_env in zip(SERVED, (env, {**env, "PHOENIX_AGENT_CATALOGUE_INLINE_MAX": "0"},
+                                                  {**env, "PHOENIX_AGENT_EARLY_START": "false"}), strict=True):
                     base = tmp / f"{arms[0]}-{len(results)}"
                     base.mkdir()
                     # a fresh server: the first run of its first arm is cold (its MCP servers start)
@@ -377,8 +389,9 @@ async def _run(quick: bool) -> list[dict[str, Any]]:
         fake.stop()
     model_row = {"name": "the modelled model, the same fake server for every arm: time to first token "
                          f"{TTFT_S * scale:.3g} s + uncached input tokens x {PREFILL_S_PER_TOKEN * scale * 1e6:.3g} us "
-                         f"+ output tokens x {DECODE_S_PER_TOKEN * scale * 1e3:.3g} ms (the whole reply decoded "
-                         "before it is sent)", "value": f"{runs} runs per arm", "unit": ""}
+                         f"+ output tokens x {DECODE_S_PER_TOKEN * scale * 1e3:.3g} ms, streamed: the first token "
+                         f"after the first two, then {CHUNK_BYTES}-character deltas each sent when decoded (every arm "
+                         "alike)", "value": f"{runs} runs per arm", "unit": ""}
     return [model_row, *_fixed_rows(fixed), *_rows(results)]
 
 
@@ -420,7 +433,7 @@ def _verdict(saved: float, multi: bool, goal: float) -> str:
 
 def _rows(results: dict[str, dict[str, list[tuple[float, tuple[int, float]]]]]) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
-    plan_of = {t.name: t.rendered for t in tasks()}
+    plan_of = {t.name: _script(t) for t in tasks()}
     verdicts: list[tuple[str, str, str]] = []
     for name, per in results.items():
         multi = name.startswith(MULTI)
@@ -450,6 +463,12 @@ def _rows(results: dict[str, dict[str, list[tuple[float, tuple[int, float]]]]]) 
                      "value": f"{raw['agent']}, {billed['agent']}, {warm['agent']:.2f}", "unit": "",
                      "baseline_name": "off (the plan's results go back to the model, which writes the reply)",
                      "baseline_value": f"{raw['plan']}, {billed['plan']}, {warm['plan']:.2f}"})
+        rows.append({"name": f"{name}: early start (REQ-AGENT-041) on: warm s, cold s"
+                             + (" (reads first, nodes of their own)" if staged(name) else " (one node: nothing "
+                                "starts before the plan is complete)"),
+                     "value": f"{warm['agent']:.2f}, {cold['agent']:.2f}", "unit": "",
+                     "baseline_name": "off (PHOENIX_AGENT_EARLY_START=false: the same plan, run once decoded)",
+                     "baseline_value": f"{warm['late']:.2f}, {cold['late']:.2f}"})
         rows.append({"name": f"{name}: the catalogue on demand (lever off, a describe_tools turn first): raw, "
                              "billed, warm s",
                      "value": f"{raw['demand']}, {billed['demand']}, {warm['demand']:.2f}", "unit": "",
@@ -465,6 +484,12 @@ def _rows(results: dict[str, dict[str, list[tuple[float, tuple[int, float]]]]]) 
                  "value": f"{len(verdicts) - len(missed)} of {len(verdicts)} met", "unit": "",
                  "goal": "missed: " + ("; ".join(missed) if missed else "none"), "met": not missed})
     return rows
+
+
+def _script(task: Task) -> str:
+    """The agent arm's scripts, all nodes together."""
+    nodes = staged(task.name)
+    return "\n".join(node["code"] for node in nodes) if nodes else task.rendered
 
 
 def figures(quick: bool = False) -> list[dict[str, Any]]:
