@@ -2,7 +2,8 @@
 
 A model streams ``run_plan``'s input: the route is given each piece (``llm`` clients' ``on_tool``) and parses it
 as it comes with ijson's push parser, which hands over each node of ``nodes`` the moment its object closes.
-A node starts at once, on a worker thread of this plan's own, when the nodes so far (it and the ones before
+A node starts at once, on a worker thread of this plan's own (which also makes the checks: they may ask an MCP
+server for its tools), when the nodes so far (it and the ones before
 it) pass the checks the whole plan gets (``planner.prepare``: validation, dependencies on nodes already given,
 every tool allowed by the capability manifest, budgets) and it needs no approval node: every tool it may call
 is a read by the capability gate (REQ-AGENT-027's kinds). The first node that does not (a write, a refused
@@ -43,6 +44,8 @@ log = logging.getLogger(__name__)
 
 #: ``run_plan``'s node as the model writes it -> the contracts' node (the one mapping: ``conversation_agent``)
 NodeMapping = Callable[[dict[str, Any]], dict[str, Any]]
+#: a node run early: as prepared, its report, its timing, its tool calls
+_Ran = tuple[PlanNode, NodeReport, NodeTiming, int]
 
 
 class EarlyStart:
@@ -58,75 +61,93 @@ class EarlyStart:
         self._found = ijson.sendable_list()
         self._parser = ijson.items_coro(self._found, "nodes.item", use_float=True)
         self._size = 0
+        self._parser_done = False
         self._given: list[dict[str, Any]] = []  # the nodes so far, as the model wrote them
         self._closed = False  # no further node starts early
         self._lock = threading.Lock()
         self._run = open_run(host=host, engine_name=engine_name, budgets=budgets, artifacts=artifacts,
                              cancelled=self.cancelled)
         self._worker = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="early-node")
-        self._started: dict[str, tuple[PlanNode, concurrent.futures.Future[tuple[NodeReport, NodeTiming, int]]]] = {}
+        #: node id -> its admission and run on the worker, in the order given (the first node of an id only)
+        self._queued: dict[str, concurrent.futures.Future[_Ran | None]] = {}
+        self._all: list[concurrent.futures.Future[_Ran | None]] = []
+        self._started: list[str] = []  # the nodes admitted, in order (the worker's)
 
-    @property
-    def started(self) -> list[str]:
-        """The ids of the nodes started early, in order."""
+    def wait_started(self) -> list[str]:
+        """The ids of the nodes started early, once every node given so far was admitted or not and ran."""
+        with self._lock:
+            queued = list(self._all)
+        concurrent.futures.wait(queued)
         return list(self._started)
 
     def feed(self, piece: str) -> None:
-        """The next piece of the streamed input (on the event loop: parsing only; nodes run on the worker)."""
+        """The next piece of the streamed input (on the event loop: parsing only; each node's checks, which may
+        ask an MCP server for its tools, and its run are the worker's)."""
         if self._closed:
+            self._end_parser()  # the parser is the event loop's alone
             return
         self._size += len(piece)
         if self._size > limits.TOOL_INPUT.max_bytes:
             self._close("the plan's input is longer than a tool input may be")
+            self._end_parser()
             return
         try:
             self._parser.send(piece.encode("utf-8", "surrogatepass"))
         except Exception as exc:  # not JSON: the whole input will be refused as such
             self._close(f"its input is not JSON ({type(exc).__name__})")
+            self._end_parser()
             return
         found = list(self._found)
         del self._found[:]
-        for raw in found:
-            if not self._closed:
-                self._admit(raw)
+        with self._lock:
+            for raw in found:
+                if self._closed:
+                    return
+                future = self._worker.submit(self._admit, raw)
+                self._all.append(future)
+                node_id = raw.get("id") if isinstance(raw, dict) else None
+                if isinstance(node_id, str):
+                    self._queued.setdefault(node_id, future)
 
-    def _admit(self, raw: Any) -> None:
-        """Start the node if the nodes so far pass the whole plan's checks and it reads only; else close."""
+    def _admit(self, raw: Any) -> _Ran | None:
+        """On the worker: run the node if the nodes so far pass the whole plan's checks and it reads only; else
+        no node starts early any more."""
+        if self._closed:
+            return None
         if not isinstance(raw, dict) or len(self._given) >= self.budgets.run.max_nodes:
             self._close("a node is not an object, or there are too many")
-            return
+            return None
         try:
             node = self._to_node(raw)
             given = [*self._given, node]
             prepared = prepare({"goal": "the plan being written", "nodes": given}, self.host, self.budgets)
         except PlanRefused as refused:
             self._close(f"the plan so far is refused: {refused.error.code}")
-            return
+            return None
         except Exception as exc:  # a node the plan's own validation refuses
             self._close(f"node {len(self._given) + 1} is not valid ({type(exc).__name__})")
-            return
+            return None
         if len(prepared.nodes) != len(given):  # an approval node was inserted: the node may write
             self._close("a node may write: it waits for the whole plan and its approvals")
-            return
+            return None
         self._given = given
         ready = prepared.nodes[-1]
-        with self._lock:
-            if self._closed:
-                return
-            self._started[ready.id] = (ready, self._worker.submit(self._step, ready))
-
-    def _step(self, node: PlanNode) -> tuple[NodeReport, NodeTiming, int]:
+        if self._closed or self.cancelled.is_set():
+            return None
+        self._started.append(ready.id)
         before = self._run.calls.used
-        report, timing = step_alone(self._run, node, self.pool)
-        return report, timing, self._run.calls.used - before
+        report, timing = step_alone(self._run, ready, self.pool)
+        return ready, report, timing, self._run.calls.used - before
 
     def _close(self, why: str) -> None:
         if not self._closed:
             self._closed = True
             log.debug("early start: no further node starts early: %s", why)
-        self._end_parser()
 
     def _end_parser(self) -> None:
+        if self._parser_done:
+            return
+        self._parser_done = True
         try:
             self._parser.close()
         except Exception as exc:  # an unfinished document: nothing more to parse anyway
@@ -136,18 +157,19 @@ class EarlyStart:
         """The node's early report (waiting for it), its outputs, timing and tool calls, when the node ran early
         exactly as prepared and ended ok; else None (the run runs it)."""
         with self._lock:
-            early = self._started.get(node.id)
-        if early is None or early[0] != node:
+            future = self._queued.get(node.id)
+        if future is None:
             return None
         try:
-            report, timing, calls = early[1].result()
+            ran = future.result()
         except concurrent.futures.CancelledError:
             return None
         except Exception:  # the early step broke: the run runs the node itself
             log.exception("early start: node %s failed to run early; it runs with the plan", node.id)
             return None
-        if report.status != "ok":
+        if ran is None or ran[0] != node or ran[1].status != "ok":
             return None
+        _ready, report, timing, calls = ran
         return report, {key: self._run.state[key] for key in node.outputs}, timing, calls
 
     def stop(self) -> None:
@@ -155,7 +177,7 @@ class EarlyStart:
         process tree killed, its tool calls refused)."""
         with self._lock:
             self._closed = True
-            for _node, future in self._started.values():
+            for future in self._all:
                 future.cancel()
         self.cancelled.set()
         self._worker.shutdown(wait=False, cancel_futures=True)

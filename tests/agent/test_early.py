@@ -49,11 +49,11 @@ def test_a_node_starts_when_its_object_closes_and_a_write_ends_early_starts(tmp_
     text = "".join(pieces(READ, WRITE, LATER))
     first_end = text.index("}", text.index('"outputs":["ids"]')) + 1
     starter.feed(text[:first_end - 1])
-    assert starter.started == []  # the first node's object is not closed yet
+    assert starter.wait_started() == []  # the first node's object is not closed yet
     starter.feed(text[first_end - 1:first_end])
-    assert starter.started == ["a"]
+    assert starter.wait_started() == ["a"]
     starter.feed(text[first_end:])
-    assert starter.started == ["a"]  # the write waits for the whole plan; the read after it too
+    assert starter.wait_started() == ["a"]  # the write waits for the whole plan; the read after it too
     starter.stop()
 
 
@@ -65,7 +65,7 @@ def test_a_node_that_is_not_json_invalid_or_refused_ends_early_starts(tmp_path: 
     starter = early(InMemoryRecordsHost(), tmp_path)
     for i in range(0, len(text), 5):
         starter.feed(text[i:i + 5])
-    assert starter.started == []
+    assert starter.wait_started() == []
     starter.stop()
 
 
@@ -74,7 +74,7 @@ def test_no_more_than_a_tool_input_is_parsed(tmp_path: Path) -> None:
     starter = early(InMemoryRecordsHost(), tmp_path)
     starter.feed('{"goal":"' + "x" * (limits.TOOL_INPUT.max_bytes + 1))
     starter.feed('","nodes":[' + json.dumps(READ) + ",")
-    assert starter.started == []
+    assert starter.wait_started() == []
     starter.stop()
 
 
@@ -86,7 +86,7 @@ def test_the_run_takes_the_early_node_instead_of_calling_its_tool_again(tmp_path
     pick = {"id": "b", "code": "{'first': ids[0]}", "depends_on": ["a"], "inputs": ["ids"], "outputs": ["first"]}
     for piece in pieces(READ, pick):
         starter.feed(piece)
-    assert starter.started == ["a", "b"]
+    assert starter.wait_started() == ["a", "b"]
     budgets = BudgetsFile()
     report = run(prepare(raw_plan(READ, pick), host, budgets), host=host, engine_name="monty", budgets=budgets,
                  artifacts=ArtifactStore(tmp_path / "artifacts"), early=starter)
