@@ -113,6 +113,9 @@ async def test_a_plan_that_turns_out_invalid_runs_no_write_though_its_first_read
 
 @pytest.mark.req("REQ-AGENT-041")
 async def test_cancelling_the_turn_stops_a_node_started_early(fake_anthropic: FakeAnthropic, tmp_path: Path) -> None:
+    """Two things stop it: the turn's cancel stops the early nodes (their worker killed), and the core, no longer
+    waiting for the model, refuses their host calls; the witness (no call after the cancel) holds with either,
+    so this test still passes with the first taken out (it fails with the early start off: nothing started)."""
     many = {"id": "a", "code": "for k in range(450):\n    issues_search_issues(label='bug', state='all')\n{'k': 1}",
             "tools": [SEARCH], "outputs": ["k"]}
     block = plan(many, {"id": "b", "code": "{'x': k}", "depends_on": ["a"], "inputs": ["k"], "outputs": ["x"]})
