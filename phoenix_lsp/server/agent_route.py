@@ -30,7 +30,7 @@ from ..store.secrets import CREDENTIAL_PARAMETER, url_secrets
 from ..tools.mcp_direct import McpDirect
 from .config import CATALOGUE_INLINE_MAX
 from .conversation_agent import CALL_TIMEOUT_S, ConversationAgent, default_write_fix, why_write
-from .early_plans import EarlyPlans
+from .early_plans import EarlyCalls
 from .instructions import config_dir
 from .mcp_consents import McpSources
 from .runtime.base import AgentHost
@@ -56,21 +56,15 @@ class AgentRoute:
         self.catalogue_inline_max = catalogue_inline_max  # bytes; above it the catalogue is an index (REQ-AGENT-038)
         self.settings = settings  # agent.settings.AgentConfig, or None when ``problem`` says why not
         self.unavailable = problem
-        self.redact = redact
-        self.add_secret = add_secret
-        self.sample_rate = sample_rate
+        self.redact, self.add_secret, self.sample_rate = redact, add_secret, sample_rate
         self._catalogue: str | None = None
-        self._lock = asyncio.Lock()
-        self._started = threading.Lock()
+        self._lock, self._started = asyncio.Lock(), threading.Lock()
         self._closed = False  # closed at shutdown: nothing starts again
         self.hub: Any = None  # the MCP client and the gate start on first use: the SDK is a heavy import
         self.gate: Any = None
         self.artifacts: Any = None
         self.pool: Any = None  # warm engine workers (REQ-AGENT-037), from the first agent turn
-        #: plans' nodes started while the model writes them (REQ-AGENT-041): run_plan's call id -> (the
-        #: conversation, its EarlyStart), until the call runs (``ConversationAgent.run_plan``) or is dropped
-        self.early_start = early_start
-        self.early: dict[str, tuple[str, Any]] = {}
+        self.early = EarlyCalls(early_start)  # plans' nodes started while the model writes them (REQ-AGENT-041)
         #: the same servers' tools offered in the conversation itself, on both routes (issue 37, specs/mcp.md)
         self.direct = McpDirect(self, call_timeout_s=mcp_call_timeout_s)
         #: servers of the files other tools read (and ACP sessions'), which have no capability manifest: every
@@ -93,7 +87,6 @@ class AgentRoute:
                 self.gate = CapabilityGate(self._manifest())
                 self.hub = McpHub(self.settings.registry, manifest=self.settings.manifest, redact=self.redact)
                 if self.engine == "monty":  # a worker starts now, off the path of the turn's first node
-
                     self.pool = WarmPool()
                     self.pool.warm_for(self.settings.budgets.node)
 
@@ -244,27 +237,10 @@ class AgentRoute:
         self.start()  # already done by the turn's catalogue, unless the conversation was restored mid-turn
         return ConversationAgent(self, runtime)
 
-    def early_plans(self, runtime: AgentHost) -> EarlyPlans | None:
-        """What starts the nodes of the ``run_plan`` calls of one model answer as they stream (REQ-AGENT-041),
-        or None: turned off (``PHOENIX_AGENT_EARLY_START``), the route cannot run, or no engine runs scripts."""
-        if not self.early_start or self.settings is None or self.hub is None or self.engine == "null":
-            return None
-        return EarlyPlans(self, runtime)
-
-    def drop_early(self, conversation_id: str, call_id: str | None = None) -> None:
-        """Stop the early nodes of a conversation's plans (one call's, or all) that no run took: the turn moved
-        on, or the call was cancelled before it ran."""
-        for key, (owner, early) in list(self.early.items()):
-            if owner == conversation_id and call_id in (None, key):
-                del self.early[key]
-                early.stop()
-
     def close(self) -> None:
         """End the warm engine workers and the MCP servers (the server is shutting down): a start under way
         finishes first, and none comes after. Blocking; idempotent."""
-        for _owner, early in list(self.early.values()):
-            early.stop()
-        self.early.clear()
+        self.early.drop(None)
         with self._started:
             self._closed = True
             if self.pool is not None:

@@ -58,7 +58,7 @@ class Route(Protocol):
     gate: Any  # agent.capability_gate.CapabilityGate
     artifacts: Any  # agent.artifacts.ArtifactStore
     pool: Any  # agent.warm_pool.WarmPool, or None
-    early: dict[str, tuple[str, Any]]  # run_plan's call id -> (conversation id, agent.early.EarlyStart)
+    early: Any  # early_plans.EarlyCalls: the plans' nodes started as the model wrote them (REQ-AGENT-041)
 
 
 class ConversationAgent:
@@ -110,8 +110,7 @@ class ConversationAgent:
         route = self.route
         self.tool_use_id = call.id
         raw = _raw_plan(plan)
-        kept = route.early.pop(call.id, None)  # its nodes started as it streamed (REQ-AGENT-041)
-        early = kept[1] if kept is not None and kept[0] == self.runtime.id else None
+        early = route.early.take(self.runtime.id, call.id)  # its nodes started as it streamed (REQ-AGENT-041)
         try:
             prepared = await asyncio.to_thread(prepare, raw, self, route.settings.budgets)
         except PlanRefused as refused:

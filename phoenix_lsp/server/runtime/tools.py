@@ -58,7 +58,7 @@ class Tools:
         if task := self.tool_tasks.pop(tool_use_id, None):
             task.cancel()
         if (route := self.hub.config.agent_route) is not None:
-            route.drop_early(self.id, tool_use_id)
+            route.early.drop(self.id, tool_use_id)
 
     def keep_clipboards(self, clipboards: Mapping[str, str]) -> None:
         """The clipboards after a patch was applied replace those before it (REQ-PATCH-003)."""

@@ -63,9 +63,9 @@ class Turn:
             if state.route is Route.AGENT and not state.is_subagent and route is not None:
                 catalogue = await route.catalogue_text()  # MCP discovery, once per server
                 state = conversation.state
-                route.drop_early(conversation.id)  # an earlier answer's plan that no run took
+                route.early.drop(conversation.id)  # an earlier answer's plan that no run took
                 if self.host is not None:  # run_plan's nodes start as the answer streams (REQ-AGENT-041)
-                    plans = route.early_plans(self.host)
+                    plans = route.early.plans(route, self.host)
             mcp: list[dict[str, Any]] = []
             if not state.is_subagent and route is not None:  # the MCP tools themselves, on both routes (issue 37)
                 # the workspace's own servers start only once the user approved them (REQ-MCP-009)
