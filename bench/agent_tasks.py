@@ -17,6 +17,10 @@ on that route:
 - **rendered**: the agent arm with a rendered plan on every task, the single-call ones too (the direct call off);
 - **full**: the rendered arm with the route's own requests off (``PHOENIX_AGENT_ASK_PROMPT=1``: the ask route's
   system prompt and tools in every request, as before REQ-AGENT-040) and so a rendered plan for every task;
+- **late**: the agent arm's plans with the nodes started only once the whole plan is decoded
+  (``PHOENIX_AGENT_EARLY_START=false``, the route before REQ-AGENT-044). On the multi-tool flows the
+  model writes the reads first, each a node of its own (``bench/agent_staged.py``), so on the other
+  rendered arms they start while it still writes the rest (REQ-AGENT-044);
 - **plan**: the same with the lever off: the plan's results go back to the model, which writes the reply (the
   route before issue 37: two requests);
 - **ask**: the baseline of criteria 3 and 4: the real server on the ask route with the same MCP tools offered
@@ -35,12 +39,15 @@ and leaves the same final state. Tokens are counted by the fake server for every
 (bytes / 4; tools, system, messages, output): *raw* is all of them; *billed* prices cached reads and cache
 writes as the product does (``llm/pricing.py``: 0.1x and 1.25x of uncached input), output at 1x. Latency: one
 modelled model, the same for every arm: time to first token (0.4 s) + uncached input tokens x 1/20,000 s +
-output tokens x 1/80 s, the whole reply decoded before it is sent (``bench/agent_route.py``'s rates, x0.25 with
-``--quick``), so a model turn costs what it would, not nothing. *Cold* is the first run of a fresh server (its
-MCP servers start), *warm* the median of the later runs. Goals (issue 37), judged against the ask route: on the
-multi-tool flows (the join, the aggregate, issue 25's task, the four-turn task) >= 85 % fewer raw tokens
-(criterion 3) and >= 30 % lower warm latency (criterion 4); on the single-call tasks never more than 5 % worse.
-The lever's effect is printed beside it (on / off, same run).
+output tokens x 1/80 s (``bench/agent_route.py``'s rates, x0.25 with ``--quick``), so a model turn costs what it
+would, not nothing. The reply streams as a real model's does, for every arm alike: the first token after the time
+to first token and the prefill, then deltas of 16 characters (about 4 tokens), each sent when its tokens are
+decoded (``stream_decode`` of the fake), so a client that acts on a partial reply gains what it would with a real
+model (the ask route's text too; its tool calls run once complete, as the route does). *Cold* is the first run
+of a fresh server (its MCP servers start), *warm* the median of the later runs. Goals (issue 37), judged against
+the ask route: on the multi-tool flows (the join, the aggregate, issue 25's task, the four-turn task) >= 85 %
+fewer raw tokens (criterion 3) and >= 30 % lower warm latency (criterion 4); on the single-call tasks never more
+than 5 % worse. Each lever's effect is printed beside it (on / off, same run).
 
 Run: python -m bench agent_tasks [--quick]
 """
@@ -63,15 +70,19 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.agent_route import DECODE_S_PER_TOKEN, PREFILL_S_PER_TOKEN, QUICK_SCALE, TTFT_S  # noqa: E402
+from bench.agent_staged import staged  # noqa: E402
 from phoenix_lsp.llm.pricing import READ, WRITE_5M  # noqa: E402
 from phoenix_lsp.server.agent_route import CATALOGUE_INLINE_MAX  # noqa: E402
 
 ISSUES = 1000
 #: the arms: the agent route (catalogue inline), the agent route with its catalogue on demand, the two direct ones
-ARMS = ("agent", "rendered", "plan", "ask", "demand", "full", "naive", "fair")
+ARMS = ("agent", "rendered", "plan", "ask", "demand", "full", "late", "naive", "fair")
 #: the arms that run through the real server, with the environment they need beside the registry's
-SERVED = (("agent", "rendered", "plan", "ask"), ("demand",), ("full",))
-EXTRA_ENV = ({}, {"PHOENIX_AGENT_CATALOGUE_INLINE_MAX": "0"}, {"PHOENIX_AGENT_ASK_PROMPT": "1"})
+SERVED = (("agent", "rendered", "plan", "ask"), ("demand",), ("full",), ("late",))
+EXTRA_ENV = ({}, {"PHOENIX_AGENT_CATALOGUE_INLINE_MAX": "0"}, {"PHOENIX_AGENT_ASK_PROMPT": "1"},
+             {"PHOENIX_AGENT_EARLY_START": "false"})
+#: the fake model's deltas when it streams at the decode rate (about 4 tokens each)
+CHUNK_BYTES = 16
 SERVER = ROOT / "tests" / "agent" / "issues_server.py"
 Call = tuple[str, dict[str, Any]]  # (function name, arguments)
 
@@ -220,10 +231,11 @@ class Model:
                 ((name, args),) = task.naive[0]
                 return Reply.tool_reply(ToolUseBlock("call_tool", {name: args}))
             return Reply.text_reply(task.answer)
-        if self.arm in ("agent", "rendered", "full"):  # REQ-AGENT-039: the plan renders the reply
+        if self.arm in ("agent", "rendered", "full", "late"):  # REQ-AGENT-039: the plan renders the reply
             if turn == 0:
-                return Reply.tool_reply(ToolUseBlock("run_plan", {"goal": task.prompt, "answer": True, "nodes": [
-                    {"id": "n", "code": task.rendered, "tools": list(task.tools), "outputs": []}]}))
+                return Reply.tool_reply(ToolUseBlock("run_plan", {"goal": task.prompt, "answer": True, "nodes": (
+                    staged(task.name) or [{"id": "n", "code": task.rendered, "tools": list(task.tools),
+                                           "outputs": []}])}))
             return Reply.text_reply("A SECOND TURN: the plan's answer was not rendered")  # fails the text check
         if self.arm in ("plan", "demand"):  # the catalogue shows each call's signature: no describe_tools turn
             if turn == 0:
@@ -347,6 +359,7 @@ async def _run(quick: bool) -> list[dict[str, Any]]:
     fake.handler = model
     fake.ttft_base_s, fake.prefill_s_per_token = TTFT_S * scale, PREFILL_S_PER_TOKEN * scale
     fake.decode_s_per_token, fake.count_output_tokens = DECODE_S_PER_TOKEN * scale, True
+    fake.stream_decode, fake.stream_chunk_bytes = True, CHUNK_BYTES  # streamed as a real model streams
     results: dict[str, dict[str, list[tuple[float, tuple[int, float]]]]] = {}
     fixed: dict[str, float] = {}
     first = tasks()[0]
@@ -393,8 +406,9 @@ async def _run(quick: bool) -> list[dict[str, Any]]:
         fake.stop()
     model_row = {"name": "the modelled model, the same fake server for every arm: time to first token "
                          f"{TTFT_S * scale:.3g} s + uncached input tokens x {PREFILL_S_PER_TOKEN * scale * 1e6:.3g} us "
-                         f"+ output tokens x {DECODE_S_PER_TOKEN * scale * 1e3:.3g} ms (the whole reply decoded "
-                         "before it is sent)", "value": f"{runs} runs per arm", "unit": ""}
+                         f"+ output tokens x {DECODE_S_PER_TOKEN * scale * 1e3:.3g} ms, streamed: the first token "
+                         f"after the first two, then {CHUNK_BYTES}-character deltas each sent when decoded (every arm "
+                         "alike)", "value": f"{runs} runs per arm", "unit": ""}
     return [model_row, *_fixed_rows(fixed), *_rows(results)]
 
 
@@ -436,7 +450,7 @@ def _verdict(saved: float, multi: bool, goal: float) -> str:
 
 def _rows(results: dict[str, dict[str, list[tuple[float, tuple[int, float]]]]]) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
-    plan_of = {t.name: t.rendered for t in tasks()}
+    plan_of = {t.name: _script(t) for t in tasks()}
     verdicts: list[tuple[str, str, str]] = []
     for name, per in results.items():
         multi = name.startswith(MULTI)
@@ -477,6 +491,12 @@ def _rows(results: dict[str, dict[str, list[tuple[float, tuple[int, float]]]]]) 
                      "baseline_name": "off (the plan's results go back to the model, which writes the reply; "
                                       "the route's own requests on)",
                      "baseline_value": f"{raw['plan']}, {billed['plan']}, {warm['plan']:.2f}"})
+        rows.append({"name": f"{name}: early start (REQ-AGENT-044) on: warm s, cold s"
+                             + (" (reads first, nodes of their own)" if staged(name) else " (one node: nothing "
+                                "starts before the plan is complete)"),
+                     "value": f"{warm['agent']:.2f}, {cold['agent']:.2f}", "unit": "",
+                     "baseline_name": "off (PHOENIX_AGENT_EARLY_START=false: the same plan, run once decoded)",
+                     "baseline_value": f"{warm['late']:.2f}, {cold['late']:.2f}"})
         rows.append({"name": f"{name}: the catalogue on demand (lever off, a describe_tools turn first): raw, "
                              "billed, warm s",
                      "value": f"{raw['demand']}, {billed['demand']}, {warm['demand']:.2f}", "unit": "",
@@ -492,6 +512,12 @@ def _rows(results: dict[str, dict[str, list[tuple[float, tuple[int, float]]]]]) 
                  "value": f"{len(verdicts) - len(missed)} of {len(verdicts)} met", "unit": "",
                  "goal": "missed: " + ("; ".join(missed) if missed else "none"), "met": not missed})
     return rows
+
+
+def _script(task: Task) -> str:
+    """The agent arm's scripts, all nodes together."""
+    nodes = staged(task.name)
+    return "\n".join(node["code"] for node in nodes) if nodes else task.rendered
 
 
 def figures(quick: bool = False) -> list[dict[str, Any]]:

@@ -47,6 +47,11 @@ test scripts in ``Reply.usage`` replace the computed ones (all of them, the spli
 Latency (for benchmarks only): ``ttft_base_s`` + uncached input tokens x ``prefill_s_per_token`` + output
 tokens x ``decode_s_per_token`` passes before the response headers: a model of a request's latency (all 0 by
 default). With ``count_output_tokens`` the output tokens are counted like the input (bytes / 4 of each block).
+With ``stream_decode`` (streamed requests) only ``ttft_base_s`` + the prefill pass before the headers, as with
+a real model: the reply is then sent in deltas of ``stream_chunk_bytes`` characters each (the blocks' own
+pieces when 0), each sent when the model would have decoded it (the output tokens' decode time shared over
+the deltas by their length, on one schedule from the first token), so a client acting on a partial reply gains
+what it would with a real model, and the whole reply still takes the same time.
 """
 
 from __future__ import annotations
@@ -173,7 +178,10 @@ class Reply:
       ``overloaded_error``) instead of finishing, as the real API does for mid-stream failures;
     - ``headers``: extra response headers (e.g. ``retry-after`` on a 429);
     - ``endless_line``: after the first events, one ``data:`` line of that many bytes (``x`` and no line end,
-      sent until the client goes away); the bytes of it sent are in ``RecordedRequest.line_bytes_sent``.
+      sent until the client goes away); the bytes of it sent are in ``RecordedRequest.line_bytes_sent``;
+    - ``hold_last_delta``: the last delta is held until this condition is true (looked at every 10 ms, for at
+      most ``hold_limit_s``): whether it was is ``RecordedRequest.held_until``, True, or False when the limit
+      passed first (an order witness: something happened before the model's reply was complete, or not).
 
     :meth:`stalled` stalls before the headers or mid-stream (no byte at all) until the client gives up.
     """
@@ -194,6 +202,8 @@ class Reply:
     stamp: bool = False  # replace each text delta with "<send time in monotonic ns>;" (latency benchmarks)
     headers: dict[str, str] = field(default_factory=dict)
     endless_line: int | None = None
+    hold_last_delta: Callable[[], bool] | None = None
+    hold_limit_s: float = 30.0
 
     # -- constructors --------------------------------------------------------------------------------
     @classmethod
@@ -306,6 +316,7 @@ class RecordedRequest:
     first_byte_at: float | None = None
     status: int | None = None
     events_sent: int = 0
+    held_until: bool | None = None  # Reply.hold_last_delta: its condition came true before the last delta
     line_bytes_sent: int = 0  # of a reply's endless line
     disconnected: bool = False  # the client went away before the response was complete
     completed: bool = False  # the response was sent in full
@@ -699,12 +710,15 @@ class _Handler(BaseHTTPRequestHandler):
         rec.usage = usage
         uncached = usage["input_tokens"] + usage["cache_creation_input_tokens"]
         ttft = fake.ttft_base_s + uncached * fake.prefill_s_per_token
-        ttft += usage["output_tokens"] * fake.decode_s_per_token  # the whole answer is decoded before it is sent
+        decode = usage["output_tokens"] * fake.decode_s_per_token
+        paced = bool(body.get("stream")) and fake.stream_decode
+        if not paced:
+            ttft += decode  # the whole answer is decoded before it is sent
         if ttft and self._peer_closed(ttft):
             raise _ClientGone
         model = reply.model or body["model"]
         if body.get("stream"):
-            self._stream(reply, model, rec, usage)
+            self._stream(reply, model, rec, usage, decode if paced else 0.0)
         else:
             self._send_json(200, self._message_json(reply, model, reply.content_json(), True, usage), rec)
 
@@ -743,6 +757,14 @@ class _Handler(BaseHTTPRequestHandler):
             "usage": sent,
         }
 
+    def _pieces(self, block: Block) -> list[str]:
+        """A block's deltas: its own pieces, or ``stream_chunk_bytes`` characters each when the fake sets it."""
+        size = self.server.fake.stream_chunk_bytes
+        if not size:
+            return block.pieces()
+        text = block.text if isinstance(block, TextBlock) else block.json_text()
+        return [text[i:i + size] for i in range(0, len(text), size)] or ([""] if isinstance(block, TextBlock) else [])
+
     def _events(self, reply: Reply, model: str, usage: dict[str, int]) -> Iterator[tuple[dict[str, Any], bool]]:
         """The SSE events of a streamed reply, each with a flag: is it a delta (subject to ``delay_s``)."""
         yield {"type": "message_start", "message": self._message_json(reply, model, [], False, usage)}, False
@@ -752,7 +774,7 @@ class _Handler(BaseHTTPRequestHandler):
                     {"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}},
                     False,
                 )
-                for piece in b.pieces():
+                for piece in self._pieces(b):
                     yield (
                         {"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": piece}},
                         True,
@@ -766,7 +788,7 @@ class _Handler(BaseHTTPRequestHandler):
                     },
                     False,
                 )
-                for piece in b.pieces():
+                for piece in self._pieces(b):
                     yield (
                         {
                             "type": "content_block_delta",
@@ -792,7 +814,10 @@ class _Handler(BaseHTTPRequestHandler):
         )
         yield {"type": "message_stop"}, False
 
-    def _stream(self, reply: Reply, model: str, rec: RecordedRequest, usage: dict[str, int]) -> None:
+    def _stream(self, reply: Reply, model: str, rec: RecordedRequest, usage: dict[str, int],
+                decode_s: float = 0.0) -> None:
+        """Send the reply's events; with ``decode_s`` (``stream_decode``) each delta goes when its share of the
+        decode time (by its length among all the deltas') has passed since the first token."""
         try:
             self.send_response(200)
             self.send_header("Content-Type", "text/event-stream; charset=utf-8")
@@ -804,7 +829,17 @@ class _Handler(BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError, OSError) as exc:
             raise _ClientGone from exc
         rec.status = 200
-        for event, is_delta in self._events(reply, model, usage):
+        events = list(self._events(reply, model, usage))
+        lengths = [len(_delta_text(event)) if is_delta else 0 for event, is_delta in events]
+        total, done, first = sum(lengths) or 1, 0, time.monotonic()
+        last = max((i for i, (_e, is_delta) in enumerate(events) if is_delta), default=-1)
+        for position, ((event, is_delta), length) in enumerate(zip(events, lengths, strict=True)):
+            if position == last and reply.hold_last_delta is not None:
+                rec.held_until = self._hold(reply.hold_last_delta, reply.hold_limit_s)
+            done += length
+            wait = first + decode_s * done / total - time.monotonic() if decode_s and is_delta else 0.0
+            if wait > 0 and self._peer_closed(wait):
+                raise _ClientGone
             if reply.endless_line is not None and rec.events_sent >= 2:
                 self._endless_line(reply.endless_line, rec)
                 return
@@ -838,6 +873,16 @@ class _Handler(BaseHTTPRequestHandler):
         rec.completed = True
 
 
+    def _hold(self, condition: Callable[[], bool], limit_s: float) -> bool:
+        """Wait until ``condition()`` is true (True) or ``limit_s`` passed (False); the client leaving ends it."""
+        deadline = time.monotonic() + limit_s
+        while not condition():
+            if time.monotonic() >= deadline:
+                return False
+            if self._peer_closed(0.01):
+                raise _ClientGone
+        return True
+
     def _endless_line(self, size: int, rec: RecordedRequest) -> None:
         """One ``data:`` line of ``size`` bytes, 1 MiB a chunk, never ended; then the connection is cut."""
         self._write(b"%x\r\ndata: \r\n" % 6, rec)
@@ -849,6 +894,12 @@ class _Handler(BaseHTTPRequestHandler):
         self.close_connection = True
         with contextlib.suppress(OSError):
             self.connection.shutdown(socket.SHUT_RDWR)
+
+
+def _delta_text(event: dict[str, Any]) -> str:
+    """What a delta event carries: its text or its piece of a tool's input."""
+    delta = event.get("delta", {})
+    return str(delta.get("text", delta.get("partial_json", "")))
 
 
 class _Server(ThreadingHTTPServer):
@@ -924,6 +975,9 @@ class FakeAnthropic:
         self.prefill_s_per_token = 0.0
         self.decode_s_per_token = 0.0  # ... + output tokens x decode rate (benchmarks)
         self.count_output_tokens = False  # output tokens as bytes / 4 of the answer's blocks, like input
+        #: streamed replies paced at the decode rate after the first token, instead of decoded before the headers
+        self.stream_decode = False
+        self.stream_chunk_bytes = 0  # the deltas' size then (0: each block's own pieces)
         #: GET /v1/models, in this order: (id, display name, max input tokens or None), an active model released
         #: 2026-01-01, or a :class:`FakeModel` for a model's lifecycle, line and dates; a status other than 200
         #: fails the listing

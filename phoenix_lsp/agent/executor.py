@@ -28,6 +28,13 @@ unit, and by the engine, which kills a running unit's process tree at once (the 
 A write node runs only behind approval nodes covering each of its write tools (the planner inserts them; a
 plan that skipped the planner fails ``DENIED``/``APPROVAL_DENIED`` there).
 
+Nodes started early (REQ-AGENT-044, ``early.py``): while the model still writes the plan, its read-only
+nodes may already run, each stepped here on a run of their own (:func:`open_run`, :func:`step_alone`). The
+run of the whole plan then takes such a node's report and outputs instead of running it again (``early``'s
+``take``: waiting for it if it still runs), for the nodes before the first approval or write node in its
+order; there every early node still running is stopped and none is taken after (what they read may predate
+the write).
+
 Over 300 lines: one run of a plan, step by step (approve, unit, check, finish) over one state; split, each part
 would take the run's state as an argument.
 """
@@ -39,7 +46,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from opentelemetry.trace import Tracer
 from pydantic import ValidationError
@@ -87,7 +94,6 @@ def _error(kind: ErrorKind, code: str, message: str) -> AgentError:
 class _Run:
     """The mutable state of one run."""
 
-    plan: Plan
     host: Host
     engine_name: EngineName
     budgets: BudgetsFile
@@ -124,20 +130,57 @@ class _Run:
         return any(self.host.tool_kind(tool) != "read" for tool in tools)
 
 
+class Early(Protocol):
+    """Nodes that started before the plan was complete (``early.EarlyStart``)."""
+
+    def take(self, node: PlanNode) -> tuple[NodeReport, dict[str, Any], NodeTiming, int] | None:
+        """This node's report, its outputs, its timing and its tool calls when it ran early exactly as planned
+        and ended ok (waiting for it if it still runs); else None: the run runs it."""
+        ...
+
+    def stop(self) -> None:
+        """No early node runs from now on (those running are stopped) and none is taken."""
+        ...
+
+
+def open_run(*, host: Host, engine_name: EngineName, budgets: BudgetsFile, artifacts: ArtifactStore,
+             cancelled: threading.Event | None = None, clock: Callable[[], float] = time.monotonic) -> _Run:
+    """A run of nodes given one at a time (:func:`step_alone`): the early nodes' (REQ-AGENT-044). Nothing is
+    cached across its nodes (each reads afresh, as a read node of the whole run after a write would)."""
+    r = _Run(host=host, engine_name=engine_name, budgets=budgets, store=artifacts, cache=None,
+             cancelled=cancelled, clock=clock, state={}, calls=CallBudget(budgets.run.max_tool_calls))
+    r.started = clock()
+    return r
+
+
+def step_alone(r: _Run, node: PlanNode, pool: Any = None) -> tuple[NodeReport, NodeTiming]:
+    """One read-only script node of an :func:`open_run` run, on an engine offering its own tools only."""
+    assert node.unit is not None and not r.is_write(node)
+    names = sorted({function_name(tool) for tool in node.unit.allowed_tools})
+    functions = host_functions(r.host, names, r.resolve, r.calls, r.cancelled, r.remaining,
+                               r.budgets.run.wall_clock_s)
+    r.engine = make_engine(r.engine_name, functions, cancelled=r.cancelled, remaining=r.remaining, pool=pool)
+    started_ns = time.time_ns()
+    report = _step(r, node)
+    r.reports[node.id] = report
+    return report, NodeTiming(node=node.id, start_ns=started_ns, end_ns=max(time.time_ns(), started_ns))
+
+
 def run(plan: Plan, *, host: Host, engine_name: EngineName, budgets: BudgetsFile, artifacts: ArtifactStore,
         cache: bool = True, cancelled: threading.Event | None = None,
         clock: Callable[[], float] = time.monotonic, tracer: Tracer | None = None,
         inputs: Mapping[str, Any] | None = None, sample_rate: float = 0.1,
-        redact: Callable[[str], str] | None = None, pool: Any = None) -> RunReport:
+        redact: Callable[[str], str] | None = None, pool: Any = None, early: Early | None = None) -> RunReport:
     """Run a prepared plan (``planner.prepare``) to its end and report it, with the reducer's summary.
 
     `inputs` are the plan's input state keys; `tracer`, `sample_rate` and `redact` go to the telemetry
     (``telemetry.emit``: node spans on failure or when sampled, the run span always). ``cache``: keep the
     results of nodes that write nothing for the rest of this run (REQ-AGENT-019); the cache is the run's
     own, never shared with another run, and it is emptied after every node that may write. ``pool``: the
-    server's warm engine workers (REQ-AGENT-037), each of which runs one unit and ends."""
+    server's warm engine workers (REQ-AGENT-037), each of which runs one unit and ends. ``early``: the nodes
+    started while the model still wrote the plan (REQ-AGENT-044; see the module docstring)."""
     state = dict(inputs or {})
-    r = _Run(plan=plan, host=host, engine_name=engine_name, budgets=budgets, store=artifacts,
+    r = _Run(host=host, engine_name=engine_name, budgets=budgets, store=artifacts,
              cache=ResultCache() if cache else None,
              cancelled=cancelled, clock=clock, state=state, calls=CallBudget(budgets.run.max_tool_calls))
     names = sorted({function_name(tool) for node in plan.nodes if node.unit is not None
@@ -146,10 +189,23 @@ def run(plan: Plan, *, host: Host, engine_name: EngineName, budgets: BudgetsFile
                                budgets.run.wall_clock_s)
     r.engine = make_engine(engine_name, functions, cancelled=cancelled, remaining=r.remaining, pool=pool)
     by_id = {node.id: node for node in plan.nodes}
+    taken: set[str] = set()  # the nodes whose early run stands
     run_started_ns = time.time_ns()
     r.started = clock()
     for node_id in plan.order():
         node = by_id[node_id]
+        if early is not None and (node.kind == "approval" or r.is_write(node)):
+            early.stop()  # nothing read early runs beside a write, nor stands for a read after one
+            early = None
+        kept = early.take(node) if early is not None else None
+        if kept is not None and all(dep in taken for dep in node.depends_on):
+            done, outputs, timing, calls = kept
+            taken.add(node_id)
+            r.state.update(outputs)
+            r.reports[node_id] = done
+            r.timings.append(timing)
+            r.calls.used += calls
+            continue
         started_ns = time.time_ns()
         r.reports[node_id] = _step(r, node)
         r.timings.append(NodeTiming(node=node_id, start_ns=started_ns, end_ns=max(time.time_ns(), started_ns)))

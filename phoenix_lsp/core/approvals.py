@@ -104,6 +104,20 @@ def on_host_call(state: ConversationState, ev: HostCall) -> Out:
     return answer_host(state, ev.call, [], ev.kind)
 
 
+#: why a host call made while the model's answer streams is refused (REQ-AGENT-044)
+EARLY_READS_ONLY = ("A plan's node started before the plan was complete may only read; {tool} waits for the whole "
+                    "plan, its checks and its approvals, and runs then.")
+
+
+def on_early_host_call(state: ConversationState, ev: HostCall) -> Out:
+    """A plan's node started while the model still writes the plan (REQ-AGENT-044) asks to make one host call.
+    Only a read goes ahead, decided as any plan's read is; anything else is refused, never asked about: the
+    plan is not complete, so it has not passed its checks and no approval can be given for it yet."""
+    if ev.kind is not ToolKind.READ:
+        return state, (AnswerHostCall(ev.call.id, False, EARLY_READS_ONLY.format(tool=ev.call.name), "early"),)
+    return answer_host(state, ev.call, [], ev.kind)
+
+
 def answer_host(state: ConversationState, call: ToolUse, effects: list[Effect],
                  kind: ToolKind = ToolKind.WRITE) -> Out:
     """Answer a host call that needs no question now: allowed, or refused (audited like a tool refusal)."""

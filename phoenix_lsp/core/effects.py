@@ -54,8 +54,9 @@ class RunTool:
 @dataclass(frozen=True, slots=True)
 class AnswerHostCall:
     """The answer to a HostCall: it may go ahead, or not (``message`` says why, for the script's error;
-    ``by`` why: ``"mode"`` (Restricted refuses writes), ``"user"`` (the user's Deny), ``"unknown_tool"``, or
-    ``""`` (allowed, or the plan was cancelled))."""
+    ``by`` why: ``"mode"`` (Restricted refuses writes), ``"user"`` (the user's Deny), ``"unknown_tool"``,
+    ``"early"`` (not a read, from a node started before its plan was complete: REQ-AGENT-044), or ``""``
+    (allowed, or the plan was cancelled))."""
 
     call_id: str
     allowed: bool

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import get_args
 
-from .approvals import on_approval, on_host_call, on_upgrade
+from .approvals import on_approval, on_early_host_call, on_host_call, on_upgrade
 from .background import (
     on_approval_at_rest,
     on_background_reviewed,
@@ -157,7 +157,9 @@ _ROWS: dict[type, dict[type, _Row]] = {
     AwaitingLlm: {**_BUSY,
                   # a retry asks again; a response runs its tools, goes on, settles, or needs a continuation
                   LlmDone: _go(on_llm_done, STAY, Idle, Summarizing, *DISPATCH),
-                  LlmFailed: _go(on_llm_failed, STAY, Error, Finished)},
+                  LlmFailed: _go(on_llm_failed, STAY, Error, Finished),
+                  # a plan's node started while the model still writes the plan: reads only (REQ-AGENT-044)
+                  HostCall: _go(on_early_host_call, STAY)},
     RunningTool: {**_BUSY, ToolDone: _go(on_tool_done, STAY, Idle, *DISPATCH),  # Idle: a plan's answer
                   HostCall: _go(on_host_call, STAY, AwaitingApproval)},
     AwaitingApproval: {**_WAITING, ApprovalAnswer: _go(on_approval, STAY, *DISPATCH)},

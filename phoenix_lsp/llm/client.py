@@ -149,6 +149,21 @@ def is_retryable_status(status: int) -> bool:
     return status in (408, 409, 429) or status >= 500
 
 
+#: told each piece of a tool call's input as it streams: (the call's id, the tool's name, the piece); pieces past
+#: the tool input's bound are not given (REQ-PROTO-063). A failure of it is logged, never the request's.
+OnToolInput = Callable[[str, str, str], None]
+
+
+def tell_tool_input(on_tool: OnToolInput | None, call_id: str, name: str, piece: str) -> None:
+    """Give ``on_tool`` a piece of a tool call's streamed input (REQ-AGENT-044); it cannot fail the answer."""
+    if on_tool is None or not piece:
+        return
+    try:
+        on_tool(call_id, name, piece)
+    except Exception:
+        log.exception("a listener of the streamed tool input %s failed; the answer goes on", name)
+
+
 class _CallbackError(Exception):
     """Wraps an exception raised by ``on_text`` so it is re-raised as-is instead of classified."""
 
@@ -196,7 +211,7 @@ class _Accumulator:
             if isinstance(value, int):
                 self.usage[key] = value
 
-    def feed(self, event: Any, on_text: Callable[[str], None]) -> None:
+    def feed(self, event: Any, on_text: Callable[[str], None], on_tool: OnToolInput | None = None) -> None:
         self.events += 1
         kind = getattr(event, "type", None)
         if kind == "content_block_delta":
@@ -217,6 +232,8 @@ class _Accumulator:
                 self.json_sizes[event.index] = size
                 if size <= limits.TOOL_INPUT.max_bytes:
                     self.partial_json.setdefault(event.index, []).append(delta.partial_json)
+                    tell_tool_input(on_tool, str(block.get("id", "")), str(block.get("name", "")),
+                                    delta.partial_json)
             elif dtype == "thinking_delta":
                 block["thinking"] = block.get("thinking", "") + delta.thinking
             elif dtype == "signature_delta":
@@ -365,8 +382,10 @@ class LlmClient:
         page = await (await self._built()).models.list(limit=limit, lifecycle=list(LIFECYCLES))
         return [_listed(m) for m in page.data]
 
-    async def stream(self, request: LlmRequest, on_text: Callable[[str], None]) -> LlmSuccess | LlmFailure:
-        """Run one streaming call; see the module docstring for the full contract."""
+    async def stream(self, request: LlmRequest, on_text: Callable[[str], None],
+                     on_tool: OnToolInput | None = None) -> LlmSuccess | LlmFailure:
+        """Run one streaming call; see the module docstring for the full contract. ``on_tool`` is told each
+        piece of a tool call's input as it arrives."""
         if not self._api_key:
             return LlmFailure(False, None, f"No Anthropic API key is configured. {_API_KEY_HELP}")
         if not self._api_key.isascii() or not self._api_key.isprintable() or " " in self._api_key:
@@ -378,7 +397,7 @@ class LlmClient:
                 f"cannot be sent. Copy the key again without them. {_API_KEY_HELP}",
             )
         try:
-            return await self._stream(request, on_text)
+            return await self._stream(request, on_text, on_tool)
         except asyncio.CancelledError:
             raise
         except _CallbackError as exc:
@@ -388,7 +407,8 @@ class LlmClient:
             log.warning("LLM request failed: %s", failure.message)
             return failure
 
-    async def _stream(self, request: LlmRequest, on_text: Callable[[str], None]) -> LlmSuccess:
+    async def _stream(self, request: LlmRequest, on_text: Callable[[str], None],
+                      on_tool: OnToolInput | None = None) -> LlmSuccess:
         kwargs: dict[str, Any] = {
             "model": request.model,
             "max_tokens": request.max_tokens,
@@ -413,7 +433,7 @@ class LlmClient:
         share_at = loop.time() + _SHARE_S
         try:
             async for event in stream:
-                acc.feed(event, on_text)
+                acc.feed(event, on_text, on_tool)
                 if loop.time() >= share_at:
                     # a fast model fills each read with dozens of events: let other conversations' requests in
                     await asyncio.sleep(0)

@@ -54,12 +54,14 @@ from .client import (
     LlmFailure,
     LlmRequest,
     LlmSuccess,
+    OnToolInput,
     _CallbackError,
     _Stalled,
     _StreamError,
     _strip_url_credentials,
     is_retryable_status,
     retry_after_ms,
+    tell_tool_input,
 )
 from .providers import ModelFacts, Provider, hosted_facts
 
@@ -209,7 +211,7 @@ class ChunkAccumulator:
     usage: dict[str, int] = field(default_factory=dict)
     chunks: int = 0
 
-    def feed(self, chunk: dict[str, Any], on_text: Callable[[str], None]) -> None:
+    def feed(self, chunk: dict[str, Any], on_text: Callable[[str], None], on_tool: OnToolInput | None = None) -> None:
         """One decoded ``data:`` chunk (plain JSON: building the SDK's typed chunk doubled the CPU per delta)."""
         self.chunks += 1
         if chunk.get("error") is not None:
@@ -248,6 +250,7 @@ class ChunkAccumulator:
                             call.size += len(function["arguments"])
                             if call.size <= limits.TOOL_INPUT.max_bytes:  # REQ-PROTO-063
                                 call.arguments.append(function["arguments"])
+                                tell_tool_input(on_tool, call.id, call.name, function["arguments"])
             if choice.get("finish_reason") is not None:
                 self.finish_reason = choice["finish_reason"]
 
@@ -403,14 +406,14 @@ class OpenAiClient:
         return facts
 
     async def stream(self, request: LlmRequest, on_text: Callable[[str], None],
-                     upstream_model: str | None = None) -> LlmSuccess | LlmFailure:
+                     upstream_model: str | None = None, on_tool: OnToolInput | None = None) -> LlmSuccess | LlmFailure:
         model = upstream_model if upstream_model is not None else request.model
         if has_images(request) and self.model_facts(model).images is False:
             return LlmFailure(False, None, (
                 f"{self.provider.name}/{model} does not take images, and this conversation has one. Switch to "
                 "a model that does (phoenix/setModel), or start a new conversation without the image."))
         try:
-            return await self._stream(request, on_text, model)
+            return await self._stream(request, on_text, model, on_tool)
         except asyncio.CancelledError:
             raise
         except _CallbackError as exc:
@@ -420,7 +423,8 @@ class OpenAiClient:
             log.warning("LLM request failed: %s", failure.message)
             return failure
 
-    async def _stream(self, request: LlmRequest, on_text: Callable[[str], None], model: str) -> LlmSuccess:
+    async def _stream(self, request: LlmRequest, on_text: Callable[[str], None], model: str,
+                      on_tool: OnToolInput | None = None) -> LlmSuccess:
         httpx2 = bounded_http.httpx()
         kwargs = to_chat(request, model)
         try:
@@ -446,7 +450,7 @@ class OpenAiClient:
                 if data == "[DONE]":
                     done = True
                     break
-                acc.feed(json.loads(data), on_text)
+                acc.feed(json.loads(data), on_text, on_tool)
                 if loop.time() >= share_at:
                     await asyncio.sleep(0)
                     share_at = loop.time() + _SHARE_S

@@ -19,7 +19,7 @@ from .. import bounded_http
 from ..store.secrets import SecretGuard
 from . import models as known
 from . import sink
-from .client import LlmClient, LlmFailure, LlmRequest, LlmSuccess
+from .client import LlmClient, LlmFailure, LlmRequest, LlmSuccess, OnToolInput
 from .openai_client import OpenAiClient
 from .pricing import Price
 from .providers import (
@@ -76,9 +76,11 @@ class LlmRouter:
     # ----------------------------------------------------------------------------- the requests
 
     async def stream(self, request: LlmRequest, on_text: Callable[[str], None],
-                     on_withheld: OnWithheld | None = None) -> LlmSuccess | LlmFailure:
+                     on_withheld: OnWithheld | None = None,
+                     on_tool: OnToolInput | None = None) -> LlmSuccess | LlmFailure:
         """Send ``request`` to its model's provider, after the sink check (:meth:`withhold`): every request of the
-        server passes here, whichever door its texts came in by. ``on_withheld`` is told what was replaced."""
+        server passes here, whichever door its texts came in by. ``on_withheld`` is told what was replaced;
+        ``on_tool`` each piece of a tool call's input as it streams (REQ-AGENT-044)."""
         request, findings = self.withhold(request)
         if findings:
             log.warning("a request to %s carried %s: replaced before it was sent (REQ-SEC-012)", request.model,
@@ -92,11 +94,11 @@ class LlmRouter:
         if provider == ANTHROPIC:
             if upstream != request.model:
                 request = replace(request, model=upstream)
-            return await self.anthropic.stream(request, on_text)
+            return await self.anthropic.stream(request, on_text, on_tool)
         problem = self.check(request.model)
         if problem is not None:
             return LlmFailure(False, None, problem)
-        return await self.clients[provider].stream(request, on_text, upstream)
+        return await self.clients[provider].stream(request, on_text, upstream, on_tool)
 
     def withhold(self, request: LlmRequest) -> tuple[LlmRequest, list[sink.Finding]]:
         """The sink check (REQ-SEC-012): ``request`` with every secret the server knows (and, unless the request

@@ -30,6 +30,7 @@ from ..store.secrets import CREDENTIAL_PARAMETER, url_secrets
 from ..tools.mcp_direct import McpDirect
 from .config import CATALOGUE_INLINE_MAX
 from .conversation_agent import CALL_TIMEOUT_S, ConversationAgent, default_write_fix, why_write
+from .early_plans import EarlyCalls
 from .instructions import config_dir
 from .mcp_consents import McpSources
 from .runtime.base import AgentHost
@@ -50,22 +51,22 @@ class AgentRoute:
     def __init__(self, *, engine: EngineName, settings: Any, problem: str | None, redact: Callable[[str], str],
                  add_secret: Callable[..., None], sample_rate: float = 0.1,
                  catalogue_inline_max: int = CATALOGUE_INLINE_MAX, mcp_call_timeout_s: float = 60.0,
-                 consents: ConsentStore | None = None, ask_prompt: bool = False) -> None:
+                 consents: ConsentStore | None = None, ask_prompt: bool = False,
+                 early_start: bool = True) -> None:
         self.engine = engine
         self.catalogue_inline_max = catalogue_inline_max  # bytes; above it the catalogue is an index (REQ-AGENT-038)
         self.settings = settings  # agent.settings.AgentConfig, or None when ``problem`` says why not
         self.unavailable = problem
-        self.redact = redact
-        self.add_secret = add_secret
+        self.redact, self.add_secret = redact, add_secret
         self.sample_rate, self.ask_prompt = sample_rate, ask_prompt
         self._catalogue: str | None = None
-        self._lock = asyncio.Lock()
-        self._started = threading.Lock()
+        self._lock, self._started = asyncio.Lock(), threading.Lock()
         self._closed = False  # closed at shutdown: nothing starts again
         self.hub: Any = None  # the MCP client and the gate start on first use: the SDK is a heavy import
         self.gate: Any = None
         self.artifacts: Any = None
         self.pool: Any = None  # warm engine workers (REQ-AGENT-037), from the first agent turn
+        self.early = EarlyCalls(early_start)  # plans' nodes started while the model writes them (REQ-AGENT-044)
         #: the same servers' tools offered in the conversation itself, on both routes (issue 37, specs/mcp.md)
         self.direct = McpDirect(self, call_timeout_s=mcp_call_timeout_s)
         #: servers of the files other tools read (and ACP sessions'), which have no capability manifest: every
@@ -88,7 +89,6 @@ class AgentRoute:
                 self.gate = CapabilityGate(self._manifest())
                 self.hub = McpHub(self.settings.registry, manifest=self.settings.manifest, redact=self.redact)
                 if self.engine == "monty":  # a worker starts now, off the path of the turn's first node
-
                     self.pool = WarmPool()
                     self.pool.warm_for(self.settings.budgets.node)
 
@@ -242,6 +242,7 @@ class AgentRoute:
     def close(self) -> None:
         """End the warm engine workers and the MCP servers (the server is shutting down): a start under way
         finishes first, and none comes after. Blocking; idempotent."""
+        self.early.drop(None)
         with self._started:
             self._closed = True
             if self.pool is not None:
@@ -295,6 +296,7 @@ def setup_route(settings: Any, data_dir: Path, guard: Any) -> AgentRoute:
     route = AgentRoute(engine=settings.agent_engine, settings=loaded, problem=None, redact=guard.redact,
                        add_secret=guard.add_secret, sample_rate=settings.agent_trace_sample,
                        catalogue_inline_max=settings.agent_catalogue_inline_max, ask_prompt=settings.agent_ask_prompt,
-                       mcp_call_timeout_s=settings.mcp_call_timeout_s, consents=consents)
+                       mcp_call_timeout_s=settings.mcp_call_timeout_s, consents=consents,
+                       early_start=settings.agent_early_start)
     route.sources.add_user(config_dir(getattr(settings, "config_dir", None)))
     return route

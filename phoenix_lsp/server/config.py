@@ -106,6 +106,10 @@ class Config(BaseSettings):
         default=False, description="for measurement only (python -m bench agent_tasks prints the route with it and "
         "without): the agent route's requests carry the ask route's system prompt and tools, as before REQ-AGENT-040"
     )
+    agent_early_start: bool = Field(
+        default=True, description="start a plan's read-only nodes while the model still writes the plan "
+        "(REQ-AGENT-044); false waits for the whole plan"
+    )
     mcp_call_timeout_s: float = Field(
         default=60.0, gt=0, le=3600, description="the longest one call of an MCP tool in the conversation may take "
         "before it is a tool error (issue 37, REQ-MCP-005)"

@@ -30,7 +30,7 @@ from ..agent.mcp_values import compact_schema
 from ..agent.planner import PlanRefused, prepare
 from ..core.tools import ToolKind
 from ..core.values import ToolUse
-from ..tools.inputs import RunPlanInput
+from ..tools.inputs import PlanNodeInput, RunPlanInput
 from .runtime.base import AgentHost
 
 log = logging.getLogger(__name__)
@@ -58,6 +58,7 @@ class Route(Protocol):
     gate: Any  # agent.capability_gate.CapabilityGate
     artifacts: Any  # agent.artifacts.ArtifactStore
     pool: Any  # agent.warm_pool.WarmPool, or None
+    early: Any  # early_plans.EarlyCalls: the plans' nodes started as the model wrote them (REQ-AGENT-044)
 
 
 class ConversationAgent:
@@ -72,6 +73,7 @@ class ConversationAgent:
         self._waited_s = 0.0  # seconds host calls spent waiting for the core's answer (a person, under interactive)
         self._waited_lock = threading.Lock()
         self._summaries: dict[str, str] = {}  # write tool -> its approval node's summary
+        self.call_prefix = ""  # before the number in its host calls' ids ("early." for nodes started early)
 
     # --------------------------------------------------------------------------------- the two tools
 
@@ -108,21 +110,33 @@ class ConversationAgent:
         route = self.route
         self.tool_use_id = call.id
         raw = _raw_plan(plan)
+        early = route.early.take(self.runtime.id, call.id)  # its nodes started as it streamed (REQ-AGENT-044)
         try:
             prepared = await asyncio.to_thread(prepare, raw, self, route.settings.budgets)
         except PlanRefused as refused:
+            if early is not None:
+                early.stop()  # what it started only read; nothing of the plan runs
             error = refused.error
             return route.redact(f"The plan was not run: {error.kind}/{error.code}: {error.message}"), True, None
+        except BaseException:
+            if early is not None:
+                early.stop()
+            raise
 
         cancelled = Cancellation()  # setting it kills a running unit's process tree at once
+        if early is not None:
+            cancelled.on_cancel(early.stop)  # and the nodes started early
         try:
             report = await asyncio.to_thread(
                 run, prepared, host=self, engine_name=route.engine, budgets=route.settings.budgets,
                 artifacts=route.artifacts.scoped(self.runtime.id), cancelled=cancelled,
-                sample_rate=route.sample_rate, redact=route.redact, pool=route.pool)
+                sample_rate=route.sample_rate, redact=route.redact, pool=route.pool, early=early)
         except asyncio.CancelledError:
             cancelled.set()  # the unit's tree is killed now, the executor stops; a waiting host call was answered no
             raise
+        finally:
+            if early is not None:
+                early.finish()
         log.info("agent run %s: plan %s, %s, %d nodes, %d tool calls, %.0f ms", call.id, report.plan_hash[:12],
                  report.outcome, len(report.nodes), report.totals.tool_calls, report.totals.wall_ms)
         answer = rendered_answer(report) if plan.answer else None
@@ -169,7 +183,7 @@ class ConversationAgent:
 
     def _permit(self, tool: str, kind: str, arguments: Mapping[str, Any], *, timed: bool = True) -> AgentError | None:
         """The core's permission function decides (REQ-SEC-003), waiting for the user where it asks."""
-        call = ToolUse(f"{self.tool_use_id}.{next(self._ids)}", tool, dict(arguments))
+        call = ToolUse(f"{self.tool_use_id}.{self.call_prefix}{next(self._ids)}", tool, dict(arguments))
         kinds = {"read": ToolKind.READ, "write": ToolKind.WRITE, "plan": ToolKind.PLAN}
         description = self._question(tool) if kind == "write" else ""
         asked = time.monotonic()
@@ -250,13 +264,18 @@ def _schema_text(schema: Any) -> str:
     return json.dumps(compact_schema(schema), sort_keys=True, separators=(",", ":"))
 
 
+def _raw_node(node: PlanNodeInput) -> dict[str, Any]:
+    """One node of run_plan's input as the contracts' node: a script unit."""
+    return {"id": node.id, "kind": "script", "dependsOn": list(node.depends_on), "inputs": list(node.inputs),
+            "outputs": list(node.outputs), "unit": {"code": node.code, "allowedTools": list(node.tools)}}
+
+
+def plan_node(raw: dict[str, Any]) -> dict[str, Any]:
+    """One node as the model wrote it in run_plan's input, validated as the whole input's nodes are, as the
+    contracts' node (a node started before the plan is complete, REQ-AGENT-044). Raises ValidationError."""
+    return _raw_node(PlanNodeInput.model_validate(raw))
+
+
 def _raw_plan(plan: RunPlanInput) -> dict[str, Any]:
     """run_plan's input (the model's compact form) as the contracts' Plan: each node a script unit."""
-    nodes = []
-    for node in plan.nodes:
-        nodes.append({
-            "id": node.id, "kind": "script", "dependsOn": list(node.depends_on), "inputs": list(node.inputs),
-            "outputs": list(node.outputs),
-            "unit": {"code": node.code, "allowedTools": list(node.tools)},
-        })
-    return {"goal": plan.goal, "constraints": list(plan.constraints), "nodes": nodes}
+    return {"goal": plan.goal, "constraints": list(plan.constraints), "nodes": [_raw_node(n) for n in plan.nodes]}

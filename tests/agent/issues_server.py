@@ -2,7 +2,9 @@
 one: its tools return plain lists (which the SDK wraps as ``{"result": [...]}`` in ``structuredContent``) and
 declare output schemas (the SDK derives them from the return types).
 
-Run: ``python tests/agent/issues_server.py --data FILE [--issues N] [--name NAME] [--require-env VAR]``
+Run: ``python tests/agent/issues_server.py --data FILE [--issues N] [--name NAME] [--require-env VAR] [--log FILE]``
+(``--log``: each tool call appends a line ``{"tool": name, "arguments": {...}}`` as it arrives, a witness of
+what reached the server and in which order)
 
 - ``--issues N`` deterministic issues (default 40), newest has the highest number; every third is labelled
   ``bug``; each has a ~300-character body so raw payloads are large. Saved to ``--data`` (created if missing)
@@ -78,8 +80,13 @@ def expected_bugs(count: int = 40, newest: int = 10) -> list[int]:
     return [i["number"] for i in issues[:newest] if "bug" in i["labels"]]
 
 
-def build(data: Path, count: int, name: str = "issues") -> MCPServer:
+def build(data: Path, count: int, name: str = "issues", log: Path | None = None) -> MCPServer:
     server = MCPServer(name, version="1.0.0")
+
+    def note(tool: str, **arguments: Any) -> None:
+        if log is not None:
+            with log.open("a", encoding="utf-8") as out:
+                out.write(json.dumps({"tool": tool, "arguments": arguments}) + "\n")
     if not data.exists():
         data.write_text(json.dumps(dataset(count)), encoding="utf-8")
 
@@ -102,6 +109,7 @@ def build(data: Path, count: int, name: str = "issues") -> MCPServer:
     def list_issues(state: str = "open", limit: int = 30, fields: list[str] | None = None) -> list[Issue]:
         """Issues in this state ("open", "closed" or "all"), newest first, at most `limit`; only `fields` of
         each if given."""
+        note("list_issues", state=state, limit=limit)
         issues = [i for i in load()["issues"] if state == "all" or i["state"] == state]
         return project(sorted(issues, key=lambda i: -i["number"])[:limit], fields)
 
@@ -110,17 +118,20 @@ def build(data: Path, count: int, name: str = "issues") -> MCPServer:
                       fields: list[str] | None = None) -> list[Issue]:
         """Issues carrying this label, in this state, newest first, at most `limit`; only `fields` of each if
         given."""
+        note("search_issues", label=label)
         issues = [i for i in load()["issues"] if label in i["labels"] and (state == "all" or i["state"] == state)]
         return project(sorted(issues, key=lambda i: -i["number"])[:limit], fields)
 
     @server.tool(annotations=READ)
     def get_issue(number: int) -> Issue:
         """One issue by number."""
+        note("get_issue", number=number)
         return find(load(), number)  # type: ignore[return-value]
 
     @server.tool(annotations=READ)
     def list_comments(number: int) -> list[Comment]:
         """The comments of one issue, oldest first."""
+        note("list_comments", number=number)
         db = load()
         find(db, number)
         return list(db["comments"].get(str(number), []))
@@ -128,12 +139,14 @@ def build(data: Path, count: int, name: str = "issues") -> MCPServer:
     @server.tool(annotations=READ)
     def list_users() -> list[User]:
         """The people who write issues: login, name, team."""
+        note("list_users")
         return [{"login": a, "name": a.capitalize(), "team": ("core", "web", "data")[k % 3]}
                 for k, a in enumerate(AUTHORS)]
 
     @server.tool(annotations=WRITE)
     def add_comment(number: int, body: str) -> Comment:
         """Post a comment on an issue."""
+        note("add_comment", number=number, body=body)
         db = load()
         find(db, number)
         comments = db["comments"].setdefault(str(number), [])
@@ -148,6 +161,7 @@ def build(data: Path, count: int, name: str = "issues") -> MCPServer:
     @server.tool(annotations=WRITE)
     def add_labels(number: int, labels: list[str]) -> Issue:
         """Add labels to an issue."""
+        note("add_labels", number=number)
         db = load()
         for issue in db["issues"]:
             if issue["number"] == number:
@@ -165,11 +179,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--issues", type=int, default=40)
     parser.add_argument("--name", default="issues")
     parser.add_argument("--require-env", metavar="VAR")
+    parser.add_argument("--log", type=Path, help="append each tool call as a JSON line to this file")
     args = parser.parse_args(argv)
     if args.require_env and not os.environ.get(args.require_env):
         print(f"issues_server: {args.require_env} is not set; refusing to start", file=sys.stderr)
         return 2
-    build(args.data, args.issues, args.name).run("stdio")
+    build(args.data, args.issues, args.name, args.log).run("stdio")
     return 0
 
 

@@ -173,3 +173,20 @@ def test_an_approval_node_asks_nothing_and_is_refused_only_in_restricted() -> No
     # the write call after it is still asked about
     after, effects = transition(after, host(2))
     assert of(effects, AskApproval) and not answers(effects)
+
+
+@pytest.mark.req("REQ-AGENT-044")
+@pytest.mark.parametrize("mode", [Mode.RESTRICTED, Mode.UNRESTRICTED])
+def test_while_the_answer_streams_only_a_read_goes_ahead_and_nobody_is_asked(mode: Mode) -> None:
+    """A plan's node started before the plan is complete: its read is decided as any plan's read; a write or an
+    approval node is refused without a question (interactive policy), and the model's request goes on."""
+    state = run(fresh(), SetMode(mode), UserMessage("triage the records", route=Route.AGENT))[0]
+    assert state.policy is Policy.INTERACTIVE
+    waiting = state.status
+    state, effects = transition(state, host(1, ToolKind.READ, "mcp://records/list_records"))
+    assert [(a.allowed, a.by) for a in answers(effects)] == [(True, "")]
+    for i, kind in ((2, ToolKind.WRITE), (3, ToolKind.PLAN)):
+        state, effects = transition(state, host(i, kind))
+        [answer] = answers(effects)
+        assert not answer.allowed and answer.by == "early" and "may only read" in answer.message
+        assert not of(effects, AskApproval) and state.status == waiting

@@ -217,7 +217,8 @@ class ScriptedLlm:
         self.steps.extend(s if isinstance(s, Step) else Step(s) for s in steps)
 
     async def stream(self, request: LlmRequest, on_text: Callable[[str], None],
-                     on_withheld: Callable[[Any], None] | None = None) -> LlmSuccess | LlmFailure:
+                     on_withheld: Callable[[Any], None] | None = None,
+                     on_tool: Callable[[str, str, str], None] | None = None) -> LlmSuccess | LlmFailure:
         self.requests.append(request)
         self.on_change()
         if not self.steps:

@@ -41,8 +41,8 @@ class Runtime:
         self.state = state
         self.seq = last_seq
         self._stopping = False  # ending a turn whose state could not be saved (see ``_unsaved``)
-        self.turn = Turn(self, hub)
         self.tools = Tools(self, hub)
+        self.turn = Turn(self, hub, self.tools)
         self.agents = Agents(self, hub)
         self.notes = Notes(self, hub)
 

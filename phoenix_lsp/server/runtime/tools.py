@@ -54,9 +54,11 @@ class Tools:
         self.tool_tasks[effect.call.id] = self.hub.spawn(self._tool(effect))
 
     def cancel(self, tool_use_id: str) -> None:
-        """Cancel the tool call (``CancelTool``)."""
+        """Cancel the tool call (``CancelTool``); a plan's nodes started early stop too (REQ-AGENT-044)."""
         if task := self.tool_tasks.pop(tool_use_id, None):
             task.cancel()
+        if (route := self.hub.config.agent_route) is not None:
+            route.early.drop(self.id, tool_use_id)
 
     def keep_clipboards(self, clipboards: Mapping[str, str]) -> None:
         """The clipboards after a patch was applied replace those before it (REQ-PATCH-003)."""

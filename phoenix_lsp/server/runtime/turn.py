@@ -24,15 +24,16 @@ from ...tools.bash_scope import simple_commands
 from ...tools.inputs import invalid_json
 from ...tools.mcp_direct import is_mcp, with_mcp
 from .. import prompts, wire
-from .base import HubLike, Peer
+from .base import AgentHost, EarlyPlans, HubLike, Peer
 
 
 class Turn:
     """A conversation's requests to the model (a part of ``conversation.Runtime``): the one under way, by id."""
 
-    def __init__(self, conversation: Peer, hub: HubLike) -> None:
+    def __init__(self, conversation: Peer, hub: HubLike, host: AgentHost | None = None) -> None:
         self.conversation = conversation
         self.hub = hub
+        self.host = host  # the conversation as a plan's nodes started early reach it (REQ-AGENT-044)
         self.llm_tasks: dict[int, asyncio.Task[Any]] = {}  # request id -> its request streaming
 
     def request(self, effect: RequestLlm) -> None:
@@ -51,6 +52,7 @@ class Turn:
 
     async def _llm(self, effect: RequestLlm) -> None:
         conversation = self.conversation
+        plans: EarlyPlans | None = None
         try:
             if effect.delay_ms:
                 await asyncio.sleep(effect.delay_ms / 1000)
@@ -62,6 +64,9 @@ class Turn:
             if state.route is Route.AGENT and not state.is_subagent and route is not None:
                 catalogue = await route.catalogue_text()  # MCP discovery, once per server
                 state = conversation.state
+                route.early.drop(conversation.id)  # an earlier answer's plan that no run took
+                if self.host is not None:  # run_plan's nodes start as the answer streams (REQ-AGENT-044)
+                    plans = route.early.plans(route, self.host)
             mcp: list[dict[str, Any]] = []
             if not state.is_subagent and route is not None:  # the MCP tools themselves, on both routes (issue 37)
                 # the workspace's own servers start only once the user approved them (REQ-MCP-009)
@@ -88,15 +93,25 @@ class Turn:
             if state.is_subagent:
                 async with self.hub.subagent_slots:
                     outcome = await self.hub.llm.stream(request, on_text, self._withheld)
+            elif plans is not None:  # the agent route: run_plan's input is told as it streams
+                outcome = await self.hub.llm.stream(request, on_text, self._withheld, on_tool=plans.on_tool)
             else:
                 outcome = await self.hub.llm.stream(request, on_text, self._withheld)
         except asyncio.CancelledError:
+            if plans is not None:
+                plans.stop()  # the nodes started early stop with the turn
             return
+        except BaseException:
+            if plans is not None:
+                plans.stop()
+            raise
         finally:
             self.llm_tasks.pop(effect.request_id, None)
             # the text held back goes before the answer is applied
             self.hub.outbox.end_text(conversation, effect.request_id)
         if isinstance(outcome, LlmFailure):
+            if plans is not None:
+                plans.stop()
             conversation.apply(LlmFailed(effect.request_id, outcome.retryable, outcome.message, outcome.status,
                                  outcome.retry_after_ms))
             return
