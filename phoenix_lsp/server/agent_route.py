@@ -51,14 +51,12 @@ class AgentRoute:
     def __init__(self, *, engine: EngineName, settings: Any, problem: str | None, redact: Callable[[str], str],
                  add_secret: Callable[..., None], sample_rate: float = 0.1,
                  catalogue_inline_max: int = CATALOGUE_INLINE_MAX, mcp_call_timeout_s: float = 60.0,
-                 consents: ConsentStore | None = None, ask_prompt: bool = False,
-                 early_start: bool = True) -> None:
+                 consents: ConsentStore | None = None, ask_prompt: bool = False, early_start: bool = True) -> None:
         self.engine = engine
         self.catalogue_inline_max = catalogue_inline_max  # bytes; above it the catalogue is an index (REQ-AGENT-038)
         self.settings = settings  # agent.settings.AgentConfig, or None when ``problem`` says why not
         self.unavailable = problem
-        self.redact, self.add_secret = redact, add_secret
-        self.sample_rate, self.ask_prompt = sample_rate, ask_prompt
+        self.redact, self.add_secret, self.sample_rate, self.ask_prompt = redact, add_secret, sample_rate, ask_prompt
         self._catalogue: str | None = None
         self._lock, self._started = asyncio.Lock(), threading.Lock()
         self._closed = False  # closed at shutdown: nothing starts again
