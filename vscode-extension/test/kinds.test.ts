@@ -30,7 +30,7 @@ test("the reducer handles exactly the schema's event kinds (REQ-PROTO-055)", () 
 
 test("the timeline has an icon for exactly the schema's tools (REQ-PROTO-055)", () => {
   assert.deepEqual(tableProblems("timeline.ts TOOL_ICONS", Object.keys(TOOL_ICONS), toolNames(SCHEMA)), []);
-  assert.equal(toolNames(SCHEMA).length, 14);
+  assert.equal(toolNames(SCHEMA).length, 16);
 });
 
 test("a kind or a tool added to the schema fails each comparison (REQ-PROTO-055)", () => {
