@@ -458,6 +458,10 @@ def test_the_extension_in_a_real_vscode(vscode_deps: Deps, fake_anthropic: FakeA
                                                else []) if isinstance(b, dict) and b.get("type") == "tool_result"]
         assert len(results) == 1 and '{"sum":6}' in str(results[0]["content"]).replace(" ", ""), results
         d.screenshot("route-agent-plan")
+        # back to Ask, as a user who now edits: the agent route's requests carry only planning's tools
+        # (REQ-AGENT-040), and the steps below use the ask route's (patch, the editor's, MCP tools called directly)
+        d.call("click", **chat.wv, selector=f"{ROUTE_OPTION}[data-route=ask]")
+        d.call("waitFor", **chat.wv, selector=f"{ROUTE_SELECTOR}[data-route=ask]", timeout=30)
 
         # 10. the editor's sight: VS Code's own JSON problem after a patch ------------------------------------
         config = rig.workspace / "config.json"
