@@ -1,7 +1,9 @@
 """Sandbox benchmarks: spawn cost of a Restricted `bash -c true` next to a plain spawn (the difference, the
-goal of +3 ms at most and the verdict), next to the same spawn without restrictions and next to bubblewrap,
-the time from cancelling a running tool to every process of its tree being gone, and how late the server's own
-sleeps wake beside a command that burns both cores (why each command gets a session of its own, REQ-BASH-004).
+goal of +3 ms at most and the verdict; each command once the server is idle again, its spare launcher ready, as an
+agent's commands come), next to the same spawn without a spare, without restrictions and next to bubblewrap, its
+CPU time, the same back to back and after a pause, the time from cancelling a running tool to every process of its
+tree being gone, and how late the server's own sleeps wake beside a command that burns both cores (why each command
+gets a session of its own, REQ-BASH-004).
 
 Run: python bench/sandbox.py [--quick]
 """
@@ -10,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import resource
 import shutil
 import statistics
 import sys
@@ -22,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import contextlib
 
-from phoenix_lsp.sandbox import build, probe, spawn
+from phoenix_lsp.sandbox import build, probe, spare, spawn
 from phoenix_lsp.tools.bash import BashContext, run_bash
 
 BWRAP = ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-net",
@@ -39,7 +42,18 @@ async def _plain(argv: list[str]) -> None:
     await proc.communicate()
 
 
+async def _without_spare(run: Any) -> None:
+    """Await `run` (a spawn.run not started yet) with the spare launcher off for it (PHOENIX_LSP_SANDBOX_SPARE=0)."""
+    os.environ["PHOENIX_LSP_SANDBOX_SPARE"] = "0"
+    try:
+        await run
+    finally:
+        os.environ.pop("PHOENIX_LSP_SANDBOX_SPARE", None)
+
+
 def _descendants(root: int) -> list[int]:
+    """The processes under `root`, but for the spare launcher kept for the next command and its child (spare.py)."""
+    spares = spare.pids()
     parent: dict[int, int] = {}
     for entry in os.scandir("/proc"):
         if entry.name.isdigit():
@@ -51,7 +65,7 @@ def _descendants(root: int) -> list[int]:
     out, todo = [], [root]
     while todo:
         p = todo.pop()
-        kids = [c for c, par in parent.items() if par == p]
+        kids = [c for c, par in parent.items() if par == p and c not in spares]
         out += kids
         todo += kids
     return out
@@ -117,18 +131,50 @@ def _pct(samples: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
-async def _interleaved_ms(makers: dict[str, Any], n: int) -> dict[str, float]:
+def _cpu_s() -> float:
+    """CPU time of this process (every thread) and of its reaped children, in seconds."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+async def _settle() -> None:
+    """Until the server is idle again: the spare launcher for the next Restricted command made and ready, as it is
+    when commands come seconds apart (spare.py; at most 2 s)."""
+    await asyncio.to_thread(spare.wait_ready, 2.0)
+
+
+async def _interleaved_ms(makers: dict[str, Any], n: int, settle: bool = False) -> dict[str, float]:
     """Median of each maker, sampled in turns (one of each per round) so that every figure and its
-    baseline see the same moments of the machine's load; each is warmed up first."""
+    baseline see the same moments of the machine's load; each is warmed up first. With `settle`, each sample
+    starts once the server is idle again (_settle, not timed)."""
     for make in makers.values():
         await make()
     samples: dict[str, list[float]] = {name: [] for name in makers}
     for _ in range(n):
         for name, make in makers.items():
+            if settle:
+                await _settle()
             t = time.perf_counter()
             await make()
             samples[name].append((time.perf_counter() - t) * 1000)
     return {name: statistics.median(values) for name, values in samples.items()}
+
+
+async def _cpu_ms(makers: dict[str, Any], n: int) -> dict[str, float]:
+    """Mean CPU time of each maker in ms, this process's (every thread: the next spare's making included) and its
+    children's: `n` runs in a row, each once the server is idle again, then a pause in which the last launchers
+    are reaped (a launcher that told the end is reaped when it exits)."""
+    out: dict[str, float] = {}
+    for name, make in makers.items():
+        await _settle()
+        await asyncio.sleep(0.2)
+        start = _cpu_s()
+        for _ in range(n):
+            await make()
+            await _settle()
+        await asyncio.sleep(0.2)
+        out[name] = (_cpu_s() - start) * 1000 / n
+    return out
 
 
 async def _after_a_pause(makers: dict[str, Any], n: int, pause_s: float) -> dict[str, float]:
@@ -156,9 +202,12 @@ async def _figures(quick: bool) -> list[dict[str, Any]]:
             os.environ["PHOENIX_LSP_SANDBOX_LAUNCHER"] = "compiled"
             build.reset_cache()
             makers["compiled"] = lambda: spawn.run(req, timeout=30)
+            # the same without a spare: a launcher of its own, as before REQ-BASH-047
+            makers["fresh"] = lambda: _without_spare(spawn.run(req, timeout=30))
             # the launcher's own share (its exec, its fork, its watch): the same spawn without the restrictions
             makers["unrestricted"] = lambda: spawn.run(unrestricted, timeout=30)
-        medians = await _interleaved_ms(makers, n)
+        medians = await _interleaved_ms(makers, n, settle=True)
+        cpu = await _cpu_ms(makers, max(20, n // 2)) if support.available else {}
         plain = medians["plain"]
         # bubblewrap in its own turns: the kernel tears its network namespace down after it exits, work
         # that would land on whatever runs next (on 2 cores, the sample after it).
@@ -191,6 +240,22 @@ async def _figures(quick: bool) -> list[dict[str, Any]]:
                 if kind == "compiled":
                     row["met"] = value - base <= 3.0
                 out.append(row)
+            out.append({"name": "Restricted spawn of bash -c true (compiled launcher) without a spare, median",
+                        "value": round(medians["fresh"], 2), "unit": "ms",
+                        "baseline_name": "plain spawn of bash -c true, median (sampled in turns)",
+                        "baseline_value": round(plain, 2),
+                        "goal": "informational: a launcher of its own for the command, as before the spare launcher "
+                                f"(REQ-BASH-047): {medians['fresh'] - plain:+.2f} ms against "
+                                f"{medians['compiled'] - plain:+.2f} ms with it"})
+            out.append({"name": "CPU time of a Restricted spawn of bash -c true (compiled launcher, with the making of "
+                                "the next spare), mean",
+                        "value": round(cpu["compiled"], 2), "unit": "ms",
+                        "baseline_name": "CPU time of a plain spawn of bash -c true, mean",
+                        "baseline_value": round(cpu["plain"], 2),
+                        "goal": "informational: this process's and its children's, what the machine's load does not "
+                                f"change ({cpu['compiled'] - cpu['plain']:+.2f} ms; without a spare "
+                                f"{cpu['fresh'] - cpu['plain']:+.2f} ms; unrestricted "
+                                f"{cpu['unrestricted'] - cpu['plain']:+.2f} ms)"})
             out.append({"name": "Unrestricted spawn of bash -c true (compiled launcher, no restrictions), median",
                         "value": round(medians["unrestricted"], 2), "unit": "ms",
                         "baseline_name": "plain spawn of bash -c true, median (sampled in turns)",
@@ -198,22 +263,34 @@ async def _figures(quick: bool) -> list[dict[str, Any]]:
                         "goal": "informational: the launcher's own share of the Restricted figure above "
                                 f"({medians['unrestricted'] - plain:+.2f} of {medians['compiled'] - plain:+.2f} ms)"})
             compiled = out[0]["value"]
-            # The figures above come back to back. An agent's commands come seconds apart, and after a pause the
-            # command's first cgroup join (cgroup v1, or v2 without favordynmods) waits for an RCU grace period:
-            # the kernel's lock for moving a process between cgroups falls back to its fast mode when unused.
+            # The figures above: each command once the server is idle again (its spare ready), as an agent's commands
+            # come, seconds apart. Here commands that come faster than the spare is made: back to back, unsettled.
             os.environ["PHOENIX_LSP_SANDBOX_LAUNCHER"] = "compiled"
             build.reset_cache()
-            paused = await _after_a_pause({"plain": makers["plain"], "compiled": makers["compiled"]},
-                                          5 if quick else 12, 0.5)
+            rushed = await _interleaved_ms({"plain": makers["plain"], "compiled": makers["compiled"]}, n)
+            out.append({"name": "Restricted spawn of bash -c true (compiled launcher) back to back, the next spare "
+                                "still being made, median",
+                        "value": round(rushed["compiled"], 2), "unit": "ms",
+                        "baseline_name": "plain spawn of bash -c true, median (sampled in turns)",
+                        "baseline_value": round(rushed["plain"], 2),
+                        "goal": "informational: commands that come faster than a spare is made "
+                                f"({rushed['compiled'] - rushed['plain']:+.2f} ms)"})
+            # After a pause the first cgroup join (cgroup v1, or v2 without favordynmods) waits for an RCU grace
+            # period: the kernel's lock for moving a process between cgroups falls back to its fast mode when unused. A
+            # spare joined its cgroups while the server was idle; a launcher of its own joins them on the path.
+            paused = await _after_a_pause({"plain": makers["plain"], "compiled": makers["compiled"],
+                                           "fresh": makers["fresh"]}, 5 if quick else 12, 0.5)
             os.environ.pop("PHOENIX_LSP_SANDBOX_LAUNCHER", None)
             build.reset_cache()
             out.append({"name": "Restricted spawn of bash -c true (compiled launcher) after a pause of 0.5 s, median",
                         "value": round(paused["compiled"], 2), "unit": "ms",
                         "baseline_name": "plain spawn of bash -c true after the same pause, median",
                         "baseline_value": round(paused["plain"], 2),
-                        "goal": "informational: as an agent's commands come (the goal is the back-to-back figure); "
-                                "the difference from the back-to-back one is the cgroup join's wait "
-                                f"({paused['compiled'] - paused['plain'] - (medians['compiled'] - plain):+.2f} ms)"})
+                        "goal": "informational: as an agent's commands come; without a spare "
+                                f"{paused['fresh'] - paused['plain']:+.2f} ms (its cgroup join's wait: "
+                                f"{paused['fresh'] - paused['plain'] - (medians['fresh'] - plain):+.2f} ms against the "
+                                "settled figure), with it "
+                                f"{paused['compiled'] - paused['plain']:+.2f} ms"})
             out.append({"name": "sandboxed spawn of bash -c true (compiled launcher), median",
                         "value": compiled, "unit": "ms",
                         "baseline_name": "bubblewrap (ro /, own net ns) spawn, median" + (

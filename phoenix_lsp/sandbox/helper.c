@@ -74,12 +74,15 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+extern char **environ;
 
 /* Defined here rather than taken from kernel headers so the helper builds on any libc/header vintage. */
 #define P_PR_SET_NO_NEW_PRIVS 38
@@ -137,6 +140,7 @@ static const char *opt_keep[MAX_KEEP]; /* -T: a private /tmp that shows only the
 static int n_keep;
 static const char *opt_overlay, *opt_upper, *opt_work; /* -O/-U/-W: the folder captured in an overlay */
 static long long opt_tick_after = -1; /* -w: the command starts in a later tick of the coarse clock than this */
+static int opt_request_fd = -1; /* -R fd: a spare; its command comes later, on this socket (read_request) */
 static char cgroup_dir[4096]; /* empty when no pids cgroup is used */
 static char memcg_dir[4096];  /* empty when no separate memory cgroup is used */
 static int memcg_ok;          /* the tree's memory is counted by a cgroup (memcg_dir, or cgroup_dir on v2) */
@@ -175,7 +179,18 @@ static void status(const char *fmt, ...) {
     (void)ignored;
 }
 
+static int err_fd = -1; /* C's set-up pipe to H; -1 in H itself (which makes a captured command's namespace) */
+
 static void usage_fail(const char *what) {
+    if (err_fd >= 0) { /* in C, reading a spare's request: H reports the failure */
+        char buf[160];
+        int n = snprintf(buf, sizeof buf, "usage %d %s", EINVAL, what);
+        if (n > 0) {
+            ssize_t ignored = write(err_fd, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
+            (void)ignored;
+        }
+        _exit(127);
+    }
     status("error usage %d %s\n", EINVAL, what);
     _exit(125);
 }
@@ -218,10 +233,89 @@ static void parse_filter(const char *hex, struct p_sock_filter **out, unsigned s
     *out_len = (unsigned short)count;
 }
 
+/* Parses options argv[i..] into the opt_ globals, up to "--" (returns the index after it) or the end (returns argc).
+   `allowed`: the option letters taken (NULL: all). */
+static int parse_options(int argc, char **argv, int i, const char *allowed) {
+    for (; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--") == 0) { i++; break; }
+        if (a[0] != '-' || a[1] == 0 || a[2] != 0) usage_fail("unknown option");
+        char o = a[1];
+        if (allowed && !strchr(allowed, o)) usage_fail("option not taken here");
+        if (o == 'n') { opt_nnp = 1; continue; }
+        if (o == 'k') { opt_dropcaps = 1; continue; }
+        if (o == 'B') { opt_background = 1; continue; }
+        if (i + 1 >= argc) usage_fail("option needs a value");
+        const char *v = argv[++i];
+        char *end;
+        switch (o) {
+        case 'C': opt_dir = v; break;
+        case 'r': {
+            if (n_rlimits >= MAX_RLIMITS) usage_fail("too many rlimits");
+            struct rlim_opt *r = &opt_rlimits[n_rlimits++];
+            r->resource = (int)strtol(v, &end, 10);
+            if (*end != ':') usage_fail("bad rlimit");
+            r->soft = parse_rlim(end + 1, &end);
+            if (*end != ':') usage_fail("bad rlimit");
+            r->hard = parse_rlim(end + 1, &end);
+            break;
+        }
+        case 'l':
+            opt_landlock = 1;
+            opt_ruleset.fs = parse_hex(v, &end);
+            if (*end != ':') usage_fail("bad ruleset");
+            opt_ruleset.net = parse_hex(end + 1, &end);
+            if (*end != ':') usage_fail("bad ruleset");
+            opt_ruleset.scoped = parse_hex(end + 1, &end);
+            break;
+        case 'p':
+        case 'P':
+            if (n_rules >= MAX_RULES) usage_fail("too many rules");
+            opt_rules[n_rules].access = parse_hex(v, &end);
+            if (*end != ':') usage_fail("bad rule");
+            opt_rules[n_rules].path = end + 1;
+            opt_rules[n_rules].optional = o == 'P';
+            n_rules++;
+            break;
+        case 'f': parse_filter(v, &opt_filter, &opt_filter_len); break;
+        case 'F': parse_filter(v, &opt_fallback_filter, &opt_fallback_filter_len); break;
+        case 'm': opt_max_procs = strtol(v, &end, 10); break;
+        case 'g': opt_cgroup_parent = v; break;
+        case 'G': opt_memcg_parent = v; break;
+        case 'u': opt_memory = strtoll(v, &end, 10); break;
+        case 'Q':
+            opt_quota = strtoll(v, &end, 10);
+            if (*end != ':' || !end[1]) usage_fail("bad quota");
+            opt_quota_dir = end + 1;
+            break;
+        case 't': opt_time_limit = strtod(v, &end); break;
+        case 'T':
+            if (n_keep >= MAX_KEEP || v[0] != '/') usage_fail("bad private /tmp path");
+            opt_keep[n_keep++] = v;
+            break;
+        case 'O': opt_overlay = v; break;
+        case 'R':
+            errno = 0;
+            opt_request_fd = (int)strtol(v, &end, 10);
+            if (errno || *end || opt_request_fd < 3) usage_fail("bad request descriptor");
+            break;
+        case 'U': opt_upper = v; break;
+        case 'W': opt_work = v; break;
+        case 'w':
+            errno = 0;
+            opt_tick_after = strtoll(v, &end, 10);
+            if (errno || *end || opt_tick_after < 0) usage_fail("bad clock reading");
+            break;
+        default: usage_fail("unknown option");
+        }
+    }
+    return i;
+}
+
 /* ---------------------------------------------------------------- the child: restrict, then exec -- */
 
-static int err_fd = -1; /* C's set-up pipe to H; -1 in H itself (which makes a captured command's namespace) */
-static int ns_made; /* H made the mount namespace before the fork (-O): C is in it already */
+static int ns_made;
+static int ns_held = -1; /* H's hold on the command's mount namespace (the private /tmp), -1 when none */ /* H made the mount namespace before the fork (-O): C is in it already */
 static void remove_cgroup(void);
 
 static void child_fail(const char *stage) {
@@ -419,6 +513,60 @@ static void wait_for_tick(void) {
     if (n <= 0 || write(err_fd, buf, (size_t)n) != n) child_fail("clock");
 }
 
+/* A spare's request (-R): "<args> <env> <bytes>\n" (each number of 10 digits), then <bytes> bytes holding <args> NUL-terminated options and
+   command words (the options of REQUEST_OPTIONS, "--", the command) and <env> NUL-terminated environment entries.
+   Read whole and bounded before anything in it is looked at; parsed by the same parse_options as a command line. */
+#define REQUEST_MAX (4 << 20)
+#define REQUEST_OPTIONS "nklpPfFrTC"
+#define SPARE_OPTIONS "RmgGuQ"
+static char **request_env;
+
+static char **read_request(void) {
+    /* The header has a fixed size (three numbers of 10 digits, spaces, a newline): one read, nothing of the body. */
+    char head[34];
+    for (size_t got = 0; got < 33;) {
+        ssize_t r = read(opt_request_fd, head + got, 33 - got);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) { errno = r == 0 ? EPIPE : errno; child_fail("request"); }
+        got += (size_t)r;
+    }
+    head[33] = 0;
+    if (head[10] != ' ' || head[21] != ' ' || head[32] != '\n') usage_fail("bad request header");
+    head[10] = head[21] = head[32] = 0;
+    long num[3];
+    for (int k = 0; k < 3; k++) {
+        char *end;
+        errno = 0;
+        num[k] = strtol(head + 11 * k, &end, 10);
+        if (errno || *end || !isdigit((unsigned char)head[11 * k])) usage_fail("bad request header");
+    }
+    long nargs = num[0], nenv = num[1], nbytes = num[2];
+    if (nargs < 2 || nargs > 65536 || nenv > 65536 || nbytes < nargs + nenv || nbytes > REQUEST_MAX)
+        usage_fail("bad request header");
+    char *body = malloc((size_t)nbytes);
+    char **words = calloc((size_t)(nargs + nenv + 2), sizeof *words);
+    if (!body || !words) usage_fail("out of memory");
+    for (size_t got = 0; got < (size_t)nbytes;) {
+        ssize_t r = read(opt_request_fd, body + got, (size_t)nbytes - got);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) { errno = r == 0 ? EPIPE : errno; child_fail("request"); }
+        got += (size_t)r;
+    }
+    close(opt_request_fd);
+    /* Exactly nargs + nenv strings, the last one ending the body. */
+    long n = 0;
+    for (char *p = body; p < body + nbytes; p += strlen(p) + 1) {
+        if (n == nargs + nenv || !memchr(p, 0, (size_t)(body + nbytes - p))) usage_fail("bad request body");
+        words[n + (n >= nargs)] = p; /* words: the args, NULL, the environment, NULL */
+        n++;
+    }
+    if (n != nargs + nenv) usage_fail("bad request body");
+    int i = parse_options((int)nargs, words, 0, REQUEST_OPTIONS);
+    if (i >= nargs) usage_fail("no command");
+    request_env = words + nargs + 1;
+    return words + i;
+}
+
 static void run_child(pid_t helper_pid, char **argv) {
     /* Undo what H set up for itself: blocked signals and ignored SIGPIPE are inherited across exec. */
     sigset_t none;
@@ -447,6 +595,15 @@ static void run_child(pid_t helper_pid, char **argv) {
     if (setsid() < 0) child_fail("setsid");
     if (prctl(P_PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) child_fail("pdeathsig");
     if (getppid() != helper_pid) _exit(127);
+    /* A spare (-R) was made before its command was known: everything above is done, ahead of time, the rest comes
+       with the command. */
+    if (opt_request_fd >= 0) {
+        /* Ready: one byte on the request socket tells the server so. It may have handed the command over and closed
+           its end before: the request is read all the same, and the byte is lost without a SIGPIPE. */
+        ssize_t told = send(opt_request_fd, "R", 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+        (void)told;
+        argv = read_request();
+    }
 
     if (opt_dir && chdir(opt_dir) != 0) child_fail("chdir");
 
@@ -483,6 +640,7 @@ static void run_child(pid_t helper_pid, char **argv) {
         if (prctl(P_PR_SET_SECCOMP, P_SECCOMP_MODE_FILTER, &prog, 0, 0) != 0) child_fail("seccomp");
     }
     if (opt_tick_after >= 0) wait_for_tick();
+    if (request_env) environ = request_env; /* a spare's command runs with its request's environment, never H's */
     execvp(argv[0], argv);
     child_fail("exec");
 }
@@ -791,79 +949,15 @@ int main(int argc, char **argv) {
     sigprocmask(SIG_BLOCK, &mask, NULL);
     signal(SIGPIPE, SIG_IGN);
 
-    int i = 1;
-    for (; i < argc; i++) {
-        const char *a = argv[i];
-        if (strcmp(a, "--") == 0) { i++; break; }
-        if (a[0] != '-' || a[1] == 0 || a[2] != 0) usage_fail("unknown option");
-        char o = a[1];
-        if (o == 'n') { opt_nnp = 1; continue; }
-        if (o == 'k') { opt_dropcaps = 1; continue; }
-        if (o == 'B') { opt_background = 1; continue; }
-        if (i + 1 >= argc) usage_fail("option needs a value");
-        const char *v = argv[++i];
-        char *end;
-        switch (o) {
-        case 'C': opt_dir = v; break;
-        case 'r': {
-            if (n_rlimits >= MAX_RLIMITS) usage_fail("too many rlimits");
-            struct rlim_opt *r = &opt_rlimits[n_rlimits++];
-            r->resource = (int)strtol(v, &end, 10);
-            if (*end != ':') usage_fail("bad rlimit");
-            r->soft = parse_rlim(end + 1, &end);
-            if (*end != ':') usage_fail("bad rlimit");
-            r->hard = parse_rlim(end + 1, &end);
-            break;
-        }
-        case 'l':
-            opt_landlock = 1;
-            opt_ruleset.fs = parse_hex(v, &end);
-            if (*end != ':') usage_fail("bad ruleset");
-            opt_ruleset.net = parse_hex(end + 1, &end);
-            if (*end != ':') usage_fail("bad ruleset");
-            opt_ruleset.scoped = parse_hex(end + 1, &end);
-            break;
-        case 'p':
-        case 'P':
-            if (n_rules >= MAX_RULES) usage_fail("too many rules");
-            opt_rules[n_rules].access = parse_hex(v, &end);
-            if (*end != ':') usage_fail("bad rule");
-            opt_rules[n_rules].path = end + 1;
-            opt_rules[n_rules].optional = o == 'P';
-            n_rules++;
-            break;
-        case 'f': parse_filter(v, &opt_filter, &opt_filter_len); break;
-        case 'F': parse_filter(v, &opt_fallback_filter, &opt_fallback_filter_len); break;
-        case 'm': opt_max_procs = strtol(v, &end, 10); break;
-        case 'g': opt_cgroup_parent = v; break;
-        case 'G': opt_memcg_parent = v; break;
-        case 'u': opt_memory = strtoll(v, &end, 10); break;
-        case 'Q':
-            opt_quota = strtoll(v, &end, 10);
-            if (*end != ':' || !end[1]) usage_fail("bad quota");
-            opt_quota_dir = end + 1;
-            break;
-        case 't': opt_time_limit = strtod(v, &end); break;
-        case 'T':
-            if (n_keep >= MAX_KEEP || v[0] != '/') usage_fail("bad private /tmp path");
-            opt_keep[n_keep++] = v;
-            break;
-        case 'O': opt_overlay = v; break;
-        case 'U': opt_upper = v; break;
-        case 'W': opt_work = v; break;
-        case 'w':
-            errno = 0;
-            opt_tick_after = strtoll(v, &end, 10);
-            if (errno || *end || opt_tick_after < 0) usage_fail("bad clock reading");
-            break;
-        default: usage_fail("unknown option");
-        }
-    }
-    if (i >= argc) usage_fail("no command");
+    /* A spare (-R first) takes only the options of what it makes ahead of time; the rest comes with its command. */
+    int spare = argc > 1 && strcmp(argv[1], "-R") == 0;
+    int i = parse_options(argc, argv, 1, spare ? SPARE_OPTIONS : NULL);
+    if (spare ? i < argc : i >= argc) usage_fail(spare ? "a spare takes its command from its request" : "no command");
+    if (!spare && opt_request_fd >= 0) usage_fail("-R comes first");
     if ((opt_overlay || opt_upper || opt_work) &&
         !(opt_overlay && opt_upper && opt_work && opt_overlay[0] == '/' && opt_upper[0] == '/' && opt_work[0] == '/'))
         usage_fail("overlay needs -O, -U and -W, absolute paths");
-    char **cmd = argv + i;
+    char **cmd = spare ? NULL : argv + i;
 
     pid_t self = getpid();
     /* A fork bomb run as root is not held back by RLIMIT_NPROC (the kernel exempts uid 0), and thousands
@@ -931,6 +1025,35 @@ int main(int argc, char **argv) {
     close(pipefd[1]);
 
     int child_status = 0, child_done = 0;
+    const char *killed = NULL;
+    /* The lifeline is our stdin when it is a pipe (the server keeps the write end); anything else
+       (a terminal, /dev/null) would read as EOF at once, so it is then not watched. */
+    struct stat st0;
+    int lifeline_open = fstat(0, &st0) == 0 && (S_ISFIFO(st0.st_mode) || S_ISSOCK(st0.st_mode));
+    if (spare) {
+        /* A spare waits for its command for as long as the server keeps it: until then a stop (SIGTERM) or the
+           server's end (the lifeline) ends it like a running command, its child killed before it ran anything. */
+        close(opt_request_fd);
+        while (!killed) {
+            struct pollfd pfds[3] = {{pipefd[0], POLLIN, 0}, {sfd, POLLIN, 0}, {0, POLLIN, 0}};
+            int pr = poll(pfds, lifeline_open ? 3 : 2, -1);
+            if (pr < 0 && errno == EINTR) continue;
+            if (pr < 0 || pfds[0].revents) break;
+            struct signalfd_siginfo si;
+            while (read(sfd, &si, sizeof si) == (ssize_t)sizeof si) {
+                if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT || si.ssi_signo == SIGHUP) killed = "terminate";
+            }
+            if (lifeline_open && pfds[2].revents) {
+                char junk[256];
+                ssize_t r = read(0, junk, sizeof junk);
+                if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR)) killed = "lifeline";
+            }
+        }
+        if (killed) {
+            close(pipefd[0]);
+            goto end;
+        }
+    }
     /* Until exec closes it: the clock line of -w, then a failure's "<stage> <errno>" if there is one. */
     char ebuf[160];
     size_t elen = 0;
@@ -955,17 +1078,21 @@ int main(int argc, char **argv) {
         status("error %s\n", failure);
         return 125;
     }
+    if (!ns_made) {
+        /* A command with a private /tmp made its mount namespace (after its Landlock rules were opened; a spare's H
+           does not know whether it did): H holds it from here, as it holds a captured command's, so that the
+           command's exit does not wait for its teardown (the unmounts wait for an RCU grace period). Holding H's
+           own namespace changes nothing. Best effort: a command that already ended tore it down itself. */
+        char ns_path[64];
+        snprintf(ns_path, sizeof ns_path, "/proc/%d/ns/mnt", (int)child);
+        ns_held = open(ns_path, O_RDONLY | O_CLOEXEC);
+    }
     status("started %d\n", (int)child);
     /* The output pipe stays open here until the end (H never writes to it but with -B): its end then comes with
        H's own, once the tree is gone, and the server wakes once for both. */
 
-    const char *killed = NULL;
     long threads_baseline = opt_max_procs > 0 ? machine_threads() : -1;
     double limit_hit_at = -1;
-    /* The lifeline is our stdin when it is a pipe (the server keeps the write end); anything else
-       (a terminal, /dev/null) would read as EOF at once, so it is then not watched. */
-    struct stat st0;
-    int lifeline_open = fstat(0, &st0) == 0 && (S_ISFIFO(st0.st_mode) || S_ISSOCK(st0.st_mode));
     double started_at = monotonic_s();
     double quota_next = started_at + 0.1;
     while (!child_done && !killed) {
@@ -1034,6 +1161,7 @@ int main(int argc, char **argv) {
             }
         }
     }
+end:
     kill_tree(self, child, &child_status, &child_done);
     holding = 1;
     long hits = memory_limit_hits();

@@ -52,6 +52,24 @@ def _denied_near(path: str, denied: tuple[Path, ...]) -> bool:
     return any(d == kept or kept in d.parents or d in kept.parents for d in denied)
 
 
+def spare_args(limits: Limits, scratch: Path) -> list[str]:
+    """The options of a restricted command that its launcher applies before the command is known (a spare's,
+    spare.py): the pids cgroup and the process limit, the memory cgroup and its limit, the scratch disk quota."""
+    args: list[str] = []
+    if limits.max_processes is not None:
+        args += ["-m", str(limits.max_processes)]
+        cgroup = cgroups.pids_cgroup_parent()
+        if cgroup is not None:
+            args += ["-g", str(cgroup)]
+    if limits.memory is not None:
+        memory = cgroups.memory_cgroup_parent()
+        if memory is not None:
+            args += ["-G", str(memory), "-u", str(limits.memory)]
+    if limits.disk is not None:
+        args += ["-Q", f"{limits.disk}:{scratch}"]
+    return args
+
+
 def restricted_args(abi: int, scratch: Path, limits: Limits, with_seccomp: bool,
                     deny_read: Sequence[Path] | None = None, keep: Sequence[str] = ()) -> list[str]:
     """The helper options that make one command restricted: read/execute everywhere except the deny-read
@@ -81,22 +99,14 @@ def restricted_args(abi: int, scratch: Path, limits: Limits, with_seccomp: bool,
         if Path(path) != scratch and not _denied_near(path, denied):
             args += ["-P", f"{read_only:x}:{path}"]
     args += rlimit_args(limits)
-    if limits.max_processes is not None:
-        args += ["-m", str(limits.max_processes)]
-        cgroup = cgroups.pids_cgroup_parent()
-        if cgroup is not None:
-            args += ["-g", str(cgroup)]
+    args += spare_args(limits, scratch)
     deny_memfd = False
     if limits.memory is not None:
-        memory = cgroups.memory_cgroup_parent()
-        if memory is not None:
-            args += ["-G", str(memory), "-u", str(limits.memory)]
+        if cgroups.memory_cgroup_parent() is not None:
             if with_seccomp:
                 args += ["-F", seccomp.memfd_fallback_program().hex()]
         else:
             deny_memfd = True
-    if limits.disk is not None:
-        args += ["-Q", f"{limits.disk}:{scratch}"]
     if with_seccomp:
         args += ["-f", seccomp.seccomp_program(None, deny_memfd).hex()]
     return args

@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from phoenix_lsp.sandbox import build, cgroups, landlock, launch_options, overlay, private_tmp, seccomp
+from phoenix_lsp.sandbox import build, cgroups, landlock, launch_options, overlay, private_tmp, seccomp, spare
 from phoenix_lsp.sandbox.backstop import kill_leftovers, kill_pipe_holders
 from phoenix_lsp.sandbox.env import clean_environment
 from phoenix_lsp.sandbox.limits import Limits
@@ -153,16 +153,28 @@ async def run(req: SpawnRequest, timeout: float | None = None) -> RunResult:
     server verified when the launcher could not stop the tree itself.
     """
     started = time.monotonic()
-    scratch = make_scratch(req.restricted)
+    # REQ-BASH-047: a Restricted command is handed to the spare launcher kept for it, when there is one
+    launch = build.launcher()
+    sparable = (req.restricted and req.layer is None and req.time_limit_s is None and launch.kind == "compiled"
+                and spare.enabled())
+    ready = spare.take() if sparable else None
+    scratch = ready.scratch if ready is not None else make_scratch(req.restricted)
     capture = OutputCapture()
     result = RunResult(capture=capture)
     try:
-        args = launcher_args(req, scratch)
-        result.launcher = build.launcher().kind
-        env = command_env(req.restricted, scratch, req.env)
         try:
-            popen = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, env=env, close_fds=True)
+            args = launcher_args(req, scratch)
+            env = command_env(req.restricted, scratch, req.env)
+        except BaseException:
+            if ready is not None:
+                spare.let_go(ready, keep_scratch=True)
+            raise
+        result.launcher = launch.kind
+        popen = spare.hand(ready, args, env) if ready is not None else None
+        try:
+            if popen is None:
+                popen = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                         stderr=subprocess.PIPE, env=env, close_fds=True)
         except OSError as exc:
             result.setup_failure = SetupFailure("spawn", exc.errno or 0, str(exc))
             return result
@@ -189,3 +201,6 @@ async def run(req: SpawnRequest, timeout: float | None = None) -> RunResult:
     finally:
         remove_scratch(scratch)
         result.duration_s = time.monotonic() - started
+        if sparable and result.launcher:  # the next one's, made off this command's path
+            limits = req.limits
+            spare.replenish(launch.argv, lambda fresh: launch_options.spare_args(limits, fresh))

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from phoenix_lsp.sandbox import background, cgroups, outcome, spawn, watch
+from phoenix_lsp.sandbox import background, cgroups, outcome, spare, spawn, watch
 from phoenix_lsp.sandbox import scratch as scratch_mod
 from phoenix_lsp.sandbox.limits import Limits
 from phoenix_lsp.sandbox.scratch import remove_tree
@@ -360,13 +360,15 @@ async def test_orphans_holding_the_output_die_with_a_killed_launcher_without_cgr
 async def _kill_the_launcher_mid_run(req: spawn.SpawnRequest, signum: int) -> tuple[outcome.RunResult, list[int]]:
     """Start `req`, wait until its tree is up, kill or stop its launcher; the run must still end, quickly
     for a killed launcher, after the timeout and the terminate grace for a stopped one."""
-    before = set(_children(os.getpid()))  # this worker's other children (an MCP server of another module...)
+    # this worker's other children (an MCP server of another module...), but for a spare launcher: the command may
+    # take it (REQ-BASH-047); the next one, made meanwhile, is no launcher of this command
+    before = set(_children(os.getpid())) - spare.pids()
     task = asyncio.ensure_future(spawn.run(req, timeout=6))
     launcher = 0
     tree: list[int] = []
     for _ in range(400):
         await asyncio.sleep(0.02)
-        children = [pid for pid in _children(os.getpid()) if pid not in before]
+        children = [pid for pid in _children(os.getpid()) if pid not in before and pid not in spare.pids()]
         if children:
             launcher = children[0]
             tree = _descendants(launcher)
