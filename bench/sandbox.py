@@ -260,8 +260,9 @@ async def _figures(quick: bool) -> list[dict[str, Any]]:
                         "value": round(medians["unrestricted"], 2), "unit": "ms",
                         "baseline_name": "plain spawn of bash -c true, median (sampled in turns)",
                         "baseline_value": round(plain, 2),
-                        "goal": "informational: the launcher's own share of the Restricted figure above "
-                                f"({medians['unrestricted'] - plain:+.2f} of {medians['compiled'] - plain:+.2f} ms)"})
+                        "goal": "informational: a launcher of its own without restrictions (an Unrestricted command "
+                                f"has no spare): {medians['unrestricted'] - plain:+.2f} ms, the Restricted one "
+                                f"{medians['compiled'] - plain:+.2f} ms with its spare"})
             compiled = out[0]["value"]
             # The figures above: each command once the server is idle again (its spare ready), as an agent's commands
             # come, seconds apart. Here commands that come faster than the spare is made: back to back, unsettled.

@@ -57,6 +57,12 @@
  * mount so that they name the merged folder. Failing to mount fails the command (error overlay-*).
  * -w ns: the command is exec'd only once the coarse clock reads later than ns (the layer's conflict rule); the
  * reading is reported on the "clock" line.
+ *
+ * A spare (REQ-BASH-047, spare.py): helper -R fd [-m n [-g dir]] [-G dir -u bytes] [-Q bytes:dir] starts before its
+ * command is known. H makes the cgroups and forks C, which joins them, starts its session, writes one byte ("R",
+ * ready) on the socket fd and waits there for one request (read_request): the other options, "--", the command and
+ * its environment, bounded and read whole before they are parsed. C then goes on as any C does; H watches and ends it
+ * as any command. Until the request, a stop (SIGTERM) or the lifeline's end ends the spare, its child killed.
  */
 #define _GNU_SOURCE
 #include <ctype.h>
@@ -314,8 +320,8 @@ static int parse_options(int argc, char **argv, int i, const char *allowed) {
 
 /* ---------------------------------------------------------------- the child: restrict, then exec -- */
 
-static int ns_made;
-static int ns_held = -1; /* H's hold on the command's mount namespace (the private /tmp), -1 when none */ /* H made the mount namespace before the fork (-O): C is in it already */
+static int ns_made; /* H made the mount namespace before the fork (-O): C is in it already */
+static int ns_held = -1; /* H's hold on the command's mount namespace (the private /tmp), -1 when none */
 static void remove_cgroup(void);
 
 static void child_fail(const char *stage) {
@@ -513,8 +519,9 @@ static void wait_for_tick(void) {
     if (n <= 0 || write(err_fd, buf, (size_t)n) != n) child_fail("clock");
 }
 
-/* A spare's request (-R): "<args> <env> <bytes>\n" (each number of 10 digits), then <bytes> bytes holding <args> NUL-terminated options and
-   command words (the options of REQUEST_OPTIONS, "--", the command) and <env> NUL-terminated environment entries.
+/* A spare's request (-R): "<args> <env> <bytes>\n" (each number of 10 digits), then <bytes> bytes holding <args>
+   NUL-terminated options and command words (the options of REQUEST_OPTIONS, "--", the command) and <env>
+   NUL-terminated environment entries.
    Read whole and bounded before anything in it is looked at; parsed by the same parse_options as a command line. */
 #define REQUEST_MAX (4 << 20)
 #define REQUEST_OPTIONS "nklpPfFrTC"

@@ -257,7 +257,9 @@ def _run_jobs() -> None:
 
 
 def discard() -> None:
-    """Let go of the kept spare (the server's end, tests): it kills its child and ends."""
+    """Let go of the kept spare (at this process's exit, tests): it kills its child and ends; its scratch directory
+    (empty: nothing ran) is removed here."""
     spare = take()
     if spare is not None:
-        let_go(spare)
+        let_go(spare, keep_scratch=True)
+        remove_scratch(spare.scratch, wait=True)
