@@ -372,6 +372,19 @@ class LlmClient:
             await self._sdk.close()
             self._sdk = None
 
+    async def prepare(self) -> None:
+        """The SDK imported and its client made (:meth:`_built`) ahead of the first request: a second or two of
+        CPU, which a caller that bounds how long it waits for the API's answer must not count as the API's
+        (a headless run's wait for the model list). Never raises: without a key, or when the client cannot be
+        made, the request that follows fails and says why."""
+        if not self._api_key:
+            return
+        try:
+            await self._built()
+        except Exception as exc:
+            log.info("the Anthropic client could not be made ahead of its first request: %s",
+                     self._redact(f"{type(exc).__name__}: {exc}"))
+
     async def list_models(self, limit: int = 1000) -> list[ListedModel]:
         """The models the API key can use, newest first, each with its lifecycle (retired ones included, so a
         request naming one can be refused with the reason): the SDK's ``ModelInfo`` fields.

@@ -111,6 +111,10 @@ class LlmRouter:
         system, messages, tools = fixed
         return replace(request, system=system, messages=messages, tools=tools), findings
 
+    async def prepare(self) -> None:
+        """Anthropic's SDK imported and its client made, ahead of its first request (see ``LlmClient.prepare``)."""
+        await self.anthropic.prepare()
+
     async def list_models(self, limit: int = 1000) -> list[known.ListedModel]:
         """Anthropic's models with their lifecycle (the other providers are listed by :meth:`list_provider`)."""
         return await self.anthropic.list_models(limit)

@@ -198,6 +198,9 @@ class ScriptedLlm:
     def check(self, model: str) -> str | None:
         return None
 
+    async def prepare(self) -> None:
+        return None
+
     async def list_models(self, limit: int = 1000) -> list[ListedModel]:
         return []
 

@@ -184,28 +184,46 @@ function M.set_style(style)
   end
 end
 
+-- Inside rpc.async: `method` asked about the active conversation (its id added to `params`). Its id and the result;
+-- nil once the user is told why not: there is no conversation, or the server refused (`failed` says what did not
+-- happen, the server's error why).
+local function ask_active(method, params, failed)
+  local cid = status.state.conversation
+  if not cid then
+    rpc.report("there is no conversation (:Phoenix starts one)", vim.log.levels.WARN)
+    return nil
+  end
+  params.conversationId = cid
+  local err, result = rpc.call(method, params)
+  if err then
+    rpc.report(failed .. ": " .. rpc.error_text(err), vim.log.levels.WARN)
+    return nil
+  end
+  return cid, result
+end
+
+-- An outcome's lines as a note in the chat, when conversation `cid` is still the one shown.
+local function note(cid, lines)
+  if status.state.conversation == cid then
+    chat.note(table.concat(lines, "\n"))
+  end
+end
+
 -- Take back an accepted change set (REQ-BASH-041): the latest, or the one named by its id. The text files come as
 -- one workspace edit that Neovim applies (its own undo redoes it); the rest is the server's. The outcome is a
 -- note in the chat, each file kept because it changed since named.
 function M.undo(change_set)
   rpc.async(function()
-    local cid = status.state.conversation
+    local cid, result = ask_active("phoenix/undoChanges", { changeSetId = change_set or "latest" },
+      "nothing was undone")
     if not cid then
-      rpc.report("there is no conversation (:Phoenix starts one)", vim.log.levels.WARN)
-      return
-    end
-    local err, result = rpc.call("phoenix/undoChanges", { conversationId = cid, changeSetId = change_set or "latest" })
-    if err then
-      rpc.report("nothing was undone: " .. rpc.error_text(err), vim.log.levels.WARN)
       return
     end
     local lines = { result.message }
     for _, refused in ipairs(result.refused or {}) do
       table.insert(lines, "  kept: " .. refused.path .. ": " .. refused.why)
     end
-    if status.state.conversation == cid then
-      chat.note(table.concat(lines, "\n"))
-    end
+    note(cid, lines)
     rpc.report(result.message, (result.undone and #(result.refused or {}) == 0) and vim.log.levels.INFO
       or vim.log.levels.WARN)
   end)
@@ -216,14 +234,9 @@ end
 -- (its question comes as any review's). `pid` picks one command (nil: every running one).
 function M.background(pid, stop)
   rpc.async(function()
-    local cid = status.state.conversation
+    local cid, result = ask_active("phoenix/reviewBackground", { pid = pid, stop = stop or false },
+      "no background changes shown")
     if not cid then
-      rpc.report("there is no conversation (:Phoenix starts one)", vim.log.levels.WARN)
-      return
-    end
-    local err, result = rpc.call("phoenix/reviewBackground", { conversationId = cid, pid = pid, stop = stop or false })
-    if err then
-      rpc.report("no background changes shown: " .. rpc.error_text(err), vim.log.levels.WARN)
       return
     end
     local lines = { result.message }
@@ -236,9 +249,7 @@ function M.background(pid, stop)
         table.insert(lines, command.diff)
       end
     end
-    if status.state.conversation == cid then
-      chat.note(table.concat(lines, "\n"))
-    end
+    note(cid, lines)
     rpc.report(result.message, vim.log.levels.INFO)
   end)
 end
@@ -247,14 +258,8 @@ end
 -- effect from the next turn) and show the files now in effect.
 function M.reload_instructions()
   rpc.async(function()
-    local cid = status.state.conversation
+    local cid, result = ask_active("phoenix/reloadInstructions", {}, "could not reload the instructions")
     if not cid then
-      rpc.report("there is no conversation (:Phoenix starts one)", vim.log.levels.WARN)
-      return
-    end
-    local err, result = rpc.call("phoenix/reloadInstructions", { conversationId = cid })
-    if err then
-      rpc.report("could not reload the instructions: " .. rpc.error_text(err), vim.log.levels.WARN)
       return
     end
     if status.state.conversation == cid then

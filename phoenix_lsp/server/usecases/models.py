@@ -49,11 +49,12 @@ class ModelList:
         self.waiting: list[tuple[Conversations, Conversation]] = []
 
     async def ask(self, conversations: Conversations) -> None:
-        """Ask the API (importing its SDK off the event loop first, the first time); never raises. When it
-        answers and the user chose no model, its newest generally available Sonnet becomes the default."""
+        """Ask the API (its SDK imported and its client made off the event loop first, the first time); never
+        raises. When it answers and the user chose no model, its newest generally available Sonnet becomes the
+        default."""
         self.failure = None
         try:
-            await asyncio.to_thread(importlib.import_module, "anthropic")
+            await conversations.llm.prepare()
             listed = await conversations.llm.list_models()
         except Exception as exc:  # no key, network, HTTP error
             self.failure = str(exc)
@@ -106,7 +107,14 @@ def prefetch(conversations: Conversations, started: Conversation | None = None) 
 async def default_settled(conversations: Conversations, timeout: float = LIST_TIMEOUT_S) -> None:
     """Wait, at most ``timeout`` seconds, for the Models API to name the default (REQ-MODEL-004), for a client
     whose first message leaves at once (a headless run), so that its new conversation starts on the listed default
-    rather than the table's; never raises (on no answer the table's default stays)."""
+    rather than the table's; never raises (on no answer the table's default stays).
+
+    The SDK's import and its client are made first, without a bound: the message's own request needs them in
+    any case, and they are our CPU, not the API's answer (a second or two, many times that on a loaded
+    machine, where they alone outlasted the bound). ``timeout`` bounds the API's answer."""
+    if conversations.config.model_chosen or kept.models:
+        return
+    await conversations.llm.prepare()
     prefetch(conversations)
     asking = kept.asking
     if asking is None or asking.done():

@@ -65,6 +65,10 @@ def new_nvim(what: str = "") -> str:
     return str(new)
 
 
+#: What a scenario keeps of its timeout to report a wait that gave up (its result written, Neovim quit).
+REPORT_S = 20.0
+
+
 def run_scenario(nvim: str, fake: FakeAnthropic, tmp_path: Path, lua: str, *, modules: Mapping[str, str],
                  lua_dirs: Sequence[Path], runtimepath: Sequence[Path], files: dict[str, str] | None,
                  timeout: float, env: dict[str, str] | None, fail_on_deprecated: bool = True) -> NvimRun:
@@ -93,6 +97,8 @@ def run_scenario(nvim: str, fake: FakeAnthropic, tmp_path: Path, lua: str, *, mo
         "PHOENIX_TEST_PYTHON": sys.executable,
         "PHOENIX_TEST_DATA": str(data_dir),
         "PHOENIX_TEST_RESULT": str(result),
+        # each T.wait has what is left of this bound (helper.lua), so a slow step is not given up on early
+        "PHOENIX_TEST_BUDGET_MS": str(int((timeout - REPORT_S) * 1000)),
         "PHOENIX_LSP_DATA_DIR": str(data_dir),
         "HOME": str(home),
         "XDG_CONFIG_HOME": str(home / "config"),
