@@ -5,26 +5,36 @@ replaced by another PNG (with a token in a text chunk), one's by 6 MB, one's byt
 byte (its sha256 no longer its id), and one swapped whole, its id made to fit, for a PNG whose text chunk carries
 the server's API key. The witness is what the fake model server received for the next turn: nothing is sent as it
 lies on the disk, the three refused images are each replaced by a note naming the image and saying why, the
-swapped one arrives as its pixels alone (neither the token nor the key is in its bytes), and the turn goes on."""
+swapped one arrives as its pixels alone (neither the token nor the key is in its bytes), and the turn goes on.
+
+The same gate holds on every surface, since the turn is the one way to the model: an image an ACP editor puts in a
+prompt, whose text chunk carries a token, reaches the model as its pixels alone (before, an attachment within the
+limits went as it was sent, metadata and all). And the store's image bytes have one reader, the gate: no module
+but ``server/usecases/images.py`` asks the store for them."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import hashlib
 import io
 import json
+import re
 import sqlite3
 from pathlib import Path
 from typing import Any
 
+import acp
 import pytest
 from PIL import Image
 
+from tests.acp.harness import TIMEOUT, agent
 from tests.e2e.harness import API_KEY, last_seq, session, wait_idle
 from tests.fake_anthropic import FakeAnthropic, Reply
 from tests.security.test_image_replay_attacks import TOKEN, database, png
 
 pytestmark = pytest.mark.slow
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def tamper(db_path: Path, replaced: str, oversized: str, corrupted: str, swapped: str) -> str:
@@ -98,3 +108,34 @@ def check(request: Any, replaced: str, oversized: str, corrupted: str, swap_id: 
                           (corrupted, "not the ones it kept")):
         assert f"image://{image_id}" in notes and why in notes, (image_id, why, notes)
     assert swap_id not in notes
+
+
+@pytest.mark.req("REQ-SEC-043")
+async def test_an_acp_prompts_image_reaches_the_model_as_its_pixels_alone(fake_anthropic: FakeAnthropic,
+                                                                          tmp_path: Path) -> None:
+    fake_anthropic.enqueue(Reply.text_reply("a picture"))
+    picture = png(24, 16, (10, 200, 90), f"location and token {TOKEN}")
+    async with agent(fake_anthropic, tmp_path) as a:
+        session_id = (await a.new()).session_id
+        prompt = [acp.text_block("what is this?"), acp.image_block(base64.b64encode(picture).decode(), "image/png")]
+        answer = await asyncio.wait_for(a.conn.prompt(session_id=session_id, prompt=prompt), TIMEOUT)
+        assert answer.stop_reason == "end_turn"
+    images = [base64.b64decode(b["source"]["data"]) for b in blocks(fake_anthropic.requests[-1])
+              if b.get("type") == "image"]
+    assert len(images) == 1 and TOKEN.encode() not in images[0], "the image went to the model with its text chunk"
+    with Image.open(io.BytesIO(images[0])) as opened:
+        assert opened.size == (24, 16)
+
+
+def test_the_stores_image_bytes_have_one_reader_the_gate() -> None:
+    """``Store.get_image`` is called by ``usecases/images.stored`` alone: any other caller would send an image
+    around the gate."""
+    callers = [f"{path.relative_to(ROOT)}:{n}" for path in sorted((ROOT / "phoenix_lsp").rglob("*.py"))
+               for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+               if re.search(r"\.get_image\b", line)]
+    assert callers == ["phoenix_lsp/server/usecases/images.py:" + str(_stored_line())], callers
+
+
+def _stored_line() -> int:
+    text = (ROOT / "phoenix_lsp" / "server" / "usecases" / "images.py").read_text(encoding="utf-8").splitlines()
+    return next(n for n, line in enumerate(text, 1) if "store.get_image(" in line)
