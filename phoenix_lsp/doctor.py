@@ -47,7 +47,7 @@ def main() -> int:
     for line in agent_lines(settings, settings.lsp_data_dir or Store.default_path().parent):
         show(line)
     key = "set" if os.environ.get("ANTHROPIC_API_KEY") else "NOT set (export ANTHROPIC_API_KEY=... to chat)"
-    show(f"ANTHROPIC_API_KEY: {key}")
+    print(f"ANTHROPIC_API_KEY: {key}")  # the server's own words (never the key): the scrub would take "set" for one
     base = os.environ.get("ANTHROPIC_BASE_URL")
     if base:
         show(f"ANTHROPIC_BASE_URL: {base}")
