@@ -7,12 +7,16 @@ store file:
 - one image read back through the gate (``usecases/images``: the row measured, the bytes read, their sha256
   checked, decoded and encoded again), a 1568 x 980 screenshot-like PNG, against reading its bytes from the store
   alone (what was sent before the gate existed: nothing, or the raw file);
+- a model request's images (REQ-SEC-043): a history's 10 distinct screenshot-like PNGs through the gate for the
+  request (``images.for_model``), the first request (nothing passed yet: each decoded and encoded) and the next ones
+  (kept by id), against reading their bytes from the store alone (what the request carried before the gate);
 - a history of 200 messages, 50 of them with an image, made into getConversation's views (``wire.message_to_wire``
   with the store's sizes), against the same history with the images left out.
 """
 
 from __future__ import annotations
 
+import asyncio
 import io
 import statistics
 import sys
@@ -33,9 +37,9 @@ from phoenix_lsp.server.usecases import images
 from phoenix_lsp.store import Store
 
 
-def _screenshot() -> bytes:
+def _screenshot(shade: int = 250) -> bytes:
     """A PNG like a screenshot: flat areas, lines of 'text', a gradient band."""
-    picture = PILImage.new("RGB", (1568, 980), (250, 250, 250))
+    picture = PILImage.new("RGB", (1568, 980), (shade, shade, shade))
     draw = ImageDraw.Draw(picture)
     for row in range(0, 980, 18):
         draw.rectangle((40, row + 4, 40 + (row * 37) % 1200, row + 12), fill=(40, 40, 60))
@@ -85,9 +89,22 @@ def figures(quick: bool = False) -> list[dict[str, object]]:
 
         with_images = _median_ms(views(full), reps)
         without = _median_ms(views(bare), reps)
+        shots = [Image(store.put_image(_screenshot(250 - n), "image/png"), "image/png") for n in range(10)]
+        passed, loop = images.Passed(), asyncio.new_event_loop()
+        try:
+            cold = _median_ms(lambda: loop.run_until_complete(images.for_model(store, shots, passed)), 1)
+            warm = _median_ms(lambda: loop.run_until_complete(images.for_model(store, shots, passed)), reps)
+        finally:
+            loop.close()
+        bytes_only = _median_ms(lambda: [store.get_image(i.image_id) for i in shots], reps)
     return [
         _figure(f"one image read back through the gate ({len(data):,}-byte 1568x980 PNG, median)", gated,
                 "its bytes read from the store alone", raw, "well under the model's own time for an image"),
+        _figure("a request's 10 screenshot images through the gate, the first request (each decoded and encoded)",
+                cold, "their bytes read from the store alone (the request before the gate)", bytes_only,
+                "paid once per image per server life"),
+        _figure("the same 10 images in the next requests (passed, kept by id; median)", warm,
+                "their bytes read from the store alone", bytes_only, "under 1 ms for the 10"),
         _figure("getConversation's views of 200 messages, 50 with an image (median)", with_images,
                 "the same 200 messages without images", without, "the images add under 1 ms each"),
     ]

@@ -15,37 +15,46 @@ from .agent.agent_config import AgentConfigError, load_agent_config
 from .agent.doctor import mcp_lines, with_sources
 from .llm import providers
 from .llm.router import OLLAMA_PROBE_S
+from .log_redact import cleaned
 from .protocol.params import InitializationOptions
 from .sandbox.cli import doctor_lines
 from .server import instructions
 from .server.config import Config, load
 from .store import Store
+from .store.secrets import SecretGuard
 
 
 def main() -> int:
-    """Print what protects the user on this machine and where things are kept."""
-    print("phoenix-lsp doctor")
+    """Print what protects the user on this machine and where things are kept. Every line passes the one
+    redaction and sanitiser of the log lines (``log_redact.cleaned``): a URL's credentials are not printed, nor a
+    control sequence a repository's names or a service's answer carry (REQ-SEC-042, REQ-SEC-004)."""
+    guard = SecretGuard()
+
+    def show(line: str) -> None:
+        print(cleaned(line, guard))
+
+    show("phoenix-lsp doctor")
     try:
         for line in doctor_lines():
-            print(line)
+            show(line)
     except Exception as exc:  # doctor must always answer
-        print(f"sandbox: could not be checked ({exc})")
-    print(f"data directory: {Store.default_path().parent}")
+        show(f"sandbox: could not be checked ({exc})")
+    show(f"data directory: {Store.default_path().parent}")
     settings, problems = load(InitializationOptions(), os.environ)  # what a server started here would use
-    print(f"model: {settings.model}")
+    show(f"model: {settings.model}")
     for problem in problems:
-        print(f"setting: {problem}")
+        show(f"setting: {problem}")
     for line in agent_lines(settings, settings.lsp_data_dir or Store.default_path().parent):
-        print(line)
+        show(line)
     key = "set" if os.environ.get("ANTHROPIC_API_KEY") else "NOT set (export ANTHROPIC_API_KEY=... to chat)"
-    print(f"ANTHROPIC_API_KEY: {key}")
+    print(f"ANTHROPIC_API_KEY: {key}")  # the server's own words (never the key): the scrub would take "set" for one
     base = os.environ.get("ANTHROPIC_BASE_URL")
     if base:
-        print(f"ANTHROPIC_BASE_URL: {base}")
+        show(f"ANTHROPIC_BASE_URL: {base}")
     for line in provider_lines(settings):
-        print(line)
+        show(line)
     for line in instruction_lines(Path.cwd()):
-        print(line)
+        show(line)
     return 0
 
 

@@ -5,8 +5,11 @@ The whole line a record makes (its message with its args, and its exception's te
 redactor (``SecretGuard.redact``), which knows the secrets the server holds, and then :func:`scrub`, which
 removes the credentials no one told the server about from the shapes libraries log them in: an HTTP library
 logs every request's URL at INFO (a token in an MCP server's URL, a password in a provider's base URL), and a
-debug line may show a request's headers. :func:`guard_last_resort` puts it on the handler Python uses when no
-handler is installed yet (warnings before start-up ends, the terminal client, doctor).
+debug line may show a request's headers. Last, the line's terminal control sequences are made visible and inert
+(``safe_text.terminal_safe``, REQ-SEC-004): a log line quotes what came from outside (a service's error text, a
+path, a tool's output), and it is read in a terminal (a run's stderr, ``tail -f`` of the log file).
+:func:`guard_last_resort` puts it on the handler Python uses when no handler is installed yet (warnings before
+start-up ends, the terminal client, doctor).
 """
 
 from __future__ import annotations
@@ -15,6 +18,8 @@ import logging
 import re
 import sys
 from typing import TYPE_CHECKING
+
+from .safe_text import terminal_safe
 
 if TYPE_CHECKING:  # the store (and the core under it) load after start-up
     from .store.secrets import SecretGuard
@@ -113,7 +118,14 @@ class RedactingFormatter(logging.Formatter):
             from .store.secrets import SecretGuard  # lazy: the store package is heavy; cli imports this module
 
             self.guard = SecretGuard()
-        return scrub(self.guard.redact(super().format(record)))
+        return cleaned(super().format(record), self.guard)
+
+
+def cleaned(text: str, guard: SecretGuard) -> str:
+    """``text`` as every log line is written: the known secrets replaced (``guard``), the unknown credentials of
+    URLs, headers and ``name=value`` pairs scrubbed (:func:`scrub`), and its control sequences made inert. What
+    else prints for a person what came from outside calls it too (``doctor``)."""
+    return terminal_safe(scrub(guard.redact(text)))
 
 
 def guard_last_resort() -> None:

@@ -29,6 +29,7 @@ from ..core.tools import TOOL_KINDS
 from ..core.values import Mode
 from ..protocol.base import to_wire
 from ..protocol.run import RunResult, RunStatus
+from ..safe_text import terminal_safe
 from ..sandbox import probe
 from . import logs
 from .adapter import Conversation, Conversations
@@ -70,14 +71,19 @@ class RunError(Exception):
         self.code = code
 
 
-def _line(stream: TextIO) -> Callable[[str], None]:
+def _line(stream: TextIO, inert: bool) -> Callable[[str], None]:
     """One line on ``stream``, flushed; once the reader has gone (``| head -1``) the rest is dropped: the turn
-    goes on and is stored."""
+    goes on and is stored. ``inert``: the line is for a person (the text answer, a message on stderr), so its
+    terminal control sequences are made visible and inert by the one sanitiser (REQ-SEC-004): the model's words
+    and a service's error text may carry what a hostile party chose. The JSON formats' lines are for programs
+    (JSON escapes the C0 controls, ESC included) and are written as they are."""
     closed: list[bool] = []
 
     def write(text: str) -> None:
         if closed:
             return
+        if inert:
+            text = terminal_safe(text)
         try:
             stream.write(text + "\n")
             stream.flush()
@@ -185,7 +191,7 @@ def _outcome(conversation: Conversation, client: RunClient, killed: list[int]) -
 
 
 async def _run(options: RunOptions, prompt: Prompt, out: TextIO, err: TextIO) -> int:
-    write, tell = _line(out), _line(err)
+    write, tell = _line(out, inert=options.output_format == "text"), _line(err, inert=True)
     client = RunClient(write, options.output_format == "stream-json", options.allow, options.max_turns)
     hub, _settings = build_hub(None, options.data_dir, tell, probe(), client)
     client.hub = hub
@@ -294,6 +300,6 @@ def main(args: argparse.Namespace) -> int:
         prompt = read_prompt(args.prompt, sys.stdin.buffer if sys.stdin else None,
                              bool(sys.stdin and sys.stdin.isatty()))
     except (RunError, PromptError) as exc:
-        sys.stderr.write(f"phoenix-lsp run: {exc}\n")
+        sys.stderr.write(terminal_safe(f"phoenix-lsp run: {exc}") + "\n")
         return exc.code if isinstance(exc, RunError) else exits.USAGE
     return run(options, prompt)

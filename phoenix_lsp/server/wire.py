@@ -15,13 +15,20 @@ from ..core.values import Block, Decision, Image, Message, Text, ToolUse
 from ..protocol import events as ev
 from ..protocol import views
 
+#: an image of the history for the model's request, by its id: its bytes and media type through the image gate, or
+#: the note that stands in its place (``usecases/images.for_model``, REQ-SEC-043)
+ImageFor = Callable[[str], tuple[bytes, str] | str]
 
-def block_to_api(block: Block, image: Callable[[str], tuple[bytes, str]]) -> dict[str, Any] | None:
+
+def block_to_api(block: Block, image: ImageFor) -> dict[str, Any] | None:
     """One content block in the Messages API format (None for blocks the API would refuse, e.g. empty text)."""
     if isinstance(block, Text):
         return {"type": "text", "text": block.text} if block.text.strip() else None
     if isinstance(block, Image):
-        data, media_type = image(block.image_id)
+        passed = image(block.image_id)
+        if isinstance(passed, str):  # it did not pass the gate: the note says which and why
+            return {"type": "text", "text": passed}
+        data, media_type = passed
         source = {"type": "base64", "media_type": media_type, "data": base64.b64encode(data).decode()}
         return {"type": "image", "source": source}
     if isinstance(block, ToolUse):
@@ -45,7 +52,7 @@ RENDERED = ("[system] The run_plan call above rendered this turn's reply from to
 
 
 def history_to_api(
-    history: Iterable[Message], image: Callable[[str], tuple[bytes, str]], instruction: str | None = None
+    history: Iterable[Message], image: ImageFor, instruction: str | None = None
 ) -> list[dict[str, Any]]:
     """The history as API messages: consecutive messages of one role are merged (synthetic notes and
     commands sit between turns), tool results stay first in their message, and an optional final

@@ -61,7 +61,7 @@ async def get_artifact(ls: PhoenixServer, p: p.GetArtifactParams) -> res.GetArti
 async def _get_image(ls: PhoenixServer, p: p.GetArtifactParams) -> res.GetArtifactResult:
     state = conversation(ls, p.conversation_id).state
     try:
-        kept = await asyncio.to_thread(images.through_gate, images.read(hub(ls).store, state, p.handle))
+        kept = await images.gated(hub(ls).store, images.image_id_of(state, p.handle))
     except Invalid as exc:
         raise invalid(exc.field, f"Invalid params: '{exc.field}': {exc.reason}") from None
     return res.GetArtifactResult(handle=p.handle, type="image", size=len(kept.data), media_type=kept.media_type,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any, cast
 
@@ -24,6 +24,7 @@ from ...tools.bash_scope import simple_commands
 from ...tools.inputs import invalid_json
 from ...tools.mcp_direct import is_mcp, with_mcp
 from .. import prompts, wire
+from ..usecases import images
 from .base import AgentHost, EarlyPlans, HubLike, Peer
 
 
@@ -73,11 +74,12 @@ class Turn:
                 await route.project(state.working_directory, self._ask_consent, self._notice)
                 mcp = await route.direct.offered(state.settings.context_window)  # or their search
                 state = conversation.state
+            state, pictures = await self._pictures()  # every image through the gate (REQ-SEC-043)
             system, tools = self._prompt(state, catalogue, mcp)
             request = build_request(  # cache breakpoints, summary tools and instruction: llm/cache.py
                 model=state.model,
                 system=system,
-                messages=wire.history_to_api(state.history, self.hub.store.get_image),
+                messages=wire.history_to_api(state.history, pictures),
                 tools=tools,
                 cache=self.hub.config.cache,
                 summary=effect.purpose == "summary",
@@ -118,6 +120,22 @@ class Turn:
         content = tuple(self._block(b) for b in outcome.content if b.get("type") in ("text", "tool_use"))
         usage = Usage(**{k: int(v) for k, v in outcome.usage.items() if k in Usage.__dataclass_fields__})
         conversation.apply(LlmDone(effect.request_id, content, outcome.stop_reason, usage))
+
+    async def _pictures(self) -> tuple[Any, Callable[[str], tuple[bytes, str] | str]]:
+        """The conversation's state and its history's images for the request, each through the one image gate
+        (``usecases/images``) or the note that stands in its place; an image the history gained meanwhile too."""
+        found: dict[str, images.KeptImage | str] = {}
+        while True:
+            state = self.conversation.state
+            todo = [i for i in images.images_in(state.history) if i.image_id not in found]
+            if not todo:
+                break
+            found.update(await images.for_model(self.hub.store, todo))
+
+        def picture(image_id: str) -> tuple[bytes, str] | str:
+            passed = found[image_id]
+            return passed if isinstance(passed, str) else (passed.data, passed.media_type)
+        return state, picture
 
     def _prompt(self, state: Any, catalogue: str, mcp: list[dict[str, Any]]) -> tuple[str, list[dict[str, Any]]]:
         """The request's system prompt and tools. The agent route's are its own (REQ-AGENT-040): the planning

@@ -1,5 +1,6 @@
-"""A conversation's kept images read back for a client (REQ-PROTO-072, REQ-MCP-021): by their handle through
-phoenix/getArtifact, and in ACP's ``session/load`` replay. The one rule every adapter calls.
+"""A conversation's kept images read back: for the model's request (REQ-SEC-043), and for a client
+(REQ-PROTO-072, REQ-MCP-021): by their handle through phoenix/getArtifact, and in ACP's ``session/load`` replay.
+The one rule every adapter and the turn call (:func:`gated`).
 
 The store's file is on the disk, where anything may have changed it since the image was kept, so an image read
 back goes through the gate it passed on its way in, every time: it must be an image of this conversation's own
@@ -8,6 +9,12 @@ history (another conversation's handle is refused), its row is measured before i
 then ``llm/images.prepare_image`` decodes it (no more than ``limits.IMAGE_PIXELS`` pixels claimed) and encodes
 its pixels again, so nothing else a file on the disk may hold (metadata, text chunks) is sent. A refusal says
 what happened, why, and what to do; nothing is ever sent as it lies on the disk.
+
+Gating costs a decode and an encode (a screenshot-sized PNG about a quarter of a second), and the model's request
+carries the whole history's images on every turn, so what passed is kept in memory for the server's life
+(:class:`Passed`, bounded): by the image's id, which is the sha256 the gate checked the kept bytes against, so a
+kept result is the pixels of exactly the bytes the image was kept with, whatever the disk holds later, and the
+same image is the same bytes in every request (the prompt cache's prefix stays byte-stable).
 """
 
 from __future__ import annotations
@@ -16,12 +23,14 @@ import asyncio
 import base64
 import hashlib
 import re
+from collections import OrderedDict
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ... import limits
 from ...core.state import ConversationState
-from ...core.values import Image, ToolResult
+from ...core.values import Image, Message, ToolResult
 from ...llm.images import ImageError, prepare_image
 from ...protocol.views import IMAGE_HANDLE, image_label
 from .errors import Invalid
@@ -55,8 +64,13 @@ def is_image_handle(handle: str) -> bool:
 
 def images_of(state: ConversationState) -> list[Image]:
     """Every image of a conversation's history, in order: those the user attached and those tools returned."""
+    return images_in(state.history)
+
+
+def images_in(history: Iterable[Message]) -> list[Image]:
+    """Every image of these messages, in order (:func:`images_of`)."""
     found: list[Image] = []
-    for message in state.history:
+    for message in history:
         for block in message.content:
             if isinstance(block, Image):
                 found.append(block)
@@ -65,10 +79,9 @@ def images_of(state: ConversationState) -> list[Image]:
     return found
 
 
-def read(store: Any, state: ConversationState, handle: str) -> KeptImage:
-    """The image ``handle`` (``image://<id>``) of the conversation ``state`` as the store holds it, measured and
-    bounded, not yet through the gate (:func:`through_gate`, in a thread: it decodes); :class:`NotServed` says why
-    none is sent. The store is the event loop's (SQLite): an adapter calls this on the loop."""
+def image_id_of(state: ConversationState, handle: str) -> str:
+    """The id of the image ``handle`` (``image://<id>``) names in the conversation ``state``; :class:`NotServed`
+    when it is no handle, or none of this conversation's images."""
     match = _HANDLE.fullmatch(handle)
     if match is None:
         shown = handle[:80].encode("unicode_escape").decode("ascii")
@@ -78,7 +91,7 @@ def read(store: Any, state: ConversationState, handle: str) -> KeptImage:
     if image_id not in {image.image_id for image in images_of(state)}:
         raise NotServed(f"{handle} is not an image of this conversation, so it is not served: ask with the "
                         "conversation whose history names it")
-    return stored(store, image_id)
+    return image_id
 
 
 def stored(store: Any, image_id: str) -> KeptImage:
@@ -109,6 +122,77 @@ def through_gate(image: KeptImage) -> KeptImage:
     except ImageError as exc:
         raise NotServed(f"{handle} was not sent: {exc.reason}; the image cannot be shown") from None
     return KeptImage(image.image_id, out, out_media)
+
+
+#: how many images, and how many of their bytes in all, :class:`Passed` keeps (the least recently used go first)
+PASSED_IMAGES = 256
+PASSED_ROOM = 64 * 1024 * 1024
+
+
+class Passed:
+    """The images that passed the gate in this server's life, by id (the module's docstring), bounded by
+    :data:`PASSED_IMAGES` and :data:`PASSED_ROOM`, the least recently used dropped first (a dropped one passes
+    the gate again when it is next sent). Used on the event loop only."""
+
+    def __init__(self, most: int = PASSED_IMAGES, room: int = PASSED_ROOM) -> None:
+        self.most, self.room = most, room
+        self._kept: OrderedDict[str, KeptImage] = OrderedDict()
+        self._bytes = 0
+
+    def get(self, image_id: str) -> KeptImage | None:
+        kept = self._kept.get(image_id)
+        if kept is not None:
+            self._kept.move_to_end(image_id)
+        return kept
+
+    def put(self, kept: KeptImage) -> None:
+        if kept.image_id in self._kept or len(kept.data) > self.room:
+            return
+        self._kept[kept.image_id] = kept
+        self._bytes += len(kept.data)
+        while len(self._kept) > self.most or self._bytes > self.room:
+            _, dropped = self._kept.popitem(last=False)
+            self._bytes -= len(dropped.data)
+
+    def __len__(self) -> int:
+        return len(self._kept)
+
+
+#: the process's images through the gate: what passed depends only on the bytes its id names, so one for all
+PASSED = Passed()
+
+
+async def gated(store: Any, image_id: str, passed: Passed = PASSED) -> KeptImage:
+    """The kept image ``image_id`` through the gate: the one function every reader calls (the model's request,
+    getArtifact, ACP's replay). Already passed in this server's life: as it passed, without reading the store;
+    else its row measured and read (:func:`stored`, on the calling loop: the store is its SQLite), then
+    :func:`through_gate` in a thread (it decodes). :class:`NotServed` says why it is not sent."""
+    kept = passed.get(image_id)
+    if kept is None:
+        kept = await asyncio.to_thread(through_gate, stored(store, image_id))
+        passed.put(kept)
+    return kept
+
+
+def left_out(reason: str) -> str:
+    """The note that stands in a model's request for an image that did not pass the gate (``reason``, from
+    :class:`NotServed`, names it by its handle and says why)."""
+    return f"[system] An image of this conversation is left out of this request: {reason}."
+
+
+async def for_model(store: Any, pictures: Sequence[Image], passed: Passed = PASSED) -> dict[str, KeptImage | str]:
+    """Each of ``pictures`` (a history's images, :func:`images_in`) for the model's request, by image id: through
+    the gate (:func:`gated`, one at a time), or the note that replaces it (:func:`left_out`): the turn goes on
+    without it (REQ-SEC-043)."""
+    out: dict[str, KeptImage | str] = {}
+    for image in pictures:
+        if image.image_id in out:
+            continue
+        try:
+            out[image.image_id] = await gated(store, image.image_id, passed)
+        except NotServed as exc:
+            out[image.image_id] = left_out(exc.reason)
+    return out
 
 
 #: the most bytes of images, and the most images, one replay of a history sends (ACP's session/load,
@@ -144,7 +228,7 @@ async def for_replay(store: Any, state: ConversationState) -> dict[str, Replayed
                                                         f"images and {REPLAY_ROOM:,} bytes of them, the newest first")
             continue
         try:
-            kept = await asyncio.to_thread(through_gate, stored(store, image.image_id))
+            kept = await gated(store, image.image_id)
         except NotServed as exc:
             out[image.image_id] = Replayed(label, None, f"not shown: {exc.reason}")
             continue
