@@ -191,3 +191,9 @@ UNDO_BYTES = 256 * 1024 * 1024
 UNDO_ENTRIES = 200_000
 #: the largest manifest read back (checked before it is decoded)
 UNDO_MANIFEST = Bounds("a kept change set's manifest", 64 * 1024 * 1024, 4 * UNDO_ENTRIES * 12)
+
+#: How long a run without --model waits for the Models API's answer, once its request is out (the SDK's import
+#: and client, which the message needs anyway, are not counted), before its message leaves on the built-in
+#: table's default: the API lists in well under a second, and a run is a turn someone waits for, not kept
+#: waiting on an API that does not list (REQ-MODEL-004).
+RUN_LIST_WAIT_S = 10.0

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import TextIO
 
 from .. import __name__ as _pkg
+from .. import limits
 from ..core.events import Restore
 from ..core.mcp_names import is_mcp
 from ..core.state import RESTING_KINDS
@@ -42,12 +43,6 @@ from .usecases import send_message as send
 from .usecases.errors import Invalid, Refused
 
 log = logging.getLogger(_pkg)
-
-#: How long a run without --model waits for the Models API's answer, once its request is out (the SDK's import
-#: and client, which the message needs anyway, are not counted), before its message leaves on the built-in
-#: table's default: the API lists in well under a second, and a run is a turn someone waits for, not kept
-#: waiting on an API that does not list (REQ-MODEL-004).
-LIST_WAIT_S = 10.0
 
 @dataclass(frozen=True)
 class RunOptions:
@@ -124,7 +119,7 @@ async def _open(hub: Conversations, options: RunOptions) -> Conversation:
         except Invalid as exc:
             raise RunError(exits.USAGE, f"--model: {exc.reason}") from None
     else:
-        await models.default_settled(hub, timeout=LIST_WAIT_S)  # the prompt leaves at once: on the listed default
+        await models.default_settled(hub, timeout=limits.RUN_LIST_WAIT_S)  # leaves at once, on the listed default
     found_instructions = await asyncio.to_thread(conversations.folder_instructions, hub, folder)
     return conversations.start(hub, conversations.Start(folder, found_instructions, model=options.model))
 
