@@ -131,3 +131,19 @@ export function settledLength(text: string, from = 0): number {
   }
   return settled;
 }
+
+/**
+ * Text that markdown renders as one paragraph of that very text (issue 35): letters, digits, spaces and the
+ * punctuation no markdown rule acts on, on one line, starting with a letter or a digit. Left out: everything
+ * an inline rule reads (`*_~\`[]!\\<>&`), what starts a block (a list's `- + *`, `#`, `>`, a number with `.`
+ * or `)` first), a tab, a line break, `@`, `//`, and `.` or `:` before anything but a space (a link linkify would
+ * find: `setup.py`, `http://`, `//host`, `a@b.co`). The webview appends the rest of such a paragraph as text instead of
+ * rendering it again each frame (webview/timeline.ts); the markdown test compares the two over random text.
+ */
+const PLAIN = /^(?!\d{1,9}[.)])[\p{L}\p{N}](?:[\p{L}\p{N} ,;?'"()%=+-]|\/(?!\/)|[.:](?= |$))*$/u;
+
+/** The paragraph's text if `text` renders as exactly one plain paragraph (trailing spaces dropped, as markdown
+ *  does), else undefined: a `<p>` holding that text is then what renderMarkdown gives. */
+export function plainParagraph(text: string): string | undefined {
+  return PLAIN.test(text) ? text.trimEnd() : undefined;
+}
