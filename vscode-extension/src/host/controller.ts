@@ -157,7 +157,9 @@ export class Controller implements vscode.Disposable {
     this.setBusy(view?.loaded ? isBusy(view.status) : false);
   }
 
-  private busy: boolean | undefined;
+  /** a context key VS Code has not been told is unset, which `when` clauses read as false: nothing to say at
+   *  activation (a command to the workbench while the window loads and the server starts) */
+  private busy = false;
 
   /** The `phoenix.busy` context key: the chat view's stop button (view/title) shows only while a turn runs. */
   private setBusy(busy: boolean): void {
