@@ -407,10 +407,13 @@ def _vscode(fake: _Fake, tag: str, reloads: int) -> tuple[
         chat.wait_idle()
         d.call("evaluate", **chat.wv, selector="[data-testid=timeline]", fn=RECORDER)
         offset = _clock_offset_ns()
+        stream_cpu = _cpu_by_group(rig.procs.pids_running(""))
         chat.send(tag)
         n = int(TAG.search(tag).group(1))  # type: ignore[union-attr]
         d.call("waitForFunction", **chat.wv, fn=f"() => window.__phoenixBench.count >= {n}", timeout=600)
         chat.wait_idle()
+        streamed = _cpu_spent(stream_cpu, _cpu_by_group(rig.procs.pids_running("")))
+        streamed["deltas"] = n
         rec: dict[str, dict[str, float]] = d.call("evaluate", **chat.wv, fn="() => window.__phoenixBench")
         stamps = sorted(rec["rendered"], key=int)
         rendered = [rec["rendered"][s] - (int(s) + offset) / 1e6 for s in stamps]
@@ -420,7 +423,7 @@ def _vscode(fake: _Fake, tag: str, reloads: int) -> tuple[
         raw = rig.artifacts / "bench-render-latencies.json"
         raw.write_text(json.dumps({"rendered_ms": rendered, "arrived_ms": arrived, "posted_ms": posted, "hop_ms": hop}))
         print(f"[bench.vscode] latencies in send order: {raw}", file=sys.stderr)
-        loads: list[dict[str, float]] = []
+        loads: list[dict[str, float]] = [streamed]
         for i in range(reloads):
             # window reload -> the server ready, with the CPU each part of the rig and the machine ran meanwhile
             cpu, busy, t0 = _cpu_by_group(rig.procs.pids_running("")), _machine_busy_ms(), time.time() * 1000
@@ -598,7 +601,8 @@ def figures(quick: bool = False, delay_ms: float = 25.0, deltas: int | None = No
             "unit": "ms",
         },
         *_part_figures(parts, alone_cpu),
-        *_load_figures(loads),
+        *_stream_cpu_figures(loads[0]),
+        *_load_figures(loads[1:]),
         *_floor_figures(activations, parts, alone_cpu),
         *render_figures(quick),
         *outbox_figures(gaps),
@@ -640,6 +644,22 @@ def _floor_figures(
         "unit": "ms",
         "baseline_name": "the server alone: its CPU time to VS Code's initialize answered (median)",
         "baseline_value": round(statistics.median(alone_cpu), 1),
+    }]
+
+
+def _stream_cpu_figures(spent: dict[str, float]) -> list[dict[str, Any]]:
+    """CPU time per streamed delta by part of the rig (from the message sent to the answer drawn): what each
+    delta costs the browser (the workbench's relay of the host's post and the chat webview's drawing, one
+    renderer), the extension host and the server; CPU time, so less bent by a loaded machine than the waits."""
+    n = spent.get("deltas", 0)
+    if not n:
+        return []
+    per = {k: spent.get(k, 0.0) / n for k in ("browser", "code-server", "extension host", "server")}
+    return [{
+        "name": f"while {n:.0f} deltas stream: CPU per delta run by the browser (workbench and chat webview) / "
+        "code-server / the extension host / the server",
+        "value": " / ".join(f"{v:.2f}" for v in per.values()),
+        "unit": "ms",
     }]
 
 
