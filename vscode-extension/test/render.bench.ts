@@ -69,9 +69,10 @@ for (const part of parts) {
 // draws it (appended to its text), beside the baseline of its markdown rendered, sanitised and put in per frame
 // (the block being written, before the plain paragraph's append)
 const stamps = Array.from({ length: 600 }, (_, i) => `${1_000_000_000_000 + i * 25_000_000};`);
-const paragraph = new ChatApp(dom.window.document.createElement("div") as unknown as HTMLElement, () => undefined, {
-  sanitize, hasFocus: () => false,
-});
+// in the document, as the baseline's element is (jsdom does less for a detached one)
+const paragraphRoot = dom.window.document.createElement("div");
+dom.window.document.body.append(paragraphRoot);
+const paragraph = new ChatApp(paragraphRoot as unknown as HTMLElement, () => undefined, { sanitize, hasFocus: () => false });
 paragraph.receive({ type: "reset", view: apply(emptyView(CID), { type: "snapshot", snapshot: snapshot({ lastSeq: 0 }), merge: false }) });
 const pe = new Events();
 const plainNow: number[] = [];
