@@ -86,7 +86,11 @@ class _Fake:
 
     def stop(self) -> None:
         self.proc.terminate()
-        self.proc.wait(10)
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:  # a loaded machine: it was told; the figures are measured already
+            self.proc.kill()
+            self.proc.wait(10)
 
 
 def _pct(values: list[float], q: float) -> float:
@@ -137,6 +141,51 @@ def _sched_run_ms(pid: int) -> float | None:
         return int(Path(f"/proc/{pid}/schedstat").read_text().split()[0]) / 1e6
     except (OSError, ValueError, IndexError):
         return None
+
+
+_TICK_MS = 1000 / os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 10.0
+
+
+def _group(cmdline: str) -> str | None:
+    """Which part of the rig a process is, by its command line (None: not one this figure names)."""
+    if " serve --data-dir " in cmdline:
+        return "server"
+    if "--type=extensionHost" in cmdline or "extensionHostProcess" in cmdline:
+        return "extension host"
+    if "chromium" in cmdline or "chrome" in cmdline:
+        return "browser"
+    if "code-server" in cmdline:
+        return "code-server"
+    return None
+
+
+def _cpu_by_group(pids: list[int]) -> dict[int, tuple[str, float]]:
+    """Per process of the rig: (its group, ms it has run on a CPU, all threads; /proc/PID/stat utime + stime)."""
+    out: dict[int, tuple[str, float]] = {}
+    for pid in pids:
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if (group := _group(cmdline)) is not None:
+            out[pid] = (group, (int(fields[11]) + int(fields[12])) * _TICK_MS)
+    return out
+
+
+def _machine_busy_ms() -> float:
+    """ms of CPU the whole machine's cores have been busy (/proc/stat's cpu line, idle and iowait left out)."""
+    ticks = [int(t) for t in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:9]]
+    return (sum(ticks) - ticks[3] - ticks[4]) * _TICK_MS
+
+
+def _cpu_spent(before: dict[int, tuple[str, float]], after: dict[int, tuple[str, float]]) -> dict[str, float]:
+    """ms of CPU each group ran between two readings: a process started since counts whole, one gone since
+    (the reloaded window's old extension host and server) is not counted after the first reading."""
+    out: dict[str, float] = {}
+    for pid, (group, ms) in after.items():
+        out[group] = out.get(group, 0.0) + ms - (before[pid][1] if pid in before else 0.0)
+    return out
 
 
 def _vscode_capabilities() -> dict[str, Any]:
@@ -321,22 +370,25 @@ def _activations(user_data: Path, extension_id: str) -> list[tuple[float, float]
     return out
 
 
-def _wait_logs(user_data: Path, extension_id: str, count: int, timeout: float) -> list[tuple[float, float]]:
+def _wait_logs(
+    user_data: Path, extension_id: str, count: int, timeout: float, poll: float = 0.2
+) -> list[tuple[float, float]]:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         found = _activations(user_data, extension_id)
         if len(found) >= count:
             return found
-        time.sleep(0.2)
+        time.sleep(poll)
     raise TimeoutError(f"fewer than {count} 'the server is ready' lines after {timeout} s")
 
 
-def _vscode(
-    fake: _Fake, tag: str, reloads: int
-) -> tuple[list[float], list[float], list[float], list[float], list[tuple[float, float]], dict[str, list[float]]]:
+def _vscode(fake: _Fake, tag: str, reloads: int) -> tuple[
+    list[float], list[float], list[float], list[float], list[tuple[float, float]], dict[str, list[float]],
+    list[dict[str, float]],
+]:
     """In the real VS Code: (delta -> rendered ms, delta -> arrived in the webview ms, delta -> the host posts
     it ms, the host's post -> arrived in the webview ms, activation -> server ready ms per window load, the
-    parts of spawn -> ready per window load)."""
+    parts of spawn -> ready per window load, window reload -> ready and the CPU run meanwhile per reload)."""
     from tests.clients.vscode_real.chat import Chat, phoenix_settings
     from tests.clients.vscode_real.rig import extension_id, load_deps, package_extension, start_rig
 
@@ -359,10 +411,13 @@ def _vscode(
         chat.wait_idle()
         d.call("evaluate", **chat.wv, selector="[data-testid=timeline]", fn=RECORDER)
         offset = _clock_offset_ns()
+        stream_cpu = _cpu_by_group(rig.procs.pids_running(""))
         chat.send(tag)
         n = int(TAG.search(tag).group(1))  # type: ignore[union-attr]
         d.call("waitForFunction", **chat.wv, fn=f"() => window.__phoenixBench.count >= {n}", timeout=600)
         chat.wait_idle()
+        streamed = _cpu_spent(stream_cpu, _cpu_by_group(rig.procs.pids_running("")))
+        streamed["deltas"] = n
         rec: dict[str, dict[str, float]] = d.call("evaluate", **chat.wv, fn="() => window.__phoenixBench")
         stamps = sorted(rec["rendered"], key=int)
         rendered = [rec["rendered"][s] - (int(s) + offset) / 1e6 for s in stamps]
@@ -372,12 +427,19 @@ def _vscode(
         raw = rig.artifacts / "bench-render-latencies.json"
         raw.write_text(json.dumps({"rendered_ms": rendered, "arrived_ms": arrived, "posted_ms": posted, "hop_ms": hop}))
         print(f"[bench.vscode] latencies in send order: {raw}", file=sys.stderr)
+        loads: list[dict[str, float]] = [streamed]
         for i in range(reloads):
+            # window reload -> the server ready, with the CPU each part of the rig and the machine ran meanwhile
+            cpu, busy, t0 = _cpu_by_group(rig.procs.pids_running("")), _machine_busy_ms(), time.time() * 1000
             d.call("reload", timeout=180)
-            _wait_logs(rig.user_data, ext_id, i + 2, 180)
+            _wait_logs(rig.user_data, ext_id, i + 2, 180, poll=0.05)
+            spent = _cpu_spent(cpu, _cpu_by_group(rig.procs.pids_running("")))
+            newest = sorted((rig.user_data / "logs").rglob(f"{ext_id}/Phoenix.log"))[-1]
+            ready_at = _log_time(next(ln for ln in newest.read_text().splitlines() if "the server is ready" in ln))
+            loads.append({"window": ready_at - t0, "machine": _machine_busy_ms() - busy, **spent})
         activations = _activations(rig.user_data, ext_id)
         parts = _start_parts(rig.user_data, ext_id)
-    return rendered, arrived, posted, hop, activations, parts
+    return rendered, arrived, posted, hop, activations, parts, loads
 
 
 def _render_costs(deltas: int) -> dict[str, float]:
@@ -470,6 +532,17 @@ def _stream_figures(quick: bool = False) -> list[dict[str, Any]]:
             "baseline_value": round(r["baseline_last_tenth_mean_ms"], 2),
             "goal": "",
         },
+        {
+            "name": f"chat view: one frame's drawing of a paragraph streamed whole, in its last tenth (mean; "
+            f"{r['paragraph_deltas']:.0f} stamps as bench vscode streams them, "
+            f"{r['paragraph_bytes'] / 1000:.1f} KB, jsdom)",
+            "value": round(r["paragraph_last_tenth_mean_ms"], 3),
+            "unit": "ms",
+            "baseline_name": "the paragraph's markdown rendered, sanitised and put in per frame (before its text was "
+            "appended to), last tenth (mean)",
+            "baseline_value": round(r["paragraph_baseline_last_tenth_mean_ms"], 3),
+            "goal": "",
+        },
     ]
 
 
@@ -484,7 +557,7 @@ def figures(quick: bool = False, delay_ms: float = 25.0, deltas: int | None = No
     fake = _Fake()
     try:
         base, gaps = asyncio.run(_lsp_latencies(fake, tag))
-        rendered, arrived, posted, hop, activations, parts = _vscode(fake, tag, reloads)
+        rendered, arrived, posted, hop, activations, parts, loads = _vscode(fake, tag, reloads)
     finally:
         fake.stop()
     alone = _server_startups(server_command(), 7 if not quick else 3)
@@ -532,6 +605,8 @@ def figures(quick: bool = False, delay_ms: float = 25.0, deltas: int | None = No
             "unit": "ms",
         },
         *_part_figures(parts, alone_cpu),
+        *_stream_cpu_figures(loads[0]),
+        *_load_figures(loads[1:]),
         *_floor_figures(activations, parts, alone_cpu),
         *render_figures(quick),
         *outbox_figures(gaps),
@@ -574,6 +649,51 @@ def _floor_figures(
         "baseline_name": "the server alone: its CPU time to VS Code's initialize answered (median)",
         "baseline_value": round(statistics.median(alone_cpu), 1),
     }]
+
+
+def _stream_cpu_figures(spent: dict[str, float]) -> list[dict[str, Any]]:
+    """CPU time per streamed delta by part of the rig (from the message sent to the answer drawn): what each
+    delta costs the browser (the workbench's relay of the host's post and the chat webview's drawing, one
+    renderer), the extension host and the server; CPU time, so less bent by a loaded machine than the waits."""
+    n = spent.get("deltas", 0)
+    if not n:
+        return []
+    per = {k: spent.get(k, 0.0) / n for k in ("browser", "code-server", "extension host", "server")}
+    return [{
+        "name": f"while {n:.0f} deltas stream: CPU per delta run by the browser (workbench and chat webview) / "
+        "code-server / the extension host / the server",
+        "value": " / ".join(f"{v:.2f}" for v in per.values()),
+        "unit": "ms",
+    }]
+
+
+def _load_figures(loads: list[dict[str, float]]) -> list[dict[str, Any]]:
+    """Window reload -> the server ready (the user's wait from opening the window), and who ran on the machine's
+    cores meanwhile: the rig's parts by process (the browser: the workbench and the chat webview; code-server;
+    the extension host; the server) and the rest of the machine (other processes, the bench itself). Read when
+    the bench sees the ready line, so up to ~50 ms after it."""
+    if not loads:
+        return []
+    cores = os.cpu_count() or 1
+    med = {k: statistics.median(load.get(k, 0.0) for load in loads) for k in loads[0] | {
+        "browser": 0, "code-server": 0, "extension host": 0, "server": 0}}
+    ours = sum(med[k] for k in ("browser", "code-server", "extension host", "server"))
+    return [
+        {
+            "name": f"window reload -> server ready (median of {len(loads)}; all: "
+            f"{', '.join(str(round(load['window'])) for load in loads)})",
+            "value": round(med["window"], 1),
+            "unit": "ms",
+        },
+        {
+            "name": "window reload -> server ready: CPU run by the browser (workbench and chat webview) / code-server"
+            f" / the extension host / the server / the rest of the machine, medians ({cores} cores: "
+            f"{cores * med['window']:.0f} ms of CPU in the interval; the machine ran {med['machine']:.0f})",
+            "value": f"{med['browser']:.0f} / {med['code-server']:.0f} / {med['extension host']:.0f} / "
+            f"{med['server']:.0f} / {max(0.0, med['machine'] - ours):.0f}",
+            "unit": "ms",
+        },
+    ]
 
 
 def _part_figures(parts: dict[str, list[float]], alone_cpu: list[float]) -> list[dict[str, Any]]:

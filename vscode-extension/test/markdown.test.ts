@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { escapeHtml, renderMarkdown, settledLength, stripTerminalEscapes } from "../src/core/markdown";
+import { escapeHtml, plainParagraph, renderMarkdown, settledLength, stripTerminalEscapes } from "../src/core/markdown";
 import { HOSTILE } from "./fixtures";
 
 test("markdown renders with highlighted code blocks", () => {
@@ -54,4 +54,43 @@ test("rendering a streamed answer's settled blocks apart gives the whole answer'
   const cut = settledLength(answer);
   assert.ok(cut > 0);
   assert.equal(renderMarkdown(answer.slice(0, cut)) + renderMarkdown(answer.slice(cut)), renderMarkdown(answer));
+});
+
+/** A small seeded generator (mulberry32), so a failing case is the same at every run. */
+function random(seed: number): () => number {
+  return () => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+test("a plain paragraph is what markdown renders it as, over random text with every markdown character (issue 35)", () => {
+  const next = random(35);
+  const alphabet = [..."abcxyzé9017 ,;?'\"()%=+-/.:@*_~`[]!\\<>&#|{}^$\t\n", "py", "com", "http", "www", "1.", "2)", "  "];
+  let plain = 0;
+  for (let i = 0; i < 20_000; i++) {
+    let text = "";
+    const length = 1 + Math.floor(next() * 12);
+    for (let j = 0; j < length; j++) text += alphabet[Math.floor(next() * alphabet.length)];
+    const paragraph = plainParagraph(text);
+    if (paragraph === undefined) continue;
+    plain++;
+    // markdown-it escapes &, <, > and " (never here but for the quote), not the apostrophe
+    assert.equal(renderMarkdown(text), `<p>${paragraph.replace(/"/g, "&quot;")}</p>\n`, JSON.stringify(text));
+  }
+  assert.ok(plain > 1000, `only ${plain} of the random texts were plain: the test says little`);
+});
+
+test("what markdown or linkify acts on is not a plain paragraph (issue 35)", () => {
+  for (const text of [
+    "see setup.py", "go to http://example.com", "//host/path", "mail a@b.co", "1. item", "2) item", "- item", "+ item",
+    "# title", "> quote", "**bold**", "a_b_", "`code`", "[a](https://x.y)", "x &amp; y", "\tcode", "    code", " lead",
+    "two\nlines", "back\\slash", "<b>", "~~gone~~", "a | b", "e.g. this", "",
+  ]) {
+    assert.equal(plainParagraph(text), undefined, JSON.stringify(text));
+  }
+  assert.equal(plainParagraph("It works. Then: this, (that) and 50% more / less  "), "It works. Then: this, (that) and 50% more / less");
+  assert.equal(plainParagraph("1234;5678;"), "1234;5678;");
 });

@@ -2,7 +2,9 @@
  * bench vscode's render figure (issue 35), run by bench/vscode.py: the chat view's cost of drawing a streamed
  * answer, per delta, in the webview's own code under jsdom (DOMPurify as in the webview), beside the baseline
  * measured in the same run: what each frame cost before, the whole answer's markdown rendered, sanitised and
- * put in again. Prints one JSON line. Not a test (no assertion): `node out-test/test/render.bench.js [deltas]`.
+ * put in again; and a paragraph streamed whole (bench vscode's stamps), appended to as it is drawn, beside its
+ * markdown rendered per frame. Prints one JSON line. Not a test (no assertion):
+ * `node out-test/test/render.bench.js [deltas]`.
  */
 
 import { performance } from "node:perf_hooks";
@@ -63,6 +65,33 @@ for (const part of parts) {
   before.push(performance.now() - t);
 }
 
+// a paragraph streamed whole (bench vscode's stamps, "<ns>;" per delta, 600 of them): drawn as the chat view
+// draws it (appended to its text), beside the baseline of its markdown rendered, sanitised and put in per frame
+// (the block being written, before the plain paragraph's append)
+const stamps = Array.from({ length: 600 }, (_, i) => `${1_000_000_000_000 + i * 25_000_000};`);
+// in the document, as the baseline's element is (jsdom does less for a detached one)
+const paragraphRoot = dom.window.document.createElement("div");
+dom.window.document.body.append(paragraphRoot);
+const paragraph = new ChatApp(paragraphRoot as unknown as HTMLElement, () => undefined, { sanitize, hasFocus: () => false });
+paragraph.receive({ type: "reset", view: apply(emptyView(CID), { type: "snapshot", snapshot: snapshot({ lastSeq: 0 }), merge: false }) });
+const pe = new Events();
+const plainNow: number[] = [];
+for (const stamp of stamps) {
+  const t = performance.now();
+  paragraph.receive({ type: "input", input: { type: "event", event: pe.next({ kind: "textDelta", text: stamp, requestId: 1 }) } });
+  plainNow.push(performance.now() - t);
+}
+const plainBefore: number[] = [];
+const tailEl = dom.window.document.createElement("div");
+dom.window.document.body.append(tailEl);
+let written = "";
+for (const stamp of stamps) {
+  written += stamp;
+  const t = performance.now();
+  tailEl.innerHTML = renderMarkdown(written, sanitize);
+  plainBefore.push(performance.now() - t);
+}
+
 const tail = (xs: number[]) => xs.slice(-Math.max(1, Math.floor(xs.length / 10)));
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 console.log(
@@ -73,5 +102,9 @@ console.log(
     baseline_total_ms: before.reduce((a, b) => a + b, 0),
     last_tenth_mean_ms: mean(tail(now)),
     baseline_last_tenth_mean_ms: mean(tail(before)),
+    paragraph_deltas: stamps.length,
+    paragraph_bytes: written.length,
+    paragraph_last_tenth_mean_ms: mean(tail(plainNow)),
+    paragraph_baseline_last_tenth_mean_ms: mean(tail(plainBefore)),
   }),
 );

@@ -10,7 +10,7 @@ import createDOMPurify from "dompurify";
 import { ChatApp, droppedUris } from "../src/webview/app";
 import { diagnosticsChip, fileChip } from "../src/core/attachments";
 import { emptyView, apply } from "../src/core/reducer";
-import { SANITIZE_CONFIG } from "../src/core/markdown";
+import { renderMarkdown, SANITIZE_CONFIG, settledLength } from "../src/core/markdown";
 import { snapshotMessages, type ViewMessage } from "../src/core/messages";
 import { CID, Events, HOSTILE, snapshot } from "./fixtures";
 import type { GetConversationResult } from "../src/protocol/wire";
@@ -680,6 +680,60 @@ test("a streamed answer is drawn in place: settled blocks are kept, only the blo
   assert.equal(el.querySelectorAll(".live-block").length, 2);
   assert.equal(el.textContent!.replace(/\s+/g, " ").trim(), "First paragraph. Second paragraph, still <script>window.__pwned = 1</script> written Third.");
   assert.equal(el.dataset.role, "assistant");
+});
+
+/** A chat view whose sanitiser counts its calls (each is one markdown rendering put in). */
+function counted() {
+  const dom = new JSDOM('<!DOCTYPE html><body><div id="root"></div></body>');
+  const purify = createDOMPurify(dom.window as unknown as Window & typeof globalThis);
+  const calls = { sanitize: 0 };
+  const root = dom.window.document.getElementById("root")!;
+  const app = new ChatApp(root as unknown as HTMLElement, () => undefined, {
+    sanitize: (html) => {
+      calls.sanitize++;
+      return purify.sanitize(html, SANITIZE_CONFIG) as string;
+    },
+    hasFocus: () => false,
+  });
+  app.receive({ type: "reset", view: apply(emptyView(CID), { type: "snapshot", snapshot: snapshot(), merge: false }) });
+  const e = new Events();
+  const delta = (text: string) => app.receive({ type: "input", input: { type: "event", event: e.next({ kind: "textDelta", text, requestId: 1 }) } });
+  return { root, calls, delta, purify };
+}
+
+test("a plain paragraph being streamed grows in place: each delta appended to its text, no markdown drawn again (issue 35)", () => {
+  const { root, calls, delta } = counted();
+  delta("First **paragraph**.\n\nThe second one");
+  const el = root.querySelector("[data-testid=message][data-streaming=true]")!;
+  const text = el.querySelector(".live-tail p")!.firstChild!;
+  const before = calls.sanitize;
+  for (const part of [" goes on,", " and on: 1234;", "5678; (still) plain", "  "]) delta(part);
+  assert.equal(calls.sanitize, before, "no markdown rendered for a plain continuation");
+  assert.equal(el.querySelector(".live-tail p")!.firstChild, text, "the same text node (what the user selected in it stays)");
+  assert.equal(el.querySelector(".live-tail")!.textContent, "The second one goes on, and on: 1234;5678; (still) plain\n");
+  delta("**bold** now");
+  assert.equal(calls.sanitize, before + 1, "markdown again once it is needed");
+  assert.match(el.querySelector(".live-tail")!.innerHTML, /<strong>bold<\/strong>/);
+});
+
+test("a streamed answer drawn in place, plain paragraphs appended, is what rendering it whole gives, after every delta (issue 35)", () => {
+  let seed = 35;
+  const next = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+  const pieces = ["word ", "more", " text", ", ", "1234;", ". ", "x.py ", "**b**", "`c`", "\n\n", "\n", "- item", "# T", "  ", "a@b", ": ", "é"];
+  for (let round = 0; round < 30; round++) {
+    const { root, delta, purify } = counted();
+    let text = "";
+    for (let i = 0; i < 40; i++) {
+      const part = pieces[Math.floor(next() * pieces.length)];
+      text += part;
+      delta(part);
+      const el = root.querySelector("[data-testid=message][data-streaming=true]") as HTMLElement;
+      const cut = settledLength(text);
+      const whole = (purify.sanitize(renderMarkdown(text.slice(0, cut)), SANITIZE_CONFIG) as string) + (purify.sanitize(renderMarkdown(text.slice(cut)), SANITIZE_CONFIG) as string);
+      const drawn = [...el.children].map((c) => c.innerHTML).join("");
+      assert.equal(drawn, whole, JSON.stringify(text));
+    }
+  }
 });
 
 test("an MCP call is shown as 'create_issue on tracker'; its approval offers the tool's and the server's Always Allow, S posting the server's rule; a refused write says how to let it run (REQ-MCP-023)", () => {

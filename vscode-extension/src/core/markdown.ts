@@ -28,38 +28,50 @@ import yaml from "highlight.js/lib/languages/yaml";
 const LANGUAGES = {
   bash, c, cpp, css, diff, go, java, javascript, json, markdown, python, rust, shell, sql, typescript, xml, yaml,
 };
-for (const [name, language] of Object.entries(LANGUAGES)) hljs.registerLanguage(name, language);
-hljs.registerAliases(["sh", "zsh", "console"], { languageName: "bash" });
-hljs.registerAliases(["ts", "tsx"], { languageName: "typescript" });
-hljs.registerAliases(["js", "jsx", "mjs", "cjs"], { languageName: "javascript" });
-hljs.registerAliases(["py"], { languageName: "python" });
-hljs.registerAliases(["html", "svg"], { languageName: "xml" });
-hljs.registerAliases(["yml"], { languageName: "yaml" });
-hljs.registerAliases(["rs"], { languageName: "rust" });
 
 const SAFE_LINK = /^(https?:|mailto:)/i;
 
-const md = new MarkdownIt({
-  html: false, // raw HTML in model output is shown as text, never parsed
-  linkify: true,
-  breaks: false,
-  highlight(code: string, lang: string): string {
-    const language = lang && hljs.getLanguage(lang) ? lang : undefined;
-    try {
-      const value = language ? hljs.highlight(code, { language, ignoreIllegals: true }).value : escapeHtml(code);
-      return `<pre class="code"><code class="hljs${language ? ` language-${language}` : ""}">${value}</code></pre>`;
-    } catch {
-      return `<pre class="code"><code class="hljs">${escapeHtml(code)}</code></pre>`;
-    }
-  },
-});
-md.validateLink = (url: string): boolean => SAFE_LINK.test(url.trim());
-// images in model output would load remote content (the CSP blocks it anyway): show their alt text
-md.renderer.rules.image = (tokens: { content: string }[], idx: number) => escapeHtml(tokens[idx].content || "image");
+let parser: InstanceType<typeof MarkdownIt> | undefined;
+
+/**
+ * The markdown parser with its highlighter's languages, made at the first markdown rendered, not when the
+ * webview's script loads (issue 35): the chat view loads with the window and needs neither until it shows an
+ * answer (about 10 ms of CPU measured under node, moved off the view's load).
+ */
+function markdownParser(): InstanceType<typeof MarkdownIt> {
+  if (parser) return parser;
+  for (const [name, language] of Object.entries(LANGUAGES)) hljs.registerLanguage(name, language);
+  hljs.registerAliases(["sh", "zsh", "console"], { languageName: "bash" });
+  hljs.registerAliases(["ts", "tsx"], { languageName: "typescript" });
+  hljs.registerAliases(["js", "jsx", "mjs", "cjs"], { languageName: "javascript" });
+  hljs.registerAliases(["py"], { languageName: "python" });
+  hljs.registerAliases(["html", "svg"], { languageName: "xml" });
+  hljs.registerAliases(["yml"], { languageName: "yaml" });
+  hljs.registerAliases(["rs"], { languageName: "rust" });
+  const md = new MarkdownIt({
+    html: false, // raw HTML in model output is shown as text, never parsed
+    linkify: true,
+    breaks: false,
+    highlight(code: string, lang: string): string {
+      const language = lang && hljs.getLanguage(lang) ? lang : undefined;
+      try {
+        const value = language ? hljs.highlight(code, { language, ignoreIllegals: true }).value : escapeHtml(code);
+        return `<pre class="code"><code class="hljs${language ? ` language-${language}` : ""}">${value}</code></pre>`;
+      } catch {
+        return `<pre class="code"><code class="hljs">${escapeHtml(code)}</code></pre>`;
+      }
+    },
+  });
+  md.validateLink = (url: string): boolean => SAFE_LINK.test(url.trim());
+  // images in model output would load remote content (the CSP blocks it anyway): show their alt text
+  md.renderer.rules.image = (tokens: { content: string }[], idx: number) => escapeHtml(tokens[idx].content || "image");
+  parser = md;
+  return md;
+}
 
 /** Markdown to HTML; `sanitize` (DOMPurify in the webview) runs on the result. */
 export function renderMarkdown(text: string, sanitize: (html: string) => string = (h) => h): string {
-  return sanitize(md.render(stripTerminalEscapes(text)));
+  return sanitize(markdownParser().render(stripTerminalEscapes(text)));
 }
 
 const HTML_ESCAPES: Record<string, string> = {
@@ -130,4 +142,20 @@ export function settledLength(text: string, from = 0): number {
     at = end + 1;
   }
   return settled;
+}
+
+/**
+ * Text that markdown renders as one paragraph of that very text (issue 35): letters, digits, spaces and the
+ * punctuation no markdown rule acts on, on one line, starting with a letter or a digit. Left out: everything
+ * an inline rule reads (`*_~\`[]!\\<>&`), what starts a block (a list's `- + *`, `#`, `>`, a number with `.`
+ * or `)` first), a tab, a line break, `@`, `//`, and `.` or `:` before anything but a space (a link linkify would
+ * find: `setup.py`, `http://`, `//host`, `a@b.co`). The webview appends the rest of such a paragraph as text instead of
+ * rendering it again each frame (webview/timeline.ts); the markdown test compares the two over random text.
+ */
+const PLAIN = /^(?!\d{1,9}[.)])[\p{L}\p{N}](?:[\p{L}\p{N} ,;?'"()%=+-]|\/(?!\/)|[.:](?= |$))*$/u;
+
+/** The paragraph's text if `text` renders as exactly one plain paragraph (trailing spaces dropped, as markdown
+ *  does), else undefined: a `<p>` holding that text is then what renderMarkdown gives. */
+export function plainParagraph(text: string): string | undefined {
+  return PLAIN.test(text) ? text.trimEnd() : undefined;
 }

@@ -148,16 +148,18 @@ export class Controller implements vscode.Disposable {
     this.statusBarDirty = false;
     const view = this.view;
     if (view && !view.sandbox && this.sandbox) view.sandbox = this.sandbox;
-    const defaults = conversationDefaults();
-    this.statusBar.update(view?.loaded ? view : undefined, this.server.state, this.models?.models, {
-      sandbox: this.sandbox,
-      policy: defaults.policy,
-      style: defaults.style,
+    // the settings say what a new conversation starts with, shown only while there is none: read then, not
+    // at each flush of a stream (each read builds the whole configuration in the extension host)
+    this.statusBar.update(view?.loaded ? view : undefined, this.server.state, this.models?.models, () => {
+      const defaults = conversationDefaults();
+      return { sandbox: this.sandbox, policy: defaults.policy, style: defaults.style };
     });
     this.setBusy(view?.loaded ? isBusy(view.status) : false);
   }
 
-  private busy: boolean | undefined;
+  /** a context key VS Code has not been told is unset, which `when` clauses read as false: nothing to say at
+   *  activation (a command to the workbench while the window loads and the server starts) */
+  private busy = false;
 
   /** The `phoenix.busy` context key: the chat view's stop button (view/title) shows only while a turn runs. */
   private setBusy(busy: boolean): void {

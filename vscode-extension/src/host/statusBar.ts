@@ -30,8 +30,15 @@ export class StatusBar implements vscode.Disposable {
   private shown = "";
 
   /** Touches the items only when what they show changed (not on every streamed delta). */
-  update(view: ConversationView | undefined, server: ServerState, models: readonly ModelView[] | undefined, start: NewConversationStart): void {
-    const startKey = view ? "" : `${start.sandbox?.available ?? ""}|${start.policy}|${start.style}`;
+  /** `startWith`: what a new conversation starts with, asked only when there is no conversation to show */
+  update(
+    view: ConversationView | undefined,
+    server: ServerState,
+    models: readonly ModelView[] | undefined,
+    startWith: () => NewConversationStart,
+  ): void {
+    const start = view || server !== "ready" ? undefined : startWith();
+    const startKey = start ? `${start.sandbox?.available ?? ""}|${start.policy}|${start.style}` : "";
     const key = `${statusBarKey(view, server)}|${view?.model ?? ""}|${models?.length ?? 0}|${startKey}`;
     if (key === this.shown) return;
     this.shown = key;
@@ -49,7 +56,7 @@ export class StatusBar implements vscode.Disposable {
     this.mode.command = "phoenix.vscode.toggleMode";
     if (!view) {
       // no conversation yet: what the first one starts with, so mode and policy are visible on first open
-      const labels = newConversationLabels(start);
+      const labels = newConversationLabels(start ?? startWith());
       this.mode.text = labels.mode.text;
       this.mode.tooltip = labels.mode.tooltip;
       this.mode.command = "phoenix.vscode.focusChat";

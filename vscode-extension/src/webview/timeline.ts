@@ -4,7 +4,7 @@
  */
 
 import { compactArguments } from "../core/dialog";
-import { settledLength, stripTerminalEscapes } from "../core/markdown";
+import { plainParagraph, settledLength, stripTerminalEscapes } from "../core/markdown";
 import type { ConversationView, Item, Notice, SubAgent, ToolCard } from "../core/reducer";
 import { changeSetOf, isReviewCall, reviewHeadline, reviewOf } from "../core/review";
 import { statusText } from "../core/status";
@@ -22,12 +22,16 @@ interface Rendered {
 /**
  * A streamed answer drawn in place (issue 35): its settled blocks (`settledLength`) are rendered once and
  * kept; only the block still being written is rendered again each frame, so a frame costs the size of that
- * block, not of the whole answer, and the element (and what the user selected in it) stays.
+ * block, not of the whole answer, and the element (and what the user selected in it) stays. While that block
+ * is one plain paragraph (`plainParagraph`: text no markdown rule acts on), what a frame adds is appended to
+ * its text node instead: no markdown, no sanitiser, no new nodes, however long the paragraph grows.
  */
 class LiveMarkdown {
   private settled = 0;
   private text = "";
   private readonly tail: HTMLElement;
+  /** the tail's text while it is drawn as one plain paragraph (appended to), else undefined */
+  private plain: Text | undefined;
 
   constructor(
     private readonly c: PartContext,
@@ -49,8 +53,26 @@ class LiveMarkdown {
       this.c.dom.markdown(block, text.slice(this.settled, settled));
       this.el.insertBefore(block, this.tail);
       this.settled = settled;
+      this.plain = undefined;
     }
-    this.c.dom.markdown(this.tail, text.slice(settled));
+    this.drawTail(text.slice(settled));
+  }
+
+  private drawTail(source: string): void {
+    const paragraph = plainParagraph(source);
+    if (paragraph === undefined) {
+      this.plain = undefined;
+      this.c.dom.markdown(this.tail, source);
+    } else if (this.plain && paragraph.startsWith(this.plain.data)) {
+      if (paragraph.length > this.plain.data.length) this.plain.appendData(paragraph.slice(this.plain.data.length));
+    } else {
+      // what renderMarkdown gives for it: <p>text</p> and a line break
+      const doc = this.tail.ownerDocument;
+      const p = doc.createElement("p");
+      this.plain = doc.createTextNode(paragraph);
+      p.append(this.plain);
+      this.tail.replaceChildren(p, "\n");
+    }
   }
 }
 
