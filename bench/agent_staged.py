@@ -1,7 +1,12 @@
-"""The agent arm's plans on the multi-tool flows of ``bench agent_tasks``, written as a model that knows its
-reads start while it still writes the plan (REQ-AGENT-044) would write them: each read first, a node of its own,
-then the node that combines them, writes and renders the answer (REQ-AGENT-039). The same calls and the same
-answer as the task's one-node script (``Task.rendered``); the single-call tasks keep their one node."""
+"""The agent arm's plans in ``bench agent_tasks``, written as a model that knows its reads start while it still
+writes the plan (REQ-AGENT-044) would write them: each read first, a node of its own, then the node that combines
+them, writes and renders the answer (REQ-AGENT-039). The same calls and the same answer as the task's one-node
+script (``Task.rendered``).
+
+Two forms of the same plans: ``scripts`` as run_plan's schema and description teach them (REQ-AGENT-045: each node
+its script alone, the variables it assigns its outputs, its last expression the reply), and ``staged``, the
+object form a model wrote before (id, code, tools, outputs, depends_on, inputs; the lever off). The single-call
+tasks keep their one node in the object form."""
 
 from __future__ import annotations
 
@@ -54,3 +59,37 @@ _STAGED: dict[str, list[dict[str, Any]]] = {
 def staged(task_name: str) -> list[dict[str, Any]] | None:
     """The task's nodes, reads first, or None: the task keeps its one node."""
     return next((nodes for start, nodes in _STAGED.items() if task_name.startswith(start)), None)
+
+
+#: task name's start -> its nodes as scripts (REQ-AGENT-045), what run_plan's description asks a model to write
+_SCRIPTS: dict[str, list[str]] = {
+    "simplest": ["f\"Issue #1 has {issues_get_issue(number=1)['comments']} comments.\""],
+    "filter on content": [
+        "found = [i['number'] for i in having(issues_list_issues(state='open', limit=20), 'body', 'module 3;')]\n"
+        "f\"These mention module 3: {', '.join(f'#{n}' for n in found) or 'none'}.\""],
+    "join two servers": [
+        "bugs = where(issues_list_issues(state='open', limit=200), labels='bug')[:20]",
+        "users = people_list_users()",
+        "f\"The teams: {', '.join(sorted(set(i['team'] for i in join(bugs, users, 'author', 'login'))))}.\""],
+    "aggregate": [
+        f"c = count(issues_list_issues(state='all', limit={ISSUES}), 'labels')",
+        "'Per label: ' + ', '.join(f'{k} {c[k]}' for k in sorted(c)) + '.'"],
+    "a server-side filter exists": [
+        "n = [i['number'] for i in issues_search_issues(label='bug', limit=20, fields=['number'])]\n"
+        "f\"The 20 newest open bugs: {', '.join(f'#{x}' for x in n)}.\""],
+    "issue 25's task": [
+        "bugs = [i['number'] for i in issues_list_issues(state='open', limit=10) if 'bug' in i['labels']]",
+        "text = 'Bugs among the 10 newest open issues: ' + ', '.join(f'#{n}' for n in bugs)\n"
+        "issues_add_comment(number=1, body=text)\ntext + '; posted on #1.'"],
+    "four model turns": [
+        "bug = issues_search_issues(label='bug', limit=1, fields=['number', 'author'])[0]",
+        "users = people_list_users()",
+        "team = [u['team'] for u in users if u['login'] == bug['author']][0]\n"
+        "issues_add_comment(number=bug['number'], body='Routed to team ' + team)\n"
+        "f\"Routed to team {team}; posted on #{bug['number']}.\""],
+}
+
+
+def scripts(task_name: str) -> list[str]:
+    """The task's plan as scripts, reads first (REQ-AGENT-045)."""
+    return next(nodes for start, nodes in _SCRIPTS.items() if task_name.startswith(start))

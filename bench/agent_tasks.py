@@ -15,6 +15,8 @@ on that route:
   (REQ-AGENT-037), whose last node renders the answer (``answer: true``, REQ-AGENT-039): one model request per
   task; on a single-call task the one tool called directly (``call_tool``, REQ-AGENT-041), then the reply;
 - **rendered**: the agent arm with a rendered plan on every task, the single-call ones too (the direct call off);
+- **objects**: the rendered arm's plans in the object form a model wrote before REQ-AGENT-045 (each node's id,
+  tools, outputs, depends_on and inputs beside its code; goal and ``answer: true``): the plan as scripts off;
 - **full**: the rendered arm with the route's own requests off (``PHOENIX_AGENT_ASK_PROMPT=1``: the ask route's
   system prompt and tools in every request, as before REQ-AGENT-040) and so a rendered plan for every task;
 - **late**: the agent arm's plans with the nodes started only once the whole plan is decoded
@@ -22,7 +24,7 @@ on that route:
   model writes the reads first, each a node of its own (``bench/agent_staged.py``), so on the other
   rendered arms they start while it still writes the rest (REQ-AGENT-044);
 - **plan**: the same with the lever off: the plan's results go back to the model, which writes the reply (the
-  route before issue 37: two requests);
+  route before issue 37: two requests; the task's one script ending with the dict of its results);
 - **ask**: the baseline of criteria 3 and 4: the real server on the ask route with the same MCP tools offered
   as ``mcp__<server>__<tool>`` (issue 37); the model calls them one per turn, each result coming back in the
   next request as the route gives it (scrubbed, capped like bash output: the aggregate's 1,000 records are cut,
@@ -33,6 +35,11 @@ on that route:
   with the MCP tools as direct tools): naive one call per turn, results as the tools return them; fair the
   direct calls used well (independent calls in parallel in one turn, results projected to the fields needed,
   the server-side filter where one exists).
+
+Each task prints, per arm, the input and output tokens of its requests (the last warm run), the output split
+into what the model decodes: on the agent route the plan's code, the answer's template (the last node's last
+line) and the rest (JSON framing and escaping, the tool call's block), a direct call, a describe_tools call; on
+the ask route its tool calls and the answer.
 
 Every arm shows the user the same final text (checked from the server's textDelta events for the served arms)
 and leaves the same final state. Tokens are counted by the fake server for every block of every request
@@ -70,15 +77,15 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.agent_route import DECODE_S_PER_TOKEN, PREFILL_S_PER_TOKEN, QUICK_SCALE, TTFT_S  # noqa: E402
-from bench.agent_staged import staged  # noqa: E402
+from bench.agent_staged import scripts, staged  # noqa: E402
 from phoenix_lsp.llm.pricing import READ, WRITE_5M  # noqa: E402
 from phoenix_lsp.server.agent_route import CATALOGUE_INLINE_MAX  # noqa: E402
 
 ISSUES = 1000
 #: the arms: the agent route (catalogue inline), the agent route with its catalogue on demand, the two direct ones
-ARMS = ("agent", "rendered", "plan", "ask", "demand", "full", "late", "naive", "fair")
+ARMS = ("agent", "rendered", "objects", "plan", "ask", "demand", "full", "late", "naive", "fair")
 #: the arms that run through the real server, with the environment they need beside the registry's
-SERVED = (("agent", "rendered", "plan", "ask"), ("demand",), ("full",), ("late",))
+SERVED = (("agent", "rendered", "objects", "plan", "ask"), ("demand",), ("full",), ("late",))
 EXTRA_ENV = ({}, {"PHOENIX_AGENT_CATALOGUE_INLINE_MAX": "0"}, {"PHOENIX_AGENT_ASK_PROMPT": "1"},
              {"PHOENIX_AGENT_EARLY_START": "false"})
 #: the fake model's deltas when it streams at the decode rate (about 4 tokens each)
@@ -215,8 +222,14 @@ class Model:
     def __init__(self) -> None:
         self.task: Task | None = None
         self.arm = "agent"
+        self.log: list[dict[str, float]] = []  # each reply's output tokens by part (``split``), in request order
 
     def __call__(self, body: dict[str, Any]) -> Any:
+        reply = self.reply(body)
+        self.log.append(split(reply.content_json()))
+        return reply
+
+    def reply(self, body: dict[str, Any]) -> Any:
         from tests.fake_anthropic import Reply, ToolUseBlock
 
         task = self.task
@@ -231,16 +244,19 @@ class Model:
                 ((name, args),) = task.naive[0]
                 return Reply.tool_reply(ToolUseBlock("call_tool", {name: args}))
             return Reply.text_reply(task.answer)
-        if self.arm in ("agent", "rendered", "full", "late"):  # REQ-AGENT-039: the plan renders the reply
+        if self.arm in ("agent", "rendered", "full", "late"):  # REQ-AGENT-039/045: the plan renders the reply
+            if turn == 0:
+                return Reply.tool_reply(ToolUseBlock("run_plan", {"nodes": scripts(task.name)}))
+            return Reply.text_reply("A SECOND TURN: the plan's answer was not rendered")  # fails the text check
+        if self.arm == "objects":  # the plan as objects, as before REQ-AGENT-045
             if turn == 0:
                 return Reply.tool_reply(ToolUseBlock("run_plan", {"goal": task.prompt, "answer": True, "nodes": (
                     staged(task.name) or [{"id": "n", "code": task.rendered, "tools": list(task.tools),
                                            "outputs": []}])}))
-            return Reply.text_reply("A SECOND TURN: the plan's answer was not rendered")  # fails the text check
+            return Reply.text_reply("A SECOND TURN: the plan's answer was not rendered")
         if self.arm in ("plan", "demand"):  # the catalogue shows each call's signature: no describe_tools turn
-            if turn == 0:
-                return Reply.tool_reply(ToolUseBlock("run_plan", {"goal": task.prompt, "nodes": [
-                    {"id": "n", "code": task.plan, "tools": list(task.tools), "outputs": []}]}))
+            if turn == 0:  # one script ending with the dict of its results: they go back to the model
+                return Reply.tool_reply(ToolUseBlock("run_plan", {"nodes": [task.plan]}))
             return Reply.text_reply(task.answer)
         turns = task.fair if self.arm == "fair" else task.naive  # the ask route: one call per turn, as naive
         if turn < len(turns):
@@ -253,6 +269,32 @@ def _direct_name(function: str) -> str:
     """A script's function name (``issues_list_issues``) as the ask route offers the tool: ``mcp__issues__...``."""
     server, tool = function.split("_", 1)
     return f"mcp__{server}__{tool}"
+
+
+def _template(code: str) -> str:
+    """A plan's last node's last line: the answer's template."""
+    return code.rstrip().rsplit("\n", 1)[-1]
+
+
+def split(blocks: list[dict[str, Any]]) -> dict[str, float]:
+    """A reply's output tokens (bytes / 4 of each block, as the fake counts them) by what the model decodes: a
+    plan's code, its answer's template and the rest (JSON framing and escaping, the block itself); a direct call
+    (call_tool), describe_tools; the ask route's tool calls and answer."""
+    from tests.fake_anthropic import count_tokens
+
+    parts: Counter[str] = Counter()
+    for block in blocks:
+        total = count_tokens(block)
+        if block["type"] == "text":
+            parts["answer"] += total
+        elif block["name"] == "run_plan":
+            codes = [n if isinstance(n, str) else n["code"] for n in block["input"]["nodes"]]
+            template = len(_template(codes[-1]).encode()) / 4
+            code = sum(len(c.encode()) for c in codes) / 4 - template
+            parts.update({"plan code": code, "answer template": template, "framing": total - code - template})
+        else:
+            parts[{"call_tool": "direct call", "describe_tools": "describe"}.get(block["name"], "tool calls")] += total
+    return dict(parts)
 
 
 def usage(requests: list[Any]) -> tuple[int, float]:
@@ -361,6 +403,7 @@ async def _run(quick: bool) -> list[dict[str, Any]]:
     fake.decode_s_per_token, fake.count_output_tokens = DECODE_S_PER_TOKEN * scale, True
     fake.stream_decode, fake.stream_chunk_bytes = True, CHUNK_BYTES  # streamed as a real model streams
     results: dict[str, dict[str, list[tuple[float, tuple[int, float]]]]] = {}
+    parts: dict[str, dict[str, dict[str, float]]] = {}  # task -> arm -> its last run's tokens by part
     fixed: dict[str, float] = {}
     first = tasks()[0]
     try:
@@ -375,6 +418,7 @@ async def _run(quick: bool) -> list[dict[str, Any]]:
             for task in tasks():
                 model.task = task
                 per: dict[str, list[tuple[float, tuple[int, float]]]] = {arm: [] for arm in ARMS}
+                split_of = parts.setdefault(task.name, {})
                 for arms, extra in zip(SERVED, EXTRA_ENV, strict=True):
                     arm_env = {**env, **extra}
                     base = tmp / f"{arms[0]}-{len(results)}"
@@ -385,7 +429,9 @@ async def _run(quick: bool) -> list[dict[str, Any]]:
                             model.arm = arm
                             for _ in range(runs):
                                 reset(data)
+                                mark = (len(fake.requests), len(model.log))
                                 per[arm].append(await served(arm, task, fake, s))
+                                split_of[arm] = _parts(fake.requests[mark[0]:], model.log[mark[1]:], scale)
                                 _check(task, data, arm)
                                 if arm in ("agent", "full") and task.name == first.name:
                                     fixed.update({f"{arm} {k}": v for k, v in _fixed(fake.requests[-1].body).items()})
@@ -397,7 +443,9 @@ async def _run(quick: bool) -> list[dict[str, Any]]:
                         model.arm = arm
                         for _ in range(runs):
                             reset(data)
+                            mark = (len(fake.requests), len(model.log))
                             per[arm].append(await direct(arm, task, fake, hub, tmp))
+                            split_of[arm] = _parts(fake.requests[mark[0]:], model.log[mark[1]:], scale)
                             _check(task, data, arm)
                 finally:
                     hub.close()
@@ -409,7 +457,33 @@ async def _run(quick: bool) -> list[dict[str, Any]]:
                          f"+ output tokens x {DECODE_S_PER_TOKEN * scale * 1e3:.3g} ms, streamed: the first token "
                          f"after the first two, then {CHUNK_BYTES}-character deltas each sent when decoded (every arm "
                          "alike)", "value": f"{runs} runs per arm", "unit": ""}
-    return [model_row, *_fixed_rows(fixed), *_rows(results)]
+    return [model_row, *_fixed_rows(fixed), *_rows(results, parts)]
+
+
+def _parts(requests: list[Any], replies: list[dict[str, float]], scale: float) -> dict[str, float]:
+    """One run's requests: input tokens (all; uncached: fresh and cache writes), output tokens, the output by
+    part, and the seconds the modelled model alone takes for them (time to first token, prefill of the uncached
+    input, decoding of the output, at the run's rates): the latency floor of that arm whatever runs the tools."""
+    out: Counter[str] = Counter()
+    for request in requests:
+        u = request.usage or {}
+        uncached = u.get("input_tokens", 0) + u.get("cache_creation_input_tokens", 0)
+        out["in"] += uncached + u.get("cache_read_input_tokens", 0)
+        out["uncached"] += uncached
+        out["out"] += u.get("output_tokens", 0)
+        out["model s"] += scale * (TTFT_S + uncached * PREFILL_S_PER_TOKEN + u.get("output_tokens", 0)
+                                   * DECODE_S_PER_TOKEN)
+    for reply in replies:
+        out.update(reply)
+    out["requests"] = len(requests)
+    return dict(out)
+
+
+def _parts_text(split: dict[str, float]) -> str:
+    order = ("plan code", "answer template", "framing", "direct call", "describe", "tool calls", "answer")
+    shown = ", ".join(f"{k} {split[k]:.0f}" for k in order if split.get(k))
+    return (f"{split['requests']:.0f} req, in {split['in']:.0f} ({split['uncached']:.0f} uncached), out "
+            f"{split['out']:.0f} ({shown}), the model alone {split['model s']:.2f} s")
 
 
 def _tokens(value: Any) -> float:
@@ -448,7 +522,8 @@ def _verdict(saved: float, multi: bool, goal: float) -> str:
     return "met" if (saved >= goal if multi else saved >= -0.05) else "MISSED"
 
 
-def _rows(results: dict[str, dict[str, list[tuple[float, tuple[int, float]]]]]) -> list[dict[str, Any]]:
+def _rows(results: dict[str, dict[str, list[tuple[float, tuple[int, float]]]]],
+          parts: dict[str, dict[str, dict[str, float]]]) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     plan_of = {t.name: _script(t) for t in tasks()}
     verdicts: list[tuple[str, str, str]] = []
@@ -476,6 +551,24 @@ def _rows(results: dict[str, dict[str, list[tuple[float, tuple[int, float]]]]]) 
         rows.append({"name": f"{name}: latency warm, agent route", "value": round(warm["agent"], 2), "unit": "s",
                      "baseline_name": f"(naive {warm['naive']:.2f}, fair {warm['fair']:.2f}) the ask route",
                      "baseline_value": round(warm["ask"], 2), "goal": f"criterion 4: {c4}"})
+        if multi:  # the arithmetic of criterion 4: the model's own seconds, agent vs ask, whatever runs the tools
+            agent_s, ask_s = parts[name]["agent"]["model s"], parts[name]["ask"]["model s"]
+            rows.append({"name": f"{name}: the modelled model alone (TTFT, prefill, decoding), agent route: "
+                                 f"{1 - agent_s / ask_s:.1%} lower than the ask route's; the rest of the measured "
+                                 "warm latency runs the tools", "value": round(agent_s, 2), "unit": "s",
+                         "baseline_name": f"the ask route ({parts[name]['ask']['requests']:.0f} requests; measured "
+                                          f"warm: agent {warm['agent']:.2f}, ask {warm['ask']:.2f})",
+                         "baseline_value": round(ask_s, 2)})
+        rows.append({"name": f"{name}: tokens of each arm's requests (last warm run): input; output by part",
+                     "value": "; ".join(f"{arm}: {_parts_text(split)}" for arm, split in parts[name].items()),
+                     "unit": ""})
+        rows.append({"name": f"{name}: the plan as scripts (REQ-AGENT-045) on, a rendered plan: raw, billed, warm s, "
+                             "output tokens",
+                     "value": f"{raw['rendered']}, {billed['rendered']}, {warm['rendered']:.2f}, "
+                              f"{parts[name]['rendered']['out']:.0f}", "unit": "",
+                     "baseline_name": "off (the object form: id, tools, outputs, depends_on, inputs, goal, answer)",
+                     "baseline_value": f"{raw['objects']}, {billed['objects']}, {warm['objects']:.2f}, "
+                                       f"{parts[name]['objects']['out']:.0f}"})
         rows.append({"name": f"{name}: the route's own requests (REQ-AGENT-040) on, a rendered plan: raw, billed, "
                              "warm s", "value": f"{raw['rendered']}, {billed['rendered']}, {warm['rendered']:.2f}",
                      "unit": "", "baseline_name": "off (PHOENIX_AGENT_ASK_PROMPT=1: the ask route's prompt and tools "
@@ -516,8 +609,7 @@ def _rows(results: dict[str, dict[str, list[tuple[float, tuple[int, float]]]]]) 
 
 def _script(task: Task) -> str:
     """The agent arm's scripts, all nodes together."""
-    nodes = staged(task.name)
-    return "\n".join(node["code"] for node in nodes) if nodes else task.rendered
+    return "\n".join(scripts(task.name))
 
 
 def figures(quick: bool = False) -> list[dict[str, Any]]:

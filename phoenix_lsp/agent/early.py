@@ -42,8 +42,9 @@ from .telemetry import NodeTiming
 
 log = logging.getLogger(__name__)
 
-#: ``run_plan``'s node as the model writes it -> the contracts' node (the one mapping: ``conversation_agent``)
-NodeMapping = Callable[[dict[str, Any]], dict[str, Any]]
+#: ``run_plan``'s node as the model writes it (an object, or its script alone: REQ-AGENT-045), and the contracts'
+#: nodes before it -> the contracts' node (the one mapping: ``conversation_agent``)
+NodeMapping = Callable[[Any, list[dict[str, Any]]], dict[str, Any]]
 #: a node run early: as prepared, its report, its timing, its tool calls
 _Ran = tuple[PlanNode, NodeReport, NodeTiming, int]
 
@@ -103,9 +104,10 @@ class EarlyStart:
             for raw in found:
                 if self._closed:
                     return
+                # a script alone is node n<position> (REQ-AGENT-045), as the whole plan's mapping names it
+                node_id = raw.get("id") if isinstance(raw, dict) else f"n{len(self._all) + 1}"
                 future = self._worker.submit(self._admit, raw)
                 self._all.append(future)
-                node_id = raw.get("id") if isinstance(raw, dict) else None
                 if isinstance(node_id, str):
                     self._queued.setdefault(node_id, future)
 
@@ -114,11 +116,11 @@ class EarlyStart:
         no node starts early any more."""
         if self._closed:
             return None
-        if not isinstance(raw, dict) or len(self._given) >= self.budgets.run.max_nodes:
-            self._close("a node is not an object, or there are too many")
+        if not isinstance(raw, dict | str) or len(self._given) >= self.budgets.run.max_nodes:
+            self._close("a node is neither an object nor a script, or there are too many")
             return None
         try:
-            node = self._to_node(raw)
+            node = self._to_node(raw, self._given)
             given = [*self._given, node]
             prepared = prepare({"goal": "the plan being written", "nodes": given}, self.host, self.budgets)
         except PlanRefused as refused:

@@ -69,7 +69,8 @@ def build_request(
     """
     offered: list[dict[str, Any]] | None = tools if (not summary or cache.enabled) else None
     out_system: str | list[dict[str, Any]] = system
-    out_messages = [{**m, "content": _blocks(m["content"])} for m in messages]
+    names = {tool["name"] for tool in offered or ()}
+    out_messages = [{**m, "content": [_as_offered(b, names) for b in _blocks(m["content"])]} for m in messages]
     if cache.enabled:
         control = cache.control()
         if offered:
@@ -84,6 +85,23 @@ def build_request(
     request = LlmRequest(model=model, system=out_system, messages=out_messages, tools=offered)
     assert count_breakpoints(request) <= MAX_BREAKPOINTS
     return request
+
+
+#: the agent route's direct call (REQ-AGENT-041, ``core/tools.py``'s CALL_TOOL): ``{"<tool>": {arguments}}``
+DIRECT_CALL = "call_tool"
+
+
+def _as_offered(block: Any, names: set[str]) -> Any:
+    """A history's MCP call (``mcp__<server>__<tool>``) in a request that does not offer that tool but offers the
+    direct call (the agent route's, REQ-AGENT-046) is sent as the direct call the model made: no provider
+    documents accepting a ``tool_use`` / ``tool_calls`` entry whose name is not among the request's tools (a
+    request without tools is refused outright). The same history gives the same bytes: the cache prefix holds."""
+    if not isinstance(block, dict) or block.get("type") != "tool_use" or DIRECT_CALL not in names:
+        return block
+    name = block.get("name")
+    if not isinstance(name, str) or name in names or not name.startswith("mcp__"):
+        return block
+    return {**block, "name": DIRECT_CALL, "input": {name: block.get("input", {})}}
 
 
 def _blocks(content: Any) -> list[dict[str, Any]]:

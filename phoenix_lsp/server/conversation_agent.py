@@ -28,6 +28,7 @@ from ..agent.executor import run
 from ..agent.host import Cancellation
 from ..agent.mcp_values import compact_schema
 from ..agent.planner import PlanRefused, prepare
+from ..agent.short_nodes import node_from_code
 from ..core.tools import ToolKind
 from ..core.values import ToolUse
 from ..tools.inputs import PlanNodeInput, RunPlanInput
@@ -74,6 +75,7 @@ class ConversationAgent:
         self._waited_lock = threading.Lock()
         self._summaries: dict[str, str] = {}  # write tool -> its approval node's summary
         self.call_prefix = ""  # before the number in its host calls' ids ("early." for nodes started early)
+        self._functions: dict[str, str] | None = None  # catalogue function name -> URI (REQ-AGENT-045)
 
     # --------------------------------------------------------------------------------- the two tools
 
@@ -104,15 +106,35 @@ class ConversationAgent:
         hub = self.route.hub
         return hub.schema(uri), hub.output_schema(uri), self.tool_kind(uri)
 
+    def functions(self) -> Mapping[str, str]:
+        """Each catalogue tool's function name -> its URI, once per agent (blocking: the hub's listing)."""
+        if self._functions is None:
+            try:
+                self._functions = {function_name(t.uri): t.uri for t in self.route.hub.catalogue()}
+            except Exception as exc:  # no listing: a script's tool names stay unknown names, refused as such
+                log.warning("agent route: the catalogue for a plan's scripts is unavailable: %s", exc)
+                return {}
+        return self._functions
+
+    def plan_node(self, raw: Any, earlier: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+        """``plan_node`` with this conversation's catalogue (a node started early, REQ-AGENT-044)."""
+        return plan_node(raw, earlier, self.functions)
+
+    def raw_plan(self, plan: RunPlanInput) -> dict[str, Any]:
+        """run_plan's input (the model's compact form) as the contracts' Plan (blocking: see ``functions``)."""
+        nodes: list[dict[str, Any]] = []
+        for node in plan.nodes:
+            nodes.append(raw_node(node, nodes, self.functions))
+        return {"goal": plan_goal(plan), "constraints": list(plan.constraints), "nodes": nodes}
+
     async def run_plan(self, plan: RunPlanInput, call: ToolUse) -> tuple[str, bool, str | None]:
         """The plan's compact report for the model, whether it failed, and its rendered answer: with
         ``answer`` set, the last node's ``answer`` string when every node succeeded (REQ-AGENT-039), else None."""
         route = self.route
         self.tool_use_id = call.id
-        raw = _raw_plan(plan)
         early = route.early.take(self.runtime.id, call.id)  # its nodes started as it streamed (REQ-AGENT-044)
         try:
-            prepared = await asyncio.to_thread(prepare, raw, self, route.settings.budgets)
+            prepared = await asyncio.to_thread(lambda: prepare(self.raw_plan(plan), self, route.settings.budgets))
         except PlanRefused as refused:
             if early is not None:
                 early.stop()  # what it started only read; nothing of the plan runs
@@ -139,7 +161,8 @@ class ConversationAgent:
                 early.finish()
         log.info("agent run %s: plan %s, %s, %d nodes, %d tool calls, %.0f ms", call.id, report.plan_hash[:12],
                  report.outcome, len(report.nodes), report.totals.tool_calls, report.totals.wall_ms)
-        answer = rendered_answer(report) if plan.answer else None
+        renders = plan.answer or isinstance(plan.nodes[-1], str)  # a script's last expression (REQ-AGENT-045)
+        answer = rendered_answer(report) if renders else None
         return (route.redact(report.summary), report.outcome == "failed",
                 None if answer is None else route.redact(answer))
 
@@ -264,18 +287,24 @@ def _schema_text(schema: Any) -> str:
     return json.dumps(compact_schema(schema), sort_keys=True, separators=(",", ":"))
 
 
-def _raw_node(node: PlanNodeInput) -> dict[str, Any]:
-    """One node of run_plan's input as the contracts' node: a script unit."""
+def raw_node(node: PlanNodeInput | str, earlier: Sequence[Mapping[str, Any]],
+             functions: Callable[[], Mapping[str, str]]) -> dict[str, Any]:
+    """One node of run_plan's input as the contracts' node, a script unit: a script alone has the rest read from
+    it (``agent/short_nodes.py``, REQ-AGENT-045; ``functions``: the catalogue's, asked only then)."""
+    if isinstance(node, str):
+        return node_from_code(node, len(earlier) + 1, earlier, functions())
     return {"id": node.id, "kind": "script", "dependsOn": list(node.depends_on), "inputs": list(node.inputs),
             "outputs": list(node.outputs), "unit": {"code": node.code, "allowedTools": list(node.tools)}}
 
 
-def plan_node(raw: dict[str, Any]) -> dict[str, Any]:
+def plan_node(raw: Any, earlier: Sequence[Mapping[str, Any]] = (),
+              functions: Callable[[], Mapping[str, str]] = dict) -> dict[str, Any]:
     """One node as the model wrote it in run_plan's input, validated as the whole input's nodes are, as the
     contracts' node (a node started before the plan is complete, REQ-AGENT-044). Raises ValidationError."""
-    return _raw_node(PlanNodeInput.model_validate(raw))
+    node: PlanNodeInput | str = raw if isinstance(raw, str) and raw else PlanNodeInput.model_validate(raw)
+    return raw_node(node, earlier, functions)
 
 
-def _raw_plan(plan: RunPlanInput) -> dict[str, Any]:
-    """run_plan's input (the model's compact form) as the contracts' Plan: each node a script unit."""
-    return {"goal": plan.goal, "constraints": list(plan.constraints), "nodes": [_raw_node(n) for n in plan.nodes]}
+def plan_goal(plan: RunPlanInput) -> str:
+    """The plan's goal as its approvals show it: the model's, or what its nodes are."""
+    return plan.goal.strip() or f"a plan of {len(plan.nodes)} node(s)"

@@ -14,7 +14,7 @@ from typing import Any
 
 from ..agent.early import EarlyStart
 from ..core.tools import RUN_PLAN
-from .conversation_agent import ConversationAgent, Route, plan_node
+from .conversation_agent import ConversationAgent, Route
 from .runtime.base import AgentHost
 
 
@@ -72,7 +72,7 @@ class EarlyPlans:
         agent.call_prefix = "early."  # its host calls' ids differ from the run's own
         route = self.route
         early = EarlyStart(host=agent, engine_name=route.engine, budgets=route.settings.budgets,
-                           artifacts=route.artifacts.scoped(self.runtime.id), pool=route.pool, to_node=plan_node)
+                           artifacts=route.artifacts.scoped(self.runtime.id), pool=route.pool, to_node=agent.plan_node)
         self.calls[call_id] = early
         route.early.add(self.runtime.id, call_id, early)
         return early

@@ -221,13 +221,24 @@ class PlanNodeInput(ToolInput):
     outputs: list[Key] = Field(default_factory=list)
 
 
+def _plan_schema(schema: dict[str, Any]) -> None:
+    """run_plan's schema as the model is shown it: nodes as scripts (REQ-AGENT-045). The object form of a node
+    (id, code, tools, depends_on, inputs, outputs), ``goal``, ``constraints`` and ``answer`` are still accepted
+    (plans of restored conversations), not shown: every token of the tools is paid by every request of the route,
+    and each write a plan makes is asked about with its own arguments, so a goal adds nothing the user needs."""
+    schema["properties"] = {"nodes": {"type": "array", "items": {"type": "string"}}}
+    schema["required"] = ["nodes"]
+
+
 class RunPlanInput(ToolInput):
-    goal: NotBlank
+    model_config = ConfigDict(json_schema_extra=_plan_schema)
+
+    goal: str = ""
     constraints: list[str] = Field(default_factory=list)
-    nodes: list[PlanNodeInput] = Field(min_length=1, max_length=50)
-    answer: bool = Field(default=False, description=(
-        "True when the last node's result holds 'answer', your whole reply as a string: it is shown to the user "
-        "and the turn ends there (no second request); on any failure you get the results as usual."))
+    nodes: list[PlanNodeInput | NonEmpty] = Field(min_length=1, max_length=50)
+    # True when the last node's result holds 'answer', the whole reply as a string (REQ-AGENT-039); a last node
+    # written as a script that ends with an expression says so itself (REQ-AGENT-045)
+    answer: bool = False
 
 
 class CallToolInput(ToolInput):

@@ -303,9 +303,11 @@ def _locations(kind: str) -> Runner:
 
 _DESCRIBE = "Full schemas (arguments, result) of catalogue tools."
 _RUN_PLAN = (
-    "Nodes of Python-subset scripts (no imports, files, clock), a few lines each, calling their listed tools as "
-    "server_tool(**arguments) and helpers " + SIGNATURES + "; each ends with a dict of its outputs. You get "
-    "each node's status and small result (large: artifact:// handles); failures as KIND/CODE."
+    "Nodes, each a Python-subset script (no imports, files, clock), run in order; a script calls catalogue tools "
+    "as server_tool(**arguments) and helpers " + SIGNATURES + "; later nodes read the variables earlier ones "
+    "assign. Put each independent read first, a node of its own: it starts while you write the rest. A last node "
+    "ending in an expression (not a dict) renders it as your whole reply and ends the turn; else you get each "
+    "node's status and small results (large: artifact:// handles), failures as KIND/CODE."
 )
 
 

@@ -94,3 +94,31 @@ def test_the_run_takes_the_early_node_instead_of_calling_its_tool_again(tmp_path
     assert report.outcome == "ok", report.summary
     assert [tool for tool, _ in host.calls] == [LIST]  # once: the run took the early node's result
     assert report.totals.tool_calls == 1 and '"first":1' in report.summary.replace(" ", "")
+
+
+@needs_sandbox
+@pytest.mark.req("REQ-AGENT-044", "REQ-AGENT-045")
+def test_a_script_node_starts_when_its_string_closes_and_the_run_takes_it(tmp_path: Path) -> None:
+    host = InMemoryRecordsHost()
+    functions = {"records_list_records": LIST, "records_update_record": UPDATE}
+    starter = EarlyStart(host=host, engine_name="monty", budgets=BudgetsFile(),
+                         artifacts=ArtifactStore(tmp_path / "artifacts"), pool=None,
+                         to_node=lambda raw, given: plan_node(raw, given, lambda: functions))
+    read = "ids = [r['id'] for r in records_list_records()][:3]"
+    write = "records_update_record(id=ids[0], fields={'status': 'done'})\nf'{ids[0]} done'"
+    text = json.dumps({"nodes": [read, write]}, separators=(",", ":"))
+    first_end = text.index(read) + len(read) + 1  # the string's closing quote
+    starter.feed(text[:first_end - 1])
+    assert starter.wait_started() == []  # the script is not complete yet
+    starter.feed(text[first_end - 1:])
+    assert starter.wait_started() == ["n1"]  # the write waits for the whole plan and its approval
+    given: list[dict[str, Any]] = []
+    for code in (read, write):
+        given.append(plan_node(code, given, lambda: functions))
+    budgets = BudgetsFile()
+    report = run(prepare({"goal": "g", "nodes": given}, host, budgets), host=host, engine_name="monty",
+                 budgets=budgets, artifacts=ArtifactStore(tmp_path / "artifacts"), early=starter)
+    starter.finish()
+    assert report.outcome == "ok", report.summary
+    assert [tool for tool, _ in host.calls] == [LIST, UPDATE]  # the read once: the run took the early node
+    assert report.nodes[-1].envelope is not None and report.nodes[-1].envelope.result == {"answer": "1 done"}

@@ -82,3 +82,41 @@ async def test_without_answer_or_when_the_plan_fails_the_model_writes_the_reply(
             requests = await agent_turn(s, cid, Reply.tool_reply(block), Reply.text_reply("the model's reply"))
             assert len(requests) == 2, block.input
         assert shown(s, cid) == "the model's reply" * 3
+
+
+def comments_on(tmp_path: Path, number: int) -> list[str]:
+    """The issues server's own data file: the comments it stored on an issue (the witness outside the server)."""
+    path = tmp_path / "issues.json"
+    data = json.loads(path.read_text()) if path.exists() else {}
+    return [c["body"] for c in data.get("comments", {}).get(str(number), [])]
+
+
+SCRIPTS = ["rows = issues_list_issues(state='open', limit=5)",
+           "issues_add_comment(number=1, body=f'{len(rows)} open')\nf'Posted on #1: {len(rows)} open'"]
+
+
+@pytest.mark.req("REQ-AGENT-045")
+async def test_a_plan_written_as_scripts_runs_and_its_last_expression_is_the_reply(
+        fake_anthropic: FakeAnthropic, tmp_path: Path) -> None:
+    async with session(fake_anthropic, tmp_path, env=issues_files(tmp_path)) as s:
+        cid = await unrestricted(s, "auto")
+        requests = await agent_turn(s, cid, Reply.tool_reply(ToolUseBlock("run_plan", {"nodes": SCRIPTS})),
+                                    Reply.text_reply("SECOND TURN"), text="post the count")
+        # the route shows run_plan's nodes as scripts; the server read each node's tools, inputs and outputs
+        [run_plan] = [t for t in requests[0].body["tools"] if t["name"] == "run_plan"]
+        assert run_plan["input_schema"]["properties"] == {"nodes": {"type": "array", "items": {"type": "string"}}}
+        assert len(requests) == 1 and shown(s, cid) == "Posted on #1: 5 open"
+        assert comments_on(tmp_path, 1) == ["5 open"]
+
+
+@pytest.mark.req("REQ-AGENT-045")
+async def test_a_write_in_a_script_is_still_refused_in_restricted_mode(
+        fake_anthropic: FakeAnthropic, tmp_path: Path) -> None:
+    async with session(fake_anthropic, tmp_path, env=issues_files(tmp_path)) as s:
+        cid = await s.new()  # Restricted
+        alias = ["post = issues_add_comment\npost(number=1, body='from a script')\n'posted'"]
+        requests = await agent_turn(s, cid, Reply.tool_reply(ToolUseBlock("run_plan", {"nodes": alias})),
+                                    Reply.text_reply("I could not post."), text="post it")
+        assert len(requests) == 2 and "Restricted" in json.dumps(requests[1].messages[-1])
+        assert shown(s, cid) == "I could not post."
+        assert comments_on(tmp_path, 1) == []  # the issues server stored nothing

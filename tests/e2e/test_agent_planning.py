@@ -149,3 +149,39 @@ async def test_a_message_that_needs_the_workspace_is_handed_to_the_ask_route_for
         await turn(s, cid, "and the tracker?")
         assert tool_names(model.requests[3].body) == ROUTE_TOOLS
         assert "read_file" in tool_names(third)
+
+
+def called(body: dict[str, Any]) -> list[tuple[str, Any]]:
+    """(name, input) of every tool call in a request's history, in either provider's form."""
+    out: list[tuple[str, Any]] = []
+    for message in body["messages"]:
+        for call in message.get("tool_calls") or ():  # OpenAI
+            out.append((call["function"]["name"], json.loads(call["function"]["arguments"])))
+        content = message.get("content")
+        for block in content if isinstance(content, list) else ():
+            if isinstance(block, dict) and block.get("type") == "tool_use":
+                out.append((block["name"], block["input"]))
+    return out
+
+
+@pytest.mark.req("REQ-AGENT-046")
+@pytest.mark.parametrize("provider", ["anthropic", "openai"])
+async def test_a_direct_call_in_the_history_is_sent_under_a_name_the_request_offers(
+        provider: str, fake_anthropic: FakeAnthropic, fake_openai: Any, tmp_path: Path) -> None:
+    model = Model(provider, fake_anthropic, fake_openai)
+    read = ToolUseBlock("call_tool", {"tracker_list_issues": {}}, id="toolu_direct1")
+    model.enqueue(Reply.tool_reply(read), Reply.text_reply("Two issues are open."), Reply.text_reply("Yes."))
+    async with started(model, tmp_path, env=tracker_env(tmp_path)) as s:
+        cid = await s.new()
+        await turn(s, cid, "what is open in the tracker?")
+        await turn(s, cid, "sure?")
+        assert received(tmp_path) == ["list_issues"]
+        # every client saw the MCP tool's own call (REQ-AGENT-041) ...
+        assert [e["toolName"] for e in s.of("toolStart", cid)] == ["mcp__tracker__list_issues"]
+        # ... and every later request names only tools it offers: the call as the direct call it was
+        for request in model.requests[1:3]:
+            offered = set(tool_names(request.body))
+            assert called(request.body) == [("call_tool", {"mcp__tracker__list_issues": {}})]
+            assert {name for name, _ in called(request.body)} <= offered
+        text, is_error = model.results(1)["toolu_direct1"]
+        assert not is_error and "#1 the build is red" in text
