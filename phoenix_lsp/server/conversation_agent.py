@@ -28,6 +28,7 @@ from ..agent.executor import run
 from ..agent.host import Cancellation
 from ..agent.mcp_values import compact_schema
 from ..agent.planner import PlanRefused, prepare
+from ..agent.timing import Stopwatch
 from ..core.tools import ToolKind
 from ..core.values import ToolUse
 from ..tools.inputs import PlanNodeInput, RunPlanInput
@@ -111,8 +112,10 @@ class ConversationAgent:
         self.tool_use_id = call.id
         raw = _raw_plan(plan)
         early = route.early.take(self.runtime.id, call.id)  # its nodes started as it streamed (REQ-AGENT-044)
+        timing = Stopwatch("plan")
         try:
             prepared = await asyncio.to_thread(prepare, raw, self, route.settings.budgets)
+            timing.mark("prepare")
         except PlanRefused as refused:
             if early is not None:
                 early.stop()  # what it started only read; nothing of the plan runs
@@ -137,6 +140,8 @@ class ConversationAgent:
         finally:
             if early is not None:
                 early.finish()
+            timing.mark("run")
+            timing.log(log)
         log.info("agent run %s: plan %s, %s, %d nodes, %d tool calls, %.0f ms", call.id, report.plan_hash[:12],
                  report.outcome, len(report.nodes), report.totals.tool_calls, report.totals.wall_ms)
         answer = rendered_answer(report) if plan.answer else None

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import time
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any, cast
 
+from ...agent.timing import Stopwatch
 from ...core.effects import RequestLlm
 from ...core.events import LlmDone, LlmFailed
 from ...core.tools import CALL_TOOL, DESCRIBE_TOOLS, RUN_PLAN
@@ -25,6 +27,8 @@ from ...tools.inputs import invalid_json
 from ...tools.mcp_direct import is_mcp, with_mcp
 from .. import prompts, wire
 from .base import AgentHost, EarlyPlans, HubLike, Peer
+
+log = logging.getLogger(__name__)
 
 
 class Turn:
@@ -115,9 +119,12 @@ class Turn:
             conversation.apply(LlmFailed(effect.request_id, outcome.retryable, outcome.message, outcome.status,
                                  outcome.retry_after_ms))
             return
+        timing = Stopwatch("answer")  # from the model's answer's end
         content = tuple(self._block(b) for b in outcome.content if b.get("type") in ("text", "tool_use"))
         usage = Usage(**{k: int(v) for k, v in outcome.usage.items() if k in Usage.__dataclass_fields__})
         conversation.apply(LlmDone(effect.request_id, content, outcome.stop_reason, usage))
+        timing.mark("applied")
+        timing.log(log)
 
     def _prompt(self, state: Any, catalogue: str, mcp: list[dict[str, Any]]) -> tuple[str, list[dict[str, Any]]]:
         """The request's system prompt and tools. The agent route's are its own (REQ-AGENT-040): the planning
