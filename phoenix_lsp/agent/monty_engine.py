@@ -213,7 +213,7 @@ class MontyEngine:
             reply = self._call(unit, message)
             self._timing.mark("calls")
             try:
-                write_all(replies, (json.dumps(reply) + "\n").encode(), STARTUP_GRACE_S)
+                write_all(replies, reply, STARTUP_GRACE_S)
             except TimeoutError:
                 return _protocol("a worker that does not read its replies", calls)
             self._timing.mark("reply")
@@ -234,21 +234,20 @@ class MontyEngine:
             wait = min(wait, CANCEL_POLL_S)
         return wait
 
-    def _call(self, unit: ExecutionUnit, message: dict[str, Any]) -> dict[str, Any]:
+    def _call(self, unit: ExecutionUnit, message: dict[str, Any]) -> bytes:
         """Run one host call for the worker: only a tool the unit allows (checked again here, whatever the
-        worker says), with JSON arguments; the answer is JSON, or a typed error."""
+        worker says), with JSON arguments; the reply's line: the answer as JSON (encoded once), or a typed error."""
         name, args, kwargs = message.get("call"), message.get("args", []), message.get("kwargs", {})
         if not isinstance(name, str) or name not in unit.functions() or name not in self._functions:
-            return {"error": _err(ErrorKind.DENIED, ErrorCode.CAPABILITY_DENIED, f"{name!r} is not allowed")}
+            return _line({"error": _err(ErrorKind.DENIED, ErrorCode.CAPABILITY_DENIED, f"{name!r} is not allowed")})
         if not isinstance(args, list) or not isinstance(kwargs, dict):
-            return {"error": _err(ErrorKind.ENGINE, ErrorCode.PROTOCOL, "malformed call")}
+            return _line({"error": _err(ErrorKind.ENGINE, ErrorCode.PROTOCOL, "malformed call")})
         try:
-            value = self._functions[name](*args, **kwargs)
-            return {"return": json.loads(json.dumps(value))}
+            return _line({"return": self._functions[name](*args, **kwargs)})
         except ToolFailure as failure:
-            return {"error": failure.error.model_dump(mode="json")}
+            return _line({"error": failure.error.model_dump(mode="json")})
         except Exception as exc:  # a tool's failure is the script's business (TOOL), not the server's
-            return {"error": _err(ErrorKind.TOOL, ErrorCode.TOOL_ERROR, f"{name}: {type(exc).__name__}: {exc}")}
+            return _line({"error": _err(ErrorKind.TOOL, ErrorCode.TOOL_ERROR, f"{name}: {type(exc).__name__}: {exc}")})
 
 
 _CANCELLED = "the run was cancelled while this unit ran; its process tree was killed"
@@ -268,6 +267,11 @@ class _RunEnded(Exception):
 
 def _cancelled_envelope(calls: int) -> ResultEnvelope:
     return ResultEnvelope.failure(ErrorKind.ENGINE, ErrorCode.CANCELLED, _CANCELLED, Metrics(tool_calls=calls))
+
+
+def _line(reply: dict[str, Any]) -> bytes:
+    """A reply as its line on the worker's FIFO (a value that is not JSON fails here, as the tool's error)."""
+    return (json.dumps(reply) + "\n").encode()
 
 
 def _nothing() -> None:
