@@ -47,7 +47,9 @@ model (the ask route's text too; its tool calls run once complete, as the route 
 of a fresh server (its MCP servers start), *warm* the median of the later runs. Goals (issue 37), judged against
 the ask route: on the multi-tool flows (the join, the aggregate, issue 25's task, the four-turn task) >= 85 %
 fewer raw tokens (criterion 3) and >= 30 % lower warm latency (criterion 4); on the single-call tasks never more
-than 5 % worse. Each lever's effect is printed beside it (on / off, same run).
+than 5 % worse. Each lever's effect is printed beside it (on / off, same run). Where the warm time goes is
+printed per task for the agent and the ask route (:func:`breakdown`, one clock for both): the model's time
+and ours before it, between turns and after its last byte, split by the server's own timing lines.
 
 Run: python -m bench agent_tasks [--quick]
 """
