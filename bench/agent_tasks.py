@@ -54,7 +54,9 @@ model (the ask route's text too; its tool calls run once complete, as the route 
 of a fresh server (its MCP servers start), *warm* the median of the later runs. Goals (issue 37), judged against
 the ask route: on the multi-tool flows (the join, the aggregate, issue 25's task, the four-turn task) >= 85 %
 fewer raw tokens (criterion 3) and >= 30 % lower warm latency (criterion 4); on the single-call tasks never more
-than 5 % worse. Each lever's effect is printed beside it (on / off, same run).
+than 5 % worse. Each lever's effect is printed beside it (on / off, same run). Where the warm time goes is
+printed per task for the agent and the ask route (:func:`breakdown`, one clock for both): the model's time
+and ours before it, between turns and after its last byte, split by the server's own timing lines.
 
 Run: python -m bench agent_tasks [--quick]
 """
@@ -64,6 +66,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import statistics
 import sys
 import tempfile
@@ -360,26 +363,67 @@ async def direct(arm: str, task: Task, fake: Any, hub: Any, workdir: Path) -> tu
     return time.perf_counter() - started, usage(fake.requests[before:])
 
 
-async def served(arm: str, task: Task, fake: Any, s: Any) -> tuple[float, tuple[int, float]]:
+async def served(arm: str, task: Task, fake: Any, s: Any,
+                 parts: list[dict[str, float]] | None = None) -> tuple[float, tuple[int, float]]:
     """One run of an arm through the real server: a new Unrestricted conversation (auto policy), the task's
     message on the arm's route, timed from sendMessage to the idle status; what the user was shown must be the
-    task's answer."""
+    task's answer. ``parts``: where the run's time went is appended to it (:func:`breakdown`)."""
     from tests.e2e.harness import last_seq, wait_idle
 
     cid = await s.new(policy="auto")
     await s.request("phoenix/setMode", {"conversationId": cid, "mode": "unrestricted"})
     before, mark = len(fake.requests), last_seq(s, cid)
     route = "ask" if arm == "ask" else "agent"
-    started = time.perf_counter()
+    log = s.data_dir / "phoenix-lsp.log"
+    logged = log.stat().st_size if log.exists() else 0
+    started = time.monotonic()  # the fake's clock (system-wide monotonic), for the breakdown
     await s.request("phoenix/sendMessage", {"conversationId": cid, "text": task.prompt, "route": route})
-    await wait_idle(s, cid, mark, timeout=300)
-    wall = time.perf_counter() - started
+    idle = await wait_idle(s, cid, mark, timeout=300)
+    wall = time.monotonic() - started
+    if parts is not None:
+        arrived = s.arrivals[next(i for i, e in enumerate(s.events) if e is idle)] / 1e9
+        with log.open("rb") as f:
+            f.seek(logged)
+            lines = f.read().decode("utf-8", "replace")
+        parts.append(breakdown(fake, started, arrived, fake.requests[before:], lines))
     shown = "".join(e["text"] for e in s.of("textDelta", cid) if e["seq"] > mark)
     assert shown == task.answer, f"{task.name} ({arm}): the user was shown {shown[:300]!r}"
     if arm in ("plan", "demand"):
         text = json.dumps(fake.requests[-1].body["messages"][-1])
         assert ": ok (" in text.split("agent run", 1)[-1][:60], f"{task.name}: the plan did not succeed: {text[:800]}"
     return wall, usage(fake.requests[before:])
+
+
+#: a line of the server's log that times a part of the route (``phoenix_lsp.agent.timing``): "timing name=ms ..."
+TIMING = re.compile(r"\btiming (?P<what>[^:]+): (?P<parts>.*)$", re.MULTILINE)
+PART = re.compile(r"(?P<name>[\w.-]+)=(?P<ms>\d+(?:\.\d+)?)ms")
+
+
+def breakdown(fake: Any, started: float, arrived: float, requests: list[Any], log: str) -> dict[str, float]:
+    """Where one run's time went, in seconds, on one clock (the system-wide monotonic one the fake, the bench's
+    client and the server all read): *model* is each request from its last byte received by the fake to the
+    last byte of its reply (the modelled model, ``modelled``: TTFT + prefill + decode as the fake computed them,
+    and the fake's own serving); *ours* is the rest: before the first request (sendMessage to the request), between
+    a reply's last byte and the next request (the tool calls on the ask route, call_tool's on the agent route),
+    and after the last reply's last byte to the idle status at the client (the plan's rest and its answer on
+    the agent route). The server's own ``timing`` log lines (``agent/timing.py``) split ours further: their
+    parts, summed over the run, as ``server.<part>``."""
+    out = {"wall": arrived - started, "model": 0.0, "modelled": 0.0, "before": 0.0, "between": 0.0, "after": 0.0}
+    last = started
+    for number, request in enumerate(requests):
+        end = request.last_write_at if request.last_write_at is not None else request.ended_at
+        out["before" if number == 0 else "between"] += request.started_at - last
+        out["model"] += end - request.started_at
+        u = request.usage or {}
+        out["modelled"] += (fake.ttft_base_s + (u.get("input_tokens", 0) + u.get("cache_creation_input_tokens", 0))
+                            * fake.prefill_s_per_token + u.get("output_tokens", 0) * fake.decode_s_per_token)
+        last = end
+    out["after"] = arrived - last
+    for line in TIMING.finditer(log):
+        for part in PART.finditer(line["parts"]):
+            key = f"server.{line['what']}.{part['name']}"
+            out[key] = out.get(key, 0.0) + float(part["ms"]) / 1000
+    return out
 
 
 def _check(task: Task, data: Path, arm: str) -> None:
@@ -405,6 +449,7 @@ async def _run(quick: bool) -> list[dict[str, Any]]:
     results: dict[str, dict[str, list[tuple[float, tuple[int, float]]]]] = {}
     parts: dict[str, dict[str, dict[str, float]]] = {}  # task -> arm -> its last run's tokens by part
     fixed: dict[str, float] = {}
+    phases: dict[tuple[str, str], list[dict[str, float]]] = {}  # (task, arm) -> each run's breakdown
     first = tasks()[0]
     try:
         with tempfile.TemporaryDirectory() as name:
@@ -430,7 +475,8 @@ async def _run(quick: bool) -> list[dict[str, Any]]:
                             for _ in range(runs):
                                 reset(data)
                                 mark = (len(fake.requests), len(model.log))
-                                per[arm].append(await served(arm, task, fake, s))
+                                runs_of = phases.setdefault((task.name, arm), [])
+                                per[arm].append(await served(arm, task, fake, s, runs_of))
                                 split_of[arm] = _parts(fake.requests[mark[0]:], model.log[mark[1]:], scale)
                                 _check(task, data, arm)
                                 if arm in ("agent", "full") and task.name == first.name:
@@ -457,7 +503,7 @@ async def _run(quick: bool) -> list[dict[str, Any]]:
                          f"+ output tokens x {DECODE_S_PER_TOKEN * scale * 1e3:.3g} ms, streamed: the first token "
                          f"after the first two, then {CHUNK_BYTES}-character deltas each sent when decoded (every arm "
                          "alike)", "value": f"{runs} runs per arm", "unit": ""}
-    return [model_row, *_fixed_rows(fixed), *_rows(results, parts)]
+    return [model_row, *_fixed_rows(fixed), *_rows(results, parts), *_phase_rows(phases)]
 
 
 def _parts(requests: list[Any], replies: list[dict[str, float]], scale: float) -> dict[str, float]:
@@ -605,6 +651,30 @@ def _rows(results: dict[str, dict[str, list[tuple[float, tuple[int, float]]]]],
                  "value": f"{len(verdicts) - len(missed)} of {len(verdicts)} met", "unit": "",
                  "goal": "missed: " + ("; ".join(missed) if missed else "none"), "met": not missed})
     return rows
+
+
+def _phase_rows(phases: dict[tuple[str, str], list[dict[str, float]]]) -> list[dict[str, Any]]:
+    """Per task, where the warm time of the agent route and of the ask route goes (:func:`breakdown`): each
+    part's median over the warm runs, in seconds."""
+    rows: list[dict[str, Any]] = []
+    names = list(dict.fromkeys(name for name, _arm in phases))
+    for name in names:
+        shown = {arm: _phases_text(phases.get((name, arm), [])[1:]) for arm in ("agent", "ask")}
+        rows.append({"name": f"{name}: where the warm time goes, agent route", "value": shown["agent"], "unit": "",
+                     "baseline_name": "the ask route", "baseline_value": shown["ask"]})
+    return rows
+
+
+def _phases_text(runs: list[dict[str, float]]) -> str:
+    if not runs:
+        return "-"
+    m = {key: statistics.median(run.get(key, 0.0) for run in runs) for key in runs[0] | runs[-1]}
+    ours = m["before"] + m["between"] + m["after"]
+    server = ", ".join(f"{key.removeprefix('server.')} {value:.3f}" for key, value in sorted(m.items())
+                       if key.startswith("server."))
+    return (f"wall {m['wall']:.3f} s = model {m['model']:.3f} (modelled {m['modelled']:.3f}) + ours {ours:.3f} "
+            f"(before the model {m['before']:.3f}, between turns {m['between']:.3f}, after its last byte "
+            f"{m['after']:.3f}){'; the server says: ' + server if server else ''}")
 
 
 def _script(task: Task) -> str:

@@ -35,12 +35,23 @@ class McpSecrets:
         return text
 
     def _scrub_value(self, value: Any) -> Any:
-        """A tool result with every secret gone from every string in it (object keys too), at any depth."""
-        if isinstance(value, str):
-            text = self._scrub(value)
-            return self._redact(text) if self._redact is not None else text
-        if isinstance(value, list):
-            return [self._scrub_value(item) for item in value]
-        if isinstance(value, dict):
-            return {self._scrub_value(str(key)): self._scrub_value(item) for key, item in value.items()}
-        return value
+        """A tool result with every secret gone from every string in it (object keys too), at any depth. The
+        secrets are gathered once for the whole value (the server's redactor's ``redactor()`` when it has one,
+        ``SecretGuard``'s: it reads the environment once, not at each of a thousand records' strings)."""
+        with self._secrets_lock:
+            values = [v for v in (s.get_secret_value() for s in self._secrets) if len(v) >= MIN_SECRET_CHARS]
+        batch = getattr(getattr(self._redact, "__self__", None), "redactor", None)
+        redact = batch() if callable(batch) else self._redact
+
+        def scrub(item: Any) -> Any:
+            if isinstance(item, str):
+                for secret in values:
+                    item = item.replace(secret, "[secret]")
+                return redact(item) if redact is not None else item
+            if isinstance(item, list):
+                return [scrub(part) for part in item]
+            if isinstance(item, dict):
+                return {scrub(str(key)): scrub(part) for key, part in item.items()}
+            return item
+
+        return scrub(value)

@@ -1,34 +1,32 @@
 """The pydantic-monty engine, host side (REQ-AGENT-008/009/013).
 
-One execute = one worker process (``phoenix_lsp.agent.worker``, the same Python), started by the
-project's sandbox launcher in Restricted mode: Landlock (read-only filesystem, writes only to a private
-scratch directory, no TCP), seccomp, no capabilities, rlimits (CPU, address space, open files,
-processes) and a memory cgroup where available. The launcher's stdin is the lifeline: if this process dies
-the tree dies. pydantic-monty itself runs the script in a ``monty`` subprocess of the worker, which inherits
-all of that.
+One execute = one worker process (``phoenix_lsp.agent.worker``, the same Python), started by the project's sandbox
+launcher in Restricted mode: Landlock (read-only filesystem, writes only to a private scratch directory, no TCP),
+seccomp, no capabilities, rlimits (CPU, address space, open files, processes) and a memory cgroup where available.
+The launcher's stdin is the lifeline: if this process dies the tree dies. pydantic-monty itself runs the script in
+a ``monty`` subprocess of the worker, which inherits all of that.
 
-The watchdog here: each wait for the worker is bounded (start-up grace + the unit's CPU budget + a grace,
-with the time spent in host functions not counted); past it the tree is killed and the unit ends with
-``ENGINE``/``TIMEOUT``. Anything on the channel that is not the protocol ends it with
-``ENGINE``/``PROTOCOL``. Two more ends, for the run (issue 24): its wall clock (``remaining``, host calls
-counted) spent while the unit runs is ``BUDGET``/``WALL_CLOCK``, and a cancel (``cancelled``) kills the tree
-at once (``ENGINE``/``CANCELLED``): with a ``host.Cancellation`` from the moment it is set, even while the
-script loops without calling a tool; with a plain ``threading.Event`` within ``CANCEL_POLL_S``.
+The watchdog here: each wait for the worker is bounded (start-up grace + the unit's CPU budget + a grace, with the
+time spent in host functions not counted); past it the tree is killed and the unit ends with ``ENGINE``/``TIMEOUT``.
+Anything on the channel that is not the protocol ends it with ``ENGINE``/``PROTOCOL``. Two more ends, for the run
+(issue 24): its wall clock (``remaining``, host calls counted) spent while the unit runs is ``BUDGET``/
+``WALL_CLOCK``, and a cancel (``cancelled``) kills the tree at once (``ENGINE``/``CANCELLED``): with a
+``host.Cancellation`` from the moment it is set, even while the script loops without calling a tool; with a plain
+``threading.Event`` within ``CANCEL_POLL_S``.
 
 Warm workers (REQ-AGENT-037): with a :class:`WarmPool` (``warm_pool.py``), a unit is handed to a worker started
-ahead of need; without one (or with no warm worker for the unit's limits) the worker is started cold. The
-worker process itself is ``worker_process.py``; the lines of its channel, ``worker_lines.py``.
+ahead of need, and its tree is ended by the pool off the unit's path once the unit's answer is in (``retire``);
+without one (or with no warm worker for the unit's limits) the worker is started cold. The worker process itself
+is ``worker_process.py``; the lines of its channel, ``worker_lines.py``.
 """
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import json
 import logging
 import math
 import os
-import signal
 import subprocess
 import threading
 import time
@@ -42,11 +40,10 @@ from pydantic_monty._binary import find_monty_binary
 from .. import safe_json
 from ..sandbox import landlock, spawn
 from ..sandbox.limits import Limits
-from ..sandbox.outcome import OutputCapture, RunResult, parse_status
-from ..sandbox.watch import TERMINATE_GRACE_S
 from . import static_check
 from .contracts import AgentError, ErrorCode, ErrorKind, ExecutionUnit, Metrics, ResultEnvelope, ToolFailure
 from .engine_types import EngineHealth, HostFunction
+from .timing import Stopwatch
 from .warm_pool import WarmPool
 from .worker_lines import MAX_LINE_BYTES, Violation, read_line, write_all
 from .worker_process import (
@@ -55,6 +52,7 @@ from .worker_process import (
     STARTUP_GRACE_S,
     WATCHDOG_GRACE_S,
     Worker,
+    ended_envelope,
     is_worker,
     limits_for,
     terminate,
@@ -89,6 +87,7 @@ class MontyEngine:
             if not name.isidentifier() or name.startswith("_") or name in static_check.FORBIDDEN_NAMES:
                 raise ValueError(f"{name!r} cannot be a host function: scripts could never call it")
         self._functions = dict(host_functions)
+        self._timing = Stopwatch("unit")
         self._restricted = restricted
         self._check_scripts = check_scripts
 
@@ -132,26 +131,37 @@ class MontyEngine:
 
     def _run(self, unit: ExecutionUnit) -> ResultEnvelope:
         limits = self._limits(unit)
-        worker = self._pool.take(self._restricted, limits) if self._pool is not None else None
-        if worker is not None:
-            try:
-                return self._run_on(worker, unit)
-            except _NeverTook:  # alive when handed out, dead before it read its go line: the unit never ran
-                log.info("agent: a warm engine worker died before it took its unit; the unit runs on a fresh one")
-        return self._run_on(Worker.start(self._restricted, limits, unit), unit)
+        self._timing = timing = Stopwatch("unit")  # where its time goes (``timing.py``), logged at its end
+        try:
+            worker = self._pool.take(self._restricted, limits) if self._pool is not None else None
+            timing.mark("take")
+            if worker is not None:
+                try:
+                    return self._run_on(worker, unit)
+                except _NeverTook:  # alive when handed out, dead before it read its go line: the unit never ran
+                    log.info("agent: a warm engine worker died before it took its unit; it runs on a fresh one")
+            return self._run_on(Worker.start(self._restricted, limits, unit), unit)
+        finally:
+            timing.log(log)
 
     def _run_on(self, worker: Worker, unit: ExecutionUnit) -> ResultEnvelope:
         forget: Callable[[], None] = _nothing
         try:
             if worker.warm:  # a warm worker reads its unit once it is told to go, never before
                 worker.hand(unit)
+                self._timing.mark("hand")
             on_cancel = getattr(self._cancelled, "on_cancel", None)
             if callable(on_cancel):  # a cancel ends the tree now: the launcher kills it on SIGTERM
                 forget = on_cancel(functools.partial(terminate, worker.launcher))
             return self._converse(unit, worker.launcher, worker.replies, worker.buffer, worker if worker.warm else None)
         finally:
+            self._timing.mark("worker")
             forget()
-            worker.end()
+            if self._pool is not None:  # its answer is in (or it failed): its tree ends off the unit's path
+                self._pool.retire(worker)
+            else:
+                worker.end()
+            self._timing.mark("end")
 
     def _converse(self, unit: ExecutionUnit, launcher: subprocess.Popen[bytes], replies: int,
                   buffer: bytearray | None = None, warm: Worker | None = None) -> ResultEnvelope:
@@ -180,7 +190,7 @@ class MontyEngine:
                     return _cancelled_envelope(calls)
                 if warm is not None and calls == 0 and warm.never_took_unit():
                     raise _NeverTook
-                return _ended(launcher, calls, b"" if warm is None else bytes(warm.status))
+                return ended_envelope(launcher, calls, b"" if warm is None else bytes(warm.status))
             try:
                 message = safe_json.loads(line, what="a line of the worker")
             except safe_json.TooDeep as exc:
@@ -199,11 +209,14 @@ class MontyEngine:
             if "call" not in message:
                 return _protocol("an unknown message", calls)
             calls += 1
+            self._timing.mark("worker")
             reply = self._call(unit, message)
+            self._timing.mark("calls")
             try:
-                write_all(replies, (json.dumps(reply) + "\n").encode(), STARTUP_GRACE_S)
+                write_all(replies, reply, STARTUP_GRACE_S)
             except TimeoutError:
                 return _protocol("a worker that does not read its replies", calls)
+            self._timing.mark("reply")
 
     def _run_limit(self) -> float:
         """How long the watchdog may wait now before looking again at the run (cancel, wall clock); raises
@@ -221,21 +234,20 @@ class MontyEngine:
             wait = min(wait, CANCEL_POLL_S)
         return wait
 
-    def _call(self, unit: ExecutionUnit, message: dict[str, Any]) -> dict[str, Any]:
+    def _call(self, unit: ExecutionUnit, message: dict[str, Any]) -> bytes:
         """Run one host call for the worker: only a tool the unit allows (checked again here, whatever the
-        worker says), with JSON arguments; the answer is JSON, or a typed error."""
+        worker says), with JSON arguments; the reply's line: the answer as JSON (encoded once), or a typed error."""
         name, args, kwargs = message.get("call"), message.get("args", []), message.get("kwargs", {})
         if not isinstance(name, str) or name not in unit.functions() or name not in self._functions:
-            return {"error": _err(ErrorKind.DENIED, ErrorCode.CAPABILITY_DENIED, f"{name!r} is not allowed")}
+            return _line({"error": _err(ErrorKind.DENIED, ErrorCode.CAPABILITY_DENIED, f"{name!r} is not allowed")})
         if not isinstance(args, list) or not isinstance(kwargs, dict):
-            return {"error": _err(ErrorKind.ENGINE, ErrorCode.PROTOCOL, "malformed call")}
+            return _line({"error": _err(ErrorKind.ENGINE, ErrorCode.PROTOCOL, "malformed call")})
         try:
-            value = self._functions[name](*args, **kwargs)
-            return {"return": json.loads(json.dumps(value))}
+            return _line({"return": self._functions[name](*args, **kwargs)})
         except ToolFailure as failure:
-            return {"error": failure.error.model_dump(mode="json")}
+            return _line({"error": failure.error.model_dump(mode="json")})
         except Exception as exc:  # a tool's failure is the script's business (TOOL), not the server's
-            return {"error": _err(ErrorKind.TOOL, ErrorCode.TOOL_ERROR, f"{name}: {type(exc).__name__}: {exc}")}
+            return _line({"error": _err(ErrorKind.TOOL, ErrorCode.TOOL_ERROR, f"{name}: {type(exc).__name__}: {exc}")})
 
 
 _CANCELLED = "the run was cancelled while this unit ran; its process tree was killed"
@@ -257,6 +269,11 @@ def _cancelled_envelope(calls: int) -> ResultEnvelope:
     return ResultEnvelope.failure(ErrorKind.ENGINE, ErrorCode.CANCELLED, _CANCELLED, Metrics(tool_calls=calls))
 
 
+def _line(reply: dict[str, Any]) -> bytes:
+    """A reply as its line on the worker's FIFO (a value that is not JSON fails here, as the tool's error)."""
+    return (json.dumps(reply) + "\n").encode()
+
+
 def _nothing() -> None:
     return None
 
@@ -268,28 +285,3 @@ def _err(kind: ErrorKind, code: str, message: str) -> dict[str, Any]:
 def _protocol(what: str, calls: int) -> ResultEnvelope:
     return ResultEnvelope.failure(ErrorKind.ENGINE, ErrorCode.PROTOCOL,
                                   f"the engine worker sent {what}; it was killed", Metrics(tool_calls=calls))
-
-
-def _ended(launcher: subprocess.Popen[bytes], calls: int, read: bytes = b"") -> ResultEnvelope:
-    """The worker closed its output without an envelope: killed by an rlimit, or crashed. `read`: the
-    launcher's status lines read before (a warm worker's "started")."""
-    assert launcher.stderr is not None
-    with contextlib.suppress(subprocess.TimeoutExpired):
-        launcher.wait(TERMINATE_GRACE_S)
-    status = RunResult(capture=OutputCapture())
-    with contextlib.suppress(OSError, ValueError):
-        os.set_blocking(launcher.stderr.fileno(), False)
-        parse_status((read + (launcher.stderr.read() or b"")).decode("utf-8", "replace"), status)
-    metrics = Metrics(tool_calls=calls)
-    if status.memory_limit_hits:  # before the signal: the memory cgroup's OOM kill is a SIGKILL too
-        return ResultEnvelope.failure(ErrorKind.BUDGET, ErrorCode.MEM_LIMIT, "the worker hit its memory limit",
-                                      metrics)
-    if status.signal in (signal.SIGXCPU, signal.SIGKILL) and status.killed is None:
-        return ResultEnvelope.failure(ErrorKind.BUDGET, ErrorCode.CPU_LIMIT,
-                                      f"the worker was killed by signal {status.signal} (CPU rlimit)", metrics)
-    if status.setup_failure is not None:
-        return ResultEnvelope.failure(ErrorKind.ENGINE, ErrorCode.UNAVAILABLE,
-                                      f"the sandbox could not start the worker: {status.setup_failure.describe()}",
-                                      metrics)
-    return ResultEnvelope.failure(ErrorKind.ENGINE, ErrorCode.PROC_CRASH,
-                                  f"the worker ended without an answer (exit {status.exit_code})", metrics)

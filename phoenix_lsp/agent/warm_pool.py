@@ -17,8 +17,10 @@ from .worker_process import STARTUP_GRACE_S, WATCHDOG_GRACE_S, Worker, limits_fo
 
 log = logging.getLogger(__name__)
 
-#: idle warm workers kept per set of limits, by default, and how many sets of limits are kept warm
-WARM_WORKERS = 1
+#: idle warm workers kept per set of limits, by default (a plan's nodes each take one, a moment apart, and a
+#: replacement takes longer to start than that on a loaded machine: three cover the usual plan; about 33 MB each),
+#: and how many sets of limits are kept warm
+WARM_WORKERS = 3
 MAX_KEYS = 2
 
 
@@ -94,6 +96,14 @@ class WarmPool:
             candidate.end()
         self.warm(restricted, limits)  # its replacement (or, after a miss, one for the next such unit)
         return worker
+
+    def retire(self, worker: Worker) -> None:
+        """End a worker whose unit is over (its answer read, or it failed) in the background: its tree is killed
+        and its scratch directory removed off the unit's path (``close`` waits for it)."""
+        thread = threading.Thread(target=worker.end, name="agent-worker-end", daemon=True)
+        with self._cond:
+            self._threads = [t for t in self._threads if t.is_alive()] + [thread]
+        thread.start()
 
     def wait_warm(self, budgets: Budgets, timeout_s: float, restricted: bool = True, count: int = 1) -> bool:
         """Wait until `count` workers for units with these budgets are idle (False: not in time)."""

@@ -26,9 +26,10 @@ from pathlib import Path
 
 from ..sandbox import spawn
 from ..sandbox.limits import Limits
+from ..sandbox.outcome import OutputCapture, RunResult, parse_status
 from ..sandbox.scratch import remove_tree
 from ..sandbox.watch import TERMINATE_GRACE_S
-from .contracts import Budgets, ExecutionUnit
+from .contracts import Budgets, ErrorCode, ErrorKind, ExecutionUnit, Metrics, ResultEnvelope
 from .worker_lines import Violation, read_line, write_all
 
 #: time the worker gets to start (Python, pydantic_monty, the monty pool) before its CPU budget counts
@@ -246,3 +247,28 @@ def write_unit(scratch: Path, unit: ExecutionUnit) -> None:
     # the worker binds each tool by the name scripts call it (``function_name``), not by its URI
     wire = {**unit.model_dump(mode="json", by_alias=True), "functions": sorted(unit.functions())}
     (scratch / "unit.json").write_text(json.dumps(wire), encoding="utf-8")
+
+
+def ended_envelope(launcher: subprocess.Popen[bytes], calls: int, read: bytes = b"") -> ResultEnvelope:
+    """The worker closed its output without an envelope: killed by an rlimit, or crashed. `read`: the
+    launcher's status lines read before (a warm worker's "started")."""
+    assert launcher.stderr is not None
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        launcher.wait(TERMINATE_GRACE_S)
+    status = RunResult(capture=OutputCapture())
+    with contextlib.suppress(OSError, ValueError):
+        os.set_blocking(launcher.stderr.fileno(), False)
+        parse_status((read + (launcher.stderr.read() or b"")).decode("utf-8", "replace"), status)
+    metrics = Metrics(tool_calls=calls)
+    if status.memory_limit_hits:  # before the signal: the memory cgroup's OOM kill is a SIGKILL too
+        return ResultEnvelope.failure(ErrorKind.BUDGET, ErrorCode.MEM_LIMIT, "the worker hit its memory limit",
+                                      metrics)
+    if status.signal in (signal.SIGXCPU, signal.SIGKILL) and status.killed is None:
+        return ResultEnvelope.failure(ErrorKind.BUDGET, ErrorCode.CPU_LIMIT,
+                                      f"the worker was killed by signal {status.signal} (CPU rlimit)", metrics)
+    if status.setup_failure is not None:
+        return ResultEnvelope.failure(ErrorKind.ENGINE, ErrorCode.UNAVAILABLE,
+                                      f"the sandbox could not start the worker: {status.setup_failure.describe()}",
+                                      metrics)
+    return ResultEnvelope.failure(ErrorKind.ENGINE, ErrorCode.PROC_CRASH,
+                                  f"the worker ended without an answer (exit {status.exit_code})", metrics)

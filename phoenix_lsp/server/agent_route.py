@@ -99,7 +99,8 @@ class AgentRoute:
         if self.settings is None:
             return f"No MCP tools: {self.unavailable}"
         async with self._lock:
-            await asyncio.to_thread(self.start)
+            if self.hub is None:  # started once, off the event loop: later requests skip the thread hop
+                await asyncio.to_thread(self.start)
             if self._catalogue is not None:
                 return self._catalogue
             try:
@@ -143,8 +144,7 @@ class AgentRoute:
                 if gone:
                     log.info("artifacts: deleted those of %d conversation(s) that no longer exist", gone)
 
-    def forget(self, conversation_id: str) -> None:
-        """The conversation is over: its artifacts go with it."""
+    def forget(self, conversation_id: str) -> None:  # the conversation is over: its artifacts go with it
         if self.artifacts is not None:
             self.artifacts.remove_scope(conversation_id)
 

@@ -29,6 +29,7 @@ from ..agent.host import Cancellation
 from ..agent.mcp_values import compact_schema
 from ..agent.planner import PlanRefused, prepare
 from ..agent.short_nodes import node_from_code
+from ..agent.timing import Stopwatch
 from ..core.tools import ToolKind
 from ..core.values import ToolUse
 from ..tools.inputs import PlanNodeInput, RunPlanInput
@@ -133,8 +134,10 @@ class ConversationAgent:
         route = self.route
         self.tool_use_id = call.id
         early = route.early.take(self.runtime.id, call.id)  # its nodes started as it streamed (REQ-AGENT-044)
+        timing = Stopwatch("plan")
         try:
             prepared = await asyncio.to_thread(lambda: prepare(self.raw_plan(plan), self, route.settings.budgets))
+            timing.mark("prepare")
         except PlanRefused as refused:
             if early is not None:
                 early.stop()  # what it started only read; nothing of the plan runs
@@ -159,6 +162,8 @@ class ConversationAgent:
         finally:
             if early is not None:
                 early.finish()
+            timing.mark("run")
+            timing.log(log)
         log.info("agent run %s: plan %s, %s, %d nodes, %d tool calls, %.0f ms", call.id, report.plan_hash[:12],
                  report.outcome, len(report.nodes), report.totals.tool_calls, report.totals.wall_ms)
         renders = plan.answer or isinstance(plan.nodes[-1], str)  # a script's last expression (REQ-AGENT-045)

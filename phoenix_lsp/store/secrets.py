@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 import re
 from bisect import bisect_left
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from urllib.parse import parse_qsl, urlsplit
 
 from phoenix_lsp.store.errors import SecretLeakError
@@ -135,11 +135,21 @@ class SecretGuard:
         secret takes inside a repr of a str or bytes (as error messages of other libraries show it).
 
         This is the one redactor of the process: the store, the log and the LLM client's errors use it."""
+        return self.redactor()(text)
+
+    def redactor(self) -> Callable[[str], str]:
+        """``redact`` with the secrets known now, for many texts at once (every string of an MCP tool's result):
+        the environment is read once, here, instead of at each text."""
         # Longest first, so a secret that contains another one is replaced whole; the same forms, in the same
         # order, as ``decided`` holds back for a stream.
-        for value in self._forms():
-            text = text.replace(value, REDACTED)
-        return text
+        forms = self._forms()
+
+        def redact(text: str) -> str:
+            for value in forms:
+                text = text.replace(value, REDACTED)
+            return text
+
+        return redact
 
     def decided(self, text: str) -> int:
         """How much of ``text`` can be redacted now, when more text may follow it (a model's stream): the

@@ -266,3 +266,35 @@ def test_the_sdks_wrapper_is_removed_only_where_it_is_a_wrapper() -> None:
     # no output schema: only a wrapped non-object is unwrapped
     assert unwrap({"result": [1]}, None) == [1] and unwrap({"result": {"a": 1}}, None) == {"result": {"a": 1}}
     assert unwrap([1], None) == [1]
+
+
+class _CountedEnviron(dict[str, str]):
+    """An environment that counts how often it is read whole (the guard looks for credential variables)."""
+
+    reads = 0
+
+    def items(self):  # type: ignore[no-untyped-def, override]
+        type(self).reads += 1
+        return super().items()
+
+
+@pytest.mark.req("REQ-AGENT-016")
+def test_a_result_s_strings_are_redacted_with_the_secrets_gathered_once(data: Path) -> None:
+    """Every string of a result passes the server's redactor, yet the environment is read once per result, not
+    once per string: a thousand records' strings cost one look at the environment (issue 37: 8 s of a 1,000-
+    record call went there)."""
+    from phoenix_lsp.store.secrets import REDACTED, SecretGuard
+
+    environ = _CountedEnviron({TOKEN_VARIABLE: TOKEN, "PATH": os.environ.get("PATH", "")})
+    guard = SecretGuard(environ=environ)
+    guard.add_secret("Work item 7", "a secret that is a record's title")
+    with McpHub(registry(records=stdio_entry(data)), manifest=MANIFEST, environ=environ,
+                redact=guard.redact) as hub:
+        hub.catalogue()
+        _CountedEnviron.reads = 0
+        records = hub.call("mcp://records/list_records", {}, timeout_s=10)["records"]
+        reads = _CountedEnviron.reads
+    assert len(records) == 50
+    titles = [r["title"] for r in records]
+    assert "Work item 7" not in titles and REDACTED in titles  # the redactor reached each record's strings
+    assert reads <= 2, f"the environment was read {reads} times for one result"

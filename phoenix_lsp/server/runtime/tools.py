@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ...agent.timing import Stopwatch
 from ...core.effects import AnswerHostCall, RunTool
 from ...core.events import HostCall, ToolDone
 from ...core.rules import scopes_for
@@ -67,6 +68,7 @@ class Tools:
 
     async def _tool(self, effect: RunTool) -> None:
         call = effect.call
+        timing = Stopwatch("tool")
         self.conversation.emit(ev.ToolStart(tool_use_id=call.id, tool_name=call.name, arguments=dict(call.input),
                                mode=effect.mode, access=call.mcp_kind))
         pictures: list[Picture] = []
@@ -85,6 +87,7 @@ class Tools:
             output, is_error, refused = f"Internal error while running {call.name}: {exc}", True, False
         finally:
             self.tool_tasks.pop(call.id, None)
+        timing.mark("run")
         output = self.hub.store.guard.redact(output)
         images, output = self._keep_images(pictures, output)
         shown = "".join(f"{p.shown()}\n" for p in pictures[:len(images)])  # what every client shows of them
@@ -92,6 +95,8 @@ class Tools:
         if answer is not None:
             answer = self.hub.store.guard.redact(answer)
         self.conversation.apply(ToolDone(call.id, output, is_error, refused, images, answer))
+        timing.mark("done")
+        timing.log(log)
 
     def _keep_images(self, pictures: list[Picture], output: str) -> tuple[tuple[Image, ...], str]:
         """An MCP result's images in the store, like an attachment's (the conversation's rows hold their ids;

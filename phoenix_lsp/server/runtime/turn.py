@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any, cast
 
+from ...agent.timing import Stopwatch
 from ...core.effects import RequestLlm
 from ...core.events import LlmDone, LlmFailed
 from ...core.tools import CALL_TOOL, DESCRIBE_TOOLS, RUN_PLAN
@@ -26,6 +28,8 @@ from ...tools.mcp_direct import is_mcp, with_mcp
 from .. import prompts, wire
 from ..usecases import images
 from .base import AgentHost, EarlyPlans, HubLike, Peer
+
+log = logging.getLogger(__name__)
 
 
 class Turn:
@@ -117,9 +121,12 @@ class Turn:
             conversation.apply(LlmFailed(effect.request_id, outcome.retryable, outcome.message, outcome.status,
                                  outcome.retry_after_ms))
             return
+        timing = Stopwatch("answer")  # from the model's answer's end
         content = tuple(self._block(b) for b in outcome.content if b.get("type") in ("text", "tool_use"))
         usage = Usage(**{k: int(v) for k, v in outcome.usage.items() if k in Usage.__dataclass_fields__})
         conversation.apply(LlmDone(effect.request_id, content, outcome.stop_reason, usage))
+        timing.mark("applied")
+        timing.log(log)
 
     async def _pictures(self) -> tuple[Any, Callable[[str], tuple[bytes, str] | str]]:
         """The conversation's state and its history's images for the request, each through the one image gate
