@@ -15,7 +15,7 @@ from phoenix_lsp.agent.contracts import BudgetsFile
 from phoenix_lsp.agent.early import EarlyStart
 from phoenix_lsp.agent.executor import run
 from phoenix_lsp.agent.planner import prepare
-from phoenix_lsp.server.conversation_agent import plan_node
+from phoenix_lsp.server.plan_input import plan_node
 
 from .conftest import needs_sandbox
 from .records_host import GET, LIST, UPDATE, InMemoryRecordsHost

@@ -12,7 +12,7 @@ from phoenix_lsp.agent.contracts import BudgetsFile, function_name
 from phoenix_lsp.agent.executor import run
 from phoenix_lsp.agent.planner import PlanRefused, prepare
 from phoenix_lsp.agent.short_nodes import MAX_PARSED_BYTES, node_from_code
-from phoenix_lsp.server.conversation_agent import plan_node
+from phoenix_lsp.server.plan_input import plan_node
 
 from .conftest import needs_sandbox
 from .records_host import DENIED, GET, LIST, UPDATE, InMemoryRecordsHost

@@ -3,6 +3,7 @@ processes that misbehave in one way each. The real worker never does; these prov
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -63,7 +64,7 @@ def test_a_worker_that_dies_without_an_answer_is_a_crash() -> None:
 @pytest.mark.req("REQ-AGENT-009")
 def test_the_host_refuses_a_call_the_unit_does_not_allow_whatever_the_worker_says() -> None:
     unit = ExecutionUnit(code="1", allowed_tools=())
-    reply = MontyEngine({"echo": lambda x: x})._call(unit, {"call": "echo", "args": [1]})
+    reply = json.loads(MontyEngine({"echo": lambda x: x})._call(unit, {"call": "echo", "args": [1]}))
     assert reply["error"]["kind"] == "DENIED" and reply["error"]["code"] == "CAPABILITY_DENIED"
 
 
