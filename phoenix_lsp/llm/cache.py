@@ -29,6 +29,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from ..core.mcp_names import is_mcp
+from ..core.tools import CALL_TOOL
 from .client import LlmRequest
 
 Ttl = Literal["5m", "1h"]
@@ -87,21 +89,17 @@ def build_request(
     return request
 
 
-#: the agent route's direct call (REQ-AGENT-041, ``core/tools.py``'s CALL_TOOL): ``{"<tool>": {arguments}}``
-DIRECT_CALL = "call_tool"
-
-
 def _as_offered(block: Any, names: set[str]) -> Any:
     """A history's MCP call (``mcp__<server>__<tool>``) in a request that does not offer that tool but offers the
     direct call (the agent route's, REQ-AGENT-046) is sent as the direct call the model made: no provider
     documents accepting a ``tool_use`` / ``tool_calls`` entry whose name is not among the request's tools (a
     request without tools is refused outright). The same history gives the same bytes: the cache prefix holds."""
-    if not isinstance(block, dict) or block.get("type") != "tool_use" or DIRECT_CALL not in names:
+    if not isinstance(block, dict) or block.get("type") != "tool_use" or CALL_TOOL not in names:
         return block
     name = block.get("name")
-    if not isinstance(name, str) or name in names or not name.startswith("mcp__"):
+    if not isinstance(name, str) or name in names or not is_mcp(name):
         return block
-    return {**block, "name": DIRECT_CALL, "input": {name: block.get("input", {})}}
+    return {**block, "name": CALL_TOOL, "input": {name: block.get("input", {})}}
 
 
 def _blocks(content: Any) -> list[dict[str, Any]]:
