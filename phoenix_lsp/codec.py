@@ -13,6 +13,7 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
+from . import limits
 from .core.state import ConversationState
 from .core.values import Message
 
@@ -33,8 +34,19 @@ def encode_state(state: ConversationState) -> str:
 
 
 def decode_state(text: str, history: tuple[Message, ...]) -> ConversationState:
-    state = _state_adapter().validate_python(_upgrade_state(json.loads(text)), strict=False)
+    """A stored state, decoded within the bounds of one (``limits.STORED_STATE``, REQ-SEC-044): text from the
+    store's file, which another program may have changed, raises ``limits.Refused`` (a ValueError) over them."""
+    state = _state_adapter().validate_python(_upgrade_state(limits.decode(text, limits.STORED_STATE)), strict=False)
     return replace(state, history=history)
+
+
+def decode_stored_message(text: str) -> Message:
+    """A message as the store keeps it (``{"message": ...}``), decoded within the bounds of one
+    (``limits.STORED_MESSAGE``, REQ-SEC-044): ``limits.Refused`` (a ValueError) over them."""
+    row = limits.decode(text, limits.STORED_MESSAGE)
+    if not isinstance(row, dict) or "message" not in row:
+        raise ValueError("it is not a stored message (a JSON object with a member 'message')")
+    return decode_message(json.dumps(row["message"]))  # as the wire's: JSON mode
 
 
 def _upgrade_state(data: Any) -> Any:

@@ -117,6 +117,16 @@ PROVIDER_LISTING = HttpBounds("the provider's listing", Bounds("the provider's l
                               4 * 1024 * 1024, "The provider's listing is not used; the built-in list is")
 
 
+#: a conversation's rows as the store holds them, read back when it is opened (``server/runtime/hub.py``): the
+#: store's file is on the disk, where another program may have changed it, so each row is measured before it is
+#: read (``store/conversations.py``) and bounded before it is decoded (REQ-SEC-044). The largest row a server
+#: writes is a model's whole answer (:data:`PROVIDER_STREAM`); the deepest, a tool's input (64 levels, checked as
+#: it streamed) inside the message around it.
+STORED_ROW_BYTES = PROVIDER_STREAM.whole
+STORED_MESSAGE = Bounds("the stored message", STORED_ROW_BYTES, 4_000_000, 2 * safe_json.MAX_DEPTH)
+STORED_STATE = Bounds("the stored state", STORED_ROW_BYTES, 4_000_000, 2 * safe_json.MAX_DEPTH)
+
+
 def provider_answer(url_path: str) -> HttpBounds:
     """The bounds of a provider's answer to a request for ``url_path``: the models listing is small."""
     return PROVIDER_LISTING if url_path.rstrip("/").endswith("/models") else PROVIDER_STREAM
@@ -176,7 +186,8 @@ def answer(method: str | None, whole: Bounds) -> Bounds:
 
 __all__ = ["ACP_ANSWERS", "ANSWERS", "DEFAULT_MAX_MESSAGE_BYTES", "DEFAULT_MAX_MESSAGE_TOKENS", "MCP_CONFIG",
            "MCP_CONSENTS",
-           "MCP_MARGIN", "OFF_LOOP_BYTES", "PROVIDER_LISTING", "PROVIDER_STREAM", "READ_FILE_BYTES", "TOOL_INPUT",
+           "MCP_MARGIN", "OFF_LOOP_BYTES", "PROVIDER_LISTING", "PROVIDER_STREAM", "READ_FILE_BYTES", "STORED_MESSAGE",
+           "STORED_ROW_BYTES", "STORED_STATE", "TOOL_INPUT",
            "Bounds", "HttpBounds", "Refused", "answer", "decode", "mcp_http", "mcp_message", "message",
            "provider_answer"]
 

@@ -4,16 +4,20 @@ turned into its wire form here and nowhere else, failures as the protocol's JSON
 from __future__ import annotations
 
 import inspect
+import logging
 from collections.abc import Callable
 from typing import Any
 
 from ..core.events import Event
 from ..protocol import base
 from ..protocol.methods import METHODS
+from ..store import DamagedRowError
 from .errors import PhoenixError, invalid, refusal
 from .lsp import PhoenixServer
 from .runtime import Hub, NotFound, Outcome, Runtime
 from .usecases.warm import warm_up
+
+log = logging.getLogger(__name__)
 
 Handler = Callable[[PhoenixServer, Any], Any]
 #: a handler as served: raw params in, wire result out (a coroutine function when the handler is one)
@@ -70,6 +74,10 @@ def conversation(ls: PhoenixServer, conversation_id: str) -> Runtime:
         runtime = hub(ls).get(conversation_id)
     except NotFound as exc:
         raise PhoenixError("conversationNotFound", str(exc), conversationId=conversation_id) from None
+    except DamagedRowError as exc:  # its rows were changed on the disk (REQ-SEC-044): which, why, what to do
+        message = hub(ls).store.guard.redact(str(exc))
+        log.error("%s", message)
+        raise PhoenixError("setupFailed", message, conversationId=conversation_id) from None
     warm_up()  # the SDK and the cgroup probes, in the background, once a conversation is in use
     return runtime
 

@@ -25,6 +25,7 @@ current ``ANTHROPIC_API_KEY`` or a secret registered with ``guard.add_secret`` (
 """
 
 from phoenix_lsp.store.errors import (
+    DamagedRowError,
     DuplicateConversationError,
     EventSeqError,
     ImageNotFoundError,
@@ -57,6 +58,7 @@ __all__ = [
     "AuditRecord",
     "ConversationRecord",
     "ConversationSummary",
+    "DamagedRowError",
     "DuplicateConversationError",
     "EventSeqError",
     "ImageNotFoundError",

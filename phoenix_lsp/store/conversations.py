@@ -5,8 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import cast
 
+from phoenix_lsp.limits import STORED_ROW_BYTES
 from phoenix_lsp.store.database import Database, require_limit, require_time
 from phoenix_lsp.store.errors import (
+    DamagedRowError,
     DuplicateConversationError,
     InvalidRecordError,
     MessageIndexError,
@@ -122,22 +124,28 @@ class Conversations(Database):
             ).fetchone()
             if row is None:
                 raise UnknownConversationError(conversation_id)
+            # each row measured before it is read (REQ-SEC-044): the file may have been changed on the disk
             state = conn.execute(
-                "SELECT state_json, status, updated_at FROM conversation_states WHERE conversation_id = ?",
-                (conversation_id,),
+                "SELECT CASE WHEN length(state_json) <= ? THEN state_json END, length(state_json), status, updated_at "
+                "FROM conversation_states WHERE conversation_id = ?",
+                (STORED_ROW_BYTES, conversation_id),
             ).fetchone()
-            messages = [
-                str(text)
-                for (text,) in conn.execute(
-                    "SELECT json FROM messages WHERE conversation_id = ? ORDER BY idx", (conversation_id,)
-                )
-            ]
+            if state is not None and state[0] is None:
+                raise DamagedRowError(conversation_id, "its stored state", _too_long(state[1]))
+            messages: list[str] = []
+            for index, text, size in conn.execute(
+                "SELECT idx, CASE WHEN length(json) <= ? THEN json END, length(json) FROM messages "
+                "WHERE conversation_id = ? ORDER BY idx", (STORED_ROW_BYTES, conversation_id),
+            ):
+                if text is None:
+                    raise DamagedRowError(conversation_id, f"its message {index}", _too_long(size))
+                messages.append(str(text))
         return LoadedConversation(
             record=_record(row),
             state_json=state[0] if state else None,
             messages=messages,
-            status=state[1] if state else None,
-            updated_at=state[2] if state else None,
+            status=state[2] if state else None,
+            updated_at=state[3] if state else None,
         )
 
     def load_messages(self, conversation_id: str, after: int = -1, limit: int | None = None) -> list[tuple[int, str]]:
@@ -232,3 +240,11 @@ def _index_problem(conversation_id: str, index: int, expected: int) -> str:
         f"message index {index} for conversation {conversation_id!r} {kind}; nothing was written. "
         "Indexes must be contiguous - append from message_count(conversation_id)"
     )
+
+
+def _too_long(size: int | None) -> str:
+    """Why a row measured at ``size`` characters (None: no text at all) was not read."""
+    if size is None:
+        return "it holds no text"
+    return (f"it is {size:,} characters long, over the limit of {STORED_ROW_BYTES:,} for a stored row, so it was "
+            "not read")

@@ -68,3 +68,18 @@ class SchemaError(StoreError):
 
 class InvalidRecordError(StoreError, ValueError):
     """A record passed to the store breaks one of its rules (empty id, unknown actor, bad limit...)."""
+
+
+class DamagedRowError(StoreError, ValueError):
+    """A conversation's stored row cannot be read back as the server wrote it: over the size any row of its kind
+    has, nested too deep, or no JSON (the store's file was changed outside phoenix-lsp). Its message says which
+    conversation and row, what is wrong and what to do; ``conversation_id`` names the conversation."""
+
+    def __init__(self, conversation_id: str, row: str, why: str) -> None:
+        super().__init__(
+            f"The conversation {conversation_id[:80]!r} could not be read back from the store: {row}: {why}. The "
+            "server never writes such a row, so the database file was changed outside phoenix-lsp (another "
+            "program, or a damaged disk); nothing was changed. Start a new conversation (the others are "
+            "intact), or restore the data directory from a copy"
+        )
+        self.conversation_id = conversation_id

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from phoenix_lsp.store import (
+    DamagedRowError,
     DuplicateConversationError,
     InvalidRecordError,
     MessageIndexError,
@@ -289,3 +290,27 @@ def test_first_index_after_seq_finds_the_page_start_without_a_scan(store: Store,
     assert store.first_index_after_seq(empty.id, 5) == 0
     with pytest.raises(UnknownConversationError):
         store.first_index_after_seq("nope", 1)
+
+
+@pytest.mark.req("REQ-SEC-044")
+def test_a_row_over_the_bound_is_measured_and_never_read(store: Store, make_record: MakeRecord, db_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """A message or state changed on the disk to more than any row holds is refused by its length in SQL, before
+    its text reaches Python (a 900 MB row would be read whole, then decoded); the refusal names the row."""
+    monkeypatch.setattr("phoenix_lsp.store.conversations.STORED_ROW_BYTES", 1000)
+    rec = make_record()
+    store.create_conversation(rec)
+    store.append_messages(rec.id, _msgs(0, 2))
+    store.save_state(rec.id, '{"state": "idle"}', "idle", 1.0)
+    assert len(store.load(rec.id).messages) == 2
+    with sqlite3.connect(db_path) as db:
+        db.execute("UPDATE messages SET json = ? WHERE conversation_id = ? AND idx = 1", ("x" * 5000, rec.id))
+    with pytest.raises(DamagedRowError) as raised:
+        store.load(rec.id)
+    assert "its message 1: it is 5,000 characters long, over the limit of 1,000" in str(raised.value)
+    assert raised.value.conversation_id == rec.id and "Start a new conversation" in str(raised.value)
+    with sqlite3.connect(db_path) as db:
+        db.execute("UPDATE messages SET json = '{}' WHERE conversation_id = ? AND idx = 1", (rec.id,))
+        db.execute("UPDATE conversation_states SET state_json = ? WHERE conversation_id = ?", ("y" * 1001, rec.id))
+    with pytest.raises(DamagedRowError, match="its stored state: it is 1,001 characters long"):
+        store.load(rec.id)

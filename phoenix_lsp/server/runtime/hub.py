@@ -6,23 +6,22 @@ started, the bash tool's background commands, the agent route's workers) is the 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import time
 import uuid
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from ... import codec
+from ... import codec, limits
 from ...core import machine
 from ...core.effects import Effect, PersistMessage, PersistState
 from ...core.events import Restore
 from ...core.state import RESTING_KINDS, Settings
 from ...core.values import InstructionFile, Message, Policy, Style
 from ...sandbox.background import kill_background_jobs
-from ...store import ConversationRecord, Store
+from ...store import ConversationRecord, DamagedRowError, Store
 from ...tools import registry
 from ..adapter import Client, Modelled
 from .background import Background
@@ -32,6 +31,7 @@ from .outbox import Outbox
 from .windows import Windows
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 
 class Hub:
@@ -132,10 +132,15 @@ class Hub:
         return self._load(conversation_id)
 
     def _load(self, conversation_id: str) -> Runtime:
-        loaded = self.store.load(conversation_id)
-        history = tuple(codec.decode_message(json.dumps(json.loads(m)["message"])) for m in loaded.messages)
-        assert loaded.state_json is not None
-        state = codec.decode_state(loaded.state_json, history)
+        """The stored conversation, read back (REQ-SEC-044): each row measured before it is read and bounded
+        before it is decoded; :class:`DamagedRowError` says which row is wrong, why and what to do."""
+        loaded = self.store.load(conversation_id)  # DamagedRowError: a row over the size any row has
+        history = tuple(_decoded(conversation_id, f"its message {n}", codec.decode_stored_message, text)
+                        for n, text in enumerate(loaded.messages))
+        if loaded.state_json is None:
+            raise DamagedRowError(conversation_id, "its state", "it is missing")
+        state = _decoded(conversation_id, "its stored state", lambda t: codec.decode_state(t, history),
+                         loaded.state_json)
         if getattr(state.status, "batch", None) is not None:  # calls still to run may use old field names
             state = registry.restore_pending(state)
         runtime = Runtime(self, state, last_seq=self.store.last_seq(conversation_id) or 0)
@@ -147,11 +152,16 @@ class Hub:
         return runtime
 
     def restore(self) -> int:
-        """After a start: conversations that were busy are restored (REQ-BED-007). Returns how many."""
+        """After a start: conversations that were busy are restored (REQ-BED-007). Returns how many. One that
+        cannot be read back is left as it is on the disk, logged (each request for it says why, REQ-SEC-044)."""
         count = 0
         for summary in self.store.list_conversations(include_subagents=True):
             if summary.status not in RESTING_KINDS:
-                runtime = self.get(summary.id)
+                try:
+                    runtime = self.get(summary.id)
+                except DamagedRowError as exc:
+                    log.error("%s", self.store.guard.redact(str(exc)))
+                    continue
                 runtime.apply(Restore())
                 count += 1
         return count
@@ -184,6 +194,17 @@ class Hub:
         self.tasks.discard(task)
         if not task.cancelled() and task.exception() is not None:
             log.error("background task failed", exc_info=task.exception())
+
+
+def _decoded(conversation_id: str, row: str, decode: Callable[[str], T], text: str) -> T:
+    """``decode(text)`` of a stored row, or :class:`DamagedRowError` naming it: over its bounds (nested too deep,
+    too many values), no JSON, or not what the server writes."""
+    try:
+        return decode(text)
+    except ValueError as exc:  # limits.Refused, the decoder's, pydantic's ValidationError
+        why = (str(exc).split(";")[0] if isinstance(exc, limits.Refused)  # what is over, not the sender's advice
+               else f"it is not what the server writes ({str(exc)[:300]})")
+        raise DamagedRowError(conversation_id, row, why) from None
 
 
 def _cancel(task: asyncio.Task[Any]) -> None:

@@ -18,6 +18,7 @@ from ...core import events
 from ...core.state import StatusKind
 from ...core.values import InstructionFile, Message, Policy, Style
 from ...sandbox.denylist import deny_check
+from ...store import DamagedRowError
 from ...store.records import ConversationSummary
 from .. import instructions
 from ..adapter import Conversation, Conversations
@@ -42,9 +43,9 @@ class Unknown(UseCaseError):
 class Unreadable(UseCaseError):
     """The conversation is stored but could not be read back; the server's log says why."""
 
-    def __init__(self, conversation_id: str) -> None:
-        super().__init__(f"The conversation {conversation_id[:80]!r} is stored but could not be read back (its "
-                         "stored state is damaged, or the database failed): nothing was changed; the server's "
+    def __init__(self, conversation_id: str, reason: str = "") -> None:
+        super().__init__(reason or f"The conversation {conversation_id[:80]!r} is stored but could not be read back "
+                         "(its stored state is damaged, or the database failed): nothing was changed; the server's "
                          "log says what went wrong. Start a new conversation, or restore the database from a copy.")
         self.conversation_id = conversation_id
 
@@ -56,6 +57,10 @@ def find(conversations: Conversations, conversation_id: str) -> Conversation:
         return conversations.get(conversation_id)
     except NotFound as exc:
         raise Unknown(conversation_id, str(exc)) from None
+    except DamagedRowError as exc:  # a row changed on the disk (REQ-SEC-044): its own words, which row and why
+        reason = conversations.store.guard.redact(str(exc))
+        log.error("%s", reason)
+        raise Unreadable(conversation_id, reason) from None
     except Exception as exc:  # a damaged row, a database error: logged by type and redacted message
         what = conversations.store.guard.redact(str(exc))[:300]
         log.error("conversation %r could not be loaded: %s: %s", conversation_id[:80], type(exc).__name__, what)
