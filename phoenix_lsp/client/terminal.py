@@ -41,7 +41,7 @@ from .commands import Commands
 from .connection import START_TIMEOUT_S, Connection
 from .conversation import Conversation, Question
 from .events import EventView
-from .items import CHANGED, EOF, GONE, INTERRUPT, Item, Line, read_lines
+from .items import CHANGED, EOF, GONE, INTERRUPT, Item, Line, TooLong, read_lines
 from .opening import LATEST, Opener
 from .screen import Screen, isatty
 
@@ -154,7 +154,17 @@ class Chat:
         """The next input item; typed lines that came early are used first."""
         if self.typeahead:
             return Line(self.typeahead.popleft())
-        return await self.ui.get()
+        return await self._received()
+
+    async def _received(self) -> Item:
+        """The next item the input thread, the connection or a signal posted. A line that was too long to read
+        (REQ-TERM-005) is refused here, on the screen, whatever waits for a line: it is never sent, nor taken
+        for an answer to a question."""
+        while True:
+            item = await self.ui.get()
+            if not isinstance(item, TooLong):
+                return item
+            self.screen.line(item.refusal(), "yellow")
 
     def _leave(self, code: int) -> int:
         self.screen.close_prompt()
@@ -188,7 +198,7 @@ class Chat:
             question = self.conv.questions[0] if self.conv.questions else None
             if question is None:
                 # Working: wait for a change; lines typed meanwhile wait their turn.
-                item = await self.ui.get()
+                item = await self._received()
                 if isinstance(item, Line):
                     self.typeahead.append(item.text)
                 elif item is EOF:
