@@ -11,7 +11,13 @@ store file:
   request (``images.for_model``), the first request (nothing passed yet: each decoded and encoded) and the next ones
   (kept by id), against reading their bytes from the store alone (what the request carried before the gate);
 - a history of 200 messages, 50 of them with an image, made into getConversation's views (``wire.message_to_wire``
-  with the store's sizes), against the same history with the images left out.
+  with the store's sizes), against the same history with the images left out;
+- images gated when they are kept (REQ-SEC-043): the first request after a restart (nothing passed) with 10
+  screenshots kept through the gate (``images.keep``: the request checks each row's size, the sha256 and the gate's
+  form, and decodes none), against the same screenshots kept as they were sent, as a screenshot tool writes them
+  (with a pHYs chunk), which the request decodes and encodes (what every first request paid before); and what keeping
+  one attachment costs now (``llm/images.gate``: decoded and encoded, then stored) against what it cost before
+  (``prepare_image``: decoded to check it, stored as sent).
 """
 
 from __future__ import annotations
@@ -32,13 +38,15 @@ from PIL import Image as PILImage
 from PIL import ImageDraw
 
 from phoenix_lsp.core.values import Image, Message, Text, ToolResult, ToolUse
+from phoenix_lsp.llm.images import gate, prepare_image
 from phoenix_lsp.server import wire
 from phoenix_lsp.server.usecases import images
 from phoenix_lsp.store import Store
 
 
-def _screenshot(shade: int = 250) -> bytes:
-    """A PNG like a screenshot: flat areas, lines of 'text', a gradient band."""
+def _screenshot(shade: int = 250, dpi: int | None = None) -> bytes:
+    """A PNG like a screenshot: flat areas, lines of 'text', a gradient band; ``dpi`` writes a pHYs chunk, as a
+    screenshot tool does."""
     picture = PILImage.new("RGB", (1568, 980), (shade, shade, shade))
     draw = ImageDraw.Draw(picture)
     for row in range(0, 980, 18):
@@ -46,7 +54,7 @@ def _screenshot(shade: int = 250) -> bytes:
     for x in range(1568):
         draw.line((x, 900, x, 980), fill=(x % 256, 128, 255 - x % 256))
     out = io.BytesIO()
-    picture.save(out, "PNG", optimize=True)
+    picture.save(out, "PNG", optimize=True, **({"dpi": (dpi, dpi)} if dpi else {}))
     return out.getvalue()
 
 
@@ -77,7 +85,7 @@ def _history(ids: list[str], with_images: bool) -> list[Message]:
 def figures(quick: bool = False) -> list[dict[str, object]]:
     reps = 5 if quick else 30
     with tempfile.TemporaryDirectory(prefix="phoenix-images-bench-") as tmp, Store(Path(tmp) / "p.db") as store:
-        data = _screenshot()
+        data = _screenshot(dpi=144)  # as a screenshot tool writes it: not in the gate's form, so decoded
         image_id = store.put_image(data, "image/png")
         gated = _median_ms(lambda: images.through_gate(images.stored(store, image_id)), reps)
         raw = _median_ms(lambda: store.get_image(image_id), reps)
@@ -89,7 +97,7 @@ def figures(quick: bool = False) -> list[dict[str, object]]:
 
         with_images = _median_ms(views(full), reps)
         without = _median_ms(views(bare), reps)
-        shots = [Image(store.put_image(_screenshot(250 - n), "image/png"), "image/png") for n in range(10)]
+        shots = [Image(store.put_image(_screenshot(250 - n, dpi=144), "image/png"), "image/png") for n in range(10)]
         passed, loop = images.Passed(), asyncio.new_event_loop()
         try:
             cold = _median_ms(lambda: loop.run_until_complete(images.for_model(store, shots, passed)), 1)
@@ -97,6 +105,18 @@ def figures(quick: bool = False) -> list[dict[str, object]]:
         finally:
             loop.close()
         bytes_only = _median_ms(lambda: [store.get_image(i.image_id) for i in shots], reps)
+        sent = [_screenshot(240 - n, dpi=144) for n in range(10)]
+        as_sent = [Image(store.put_image(data, "image/png"), "image/png") for data in sent]
+        kept = [images.keep(store, gate(data, "image/png"), images.Passed()) for data in sent]
+        loop = asyncio.new_event_loop()
+        try:  # a fresh Passed each time: the first request after a restart
+            before = _median_ms(lambda: loop.run_until_complete(images.for_model(store, as_sent, images.Passed())),
+                                max(1, reps // 5))
+            after = _median_ms(lambda: loop.run_until_complete(images.for_model(store, kept, images.Passed())), reps)
+        finally:
+            loop.close()
+        keep_now = _median_ms(lambda: images.keep(store, gate(sent[0], "image/png"), images.Passed()), reps)
+        keep_before = _median_ms(lambda: store.put_image(*prepare_image(sent[0], "image/png")), reps)
     return [
         _figure(f"one image read back through the gate ({len(data):,}-byte 1568x980 PNG, median)", gated,
                 "its bytes read from the store alone", raw, "well under the model's own time for an image"),
@@ -107,6 +127,13 @@ def figures(quick: bool = False) -> list[dict[str, object]]:
                 "their bytes read from the store alone", bytes_only, "under 1 ms for the 10"),
         _figure("getConversation's views of 200 messages, 50 with an image (median)", with_images,
                 "the same 200 messages without images", without, "the images add under 1 ms each"),
+        _figure("the first request after a restart: 10 screenshots kept through the gate (size, sha256 and form "
+                "checked, none decoded; median)", after,
+                "the same 10 kept as sent (with a pHYs chunk), each decoded and encoded for the request", before,
+                "a small fraction of the baseline (REQ-SEC-043: the gate paid when the image is kept)"),
+        _figure("keeping one attached screenshot now (gated: decoded, encoded, stored; median)", keep_now,
+                "keeping it before (decoded to check it, stored as sent)", keep_before,
+                "paid once per image, where the request paid it at every restart"),
     ]
 
 

@@ -17,11 +17,15 @@ bomb below Pillow's own limit). Pillow is imported lazily (server start-up).
 from __future__ import annotations
 
 import io
+import struct
 import warnings
+import zlib
 
 from PIL import Image as PILImage
 from PIL import UnidentifiedImageError
 from PIL.Image import Image
+
+from .. import limits
 
 MAX_LONG_EDGE = 1568
 MAX_ENCODED_BYTES = 5 * 1024 * 1024
@@ -155,3 +159,97 @@ def _encode(img: Image, media_type: str, quality: int) -> tuple[bytes, str]:
             # A photo stored as PNG: JPEG is far smaller and loses nothing the model can see.
             return _encode(img, "image/jpeg", quality)
     return buf.getvalue(), media_type
+
+
+def gate(data: bytes, media_type: str) -> tuple[bytes, str]:
+    """The one image gate (REQ-SEC-043): ``data`` checked (at most ``limits.IMAGE_PIXELS`` pixels claimed before
+    any is decoded), decoded and its pixels encoded again, shrunk to the provider's limits; nothing else of the file
+    is kept (no text chunk, no metadata). What an attachment and an MCP tool's image are kept as, and what an image
+    read back from the store becomes when it is not :func:`in_gated_form`. :class:`ImageError` says why not."""
+    return prepare_image(data, media_type, reencode=True, max_pixels=limits.IMAGE_PIXELS)
+
+
+#: the PNG chunks :func:`gate` writes: the header, a palette and its transparency, the pixels, the end
+_PNG_CHUNKS = frozenset((b"IHDR", b"PLTE", b"tRNS", b"IDAT", b"IEND"))
+_PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+#: the JPEG segments it writes before and between scans: quantization and Huffman tables, a frame, a restart
+#: interval, a scan (APP0's JFIF header is checked apart: any other application segment or comment is refused)
+_JPEG_SEGMENTS = frozenset((0xDB, 0xC4, 0xC0, 0xC1, 0xC2, 0xDD, 0xDA))
+
+
+def in_gated_form(data: bytes, media_type: str) -> bool:
+    """Whether ``data`` is in the form :func:`gate` writes, read without decoding a pixel (REQ-SEC-043): a PNG of
+    those chunks alone (each CRC right) or a baseline or progressive JFIF JPEG without any other application
+    segment or comment, nothing after its end, within the provider's size and edge limits. So an image kept in the
+    gated form is sent as it is kept, and anything else a file may hold (a text chunk, EXIF, bytes after the end)
+    sends it back through :func:`gate`. GIF and WebP are not read here: they go through the gate."""
+    if _encoded_size(len(data)) > MAX_ENCODED_BYTES:
+        return False
+    try:
+        if media_type == "image/png":
+            return _png_form(data)
+        if media_type == "image/jpeg":
+            return _jpeg_form(data)
+    except (struct.error, IndexError):
+        return False
+    return False
+
+
+def _fits(width: int, height: int) -> bool:
+    return 0 < width <= MAX_LONG_EDGE and 0 < height <= MAX_LONG_EDGE
+
+
+def _png_form(data: bytes) -> bool:
+    if not data.startswith(_PNG_SIGNATURE):
+        return False
+    at, first = len(_PNG_SIGNATURE), True
+    while at + 12 <= len(data):
+        length, kind = struct.unpack_from(">I4s", data, at)
+        end: int = at + 12 + length
+        if kind not in _PNG_CHUNKS or end > len(data) or (first and kind != b"IHDR"):
+            return False
+        body = data[at + 8:at + 8 + length]
+        if zlib.crc32(kind + body) != struct.unpack_from(">I", data, end - 4)[0]:
+            return False
+        if first and not _fits(*struct.unpack_from(">II", body)):
+            return False
+        if kind == b"IEND":
+            return end == len(data)  # nothing after the end
+        at, first = end, False
+    return False
+
+
+def _jpeg_form(data: bytes) -> bool:
+    if not data.startswith(b"\xff\xd8"):
+        return False
+    at, framed = 2, False
+    while at + 4 <= len(data):
+        if data[at] != 0xFF:
+            return False
+        marker = data[at + 1]
+        length = struct.unpack_from(">H", data, at + 2)[0]
+        body = data[at + 4:at + 2 + length]
+        if marker == 0xE0:
+            if length != 16 or not body.startswith(b"JFIF\x00"):  # the header alone: no thumbnail
+                return False
+        elif marker not in _JPEG_SEGMENTS:
+            return False
+        elif marker in (0xC0, 0xC1, 0xC2):
+            height, width = struct.unpack_from(">HH", body, 1)
+            if framed or not _fits(width, height):
+                return False
+            framed = True
+        at += 2 + length
+        if marker == 0xDA:  # a scan's data: up to the next marker (0xFF 0x00 is a data byte, 0xFF 0xD0-D7 a restart)
+            while True:
+                at = data.find(b"\xff", at)
+                if at < 0 or at + 1 >= len(data):
+                    return False
+                following = data[at + 1]
+                if following == 0x00 or 0xD0 <= following <= 0xD7:
+                    at += 2
+                    continue
+                break
+            if following == 0xD9:  # the end: nothing after it
+                return framed and at + 2 == len(data)
+    return False

@@ -16,7 +16,7 @@ import binascii
 from dataclasses import dataclass
 
 from .. import limits
-from ..llm.images import ImageError, prepare_image
+from ..llm import images
 from ..protocol.views import image_label
 
 
@@ -53,8 +53,8 @@ def gate(kept: tuple[tuple[str, str], ...], total: int) -> tuple[list[Picture], 
             notes.append(f"{what} was left out: its data is not valid base64. The server sent a broken image.")
             continue
         try:
-            out, out_media = prepare_image(data, media, reencode=True, max_pixels=limits.IMAGE_PIXELS)
-        except ImageError as exc:
+            out, out_media = images.gate(data, media)
+        except images.ImageError as exc:
             notes.append(f"{what} was left out: {exc.reason}. Ask the tool for a JPEG, PNG, GIF or WebP image "
                          "of ordinary size.")
             continue

@@ -6,6 +6,7 @@ import base64
 import io
 import os
 import random
+from typing import Any
 
 import pytest
 from PIL import Image
@@ -142,3 +143,49 @@ def test_decompression_bomb_is_rejected() -> None:
     assert len(data) < 200_000
     with pytest.raises(ImageError, match="too large to process"):
         prepare_image(data, "image/png")
+
+
+@pytest.mark.req("REQ-SEC-043")
+@pytest.mark.parametrize("mode,fmt,media", [("RGB", "PNG", "image/png"), ("RGBA", "PNG", "image/png"),
+                                            ("L", "PNG", "image/png"), ("P", "PNG", "image/png"),
+                                            ("RGB", "JPEG", "image/jpeg"), ("L", "JPEG", "image/jpeg")])
+def test_what_the_gate_writes_is_in_its_form(mode: str, fmt: str, media: str) -> None:
+    from phoenix_lsp.llm.images import gate, in_gated_form
+
+    source = io.BytesIO()
+    Image.new(mode, (300, 200)).save(source, fmt)
+    out, out_media = gate(source.getvalue(), media)
+    assert out_media == media and in_gated_form(out, out_media)
+
+
+@pytest.mark.req("REQ-SEC-043")
+def test_anything_else_a_file_holds_is_out_of_the_gates_form() -> None:
+    """A text chunk, EXIF, a JFIF thumbnail's room, bytes after the end, a broken CRC, an edge over the provider's
+    limit, a GIF or WebP (not read without decoding): each goes through the gate again."""
+    from PIL.PngImagePlugin import PngInfo
+
+    from phoenix_lsp.llm.images import gate, in_gated_form
+
+    def saved(image: Any, fmt: str, **options: Any) -> bytes:
+        out = io.BytesIO()
+        image.save(out, fmt, **options)
+        return out.getvalue()
+
+    info = PngInfo()
+    info.add_text("Comment", "a token")
+    picture = Image.new("RGB", (40, 30), (1, 2, 3))
+    png, _ = gate(saved(picture, "PNG"), "image/png")
+    jpeg, _ = gate(saved(picture, "JPEG"), "image/jpeg")
+    assert in_gated_form(png, "image/png") and in_gated_form(jpeg, "image/jpeg")
+    broken = bytearray(png)
+    broken[40] ^= 1
+    assert not in_gated_form(saved(picture, "PNG", pnginfo=info), "image/png")
+    assert not in_gated_form(png + b"after the end", "image/png")
+    assert not in_gated_form(bytes(broken), "image/png")
+    assert not in_gated_form(png, "image/jpeg") and not in_gated_form(jpeg, "image/png")
+    assert not in_gated_form(saved(picture, "JPEG", exif=b"Exif\x00\x00II*\x00"), "image/jpeg")
+    assert not in_gated_form(saved(picture, "JPEG", comment=b"a token"), "image/jpeg")
+    assert not in_gated_form(jpeg + b"x", "image/jpeg")
+    assert not in_gated_form(saved(Image.new("L", (MAX_LONG_EDGE + 1, 4)), "PNG"), "image/png")
+    assert not in_gated_form(saved(picture, "GIF"), "image/gif")
+    assert not in_gated_form(png[:-5], "image/png")

@@ -22,6 +22,7 @@ import pytest
 from PIL import Image
 from PIL.PngImagePlugin import PngInfo
 
+from phoenix_lsp.llm.images import gate
 from tests.acp.harness import TIMEOUT, agent
 from tests.e2e.harness import last_seq, session, wait_idle
 from tests.fake_anthropic import FakeAnthropic, Reply
@@ -38,6 +39,11 @@ def png(width: int, height: int, colour: tuple[int, int, int], text: str | None 
     out = io.BytesIO()
     Image.new("RGB", (width, height), colour).save(out, "PNG", pnginfo=info)
     return out.getvalue()
+
+
+def kept_id(data: bytes) -> str:
+    """The id the store keeps an attached PNG by: the sha256 of its gated form (REQ-SEC-043)."""
+    return hashlib.sha256(gate(data, "image/png")[0]).hexdigest()
 
 
 def database(tmp_path: Path) -> Path:
@@ -72,7 +78,7 @@ async def test_images_changed_on_the_disk_are_never_sent_as_they_lie(fake_anthro
         await first.request("phoenix/sendMessage", {"conversationId": cid, "text": "look", "images": [
             {"mediaType": "image/png", "data": base64.b64encode(data).decode()} for data in sent]})
         await wait_idle(first, cid, mark)
-    replaced, oversized, swapped = (hashlib.sha256(data).hexdigest() for data in sent)
+    replaced, oversized, swapped = (kept_id(data) for data in sent)
     swap, swap_id = tamper(database(tmp_path), replaced, oversized, swapped)
 
     async with session(fake_anthropic, tmp_path) as second:

@@ -31,7 +31,7 @@ from PIL import Image
 from tests.acp.harness import TIMEOUT, agent
 from tests.e2e.harness import API_KEY, last_seq, session, wait_idle
 from tests.fake_anthropic import FakeAnthropic, Reply
-from tests.security.test_image_replay_attacks import TOKEN, database, png
+from tests.security.test_image_replay_attacks import TOKEN, database, kept_id, png
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]
@@ -77,7 +77,7 @@ async def test_images_changed_on_the_disk_reach_the_model_only_through_the_gate(
         await first.request("phoenix/sendMessage", {"conversationId": cid, "text": "look", "images": [
             {"mediaType": "image/png", "data": base64.b64encode(data).decode()} for data in sent]})
         await wait_idle(first, cid, mark)
-    replaced, oversized, corrupted, swapped = (hashlib.sha256(data).hexdigest() for data in sent)
+    replaced, oversized, corrupted, swapped = (kept_id(data) for data in sent)
     swap_id = tamper(database(tmp_path), replaced, oversized, corrupted, swapped)
 
     fake_anthropic.enqueue(Reply.text_reply("still here"))
@@ -139,3 +139,32 @@ def test_the_stores_image_bytes_have_one_reader_the_gate() -> None:
 def _stored_line() -> int:
     text = (ROOT / "phoenix_lsp" / "server" / "usecases" / "images.py").read_text(encoding="utf-8").splitlines()
     return next(n for n, line in enumerate(text, 1) if "store.get_image(" in line)
+
+
+@pytest.mark.req("REQ-SEC-043")
+async def test_an_attachments_text_chunk_never_reaches_the_stores_file(fake_anthropic: FakeAnthropic,
+                                                                       tmp_path: Path) -> None:
+    """An image is gated when it is kept: the store holds its pixels encoded again, never the file as it was sent
+    (its text chunk, metadata). The witnesses are the data directory's files (the database and its write-ahead
+    log) and the fake model server's requests: the image is the same bytes before and after a restart (the prompt
+    cache's prefix), which are the bytes the store holds."""
+    fake_anthropic.enqueue(Reply.text_reply("a picture"), Reply.text_reply("the same picture"))
+    picture = png(48, 32, (200, 20, 90), f"where it was taken, and token {TOKEN}")
+    async with session(fake_anthropic, tmp_path) as first:
+        cid = await first.new()
+        mark = last_seq(first, cid)
+        await first.request("phoenix/sendMessage", {"conversationId": cid, "text": "look", "images": [
+            {"mediaType": "image/png", "data": base64.b64encode(picture).decode()}]})
+        await wait_idle(first, cid, mark)
+    stored = [p for p in (tmp_path / "data").rglob("*") if p.is_file() and TOKEN.encode() in p.read_bytes()]
+    assert stored == [], f"the attachment's text chunk was kept in {stored}"
+    async with session(fake_anthropic, tmp_path) as second:
+        mark = last_seq(second, cid)
+        await second.request("phoenix/sendMessage", {"conversationId": cid, "text": "again"})
+        await wait_idle(second, cid, mark)
+    sent = [[base64.b64decode(b["source"]["data"]) for b in blocks(r) if b.get("type") == "image"]
+            for r in fake_anthropic.requests]
+    assert len(sent) == 2 and sent[0] == sent[1] and len(sent[0]) == 1, "the image's bytes changed across a restart"
+    with sqlite3.connect(database(tmp_path)) as db:
+        [(kept,)] = db.execute("SELECT data FROM images").fetchall()
+    assert bytes(kept) == sent[0][0] and TOKEN.encode() not in kept

@@ -92,3 +92,36 @@ def test_what_passed_is_bounded_in_count_and_in_bytes() -> None:
     assert [passed.get(c * 64) is not None for c in "135"] == [False, False, True]
     passed.put(images.KeptImage("4" * 64, b"x" * 101, "image/png"))
     assert passed.get("4" * 64) is None, "an image over the whole room was kept"
+
+
+def test_an_image_kept_through_the_gate_is_sent_as_kept_after_a_restart_without_a_decode(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``keep`` stores the gate's form by its sha256 and counts it as passed; a server started later (nothing
+    passed) checks the row's size, the hash and the form, and sends the kept bytes as they are: the request is the
+    same bytes before and after the restart (the prompt cache's prefix), and no image is decoded for it."""
+    from phoenix_lsp.llm.images import gate
+
+    with Store(tmp_path / "p.db") as store:
+        live = images.Passed()
+        shot = images.keep(store, gate(png(40, "a note in a text chunk"), "image/png"), live)
+        data, media_type = store.get_image(shot.image_id)
+        assert b"a note in a text chunk" not in data and hashlib.sha256(data).hexdigest() == shot.image_id
+        assert live.get(shot.image_id) is not None, "the kept image does not count as passed"
+        first = asyncio.run(images.for_model(store, [shot], live))[shot.image_id]
+
+        def no_decode(*_args: object, **_kwargs: object) -> None:
+            raise AssertionError("the request decoded an image kept through the gate")
+        monkeypatch.setattr(images, "gate", no_decode)
+        after = asyncio.run(images.for_model(store, [shot], images.Passed()))[shot.image_id]
+        assert isinstance(first, images.KeptImage) and isinstance(after, images.KeptImage)
+        assert first.data == after.data == data and after.media_type == media_type == "image/png"
+
+
+def test_bytes_not_in_the_gates_form_go_through_the_gate_again(tmp_path: Path) -> None:
+    """An image stored as it was sent (by a version that did not gate on the way in, or a row swapped with a text
+    chunk and its id made to fit) is not in the gated form: it is decoded and encoded for the request."""
+    with Store(tmp_path / "p.db") as store:
+        raw = png(20, "old-style-note")
+        kept = store.put_image(raw, "image/png")
+        found = asyncio.run(images.for_model(store, [Image(kept, "image/png")], images.Passed()))[kept]
+        assert isinstance(found, images.KeptImage) and found.data != raw and b"old-style-note" not in found.data

@@ -22,6 +22,7 @@ from .. import wire
 from ..adapter import Conversation
 from ..patch_preview import preview_diff
 from ..shell_review import ShellCapture
+from ..usecases import images
 from .base import HubLike
 
 log = logging.getLogger(__name__)
@@ -104,7 +105,7 @@ class Tools:
         kept: list[Image] = []
         for number, picture in enumerate(pictures, 1):
             try:
-                kept.append(Image(self.hub.store.put_image(picture.data, picture.media_type), picture.media_type))
+                kept.append(images.keep(self.hub.store, (picture.data, picture.media_type)))  # gated already
             except Exception as exc:  # a SecretLeakError, a full disk: the model is told, the call goes on
                 output += (f"\n\nImage {number} of the result was left out: the store refused it "
                            f"({self.hub.store.guard.redact(str(exc))[:300]}).")

@@ -1,20 +1,25 @@
 """A conversation's kept images read back: for the model's request (REQ-SEC-043), and for a client
 (REQ-PROTO-072, REQ-MCP-021): by their handle through phoenix/getArtifact, and in ACP's ``session/load`` replay.
-The one rule every adapter and the turn call (:func:`gated`).
+The one rule every adapter and the turn call (:func:`gated`), and the one way an image is kept (:func:`keep`).
+
+An image is gated when it is kept: an attachment's and an MCP tool's image go through ``llm/images.gate`` (decoded,
+no more than ``limits.IMAGE_PIXELS`` pixels claimed, its pixels encoded again: nothing else of the file is kept)
+and the store holds that form, by its sha256 (:func:`keep`, which counts it as passed for the server's life).
 
 The store's file is on the disk, where anything may have changed it since the image was kept, so an image read
-back goes through the gate it passed on its way in, every time: it must be an image of this conversation's own
-history (another conversation's handle is refused), its row is measured before its bytes are read (at most
-``limits.MCP_IMAGE_BYTES``), its bytes must still be the ones its id names (the sha256 of what was kept), and
-then ``llm/images.prepare_image`` decodes it (no more than ``limits.IMAGE_PIXELS`` pixels claimed) and encodes
-its pixels again, so nothing else a file on the disk may hold (metadata, text chunks) is sent. A refusal says
-what happened, why, and what to do; nothing is ever sent as it lies on the disk.
+back is checked every time: it must be an image of this conversation's own history (another conversation's handle
+is refused), its row is measured before its bytes are read (at most ``limits.MCP_IMAGE_BYTES``), its bytes must
+still be the ones its id names (the sha256 of what was kept), and they must be in the form the gate writes
+(``llm/images.in_gated_form``: a PNG or JPEG of the gate's chunks alone, read without decoding a pixel); bytes that
+are not (an image kept before gating moved here, a row swapped whole with a text chunk) go through the gate again,
+decoded and encoded. A refusal says what happened, why, and what to do; nothing is ever sent as it lies on the disk
+unless it is in the gated form.
 
-Gating costs a decode and an encode (a screenshot-sized PNG about a quarter of a second), and the model's request
-carries the whole history's images on every turn, so what passed is kept in memory for the server's life
-(:class:`Passed`, bounded): by the image's id, which is the sha256 the gate checked the kept bytes against, so a
-kept result is the pixels of exactly the bytes the image was kept with, whatever the disk holds later, and the
-same image is the same bytes in every request (the prompt cache's prefix stays byte-stable).
+What passed is kept in memory for the server's life (:class:`Passed`, bounded): by the image's id, which is the
+sha256 the gate checked the kept bytes against, so a kept result is exactly the bytes the image was kept with,
+whatever the disk holds later, and the same image is the same bytes in every request (the prompt cache's prefix
+stays byte-stable). A request after a restart checks each image's size, hash and form (a fraction of a
+millisecond), where it decoded and encoded each (a screenshot about 0.15 s).
 """
 
 from __future__ import annotations
@@ -31,7 +36,7 @@ from typing import Any
 from ... import limits
 from ...core.state import ConversationState
 from ...core.values import Image, Message, ToolResult
-from ...llm.images import ImageError, prepare_image
+from ...llm.images import ImageError, gate, in_gated_form
 from ...protocol.views import IMAGE_HANDLE, image_label
 from .errors import Invalid
 
@@ -111,17 +116,32 @@ def stored(store: Any, image_id: str) -> KeptImage:
 
 
 def through_gate(image: KeptImage) -> KeptImage:
-    """A stored image through the gate (the module's docstring): its pixels encoded again; :class:`NotServed` when
-    its bytes are not the ones kept or are no image the gate passes. It decodes: call it in a thread."""
+    """A stored image through the gate (the module's docstring): as it is kept when its bytes are in the form the
+    gate writes (``llm/images.in_gated_form``, read without decoding), else its pixels encoded again;
+    :class:`NotServed` when its bytes are not the ones kept or are no image the gate passes. It may decode: call it
+    in a thread."""
     handle = IMAGE_HANDLE + image.image_id
     if hashlib.sha256(image.data).hexdigest() != image.image_id:
         raise NotServed(f"{handle} was not sent: the bytes the store holds for it are not the ones it kept (they "
                         "were changed on the disk); the image cannot be shown")
+    if in_gated_form(image.data, image.media_type):  # kept through the gate already (:func:`keep`)
+        return image
     try:
-        out, out_media = prepare_image(image.data, image.media_type, reencode=True, max_pixels=limits.IMAGE_PIXELS)
+        out, out_media = gate(image.data, image.media_type)
     except ImageError as exc:
         raise NotServed(f"{handle} was not sent: {exc.reason}; the image cannot be shown") from None
     return KeptImage(image.image_id, out, out_media)
+
+
+def keep(store: Any, gated: tuple[bytes, str], passed: Passed | None = None) -> Image:
+    """An image through the gate on its way in (``llm/images.gate``'s output: an attachment's, an MCP tool's),
+    kept: the store holds the gated bytes, by their sha256, and they count as passed for this server's life, so
+    the model's request sends them without decoding them again (REQ-SEC-043). Raises what the store raises (a
+    secret's bytes, a full disk)."""
+    data, media_type = gated
+    image_id = store.put_image(data, media_type)
+    (PASSED if passed is None else passed).put(KeptImage(image_id, data, media_type))
+    return Image(image_id, media_type)
 
 
 #: how many images, and how many of their bytes in all, :class:`Passed` keeps (the least recently used go first)

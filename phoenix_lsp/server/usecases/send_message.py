@@ -13,11 +13,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...core import events, values
-from ...llm.images import ImageError, prepare_image
+from ...llm.images import ImageError, gate
 from ...protocol.params import MESSAGE_ATTACHMENTS_MAX, MESSAGE_IMAGES_MAX, MESSAGE_TEXT_MAX
 from ...sandbox.denylist import DenyCheck, deny_check
 from ..adapter import Conversation, Conversations
 from .errors import Invalid, Refused
+from .images import keep
 from .route import message_route
 from .warm import warm_up
 
@@ -61,14 +62,15 @@ def deny(conversations: Conversations) -> DenyCheck:
 
 
 def _image(store: Any, image: ImageInput) -> values.Image:
+    """The attachment through the one image gate, kept in its gated form (REQ-SEC-043, ``images.keep``)."""
     try:
         raw = base64.b64decode(image.data, validate=True) if image.encoded else image.data
         assert isinstance(raw, bytes)
-        data, media_type = prepare_image(raw, image.media_type)
+        gated = gate(raw, image.media_type)
     except (binascii.Error, ValueError) as exc:
         reason = str(exc) if isinstance(exc, ImageError) or not image.encoded else "the data is not valid base64"
         raise Invalid(image.field, image.prefix + reason) from None
-    return values.Image(store.put_image(data, media_type), media_type)
+    return keep(store, gated)
 
 
 def check_limits(message: Message) -> None:
