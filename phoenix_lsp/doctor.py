@@ -13,6 +13,7 @@ from typing import Any
 
 from .agent.agent_config import AgentConfigError, load_agent_config
 from .agent.doctor import mcp_lines, with_sources
+from .agent.server_secrets import server_secrets
 from .llm import providers
 from .llm.router import OLLAMA_PROBE_S
 from .log_redact import cleaned
@@ -44,7 +45,7 @@ def main() -> int:
     show(f"model: {settings.model}")
     for problem in problems:
         show(f"setting: {problem}")
-    for line in agent_lines(settings, settings.lsp_data_dir or Store.default_path().parent):
+    for line in agent_lines(settings, settings.lsp_data_dir or Store.default_path().parent, guard=guard):
         show(line)
     key = "set" if os.environ.get("ANTHROPIC_API_KEY") else "NOT set (export ANTHROPIC_API_KEY=... to chat)"
     print(f"ANTHROPIC_API_KEY: {key}")  # the server's own words (never the key): the scrub would take "set" for one
@@ -81,9 +82,11 @@ def provider_lines(settings: Any) -> list[str]:
     return lines
 
 
-def agent_lines(settings: Any, data_dir: Path, folder: Path | None = None) -> list[str]:
+def agent_lines(settings: Any, data_dir: Path, folder: Path | None = None,
+                guard: SecretGuard | None = None) -> list[str]:
     """The agent route's files as a server started here would read them (REQ-AGENT-022), with the MCP servers of
-    the user-level file and of ``folder`` (the current directory by default)."""
+    the user-level file and of ``folder`` (the current directory by default). ``guard`` (doctor's, which every
+    printed line passes) learns each server's secrets, found by the one function that finds them (REQ-SEC-045)."""
     folder = folder or Path.cwd()
     try:
         agent = load_agent_config(settings, data_dir)
@@ -103,6 +106,10 @@ def agent_lines(settings: Any, data_dir: Path, folder: Path | None = None) -> li
         lines.extend(source_lines)
     except Exception as exc:  # doctor must always answer
         lines.append(f"MCP sources: could not be checked ({type(exc).__name__}: {exc})")
+    if guard is not None:
+        for name, server in agent.registry.servers.items():
+            for value, label in server_secrets(name, server):
+                guard.add_secret(value, label)
     try:  # each MCP server started with a bounded time, its tools with their kinds, what is wrong
         lines.extend(mcp_lines(agent, connect_s=settings.doctor_connect_s, origins=origins))
     except Exception as exc:  # doctor must always answer

@@ -106,7 +106,9 @@ class StdioServer(_ServerBase):
 
     command: Annotated[tuple[str, ...], BeforeValidator(_command)] = Field(min_length=1)
     args: tuple[str, ...] = ()
-    env: dict[str, str] = Field(default_factory=dict, description="plain (non-secret) variables")
+    env: dict[str, str] = Field(default_factory=dict, description=(
+        "variables; their values (8 characters or more) are kept out of every output like a secret (REQ-SEC-045): "
+        "name a credential with secretsRef"))
     cwd: Path | None = None
 
     @property
@@ -121,7 +123,9 @@ class HttpServer(_ServerBase):
     """A server reached over MCP's streamable HTTP transport."""
 
     url: str = Field(pattern=r"^https?://\S+$")
-    headers: dict[str, str] = Field(default_factory=dict, description="plain (non-secret) headers")
+    headers: dict[str, str] = Field(default_factory=dict, description=(
+        "headers; their values (8 characters or more) are kept out of every output like a secret (REQ-SEC-045): "
+        "name a credential with secretsRef"))
 
     @property
     def transport(self) -> Literal["http"]:

@@ -26,6 +26,7 @@ from . import mcp_relay
 from .agent_config import SECRET_REF, HttpServer, McpRegistry, StdioServer
 from .contracts import AgentError, ErrorCode, ErrorKind, ToolFailure
 from .mcp_secrets import McpSecrets
+from .server_secrets import server_secrets
 
 log = logging.getLogger(__name__)
 
@@ -122,9 +123,10 @@ class McpSessions(McpSecrets):
                 log.warning("%s", server.error)
                 raise fail(ErrorCode.UNAVAILABLE, server.error)
             resolved[key] = SecretStr(value)
-        with self._secrets_lock:
+        found = [SecretStr(value) for value, _ in server_secrets(server.name, server.config, self._environ)]
+        with self._secrets_lock:  # scrubbed from every result and message: all of them, by the one function
             known = {s.get_secret_value() for s in self._secrets}
-            self._secrets.extend(s for s in resolved.values() if s.get_secret_value() not in known)
+            self._secrets.extend(s for s in found if s.get_secret_value() not in known)
         return resolved
 
     def _get(self, name: str) -> Server:

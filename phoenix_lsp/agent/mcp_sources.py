@@ -91,7 +91,6 @@ class Sourced:
     shown: str
     file: Path | None = None
     folder: Path | None = None  # the workspace folder, for a project's server
-    secrets: tuple[str, ...] = field(default=(), repr=False)  # its env / headers values, for the guard
 
     @property
     def project(self) -> bool:
@@ -238,7 +237,7 @@ def _server(name: str, raw: Any, origin: Origin, file: Path, folder: Path | None
     else:
         raise ValueError("a server needs either a command (stdio) or a url (http), not both and not neither")
     return Sourced(name=name, origin=origin, config=config, digest=digest(folder, name, raw), shown=shown,
-                   file=file, folder=folder, secrets=tuple(v for v in secrets.values() if v))
+                   file=file, folder=folder)
 
 
 def _expand(value: Any, folder: str) -> Any:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import threading
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
@@ -24,9 +23,9 @@ from ..agent.contracts import EngineName, ToolFailure, function_name
 from ..agent.mcp_consent_store import ConsentStore
 from ..agent.mcp_sources import Sourced
 from ..agent.mcp_values import compact_schema
+from ..agent.server_secrets import server_secrets
 from ..agent.signatures import signature
 from ..agent.warm_pool import WarmPool
-from ..store.secrets import CREDENTIAL_PARAMETER, url_secrets
 from ..tools.mcp_direct import McpDirect
 from .config import CATALOGUE_INLINE_MAX
 from .conversation_agent import CALL_TIMEOUT_S, ConversationAgent, default_write_fix, why_write
@@ -165,10 +164,9 @@ class AgentRoute:
         kept out of every output like the key. Returns what could not be added, in words."""
         for secret in secrets:  # learned even when the servers cannot be used: the client gave them
             self.add_secret(secret, "a credential of the session's MCP servers")
-        for name, server in servers.items():  # a token in a URL the client gave (REQ-SEC-012)
-            url = server.get("url") if isinstance(server, Mapping) else getattr(server, "url", None)
-            for secret in url_secrets(url if isinstance(url, str) else ""):
-                self.add_secret(secret, f"a secret in MCP server {name}'s URL")
+        for name, server in servers.items():  # REQ-SEC-012, REQ-SEC-045: the one place that finds them
+            for secret, label in server_secrets(name, server):
+                self.add_secret(secret, label)
         if self.settings is None:
             return [f"the agent route is unavailable, so the session's MCP servers are not used: {self.unavailable}"]
         problems = []
@@ -261,23 +259,10 @@ def _index(tools: Sequence[Any], notes: Sequence[str]) -> list[str]:
 
 
 def _referenced_secrets(registry: Any) -> list[tuple[str, str]]:
-    """(value, label) of the values the registry's ``secretsRef`` entries name (``env:NAME``), as they are now,
-    and of the secrets in its servers' URLs and credential headers: the guard learns them before any MCP server
-    starts, so no log, store, prompt or artifact can carry one (REQ-AGENT-016, REQ-SEC-012)."""
-    found = []
-    for name, server in registry.servers.items():
-        for reference in (getattr(server, "secrets_ref", None) or {}).values():
-            if isinstance(reference, str) and reference.startswith("env:"):
-                value = os.environ.get(reference[4:])
-                if value:
-                    found.append((value, f"MCP server {name}'s credential ({reference[4:]})"))
-        # REQ-SEC-012: a token in the server's URL (?token=..., user:password@) and a credential header
-        found.extend((value, f"a secret in MCP server {name}'s URL")
-                     for value in url_secrets(getattr(server, "url", None) or ""))
-        for header, value in (getattr(server, "headers", None) or {}).items():
-            if (header.lower() in ("authorization", "cookie") or CREDENTIAL_PARAMETER.search(header)) and value:
-                found.append((value, f"MCP server {name}'s {header} header"))
-    return found
+    """(value, label) of the registry's servers' secrets (``agent/server_secrets``, the one place they are found):
+    the guard learns them before any MCP server starts, so no log, store, prompt or artifact can carry one
+    (REQ-AGENT-016, REQ-SEC-012, REQ-SEC-045)."""
+    return [found for name, server in registry.servers.items() for found in server_secrets(name, server)]
 
 
 def setup_route(settings: Any, data_dir: Path, guard: Any) -> AgentRoute:

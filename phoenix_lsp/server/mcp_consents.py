@@ -20,8 +20,8 @@ from typing import Any, ClassVar
 
 from ..agent.mcp_consent_store import ConsentStore
 from ..agent.mcp_sources import ORIGINS, Sourced, merge, read_project, read_user
+from ..agent.server_secrets import server_secrets
 from ..core.mcp_consent import Candidate, Consent, decide
-from ..store.secrets import url_secrets
 
 log = logging.getLogger(__name__)
 
@@ -80,10 +80,10 @@ class McpSources:
         self._report([*loaded.problems, *merged.problems])
 
     def _learn(self, server: Sourced) -> None:
-        for secret in server.secrets:  # an env / header value of a file is a secret (never logged, stored, sent)
-            self.route.add_secret(secret, f"a credential of MCP server {server.name} ({server.where()})")
-        for secret in url_secrets(getattr(server.config, "url", None) or ""):
-            self.route.add_secret(secret, f"a secret in MCP server {server.name}'s URL")
+        """A file's server's secrets (its env / header values, its URL's), never logged, stored or sent: found by
+        the one function that finds them (REQ-SEC-045)."""
+        for secret, label in server_secrets(server.name, server.config):
+            self.route.add_secret(secret, f"{label} ({server.where()})")
 
     def _report(self, problems: Sequence[str]) -> list[str]:
         """The problems not reported before (each once per server life), logged; returned for the client."""

@@ -13,6 +13,7 @@ import pytest
 from phoenix_lsp import limits
 from phoenix_lsp.agent.agent_config import HttpServer, McpRegistry, StdioServer
 from phoenix_lsp.agent.mcp_sources import digest, merge, read_project, read_user
+from phoenix_lsp.agent.server_secrets import server_secrets
 
 
 def write(path: Path, value: object) -> Path:
@@ -33,10 +34,11 @@ def test_mcp_json_stdio_and_http_servers_with_their_values_as_secrets(tmp_path: 
     assert isinstance(db.config, StdioServer) and db.config.argv() == ["npx", "-y", "db-server", "--ro"]
     assert db.config.env == {} and db.config.inline_secrets["DB_TOKEN"].get_secret_value() == "s3cret-value"
     assert db.config.cwd == tmp_path and db.project and db.origin == "project"
-    assert db.shown == "npx -y db-server --ro (environment: DB_TOKEN)" and db.secrets == ("s3cret-value",)
+    assert db.shown == "npx -y db-server --ro (environment: DB_TOKEN)"
+    assert [v for v, _ in server_secrets(db.name, db.config)] == ["s3cret-value"]  # found by the one function
     assert "s3cret-value" not in repr(db) and "s3cret-value" not in db.config.model_dump_json()
     assert isinstance(web.config, HttpServer) and web.shown == "https://mcp.example.com/mcp (headers: Authorization)"
-    assert web.config.headers == {} and web.secrets == ("Bearer abc123",)
+    assert web.config.headers == {} and [v for v, _ in server_secrets(web.name, web.config)] == ["Bearer abc123"]
 
 
 @pytest.mark.req("REQ-MCP-008")

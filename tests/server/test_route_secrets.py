@@ -14,7 +14,7 @@ from phoenix_lsp.server.agent_route import AgentRoute, _referenced_secrets
 from phoenix_lsp.store.secrets import SecretGuard
 
 
-@pytest.mark.req("REQ-SEC-012")
+@pytest.mark.req("REQ-SEC-012", "REQ-SEC-045")
 def test_secret_refs_url_tokens_and_credential_headers_are_secrets(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("FILES_TOKEN", "files-token-value-77")
     registry = McpRegistry.model_validate({"servers": {
@@ -24,10 +24,11 @@ def test_secret_refs_url_tokens_and_credential_headers_are_secrets(monkeypatch: 
         "proxy": {"url": "http://me:proxy-password-66@proxy.example/mcp"},
     }})
     found = dict(_referenced_secrets(registry))
-    assert found == {
-        "files-token-value-77": "MCP server files's credential (FILES_TOKEN)",
+    assert found == {  # every header's value, not only a credential-named one (REQ-SEC-045)
+        "files-token-value-77": "MCP server files's credential TOKEN (FILES_TOKEN)",
         "url-token-value-88": "a secret in MCP server docs's URL",
         "header-key-value-99": "MCP server docs's X-Api-Key header",
+        "application/json-long": "MCP server docs's Accept header",
         "proxy-password-66": "a secret in MCP server proxy's URL",
     }
 

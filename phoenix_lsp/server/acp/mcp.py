@@ -15,6 +15,7 @@ from acp.schema import HttpMcpServer, McpServerStdio
 from pydantic import SecretStr
 
 from ...agent.agent_config import SERVER_NAME, HttpServer, StdioServer
+from ...agent.server_secrets import server_secrets
 from ..adapter import Conversations
 
 log = logging.getLogger(__name__)
@@ -38,13 +39,13 @@ def servers_of(given: Sequence[Any]) -> tuple[dict[str, StdioServer | HttpServer
         try:
             if isinstance(server, McpServerStdio):
                 env = {v.name: v.value for v in server.env}
-                secrets.extend(v for v in env.values() if len(v) >= 8)
+                secrets.extend(v for v, _ in server_secrets(name, {"env": env}))  # kept even if it fails below
                 servers[name] = StdioServer(command=(server.command,), args=tuple(server.args),
                                             inline_secrets={k: SecretStr(v) for k, v in env.items()},
                                             connect_timeout_s=CONNECT_TIMEOUT_S)
             elif isinstance(server, HttpMcpServer):
                 headers = {h.name: h.value for h in server.headers}
-                secrets.extend(v for v in headers.values() if len(v) >= 8)
+                secrets.extend(v for v, _ in server_secrets(name, {"headers": headers, "url": server.url}))
                 servers[name] = HttpServer(url=server.url, inline_secrets={k: SecretStr(v) for k, v in headers.items()},
                                            connect_timeout_s=CONNECT_TIMEOUT_S)
             else:
