@@ -3,7 +3,7 @@
 The MCP client hands over the first ``limits.MCP_IMAGES`` image blocks as the server sent them (base64 text and
 a declared media type) and how many there were (``agent/mcp_calls.result_images``). Here each is bounded in size
 before it is decoded from base64 (``limits.MCP_IMAGE_BYTES``), then goes through the product's one image path,
-the attachments' (``llm/images.prepare_image``): Pillow opens it, refuses a header that claims more than
+the attachments' (``llm/images.gate``): Pillow opens it, refuses a header that claims more than
 ``limits.IMAGE_PIXELS`` pixels before decoding any (a decompression bomb), decodes it whole, and encodes its pixels
 again (nothing else of the file reaches the model: no text chunk, no metadata), shrunk to the provider's limits.
 An image that fails any step becomes a note in words for the model, and the call goes on.

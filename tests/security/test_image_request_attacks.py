@@ -168,3 +168,13 @@ async def test_an_attachments_text_chunk_never_reaches_the_stores_file(fake_anth
     with sqlite3.connect(database(tmp_path)) as db:
         [(kept,)] = db.execute("SELECT data FROM images").fetchall()
     assert bytes(kept) == sent[0][0] and TOKEN.encode() not in kept
+
+
+@pytest.mark.req("REQ-SEC-043")
+def test_an_image_has_one_way_into_the_store_the_gate() -> None:
+    """``Store.put_image`` is called by ``usecases/images.keep`` alone, which takes the gate's output: any other
+    caller would keep an image as it was sent (its metadata in the store's file) and make the request decode it."""
+    callers = [f"{path.relative_to(ROOT)}:{n}" for path in sorted((ROOT / "phoenix_lsp").rglob("*.py"))
+               for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+               if re.search(r"\.put_image\(", line)]
+    assert [c.rsplit(":", 1)[0] for c in callers] == ["phoenix_lsp/server/usecases/images.py"], callers
