@@ -276,6 +276,10 @@ class PhoenixAgent:
             attachment_count=len(parts.attachments),
             read_attachments=lambda: parts.attachments,  # read from the prompt, checked by prompt_parts
         )
+        try:  # the images through the gate off the event loop, before the session changes (REQ-SEC-043)
+            message = await send.gate_images(message)
+        except UseCaseError as exc:
+            raise errors.translated(exc) from None
         # the turn's future is in place before the message is applied (a command ends it at once); a message not
         # sent leaves the session as it was (a turn still running keeps its own)
         kept = session.cancelled, session.turn

@@ -49,7 +49,7 @@ def translated(exc: UseCaseError) -> PhoenixError:
     return invalid(exc.field, f"Invalid params: '{exc.field}': {exc.reason}")
 
 
-def send_message(ls: PhoenixServer, p: p.SendMessageParams) -> res.SendMessageResult:
+async def send_message(ls: PhoenixServer, p: p.SendMessageParams) -> res.SendMessageResult:
     runtime = conversation(ls, p.conversation_id)
     message = usecase.Message(
         text=p.text,
@@ -60,6 +60,7 @@ def send_message(ls: PhoenixServer, p: p.SendMessageParams) -> res.SendMessageRe
         route=p.route,
     )
     try:
+        message = await usecase.gate_images(message)  # decoded and encoded off the event loop (REQ-SEC-043)
         sent = usecase.send_message(hub(ls), runtime, message)
     except UseCaseError as exc:
         raise translated(exc) from None

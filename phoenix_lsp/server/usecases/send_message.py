@@ -6,10 +6,11 @@ and stored, the texts redacted, and the message applied on its route."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import binascii
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ...core import events, values
@@ -33,6 +34,8 @@ class ImageInput:
     field: str
     prefix: str = ""
     encoded: bool = False
+    #: its bytes through the one image gate, when :func:`gate_images` made them off the event loop
+    gated: tuple[bytes, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -61,16 +64,35 @@ def deny(conversations: Conversations) -> DenyCheck:
     return deny_check(conversations.config.deny_read)
 
 
-def _image(store: Any, image: ImageInput) -> values.Image:
-    """The attachment through the one image gate, kept in its gated form (REQ-SEC-043, ``images.keep``)."""
+def _gated(image: ImageInput) -> tuple[bytes, str]:
+    """The image through the one image gate (REQ-SEC-043): decoded and encoded again; :class:`Invalid` says why
+    not. A few hundred milliseconds for a screenshot: :func:`gate_images` runs it off the event loop."""
+    if image.gated is not None:
+        return image.gated
     try:
         raw = base64.b64decode(image.data, validate=True) if image.encoded else image.data
         assert isinstance(raw, bytes)
-        gated = gate(raw, image.media_type)
+        return gate(raw, image.media_type)
     except (binascii.Error, ValueError) as exc:
         reason = str(exc) if isinstance(exc, ImageError) or not image.encoded else "the data is not valid base64"
         raise Invalid(image.field, image.prefix + reason) from None
-    return keep(store, gated)
+
+
+def _image(store: Any, image: ImageInput) -> values.Image:
+    """The attachment kept in its gated form (``images.keep``)."""
+    return keep(store, _gated(image))
+
+
+async def gate_images(message: Message) -> Message:
+    """``message`` with its images through the gate, each in a thread (the event loop, and every other request,
+    goes on meanwhile), its limits checked first; nothing is stored (:func:`send_message` keeps them once the core
+    accepted the message). Every adapter with images calls it before :func:`send_message`: :class:`Invalid` for
+    an image that is no image the gate passes."""
+    check_limits(message)
+    if not message.images:
+        return message
+    gated = [replace(image, gated=await asyncio.to_thread(_gated, image)) for image in message.images]
+    return replace(message, images=gated)
 
 
 def check_limits(message: Message) -> None:
