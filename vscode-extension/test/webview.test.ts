@@ -840,3 +840,12 @@ test("a user who scrolled up in the timeline is not pulled to its end by what st
   while (frames.length > 0) frames.shift()!();
   assert.deepEqual(layout.scrolledTo, [900]);
 });
+
+test("a running turn's icon in the status line is the chat's own slow turn, not codicon's spin that redraws the page 20 times a second (issue 35)", () => {
+  const { e, app, $ } = mount();
+  app.receive({ type: "input", input: { type: "event", event: e.next({ kind: "status", status: "awaiting_llm", previous: "idle", mode: "restricted" }) } });
+  const icon = $("[data-testid=status-line] .codicon-loading")!;
+  assert.ok(icon, "a running turn shows the loading icon");
+  assert.ok(icon.classList.contains("busy-turn"));
+  assert.ok(!icon.classList.contains("codicon-modifier-spin"));
+});

@@ -28,7 +28,10 @@ export class StatusLine {
     line.replaceChildren();
     if (!v) return;
     const busy = isBusy(v.status);
-    if (busy) dom.icon(line, "loading codicon-modifier-spin");
+    // the chat's own slow turn (media/chat.css .busy-turn: four steps a second), not codicon's spin, which
+    // redraws the page 20 times a second for as long as a turn runs (issue 35: the renderer and the GPU
+    // process ran ~450 ms of CPU a second while a turn waited on the model)
+    if (busy) dom.icon(line, "loading busy-turn");
     dom.add(line, "span", "status-text").textContent = ` ${statusText(v.status)}`;
     line.dataset.status = v.status;
     if (v.retry) {
