@@ -447,17 +447,35 @@ def _vscode(fake: _Fake, tag: str, reloads: int) -> tuple[
         raw = rig.artifacts / "bench-render-latencies.json"
         raw.write_text(json.dumps({"rendered_ms": rendered, "arrived_ms": arrived, "posted_ms": posted, "hop_ms": hop}))
         print(f"[bench.vscode] latencies in send order: {raw}", file=sys.stderr)
-        loads: list[dict[str, float]] = [streamed]
+        # a turn that waits on the model (two deltas 3 s apart: the chat shows its busy line), then the window
+        # idle as long: what the window runs on its own while a turn is on, beside what it runs at rest. Both
+        # measured over a sleep of the bench's: playwright's waits poll in the page, every animation frame
+        chat.send("[[bench-stream 2 3.0]]")
+        time.sleep(0.5)
+        t0, before = time.monotonic(), cpu()
+        time.sleep(4.0)
+        waiting = {**_cpu_spent(before, cpu()), "seconds": time.monotonic() - t0}
+        d.call("waitForFunction", **chat.wv, fn=f"() => window.__phoenixBench.count >= {n + 2}", timeout=120)
+        chat.wait_idle()
+        time.sleep(0.5)
+        t0, before = time.monotonic(), cpu()
+        time.sleep(4.0)
+        idle = {**_cpu_spent(before, cpu()), "seconds": time.monotonic() - t0}
+        loads: list[dict[str, float]] = [streamed, waiting, idle]
 
         def reload(count: int, **extra: float) -> None:
             # window reload -> the server ready, with the CPU each part of the rig and the machine ran meanwhile
+            # (the driver does not wait for the workbench in the page meanwhile: playwright's wait polls there
+            # every animation frame, on the cores the window loads on; it waits once the server is ready)
             before, busy, t0 = cpu(), _machine_busy_ms(), time.time() * 1000
-            d.call("reload", timeout=180)
+            d.call("reload", workbench=False, timeout=180)
             _wait_logs(rig.user_data, ext_id, count, 180, poll=0.05)
             spent = _cpu_spent(before, cpu())
+            machine = _machine_busy_ms() - busy
             newest = sorted((rig.user_data / "logs").rglob(f"{ext_id}/Phoenix.log"))[-1]
             ready_at = _log_time(next(ln for ln in newest.read_text().splitlines() if "the server is ready" in ln))
-            loads.append({"window": ready_at - t0, "machine": _machine_busy_ms() - busy, **spent, **extra})
+            loads.append({"window": ready_at - t0, "machine": machine, **spent, **extra})
+            d.call("waitWorkbench", timeout=180)
 
         for i in range(reloads):
             reload(i + 2)
@@ -642,8 +660,9 @@ def figures(quick: bool = False, delay_ms: float = 25.0, deltas: int | None = No
         },
         *_part_figures(parts, alone_cpu),
         *_stream_cpu_figures(loads[0]),
-        *_load_figures([x for x in loads[1:] if not x.get("hidden")], "the chat view shown"),
-        *_load_figures([x for x in loads[1:] if x.get("hidden")], "the chat view not shown (the Explorer is)"),
+        *_rate_figures(loads[1], loads[2]),
+        *_load_figures([x for x in loads[3:] if not x.get("hidden")], "the chat view shown"),
+        *_load_figures([x for x in loads[3:] if x.get("hidden")], "the chat view not shown (the Explorer is)"),
         *_floor_figures(activations, parts, alone_cpu),
         *render_figures(quick),
         *outbox_figures(gaps),
@@ -700,6 +719,22 @@ def _stream_cpu_figures(spent: dict[str, float]) -> list[dict[str, Any]]:
         "name": f"while {n:.0f} deltas stream: CPU per delta run by {' / '.join(PARTS)}",
         "value": " / ".join(f"{spent.get(k, 0.0) / n:.2f}" for k in PARTS),
         "unit": "ms",
+    }]
+
+
+def _rate_figures(waiting: dict[str, float], idle: dict[str, float]) -> list[dict[str, Any]]:
+    """CPU per second by part of the rig while a turn waits on the model (the chat's busy line shown, two deltas
+    in the turn) beside the same window idle as long, in the same run."""
+    def rate(spent: dict[str, float]) -> str:
+        return " / ".join(f"{spent.get(k, 0.0) / spent['seconds']:.0f}" for k in PARTS)
+
+    return [{
+        "name": f"while a turn waits on the model (over {waiting['seconds']:.1f} s of it): CPU per second run by "
+        f"{' / '.join(PARTS)}",
+        "value": rate(waiting),
+        "unit": "ms/s",
+        "baseline_name": f"the window idle as long ({idle['seconds']:.1f} s), same parts",
+        "baseline_value": rate(idle),
     }]
 
 
