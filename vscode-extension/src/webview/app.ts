@@ -32,6 +32,9 @@ export interface AppOptions {
   /** whether the page is shown (default: its document's `visibilityState`); a shown page draws each message
    *  as it comes (issue 35: a delta waited for the next frame, and behind that frame's other work) */
   visible?: () => boolean;
+  /** a timer: `run` every `ms` until the returned function is called (setInterval in the webview; default: none,
+   *  the busy icon stands still) */
+  every?: (ms: number, run: () => void) => () => void;
   /** whether the chat has the keyboard (default: its document's `hasFocus()`); tests stand in for the workbench */
   hasFocus?: () => boolean;
 }
@@ -61,6 +64,7 @@ export class ChatApp {
       post: (message) => this.post(message),
       render: () => this.render(),
       frame: (run) => (options.schedule ?? ((fn) => fn()))(run),
+      every: (ms, run) => (options.every ? options.every(ms, run) : () => undefined),
     };
     const hasFocus = options.hasFocus ?? (() => doc.hasFocus());
     this.header = new Header(c, root);

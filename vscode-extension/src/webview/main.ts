@@ -14,6 +14,10 @@ if (root) {
     sanitize: (html) => DOMPurify.sanitize(html, SANITIZE_CONFIG) as string,
     schedule: (run) => requestAnimationFrame(run),
     visible: () => document.visibilityState === "visible",
+    every: (ms, run) => {
+      const timer = setInterval(run, ms);
+      return () => clearInterval(timer);
+    },
   });
   window.addEventListener("message", (event: MessageEvent<HostMessage>) => app.receive(event.data));
   vscode.postMessage({ type: "ready" });
