@@ -12,6 +12,12 @@ packaged extension, this checkout's server), each beside a baseline measured in 
   server's and the extension host's CPU time and wait for a CPU) comes from the extension's ready line, and
   the same without the server's wait, beside the server alone's CPU time, is the ratio on an idle machine.
 
+- CPU by part of the rig (PARTS: Chromium's browser, renderer, GPU process and helpers, code-server and its helpers,
+  the extension host, the server, the bench's driver and the bench), each part's processes found by process tree
+  (Chromium's helpers do not carry the rig's marker), and the rest of the machine (other programs): per streamed
+  delta; per second while a turn waits on the model, beside the window idle as long; over each window reload ->
+  ready, with the chat view shown and, beside it, with the Explorer shown instead (the chat's webview not made).
+
 - the chat view's own cost per delta of a streamed 16 KB markdown answer (vscode-extension/test/render.bench.ts:
   the webview's code under jsdom, so no VS Code needed), beside what a frame cost before issue 35 (the whole
   answer's markdown rendered, sanitised and put in again per frame), in the same run.
