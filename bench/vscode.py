@@ -291,6 +291,8 @@ RECORDER = """(timeline) => {
     // The host stamps each post with its Date.now() (`at`): when it posted each stamp, too.
     const rec = (window.__phoenixBench = { rendered: {}, arrived: {}, posted: {}, count: 0, offset: 0, el: null });
     const stamps = /([0-9]{9,});/g;
+    // a capturing listener: at the window it runs before the chat's own (which draws the message at once),
+    // so `arrived` is the arrival, not the end of the drawing
     window.addEventListener('message', (e) => {
         const t = now();
         const at = e.data && typeof e.data.at === 'number' ? e.data.at : undefined;
@@ -299,7 +301,7 @@ RECORDER = """(timeline) => {
             rec.arrived[m[1]] = t;
             if (at !== undefined) rec.posted[m[1]] = at;
         }
-    });
+    }, true);
     const parse = () => {
         const all = timeline.querySelectorAll('[data-role=assistant]');
         const el = all[all.length - 1];
