@@ -12,6 +12,12 @@ packaged extension, this checkout's server), each beside a baseline measured in 
   server's and the extension host's CPU time and wait for a CPU) comes from the extension's ready line, and
   the same without the server's wait, beside the server alone's CPU time, is the ratio on an idle machine.
 
+- CPU by part of the rig (PARTS: Chromium's browser, renderer, GPU process and helpers, code-server and its helpers,
+  the extension host, the server, the bench's driver and the bench), each part's processes found by process tree
+  (Chromium's helpers do not carry the rig's marker), and the rest of the machine (other programs): per streamed
+  delta; per second while a turn waits on the model, beside the window idle as long; over each window reload ->
+  ready, with the chat view shown and, beside it, with the Explorer shown instead (the chat's webview not made).
+
 - the chat view's own cost per delta of a streamed 16 KB markdown answer (vscode-extension/test/render.bench.ts:
   the webview's code under jsdom, so no VS Code needed), beside what a frame cost before issue 35 (the whole
   answer's markdown rendered, sanitised and put in again per frame), in the same run.
@@ -146,29 +152,44 @@ def _sched_run_ms(pid: int) -> float | None:
 _TICK_MS = 1000 / os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 10.0
 
 
+#: The parts of the rig the CPU figures name, in the order printed: Chromium's browser process, its renderer (the
+#: workbench and, in the same process, the chat webview), its GPU process (software drawing: --disable-gpu) and
+#: its other helpers (zygotes, network, storage, crash handler); code-server's main process and its helpers
+#: (ptyHost, file watcher); the extension host; the server; the bench's own driver (playwright) and the bench
+#: itself with its fake model server. Found by process tree (rig.Processes.tree), not by the rig's marker,
+#: which Chromium's helpers do not carry.
+PARTS = ("browser", "renderer", "gpu", "browser helpers", "code-server", "code-server helpers", "extension host",
+         "server", "driver", "bench")
+
+
 def _group(cmdline: str) -> str | None:
-    """Which part of the rig a process is, by its command line (None: not one this figure names)."""
+    """Which part of the rig (:data:`PARTS`) a process is, by its command line (None: not one this names)."""
+    kind = m.group(1) if (m := re.search(r"--type=([\w-]+)", cmdline)) else None
     if " serve --data-dir " in cmdline:
         return "server"
-    if "--type=extensionHost" in cmdline or "extensionHostProcess" in cmdline:
+    if kind == "extensionHost" or "extensionHostProcess" in cmdline:
         return "extension host"
+    if "driver.cjs" in cmdline:
+        return "driver"
     if "chromium" in cmdline or "chrome" in cmdline:
-        return "browser"
+        return {None: "browser", "renderer": "renderer", "gpu-process": "gpu"}.get(kind, "browser helpers")
     if "code-server" in cmdline:
-        return "code-server"
+        return "code-server" if kind is None else "code-server helpers"
     return None
 
 
-def _cpu_by_group(pids: list[int]) -> dict[int, tuple[str, float]]:
-    """Per process of the rig: (its group, ms it has run on a CPU, all threads; /proc/PID/stat utime + stime)."""
+def _cpu_by_group(pids: list[int], bench: list[int] | None = None) -> dict[int, tuple[str, float]]:
+    """Per process of the rig: (its group, ms it has run on a CPU, all threads; /proc/PID/stat utime + stime);
+    ``bench``: the bench's own processes (this one, the fake model server), counted as "bench"."""
     out: dict[int, tuple[str, float]] = {}
-    for pid in pids:
+    mine = set(bench or [])
+    for pid in {*pids, *mine}:
         try:
             cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
             fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
         except (OSError, IndexError):
             continue
-        if (group := _group(cmdline)) is not None:
+        if (group := "bench" if pid in mine else _group(cmdline)) is not None:
             out[pid] = (group, (int(fields[11]) + int(fields[12])) * _TICK_MS)
     return out
 
@@ -270,6 +291,8 @@ RECORDER = """(timeline) => {
     // The host stamps each post with its Date.now() (`at`): when it posted each stamp, too.
     const rec = (window.__phoenixBench = { rendered: {}, arrived: {}, posted: {}, count: 0, offset: 0, el: null });
     const stamps = /([0-9]{9,});/g;
+    // a capturing listener: at the window it runs before the chat's own (which draws the message at once),
+    // so `arrived` is the arrival, not the end of the drawing
     window.addEventListener('message', (e) => {
         const t = now();
         const at = e.data && typeof e.data.at === 'number' ? e.data.at : undefined;
@@ -278,7 +301,7 @@ RECORDER = """(timeline) => {
             rec.arrived[m[1]] = t;
             if (at !== undefined) rec.posted[m[1]] = at;
         }
-    });
+    }, true);
     const parse = () => {
         const all = timeline.querySelectorAll('[data-role=assistant]');
         const el = all[all.length - 1];
@@ -410,13 +433,18 @@ def _vscode(fake: _Fake, tag: str, reloads: int) -> tuple[
         chat.wait_answer("Ready.", timeout=180)
         chat.wait_idle()
         d.call("evaluate", **chat.wv, selector="[data-testid=timeline]", fn=RECORDER)
+        bench = [os.getpid(), fake.proc.pid]
+
+        def cpu() -> dict[int, tuple[str, float]]:
+            return _cpu_by_group(rig.procs.tree(), bench)
+
         offset = _clock_offset_ns()
-        stream_cpu = _cpu_by_group(rig.procs.pids_running(""))
+        stream_cpu = cpu()
         chat.send(tag)
         n = int(TAG.search(tag).group(1))  # type: ignore[union-attr]
         d.call("waitForFunction", **chat.wv, fn=f"() => window.__phoenixBench.count >= {n}", timeout=600)
         chat.wait_idle()
-        streamed = _cpu_spent(stream_cpu, _cpu_by_group(rig.procs.pids_running("")))
+        streamed = _cpu_spent(stream_cpu, cpu())
         streamed["deltas"] = n
         rec: dict[str, dict[str, float]] = d.call("evaluate", **chat.wv, fn="() => window.__phoenixBench")
         stamps = sorted(rec["rendered"], key=int)
@@ -427,18 +455,52 @@ def _vscode(fake: _Fake, tag: str, reloads: int) -> tuple[
         raw = rig.artifacts / "bench-render-latencies.json"
         raw.write_text(json.dumps({"rendered_ms": rendered, "arrived_ms": arrived, "posted_ms": posted, "hop_ms": hop}))
         print(f"[bench.vscode] latencies in send order: {raw}", file=sys.stderr)
-        loads: list[dict[str, float]] = [streamed]
-        for i in range(reloads):
+        # a turn that waits on the model (two deltas 3 s apart: the chat shows its busy line), then the window
+        # idle as long: what the window runs on its own while a turn is on, beside what it runs at rest. Both
+        # measured over a sleep of the bench's: playwright's waits poll in the page, every animation frame
+        chat.send("[[bench-stream 2 3.0]]")
+        time.sleep(0.5)
+        t0, before = time.monotonic(), cpu()
+        time.sleep(4.0)
+        waiting = {**_cpu_spent(before, cpu()), "seconds": time.monotonic() - t0}
+        d.call("waitForFunction", **chat.wv, fn=f"() => window.__phoenixBench.count >= {n + 2}", timeout=120)
+        chat.wait_idle()
+        time.sleep(0.5)
+        t0, before = time.monotonic(), cpu()
+        time.sleep(4.0)
+        idle = {**_cpu_spent(before, cpu()), "seconds": time.monotonic() - t0}
+        loads: list[dict[str, float]] = [streamed, waiting, idle]
+
+        def reload(count: int, **extra: float) -> None:
             # window reload -> the server ready, with the CPU each part of the rig and the machine ran meanwhile
-            cpu, busy, t0 = _cpu_by_group(rig.procs.pids_running("")), _machine_busy_ms(), time.time() * 1000
-            d.call("reload", timeout=180)
-            _wait_logs(rig.user_data, ext_id, i + 2, 180, poll=0.05)
-            spent = _cpu_spent(cpu, _cpu_by_group(rig.procs.pids_running("")))
+            # (the driver does not wait for the workbench in the page meanwhile: playwright's wait polls there
+            # every animation frame, on the cores the window loads on; it waits once the server is ready)
+            before, busy, t0 = cpu(), _machine_busy_ms(), time.time() * 1000
+            d.call("reload", workbench=False, timeout=180)
+            _wait_logs(rig.user_data, ext_id, count, 180, poll=0.05)
+            spent = _cpu_spent(before, cpu())
+            machine = _machine_busy_ms() - busy
             newest = sorted((rig.user_data / "logs").rglob(f"{ext_id}/Phoenix.log"))[-1]
             ready_at = _log_time(next(ln for ln in newest.read_text().splitlines() if "the server is ready" in ln))
-            loads.append({"window": ready_at - t0, "machine": _machine_busy_ms() - busy, **spent})
+            loads.append({"window": ready_at - t0, "machine": machine, **spent, **extra})
+            d.call("waitWorkbench", timeout=180)
+
+        for i in range(reloads):
+            reload(i + 2)
         activations = _activations(rig.user_data, ext_id)
         parts = _start_parts(rig.user_data, ext_id)
+        # the same reloads with the chat view not shown (the Explorer restored in the side bar, so its webview is
+        # not made): what the chat view costs a window's load, beside it
+        d.call("command", title="View: Show Explorer", timeout=60)
+        d.call("waitFor", selector=".part.sidebar .explorer-viewlet", first=True, timeout=60)
+        for i in range(reloads // 2):
+            reload(len(activations) + i + 1, hidden=1.0)
+            webviews = d.call("inspect", selector=f'iframe.webview[src*="extensionId={ext_id}"]')["count"]
+            loads[-1]["webviews"] = float(webviews)
+        for load, (spawn, ready) in zip(
+            (x for x in loads if x.get("hidden")), _activations(rig.user_data, ext_id)[len(activations):], strict=False
+        ):
+            load["activation"] = spawn + ready
     return rendered, arrived, posted, hop, activations, parts, loads
 
 
@@ -606,7 +668,9 @@ def figures(quick: bool = False, delay_ms: float = 25.0, deltas: int | None = No
         },
         *_part_figures(parts, alone_cpu),
         *_stream_cpu_figures(loads[0]),
-        *_load_figures(loads[1:]),
+        *_rate_figures(loads[1], loads[2]),
+        *_load_figures([x for x in loads[3:] if not x.get("hidden")], "the chat view shown"),
+        *_load_figures([x for x in loads[3:] if x.get("hidden")], "the chat view not shown (the Explorer is)"),
         *_floor_figures(activations, parts, alone_cpu),
         *render_figures(quick),
         *outbox_figures(gaps),
@@ -652,45 +716,64 @@ def _floor_figures(
 
 
 def _stream_cpu_figures(spent: dict[str, float]) -> list[dict[str, Any]]:
-    """CPU time per streamed delta by part of the rig (from the message sent to the answer drawn): what each
-    delta costs the browser (the workbench's relay of the host's post and the chat webview's drawing, one
-    renderer), the extension host and the server; CPU time, so less bent by a loaded machine than the waits."""
+    """CPU time per streamed delta by part of the rig (:data:`PARTS`; from the message sent to the answer drawn):
+    what each delta costs Chromium (the renderer runs the workbench's relay of the host's post and the chat
+    webview's drawing; the GPU process draws the frames), code-server, the extension host and the server; CPU
+    time, so less bent by a loaded machine than the waits."""
     n = spent.get("deltas", 0)
     if not n:
         return []
-    per = {k: spent.get(k, 0.0) / n for k in ("browser", "code-server", "extension host", "server")}
     return [{
-        "name": f"while {n:.0f} deltas stream: CPU per delta run by the browser (workbench and chat webview) / "
-        "code-server / the extension host / the server",
-        "value": " / ".join(f"{v:.2f}" for v in per.values()),
+        "name": f"while {n:.0f} deltas stream: CPU per delta run by {' / '.join(PARTS)}",
+        "value": " / ".join(f"{spent.get(k, 0.0) / n:.2f}" for k in PARTS),
         "unit": "ms",
     }]
 
 
-def _load_figures(loads: list[dict[str, float]]) -> list[dict[str, Any]]:
+def _rate_figures(waiting: dict[str, float], idle: dict[str, float]) -> list[dict[str, Any]]:
+    """CPU per second by part of the rig while a turn waits on the model (the chat's busy line shown, two deltas
+    in the turn) beside the same window idle as long, in the same run."""
+    def rate(spent: dict[str, float]) -> str:
+        return " / ".join(f"{spent.get(k, 0.0) / spent['seconds']:.0f}" for k in PARTS)
+
+    return [{
+        "name": f"while a turn waits on the model (over {waiting['seconds']:.1f} s of it): CPU per second run by "
+        f"{' / '.join(PARTS)}",
+        "value": rate(waiting),
+        "unit": "ms/s",
+        "baseline_name": f"the window idle as long ({idle['seconds']:.1f} s), same parts",
+        "baseline_value": rate(idle),
+    }]
+
+
+def _load_figures(loads: list[dict[str, float]], shown: str) -> list[dict[str, Any]]:
     """Window reload -> the server ready (the user's wait from opening the window), and who ran on the machine's
-    cores meanwhile: the rig's parts by process (the browser: the workbench and the chat webview; code-server;
-    the extension host; the server) and the rest of the machine (other processes, the bench itself). Read when
-    the bench sees the ready line, so up to ~50 ms after it."""
+    cores meanwhile: the rig's parts by process tree (:data:`PARTS`) and the rest of the machine (other programs:
+    other work on a shared machine). Read when the bench sees the ready line, so up to ~50 ms after it.
+    VS Code's own load is everything but the extension host's and the server's share (the extension host also
+    runs VS Code's built-in extensions) and the bench's."""
     if not loads:
         return []
     cores = os.cpu_count() or 1
-    med = {k: statistics.median(load.get(k, 0.0) for load in loads) for k in loads[0] | {
-        "browser": 0, "code-server": 0, "extension host": 0, "server": 0}}
-    ours = sum(med[k] for k in ("browser", "code-server", "extension host", "server"))
+    med = {k: statistics.median(load.get(k, 0.0) for load in loads) for k in ("window", "machine", *PARTS)}
+    ours = sum(med[k] for k in PARTS)
+    extra = ""
+    if all("activation" in load for load in loads):
+        extra += f"; activation -> ready: {', '.join(str(round(load['activation'])) for load in loads)} ms"
+    if all("webviews" in load for load in loads):
+        extra += f"; the chat's webview made: {', '.join('yes' if load['webviews'] else 'no' for load in loads)}"
     return [
         {
-            "name": f"window reload -> server ready (median of {len(loads)}; all: "
-            f"{', '.join(str(round(load['window'])) for load in loads)})",
+            "name": f"window reload -> server ready, {shown} (median of {len(loads)}; all: "
+            f"{', '.join(str(round(load['window'])) for load in loads)}{extra})",
             "value": round(med["window"], 1),
             "unit": "ms",
         },
         {
-            "name": "window reload -> server ready: CPU run by the browser (workbench and chat webview) / code-server"
-            f" / the extension host / the server / the rest of the machine, medians ({cores} cores: "
-            f"{cores * med['window']:.0f} ms of CPU in the interval; the machine ran {med['machine']:.0f})",
-            "value": f"{med['browser']:.0f} / {med['code-server']:.0f} / {med['extension host']:.0f} / "
-            f"{med['server']:.0f} / {max(0.0, med['machine'] - ours):.0f}",
+            "name": f"of which: CPU run by {' / '.join(PARTS)} / the rest of the machine, "
+            f"medians ({cores} cores: {cores * med['window']:.0f} ms of CPU in the interval; the machine ran "
+            f"{med['machine']:.0f})",
+            "value": " / ".join(f"{med[k]:.0f}" for k in PARTS) + f" / {max(0.0, med['machine'] - ours):.0f}",
             "unit": "ms",
         },
     ]

@@ -376,17 +376,18 @@ test("a batch of host messages is applied in order and rendered once", () => {
   assert.match(root.querySelector("[data-role=assistant]")!.textContent!, /w0 w1 w2 .* w48 w49/);
 });
 
-test("posts that come one by one within a frame are drawn in that frame's one render, in order, no text lost (issue 35: the host posts each burst at once)", () => {
+test("while the chat view is hidden, posts that come one by one are drawn in the next frame's one render, in order, no text lost (issue 35: the host posts each burst at once)", () => {
   const dom = new JSDOM('<!DOCTYPE html><body><div id="root"></div></body>');
   const root = dom.window.document.getElementById("root")!;
   const frames: (() => void)[] = [];
-  const app = new ChatApp(root as unknown as HTMLElement, () => undefined, { sanitize: (html) => html, schedule: (render) => frames.push(render) });
+  const app = new ChatApp(root as unknown as HTMLElement, () => undefined, { sanitize: (html) => html, schedule: (render) => frames.push(render), visible: () => false });
   const e = new Events();
   const view = apply(emptyView(CID), { type: "snapshot", snapshot: snapshot({ lastSeq: 0 }), merge: false });
   app.receive({ type: "batch", messages: [{ type: "server", state: "ready" }, { type: "reset", view }] });
-  frames.shift()!();
+  while (frames.length > 0) frames.shift()!();
   const delta = (text: string) => ({ type: "input" as const, input: { type: "event" as const, event: e.next({ kind: "textDelta", text, requestId: 1 }) } });
   for (let i = 0; i < 30; i++) app.receive({ type: "batch", messages: [delta(`w${i} `)], at: i });
+  assert.equal(root.querySelector("[data-role=assistant]"), null, "nothing drawn before the frame");
   assert.equal(frames.length, 1, "thirty posts before the frame: one render");
   frames.shift()!();
   const words = root.querySelector("[data-role=assistant]")!.textContent!.trim().split(/\s+/);
@@ -770,4 +771,105 @@ test("a reopened conversation shows a tool's image under its call and the user's
   assert.equal($(".tool[data-tool-use-id=p1] .tool-name")!.textContent, " picture on tracker");
   assert.equal($(".tool[data-tool-use-id=p1] pre.output")!.textContent, "image (PNG, 3 KB)\nhere is png");
   assert.equal(root.querySelector(".image-ref")!.textContent, " image (PNG, 2 KB)");
+});
+
+/**
+ * The chat view as the webview wires it (main.ts): `schedule` is the page's next frame, held here until the test
+ * runs it, and the page is shown. `layout` records every read of the timeline's layout and what it was scrolled to.
+ */
+function framed() {
+  const dom = new JSDOM('<!DOCTYPE html><body><div id="root"></div></body>');
+  const root = dom.window.document.getElementById("root")!;
+  const frames: (() => void)[] = [];
+  // a variable, not a literal: the options an older chat view did not know are left to it to ignore
+  const options = { sanitize: (html: string) => html, schedule: (run: () => void) => frames.push(run), visible: () => true };
+  const app = new ChatApp(root as unknown as HTMLElement, () => undefined, options);
+  const timeline = root.querySelector<HTMLElement>("[data-testid=timeline]")!;
+  const layout = { reads: 0, scrollHeight: 900, clientHeight: 300, scrollTop: 600, scrolledTo: [] as number[] };
+  const read = (name: "scrollHeight" | "clientHeight") => ({ get: () => (layout.reads++, layout[name]), configurable: true });
+  Object.defineProperty(timeline, "scrollHeight", read("scrollHeight"));
+  Object.defineProperty(timeline, "clientHeight", read("clientHeight"));
+  Object.defineProperty(timeline, "scrollTop", {
+    get: () => (layout.reads++, layout.scrollTop),
+    set: (v: number) => layout.scrolledTo.push(v),
+    configurable: true,
+  });
+  const e = new Events();
+  const view = apply(emptyView(CID), { type: "snapshot", snapshot: snapshot({ lastSeq: 0 }), merge: false });
+  app.receive({ type: "batch", messages: [{ type: "server", state: "ready" }, { type: "reset", view }] });
+  while (frames.length > 0) frames.shift()!();
+  const delta = (text: string) => ({ type: "batch" as const, messages: [{ type: "input" as const, input: { type: "event" as const, event: e.next({ kind: "textDelta", text, requestId: 1 }) } }] });
+  const answer = () => root.querySelector("[data-role=assistant]")?.textContent ?? "";
+  return { window: dom.window, frames, timeline, layout, delta, answer, app };
+}
+
+test("a shown chat view draws a delta when its message comes, not in the next frame (issue 35: delta -> rendered waited for the frame and its other work)", () => {
+  const { app, frames, delta, answer } = framed();
+  app.receive(delta("first "));
+  assert.match(answer(), /first/, "the delta is in the DOM before any frame ran");
+  app.receive(delta("second "));
+  assert.match(answer(), /first second/);
+  while (frames.length > 0) frames.shift()!();
+  assert.equal(answer().trim(), "first second", "the frame draws nothing twice");
+});
+
+test("drawing a delta reads no layout; the timeline's end is kept in view in the next frame, once for what came before it (issue 35)", () => {
+  const { app, frames, delta, layout, answer } = framed();
+  layout.reads = 0;
+  layout.scrolledTo = [];
+  for (let i = 0; i < 5; i++) app.receive(delta(`w${i} `));
+  assert.match(answer(), /w0 w1 w2 w3 w4/);
+  assert.equal(layout.reads, 0, "no layout read while drawing (it would lay the page out per message)");
+  assert.equal(frames.length, 1, "one frame asked for the five messages");
+  layout.scrollHeight = 1200;
+  while (frames.length > 0) frames.shift()!();
+  assert.deepEqual(layout.scrolledTo, [1200], "in the frame: scrolled to the end");
+});
+
+test("a user who scrolled up in the timeline is not pulled to its end by what streams in, and is again once back at the end", () => {
+  const { app, frames, delta, layout, timeline, window } = framed();
+  layout.scrolledTo = [];
+  layout.scrollTop = 100; // 500 px above the end
+  timeline.dispatchEvent(new window.Event("scroll"));
+  app.receive(delta("more "));
+  while (frames.length > 0) frames.shift()!();
+  assert.deepEqual(layout.scrolledTo, [], "left where the user is reading");
+  layout.scrollTop = 600; // back at the end
+  timeline.dispatchEvent(new window.Event("scroll"));
+  app.receive(delta("again "));
+  while (frames.length > 0) frames.shift()!();
+  assert.deepEqual(layout.scrolledTo, [900]);
+});
+
+test("a running turn's icon in the status line turns a quarter at each tick of a timer, not by a CSS animation (which makes Chromium draw the page every frame), and the timer stops with the turn (issue 35)", () => {
+  const dom = new JSDOM('<!DOCTYPE html><body><div id="root"></div></body>');
+  const root = dom.window.document.getElementById("root")!;
+  const timers: { ms: number; run: () => void; stopped: boolean }[] = [];
+  const every = (ms: number, run: () => void) => {
+    const t = { ms, run, stopped: false };
+    timers.push(t);
+    return () => void (t.stopped = true);
+  };
+  const options = { sanitize: (html: string) => html, every }; // a variable: an older view ignores what it does not know
+  const app = new ChatApp(root as unknown as HTMLElement, () => undefined, options);
+  const e = new Events();
+  const view = apply(emptyView(CID), { type: "snapshot", snapshot: snapshot({ lastSeq: 0 }), merge: false });
+  app.receive({ type: "batch", messages: [{ type: "server", state: "ready" }, { type: "reset", view }] });
+  app.receive({ type: "input", input: { type: "event", event: e.next({ kind: "status", status: "awaiting_llm", previous: "idle", mode: "restricted" }) } });
+  const icon = root.querySelector<HTMLElement>("[data-testid=status-line] .codicon-loading")!;
+  assert.ok(icon, "a running turn shows the loading icon");
+  assert.ok(!icon.classList.contains("codicon-modifier-spin"), "no CSS animation");
+  assert.equal(timers.filter((t) => !t.stopped).length, 1);
+  const timer = timers[0];
+  assert.equal(timer.ms, 250);
+  assert.equal(icon.dataset.turn, "0");
+  timer.run();
+  assert.equal(icon.dataset.turn, "1");
+  timer.run();
+  timer.run();
+  timer.run();
+  assert.equal(icon.dataset.turn, "0", "four quarters make a turn");
+  app.receive({ type: "input", input: { type: "event", event: e.next({ kind: "status", status: "idle", previous: "awaiting_llm", mode: "restricted" }) } });
+  assert.ok(timers.every((t) => t.stopped), "the turn ended: no timer left");
+  assert.equal(root.querySelector("[data-testid=status-line] .codicon-loading"), null);
 });

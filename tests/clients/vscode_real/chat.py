@@ -188,10 +188,10 @@ class Chat:
         self.d.call("waitFor", **self.wv, selector=DIALOG_HIDDEN, state="attached", timeout=timeout)
 
     def wait_server_ready(self, timeout: float = 120) -> None:
-        """Wait until the status bar's mode item stops spinning ("starting the server"); fail at once, with
+        """Wait until the status bar's mode item stops showing its sync icon ("starting the server"); fail at once, with
         the extension's log, when it shows the error icon (the server could not start)."""
         item = f'.part.statusbar [id="{self.rig.extension_id}.{MODE_ITEM_ID}"]'
-        self.d.call("waitFor", selector=f"{item}:not(:has(.codicon-modifier-spin))", timeout=timeout)
+        self.d.call("waitFor", selector=f"{item}:not(:has(.codicon-sync))", timeout=timeout)
         failed = self.d.call("inspect", selector=f"{item} .codicon-error")["count"]
         if failed:
             logs = [p for p in self.rig.logs() if p.name == "Phoenix.log"]

@@ -187,6 +187,27 @@ class Processes:
                     found.append(int(entry.name))
         return found
 
+    def tree(self) -> list[int]:
+        """Pids of every live process of this run: the processes it started and their descendants, by parent
+        pid, with those carrying the marker (children that left the tree) and theirs. Chromium's zygote,
+        renderers, GPU and utility processes do not carry the marker (the browser starts them with an
+        environment of its own): only the tree finds them."""
+        parents: dict[int, list[int]] = {}
+        for entry in Path("/proc").iterdir():
+            if entry.name.isdigit():
+                with contextlib.suppress(OSError, IndexError, ValueError):
+                    ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+                    parents.setdefault(ppid, []).append(int(entry.name))
+        found: set[int] = set()
+        todo = [p.pid for p in self.started if p.poll() is None] + self._marked()
+        while todo:
+            pid = todo.pop()
+            if pid not in found:
+                found.add(pid)
+                todo += parents.get(pid, [])
+        found.discard(os.getpid())
+        return sorted(found)
+
     def pids_running(self, needle: str) -> list[int]:
         """Pids of this run's live processes whose command line contains ``needle``."""
         out = []

@@ -3,10 +3,10 @@
  * that brought it is handled (`nodeTimer`: a setImmediate), with whatever the same burst of events adds, so a
  * burst costs one postMessage (one IPC hop) and no delta waits for a timer in the host.
  *
- * The host no longer holds a message back to keep to one post a frame: the webview draws once a frame anyway
- * (webview/app.ts folds every message that came since into one requestAnimationFrame render), so the hold
- * saved IPC messages, not frames, and cost a delta that came within 16 ms of the last post the rest of that
- * frame in the host and, often, the webview's next frame too. A fast stream is gathered upstream already (the
+ * The host no longer holds a message back to keep to one post a frame: the page is drawn once a frame anyway
+ * (the webview puts each message in its DOM as it comes, webview/app.ts, and the browser paints what changed at
+ * its next frame), so the hold saved IPC messages, not frames, and cost a delta that came within 16 ms of the
+ * last post the rest of that frame in the host and, often, the webview's next frame too. A fast stream is gathered upstream already (the
  * server's outbox sends its deltas at most once per `event_coalesce_ms`, one event per flush). The pacing is
  * pure: the timer is passed in.
  */

@@ -185,7 +185,7 @@ export class Controller implements vscode.Disposable {
 
   /**
    * Messages to the webview are queued and sent together: one postMessage (one IPC hop through the workbench)
-   * per burst of events, right after the I/O that brought them (core/outbox.ts); the webview draws once a frame.
+   * per burst of events, right after the I/O that brought them (core/outbox.ts); the webview draws each as it comes.
    */
   private post(message: HostMessage): void {
     if (message.type === "reset") this.outbox.drop((m) => m.type === "input" || m.type === "reset");

@@ -10,6 +10,9 @@ import type { ModelView } from "../protocol/wire";
 import type { ConversationView } from "../core/reducer";
 import type { ServerState } from "../core/messages";
 
+/** The mode item's text while the server starts: a still icon (the real-VS-Code test waits for it to go). */
+export const STARTING_TEXT = "$(sync) Phoenix";
+
 export class StatusBar implements vscode.Disposable {
   private readonly mode = vscode.window.createStatusBarItem("phoenix.mode", vscode.StatusBarAlignment.Left, 50);
   private readonly policy = vscode.window.createStatusBarItem("phoenix.policy", vscode.StatusBarAlignment.Left, 49);
@@ -43,7 +46,9 @@ export class StatusBar implements vscode.Disposable {
     if (key === this.shown) return;
     this.shown = key;
     if (server !== "ready") {
-      this.mode.text = server === "starting" ? "$(sync~spin) Phoenix" : "$(error) Phoenix";
+      // no spinning icon while the server starts: the workbench redraws a spinning item 20 times a second,
+      // on the cores the server starts on (issue 35); the tooltip says what it waits for
+      this.mode.text = server === "starting" ? STARTING_TEXT : "$(error) Phoenix";
       this.mode.tooltip = server === "starting" ? "Starting the Phoenix server…" : "The Phoenix server is not running. Click to show the log.";
       this.mode.command = server === "starting" ? undefined : "phoenix.vscode.showLog";
       this.mode.backgroundColor = server === "failed" ? new vscode.ThemeColor("statusBarItem.errorBackground") : undefined;

@@ -1,7 +1,7 @@
 /**
  * The chat view inside the webview: the parts (header, banner, timeline, status line, dialog, composer) laid
- * out in one root, the host's messages given to the part each is for, one render per frame, and the keys
- * routed (the open dialog first). DOM only (no `vscode`): `main.ts` wires it to `acquireVsCodeApi()`, the tests
+ * out in one root, the host's messages given to the part each is for and drawn as they come (while the page is
+ * shown; once a frame while it is hidden), and the keys routed (the open dialog first). DOM only (no `vscode`): `main.ts` wires it to `acquireVsCodeApi()`, the tests
  * to jsdom.
  *
  * Safety: every piece of model or tool text goes in through `textContent`, except markdown, which is
@@ -24,8 +24,17 @@ export { droppedUris } from "./composer";
 export interface AppOptions {
   /** HTML sanitiser for rendered markdown (DOMPurify in the webview) */
   sanitize: (html: string) => string;
-  /** render scheduling; the webview batches per animation frame, tests render at once */
-  schedule?: (render: () => void) => void;
+  /**
+   * The page's next frame (requestAnimationFrame in the webview; tests run it at once or hold it): what needs
+   * the layout (keeping the timeline's end in view) waits for it, and so does drawing while the page is hidden.
+   */
+  schedule?: (run: () => void) => void;
+  /** whether the page is shown (default: its document's `visibilityState`); a shown page draws each message
+   *  as it comes (issue 35: a delta waited for the next frame, and behind that frame's other work) */
+  visible?: () => boolean;
+  /** a timer: `run` every `ms` until the returned function is called (setInterval in the webview; default: none,
+   *  the busy icon stands still) */
+  every?: (ms: number, run: () => void) => () => void;
   /** whether the chat has the keyboard (default: its document's `hasFocus()`); tests stand in for the workbench */
   hasFocus?: () => boolean;
 }
@@ -39,13 +48,14 @@ export class ChatApp {
   private readonly dialog: Dialog;
   private readonly composer: Composer;
   private scheduled = false;
+  private readonly doc: Document;
 
   constructor(
     root: HTMLElement,
     private readonly post: (message: ViewMessage) => void,
     private readonly options: AppOptions,
   ) {
-    const doc = root.ownerDocument;
+    const doc = (this.doc = root.ownerDocument);
     root.replaceChildren();
     root.classList.add("phoenix");
     const c: PartContext = {
@@ -53,6 +63,8 @@ export class ChatApp {
       view: () => this.view,
       post: (message) => this.post(message),
       render: () => this.render(),
+      frame: (run) => (options.schedule ?? ((fn) => fn()))(run),
+      every: (ms, run) => (options.every ? options.every(ms, run) : () => undefined),
     };
     const hasFocus = options.hasFocus ?? (() => doc.hasFocus());
     this.header = new Header(c, root);
@@ -70,12 +82,26 @@ export class ChatApp {
 
   // ------------------------------------------------------------------------------- host messages
 
+  /**
+   * Apply a host message and draw it at once while the page is shown: drawing reads no layout (the timeline's
+   * end is kept in view in the next frame, where the layout is made anyway), and a streamed paragraph is an
+   * append to its text, so drawing each post costs less than the frame it used to wait for. While the page is
+   * hidden, what comes is drawn once, in the next frame.
+   */
   receive(message: HostMessage): void {
     this.take(message);
-    this.schedule();
+    if (this.visible()) {
+      this.render();
+    } else {
+      this.schedule();
+    }
   }
 
-  /** Apply one host message to the state; rendering waits for the next frame (`schedule`). */
+  private visible(): boolean {
+    return this.options.visible ? this.options.visible() : this.doc.visibilityState === "visible";
+  }
+
+  /** Apply one host message to the state (`receive` draws it). */
   private take(message: HostMessage): void {
     switch (message.type) {
       case "batch":
@@ -121,17 +147,18 @@ export class ChatApp {
     }
   }
 
+  /** One drawing in the next frame for everything that comes while the page is hidden. */
   private schedule(): void {
     if (this.scheduled) return;
     this.scheduled = true;
-    const run = () => {
-      this.scheduled = false;
+    (this.options.schedule ?? ((fn) => fn()))(() => {
+      if (!this.scheduled) return; // drawn since, when a message came with the page shown
       this.render();
-    };
-    (this.options.schedule ?? ((fn) => fn()))(run);
+    });
   }
 
   render(): void {
+    this.scheduled = false;
     this.dialog.sync();
     this.header.render();
     this.banner.render();

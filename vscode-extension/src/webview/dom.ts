@@ -113,6 +113,10 @@ export interface PartContext {
   post(message: ViewMessage): void;
   /** redraw now (after a user action in the part) */
   render(): void;
+  /** run in the page's next frame: what reads the layout, which the frame makes anyway (never while drawing) */
+  frame(run: () => void): void;
+  /** run every `ms` until the returned function is called (the webview's setInterval; none in tests) */
+  every(ms: number, run: () => void): () => void;
 }
 
 /** A part redraws only when the key of what it shows changed since it last drew. */

@@ -12,7 +12,12 @@ const root = document.getElementById("root");
 if (root) {
   const app = new ChatApp(root, (message) => vscode.postMessage(message), {
     sanitize: (html) => DOMPurify.sanitize(html, SANITIZE_CONFIG) as string,
-    schedule: (render) => requestAnimationFrame(render),
+    schedule: (run) => requestAnimationFrame(run),
+    visible: () => document.visibilityState === "visible",
+    every: (ms, run) => {
+      const timer = setInterval(run, ms);
+      return () => clearInterval(timer);
+    },
   });
   window.addEventListener("message", (event: MessageEvent<HostMessage>) => app.receive(event.data));
   vscode.postMessage({ type: "ready" });

@@ -81,6 +81,14 @@ export class Timeline {
   private readonly rendered = new Map<string, Rendered>();
   /** the live drawing renderItem made for the stream item it was last asked for (taken by render) */
   private live: LiveMarkdown | undefined;
+  /**
+   * Whether the user is at the timeline's end, which it is kept at as it grows: read when the timeline scrolls
+   * (its layout is made then), never while drawing, where a read after the drawing's writes made the browser
+   * lay the page out there and then, once per message (issue 35).
+   */
+  private atEnd = true;
+  /** a frame is asked to bring the end into view */
+  private following = false;
 
   constructor(
     private readonly c: PartContext,
@@ -90,6 +98,19 @@ export class Timeline {
     this.el.setAttribute("role", "log");
     this.el.dataset.testid = "timeline";
     this.el.setAttribute("aria-live", "polite");
+    this.el.addEventListener("scroll", () => {
+      this.atEnd = this.el.scrollHeight - this.el.scrollTop - this.el.clientHeight < 40;
+    }, { passive: true });
+  }
+
+  /** In the next frame, where the page is laid out anyway: the end in view, if the user was there. */
+  private followEnd(): void {
+    if (!this.atEnd || this.following) return;
+    this.following = true;
+    this.c.frame(() => {
+      this.following = false;
+      if (this.atEnd) this.el.scrollTop = this.el.scrollHeight;
+    });
   }
 
   /** Another conversation (or the same one rebuilt): nothing drawn before is kept. */
@@ -108,7 +129,6 @@ export class Timeline {
       }
       return;
     }
-    const atBottom = timeline.scrollHeight - timeline.scrollTop - timeline.clientHeight < 40;
     const wanted: HTMLElement[] = [];
     const seen = new Set<string>();
     for (const item of v.items) {
@@ -136,7 +156,7 @@ export class Timeline {
       if (timeline.children[i] !== el) timeline.insertBefore(el, timeline.children[i] ?? null);
     });
     while (timeline.children.length > wanted.length) timeline.lastElementChild!.remove();
-    if (atBottom) timeline.scrollTop = timeline.scrollHeight;
+    this.followEnd();
   }
 
   private signature(v: ConversationView, item: Item): string {
