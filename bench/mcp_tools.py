@@ -6,6 +6,9 @@
   (``json.dumps`` of the definitions).
 - Images (REQ-MCP-021): a 1280 x 800 screenshot-like PNG through a tool's image gate (decoded, its pixels encoded
   again), against the attachments' path for the same bytes (decoded, passed on as they are).
+- One call of 1,000 records (the aggregate's, issue 37) through the hub both routes call, from the real issues
+  server over stdio, its declared output schema checked by the hub (``mcp_output.py``: compiled once, after the
+  depth bound), against the same call checked by the SDK's ``call_tool`` (pure-Python ``jsonschema``), as before.
 """
 
 from __future__ import annotations
@@ -13,8 +16,11 @@ from __future__ import annotations
 import base64
 import io
 import json
+import sys
+import tempfile
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from PIL import Image
@@ -51,6 +57,47 @@ def _screenshot() -> bytes:
     return out.getvalue()
 
 
+def _call_ms(rounds: int) -> tuple[float, float]:
+    """The best time of one 1,000-record call: the hub's check, and the SDK's (alternating, same server data)."""
+    from mcp.client.session import ClientSession
+
+    from phoenix_lsp.agent.agent_config import McpRegistry
+    from phoenix_lsp.agent.mcp_hub import McpHub
+
+    class _NoCheck:
+        def problem(self, *_: Any) -> None:
+            return None
+
+        def forget(self, _: str) -> None:
+            return None
+
+    class SdkChecked(McpHub):
+        """The hub as it was: the SDK's session checks each result (and the hub does not)."""
+
+        session_class = ClientSession
+
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            self._outputs = _NoCheck()  # type: ignore[assignment]
+
+    server = Path(__file__).resolve().parents[1] / "tests" / "agent" / "issues_server.py"
+    uri, arguments = "mcp://issues/list_issues", {"state": "all", "limit": 1000}
+    with tempfile.TemporaryDirectory() as name:
+        entry = {"command": [sys.executable, str(server)], "connectTimeoutS": 60,
+                 "args": ["--data", str(Path(name) / "issues.json"), "--issues", "1000"]}
+        registry = McpRegistry.model_validate({"servers": {"issues": entry}})
+        best = {"hub": float("inf"), "sdk": float("inf")}
+        with McpHub(registry) as hub, SdkChecked(registry) as sdk:
+            for _which, client in (("hub", hub), ("sdk", sdk)):
+                assert len(client.call(uri, arguments)) == 1000  # connected, listed, warm
+            for _ in range(rounds):
+                for which, client in (("hub", hub), ("sdk", sdk)):
+                    t0 = time.perf_counter()
+                    client.call(uri, arguments)
+                    best[which] = min(best[which], time.perf_counter() - t0)
+    return best["hub"] * 1000, best["sdk"] * 1000
+
+
 def figures(quick: bool = False) -> list[dict[str, Any]]:
     rounds = 3 if quick else 20
     tools = _definitions(400)
@@ -59,6 +106,7 @@ def figures(quick: bool = False) -> list[dict[str, Any]]:
     index = mcp_search.Index(tools)  # read once per gathering, as the server does
     png = _screenshot()
     b64 = base64.b64encode(png).decode()
+    hub_ms, sdk_ms = _call_ms(rounds)
     return [
         {
             "name": "tokens of the MCP tools every request carries, 400 tools: the search tool alone",
@@ -79,6 +127,13 @@ def figures(quick: bool = False) -> list[dict[str, Any]]:
             "value": round(_best_ms(lambda: mcp_images.gate(((b64, "image/png"),), 1), rounds), 2), "unit": "ms",
             "baseline_name": "the attachments' path for the same bytes (decoded, passed on as they are)",
             "baseline_value": round(_best_ms(lambda: prepare_image(png, "image/png"), rounds), 2),
+            "goal": "",
+        },
+        {
+            "name": "one MCP call of 1,000 records (issues server, stdio), its output schema checked by the hub",
+            "value": round(hub_ms, 1), "unit": "ms",
+            "baseline_name": "the same call checked by the SDK's call_tool (pure-Python jsonschema), as before",
+            "baseline_value": round(sdk_ms, 1),
             "goal": "",
         },
     ]

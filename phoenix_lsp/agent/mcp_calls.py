@@ -17,6 +17,7 @@ from .. import bounded_http, limits, safe_json
 from . import mcp_relay
 from .contracts import ErrorCode
 from .mcp_listings import McpListings
+from .mcp_output import OutputSchemas
 from .mcp_sessions import describe, fail
 from .mcp_values import schema_problem, unwrap
 
@@ -57,6 +58,14 @@ def result_images(content: Any) -> ResultImages:
 
 class McpCalls(McpListings):
     """The tool calls of one MCP client, on its event loop (see ``McpHub``)."""
+
+    def __init__(self, registry: Any, **listings: Any) -> None:
+        super().__init__(registry, **listings)
+        self._outputs = OutputSchemas()  # the tools' output schemas, compiled once (``mcp_output.py``)
+
+    def _forget_version(self, key: str) -> None:
+        super()._forget_version(key)
+        self._outputs.forget(key)
 
     async def _call(self, uri: str, arguments: dict[str, Any], timeout_s: float) -> Any:
         return (await self._call_result(uri, arguments, timeout_s))[0]
@@ -103,10 +112,20 @@ class McpCalls(McpListings):
             raise fail(code, self._scrub(f"{bare} failed: {text[:1000] or '(no message)'}"))
         if result.structured_content is not None:
             value: Any = result.structured_content
-            if safe_json.value_deeper_than(value):  # every walk of it (size, scrub, engine) would recurse
+            if safe_json.value_deeper_than(value):  # every walk of it (check, size, scrub, engine) would recurse
                 too_deep = safe_json.TooDeep(safe_json.MAX_DEPTH, "its structured result")
                 raise fail(ErrorCode.TOOL_ERROR, f"{bare} failed: {too_deep}")
+            if tool.output_schema is not None:  # what the schema promises (the SDK's check, made here once)
+                problem = self._outputs.problem(f"{server.name}@{server.version}", tool.name, tool.output_schema,
+                                                value)
+                if problem is not None:
+                    raise fail(ErrorCode.TOOL_ERROR, self._scrub(
+                        f"{bare} answered a result that does not match its declared output schema ({problem}); "
+                        "the result was dropped. The server is at fault: call it differently, or use another tool"))
             value = unwrap(value, tool.output_schema)
+        elif tool.output_schema is not None:
+            raise fail(ErrorCode.TOOL_ERROR, f"{bare} declares an output schema but answered no structured "
+                       "content; the result was dropped. The server is at fault: use another tool")
         else:
             try:
                 value = safe_json.loads(text)
