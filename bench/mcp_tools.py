@@ -6,6 +6,11 @@
   (``json.dumps`` of the definitions).
 - Images (REQ-MCP-021): a 1280 x 800 screenshot-like PNG through a tool's image gate (decoded, its pixels encoded
   again), against the attachments' path for the same bytes (decoded, passed on as they are).
+- One call of 1,000 records (the aggregate's, issue 37) through the hub both routes call, from the real issues
+  server over stdio, its declared output schema checked by the hub (``mcp_output.py``: compiled once, after the
+  depth bound), against the same call checked by the SDK's ``call_tool`` (pure-Python ``jsonschema``), as before;
+  and the longest a tool's lookup (``hub.info``, what a plan's prepare asks the hub) waits while that call is in
+  flight on the same hub (the early start's node, REQ-AGENT-044), with either check.
 """
 
 from __future__ import annotations
@@ -13,8 +18,12 @@ from __future__ import annotations
 import base64
 import io
 import json
+import sys
+import tempfile
+import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from PIL import Image
@@ -51,6 +60,80 @@ def _screenshot() -> bytes:
     return out.getvalue()
 
 
+def _lookup_during(hub: Any, uri: str, arguments: dict[str, Any]) -> float:
+    """The longest ``hub.info`` of ``uri`` took, asked again and again while one call of it runs (seconds)."""
+    done = threading.Event()
+
+    def call() -> None:
+        hub.call(uri, arguments)
+        done.set()
+
+    caller = threading.Thread(target=call)
+    longest = 0.0
+    caller.start()
+    while not done.is_set():
+        t0 = time.perf_counter()
+        hub.info(uri)
+        longest = max(longest, time.perf_counter() - t0)
+    caller.join()
+    return longest
+
+
+def _call_ms(rounds: int) -> tuple[float, float, float, float, float]:
+    """The best time of one 1,000-record call, the hub's check then the SDK's (in turn, same server data), and the
+    longest lookup during such a call (the best of the rounds): the hub's check, the SDK's, the hub's check with
+    the gate on the hub's loop."""
+    from mcp.client.session import ClientSession
+
+    from phoenix_lsp.agent.agent_config import McpRegistry
+    from phoenix_lsp.agent.mcp_hub import McpHub
+
+    class _NoCheck:
+        def problem(self, *_: Any) -> None:
+            return None
+
+        def forget(self, _: str) -> None:
+            return None
+
+    class SdkChecked(McpHub):
+        """The hub as it was: the SDK's session checks each result (and the hub does not)."""
+
+        session_class = ClientSession
+
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            self._outputs = _NoCheck()  # type: ignore[assignment]
+
+    class GateOnLoop(McpHub):
+        """The hub's check, its gate on the hub's loop (before the gate ran in the thread that called)."""
+
+        def call(self, uri: str, arguments: Any = None, timeout_s: float = 30.0) -> Any:
+            async def answer_and_gate() -> Any:
+                return self._gated(await self._answer(uri, dict(arguments or {}), timeout_s))[0]
+
+            return self._submit(answer_and_gate(), 60.0)
+
+    server = Path(__file__).resolve().parents[1] / "tests" / "agent" / "issues_server.py"
+    uri, arguments = "mcp://issues/list_issues", {"state": "all", "limit": 1000}
+    with tempfile.TemporaryDirectory() as name:
+        entry = {"command": [sys.executable, str(server)], "connectTimeoutS": 60,
+                 "args": ["--data", str(Path(name) / "issues.json"), "--issues", "1000"]}
+        registry = McpRegistry.model_validate({"servers": {"issues": entry}})
+        best = {f"{which}{part}": float("inf") for which in ("hub", "sdk", "loop") for part in ("", " lookup")}
+        with McpHub(registry) as hub, SdkChecked(registry) as sdk, GateOnLoop(registry) as loop:
+            clients = (("hub", hub), ("sdk", sdk), ("loop", loop))
+            for _which, client in clients:
+                assert len(client.call(uri, arguments)) == 1000  # connected, listed, warm
+            for _ in range(rounds):
+                for which, client in clients:
+                    t0 = time.perf_counter()
+                    client.call(uri, arguments)
+                    best[which] = min(best[which], time.perf_counter() - t0)
+                    lookup = _lookup_during(client, uri, arguments)
+                    best[f"{which} lookup"] = min(best[f"{which} lookup"], lookup)
+    return tuple(best[k] * 1000 for k in ("hub", "sdk", "hub lookup", "sdk lookup", "loop lookup"))  # type: ignore[return-value]
+
+
 def figures(quick: bool = False) -> list[dict[str, Any]]:
     rounds = 3 if quick else 20
     tools = _definitions(400)
@@ -59,6 +142,7 @@ def figures(quick: bool = False) -> list[dict[str, Any]]:
     index = mcp_search.Index(tools)  # read once per gathering, as the server does
     png = _screenshot()
     b64 = base64.b64encode(png).decode()
+    hub_ms, sdk_ms, hub_lookup_ms, sdk_lookup_ms, loop_lookup_ms = _call_ms(rounds)
     return [
         {
             "name": "tokens of the MCP tools every request carries, 400 tools: the search tool alone",
@@ -79,6 +163,26 @@ def figures(quick: bool = False) -> list[dict[str, Any]]:
             "value": round(_best_ms(lambda: mcp_images.gate(((b64, "image/png"),), 1), rounds), 2), "unit": "ms",
             "baseline_name": "the attachments' path for the same bytes (decoded, passed on as they are)",
             "baseline_value": round(_best_ms(lambda: prepare_image(png, "image/png"), rounds), 2),
+            "goal": "",
+        },
+        {
+            "name": "one MCP call of 1,000 records (issues server, stdio), its output schema checked by the hub",
+            "value": round(hub_ms, 1), "unit": "ms",
+            "baseline_name": "the same call checked by the SDK's call_tool (pure-Python jsonschema), as before",
+            "baseline_value": round(sdk_ms, 1),
+            "goal": "",
+        },
+        {
+            "name": "the longest tool lookup (a plan's prepare asks the hub) while that call is in flight, hub's check",
+            "value": round(hub_lookup_ms, 1), "unit": "ms",
+            "baseline_name": "the same with the SDK's check (on the hub's one event loop)",
+            "baseline_value": round(sdk_lookup_ms, 1),
+            "goal": "",
+        },
+        {
+            "name": "the longest tool lookup while that call is in flight, the gate in the thread that called",
+            "value": round(hub_lookup_ms, 1), "unit": "ms",
+            "baseline_name": "the gate on the hub's loop (the hub's check)", "baseline_value": round(loop_lookup_ms, 1),
             "goal": "",
         },
     ]

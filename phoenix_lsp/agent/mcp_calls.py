@@ -17,8 +17,10 @@ from .. import bounded_http, limits, safe_json
 from . import mcp_relay
 from .contracts import ErrorCode
 from .mcp_listings import McpListings
-from .mcp_sessions import describe, fail
+from .mcp_output import OutputSchemas
+from .mcp_sessions import Server, describe, fail
 from .mcp_values import schema_problem, unwrap
+from .timing import Stopwatch
 
 log = logging.getLogger(__name__)
 
@@ -55,14 +57,33 @@ def result_images(content: Any) -> ResultImages:
     return ResultImages(tuple(kept), total)
 
 
+@dataclass(frozen=True)
+class Answer:
+    """A server's answer to one call, before the gate: the tool's URI without its scope, the server and tool it
+    was listed as, the SDK's result, and the call's stopwatch."""
+
+    bare: str
+    server: Server
+    tool: Any
+    result: Any
+    timing: Stopwatch
+
+
 class McpCalls(McpListings):
-    """The tool calls of one MCP client, on its event loop (see ``McpHub``)."""
+    """The tool calls of one MCP client: the server's answer on its event loop, the gate on the result in the
+    thread that called (see ``McpHub``)."""
 
-    async def _call(self, uri: str, arguments: dict[str, Any], timeout_s: float) -> Any:
-        return (await self._call_result(uri, arguments, timeout_s))[0]
+    def __init__(self, registry: Any, **listings: Any) -> None:
+        super().__init__(registry, **listings)
+        self._outputs = OutputSchemas()  # the tools' output schemas, compiled once (``mcp_output.py``)
 
-    async def _call_result(self, uri: str, arguments: dict[str, Any],
-                           timeout_s: float) -> tuple[Any, ResultImages]:
+    def _forget_version(self, key: str) -> None:
+        super()._forget_version(key)
+        self._outputs.forget(key)
+
+    async def _answer(self, uri: str, arguments: dict[str, Any], timeout_s: float) -> Answer:
+        """The server's answer to one call, on the hub's loop: its failures typed, its result not yet through the
+        gate (``_gated``, in the caller's thread: the loop is free meanwhile for every other call and lookup)."""
         server, tool = await self._tool(uri)
         bare = uri.split("?", 1)[0]
         problem = schema_problem(await self._schema(uri), arguments)
@@ -72,6 +93,7 @@ class McpCalls(McpListings):
         session = server.session
 
         started = time.monotonic()
+        timing = Stopwatch("mcp")  # the server's answer apart from our gate on it (``timing.py``)
         try:
             result = await session.call_tool(tool.name, arguments, read_timeout_seconds=timeout_s)
         except MCPError as exc:
@@ -96,6 +118,20 @@ class McpCalls(McpListings):
                     f"{bare} failed: its answer was not read: {too_big}")) from None
             raise await self._lost(server, f"failed during a call of {tool.name} ({describe(exc)})") from None
         log.debug("called %s in %.0f ms", bare, (time.monotonic() - started) * 1000)
+        timing.mark("answer")
+        return Answer(bare, server, tool, result, timing)
+
+    def _gated(self, answer: Answer) -> tuple[Any, ResultImages]:
+        """The answer's result through the one gate (``_gate``); thread-safe, run by the thread that called."""
+        try:
+            return self._gate(answer.bare, answer.server, answer.tool, answer.result)
+        finally:
+            answer.timing.mark("gate")
+            answer.timing.log(log)
+
+    def _gate(self, bare: str, server: Server, tool: Any, result: Any) -> tuple[Any, ResultImages]:
+        """The one gate on a result, before anything else sees it: its error mapped, its depth bounded, its
+        declared output schema checked, unwrapped, scrubbed of every secret, capped in size."""
         text = "\n".join(getattr(c, "text", "") for c in result.content if getattr(c, "type", "") == "text")
         if result.is_error:
             code = (ErrorCode.NOT_FOUND if _NOT_FOUND_TEXT.search(text) else
@@ -103,10 +139,20 @@ class McpCalls(McpListings):
             raise fail(code, self._scrub(f"{bare} failed: {text[:1000] or '(no message)'}"))
         if result.structured_content is not None:
             value: Any = result.structured_content
-            if safe_json.value_deeper_than(value):  # every walk of it (size, scrub, engine) would recurse
+            if safe_json.value_deeper_than(value):  # every walk of it (check, size, scrub, engine) would recurse
                 too_deep = safe_json.TooDeep(safe_json.MAX_DEPTH, "its structured result")
                 raise fail(ErrorCode.TOOL_ERROR, f"{bare} failed: {too_deep}")
+            if tool.output_schema is not None:  # what the schema promises (the SDK's check, made here once)
+                problem = self._outputs.problem(f"{server.name}@{server.version}", tool.name, tool.output_schema,
+                                                value)
+                if problem is not None:
+                    raise fail(ErrorCode.TOOL_ERROR, self._scrub(
+                        f"{bare} answered a result that does not match its declared output schema ({problem}); "
+                        "the result was dropped. The server is at fault: call it differently, or use another tool"))
             value = unwrap(value, tool.output_schema)
+        elif tool.output_schema is not None:
+            raise fail(ErrorCode.TOOL_ERROR, f"{bare} declares an output schema but answered no structured "
+                       "content; the result was dropped. The server is at fault: use another tool")
         else:
             try:
                 value = safe_json.loads(text)

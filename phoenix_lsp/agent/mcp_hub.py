@@ -2,7 +2,9 @@
 
 ``McpHub`` is built on the official MCP SDK (``mcp.client.stdio``, ``mcp.client.streamable_http``,
 ``ClientSession``). It owns a private asyncio event loop in a daemon thread; its public methods are
-blocking and thread-safe, because the engine's host functions are synchronous and run in worker threads.
+blocking and thread-safe, because the engine's host functions are synchronous and run in worker threads. A
+call's result goes through its gate (below) in the calling thread, once the loop has the server's answer: the
+loop is not held by one large result while other calls and lookups wait (issue 37).
 
 - Servers are connected lazily (on the first ``catalogue``, ``schema``, ``call`` or ``versions`` that needs
   them) and the sessions persist. A connection that is lost (the server died, the HTTP endpoint went away)
@@ -115,15 +117,15 @@ class McpHub(McpCalls):
         """Call a tool; its JSON value (``structuredContent`` if any, unwrapped when the server wrapped a value
         that is not an object, see ``unwrapped_schema``; else its text content parsed as JSON when it is JSON,
         else the text). Raises ``ToolFailure`` (kind ``TOOL``, see the module docstring)."""
-        return self._submit(self._call(uri, dict(arguments or {}), timeout_s),
-                            self._longest_connect_s() * 2 + timeout_s + _GRACE_S)
+        return self._gated(self._submit(self._answer(uri, dict(arguments or {}), timeout_s),
+                                        self._longest_connect_s() * 2 + timeout_s + _GRACE_S))[0]
 
     def call_with_images(self, uri: str, arguments: Mapping[str, Any] | None = None,
                          timeout_s: float = 30.0) -> tuple[Any, ResultImages]:
         """``call``, with the result's image blocks as the server sent them (the first few, and their count:
         ``ResultImages``), for the conversation's MCP tools (REQ-MCP-021); a script's call gets the value only."""
-        return self._submit(self._call_result(uri, dict(arguments or {}), timeout_s),
-                            self._longest_connect_s() * 2 + timeout_s + _GRACE_S)
+        return self._gated(self._submit(self._answer(uri, dict(arguments or {}), timeout_s),
+                                        self._longest_connect_s() * 2 + timeout_s + _GRACE_S))
 
     def versions(self, uris: Iterable[str]) -> dict[str, str]:
         """``uri -> "server@version"`` for these tools (connecting as needed): what a node's result depends

@@ -68,8 +68,19 @@ class Server:
     http_status: int | None = None  # the last HTTP error status an HTTP server answered
 
 
+class _Session(ClientSession):
+    """The SDK's session without its own check of a result against the tool's output schema: the hub makes
+    that check itself, once, after the result's depth is bounded (``mcp_output.py``, ``mcp_calls.py``)."""
+
+    async def validate_tool_result(self, name: str, result: Any) -> None:
+        return None
+
+
 class McpSessions(McpSecrets):
     """The sessions of one MCP client, on its event loop (see ``McpHub``)."""
+
+    #: the SDK's session, less its output-schema check (``bench/mcp_tools.py`` measures the SDK's own beside it)
+    session_class: type[ClientSession] = _Session
 
     def __init__(self, registry: McpRegistry, *, environ: Any, redact: Any, connect_timeout_s: float,
                  max_result_bytes: int) -> None:
@@ -228,7 +239,7 @@ class McpSessions(McpSecrets):
                     read, write = await stack.enter_async_context(streamable_http_client(
                         config.url, http_client=client,
                         max_sse_event_size=limits.mcp_message(self._max_result_bytes).max_bytes))
-                session = await stack.enter_async_context(ClientSession(read, write))
+                session = await stack.enter_async_context(self.session_class(read, write))
                 # the SDK's own connect policy (its Client's mode="auto"): server/discover for servers of the
                 # 2026 protocol (whose listings carry ttlMs hints), else the initialize handshake
                 await negotiate_auto(session)

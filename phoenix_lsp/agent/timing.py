@@ -1,4 +1,5 @@
-"""Where the agent route's time goes, one log line per unit, plan or call (issue 37's breakdown).
+"""Where the agent route's time goes, one log line per unit, plan, call or MCP call (issue 37's breakdown: an
+MCP call's ``answer``, the server's time and the SDK's reading, apart from our ``gate`` on its result).
 
 A :class:`Stopwatch` is started when the work starts; each :meth:`Stopwatch.mark` charges the time since the previous
 mark to a named part (parts named twice add up); :meth:`Stopwatch.log` writes one INFO line, ``timing <what>:

@@ -14,6 +14,8 @@ Run: ``python tests/agent/records_server.py --data FILE [--version V | --version
 - Test-only tools: ``slow(seconds)`` (sleeps), ``crash()`` (the process exits at once), ``big(kb)``,
   ``pid()``, ``listings()`` (how many times ``tools/list`` was answered; ``--list-ttl-ms`` adds a
   ``ttlMs`` hint to it).
+- ``--output-schema TOOL=JSON`` lists TOOL with that output schema instead of its own (the tool still answers as
+  before): a server whose results break the schema it declares.
 """
 
 from __future__ import annotations
@@ -58,16 +60,23 @@ class _Records(MCPServer):
 
     list_ttl_ms: int | None = None
     listings = 0
+    output_schemas: dict[str, dict[str, Any]] = {}
 
     async def _handle_list_tools(self, ctx: Any, params: Any) -> ListToolsResult:
         self.listings += 1
         result = await super()._handle_list_tools(ctx, params)
+        if self.output_schemas:
+            tools = [t.model_copy(update={"output_schema": self.output_schemas.get(t.name, t.output_schema)})
+                     for t in result.tools]
+            result = result.model_copy(update={"tools": tools})
         return result if self.list_ttl_ms is None else result.model_copy(update={"ttl_ms": self.list_ttl_ms})
 
 
-def build(data: Path, version: str, list_ttl_ms: int | None = None) -> MCPServer:
+def build(data: Path, version: str, list_ttl_ms: int | None = None,
+          output_schemas: dict[str, dict[str, Any]] | None = None) -> MCPServer:
     server = _Records("records", version=version)
     server.list_ttl_ms = list_ttl_ms
+    server.output_schemas = dict(output_schemas or {})
     if not data.exists():
         data.write_text(json.dumps(dataset(), indent=1), encoding="utf-8")
 
@@ -164,6 +173,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--http", type=int, metavar="PORT")
     parser.add_argument("--list-ttl-ms", type=int, help="a ttlMs freshness hint on tools/list")
     parser.add_argument("--expect-token-file", type=Path)
+    parser.add_argument("--output-schema", action="append", default=[], metavar="TOOL=JSON",
+                        help="list TOOL with this output schema instead of its own")
     args = parser.parse_args(argv)
     if args.expect_token_file is not None:
         expected = args.expect_token_file.read_text(encoding="utf-8").strip()
@@ -173,7 +184,8 @@ def main(argv: list[str] | None = None) -> int:
         print("records_server: RECORDS_TOKEN is missing or wrong; refusing to start", file=sys.stderr)
         return 2
     version = args.version_file.read_text(encoding="utf-8").strip() if args.version_file else args.version
-    server = build(args.data, version, args.list_ttl_ms)
+    declared = {tool: json.loads(schema) for tool, schema in (a.split("=", 1) for a in args.output_schema)}
+    server = build(args.data, version, args.list_ttl_ms, declared)
     if args.http is None:
         server.run("stdio")
         return 0
