@@ -52,7 +52,13 @@ async def turn(s: Session, cid: str, text: str, route: str = "agent") -> None:
     await wait_idle(s, cid, mark, timeout=120)
 
 
-@pytest.mark.req("REQ-AGENT-040")
+#: what the route's requests teach about one call (REQ-AGENT-047): a plan renders a reply a script can word
+ONE_CALL = {"system": ("When a script can word the reply (a listing, a count,\na field of the data), call run_plan, "
+                       "even for one call", "call_tool only for one call whose result you must read to answer"),
+            "run_plan": ("one call and its reply: one node",), "call_tool": ("is one run_plan node instead",)}
+
+
+@pytest.mark.req("REQ-AGENT-040", "REQ-AGENT-047")
 @pytest.mark.parametrize("provider", ["anthropic", "openai"])
 async def test_the_route_sends_the_planning_prompt_and_its_own_tools_byte_stable(
         provider: str, fake_anthropic: FakeAnthropic, fake_openai: Any, tmp_path: Path) -> None:
@@ -72,6 +78,10 @@ async def test_the_route_sends_the_planning_prompt_and_its_own_tools_byte_stable
         system = system_of(agent[0])
         assert system == planning_prompt(True), system
         assert all(phrase in system for phrase in SAFETY), system
+        # one call: a one-node rendered plan when a script can word the reply, call_tool when it must be read
+        descriptions = {t.get("function", t)["name"]: t.get("function", t)["description"] for t in agent[0]["tools"]}
+        assert all(phrase in system for phrase in ONE_CALL["system"]), system
+        assert all(p in descriptions[tool] for tool in ("run_plan", "call_tool") for p in ONE_CALL[tool]), descriptions
         assert "Working directory" not in system and "bash" not in system
         # byte-stable: the same tools and system prompt on every turn and in every conversation (the cache prefix)
         assert all(json.dumps(b["tools"]) == json.dumps(agent[0]["tools"]) for b in agent)
