@@ -325,8 +325,7 @@ def _compact(schema: Any) -> Any:
     return {key: ({name: _compact(sub) for name, sub in value.items()} if key == "properties" else _compact(value))
             for key, value in schema.items() if key not in _VALIDATION_ONLY or key == "properties"}
 
-_CALL = ('One catalogue tool called directly, {"server_tool": {arguments}}, when you must read its result to '
-         "answer; a reply a script can word (a listing, a count, a field) is one run_plan node instead.")
+_CALL = 'One catalogue tool called directly, {"server_tool": {arguments}}, when you must read its result to answer.'
 _ASK_ROUTE = "The ask route's tools (files, bash, patch) for the rest of this turn."
 
 _UPGRADE = (

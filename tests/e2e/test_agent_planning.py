@@ -53,9 +53,11 @@ async def turn(s: Session, cid: str, text: str, route: str = "agent") -> None:
 
 
 #: what the route's requests teach about one call (REQ-AGENT-047): a plan renders a reply a script can word
-ONE_CALL = {"system": ("When a script can word the reply (a listing, a count,\na field of the data), call run_plan, "
-                       "even for one call", "call_tool only for one call whose result you must read to answer"),
-            "run_plan": ("one call and its reply: one node",), "call_tool": ("is one run_plan node instead",)}
+ONE_CALL = {"system": ("run_plan, even for one call, its last line the reply's\nexpression when a script can word "
+                       "it (a listing, a count, a field)", "call_tool only for one call whose result you\nmust read "
+                       "to answer"),
+            "run_plan": ("one call and its reply: one node",),
+            "call_tool": ("when you must read its result to answer",)}
 
 
 @pytest.mark.req("REQ-AGENT-040", "REQ-AGENT-047")
