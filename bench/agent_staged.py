@@ -6,7 +6,7 @@ script (``Task.rendered``).
 Two forms of the same plans: ``scripts`` as run_plan's schema and description teach them (REQ-AGENT-045: each node
 its script alone, the variables it assigns its outputs, its last expression the reply), and ``staged``, the
 object form a model wrote before (id, code, tools, outputs, depends_on, inputs; the lever off). The single-call
-tasks keep their one node in the object form."""
+tasks are one node (one call and its reply, as run_plan's description asks), in the object form too."""
 
 from __future__ import annotations
 
@@ -63,7 +63,14 @@ def staged(task_name: str) -> list[dict[str, Any]] | None:
 
 #: task name's start -> its nodes as scripts (REQ-AGENT-045), what run_plan's description asks a model to write
 _SCRIPTS: dict[str, list[str]] = {
+    # The single-call tasks: the planning prompt (REQ-AGENT-047) says "When a script can word the reply (a listing,
+    # a count, a field of the data), call run_plan, even for one call, its last line the reply's expression", and
+    # call_tool "only for one call whose result you must read to answer (judgement, a summary in prose)"; run_plan's
+    # description: "one call and its reply: one node". So a model given that prompt writes one node for each:
+    # "How many comments does issue #1 have?": the reply is one field of one issue, worded around the number.
     "simplest": ["f\"Issue #1 has {issues_get_issue(number=1)['comments']} comments.\""],
+    # "Which of the 20 newest open issues mention module 3 in their body?": a listing picked by a text match, which
+    # having() does; nothing to judge (a question like "which of them look urgent?" would be call_tool's).
     "filter on content": [
         "found = [i['number'] for i in having(issues_list_issues(state='open', limit=20), 'body', 'module 3;')]\n"
         "f\"These mention module 3: {', '.join(f'#{n}' for n in found) or 'none'}.\""],
@@ -74,6 +81,7 @@ _SCRIPTS: dict[str, list[str]] = {
     "aggregate": [
         f"c = count(issues_list_issues(state='all', limit={ISSUES}), 'labels')",
         "'Per label: ' + ', '.join(f'{k} {c[k]}' for k in sorted(c)) + '.'"],
+    # "List the numbers of the 20 newest open issues labelled bug.": a listing, the server's own filter.
     "a server-side filter exists": [
         "n = [i['number'] for i in issues_search_issues(label='bug', limit=20, fields=['number'])]\n"
         "f\"The 20 newest open bugs: {', '.join(f'#{x}' for x in n)}.\""],

@@ -12,17 +12,21 @@ on that route:
 - **agent**: the real server on the agent route, its requests carrying only what planning needs (the planning
   prompt and the route's tools, REQ-AGENT-040): on a multi-tool flow one ``run_plan`` written from the
   catalogue's signatures, its scripts using the helpers (REQ-AGENT-036), run on warm engine workers
-  (REQ-AGENT-037), whose last node renders the answer (``answer: true``, REQ-AGENT-039): one model request per
-  task; on a single-call task the one tool called directly (``call_tool``, REQ-AGENT-041), then the reply;
-- **rendered**: the agent arm with a rendered plan on every task, the single-call ones too (the direct call off);
-- **objects**: the rendered arm's plans in the object form a model wrote before REQ-AGENT-045 (each node's id,
+  (REQ-AGENT-037), whose last node renders the answer (REQ-AGENT-039): one model request per task. The
+  single-call tasks too: the planning prompt (REQ-AGENT-047) asks for a one-node rendered plan when a script can
+  word the reply (a listing, a count, a field), and for ``call_tool`` only when the model must read the result to
+  answer (judgement, prose); each of the three single-call tasks' answers is a rendering of one tool's data
+  (``bench/agent_staged.py`` says why, task by task);
+- **direct**: the single-call tasks with the prompt's rule off: the one tool called directly (``call_tool``,
+  REQ-AGENT-041), then the reply, as the prompt taught before REQ-AGENT-047 (two model requests, as the ask route);
+- **objects**: the agent arm's plans in the object form a model wrote before REQ-AGENT-045 (each node's id,
   tools, outputs, depends_on and inputs beside its code; goal and ``answer: true``): the plan as scripts off;
-- **full**: the rendered arm with the route's own requests off (``PHOENIX_AGENT_ASK_PROMPT=1``: the ask route's
+- **full**: the agent arm with the route's own requests off (``PHOENIX_AGENT_ASK_PROMPT=1``: the ask route's
   system prompt and tools in every request, as before REQ-AGENT-040) and so a rendered plan for every task;
 - **late**: the agent arm's plans with the nodes started only once the whole plan is decoded
   (``PHOENIX_AGENT_EARLY_START=false``, the route before REQ-AGENT-044). On the multi-tool flows the
   model writes the reads first, each a node of its own (``bench/agent_staged.py``), so on the other
-  rendered arms they start while it still writes the rest (REQ-AGENT-044);
+  arms rendering a plan they start while it still writes the rest (REQ-AGENT-044);
 - **plan**: the same with the lever off: the plan's results go back to the model, which writes the reply (the
   route before issue 37: two requests; the task's one script ending with the dict of its results);
 - **ask**: the baseline of criteria 3 and 4: the real server on the ask route with the same MCP tools offered
@@ -86,9 +90,9 @@ from phoenix_lsp.server.agent_route import CATALOGUE_INLINE_MAX  # noqa: E402
 
 ISSUES = 1000
 #: the arms: the agent route (catalogue inline), the agent route with its catalogue on demand, the two direct ones
-ARMS = ("agent", "rendered", "objects", "plan", "ask", "demand", "full", "late", "naive", "fair")
+ARMS = ("agent", "direct", "objects", "plan", "ask", "demand", "full", "late", "naive", "fair")
 #: the arms that run through the real server, with the environment they need beside the registry's
-SERVED = (("agent", "rendered", "objects", "plan", "ask"), ("demand",), ("full",), ("late",))
+SERVED = (("agent", "direct", "objects", "plan", "ask"), ("demand",), ("full",), ("late",))
 EXTRA_ENV = ({}, {"PHOENIX_AGENT_CATALOGUE_INLINE_MAX": "0"}, {"PHOENIX_AGENT_ASK_PROMPT": "1"},
              {"PHOENIX_AGENT_EARLY_START": "false"})
 #: the fake model's deltas when it streams at the decode rate (about 4 tokens each)
@@ -112,7 +116,7 @@ class Task:
 
     @property
     def single(self) -> bool:
-        """A single-call task: the agent arm calls its one tool directly (REQ-AGENT-041)."""
+        """A single-call task: one tool's call answers it (the direct arm calls it directly, REQ-AGENT-041)."""
         return not self.name.startswith(MULTI)
 
 
@@ -242,12 +246,12 @@ class Model:
             if turn == 0:
                 return Reply.tool_reply(ToolUseBlock("describe_tools", {"tools": list(task.tools)}))
             turn -= 1
-        if self.arm == "agent" and task.single:  # one call, directly (REQ-AGENT-041): the call, then the reply
+        if self.arm == "direct":  # one call, directly (REQ-AGENT-041): the call, then the reply
             if turn == 0:
                 ((name, args),) = task.naive[0]
                 return Reply.tool_reply(ToolUseBlock("call_tool", {name: args}))
             return Reply.text_reply(task.answer)
-        if self.arm in ("agent", "rendered", "full", "late"):  # REQ-AGENT-039/045: the plan renders the reply
+        if self.arm in ("agent", "full", "late"):  # REQ-AGENT-039/045/047: the plan renders the reply
             if turn == 0:
                 return Reply.tool_reply(ToolUseBlock("run_plan", {"nodes": scripts(task.name)}))
             return Reply.text_reply("A SECOND TURN: the plan's answer was not rendered")  # fails the text check
@@ -462,7 +466,9 @@ async def _run(quick: bool) -> list[dict[str, Any]]:
                    "PHOENIX_CAPABILITIES": str(tmp / "capabilities.json")}
             for task in tasks():
                 model.task = task
-                per: dict[str, list[tuple[float, tuple[int, float]]]] = {arm: [] for arm in ARMS}
+                # the direct arm only where one call answers: on a multi-tool flow it is no way to answer
+                per: dict[str, list[tuple[float, tuple[int, float]]]] = {
+                    arm: [] for arm in ARMS if arm != "direct" or task.single}
                 split_of = parts.setdefault(task.name, {})
                 for arms, extra in zip(SERVED, EXTRA_ENV, strict=True):
                     arm_env = {**env, **extra}
@@ -470,7 +476,7 @@ async def _run(quick: bool) -> list[dict[str, Any]]:
                     base.mkdir()
                     # a fresh server: the first run of its first arm is cold (its MCP servers start)
                     async with session(fake, base, env=arm_env, check_schema=False) as s:
-                        for arm in arms:
+                        for arm in (a for a in arms if a in per):
                             model.arm = arm
                             for _ in range(runs):
                                 reset(data)
@@ -610,23 +616,29 @@ def _rows(results: dict[str, dict[str, list[tuple[float, tuple[int, float]]]]],
                      "unit": ""})
         rows.append({"name": f"{name}: the plan as scripts (REQ-AGENT-045) on, a rendered plan: raw, billed, warm s, "
                              "output tokens",
-                     "value": f"{raw['rendered']}, {billed['rendered']}, {warm['rendered']:.2f}, "
-                              f"{parts[name]['rendered']['out']:.0f}", "unit": "",
+                     "value": f"{raw['agent']}, {billed['agent']}, {warm['agent']:.2f}, "
+                              f"{parts[name]['agent']['out']:.0f}", "unit": "",
                      "baseline_name": "off (the object form: id, tools, outputs, depends_on, inputs, goal, answer)",
                      "baseline_value": f"{raw['objects']}, {billed['objects']}, {warm['objects']:.2f}, "
                                        f"{parts[name]['objects']['out']:.0f}"})
         rows.append({"name": f"{name}: the route's own requests (REQ-AGENT-040) on, a rendered plan: raw, billed, "
-                             "warm s", "value": f"{raw['rendered']}, {billed['rendered']}, {warm['rendered']:.2f}",
+                             "warm s", "value": f"{raw['agent']}, {billed['agent']}, {warm['agent']:.2f}",
                      "unit": "", "baseline_name": "off (PHOENIX_AGENT_ASK_PROMPT=1: the ask route's prompt and tools "
                                                   "in every request)",
                      "baseline_value": f"{raw['full']}, {billed['full']}, {warm['full']:.2f}"})
-        if not multi:
-            rows.append({"name": f"{name}: the direct call (REQ-AGENT-041) on: raw, billed, warm s",
-                         "value": f"{raw['agent']}, {billed['agent']}, {warm['agent']:.2f}", "unit": "",
-                         "baseline_name": "off (a rendered plan, the route's own requests on)",
-                         "baseline_value": f"{raw['rendered']}, {billed['rendered']}, {warm['rendered']:.2f}"})
+        if not multi:  # the prompt's rule (REQ-AGENT-047) on / off; the verdicts above judge what it teaches
+            direct = 1 - warm["direct"] / warm["ask"]
+            rows.append({"name": f"{name}: the prompt's rule for one call (REQ-AGENT-047) on, a one-node rendered "
+                                 f"plan: raw, billed, warm s, requests ({faster:.1%} lower warm latency than the "
+                                 "ask route)",
+                         "value": f"{raw['agent']}, {billed['agent']}, {warm['agent']:.2f}, "
+                                  f"{parts[name]['agent']['requests']:.0f}", "unit": "",
+                         "baseline_name": f"off (the direct call, REQ-AGENT-041: call_tool, then the reply; "
+                                          f"{direct:.1%} lower)",
+                         "baseline_value": f"{raw['direct']}, {billed['direct']}, {warm['direct']:.2f}, "
+                                           f"{parts[name]['direct']['requests']:.0f}"})
         rows.append({"name": f"{name}: the rendered answer (REQ-AGENT-039) on: raw, billed, warm s",
-                     "value": f"{raw['rendered']}, {billed['rendered']}, {warm['rendered']:.2f}", "unit": "",
+                     "value": f"{raw['agent']}, {billed['agent']}, {warm['agent']:.2f}", "unit": "",
                      "baseline_name": "off (the plan's results go back to the model, which writes the reply; "
                                       "the route's own requests on)",
                      "baseline_value": f"{raw['plan']}, {billed['plan']}, {warm['plan']:.2f}"})

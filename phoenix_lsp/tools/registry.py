@@ -305,9 +305,10 @@ _DESCRIBE = "Full schemas (arguments, result) of catalogue tools."
 _RUN_PLAN = (
     "Nodes, each a Python-subset script (no imports, files, clock), run in order; a script calls catalogue tools "
     "as server_tool(**arguments) and helpers " + SIGNATURES + "; later nodes read the variables earlier ones "
-    "assign. Put each independent read first, a node of its own: it starts while you write the rest. A last node "
-    "ending in an expression (not a dict) renders it as your whole reply and ends the turn; else you get each "
-    "node's status and small results (large: artifact:// handles), failures as KIND/CODE."
+    "assign. Put each independent read first, a node of its own: it starts while you write the rest (one call and "
+    "its reply: one node). A last node ending in an expression (not a dict) renders it as your whole reply and "
+    "ends the turn; else you get each node's status and small results (large: artifact:// handles), failures as "
+    "KIND/CODE."
 )
 
 
@@ -324,7 +325,7 @@ def _compact(schema: Any) -> Any:
     return {key: ({name: _compact(sub) for name, sub in value.items()} if key == "properties" else _compact(value))
             for key, value in schema.items() if key not in _VALIDATION_ONLY or key == "properties"}
 
-_CALL = 'One catalogue tool called directly, {"server_tool": {arguments}}: for one call whose result you read.'
+_CALL = 'One catalogue tool called directly, {"server_tool": {arguments}}, when you must read its result to answer.'
 _ASK_ROUTE = "The ask route's tools (files, bash, patch) for the rest of this turn."
 
 _UPGRADE = (

@@ -52,7 +52,15 @@ async def turn(s: Session, cid: str, text: str, route: str = "agent") -> None:
     await wait_idle(s, cid, mark, timeout=120)
 
 
-@pytest.mark.req("REQ-AGENT-040")
+#: what the route's requests teach about one call (REQ-AGENT-047): a plan renders a reply a script can word
+ONE_CALL = {"system": ("run_plan, even for one call, its last line the reply's\nexpression when a script can word "
+                       "it (a listing, a count, a field)", "call_tool only for one call whose result you\nmust read "
+                       "to answer"),
+            "run_plan": ("one call and its reply: one node",),
+            "call_tool": ("when you must read its result to answer",)}
+
+
+@pytest.mark.req("REQ-AGENT-040", "REQ-AGENT-047")
 @pytest.mark.parametrize("provider", ["anthropic", "openai"])
 async def test_the_route_sends_the_planning_prompt_and_its_own_tools_byte_stable(
         provider: str, fake_anthropic: FakeAnthropic, fake_openai: Any, tmp_path: Path) -> None:
@@ -72,6 +80,10 @@ async def test_the_route_sends_the_planning_prompt_and_its_own_tools_byte_stable
         system = system_of(agent[0])
         assert system == planning_prompt(True), system
         assert all(phrase in system for phrase in SAFETY), system
+        # one call: a one-node rendered plan when a script can word the reply, call_tool when it must be read
+        descriptions = {t.get("function", t)["name"]: t.get("function", t)["description"] for t in agent[0]["tools"]}
+        assert all(phrase in system for phrase in ONE_CALL["system"]), system
+        assert all(p in descriptions[tool] for tool in ("run_plan", "call_tool") for p in ONE_CALL[tool]), descriptions
         assert "Working directory" not in system and "bash" not in system
         # byte-stable: the same tools and system prompt on every turn and in every conversation (the cache prefix)
         assert all(json.dumps(b["tools"]) == json.dumps(agent[0]["tools"]) for b in agent)
@@ -138,8 +150,8 @@ async def test_a_message_that_needs_the_workspace_is_handed_to_the_ask_route_for
         await turn(s, cid, "what does notes.txt say?")
         first, second, third = (r.body for r in model.requests[:3])
         assert tool_names(first) == ROUTE_TOOLS
-        text, is_error = model.results(1)["toolu_hand1"]
-        assert not is_error and "Handed to the ask route" in text
+        # the hand-over's call and result reach the ask route as text: it does not offer use_ask_route (REQ-AGENT-046)
+        assert "Handed to the ask route" in texts(second) and "use_ask_route" not in tool_names(second)
         # the rest of the turn: the ask route's prompt and tools, so read_file runs
         assert "read_file" in tool_names(second) and "Working directory" in system_of(second)
         text, is_error = model.results(2)["toolu_read1"]
@@ -185,3 +197,65 @@ async def test_a_direct_call_in_the_history_is_sent_under_a_name_the_request_off
             assert {name for name, _ in called(request.body)} <= offered
         text, is_error = model.results(1)["toolu_direct1"]
         assert not is_error and "#1 the build is red" in text
+
+
+def texts(body: dict[str, Any]) -> str:
+    """Every text of a request's messages (not the system prompt), in either provider's form."""
+    out: list[str] = []
+    for message in body["messages"]:
+        content = message.get("content")
+        if isinstance(content, str):
+            out.append(content)
+        for block in content if isinstance(content, list) else ():
+            if isinstance(block, dict) and block.get("type") == "text":
+                out.append(block["text"])
+    return "\n".join(out)
+
+
+def unanswered(body: dict[str, Any]) -> list[str]:
+    """Tool results answering no call of the history (a provider refuses them), in either provider's form."""
+    calls = {c["id"] for m in body["messages"] for c in m.get("tool_calls") or ()}
+    calls |= {b["id"] for m in body["messages"] if isinstance(m.get("content"), list) for b in m["content"]
+              if isinstance(b, dict) and b.get("type") == "tool_use"}
+    results = [m["tool_call_id"] for m in body["messages"] if m.get("role") == "tool"]
+    results += [b["tool_use_id"] for m in body["messages"] if isinstance(m.get("content"), list)
+                for b in m["content"] if isinstance(b, dict) and b.get("type") == "tool_result"]
+    return [r for r in results if r not in calls]
+
+
+@pytest.mark.req("REQ-AGENT-046")
+@pytest.mark.parametrize("provider", ["anthropic", "openai"])
+async def test_after_a_route_switch_each_request_names_only_tools_it_offers_and_keeps_the_calls_readable(
+        provider: str, fake_anthropic: FakeAnthropic, fake_openai: Any, tmp_path: Path) -> None:
+    model = Model(provider, fake_anthropic, fake_openai)
+    script = "'Open: ' + tracker_list_issues()"
+    model.enqueue(
+        Reply.tool_reply(ToolUseBlock("run_plan", {"nodes": [script]}, id="toolu_plan1")),  # rendered: one request
+        Reply.tool_reply(ToolUseBlock("use_ask_route", {"reason": "a file"}, id="toolu_hand1")),
+        Reply.tool_reply(ToolUseBlock("read_file", {"path": "notes.txt"}, id="toolu_read1")),
+        Reply.tool_reply(ToolUseBlock("mcp__tracker__list_issues", {}, id="toolu_mcp1")),
+        Reply.text_reply("It says hello; two are open."), Reply.text_reply("Still two."))
+    async with started(model, tmp_path, env=tracker_env(tmp_path)) as s:
+        cid = await s.new()
+        (s.workdir / "notes.txt").write_text("hello from the notes\n")
+        await turn(s, cid, "what is open?")
+        await turn(s, cid, "what does notes.txt say, and what is open?")
+        await turn(s, cid, "and now?")
+        assert received(tmp_path) == ["list_issues", "list_issues"]
+        bodies = [r.body for r in model.requests]
+        assert len(bodies) == 6
+        for number, body in enumerate(bodies):  # the witness: what the fake model server received
+            offered = set(tool_names(body))
+            assert {name for name, _ in called(body)} <= offered, (number, called(body), offered)
+            assert unanswered(body) == [], number
+        # the ask route after the hand-over: the plan, its result and the hand-over are still there, as text
+        ask = texts(bodies[2])
+        assert script in ask and "run_plan" in ask and "Open: #1 the build is red" in ask
+        assert "The result of the run_plan call" in ask and "Handed to the ask route" in ask
+        assert not {"run_plan", "use_ask_route"} & {name for name, _ in called(bodies[4])}
+        assert ("mcp__tracker__list_issues", {}) in called(bodies[4])  # offered there: sent as it is
+        # the agent route's next message: the ask route's built-in call as text, its MCP call as call_tool
+        agent = texts(bodies[5])
+        assert "read_file" in agent and "notes.txt" in agent and "hello from the notes" in agent
+        assert ("call_tool", {"mcp__tracker__list_issues": {}}) in called(bodies[5])
+        assert "read_file" not in {name for name, _ in called(bodies[5])}

@@ -260,8 +260,10 @@ async def test_switching_routes_between_messages_keeps_one_conversation(fake_ant
         await wait_idle(s, cid, mark)
         ask = s.fake.requests[-1]
         assert "run_plan" not in (ask.tool_names or [])
-        assert any(b.get("type") == "tool_use" and b.get("name") == "run_plan"
-                   for m in ask.messages for b in (m["content"] if isinstance(m["content"], list) else []))
+        # the plan is still in the ask route's history, as text: that route does not offer run_plan (REQ-AGENT-046)
+        blocks = [b for m in ask.messages for b in (m["content"] if isinstance(m["content"], list) else [])]
+        assert not any(b.get("type") == "tool_use" and b.get("name") == "run_plan" for b in blocks)
+        assert any(b.get("type") == "text" and "An earlier call of run_plan" in b["text"] for b in blocks)
         history = await s.request("phoenix/getConversation", {"conversationId": cid})
         assert [m["role"] for m in history["messages"]][-2:] == ["user", "assistant"]
 

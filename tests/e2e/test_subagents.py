@@ -235,11 +235,14 @@ async def test_nesting_and_upgrade_are_refused_as_unknown_tools(fake_anthropic: 
 
     first, second = sub_requests(fake_anthropic)
     assert "spawn_agents" not in (first.tool_names or []) and "request_mode_upgrade" not in (first.tool_names or [])
-    refused = tool_results(second)
+    # the calls name tools the sub-agent's requests do not offer, so the next request carries them, and their
+    # refusals, as text the model reads (REQ-AGENT-046): each refusal quoted after the call
+    assert not tool_results(second)
+    texts = [b["text"] for b in second.messages[-1]["content"] if b.get("type") == "text"]
     for call_id, name in (("toolu_nest", "spawn_agents"), ("toolu_up", "request_mode_upgrade")):
-        assert refused[call_id]["is_error"] is True
-        assert f"Unknown tool '{name}'" in refused[call_id]["content"]
-        assert "submit_result" in refused[call_id]["content"]  # it names the tools that do exist
+        [refused] = [t for t in texts if f"The result of the {name} call {call_id} above (an error)" in t]
+        assert f"Unknown tool '{name}'" in refused
+        assert "submit_result" in refused  # it names the tools that do exist
     assert sections(aggregate(fake_anthropic)["content"]) == {
         "try to escalate": "Result:\ncould not nest, could not upgrade"
     }
