@@ -225,9 +225,10 @@ async def test_a_background_lock_ends_with_the_time_limit(workspace: Path, tmp_p
     target = workspace / "secret.txt"
     ctx = BashContext(working_directory=workspace, restricted=True, conversation_id="c-lock",
                       background_timeout_s=1.5, background_dir=tmp_path / "bg")
-    started = await run_bash({"command": py("import fcntl, time; f = open('secret.txt'); "
-                                            "fcntl.flock(f, fcntl.LOCK_SH); print('locked', flush=True); "
-                                            "time.sleep(300)"), "run": "background"}, ctx)
+    # util-linux's flock(1), not a Python: the lock must be taken within the 1.5 s limit, and a Python's start
+    # alone took longer than that at load 19 (the job was ended before it locked, and nothing held the lock)
+    started = await run_bash({"command": "flock --shared secret.txt sh -c 'echo locked; exec sleep 300'",
+                              "run": "background"}, ctx)
     assert started.outcome == "background", started.output
     assert await _wait_until(lambda: not _lock_free(target, "flock"), 10)  # the job really holds it
     assert await _wait_until(lambda: _lock_free(target, "flock"), 10)  # ...and not past its limit
