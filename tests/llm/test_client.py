@@ -464,7 +464,9 @@ def test_a_big_answer_is_assembled_in_linear_time() -> None:
     result = acc.result()
     elapsed = time.perf_counter() - started
     assert seen == 20 * 1024 * 1024 and len(result.content[0]["text"]) == seen
-    assert elapsed < 5, f"{elapsed:.1f} s to assemble 20 MB"
+    # a quadratic assembly copies terabytes (minutes); a linear one takes well under a second quietly, and some
+    # seconds at load 20, where 5 s was near the edge
+    assert elapsed < 30, f"{elapsed:.1f} s to assemble 20 MB"
 
 
 @pytest.mark.req("REQ-BED-003")
