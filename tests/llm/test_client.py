@@ -49,6 +49,9 @@ def make_request(tools: list[dict[str, Any]] | None = None, **kw: Any) -> LlmReq
 @pytest.fixture
 async def client(fake_anthropic: FakeAnthropic) -> Any:
     c = LlmClient(api_key="sk-ant-test-key", base_url=fake_anthropic.base_url, timeout_s=10)
+    # the SDK imported and its client made here, not in the test's first request: at load 20 the import alone
+    # took 13-20 s, and the first test of a run (alone: the cancel test's [hanging]) timed out waiting for a delta
+    await c.prepare()
     yield c
     await c.aclose()
 
