@@ -7,10 +7,11 @@ import os
 import pytest
 from hypothesis import Phase, settings
 
+from tests.drawn_failures import pytest_runtest_makereport
 from tests.fake_anthropic import fake_anthropic
 from tests.fake_openai import fake_openai
 
-__all__ = ["fake_anthropic", "fake_openai"]
+__all__ = ["fake_anthropic", "fake_openai", "pytest_runtest_makereport"]
 
 #: The state machine's property test runs this many examples in the fast tier (``-m "not slow"``), a tenth of
 #: the full suite's; ``PHOENIX_PROPERTY_EXAMPLES`` still decides when set.

@@ -44,7 +44,8 @@ log = logging.getLogger(__name__)
 
 #: the longest one call may take before it is a TOOL/TIMEOUT by default (the agent route's host calls wait as long)
 CALL_TIMEOUT_S = 60.0
-#: the longest gathering the tools may take (servers starting) before a turn goes on without them
+#: the longest gathering the tools may take (servers starting) before a turn goes on without them, unless a
+#: server's own ``connectTimeoutS`` is longer (:meth:`McpDirect.gather_bound_s`)
 GATHER_TIMEOUT_S = 20.0
 #: what the model is shown of a longer result: its first and last 4 KB, like bash's output
 SHOWN_BYTES = 4096
@@ -102,7 +103,7 @@ class McpDirect:
         async with self._lock:
             if self._definitions is None:
                 try:
-                    found, complete = await asyncio.wait_for(asyncio.to_thread(self._gather), GATHER_TIMEOUT_S)
+                    found, complete = await asyncio.wait_for(asyncio.to_thread(self._gather), self.gather_bound_s())
                 except Exception as exc:  # a server that does not start must not stop the turn
                     log.warning("MCP tools unavailable for this turn: %s", self.route.redact(str(exc))[:300])
                     return []
@@ -110,6 +111,14 @@ class McpDirect:
                     return found
                 self._definitions = found
             return copy.deepcopy(self._definitions)
+
+    def gather_bound_s(self) -> float:
+        """How long a turn waits for the tools: ``GATHER_TIMEOUT_S``, or a server's own ``connectTimeoutS`` when
+        that is longer, which the hub grants it to connect and list its tools: the turn must not cut it short (a
+        server given 60 s that took 24 s to start on a loaded machine was left out of the turn at 20 s)."""
+        settings = self.route.settings
+        servers = settings.registry.servers.values() if settings is not None else ()
+        return max([GATHER_TIMEOUT_S, *(server.connect_timeout_s or 0.0 for server in servers)])
 
     async def offered(self, context_window: int) -> list[dict[str, Any]]:
         """What the model is offered of the MCP tools: their definitions, or only the search tool when they would

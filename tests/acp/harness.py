@@ -181,8 +181,12 @@ async def agent(fake: FakeAnthropic, tmp_path: Path, editor: Editor | None = Non
     workdir = tmp_path / "work"
     workdir.mkdir(exist_ok=True)
     data_dir = tmp_path / "data"
+    # the editor here answers fs/read_text_file from the test's own process, which on a loaded machine (load 20)
+    # can answer later than the server's 5 s default; the server would then read the disk instead and a test of
+    # the editor's unsaved text would fail: the wait is the hang guard's. The tests of the wait set their own.
     server_env = {**os.environ, **fake.env(API_KEY), "PYTHONPATH": str(ROOT), "PHOENIX_RETRY_BASE_MS": "20",
-                  "PHOENIX_CONFIG_DIR": str(tmp_path / "user-config"), **(env or {})}
+                  "PHOENIX_CONFIG_DIR": str(tmp_path / "user-config"), "PHOENIX_ACP_READ_TIMEOUT_S": str(TIMEOUT),
+                  **(env or {})}
     command = [*(launcher or []), sys.executable]
     async with acp.spawn_agent_process(editor, command[0], *command[1:], "-m", "phoenix_lsp", "acp", "--data-dir",
                                        str(data_dir), env=server_env, cwd=str(workdir),

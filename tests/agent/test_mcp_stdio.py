@@ -17,6 +17,7 @@ import pytest
 from phoenix_lsp.agent.agent_config import CapabilityManifest
 from phoenix_lsp.agent.contracts import ErrorCode, ErrorKind, ToolFailure
 from phoenix_lsp.agent.mcp_hub import McpHub
+from tests.waiting import wait_exited
 
 from .mcp_helpers import TOKEN, TOKEN_VARIABLE, registry, stdio_entry
 
@@ -210,9 +211,7 @@ def test_close_ends_the_server_process_and_refuses_further_calls(tmp_path: Path)
     os.kill(pid, 0)  # alive
     threads = threading.active_count()
     hub.close()
-    deadline = time.monotonic() + 10
-    while _alive(pid) and time.monotonic() < deadline:
-        time.sleep(0.05)
+    assert wait_exited([pid], 30) == []  # on its pidfd (a hang guard: 10 s of polling was near the edge at load 20)
     assert not _alive(pid)
     assert threading.active_count() < threads
     closed = failure(hub, "mcp://records/pid")

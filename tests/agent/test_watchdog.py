@@ -36,7 +36,7 @@ def test_a_worker_that_never_answers_is_killed_by_the_watchdog(monkeypatch: pyte
     envelope = converse("import time\ntime.sleep(60)", ExecutionUnit(code="1", budgets=Budgets(cpu_s=0.1)))
     assert envelope.error is not None
     assert (envelope.error.kind, envelope.error.code) == (ErrorKind.ENGINE, "TIMEOUT")
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < 30  # half the worker's 60 s: killed, not finished (5 s: near the edge)
 
 
 @pytest.mark.req("REQ-AGENT-009")

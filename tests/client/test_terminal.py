@@ -246,9 +246,9 @@ def test_ctrl_c_cancels_a_slow_turn_and_the_prompt_returns(
     at = chat.wait_for("slow", at)
     started = time.monotonic()
     chat.interrupt()
-    at = chat.wait_for("[cancel] turn cancelled", at, timeout=5)
-    at = chat.wait_for("> ", at, timeout=5)
-    assert time.monotonic() - started < 5
+    at = chat.wait_for("[cancel] turn cancelled", at, timeout=10)
+    at = chat.wait_for("> ", at, timeout=10)
+    assert time.monotonic() - started < 10  # half the stream's 20 s: cancelled, not finished (5 s: near the edge)
     assert chat.proc.poll() is None  # Ctrl-C during a turn does not end the client
     assert fake_anthropic.wait_for(lambda reqs: reqs[0].disconnected, timeout=5)  # the stream was closed
     chat.send("try again")

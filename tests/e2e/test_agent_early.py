@@ -9,7 +9,6 @@ reply was complete" is something the fake saw, not a duration.
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ from tests.e2e.harness import last_seq, session, tool_results, wait_idle
 from tests.e2e.test_agent_issues import COMMENT, COMMENTS, LIST, agent_turn, issues_entry, issues_files
 from tests.e2e.test_write_patch import unrestricted
 from tests.fake_anthropic import FakeAnthropic, Reply, ToolUseBlock
+from tests.waiting import eventually
 
 pytestmark = [pytest.mark.slow]
 
@@ -125,10 +125,9 @@ async def test_cancelling_the_turn_stops_a_node_started_early(fake_anthropic: Fa
         s.fake.enqueue(held(block, lambda: False, limit_s=120))
         mark = last_seq(s, cid)
         await s.request("phoenix/sendMessage", {"conversationId": cid, "text": "go", "route": "agent"})
-        for _ in range(6000):
-            if tools(tmp_path).count("search_issues") >= 3:
-                break
-            await asyncio.sleep(0.01)
+        # a fact no event reports (the MCP server's log): the one poller, and a failure if it never comes (the loop
+        # here went on to the cancel after its count, and the test then proved less than it says)
+        await eventually(lambda: tools(tmp_path).count("search_issues") >= 3, "the node's third search call", 60)
         await s.request("phoenix/cancel", {"conversationId": cid})
         await wait_idle(s, cid, mark, timeout=60)
         # another conversation's plans run to their end: the stopped node's calls would go on arriving meanwhile

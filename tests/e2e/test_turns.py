@@ -43,9 +43,11 @@ async def test_cancel_during_streaming_aborts_the_request_and_persists_nothing(
         result = await s.request("phoenix/cancel", {"conversationId": cid})
         assert result == {"cancelled": True, "status": "idle"}
         await s.wait_status(cid, "idle", since=mark)
-        assert time.monotonic() - started < 5.0  # an upper bound on a shared machine; the bench measures the figure
+        # half the fake's 30 s hang: the cancel ended it, not the hang's end (the bench measures how fast; 5 s
+        # was near the edge at load 20)
+        assert time.monotonic() - started < 15.0
         # the fake sees the HTTP connection closed: the request was aborted, not left to finish
-        assert await fake_anthropic.await_for(lambda rs: bool(rs) and rs[0].disconnected, timeout=5)
+        assert await fake_anthropic.await_for(lambda rs: bool(rs) and rs[0].disconnected, timeout=15)
         assert not fake_anthropic.requests[0].completed
         conv = await s.request("phoenix/getConversation", {"conversationId": cid})
         assert [m["role"] for m in conv["messages"]] == ["user"]
@@ -71,7 +73,7 @@ async def test_cancel_during_a_sandboxed_tool_goes_idle_with_synthetic_results(
         result = await s.request("phoenix/cancel", {"conversationId": cid})
         assert result["cancelled"] is True and result["status"] == "idle"
         await s.wait_status(cid, "idle", since=mark)
-        assert time.monotonic() - started < 5.0  # far below sleep 30: cancelled, not finished
+        assert time.monotonic() - started < 15.0  # half of sleep 30: cancelled, not finished (5 s: near the edge)
         conv = await s.request("phoenix/getConversation", {"conversationId": cid})
         results = conv["messages"][-1]["content"]
         assert [b["toolUseId"] for b in results if b["type"] == "toolResult"] == [sleep.id, queued.id]

@@ -30,6 +30,9 @@ from tests.fake_anthropic import (
 )
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
+#: A hang guard for a read from the fake and for a wait on its records: long on purpose (a passing test never
+#: waits it out; 5 s was too short on a machine loaded to 20).
+GUARD_S = 30.0
 
 
 def req(text: str = "hi", tools: list[dict[str, Any]] | None = None) -> LlmRequest:
@@ -91,7 +94,7 @@ def test_hanging_stream_notices_a_raw_socket_disconnect(fake_anthropic: FakeAnth
     import http.client
 
     fake_anthropic.enqueue(Reply.hanging(after_events=2, limit_s=30))
-    conn = http.client.HTTPConnection("127.0.0.1", fake_anthropic.port, timeout=5)
+    conn = http.client.HTTPConnection("127.0.0.1", fake_anthropic.port, timeout=GUARD_S)
     conn.request(
         "POST",
         "/v1/messages",
@@ -105,7 +108,7 @@ def test_hanging_stream_notices_a_raw_socket_disconnect(fake_anthropic: FakeAnth
     assert "event: message_start" in first
     conn.close()
     resp.close()
-    assert fake_anthropic.wait_for(lambda rs: rs[0].ended_at is not None, timeout=5)
+    assert fake_anthropic.wait_for(lambda rs: rs[0].ended_at is not None, timeout=GUARD_S)
     assert fake_anthropic.requests[0].disconnected
 
 
@@ -119,7 +122,7 @@ def test_overlap_is_computed_from_recorded_intervals(fake_anthropic: FakeAnthrop
             data=json.dumps({"model": "m", "messages": [], "stream": True}).encode(),
             headers={"content-type": "application/json"},
         )
-        with urllib.request.urlopen(r, timeout=5) as resp:
+        with urllib.request.urlopen(r, timeout=GUARD_S) as resp:
             resp.read()
 
     one()
@@ -157,12 +160,12 @@ def test_a_handler_slow_to_finish_after_its_last_write_is_not_an_overlap(
             data=json.dumps({"model": "m", "messages": [], "stream": True}).encode(),
             headers={"content-type": "application/json", "connection": "close"},
         )
-        with urllib.request.urlopen(r, timeout=5) as resp:
+        with urllib.request.urlopen(r, timeout=GUARD_S) as resp:
             resp.read()
 
     one()
     one()
-    assert fake_anthropic.wait_for(lambda rs: len(rs) == 2 and all(r.ended_at is not None for r in rs), timeout=5)
+    assert fake_anthropic.wait_for(lambda rs: len(rs) == 2 and all(r.ended_at is not None for r in rs), timeout=GUARD_S)
     a, b = fake_anthropic.requests
     assert b.started_at < a.ended_at, "the second request started while the first's thread was still running"
     assert not a.overlaps(b) and fake_anthropic.max_concurrency() == 1
@@ -213,7 +216,7 @@ async def test_subprocess_mode_serves_a_script_and_exposes_records(tmp_path: Pat
         assert [r.stop_reason for r in results if isinstance(r, LlmSuccess)] == ["end_turn", "tool_use", "end_turn"]
         first = results[0]
         assert isinstance(first, LlmSuccess) and first.usage["input_tokens"] == 7
-        with urllib.request.urlopen(f"{base_url}/_fake/requests", timeout=5) as resp:
+        with urllib.request.urlopen(f"{base_url}/_fake/requests", timeout=GUARD_S) as resp:
             records = json.loads(resp.read())
         assert [r["body"]["messages"][0]["content"] for r in records] == ["q0", "q1", "q2"]
         assert all("headers" not in r for r in records)

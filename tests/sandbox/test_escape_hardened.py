@@ -29,6 +29,7 @@ from phoenix_lsp.sandbox import scratch as scratch_mod
 from phoenix_lsp.sandbox.limits import Limits
 from phoenix_lsp.sandbox.scratch import remove_tree
 from phoenix_lsp.tools.bash import BashContext, run_bash
+from tests.waiting import eventually
 
 from .conftest import IS_ROOT, Runner, needs_sandbox, pid_alive, py, run_while_watching
 
@@ -211,28 +212,20 @@ def _lock_free(path: Path, kind: str) -> bool:
         return True
 
 
-async def _wait_until(cond: object, seconds: float) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if cond():  # type: ignore[operator]
-            return True
-        await asyncio.sleep(0.05)
-    return bool(cond())  # type: ignore[operator]
-
-
 @pytest.mark.req("REQ-BASH-017", "REQ-BASH-023")
 async def test_a_background_lock_ends_with_the_time_limit(workspace: Path, tmp_path: Path) -> None:
     target = workspace / "secret.txt"
     ctx = BashContext(working_directory=workspace, restricted=True, conversation_id="c-lock",
                       background_timeout_s=1.5, background_dir=tmp_path / "bg")
-    started = await run_bash({"command": py("import fcntl, time; f = open('secret.txt'); "
-                                            "fcntl.flock(f, fcntl.LOCK_SH); print('locked', flush=True); "
-                                            "time.sleep(300)"), "run": "background"}, ctx)
+    # util-linux's flock(1), not a Python: the lock must be taken within the 1.5 s limit, and a Python's start
+    # alone took longer than that at load 19 (the job was ended before it locked, and nothing held the lock)
+    started = await run_bash({"command": "flock --shared secret.txt sh -c 'echo locked; exec sleep 300'",
+                              "run": "background"}, ctx)
     assert started.outcome == "background", started.output
-    assert await _wait_until(lambda: not _lock_free(target, "flock"), 10)  # the job really holds it
-    assert await _wait_until(lambda: _lock_free(target, "flock"), 10)  # ...and not past its limit
+    await eventually(lambda: not _lock_free(target, "flock"), "the job holds the lock", 30)
+    await eventually(lambda: _lock_free(target, "flock"), "the lock free once the limit ended the job", 30)
     assert not pid_alive(started.pid or 0)
-    assert await _wait_until(lambda: "time-limit" in Path(started.output_file or "").read_text(), 5)
+    await eventually(lambda: "time-limit" in Path(started.output_file or "").read_text(), "the time-limit status", 30)
 
 
 @pytest.mark.req("REQ-BASH-017")
@@ -244,7 +237,7 @@ async def test_leaving_restricted_ends_the_jobs_and_their_locks(workspace: Path,
                                             "fcntl.flock(f, fcntl.LOCK_SH); time.sleep(300)"),
                               "run": "background"}, ctx)
     assert started.outcome == "background", started.output
-    assert await _wait_until(lambda: not _lock_free(target, "flock"), 10)
+    await eventually(lambda: not _lock_free(target, "flock"), "the job holds the lock", 30)
     assert background.end_restricted_jobs("c-leave") == 1  # what the server does on the mode change
     assert _lock_free(target, "flock") and not pid_alive(started.pid or 0)
 
@@ -263,10 +256,13 @@ async def test_a_job_cannot_lock_the_servers_database(workspace: Path, tmp_path:
                       background_dir=tmp_path / "bg")
     code = (f"import fcntl, time\nfor name in ('phoenix.db', 'phoenix.db-shm', 'phoenix.db-wal'):\n"
             f"    try:\n        f = open({str(data)!r} + '/' + name, 'rb'); fcntl.lockf(f, fcntl.LOCK_SH)\n"
-            f"    except OSError as e: print(name, e, flush=True)\ntime.sleep(300)")
+            f"    except OSError as e: print(name, e, flush=True)\nprint('tried all three', flush=True)\n"
+            f"time.sleep(300)")
     started = await run_bash({"command": py(code), "run": "background"}, ctx)
     try:
-        await asyncio.sleep(1.0)
+        # once the job has tried (not after a fixed second: at load 19 its Python had not started by then)
+        output = Path(started.output_file or "")
+        await eventually(lambda: "tried all three" in output.read_text(), "the job tried its three locks", 60)
         server_db.execute("insert into t values (1)")  # "database is locked" if the job held a lock
         server_db.commit()
         log = Path(started.output_file or "").read_text()
@@ -516,7 +512,7 @@ async def test_disk_quota_of_scratch_and_background_log(restricted: Runner, work
     job = await run_bash({"command": "for i in $(seq 100); do head -c 2M /dev/zero; sleep 0.02; done; sleep 30",
                           "run": "background"}, ctx)
     log = Path(job.output_file or "")
-    assert await _wait_until(lambda: "disk-quota" in log.read_bytes()[-200:].decode("latin-1"), 15)
+    await eventually(lambda: "disk-quota" in log.read_bytes()[-200:].decode("latin-1"), "the disk-quota status", 30)
     assert log.stat().st_size < 64 << 20
 
 
@@ -621,7 +617,7 @@ async def test_background_logs_end_with_the_conversation(workspace: Path, tmp_pa
     job = await run_bash({"command": "echo hello; sleep 300", "run": "background"}, ctx)
     log = Path(job.output_file or "")
     assert log.parent == tmp_path / "bg" / str(os.getpid()) / "c-logs"
-    assert await _wait_until(lambda: "hello" in log.read_text(), 10)
+    await eventually(lambda: "hello" in log.read_text(), "the job's output", 30)
     assert background.end_conversation_jobs("c-logs") == 1
     assert not pid_alive(job.pid or 0) and not log.parent.exists()
     stale = tmp_path / "bg" / "999999999"  # a server process that crashed

@@ -26,6 +26,7 @@ if sys.argv[2] == "told":
     os.write(2, b"maxrss 1\\nexit 3\\n")
 for fd in (0, 1, 2):
     os.close(fd)
+open(release + ".closed", "w").close()  # for the test: from here on a server that took EOF for the end would return
 while not os.path.exists(release):
     time.sleep(0.01)
 """
@@ -68,6 +69,10 @@ async def test_a_launcher_that_closes_its_pipes_without_telling_the_end_is_waite
     script, release = stand_in
     _use(script, release, "silent")
     task = asyncio.ensure_future(spawn.run(spawn.SpawnRequest(("true",), tmp_path, restricted=False), timeout=60))
+    # the 0.5 s to return wrongly count from the pipes' close, not from the spawn: at load 19 the stand-in's own
+    # start could take all of them, and the check then proved nothing
+    closed = release.with_name(release.name + ".closed")
+    await eventually(closed.exists, "the stand-in launcher closed its pipes", 30)
     done, _ = await asyncio.wait({task}, timeout=0.5)
     assert not done  # it cannot have ended: the launcher runs until released
     release.touch()

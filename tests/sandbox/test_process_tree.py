@@ -65,7 +65,9 @@ async def test_cancel_kills_the_whole_tree(tmp_path: Path, restricted: bool, lau
     elapsed = time.monotonic() - started
     survivors = [pid for pid in tree if pid_alive(pid)]
     assert not survivors, f"still alive after cancel: {survivors}"
-    assert elapsed < 5.0  # far below the tree's 30 s: killed, not timed out (bench/sandbox.py measures the 100 ms goal)
+    # half the tree's 30 s: killed, not timed out (bench/sandbox.py measures the 100 ms goal; 5 s was near the
+    # edge at load 20)
+    assert elapsed < 15.0
 
 
 def _descendants_of(root: int, leave_out: frozenset[int] = frozenset()) -> list[int]:
@@ -110,7 +112,7 @@ async def test_daemons_left_behind_die_when_the_command_ends(tmp_path: Path, res
     res = await run_bash({"command": "setsid sleep 300 >/dev/null 2>&1 & echo $!; "
                                      "echo $( (setsid sleep 300 >/dev/null 2>&1 & echo $!) ); "
                                      "( (setsid sh -c 'echo $$; exec sleep 300' &) ); sleep 0.3; echo done"}, ctx)
-    assert time.monotonic() - started < 5.0
+    assert time.monotonic() - started < 30.0  # a tenth of the daemons' 300 s: not waited for (5 s was near the edge)
     assert res.outcome == "exited" and "done" in res.output, res.output
     pids = [int(x) for x in res.output.split() if x.isdigit()]
     assert len(pids) == 3, res.output

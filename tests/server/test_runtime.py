@@ -604,14 +604,16 @@ async def test_deltas_pending_at_a_cancel_come_before_it_and_nothing_partial_is_
 @pytest.mark.req("REQ-PROTO-049")
 async def test_deltas_close_together_share_an_event_and_the_first_goes_at_once(rig: Rig) -> None:
     runtime = rig.new()
-    rig.hub.config.event_coalesce_ms = 500  # long, so that what shares a flush does not depend on timing
+    # long, so that what shares a flush does not depend on timing, and so that "at once" (the first delta) is
+    # told from "held for the window" on a machine loaded to 20, where at once took more than 0.4 s
+    rig.hub.config.event_coalesce_ms = 2000
     gate = asyncio.Event()
     rig.llm.enqueue(Step(text("never"), deltas=("first",), gate=gate))
     loop = asyncio.get_running_loop()
     started = loop.time()
     runtime.apply(UserMessage("go"))
     await rig.sink.wait_event(runtime.id, "textDelta")
-    assert loop.time() - started < 0.4, "the first delta after a quiet spell is not held back"
+    assert loop.time() - started < 2.0, "the first delta after a quiet spell is not held back for the window"
     request_id = runtime.state.status.request_id  # type: ignore[union-attr]
     rig.hub.outbox.queue_text(runtime, request_id, "second ")
     await asyncio.sleep(0)  # a later network read

@@ -57,17 +57,19 @@ async def test_output_up_to_128k_is_whole(tmp_path: Path) -> None:
 async def test_background_returns_at_once_with_pid_group_and_output_file(tmp_path: Path,
                                                                          restricted: bool) -> None:
     ctx = ctx_for(tmp_path, restricted, background_dir=tmp_path / "bg", conversation_id="bg-test")
-    loop = asyncio.get_running_loop()
-    started = loop.time()
-    # the command sleeps 2 s: returning well before that is not waiting for it, even on a busy machine where
-    # starting the sandboxed launcher takes a few hundred milliseconds
-    res = await run_bash({"command": "echo begin; sleep 2; echo end; exit 3", "run": "background"}, ctx)
-    assert loop.time() - started < 1.5  # did not wait for the command
+    # the command ends only once the test lets it (a file appears in its working directory): a return before
+    # that did not wait for it, however long the sandboxed launcher took to start (a time bound failed at load 20)
+    go = tmp_path / "go"
+    res = await asyncio.wait_for(  # a hang guard: the command cannot end before the test lets it
+        run_bash({"command": "echo begin; until [ -e go ]; do sleep 0.01; done; echo end; exit 3",
+                  "run": "background"}, ctx), 60)
+    assert res.output_file and "end" not in Path(res.output_file).read_text(), "did not wait for the command"
+    go.touch()
     assert res.outcome == "background" and not res.is_error
     assert res.pid and res.pgid == res.pid and os.getpgid(res.pid) == res.pid
     assert res.output_file and str(res.pid) in res.output and res.output_file in res.output
     out = Path(res.output_file)
-    await eventually(lambda: "finished" in out.read_text(), "the launcher recorded the end", 8)
+    await eventually(lambda: "finished" in out.read_text(), "the launcher recorded the end", 30)
     text = out.read_text()
     assert text.startswith("begin\nend\n")
     assert "background command finished: exit code 3" in text

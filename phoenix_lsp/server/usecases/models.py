@@ -215,6 +215,9 @@ async def list_models(conversations: Conversations, refresh: bool = False) -> re
 async def anthropic_models(conversations: Conversations, refresh: bool) -> res.ListModelsResult:
     default = conversations.config.model
     if kept.models and not refresh and time.monotonic() - kept.at < LIST_TTL_S:
+        if kept.asking is not None and not kept.asking.done():  # a refresh under way: its answer is the newer
+            with contextlib.suppress(TimeoutError):  # within the same bound; else the kept list, as it is
+                await asyncio.wait_for(asyncio.shield(kept.asking), LIST_TIMEOUT_S)
         return res.ListModelsResult(models=kept.models, default_model=default, source="api")
     if kept.asking is None or kept.asking.done():
         kept.asking = conversations.spawn(kept.ask(conversations))

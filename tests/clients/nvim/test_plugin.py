@@ -110,7 +110,7 @@ def test_approval_dialog_answered_with_y_and_with_escape(fake_anthropic: FakeAnt
         T.data.first = snap
         T.data.refused = phoenix.send("another message while the dialog is open")
         vim.cmd("wincmd p")  -- trying to leave the dialog brings the focus back
-        vim.wait(200, function() return false end)
+        T.wait("the focus back on the dialog", function() return dialog.snapshot().focused end)
         T.data.refocused = dialog.snapshot().focused
         T.keys("j")
         T.data.after_j = dialog.snapshot().selected
@@ -555,7 +555,8 @@ def test_every_key_of_the_dialog(run_nvim: Any) -> None:
             on_choice = function(value) table.insert(answers, value) end,
           })
           for _, k in ipairs(keys) do T.keys(k) end
-          T.wait("the answer to " .. table.concat(keys, " "), function() return not dialog.is_open() end, 5000)
+          -- bounded by what is left of the scenario's own time, as every step (helper.lua), not 5 s of its own
+          T.wait("the answer to " .. table.concat(keys, " "), function() return not dialog.is_open() end)
         end
         ask({ "y" }); ask({ "N" }); ask({ "A" }); ask({ "n" }); ask({ "Y" }); ask({ "a" })
         ask({ "<CR>" }); ask({ "j", "<CR>" }); ask({ "j", "j", "<CR>" }); ask({ "<Down>", "<Down>", "<Up>", "<CR>" })
