@@ -17,9 +17,11 @@ from typing import Any
 from lsprotocol import types
 
 from .. import uris
+from ..protocol import params as p
 from ..protocol.names import COMMAND_NAMES
 from . import requests, transcript
 from .errors import PhoenixError, invalid
+from .features import messages
 from .lsp import PhoenixServer
 from .runtime import Runtime
 
@@ -91,10 +93,10 @@ def _selection(ls: PhoenixServer, runtime: Runtime, options: dict[str, Any]) -> 
 
 def _send(ls: PhoenixServer, runtime: Runtime, text: str) -> dict[str, Any]:
     ls.plain.view.current = runtime.id
-    result = requests.call(ls, "phoenix/sendMessage", {"conversationId": runtime.id, "text": text})
+    sent = messages.send_text(ls, p.SendMessageParams(conversation_id=runtime.id, text=text))
     if runtime.id not in ls.plain.view.shown:
         ls.plain.view.show(runtime, focus=True)
-    return _answer(ls, runtime, messageId=result["messageId"])
+    return _answer(ls, runtime, messageId=sent.message_id)
 
 
 def ask(ls: PhoenixServer, *args: Any) -> dict[str, Any]:

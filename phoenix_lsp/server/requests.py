@@ -29,7 +29,10 @@ SERVED: dict[str, Served] = {}
 
 def call(ls: PhoenixServer, name: str, params: Any) -> Any:
     """Serve the (synchronous) phoenix request ``name`` in-process, exactly as a client's request is served."""
-    return SERVED[name](ls, params)
+    served = SERVED[name]
+    if inspect.iscoroutinefunction(served):  # its result would be a coroutine nobody awaits: the request unserved
+        raise TypeError(f"{name} is served asynchronously: a synchronous caller cannot serve it in-process")
+    return served(ls, params)
 
 
 def serve(name: str, handler: Handler) -> Served:

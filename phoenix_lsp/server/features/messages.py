@@ -49,9 +49,8 @@ def translated(exc: UseCaseError) -> PhoenixError:
     return invalid(exc.field, f"Invalid params: '{exc.field}': {exc.reason}")
 
 
-async def send_message(ls: PhoenixServer, p: p.SendMessageParams) -> res.SendMessageResult:
-    runtime = conversation(ls, p.conversation_id)
-    message = usecase.Message(
+def _message(ls: PhoenixServer, runtime: Runtime, p: p.SendMessageParams) -> usecase.Message:
+    return usecase.Message(
         text=p.text,
         images=[usecase.ImageInput(img.data, img.media_type, f"images[{i}]", encoded=True)
                 for i, img in enumerate(p.images)],
@@ -59,8 +58,10 @@ async def send_message(ls: PhoenixServer, p: p.SendMessageParams) -> res.SendMes
         read_attachments=lambda: read_attachments(ls, runtime, p),
         route=p.route,
     )
+
+
+def _sent(ls: PhoenixServer, runtime: Runtime, message: usecase.Message) -> res.SendMessageResult:
     try:
-        message = await usecase.gate_images(message)  # decoded and encoded off the event loop (REQ-SEC-043)
         sent = usecase.send_message(hub(ls), runtime, message)
     except UseCaseError as exc:
         raise translated(exc) from None
@@ -69,6 +70,30 @@ async def send_message(ls: PhoenixServer, p: p.SendMessageParams) -> res.SendMes
             message_id=sent.message_id, command=sent.outcome.command.command, mode=runtime.state.mode
         )
     return res.SendMessageResult(message_id=sent.message_id)
+
+
+async def send_message(ls: PhoenixServer, p: p.SendMessageParams) -> res.SendMessageResult:
+    runtime = conversation(ls, p.conversation_id)
+    try:
+        message = await usecase.gate_images(_message(ls, runtime, p))  # decoded and encoded off the event loop
+    except UseCaseError as exc:
+        raise translated(exc) from None
+    return _sent(ls, runtime, message)
+
+
+def send_text(ls: PhoenixServer, p: p.SendMessageParams) -> res.SendMessageResult:
+    """``phoenix/sendMessage`` as a plain editor's command sends it (REQ-PROTO-038), from a synchronous handler:
+    text only, so there is no image to gate off the event loop; the same use case and limits otherwise."""
+    if p.images:
+        raise invalid("images", "Invalid params: 'images': a command sends text only; send images with "
+                                "phoenix/sendMessage")
+    runtime = conversation(ls, p.conversation_id)
+    message = _message(ls, runtime, p)
+    try:
+        usecase.check_limits(message)
+    except UseCaseError as exc:
+        raise translated(exc) from None
+    return _sent(ls, runtime, message)
 
 
 def cancel(ls: PhoenixServer, p: p.ConversationRef) -> res.CancelResult:
