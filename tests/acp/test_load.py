@@ -86,4 +86,6 @@ async def test_a_session_that_cannot_be_loaded_is_not_said_to_be_missing(fake_an
             await asyncio.wait_for(a.conn.load_session(cwd=str(a.workdir), session_id=sid, mcp_servers=[]), TIMEOUT)
         assert refused.value.code == -32603, refused.value  # internal error, not -32002 (resource not found)
         said = str(refused.value.data)
-        assert sid in said and "could not be read back" in said and "log" in said, said
+        # what (which conversation), why (which row, what is wrong with it) and what next, in the message itself
+        assert sid in said and "could not be read back" in said and "stored state" in said, said
+        assert "Start a new conversation" in said and "restore the data directory" in said, said

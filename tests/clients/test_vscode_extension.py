@@ -227,11 +227,18 @@ def test_extension_speed_and_stable_selectors(npm_test: NpmTest) -> None:
         "the status bar is touched only when the server, mode, sandbox, policy or style change (not per delta)",
         "stable selectors: chat input, send button, timeline, messages with their role, the dialog with data-open, "
         "its choices, the status line",
-        # issue 35: host -> webview messages one post per burst, drawn once a frame; a streamed answer drawn in place
+        # issue 35: host -> webview messages one post per burst, drawn on arrival while shown (once a frame while
+        # hidden); a streamed answer drawn in place
         "a message after a quiet frame goes on the next tick, with the rest of its burst",
         "a message within a frame of the last post goes at once too: the host holds nothing back, the webview draws "
         "once a frame",
-        "posts that come one by one within a frame are drawn in that frame's one render, in order, no text lost",
+        "while the chat view is hidden, posts that come one by one are drawn in the next frame's one render, in "
+        "order, no text lost",
+        "a shown chat view draws a delta when its message comes, not in the next frame",
+        "drawing a delta reads no layout; the timeline's end is kept in view in the next frame, once for what came "
+        "before it",
+        "a running turn's icon in the status line turns a quarter at each tick of a timer, not by a CSS animation",
+        "while the server starts, the mode item shows a still icon, not a spinning one",
         "drop removes queued messages a newer one makes moot; dispose sends nothing more",
         "a streamed answer is drawn in place: settled blocks are kept, only the block being written is drawn again",
         "a streamed answer is settled up to its last blank line before a block at the margin, outside code fences",
