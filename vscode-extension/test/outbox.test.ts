@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFile } from "node:fs";
-import { BurstOutbox, IN_FLIGHT_LIMIT_MS, nodeTimer, type Timer } from "../src/core/outbox";
+import { BurstOutbox, IN_FLIGHT_LIMIT_MS, IN_FLIGHT_POSTS, nodeTimer, type Timer } from "../src/core/outbox";
 
 /** ~one frame at 60 Hz: the host held a message this long after its last post before issue 35's second round */
 const FRAME_MS = 16;
@@ -87,8 +87,7 @@ function held(): { promise: Promise<boolean>; resolve: () => void; reject: () =>
 /** lets the settled answers' callbacks run */
 const settle = () => new Promise<void>((r) => setImmediate(r));
 
-test("while a post is on its way, what comes is held and goes as one post once it is handed over (issue 35)", async () => {
-  const timer = new FakeTimer();
+function answered(timer: FakeTimer) {
   const sent: string[][] = [];
   const answers: ReturnType<typeof held>[] = [];
   const outbox = new BurstOutbox<string>((m) => {
@@ -97,55 +96,63 @@ test("while a post is on its way, what comes is held and goes as one post once i
     answers.push(answer);
     return answer.promise;
   }, timer);
+  return { sent, answers, outbox };
+}
+
+test("while two posts are on their way, what comes is held and goes as one post once the first is handed over (issue 35)", async () => {
+  const timer = new FakeTimer();
+  const { sent, answers, outbox } = answered(timer);
   outbox.push("a");
   timer.advance(0);
-  assert.deepEqual(sent, [["a"]]);
-  for (const d of ["b", "c", "d"]) {
+  timer.advance(5);
+  outbox.push("b");
+  timer.advance(0);
+  assert.deepEqual(sent, [["a"], ["b"]], "one post on its way: the next still goes at once (not held for the answer's way back)");
+  for (const d of ["c", "d", "e"]) {
     timer.advance(5);
     outbox.push(d);
     timer.advance(0);
   }
-  assert.deepEqual(sent, [["a"]], "the workbench has not taken the first post: the three deltas wait, not three RPCs behind it");
+  assert.deepEqual(IN_FLIGHT_POSTS, 2);
+  assert.deepEqual(sent, [["a"], ["b"]], "the workbench has taken neither: three deltas wait, not three RPCs behind them");
   answers[0].resolve();
   await settle();
-  assert.deepEqual(timer.pending().filter((ms) => ms === 0), [0], "handed over: the held deltas go on the next tick, with the rest of that burst");
+  assert.deepEqual(timer.pending().filter((ms) => ms === 0), [0], "the first handed over: the held deltas go on the next tick, with the rest of that burst");
   timer.advance(0);
-  assert.deepEqual(sent, [["a"], ["b", "c", "d"]], "one post, in order, none lost");
+  assert.deepEqual(sent, [["a"], ["b"], ["c", "d", "e"]], "one post, in order, none lost");
   answers[1].resolve();
+  answers[2].resolve();
   await settle();
   timer.advance(100);
-  outbox.push("e");
+  outbox.push("f");
   assert.deepEqual(timer.pending(), [0], "nothing on its way: the next delta is not held");
   timer.advance(0);
-  assert.deepEqual(sent, [["a"], ["b", "c", "d"], ["e"]]);
+  assert.deepEqual(sent.at(-1), ["f"]);
 });
 
 test("a post that fails or never settles holds the next one no longer than the limit", async () => {
   const timer = new FakeTimer();
-  const sent: string[][] = [];
-  const answers: ReturnType<typeof held>[] = [];
-  const outbox = new BurstOutbox<string>((m) => {
-    sent.push(m);
-    const answer = held();
-    answers.push(answer);
-    return answer.promise;
-  }, timer);
+  const { sent, answers, outbox } = answered(timer);
   outbox.push("a");
   timer.advance(0);
   outbox.push("b");
+  timer.advance(0);
+  outbox.push("c");
   timer.advance(IN_FLIGHT_LIMIT_MS - 1);
-  assert.deepEqual(sent, [["a"]]);
+  assert.deepEqual(sent, [["a"], ["b"]]);
   timer.advance(1);
-  assert.deepEqual(sent, [["a"], ["b"]], "the first post never settled: the next goes at the limit");
+  assert.deepEqual(sent, [["a"], ["b"], ["c"]], "the posts before never settled: the next goes at the limit");
   answers[0].resolve(); // late: changes nothing
   await settle();
-  outbox.push("c");
+  outbox.push("d");
   timer.advance(0);
-  assert.deepEqual(sent, [["a"], ["b"]], "b is on its way");
-  answers[1].reject();
+  outbox.push("e");
+  timer.advance(0);
+  assert.deepEqual(sent, [["a"], ["b"], ["c"], ["d"]], "c and d are on their way");
+  answers[2].reject();
   await settle();
   timer.advance(0);
-  assert.deepEqual(sent, [["a"], ["b"], ["c"]], "a refused post releases the next at once");
+  assert.deepEqual(sent.at(-1), ["e"], "a refused post releases the next at once");
   outbox.dispose();
   assert.deepEqual(timer.pending(), [], "dispose leaves no timer");
 });

@@ -10,10 +10,13 @@
  * server's outbox sends its deltas at most once per `event_coalesce_ms`, one event per flush). The pacing is
  * pure: the timer is passed in.
  *
- * While a post is on its way (VS Code's postMessage has not settled: the workbench, whose main thread also runs
- * the chat view, has not handed it to the view yet), what comes is held and goes as one post when it settles:
- * a busy workbench then takes one message for a backlog instead of one per delta, each an RPC to decode and a
- * relay through the view's two frames and a drawing on that same thread. With nothing on its way nothing is held.
+ * Posts on their way are bounded: while two have not settled (VS Code's postMessage settles once the workbench,
+ * whose main thread also runs the chat view, handed the message to the view), what comes is held and goes as
+ * one post when the first settles. A busy workbench then takes one message for a backlog instead of one per
+ * delta, each an RPC to decode, a relay through the view's two frames and a drawing on that same thread. Two,
+ * not one: the second post goes while the first's answer travels back, so a delta that comes while a single
+ * post is on its way (a workbench a few ms behind) is not held for that round trip; with none on its way
+ * nothing is held at all.
  */
 
 export interface Timer {
@@ -42,11 +45,14 @@ export const nodeTimer: Timer = {
  */
 export const IN_FLIGHT_LIMIT_MS = 1000;
 
+/** posts that may be on their way at once; what comes beyond them waits for the first to settle */
+export const IN_FLIGHT_POSTS = 2;
+
 export class BurstOutbox<M> {
   private queue: M[] = [];
   private handle: unknown;
-  /** the post on its way (its limit's timer), while `send`'s answer has not settled */
-  private inFlight: { limit: unknown } | undefined;
+  /** the posts on their way (each with its limit's timer), while `send`'s answer has not settled */
+  private readonly inFlight = new Set<{ limit: unknown }>();
 
   constructor(
     /** posts what is queued (one message or several), in order; a thenable answer holds the next post until it
@@ -66,16 +72,16 @@ export class BurstOutbox<M> {
     this.queue = this.queue.filter((m) => !moot(m));
   }
 
-  /** the next tick, unless a post is on its way: then what is queued goes when it settles */
+  /** the next tick, unless IN_FLIGHT_POSTS are on their way: then what is queued goes when the first settles */
   private schedule(): void {
-    if (this.inFlight !== undefined || this.handle !== undefined || this.queue.length === 0) return;
+    if (this.inFlight.size >= IN_FLIGHT_POSTS || this.handle !== undefined || this.queue.length === 0) return;
     this.handle = this.timer.set(() => this.flush(), 0);
   }
 
   private flush(): void {
     if (this.handle !== undefined) this.timer.clear(this.handle);
     this.handle = undefined;
-    if (this.inFlight !== undefined) return;
+    if (this.inFlight.size >= IN_FLIGHT_POSTS) return;
     const messages = this.queue;
     this.queue = [];
     if (messages.length === 0) return;
@@ -83,21 +89,20 @@ export class BurstOutbox<M> {
     if (!sent) return;
     const flight = { limit: undefined as unknown };
     const settled = (): void => {
-      if (this.inFlight !== flight) return; // the limit passed, or the outbox was disposed
+      if (!this.inFlight.delete(flight)) return; // the limit passed, or the outbox was disposed
       this.timer.clear(flight.limit);
-      this.inFlight = undefined;
       this.schedule();
     };
-    this.inFlight = flight;
+    this.inFlight.add(flight);
     flight.limit = this.timer.set(settled, this.limitMs);
     sent.then(settled, settled);
   }
 
   dispose(): void {
     if (this.handle !== undefined) this.timer.clear(this.handle);
-    if (this.inFlight !== undefined) this.timer.clear(this.inFlight.limit);
+    for (const flight of this.inFlight) this.timer.clear(flight.limit);
     this.handle = undefined;
-    this.inFlight = undefined;
+    this.inFlight.clear();
     this.queue = [];
   }
 }

@@ -60,7 +60,7 @@ export class Controller implements vscode.Disposable {
   private sandbox: SandboxInfo | undefined;
   private conversations: ConversationSummary[] = [];
   private listTimer: ReturnType<typeof setTimeout> | undefined;
-  /** messages to the chat view, one post per burst of events, or per post on its way (core/outbox.ts) */
+  /** messages to the chat view, one post per burst of events, at most two on their way (core/outbox.ts) */
   private readonly outbox = new BurstOutbox<HostMessage>((messages) => this.flush(messages), nodeTimer);
   private statusBarDirty = false;
   /** the last model list the server gave (names for the status bar; the picker asks again each time) */
@@ -185,7 +185,7 @@ export class Controller implements vscode.Disposable {
 
   /**
    * Messages to the webview are queued and sent together: one postMessage (one IPC hop through the workbench)
-   * per burst of events, right after the I/O that brought them, or, while a post is on its way, when it was
+   * per burst of events, right after the I/O that brought them, or, while two posts are on their way, when the first was
    * handed over (core/outbox.ts); the webview draws each as it comes.
    */
   private post(message: HostMessage): void {
