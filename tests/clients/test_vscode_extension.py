@@ -232,6 +232,8 @@ def test_extension_speed_and_stable_selectors(npm_test: NpmTest) -> None:
         "a message after a quiet frame goes on the next tick, with the rest of its burst",
         "a message within a frame of the last post goes at once too: the host holds nothing back, the webview draws "
         "once a frame",
+        "while two posts are on their way, what comes is held and goes as one post once the first is handed over",
+        "a post that fails or never settles holds the next one no longer than the limit",
         "while the chat view is hidden, posts that come one by one are drawn in the next frame's one render, in "
         "order, no text lost",
         "a shown chat view draws a delta when its message comes, not in the next frame",

@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFile } from "node:fs";
-import { BurstOutbox, nodeTimer, type Timer } from "../src/core/outbox";
+import { BurstOutbox, IN_FLIGHT_LIMIT_MS, IN_FLIGHT_POSTS, nodeTimer, type Timer } from "../src/core/outbox";
 
 /** ~one frame at 60 Hz: the host held a message this long after its last post before issue 35's second round */
 const FRAME_MS = 16;
@@ -40,7 +40,7 @@ class FakeTimer implements Timer {
 test("a message after a quiet frame goes on the next tick, with the rest of its burst (issue 35)", () => {
   const timer = new FakeTimer();
   const sent: string[][] = [];
-  const outbox = new BurstOutbox<string>((m) => sent.push(m), timer);
+  const outbox = new BurstOutbox<string>((m) => void sent.push(m), timer);
   outbox.push("a");
   outbox.push("b");
   assert.deepEqual(timer.pending(), [0], "no wait: the 4 ms timer of before is gone");
@@ -56,7 +56,7 @@ test("a message after a quiet frame goes on the next tick, with the rest of its 
 test("a message within a frame of the last post goes at once too: the host holds nothing back, the webview draws once a frame (issue 35)", () => {
   const timer = new FakeTimer();
   const sent: string[][] = [];
-  const outbox = new BurstOutbox<string>((m) => sent.push(m), timer);
+  const outbox = new BurstOutbox<string>((m) => void sent.push(m), timer);
   outbox.push("a");
   timer.advance(0);
   timer.advance(5);
@@ -73,10 +73,94 @@ test("a message within a frame of the last post goes at once too: the host holds
   assert.deepEqual(sent.slice(2), [["d0"], ["d1"], ["d2"], ["d3"], ["d4"]], "each delta of a fast stream goes when it comes, none lost");
 });
 
+/** A post's answer the test settles: VS Code's postMessage resolves once the workbench handed the message over. */
+function held(): { promise: Promise<boolean>; resolve: () => void; reject: () => void } {
+  let resolve!: (v: boolean) => void;
+  let reject!: (e: Error) => void;
+  const promise = new Promise<boolean>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  return { promise, resolve: () => resolve(true), reject: () => reject(new Error("the view is gone")) };
+}
+
+/** lets the settled answers' callbacks run */
+const settle = () => new Promise<void>((r) => setImmediate(r));
+
+function answered(timer: FakeTimer) {
+  const sent: string[][] = [];
+  const answers: ReturnType<typeof held>[] = [];
+  const outbox = new BurstOutbox<string>((m) => {
+    sent.push(m);
+    const answer = held();
+    answers.push(answer);
+    return answer.promise;
+  }, timer);
+  return { sent, answers, outbox };
+}
+
+test("while two posts are on their way, what comes is held and goes as one post once the first is handed over (issue 35)", async () => {
+  const timer = new FakeTimer();
+  const { sent, answers, outbox } = answered(timer);
+  outbox.push("a");
+  timer.advance(0);
+  timer.advance(5);
+  outbox.push("b");
+  timer.advance(0);
+  assert.deepEqual(sent, [["a"], ["b"]], "one post on its way: the next still goes at once (not held for the answer's way back)");
+  for (const d of ["c", "d", "e"]) {
+    timer.advance(5);
+    outbox.push(d);
+    timer.advance(0);
+  }
+  assert.deepEqual(IN_FLIGHT_POSTS, 2);
+  assert.deepEqual(sent, [["a"], ["b"]], "the workbench has taken neither: three deltas wait, not three RPCs behind them");
+  answers[0].resolve();
+  await settle();
+  assert.deepEqual(timer.pending().filter((ms) => ms === 0), [0], "the first handed over: the held deltas go on the next tick, with the rest of that burst");
+  timer.advance(0);
+  assert.deepEqual(sent, [["a"], ["b"], ["c", "d", "e"]], "one post, in order, none lost");
+  answers[1].resolve();
+  answers[2].resolve();
+  await settle();
+  timer.advance(100);
+  outbox.push("f");
+  assert.deepEqual(timer.pending(), [0], "nothing on its way: the next delta is not held");
+  timer.advance(0);
+  assert.deepEqual(sent.at(-1), ["f"]);
+});
+
+test("a post that fails or never settles holds the next one no longer than the limit", async () => {
+  const timer = new FakeTimer();
+  const { sent, answers, outbox } = answered(timer);
+  outbox.push("a");
+  timer.advance(0);
+  outbox.push("b");
+  timer.advance(0);
+  outbox.push("c");
+  timer.advance(IN_FLIGHT_LIMIT_MS - 1);
+  assert.deepEqual(sent, [["a"], ["b"]]);
+  timer.advance(1);
+  assert.deepEqual(sent, [["a"], ["b"], ["c"]], "the posts before never settled: the next goes at the limit");
+  answers[0].resolve(); // late: changes nothing
+  await settle();
+  outbox.push("d");
+  timer.advance(0);
+  outbox.push("e");
+  timer.advance(0);
+  assert.deepEqual(sent, [["a"], ["b"], ["c"], ["d"]], "c and d are on their way");
+  answers[2].reject();
+  await settle();
+  timer.advance(0);
+  assert.deepEqual(sent.at(-1), ["e"], "a refused post releases the next at once");
+  outbox.dispose();
+  assert.deepEqual(timer.pending(), [], "dispose leaves no timer");
+});
+
 test("drop removes queued messages a newer one makes moot; dispose sends nothing more", () => {
   const timer = new FakeTimer();
   const sent: string[][] = [];
-  const outbox = new BurstOutbox<string>((m) => sent.push(m), timer);
+  const outbox = new BurstOutbox<string>((m) => void sent.push(m), timer);
   outbox.push("input 1");
   outbox.push("input 2");
   outbox.drop((m) => m.startsWith("input"));
@@ -92,7 +176,7 @@ test("drop removes queued messages a newer one makes moot; dispose sends nothing
 
 test("with Node's timers, a post goes as soon as the I/O that brought it is handled, before a 0 ms setTimeout", async () => {
   const order: string[] = [];
-  const outbox = new BurstOutbox<string>((m) => order.push(`posted ${m.join(",")}`), nodeTimer);
+  const outbox = new BurstOutbox<string>((m) => void order.push(`posted ${m.join(",")}`), nodeTimer);
   await new Promise<void>((done) => {
     // inside an I/O callback, as a server's message arrives: the event loop runs immediates right after it,
     // the timers wait for its next turn

@@ -49,9 +49,10 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
     });
   }
 
-  post(message: HostMessage): void {
-    if (!this.view || !this.ready) return; // the snapshot on "ready" covers it
-    void this.view.webview.postMessage(message);
+  /** Post `message`; the answer settles once the workbench handed it to the view (none when not posted). */
+  post(message: HostMessage): Thenable<boolean> | undefined {
+    if (!this.view || !this.ready) return undefined; // the snapshot on "ready" covers it
+    return this.view.webview.postMessage(message);
   }
 
   /** Post now, or when the view next says it is ready (a command may add chips before the view exists). */

@@ -60,7 +60,7 @@ export class Controller implements vscode.Disposable {
   private sandbox: SandboxInfo | undefined;
   private conversations: ConversationSummary[] = [];
   private listTimer: ReturnType<typeof setTimeout> | undefined;
-  /** messages to the chat view, one post per burst of events (core/outbox.ts) */
+  /** messages to the chat view, one post per burst of events, at most two on their way (core/outbox.ts) */
   private readonly outbox = new BurstOutbox<HostMessage>((messages) => this.flush(messages), nodeTimer);
   private statusBarDirty = false;
   /** the last model list the server gave (names for the status bar; the picker asks again each time) */
@@ -185,16 +185,19 @@ export class Controller implements vscode.Disposable {
 
   /**
    * Messages to the webview are queued and sent together: one postMessage (one IPC hop through the workbench)
-   * per burst of events, right after the I/O that brought them (core/outbox.ts); the webview draws each as it comes.
+   * per burst of events, right after the I/O that brought them, or, while two posts are on their way, when the first was
+   * handed over (core/outbox.ts); the webview draws each as it comes.
    */
   private post(message: HostMessage): void {
     if (message.type === "reset") this.outbox.drop((m) => m.type === "input" || m.type === "reset");
     this.outbox.push(message);
   }
 
-  private flush(messages: HostMessage[]): void {
-    this.chat.post({ type: "batch", messages, at: Date.now() });
+  /** posts a burst; the outbox holds the next until the answer settles (the workbench handed this one over) */
+  private flush(messages: HostMessage[]): Thenable<boolean> | undefined {
+    const posted = this.chat.post({ type: "batch", messages, at: Date.now() });
     if (this.statusBarDirty) this.updateStatusBar();
+    return posted;
   }
 
   private notice(level: "info" | "warning" | "error", text: string): void {

@@ -6,6 +6,11 @@
 // GET /commands?prefix=P -> {commands}
 // GET /changes        -> {changes: [{path, version, time}]}: every content change of a file's document since
 //                        the probe started, with the extension host's clock (Date.now()) when it was seen
+// POST /hop           {count, intervalMs} -> {panel: true}: opens a webview panel (its page only records what
+//                        comes) and posts it `count` tiny messages {at: Date.now()}, `intervalMs` apart, each
+//                        posted as soon as it is due, nothing coalesced: VS Code's own host -> webview hop
+//                        for bench/vscode.py, beside the chat's. The page keeps window.__hop = {arrived: [ms],
+//                        at: [ms], done}; read it through the driver's "webview" frame with this extension's id.
 "use strict";
 const http = require("http");
 const vscode = require("vscode");
@@ -81,7 +86,44 @@ async function handle(req, res) {
     await vscode.window.showTextDocument(doc, { preview: Boolean(body.preview) });
     return json(res, 200, { uri: doc.uri.toString() });
   }
+  if (req.method === "POST" && url.pathname === "/hop") {
+    const body = await readBody(req);
+    hop(Number(body.count) || 0, Number(body.intervalMs) || 25);
+    return json(res, 200, { panel: true });
+  }
   return json(res, 404, { error: `no route ${req.method} ${url.pathname}` });
+}
+
+const HOP_PAGE = `<!DOCTYPE html><html><head><meta charset="utf-8"></head><body><p id="n">0</p><script>
+  const rec = (window.__hop = { arrived: [], at: [], done: false });
+  const vscode = acquireVsCodeApi();
+  window.addEventListener("message", (e) => {
+    const t = performance.timeOrigin + performance.now();
+    if (e.data && e.data.end) { rec.done = true; return; }
+    if (!e.data || typeof e.data.at !== "number") return;
+    rec.arrived.push(t);
+    rec.at.push(e.data.at);
+  });
+  vscode.postMessage({ ready: true });
+</script></body></html>`;
+
+function hop(count, intervalMs) {
+  const panel = vscode.window.createWebviewPanel("phoenixTestProbe.hop", "Probe hop", vscode.ViewColumn.One, { enableScripts: true });
+  panel.webview.onDidReceiveMessage(() => {
+    const start = Date.now();
+    let sent = 0;
+    const next = () => {
+      if (sent === count) {
+        void panel.webview.postMessage({ end: true });
+        return;
+      }
+      void panel.webview.postMessage({ at: Date.now() });
+      sent++;
+      setTimeout(next, Math.max(0, start + sent * intervalMs - Date.now()));
+    };
+    next();
+  });
+  panel.webview.html = HOP_PAGE;
 }
 
 function listen(port, deadline) {
