@@ -10,6 +10,7 @@ from hypothesis import Phase, settings
 from tests.drawn_failures import pytest_runtest_makereport
 from tests.fake_anthropic import fake_anthropic
 from tests.fake_openai import fake_openai
+from tests.longest_first import LongestFirst
 
 __all__ = ["fake_anthropic", "fake_openai", "pytest_runtest_makereport"]
 
@@ -22,6 +23,8 @@ MUTATION_EXAMPLES = "10"
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    if hasattr(config, "workerinput"):  # an xdist worker: the longest tests start first (tests/longest_first.py)
+        config.pluginmanager.register(LongestFirst(), "phoenix-longest-first")
     if "MUTANT_UNDER_TEST" in os.environ:
         os.environ.setdefault("PHOENIX_PROPERTY_EXAMPLES", MUTATION_EXAMPLES)
         # a failing example is not shrunk (shrinking can outlast mutmut's time limit, and a killed mutant
