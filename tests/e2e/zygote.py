@@ -48,8 +48,8 @@ PRELOAD = (
     "phoenix_lsp.tools.bash_scope",
     # ``phoenix-lsp acp`` (tests/acp/harness.py): the ACP SDK and its schema, another second of CPU a session
     "acp", "phoenix_lsp.server.acp_boot",
-    # ``phoenix-lsp run`` (tests/run/harness.py)
-    "phoenix_lsp.server.run_boot",
+    # ``phoenix-lsp run`` (tests/run/harness.py) and ``phoenix-lsp chat`` (tests/client/conftest.py)
+    "phoenix_lsp.server.run_boot", "phoenix_lsp.client.terminal",
 )
 
 
