@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 
 import pytest
 from hypothesis import Phase, settings
@@ -13,6 +14,13 @@ from tests.fake_openai import fake_openai
 from tests.longest_first import LongestFirst
 
 __all__ = ["fake_anthropic", "fake_openai", "pytest_runtest_makereport"]
+
+# The suite keeps its bytecode caches even where the environment says to write none (PYTHONDONTWRITEBYTECODE, set
+# in some container images): without them each xdist worker of each run rewrites the asserts of every test module
+# again (collection 15 s of CPU a worker, 6 s with the caches), and each fresh server interpreter compiles the
+# package's modules again. Only this process writes them (into the __pycache__ folders git ignores); the servers it
+# starts keep the environment's word and read them.
+sys.dont_write_bytecode = False
 
 #: The state machine's property test runs this many examples in the fast tier (``-m "not slow"``), a tenth of
 #: the full suite's; ``PHOENIX_PROPERTY_EXAMPLES`` still decides when set.
