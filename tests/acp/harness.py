@@ -26,6 +26,7 @@ from acp.schema import (
     WriteTextFileResponse,
 )
 
+from tests.e2e.zygote import ForkedServer, Zygote, zygote
 from tests.fake_anthropic import FakeAnthropic
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -187,16 +188,49 @@ async def agent(fake: FakeAnthropic, tmp_path: Path, editor: Editor | None = Non
     server_env = {**os.environ, **fake.env(API_KEY), "PYTHONPATH": str(ROOT), "PHOENIX_RETRY_BASE_MS": "20",
                   "PHOENIX_CONFIG_DIR": str(tmp_path / "user-config"), "PHOENIX_ACP_READ_TIMEOUT_S": str(TIMEOUT),
                   **(env or {})}
-    command = [*(launcher or []), sys.executable]
-    async with acp.spawn_agent_process(editor, command[0], *command[1:], "-m", "phoenix_lsp", "acp", "--data-dir",
-                                       str(data_dir), env=server_env, cwd=str(workdir),
-                                       observers=[editor.observe],
-                                       transport_kwargs={"shutdown_timeout": exit_wait}) as (conn, process):
+    args = ["acp", "--data-dir", str(data_dir)]
+    forks = zygote() if launcher is None else None
+    if forks is None:
+        command = [*(launcher or []), sys.executable]
+        spawned = acp.spawn_agent_process(editor, command[0], *command[1:], "-m", "phoenix_lsp", *args,
+                                          env=server_env, cwd=str(workdir), observers=[editor.observe],
+                                          transport_kwargs={"shutdown_timeout": exit_wait})
+    else:
+        spawned = _forked_agent(editor, forks, args, server_env, workdir, exit_wait)
+    async with spawned as (conn, process):
         capabilities = ClientCapabilities(fs=FileSystemCapabilities(read_text_file=editor.read,
                                                                     write_text_file=editor.write))
         editor.initialized = await asyncio.wait_for(  # type: ignore[attr-defined]
             conn.initialize(protocol_version=acp.PROTOCOL_VERSION, client_capabilities=capabilities), TIMEOUT)
         yield Agent(conn, process, editor, workdir, data_dir)
+
+
+@contextlib.asynccontextmanager
+async def _forked_agent(editor: Editor, forks: Zygote, args: list[str], env: dict[str, str], workdir: Path,
+                        exit_wait: float) -> AsyncIterator[tuple[Any, ForkedServer]]:
+    """``acp.spawn_agent_process`` with the agent forked by this worker's zygote (tests/e2e/zygote.py: the
+    imports done once per worker, not once a session): the same connection over the same pipes, and the same
+    end as the SDK's (stdin closed, ``exit_wait`` seconds for a clean exit, then terminate, then kill)."""
+    # the SDK's reader has asyncio's default line limit; the fork's keeps it, so a test sees what it would
+    process = await forks.spawn(args, env, cwd=str(workdir), limit=2**16)
+    conn = acp.connect_to_agent(editor, process.stdin, process.stdout, observers=[editor.observe])
+    try:
+        yield conn, process
+    finally:
+        await conn.close()
+        with contextlib.suppress(Exception):
+            process.stdin.write_eof()
+        with contextlib.suppress(Exception):
+            process.stdin.close()
+        try:
+            await asyncio.wait_for(process.wait(), exit_wait)
+        except TimeoutError:
+            process.terminate()
+            try:
+                await asyncio.wait_for(process.wait(), exit_wait)
+            except TimeoutError:
+                process.kill()
+                await process.wait()
 
 
 def received(editor: Editor) -> str:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.e2e.zygote import launch_command
 from tests.fake_anthropic import FakeAnthropic
 
 API_KEY = "sk-ant-client-test-key-0123456789"
@@ -22,8 +23,15 @@ class ChatProcess:
     """``python -m phoenix_lsp chat`` as a subprocess: stdin a pipe, stdout collected by a thread."""
 
     def __init__(self, args: list[str], env: dict[str, str]) -> None:
+        # the chat is forked by this worker's zygote (tests/e2e/zygote_launch.py: the same process as far as
+        # the test can tell, its signals passed on, killed with its launcher), without its second of imports;
+        # the server it starts is its own, a fresh interpreter as a user's is
+        start = [sys.executable, "-m", "phoenix_lsp"]
+        launch = launch_command()
+        if launch is not None:
+            start, env = launch[0], {**env, **launch[1]}
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "phoenix_lsp", "chat", *args],
+            [*start, "chat", *args],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

@@ -8,6 +8,11 @@ exactly what ``phoenix-lsp serve`` runs (``cli.main`` with the session's argv, e
 directory, stdin, stdout and stderr); only the imports are done already, before any thread, event loop or
 setting exists. Its exit status comes back from the zygote, which is its parent.
 
+The same forks serve ``phoenix-lsp acp`` sessions (tests/acp/harness.py, the ACP SDK's client over the fork's
+pipes) and the servers an editor under test starts itself (headless Neovim's plugin, CodeCompanion's agent):
+their command is ``zygote_launch.py``, which hands its stdio to a fork and stands for it (signals passed on, its
+exit status, and the fork killed with it).
+
 Sessions that wrap the server in a launcher (strace, a sandbox-less wrapper) and ``PHOENIX_TEST_ZYGOTE=0``
 start a fresh interpreter as before; start-up itself is tested and measured with real processes
 (tests/server/test_exit.py, ``python -m bench server``).
@@ -41,6 +46,10 @@ PRELOAD = (
     "phoenix_lsp.llm.client", "anthropic", "phoenix_lsp.tools.registry", "phoenix_lsp.sandbox.spawn",
     "phoenix_lsp.server.plain", "phoenix_lsp.server.attachments", "phoenix_lsp.server.instructions",
     "phoenix_lsp.tools.bash_scope",
+    # ``phoenix-lsp acp`` (tests/acp/harness.py): the ACP SDK and its schema, another second of CPU a session
+    "acp", "phoenix_lsp.server.acp_boot",
+    # ``phoenix-lsp run`` (tests/run/harness.py) and ``phoenix-lsp chat`` (tests/client/conftest.py)
+    "phoenix_lsp.server.run_boot", "phoenix_lsp.client.terminal",
 )
 
 
@@ -60,6 +69,8 @@ def _child(request: dict[str, Any], fds: list[int]) -> None:
         for fd in fds:
             if fd > 2:
                 os.close(fd)
+        if request.get("owner"):
+            _die_with(request["owner"])
         os.environ.clear()
         os.environ.update(request["env"])
         os.chdir(request["cwd"])
@@ -76,6 +87,22 @@ def _child(request: dict[str, Any], fds: list[int]) -> None:
             with contextlib.suppress(Exception):
                 stream.flush()
         os._exit(code if isinstance(code, int) else 1)
+
+
+def _die_with(owner: int) -> None:
+    """In a child forked for zygote_launch.py: the launcher stands for this process, so when it is gone (killed
+    outright, as a test kills a server) this process goes too, at once."""
+    try:
+        watched = os.pidfd_open(owner)
+    except ProcessLookupError:
+        os.kill(os.getpid(), signal.SIGKILL)
+        return
+
+    def watch() -> None:
+        select.select([watched], [], [])
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    threading.Thread(target=watch, name="zygote-owner", daemon=True).start()
 
 
 def serve(path: str) -> None:
@@ -191,26 +218,42 @@ class Zygote:
         if self.process.stdout.readline().strip() != b"ready":
             raise RuntimeError("the test server zygote did not start")
 
-    async def spawn(self, args: list[str], env: dict[str, str]) -> ForkedServer:
+    async def spawn(self, args: list[str], env: dict[str, str], cwd: str | None = None,
+                    limit: int = 2**26) -> ForkedServer:
+        """A server forked with ``args`` (``phoenix-lsp``'s), ``env`` as its whole environment, in ``cwd`` (this
+        worker's by default); ``limit`` bounds a line read from its stdout, as asyncio's ``limit`` does."""
         loop = asyncio.get_running_loop()
         in_r, in_w = os.pipe()
         out_r, out_w = os.pipe()
         conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             conn.connect(self.path)
-            request = json.dumps({"args": args, "env": env, "cwd": os.getcwd()}).encode()
+            request = json.dumps({"args": args, "env": env, "cwd": cwd or os.getcwd()}).encode()
             socket.send_fds(conn, [request], [in_r, out_w, sys.stderr.fileno()])
             pid = struct.unpack("=i", conn.recv(4))[0]
         finally:
             os.close(in_r)
             os.close(out_w)
         conn.setblocking(False)
-        reader = asyncio.StreamReader(limit=2**26)
+        reader = asyncio.StreamReader(limit=limit)
         await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(out_r, "rb", 0))
         transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin,
                                                              os.fdopen(in_w, "wb", 0))
         writer = asyncio.StreamWriter(transport, protocol, None, loop)
         return ForkedServer(pid, conn, writer, reader)
+
+
+#: the launcher an editor under test runs as its server's command, with ``python -S`` (see zygote_launch.py)
+LAUNCHER = Path(__file__).resolve().parent / "zygote_launch.py"
+
+
+def launch_command(python: str = sys.executable) -> tuple[list[str], dict[str, str]] | None:
+    """What an editor under test runs instead of ``python -m phoenix_lsp`` (the command's start, before
+    phoenix-lsp's arguments) and the environment it needs, or None when sessions start fresh interpreters."""
+    forks = zygote()
+    if forks is None:
+        return None
+    return [python, "-S", str(LAUNCHER)], {"PHOENIX_TEST_ZYGOTE_SOCKET": forks.path}
 
 
 def _die_with_parent() -> None:

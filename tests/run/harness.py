@@ -15,6 +15,7 @@ from typing import Any
 import jsonschema
 import pytest
 
+from tests.e2e.zygote import launch_command
 from tests.fake_anthropic import FakeAnthropic
 
 API_KEY = "sk-ant-run-test-key-0123456789abcdef"
@@ -41,9 +42,16 @@ class Runner:
                 *args]
 
     def __call__(self, *args: str, stdin: bytes | None = None, timeout: float = 90) -> subprocess.CompletedProcess[str]:
-        """Run to its end; stdin is /dev/null unless given (as a CI job without a terminal)."""
-        done = subprocess.run(self.argv(*args), input=stdin, stdin=None if stdin is not None else subprocess.DEVNULL,
-                              capture_output=True, env=self.env, cwd=self.work, timeout=timeout)
+        """Run to its end; stdin is /dev/null unless given (as a CI job without a terminal). The run is forked by
+        this worker's zygote (tests/e2e/zygote_launch.py: the same command, its arguments, environment, folder,
+        stdio and exit status, without seconds of imports); ``start`` keeps a fresh interpreter, whose process
+        its tests signal and whose process tree they read."""
+        argv, env = self.argv(*args), self.env
+        launch = launch_command()
+        if launch is not None:
+            argv, env = [*launch[0], *argv[3:]], {**env, **launch[1]}
+        done = subprocess.run(argv, input=stdin, stdin=None if stdin is not None else subprocess.DEVNULL,
+                              capture_output=True, env=env, cwd=self.work, timeout=timeout)
         return subprocess.CompletedProcess(done.args, done.returncode, done.stdout.decode("utf-8"),
                                            done.stderr.decode("utf-8"))
 

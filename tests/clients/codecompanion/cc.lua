@@ -19,7 +19,7 @@ Connection.handle_rpc_message = function(self, line)
 end
 
 function CC.agent_cmd()
-  return { T.python, "-m", "phoenix_lsp", "acp", "--data-dir", T.data_dir }
+  return T.phoenix("acp", "--data-dir", T.data_dir)
 end
 
 -- CodeCompanion set up with one ACP adapter, "phoenix", and its chat opened (the session is made as it opens).

@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from tests.e2e.zygote import launch_command
 from tests.fake_anthropic import FakeAnthropic
 
 HELPER_DIR = Path(__file__).resolve().parent
@@ -109,6 +110,11 @@ def run_scenario(nvim: str, fake: FakeAnthropic, tmp_path: Path, lua: str, *, mo
         "PHOENIX_CONFIG_DIR": str(tmp_path / "user-config"),
         **(env or {}),
     }
+    # the server the scenario starts (T.phoenix) is forked by this worker's zygote: the same phoenix-lsp, without
+    # seconds of imports per start (tests/e2e/zygote_launch.py)
+    launch = launch_command()
+    if launch is not None:
+        run_env = {**run_env, **launch[1], "PHOENIX_TEST_LAUNCHER": launch[0][-1]}
     command = [nvim, "--headless", "--clean"]
     for plugin in runtimepath:
         command += ["--cmd", f"set runtimepath^={plugin}"]

@@ -53,8 +53,21 @@ function T.notes_of(command)
   return notes
 end
 
+-- phoenix-lsp's command line with these arguments: forked by the test worker's zygote when pytest gave its
+-- launcher (tests/e2e/zygote_launch.py: the same server without seconds of imports per start), else a fresh
+-- interpreter.
+T.launcher = os.getenv("PHOENIX_TEST_LAUNCHER")
+
+function T.phoenix(...)
+  local start = { T.python, "-m", "phoenix_lsp" }
+  if T.launcher and T.launcher ~= "" then
+    start = { T.python, "-S", T.launcher }
+  end
+  return vim.list_extend(start, { ... })
+end
+
 function T.server_cmd()
-  return { T.python, "-m", "phoenix_lsp", "serve", "--data-dir", T.data_dir }
+  return T.phoenix("serve", "--data-dir", T.data_dir)
 end
 
 function T.setup(opts)
