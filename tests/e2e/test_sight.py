@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.harness import SCHEMA, Buffers, Session, drift, last_seq, session, tool_results, wait_idle
+from tests.e2e.harness import SCHEMA, WAIT_S, Buffers, Session, drift, last_seq, session, tool_results, wait_idle
 from tests.fake_anthropic import FakeAnthropic, RecordedRequest, Reply, ToolUseBlock
 
 pytestmark = pytest.mark.slow  # each test starts the real server as a subprocess
@@ -113,11 +113,11 @@ async def unrestricted(s: Session, policy: str = "auto") -> str:
     return cid
 
 
-async def turn(s: Session, cid: str, *calls: ToolUseBlock) -> list[RecordedRequest]:
+async def turn(s: Session, cid: str, *calls: ToolUseBlock, timeout: float = WAIT_S) -> list[RecordedRequest]:
     s.fake.enqueue(Reply.tool_reply(*calls), Reply.text_reply("done"))
     before, mark = len(s.fake.requests), last_seq(s, cid)
     await s.request("phoenix/sendMessage", {"conversationId": cid, "text": "go"})
-    await wait_idle(s, cid, mark)
+    await wait_idle(s, cid, mark, timeout)
     return s.fake.requests[before:]
 
 

@@ -121,7 +121,9 @@ async def test_a_diagnostics_answer_over_its_bound_is_refused_and_the_model_is_t
         fake_anthropic: FakeAnthropic, tmp_path: Path, count: int, cap: int | None) -> None:
     """Over the diagnostics answer's own bound, or over the message cap (then the transport refuses it before it is
     read whole): either way the request fails at once, and the model is told why."""
-    env = {"PHOENIX_SIGHT_TIMEOUT_MS": "30000", **({"PHOENIX_MAX_MESSAGE_BYTES": str(cap)} if cap else {})}
+    # 7 MB built, sent and read take ~6 s on a quiet machine and over 30 s at load 15-20 (it failed there): the
+    # editor's answer and the turn get the margin of the big answer above, so only the bound can refuse it
+    env = {"PHOENIX_SIGHT_TIMEOUT_MS": "120000", **({"PHOENIX_MAX_MESSAGE_BYTES": str(cap)} if cap else {})}
     async with session(fake_anthropic, tmp_path, sight=True, env=env) as s:
         app = s.workdir / "app.py"
         app.write_text(ORIGINAL)
@@ -132,7 +134,7 @@ async def test_a_diagnostics_answer_over_its_bound_is_refused_and_the_model_is_t
             "severity": 2, "message": f"FLOOD-{i:06d} a problem the editor made up", "source": "hostile"}
             for i in range(count)]
         cid = await s.new()
-        told = result_text((await turn(s, cid, ToolUseBlock("editor_problems", {})))[1])
+        told = result_text((await turn(s, cid, ToolUseBlock("editor_problems", {}), timeout=150))[1])
         listed = await s.request("phoenix/listConversations", {})  # the server still answers
         assert any(c["conversationId"] == cid for c in listed["conversations"])
     bound = cap or limits.ANSWERS["phoenix/editorDiagnostics"].max_bytes
