@@ -13,6 +13,11 @@ packaged extension, this checkout's server), each beside a baseline measured in 
   the same without the server's wait, beside the server alone's CPU time, is the ratio on an idle machine.
   Window reload -> the chat usable: its page's script has run (the extension's line, with the clock in its
   text) and the server is ready, whichever comes last.
+  The floor, in the same run: a trivial extension (vscode-extension/test-real/floor-extension) alone in code-server,
+  activated at the same point (its side-bar webview view restored by the reload: ``onView``), spawns this
+  checkout's server, then a pygls server with no features, and writes VS Code's ``initialize``: its activation ->
+  answered beside each server alone. What VS Code's window load costs any extension's server on this machine,
+  and what the extension itself adds (its activation -> ready against the floor's with the same server).
 
 - CPU by part of the rig (PARTS: Chromium's browser, renderer, GPU process and helpers, code-server and its helpers,
   the extension host, the server, the bench's driver and the bench), each part's processes found by process tree
@@ -42,10 +47,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import base64
 import itertools
 import json
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -524,6 +531,132 @@ def _vscode(fake: _Fake, tag: str, reloads: int) -> tuple[
     return rendered, arrived, posted, hop, activations, parts, loads
 
 
+FLOOR_DIR = ROOT / "vscode-extension" / "test-real" / "floor-extension"
+FLOOR_ID = "phoenix-test.phoenix-floor"
+
+
+def _alone_ms(command: list[str], frame: bytes, cwd: Path, runs: int) -> list[float]:
+    """Process start -> the answer's first line, ms, ``runs`` times: a server alone, as :func:`_server_startups`
+    measures it, for any command."""
+    out = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(command, cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        assert proc.stdin and proc.stdout
+        proc.stdin.write(frame)
+        proc.stdin.flush()
+        header = proc.stdout.readline()
+        out.append((time.perf_counter() - t0) * 1000)
+        assert header.startswith(b"Content-Length"), header
+        proc.kill()
+        proc.wait()
+    return out
+
+
+def _floor(reloads: int, alone_runs: int) -> dict[str, tuple[list[float], list[float]]]:
+    """The floor of activation -> server ready in this VS Code (issue 35): the test-only floor extension
+    (vscode-extension/test-real/floor-extension) alone in code-server, a side-bar webview view restored at each
+    window reload as the chat is, so VS Code activates it at the same point (``onView``); it spawns a server,
+    writes VS Code's ``initialize`` and notes the answer's first bytes. No language client, no host.js, no chat
+    page. Per kind of server (this checkout's phoenix-lsp; a pygls server with no features, bench/server.py):
+    (activation -> ready per window reload, from VS Code's activation log line as for the extension; the same
+    server alone, process start -> answered, in the same run)."""
+    from bench.server import MINIMAL_SERVER
+    from tests.clients.vscode_real.chat import server_command
+    from tests.clients.vscode_real.rig import _run, load_deps, start_rig
+
+    deps = load_deps()
+    out: dict[str, tuple[list[float], list[float]]] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp) / "floor-src"
+        vsix = Path(tmp) / "phoenix-floor.vsix"
+        shutil.copytree(FLOOR_DIR, work)
+        _run([str(deps.vsce), "package", "--no-dependencies", "--out", str(vsix)], cwd=work, env=deps.env(),
+             timeout=120)
+        config, log = Path(tmp) / "floor.json", Path(tmp) / "floor.log"
+        data = Path(tmp) / "data"
+        data.mkdir()
+        kinds = {
+            "phoenix-lsp": [server_command(), "serve", "--data-dir", str(data)],
+            "pygls, no features": [sys.executable, "-c", MINIMAL_SERVER],
+        }
+        with start_rig(
+            vsix=vsix, extension_id=FLOOR_ID, settings={}, env={"PHOENIX_FLOOR_CONFIG": str(config)}, deps=deps,
+            files={"README.md": "bench\n"},
+        ) as rig:
+            frame = _initialize_frames(rig.workspace)["vscode"]
+
+            def use(kind: str) -> None:
+                command = kinds[kind]
+                config.write_text(json.dumps({
+                    "kind": kind, "command": command[0], "args": command[1:],
+                    "frame": base64.b64encode(frame).decode(), "log": str(log),
+                }))
+
+            def records(count: int) -> list[dict[str, Any]]:
+                deadline = time.monotonic() + 180
+                while time.monotonic() < deadline:
+                    lines = log.read_text().splitlines() if log.exists() else []
+                    if len(lines) >= count:
+                        return [json.loads(line) for line in lines]
+                    time.sleep(0.05)
+                raise TimeoutError(f"the floor extension wrote fewer than {count} lines to {log}")
+
+            d = rig.driver
+            assert d is not None
+            use("phoenix-lsp")
+            d.call("goto", timeout=180)
+            d.call("command", title="Phoenix Floor: Open", timeout=60)
+            count = len(records(1))  # the first activation is the command's, not a window load's
+            for kind in kinds:
+                use(kind)
+                for _ in range(reloads):
+                    count += 1
+                    d.call("reload", workbench=False, timeout=180)
+                    records(count)
+                    d.call("waitWorkbench", timeout=180)
+            activated = sorted(
+                _log_time(line)
+                for host_log in (rig.user_data / "logs").rglob("remoteexthost.log")
+                for line in host_log.read_text().splitlines()
+                if f"_doActivateExtension {FLOOR_ID}," in line
+            )
+            for record in records(count)[1:]:
+                at = max(t for t in activated if t <= record["activatedAt"])
+                out.setdefault(record["kind"], ([], []))[0].append(record["readyAt"] - at)
+            for kind, command in kinds.items():
+                out[kind][1].extend(_alone_ms(command, frame, rig.workspace, alone_runs))
+    return out
+
+
+def floor_figures(floor: dict[str, tuple[list[float], list[float]]], ours: float, alone: float) -> list[dict[str, Any]]:
+    """The floor's activation -> ready beside each server alone (:func:`_floor`), and what is the extension's
+    own: its activation -> ready (``ours``, median) against the floor extension's with the same server."""
+    out: list[dict[str, Any]] = []
+    for kind, (ready, started) in floor.items():
+        med, base = statistics.median(ready), statistics.median(started)
+        out.append({
+            "name": f"floor: a trivial extension at the chat's activation point (onView) spawning {kind}, activation "
+            f"-> initialize answered (median of {len(ready)} window loads; all: {', '.join(f'{r:.0f}' for r in ready)};"
+            f" x{med / base:.2f})",
+            "value": round(med, 1),
+            "unit": "ms",
+            "baseline_name": f"{kind} alone: process start -> initialize answered (median)",
+            "baseline_value": round(base, 1),
+        })
+    if "phoenix-lsp" in floor:
+        med = statistics.median(floor["phoenix-lsp"][0])
+        out.append({
+            "name": f"the extension's own part: its activation -> ready against the floor's with the same server "
+            f"(x{ours / med:.2f}; the floor against the server alone in VS Code's window: x{med / alone:.2f})",
+            "value": round(ours, 1),
+            "unit": "ms",
+            "baseline_name": "the floor extension with phoenix-lsp (median)",
+            "baseline_value": round(med, 1),
+        })
+    return out
+
+
 def _render_costs(deltas: int) -> dict[str, float]:
     """The webview's render cost per delta (vscode-extension/test/render.bench.ts), compiled and run by node."""
     ext = ROOT / "vscode-extension"
@@ -643,6 +776,7 @@ def figures(quick: bool = False, delay_ms: float = 25.0, deltas: int | None = No
     finally:
         fake.stop()
     alone = _server_startups(server_command(), 7 if not quick else 3)
+    floor = _floor(reloads, 7 if not quick else 3)
     startups, alone_cpu = alone["vscode"]
     empty = statistics.median(alone["empty"][0])
     ready = statistics.median(a + b for a, b in activations)
@@ -686,6 +820,7 @@ def figures(quick: bool = False, delay_ms: float = 25.0, deltas: int | None = No
             f"{statistics.median(b for _, b in activations):.0f}",
             "unit": "ms",
         },
+        *floor_figures(floor, ready, statistics.median(startups)),
         *_part_figures(parts, alone_cpu),
         *_stream_cpu_figures(loads[0]),
         *_rate_figures(loads[1], loads[2]),
