@@ -553,20 +553,21 @@ def _alone_ms(command: list[str], frame: bytes, cwd: Path, runs: int) -> list[fl
     return out
 
 
-def _floor(reloads: int, alone_runs: int) -> dict[str, tuple[list[float], list[float]]]:
+def _floor_extension(reloads: int, alone_runs: int) -> dict[str, tuple[list[float], list[float], list[float]]]:
     """The floor of activation -> server ready in this VS Code (issue 35): the test-only floor extension
     (vscode-extension/test-real/floor-extension) alone in code-server, a side-bar webview view restored at each
     window reload as the chat is, so VS Code activates it at the same point (``onView``); it spawns a server,
     writes VS Code's ``initialize`` and notes the answer's first bytes. No language client, no host.js, no chat
     page. Per kind of server (this checkout's phoenix-lsp; a pygls server with no features, bench/server.py):
     (activation -> ready per window reload, from VS Code's activation log line as for the extension; the same
-    server alone, process start -> answered, in the same run)."""
+    server alone, process start -> answered, in the same run; VS Code's activation line -> the extension's module
+    runs, per window reload: VS Code's own part of activation -> spawn, which any extension pays)."""
     from bench.server import MINIMAL_SERVER
     from tests.clients.vscode_real.chat import server_command
     from tests.clients.vscode_real.rig import _run, load_deps, start_rig
 
     deps = load_deps()
-    out: dict[str, tuple[list[float], list[float]]] = {}
+    out: dict[str, tuple[list[float], list[float], list[float]]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp) / "floor-src"
         vsix = Path(tmp) / "phoenix-floor.vsix"
@@ -622,18 +623,22 @@ def _floor(reloads: int, alone_runs: int) -> dict[str, tuple[list[float], list[f
                 if f"_doActivateExtension {FLOOR_ID}," in line
             )
             for record in records(count)[1:]:
-                at = max(t for t in activated if t <= record["activatedAt"])
-                out.setdefault(record["kind"], ([], []))[0].append(record["readyAt"] - at)
+                at = max(t for t in activated if t <= record["loadedAt"])
+                ready, _, loaded = out.setdefault(record["kind"], ([], [], []))
+                ready.append(record["readyAt"] - at)
+                loaded.append(record["loadedAt"] - at)
             for kind, command in kinds.items():
                 out[kind][1].extend(_alone_ms(command, frame, rig.workspace, alone_runs))
     return out
 
 
-def floor_figures(floor: dict[str, tuple[list[float], list[float]]], ours: float, alone: float) -> list[dict[str, Any]]:
-    """The floor's activation -> ready beside each server alone (:func:`_floor`), and what is the extension's
+def _floor_extension_figures(
+    floor: dict[str, tuple[list[float], list[float], list[float]]], ours: float, alone: float
+) -> list[dict[str, Any]]:
+    """The floor's activation -> ready beside each server alone (:func:`_floor_extension`), and what is the extension's
     own: its activation -> ready (``ours``, median) against the floor extension's with the same server."""
     out: list[dict[str, Any]] = []
-    for kind, (ready, started) in floor.items():
+    for kind, (ready, started, _) in floor.items():
         med, base = statistics.median(ready), statistics.median(started)
         out.append({
             "name": f"floor: a trivial extension at the chat's activation point (onView) spawning {kind}, activation "
@@ -653,6 +658,14 @@ def floor_figures(floor: dict[str, tuple[list[float], list[float]]], ours: float
             "unit": "ms",
             "baseline_name": "the floor extension with phoenix-lsp (median)",
             "baseline_value": round(med, 1),
+        })
+    loaded = [x for _, _, module in floor.values() for x in module]
+    if loaded:
+        out.append({
+            "name": "of activation -> spawn, VS Code's own: its activation log line -> an extension's module runs (the "
+            f"floor's, median of {len(loaded)}; all: {', '.join(f'{x:.0f}' for x in loaded)})",
+            "value": round(statistics.median(loaded), 1),
+            "unit": "ms",
         })
     return out
 
@@ -776,7 +789,7 @@ def figures(quick: bool = False, delay_ms: float = 25.0, deltas: int | None = No
     finally:
         fake.stop()
     alone = _server_startups(server_command(), 7 if not quick else 3)
-    floor = _floor(reloads, 7 if not quick else 3)
+    floor = _floor_extension(reloads, 7 if not quick else 3)
     startups, alone_cpu = alone["vscode"]
     empty = statistics.median(alone["empty"][0])
     ready = statistics.median(a + b for a, b in activations)
@@ -820,7 +833,7 @@ def figures(quick: bool = False, delay_ms: float = 25.0, deltas: int | None = No
             f"{statistics.median(b for _, b in activations):.0f}",
             "unit": "ms",
         },
-        *floor_figures(floor, ready, statistics.median(startups)),
+        *_floor_extension_figures(floor, ready, statistics.median(startups)),
         *_part_figures(parts, alone_cpu),
         *_stream_cpu_figures(loads[0]),
         *_rate_figures(loads[1], loads[2]),
