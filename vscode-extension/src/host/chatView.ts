@@ -2,7 +2,7 @@
 
 import { randomBytes } from "node:crypto";
 import * as vscode from "vscode";
-import { chatPage, makeNonce, startingPage } from "../core/html";
+import { chatPage, makeNonce } from "../core/html";
 import type { HostMessage, ViewMessage } from "../core/messages";
 
 export const CHAT_VIEW_ID = "phoenix.vscode.chat";
@@ -22,33 +22,19 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
     private readonly onPageReady: () => void = () => undefined,
   ) {}
 
-  /** The server has answered `initialize` or failed to start, once: the chat's page may load (`startingPage`). */
-  serverSettled(): void {
-    if (this.settled) return;
-    this.settled = true;
-    if (this.view) this.showPage(this.view);
-  }
-
-  private settled = false;
-
-  /** The chat's page once the server has answered or failed; until then the starting page, without script. */
-  private showPage(view: vscode.WebviewView): void {
-    const dist = vscode.Uri.joinPath(this.extensionUri, "dist");
-    const media = vscode.Uri.joinPath(this.extensionUri, "media");
-    const uri = (base: vscode.Uri, ...parts: string[]) => view.webview.asWebviewUri(vscode.Uri.joinPath(base, ...parts)).toString();
-    const styleUris = [uri(dist, "codicons", "codicon.css"), uri(media, "chat.css")];
-    this.ready = false;
-    view.webview.html = this.settled
-      ? chatPage({ cspSource: view.webview.cspSource, nonce: makeNonce((n) => randomBytes(n)), scriptUri: uri(dist, "webview.js"), styleUris })
-      : startingPage({ cspSource: view.webview.cspSource, styleUris });
-  }
-
   resolveWebviewView(view: vscode.WebviewView): void {
     this.view = view;
+    this.ready = false;
     const dist = vscode.Uri.joinPath(this.extensionUri, "dist");
     const media = vscode.Uri.joinPath(this.extensionUri, "media");
     view.webview.options = { enableScripts: true, localResourceRoots: [dist, media] };
-    this.showPage(view);
+    const uri = (base: vscode.Uri, ...parts: string[]) => view.webview.asWebviewUri(vscode.Uri.joinPath(base, ...parts)).toString();
+    view.webview.html = chatPage({
+      cspSource: view.webview.cspSource,
+      nonce: makeNonce((n) => randomBytes(n)),
+      scriptUri: uri(dist, "webview.js"),
+      styleUris: [uri(dist, "codicons", "codicon.css"), uri(media, "chat.css")],
+    });
     view.webview.onDidReceiveMessage((message: ViewMessage) => {
       if (message.type === "ready") {
         this.ready = true;

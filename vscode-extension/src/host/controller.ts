@@ -104,13 +104,11 @@ export class Controller implements vscode.Disposable {
   }
 
   serverFailed(message: string): void {
-    this.chat.serverSettled(); // the chat's page says it, with its actions
     this.client = undefined;
     this.setServer("failed", message);
   }
 
   async serverReady(client: PhoenixClient, info: { sandbox?: unknown }): Promise<void> {
-    this.chat.serverSettled(); // the chat's page loads now, after the server's start (core/html.ts startingPage)
     this.client = client;
     this.sandbox = info.sandbox as SandboxInfo | undefined;
     const session = new ConversationSession(client);
