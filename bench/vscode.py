@@ -608,7 +608,9 @@ def _floor_extension(reloads: int, alone_runs: int) -> dict[str, tuple[list[floa
             use("phoenix-lsp")
             d.call("goto", timeout=180)
             d.call("command", title="Phoenix Floor: Open", timeout=60)
+            d.call("waitFor", selector=f'iframe.webview[src*="extensionId={FLOOR_ID}"]', first=True, timeout=60)
             count = len(records(1))  # the first activation is the command's, not a window load's
+            time.sleep(2)  # the workbench stores the side bar's view before a reload restores it (a loaded machine)
             for kind in kinds:
                 use(kind)
                 for _ in range(reloads):
