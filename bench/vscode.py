@@ -13,6 +13,13 @@ packaged extension, this checkout's server), each beside a baseline measured in 
   workspace folder; the empty one of bench/server.py is printed beside it). Where spawn -> ready went (the
   server's and the extension host's CPU time and wait for a CPU) comes from the extension's ready line, and
   the same without the server's wait, beside the server alone's CPU time, is the ratio on an idle machine.
+  Window reload -> the chat usable: its page's script has run (the extension's line, with the clock in its
+  text) and the server is ready, whichever comes last.
+  The floor, in the same run: a trivial extension (vscode-extension/test-real/floor-extension) alone in code-server,
+  activated at the same point (its side-bar webview view restored by the reload: ``onView``), spawns this
+  checkout's server, then a pygls server with no features, and writes VS Code's ``initialize``: its activation ->
+  answered beside each server alone. What VS Code's window load costs any extension's server on this machine,
+  and what the extension itself adds (its activation -> ready against the floor's with the same server).
 
 - CPU by part of the rig (PARTS: Chromium's browser, renderer, GPU process and helpers, code-server and its helpers,
   the extension host, the server, the bench's driver and the bench), each part's processes found by process tree
@@ -42,10 +49,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import base64
 import itertools
 import json
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -407,6 +416,22 @@ def _wait_logs(
     raise TimeoutError(f"fewer than {count} 'the server is ready' lines after {timeout} s")
 
 
+_PAGE_READY = re.compile(r"the chat view's page is ready \(its script ran\) at (\d+) ms since the epoch")
+
+
+def _page_ready(log: Path, timeout: float) -> float | None:
+    """When the chat view's page of this window load had run its script (epoch ms, the extension's line), waited
+    for up to ``timeout`` s; None from an extension that does not say it. The chat is usable once its page runs
+    and the server is ready, whichever comes last."""
+    deadline = time.monotonic() + timeout
+    while True:
+        if m := _PAGE_READY.search(log.read_text()):
+            return float(m.group(1))
+        if time.monotonic() > deadline:
+            return None
+        time.sleep(0.05)
+
+
 def _vscode(fake: _Fake, tag: str, reloads: int) -> tuple[
     list[float], list[float], list[float], list[float], list[tuple[float, float]], dict[str, list[float]],
     list[dict[str, float]], list[float],
@@ -487,6 +512,8 @@ def _vscode(fake: _Fake, tag: str, reloads: int) -> tuple[
             newest = sorted((rig.user_data / "logs").rglob(f"{ext_id}/Phoenix.log"))[-1]
             ready_at = _log_time(next(ln for ln in newest.read_text().splitlines() if "the server is ready" in ln))
             loads.append({"window": ready_at - t0, "machine": machine, **spent, **extra})
+            if not extra.get("hidden") and (page_at := _page_ready(newest, 60)) is not None:
+                loads[-1]["usable"] = max(ready_at, page_at) - t0
             d.call("waitWorkbench", timeout=180)
 
         for i in range(reloads):
@@ -522,6 +549,147 @@ def _floor_hops(rig: Any, count: int, delay_s: float) -> list[float]:
     got: dict[str, list[float]] = d.call("evaluate", **probe, fn="() => window.__hop")
     d.call("command", title="View: Close Editor", timeout=60)  # the chat's turn that follows is not beside it
     return [a - b for a, b in zip(got["arrived"], got["at"], strict=True)]
+
+
+FLOOR_DIR = ROOT / "vscode-extension" / "test-real" / "floor-extension"
+FLOOR_ID = "phoenix-test.phoenix-floor"
+
+
+def _alone_ms(command: list[str], frame: bytes, cwd: Path, runs: int) -> list[float]:
+    """Process start -> the answer's first line, ms, ``runs`` times: a server alone, as :func:`_server_startups`
+    measures it, for any command."""
+    out = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(command, cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        assert proc.stdin and proc.stdout
+        proc.stdin.write(frame)
+        proc.stdin.flush()
+        header = proc.stdout.readline()
+        out.append((time.perf_counter() - t0) * 1000)
+        assert header.startswith(b"Content-Length"), header
+        proc.kill()
+        proc.wait()
+    return out
+
+
+def _floor_extension(reloads: int, alone_runs: int) -> dict[str, tuple[list[float], list[float], list[float]]]:
+    """The floor of activation -> server ready in this VS Code (issue 35): the test-only floor extension
+    (vscode-extension/test-real/floor-extension) alone in code-server, a side-bar webview view restored at each
+    window reload as the chat is, so VS Code activates it at the same point (``onView``); it spawns a server,
+    writes VS Code's ``initialize`` and notes the answer's first bytes. No language client, no host.js, no chat
+    page. Per kind of server (this checkout's phoenix-lsp; a pygls server with no features, bench/server.py):
+    (activation -> ready per window reload, from VS Code's activation log line as for the extension; the same
+    server alone, process start -> answered, in the same run; VS Code's activation line -> the extension's module
+    runs, per window reload: VS Code's own part of activation -> spawn, which any extension pays)."""
+    from bench.server import MINIMAL_SERVER
+    from tests.clients.vscode_real.chat import server_command
+    from tests.clients.vscode_real.rig import _run, load_deps, start_rig
+
+    deps = load_deps()
+    out: dict[str, tuple[list[float], list[float], list[float]]] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp) / "floor-src"
+        vsix = Path(tmp) / "phoenix-floor.vsix"
+        shutil.copytree(FLOOR_DIR, work)
+        _run([str(deps.vsce), "package", "--no-dependencies", "--out", str(vsix)], cwd=work, env=deps.env(),
+             timeout=120)
+        config, log = Path(tmp) / "floor.json", Path(tmp) / "floor.log"
+        data = Path(tmp) / "data"
+        data.mkdir()
+        kinds = {
+            "phoenix-lsp": [server_command(), "serve", "--data-dir", str(data)],
+            "pygls, no features": [sys.executable, "-c", MINIMAL_SERVER],
+        }
+        with start_rig(
+            vsix=vsix, extension_id=FLOOR_ID, settings={}, env={"PHOENIX_FLOOR_CONFIG": str(config)}, deps=deps,
+            files={"README.md": "bench\n"},
+        ) as rig:
+            frame = _initialize_frames(rig.workspace)["vscode"]
+
+            def use(kind: str) -> None:
+                command = kinds[kind]
+                config.write_text(json.dumps({
+                    "kind": kind, "command": command[0], "args": command[1:],
+                    "frame": base64.b64encode(frame).decode(), "log": str(log),
+                }))
+
+            def records(count: int) -> list[dict[str, Any]]:
+                deadline = time.monotonic() + 180
+                while time.monotonic() < deadline:
+                    lines = log.read_text().splitlines() if log.exists() else []
+                    if len(lines) >= count:
+                        return [json.loads(line) for line in lines]
+                    time.sleep(0.05)
+                raise TimeoutError(f"the floor extension wrote fewer than {count} lines to {log}")
+
+            d = rig.driver
+            assert d is not None
+            use("phoenix-lsp")
+            d.call("goto", timeout=180)
+            d.call("command", title="Phoenix Floor: Open", timeout=60)
+            d.call("waitFor", selector=f'iframe.webview[src*="extensionId={FLOOR_ID}"]', first=True, timeout=60)
+            count = len(records(1))  # the first activation is the command's, not a window load's
+            time.sleep(2)  # the workbench stores the side bar's view before a reload restores it (a loaded machine)
+            for kind in kinds:
+                use(kind)
+                for _ in range(reloads):
+                    count += 1
+                    d.call("reload", workbench=False, timeout=180)
+                    records(count)
+                    d.call("waitWorkbench", timeout=180)
+            activated = sorted(
+                _log_time(line)
+                for host_log in (rig.user_data / "logs").rglob("remoteexthost.log")
+                for line in host_log.read_text().splitlines()
+                if f"_doActivateExtension {FLOOR_ID}," in line
+            )
+            for record in records(count)[1:]:
+                at = max(t for t in activated if t <= record["loadedAt"])
+                ready, _, loaded = out.setdefault(record["kind"], ([], [], []))
+                ready.append(record["readyAt"] - at)
+                loaded.append(record["loadedAt"] - at)
+            for kind, command in kinds.items():
+                out[kind][1].extend(_alone_ms(command, frame, rig.workspace, alone_runs))
+    return out
+
+
+def _floor_extension_figures(
+    floor: dict[str, tuple[list[float], list[float], list[float]]], ours: float, alone: float
+) -> list[dict[str, Any]]:
+    """The floor's activation -> ready beside each server alone (:func:`_floor_extension`), and what is the extension's
+    own: its activation -> ready (``ours``, median) against the floor extension's with the same server."""
+    out: list[dict[str, Any]] = []
+    for kind, (ready, started, _) in floor.items():
+        med, base = statistics.median(ready), statistics.median(started)
+        out.append({
+            "name": f"floor: a trivial extension at the chat's activation point (onView) spawning {kind}, activation "
+            f"-> initialize answered (median of {len(ready)} window loads; all: {', '.join(f'{r:.0f}' for r in ready)};"
+            f" x{med / base:.2f})",
+            "value": round(med, 1),
+            "unit": "ms",
+            "baseline_name": f"{kind} alone: process start -> initialize answered (median)",
+            "baseline_value": round(base, 1),
+        })
+    if "phoenix-lsp" in floor:
+        med = statistics.median(floor["phoenix-lsp"][0])
+        out.append({
+            "name": f"the extension's own part: its activation -> ready against the floor's with the same server "
+            f"(x{ours / med:.2f}; the floor against the server alone in VS Code's window: x{med / alone:.2f})",
+            "value": round(ours, 1),
+            "unit": "ms",
+            "baseline_name": "the floor extension with phoenix-lsp (median)",
+            "baseline_value": round(med, 1),
+        })
+    loaded = [x for _, _, module in floor.values() for x in module]
+    if loaded:
+        out.append({
+            "name": "of activation -> spawn, VS Code's own: its activation log line -> an extension's module runs (the "
+            f"floor's, median of {len(loaded)}; all: {', '.join(f'{x:.0f}' for x in loaded)})",
+            "value": round(statistics.median(loaded), 1),
+            "unit": "ms",
+        })
+    return out
 
 
 def _render_costs(deltas: int) -> dict[str, float]:
@@ -644,6 +812,7 @@ def figures(quick: bool = False, delay_ms: float = 25.0, deltas: int | None = No
     finally:
         fake.stop()
     alone = _server_startups(server_command(), 7 if not quick else 3)
+    floor = _floor_extension(reloads, 7 if not quick else 3)
     startups, alone_cpu = alone["vscode"]
     empty = statistics.median(alone["empty"][0])
     ready = statistics.median(a + b for a, b in activations)
@@ -687,6 +856,7 @@ def figures(quick: bool = False, delay_ms: float = 25.0, deltas: int | None = No
             f"{statistics.median(b for _, b in activations):.0f}",
             "unit": "ms",
         },
+        *_floor_extension_figures(floor, ready, statistics.median(startups)),
         *_part_figures(parts, alone_cpu),
         *_stream_cpu_figures(loads[0]),
         *_rate_figures(loads[1], loads[2]),
@@ -801,6 +971,12 @@ def _load_figures(loads: list[dict[str, float]], shown: str) -> list[dict[str, A
             "value": " / ".join(f"{med[k]:.0f}" for k in PARTS) + f" / {max(0.0, med['machine'] - ours):.0f}",
             "unit": "ms",
         },
+        *([{
+            "name": f"window reload -> the chat usable, {shown} (its page's script ran and the server is ready, "
+            f"whichever is last; median of {len(loads)}; all: {', '.join(str(round(x['usable'])) for x in loads)})",
+            "value": round(statistics.median(x["usable"] for x in loads), 1),
+            "unit": "ms",
+        }] if all("usable" in x for x in loads) else []),
     ]
 
 

@@ -18,6 +18,8 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
     /** the full state to send when a (new) webview says it is ready */
     private readonly snapshot: () => HostMessage[],
     private readonly onMessage: (message: ViewMessage) => void,
+    /** each page's script has run and asked for the state (the log says when: bench/vscode.py's chat usable) */
+    private readonly onPageReady: () => void = () => undefined,
   ) {}
 
   resolveWebviewView(view: vscode.WebviewView): void {
@@ -36,6 +38,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
     view.webview.onDidReceiveMessage((message: ViewMessage) => {
       if (message.type === "ready") {
         this.ready = true;
+        this.onPageReady();
         for (const m of [...this.snapshot(), ...this.queued.splice(0)]) void view.webview.postMessage(m);
         return;
       }

@@ -75,7 +75,13 @@ export class Controller implements vscode.Disposable {
     private readonly context: vscode.ExtensionContext,
     private readonly logs: Logs,
   ) {
-    this.chat = new ChatViewProvider(context.extensionUri, () => this.fullState(), (m) => void this.onViewMessage(m));
+    this.chat = new ChatViewProvider(
+      context.extensionUri,
+      () => this.fullState(),
+      (m) => void this.onViewMessage(m),
+      // the clock in the text: the log stamps a channel's first lines when its file is open (bench/vscode.py)
+      () => this.logs.info(`the chat view's page is ready (its script ran) at ${Date.now()} ms since the epoch`),
+    );
     // before any conversation the status bar shows what a new one starts with, which the settings say
     this.settingsListener = vscode.workspace.onDidChangeConfiguration((e) => {
       if (e.affectsConfiguration("phoenix.approvalPolicy") || e.affectsConfiguration("phoenix.style")) this.updateStatusBar();
