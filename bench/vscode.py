@@ -808,7 +808,7 @@ def figures(quick: bool = False, delay_ms: float = 25.0, deltas: int | None = No
     fake = _Fake()
     try:
         base, gaps = asyncio.run(_lsp_latencies(fake, tag))
-        rendered, arrived, posted, hop, activations, parts, loads, floor = _vscode(fake, tag, reloads)
+        rendered, arrived, posted, hop, activations, parts, loads, hop_floor = _vscode(fake, tag, reloads)
     finally:
         fake.stop()
     alone = _server_startups(server_command(), 7 if not quick else 3)
@@ -839,7 +839,7 @@ def figures(quick: bool = False, delay_ms: float = 25.0, deltas: int | None = No
             "value": f"{statistics.median(arrived):.2f} / {_pct(arrived, 0.99):.2f}",
             "unit": "ms",
         },
-        *_hop_figures(posted, hop, floor),
+        *_hop_figures(posted, hop, hop_floor),
         {
             "name": f"extension activation -> server ready (median of {len(activations)} window loads; "
             f"all: {', '.join(f'{a + b:.0f}' for a, b in activations)})",
