@@ -111,7 +111,11 @@ async def test_a_cheap_request_is_answered_while_a_36_mb_request_is_decoded(tmp_
 
 # ------------------------------------------------------------------------------- case 10 (an answer's kind)
 
-DIAGNOSTICS = 60_000  # some 7 MB: over the diagnostics answer's 4 MiB, far under a message's 64 MiB
+#: some 7 MB: over the diagnostics answer's 4 MiB, far under a message's 64 MiB; few diagnostics with long messages,
+#: so the editor builds and sends it fast even on a loaded machine (60,000 short ones took over 1.5 s beside two
+#: CPU hogs: the server's wait, not its bound, answered)
+DIAGNOSTICS = 3_000
+PADDING = " a problem the editor made up" * 80
 
 
 @pytest.mark.req("REQ-PROTO-063", "REQ-SIGHT-002")
@@ -121,9 +125,9 @@ async def test_a_diagnostics_answer_over_its_bound_is_refused_and_the_model_is_t
         fake_anthropic: FakeAnthropic, tmp_path: Path, count: int, cap: int | None) -> None:
     """Over the diagnostics answer's own bound, or over the message cap (then the transport refuses it before it is
     read whole): either way the request fails at once, and the model is told why."""
-    # 7 MB built, sent and read take ~6 s on a quiet machine and over 30 s at load 15-20 (it failed there): the
-    # editor's answer and the turn get the margin of the big answer above, so only the bound can refuse it
-    env = {"PHOENIX_SIGHT_TIMEOUT_MS": "120000", **({"PHOENIX_MAX_MESSAGE_BYTES": str(cap)} if cap else {})}
+    # the editor's answer gets the longest wait the setting allows, and the turn a load's margin, so only the bound
+    # can refuse it
+    env = {"PHOENIX_SIGHT_TIMEOUT_MS": "30000", **({"PHOENIX_MAX_MESSAGE_BYTES": str(cap)} if cap else {})}
     async with session(fake_anthropic, tmp_path, sight=True, env=env) as s:
         app = s.workdir / "app.py"
         app.write_text(ORIGINAL)
@@ -131,7 +135,7 @@ async def test_a_diagnostics_answer_over_its_bound_is_refused_and_the_model_is_t
         editor.open(app, app.read_text())
         editor.diagnostics[app.as_uri()] = [{
             "range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 1}},
-            "severity": 2, "message": f"FLOOD-{i:06d} a problem the editor made up", "source": "hostile"}
+            "severity": 2, "message": f"FLOOD-{i:06d}{PADDING}", "source": "hostile"}
             for i in range(count)]
         cid = await s.new()
         told = result_text((await turn(s, cid, ToolUseBlock("editor_problems", {}), timeout=150))[1])
